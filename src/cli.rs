@@ -1,0 +1,61 @@
+//! Command-line definitions (clap only). Values arrive as text and are validated in
+//! `config`, so every bad input gets the same one-line error style.
+use clap::{Args, Parser, Subcommand};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "bytepath",
+    version,
+    about = "Measures what it costs Linux to move bytes"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Measure one point: a mechanism, a message size, a number of flows, over loopback TCP.
+    Run(RunArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// How the sender hands a message to the kernel: send (reference, one prebuilt buffer),
+    /// copy (serialize 8 fields, send), gather (sendmsg over 8 fields), zerocopy (MSG_ZEROCOPY).
+    #[arg(long, short = 'm')]
+    pub mechanism: String,
+    /// Message size in bytes (8 heap fields of size/8 each); accepts 256, 1K, 4KiB, 512k, 1M.
+    #[arg(long, short = 's', default_value = "4096")]
+    pub size: String,
+    /// Number of flows: each is a TCP connection with its own sending and receiving thread.
+    #[arg(long, short = 't', default_value = "1")]
+    pub threads: String,
+    /// Measured time (5s, 1.5s, 200ms, 2m).
+    #[arg(long, short = 'd', default_value = "5s")]
+    pub duration: String,
+    /// stream (one-way, as fast as possible) or rr (request/response round trips).
+    #[arg(long, short = 'p', default_value = "stream")]
+    pub pattern: String,
+    /// Time run before measuring, excluded from every figure (0s disables it).
+    #[arg(long, default_value = "1s")]
+    pub warmup: String,
+    /// CPU placement: cross (sender and receiver of a flow on different CPUs), same, or a CPU
+    /// list such as 0,1 or 0-3 handed out in order flow0-sender, flow0-receiver, flow1-sender…
+    #[arg(long)]
+    pub pin: Option<String>,
+    /// Bytes per recv() call on the receiving side. Default: the message size, read until the
+    /// whole message has arrived.
+    #[arg(long)]
+    pub recv_size: Option<String>,
+    /// Receiving and answering sides busy-poll with non-blocking calls instead of sleeping.
+    #[arg(long)]
+    pub spin: bool,
+    /// Sender writes a (flow, sequence) pattern into every message and the receiver checks
+    /// every byte; any mismatch makes the run exit non-zero.
+    #[arg(long)]
+    pub verify: bool,
+    /// Print one JSON document instead of the table.
+    #[arg(long)]
+    pub json: bool,
+}

@@ -1,0 +1,428 @@
+//! Command-line text -> a validated `RunSpec`. All input checking lives here, and every error
+//! is one line that names the value and says what is allowed.
+use crate::cli::RunArgs;
+use crate::mechanism::MechanismKind;
+use std::fmt;
+use std::time::Duration;
+
+pub const MAX_MESSAGE_SIZE: usize = 64 << 20;
+pub const MAX_THREADS: usize = 1024;
+
+/// A user-input error: printed as one line, exit code 2.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ConfigError(pub String);
+
+fn bad(msg: impl Into<String>) -> ConfigError {
+    ConfigError(msg.into())
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Pattern {
+    Stream,
+    Rr,
+}
+
+impl Pattern {
+    pub fn name(self) -> &'static str {
+        match self {
+            Pattern::Stream => "stream",
+            Pattern::Rr => "rr",
+        }
+    }
+}
+
+impl std::str::FromStr for Pattern {
+    type Err = ConfigError;
+    fn from_str(s: &str) -> Result<Self, ConfigError> {
+        match s {
+            "stream" => Ok(Pattern::Stream),
+            "rr" => Ok(Pattern::Rr),
+            _ => Err(bad(format!(
+                "--pattern {s:?}: unknown pattern; allowed: stream, rr"
+            ))),
+        }
+    }
+}
+
+/// How threads are placed on CPUs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Pinning {
+    Unpinned,
+    Cross,
+    Same,
+    List(Vec<usize>),
+}
+
+/// The CPUs of one flow's two threads (sender/client, receiver/server).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct FlowPlacement {
+    pub sender_cpu: Option<usize>,
+    pub receiver_cpu: Option<usize>,
+}
+
+impl Pinning {
+    pub fn name(&self) -> String {
+        match self {
+            Pinning::Unpinned => "unpinned".into(),
+            Pinning::Cross => "cross".into(),
+            Pinning::Same => "same".into(),
+            Pinning::List(cpus) => cpus
+                .iter()
+                .map(|c| c.to_string())
+                .collect::<Vec<_>>()
+                .join(","),
+        }
+    }
+
+    /// Placement of flow `flow` given the CPUs this process may use.
+    pub fn placement(&self, flow: usize, cpus: &[usize]) -> FlowPlacement {
+        let pick = |list: &[usize], i: usize| Some(list[i % list.len()]);
+        match self {
+            Pinning::Unpinned => FlowPlacement {
+                sender_cpu: None,
+                receiver_cpu: None,
+            },
+            Pinning::Cross => FlowPlacement {
+                sender_cpu: pick(cpus, 2 * flow),
+                receiver_cpu: pick(cpus, 2 * flow + 1),
+            },
+            Pinning::Same => FlowPlacement {
+                sender_cpu: pick(cpus, flow),
+                receiver_cpu: pick(cpus, flow),
+            },
+            Pinning::List(list) => FlowPlacement {
+                sender_cpu: pick(list, 2 * flow),
+                receiver_cpu: pick(list, 2 * flow + 1),
+            },
+        }
+    }
+}
+
+/// One validated experiment point.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunSpec {
+    pub mechanism: MechanismKind,
+    pub pattern: Pattern,
+    pub message_size: usize,
+    pub threads: usize,
+    pub duration: Duration,
+    pub warmup: Duration,
+    pub pinning: Pinning,
+    /// CPUs available to this process when the spec was made (placement is computed on them).
+    pub cpus: Vec<usize>,
+    /// Bytes per recv() call; `None` means one message, read until whole.
+    pub recv_size: Option<usize>,
+    pub spin: bool,
+    pub verify: bool,
+}
+
+impl RunSpec {
+    pub fn from_args(args: &RunArgs, cpus: &[usize]) -> Result<RunSpec, ConfigError> {
+        let message_size = parse_message_size(&args.size)?;
+        let recv_size = match &args.recv_size {
+            Some(text) => Some(parse_recv_size(text)?),
+            None => None,
+        };
+        Ok(RunSpec {
+            mechanism: args.mechanism.parse()?,
+            pattern: args.pattern.parse()?,
+            message_size,
+            threads: parse_threads(&args.threads)?,
+            duration: parse_duration("--duration", &args.duration, false)?,
+            warmup: parse_duration("--warmup", &args.warmup, true)?,
+            pinning: parse_pinning(args.pin.as_deref(), cpus)?,
+            cpus: cpus.to_vec(),
+            recv_size,
+            spin: args.spin,
+            verify: args.verify,
+        })
+    }
+
+    /// Bytes one recv() call asks for, as the output states it.
+    pub fn recv_call_size(&self) -> usize {
+        self.recv_size.unwrap_or(self.message_size)
+    }
+
+    /// Refuses a run whose message buffers would not fit in half the available memory.
+    pub fn check_memory(&self, available: u64) -> Result<(), ConfigError> {
+        let per_sender = match self.mechanism {
+            MechanismKind::Zerocopy => {
+                crate::mechanism::zerocopy_pool_size(self.message_size, 4 << 20)
+            }
+            _ => 2,
+        } * self.message_size;
+        let per_receiver = self.recv_size.unwrap_or(0).max(self.message_size);
+        let sides = if self.pattern == Pattern::Rr { 2 } else { 1 };
+        let need = (self.threads * sides * (per_sender + per_receiver)) as u64;
+        if need > available / 2 {
+            return Err(bad(format!(
+                "--size {} x --threads {}: needs about {} MiB of buffers, more than half of the {} MiB available; use fewer threads or smaller messages",
+                self.message_size,
+                self.threads,
+                need >> 20,
+                available >> 20
+            )));
+        }
+        Ok(())
+    }
+
+    pub fn placement(&self, flow: usize) -> FlowPlacement {
+        self.pinning.placement(flow, &self.cpus)
+    }
+}
+
+/// Parses a byte count: plain digits, or with K/KB/KiB, M/MB/MiB, G/GB/GiB (all binary, any case).
+pub fn parse_bytes(text: &str) -> Option<u64> {
+    let t = text.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (digits, suffix) = t.split_at(split);
+    if digits.is_empty() {
+        return None;
+    }
+    let n: u64 = digits.parse().ok()?;
+    let shift = match suffix.to_ascii_lowercase().as_str() {
+        "" | "b" => 0,
+        "k" | "kb" | "kib" => 10,
+        "m" | "mb" | "mib" => 20,
+        "g" | "gb" | "gib" => 30,
+        _ => return None,
+    };
+    n.checked_mul(1u64 << shift)
+}
+
+pub fn parse_message_size(text: &str) -> Result<usize, ConfigError> {
+    let allowed = "a multiple of 8 from 8 B to 64 MiB (e.g. 256, 1K, 4KiB, 512k)";
+    let n = parse_bytes(text)
+        .ok_or_else(|| bad(format!("--size {text:?}: not a size; allowed: {allowed}")))?;
+    if n == 0 || n % 8 != 0 || n > MAX_MESSAGE_SIZE as u64 {
+        return Err(bad(format!("--size {text:?} ({n} B): allowed: {allowed}")));
+    }
+    Ok(n as usize)
+}
+
+fn parse_recv_size(text: &str) -> Result<usize, ConfigError> {
+    let allowed = "1 B to 64 MiB (e.g. 128K)";
+    match parse_bytes(text) {
+        Some(n) if n >= 1 && n <= MAX_MESSAGE_SIZE as u64 => Ok(n as usize),
+        _ => Err(bad(format!("--recv-size {text:?}: allowed: {allowed}"))),
+    }
+}
+
+pub fn parse_threads(text: &str) -> Result<usize, ConfigError> {
+    match text.trim().parse::<usize>() {
+        Ok(n) if (1..=MAX_THREADS).contains(&n) => Ok(n),
+        _ => Err(bad(format!(
+            "--threads {text:?}: allowed: a whole number from 1 to {MAX_THREADS}"
+        ))),
+    }
+}
+
+/// Parses `5s`, `1.5s`, `200ms`, `2m`, `500us`; a bare number means seconds.
+pub fn parse_duration(flag: &str, text: &str, zero_ok: bool) -> Result<Duration, ConfigError> {
+    let allowed = if zero_ok {
+        "a duration such as 1s, 1.5s, 200ms, 2m, or 0s"
+    } else {
+        "a duration above zero such as 5s, 1.5s, 200ms, 2m"
+    };
+    let err = || bad(format!("{flag} {text:?}: allowed: {allowed}"));
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (number, unit) = t.split_at(split);
+    let value: f64 = number.parse().map_err(|_| err())?;
+    let seconds = match unit {
+        "" | "s" => value,
+        "ms" => value / 1e3,
+        "us" => value / 1e6,
+        "m" | "min" => value * 60.0,
+        "h" => value * 3600.0,
+        _ => return Err(err()),
+    };
+    if !seconds.is_finite() || seconds > 86_400.0 || (seconds == 0.0 && !zero_ok) {
+        return Err(err());
+    }
+    Ok(Duration::from_secs_f64(seconds))
+}
+
+/// Parses `cross`, `same`, or a CPU list (`0,1`, `0-3,6`) checked against `cpus`.
+pub fn parse_pinning(text: Option<&str>, cpus: &[usize]) -> Result<Pinning, ConfigError> {
+    let online = format_cpu_list(cpus);
+    match text.map(str::trim) {
+        None | Some("none") => Ok(Pinning::Unpinned),
+        Some("cross") if cpus.len() < 2 => Err(bad(format!(
+            "--pin cross: needs two CPUs, this process may use only {online}; use --pin same"
+        ))),
+        Some("cross") => Ok(Pinning::Cross),
+        Some("same") => Ok(Pinning::Same),
+        Some(list) => {
+            let parsed = parse_cpu_list(list).ok_or_else(|| {
+                bad(format!(
+                    "--pin {list:?}: allowed: cross, same, or a CPU list such as 0,1 or 0-3"
+                ))
+            })?;
+            if let Some(missing) = parsed.iter().find(|c| !cpus.contains(c)) {
+                return Err(bad(format!(
+                    "--pin {list:?}: CPU {missing} does not exist or is not available; available CPUs: {online}"
+                )));
+            }
+            Ok(Pinning::List(parsed))
+        }
+    }
+}
+
+fn parse_cpu_list(text: &str) -> Option<Vec<usize>> {
+    let mut out = Vec::new();
+    for part in text.split(',') {
+        match part.split_once('-') {
+            Some((a, b)) => {
+                let (a, b): (usize, usize) = (a.trim().parse().ok()?, b.trim().parse().ok()?);
+                if a > b || b - a > 4096 {
+                    return None;
+                }
+                out.extend(a..=b);
+            }
+            None => out.push(part.trim().parse().ok()?),
+        }
+    }
+    (!out.is_empty()).then_some(out)
+}
+
+/// `[0,1,2,5]` -> `0-2,5`.
+pub fn format_cpu_list(cpus: &[usize]) -> String {
+    let mut parts = Vec::new();
+    let mut i = 0;
+    while i < cpus.len() {
+        let mut j = i;
+        while j + 1 < cpus.len() && cpus[j + 1] == cpus[j] + 1 {
+            j += 1;
+        }
+        parts.push(if i == j {
+            cpus[i].to_string()
+        } else {
+            format!("{}-{}", cpus[i], cpus[j])
+        });
+        i = j + 1;
+    }
+    parts.join(",")
+}
+
+impl fmt::Display for Pattern {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn sizes_accept_the_documented_spellings() {
+        assert_eq!(parse_message_size("256").unwrap(), 256);
+        assert_eq!(parse_message_size("1K").unwrap(), 1024);
+        assert_eq!(parse_message_size("4KiB").unwrap(), 4096);
+        assert_eq!(parse_message_size("512k").unwrap(), 512 * 1024);
+        assert_eq!(parse_message_size("64M").unwrap(), 64 << 20);
+    }
+
+    #[test]
+    fn sizes_outside_the_rules_are_refused_with_the_rule() {
+        for text in ["0", "12", "65M", "abc", "4X", "", "-8"] {
+            let err = parse_message_size(text).unwrap_err().0;
+            assert!(err.starts_with("--size"), "{err}");
+            assert!(err.contains("multiple of 8"), "{err}");
+        }
+    }
+
+    #[test]
+    fn durations_accept_seconds_milliseconds_and_minutes() {
+        assert_eq!(
+            parse_duration("-d", "5s", false).unwrap(),
+            Duration::from_secs(5)
+        );
+        assert_eq!(
+            parse_duration("-d", "1.5s", false).unwrap(),
+            Duration::from_millis(1500)
+        );
+        assert_eq!(
+            parse_duration("-d", "200ms", false).unwrap(),
+            Duration::from_millis(200)
+        );
+        assert_eq!(
+            parse_duration("-d", "2m", false).unwrap(),
+            Duration::from_secs(120)
+        );
+        assert_eq!(parse_duration("-w", "0s", true).unwrap(), Duration::ZERO);
+    }
+
+    #[test]
+    fn zero_or_unparsable_duration_is_refused() {
+        for text in ["0s", "0", "fast", "5x", "1.2.3s", ""] {
+            let err = parse_duration("--duration", text, false).unwrap_err().0;
+            assert!(err.starts_with("--duration"), "{err}");
+        }
+    }
+
+    #[test]
+    fn threads_must_be_between_one_and_1024() {
+        assert_eq!(parse_threads("4").unwrap(), 4);
+        for text in ["0", "1025", "-1", "two"] {
+            assert!(parse_threads(text).unwrap_err().0.contains("1 to 1024"));
+        }
+    }
+
+    #[test]
+    fn cpu_lists_must_name_available_cpus() {
+        let cpus = [0, 1];
+        assert_eq!(
+            parse_pinning(Some("0,1"), &cpus).unwrap(),
+            Pinning::List(vec![0, 1])
+        );
+        assert_eq!(
+            parse_pinning(Some("0-1"), &cpus).unwrap(),
+            Pinning::List(vec![0, 1])
+        );
+        let err = parse_pinning(Some("0,7"), &cpus).unwrap_err().0;
+        assert!(
+            err.contains("CPU 7 does not exist") && err.contains("0-1"),
+            "{err}"
+        );
+        assert!(parse_pinning(Some("cross"), &[0]).is_err());
+        assert!(parse_pinning(Some("x"), &cpus).is_err());
+    }
+
+    #[test]
+    fn cross_placement_puts_a_flows_sides_on_different_cpus() {
+        let p = Pinning::Cross.placement(0, &[0, 1]);
+        assert_eq!((p.sender_cpu, p.receiver_cpu), (Some(0), Some(1)));
+        let p = Pinning::Same.placement(3, &[0, 1]);
+        assert_eq!(p.sender_cpu, p.receiver_cpu);
+    }
+
+    #[test]
+    fn cpu_lists_format_as_ranges() {
+        assert_eq!(format_cpu_list(&[0, 1, 2, 5]), "0-2,5");
+        assert_eq!(format_cpu_list(&[3]), "3");
+    }
+
+    proptest! {
+        #[test]
+        fn any_multiple_of_eight_in_range_parses_back(n in 1usize..=(MAX_MESSAGE_SIZE / 8)) {
+            prop_assert_eq!(parse_message_size(&(n * 8).to_string()).unwrap(), n * 8);
+        }
+
+        #[test]
+        fn suffixes_multiply_by_powers_of_1024(n in 1u64..=64, s in prop::sample::select(vec![("K", 10), ("KiB", 10), ("m", 20), ("MB", 20)])) {
+            prop_assert_eq!(parse_bytes(&format!("{n}{}", s.0)), Some(n << s.1));
+        }
+
+        #[test]
+        fn size_parser_never_panics(text in ".{0,12}") {
+            let _ = parse_message_size(&text);
+        }
+    }
+}

@@ -1,0 +1,201 @@
+//! Runs one experiment point: connects the flows, starts a sending and a receiving thread per
+//! flow, holds them at a start barrier, runs the warm-up, opens the measured phase, stops, and
+//! collects each thread's sample. A watchdog shuts the sockets down if a side hangs.
+pub mod control;
+pub mod window;
+pub mod worker;
+
+use crate::config::{Pattern, RunSpec};
+use crate::error::Error;
+use crate::measure::machine::MachineCpu;
+use crate::mechanism::receive::{Receiver, RecvMode};
+use crate::mechanism::{self, FlowContext};
+use crate::sys::socket;
+use crate::transport::{tcp, FlowConnector, FlowSockets, SocketOptions};
+use control::{Control, Phase};
+use std::net::TcpStream;
+use std::os::fd::AsFd;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Barrier};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+use worker::{Job, Role, ThreadSample, Worker};
+
+/// How long workers get to finish after the stop before the watchdog closes their sockets.
+const STOP_GRACE: Duration = Duration::from_secs(10);
+const WORKER_STACK: usize = 512 << 10;
+
+/// What the engine hands back for one run.
+pub struct RunOutcome {
+    pub samples: Vec<ThreadSample>,
+    /// Machine-wide CPU time over the controller's measured phase.
+    pub machine: Option<MachineCpu>,
+    /// The controller's measured phase, start to stop.
+    pub measured: Duration,
+    /// Ctrl-C arrived before the planned end.
+    pub interrupted: bool,
+    /// A side did not finish within the grace period and its sockets were shut down.
+    pub watchdog_fired: bool,
+    /// Where the flows ran.
+    pub placement: String,
+}
+
+pub fn run(
+    spec: &RunSpec,
+    connector: &dyn FlowConnector,
+    interrupt: &AtomicBool,
+) -> Result<RunOutcome, Error> {
+    let options = SocketOptions {
+        nodelay: spec.pattern == Pattern::Rr,
+        zerocopy_sender: spec.mechanism.needs_zerocopy_socket(),
+        zerocopy_receiver: spec.mechanism.needs_zerocopy_socket() && spec.pattern == Pattern::Rr,
+    };
+    let flows = connector
+        .connect(spec.threads, options)
+        .map_err(Error::Setup)?;
+    let control = Arc::new(Control::default());
+    let start = Arc::new(Barrier::new(2 * spec.threads + 1));
+    let mut sockets = Vec::with_capacity(2 * spec.threads);
+    let mut handles = Vec::with_capacity(2 * spec.threads);
+    for (flow, pair) in flows.into_iter().enumerate() {
+        for (worker, job) in flow_workers(spec, flow, pair, &control, &start) {
+            sockets.push(worker.socket.clone());
+            let name = format!("bytepath-{flow}-{:?}", worker.role).to_lowercase();
+            let handle = std::thread::Builder::new()
+                .name(name)
+                .stack_size(WORKER_STACK)
+                .spawn(move || worker.run(job))
+                .map_err(Error::Setup)?;
+            handles.push(handle);
+        }
+    }
+    start.wait();
+    let (measured, machine, interrupted) = run_phases(spec, &control, interrupt);
+    let (samples, watchdog_fired) = collect(handles, &sockets);
+    Ok(RunOutcome {
+        samples,
+        machine,
+        measured,
+        interrupted,
+        watchdog_fired,
+        placement: connector.describe(),
+    })
+}
+
+/// The two workers of one flow, with their jobs.
+fn flow_workers(
+    spec: &RunSpec,
+    flow: usize,
+    pair: FlowSockets,
+    control: &Arc<Control>,
+    start: &Arc<Barrier>,
+) -> [(Worker, Job); 2] {
+    let placement = spec.placement(flow);
+    let ctx = FlowContext {
+        flow: flow as u32,
+        message_size: spec.message_size,
+        fill_pattern: spec.verify,
+        send_buffer: tcp::max_send_buffer(&pair.sender),
+    };
+    let receiver = |mode| Receiver::new(ctx.flow, spec.message_size, mode, spec.spin, spec.verify);
+    let (sender_job, receiver_job) = match spec.pattern {
+        Pattern::Stream => {
+            let mode = match spec.recv_size {
+                Some(chunk) => RecvMode::Chunks { chunk },
+                None => RecvMode::WholeMessage {
+                    max_call: spec.message_size,
+                },
+            };
+            (
+                Job::StreamSend(mechanism::build(spec.mechanism, ctx)),
+                Job::StreamReceive(receiver(mode)),
+            )
+        }
+        Pattern::Rr => {
+            let mode = RecvMode::WholeMessage {
+                max_call: spec.recv_call_size(),
+            };
+            (
+                Job::RrClient(mechanism::build(spec.mechanism, ctx), receiver(mode)),
+                Job::RrServer(receiver(mode), mechanism::build(spec.mechanism, ctx)),
+            )
+        }
+    };
+    let worker = |role, cpu, socket: TcpStream| Worker {
+        flow: ctx.flow,
+        role,
+        cpu,
+        message_size: spec.message_size,
+        control: control.clone(),
+        start: start.clone(),
+        socket: Arc::new(socket),
+    };
+    [
+        (
+            worker(Role::Sender, placement.sender_cpu, pair.sender),
+            sender_job,
+        ),
+        (
+            worker(Role::Receiver, placement.receiver_cpu, pair.receiver),
+            receiver_job,
+        ),
+    ]
+}
+
+/// Warm-up, measured phase, stop. Returns the measured length, machine CPU and interruption.
+fn run_phases(
+    spec: &RunSpec,
+    control: &Control,
+    interrupt: &AtomicBool,
+) -> (Duration, Option<MachineCpu>, bool) {
+    if !sleep_unless_interrupted(spec.warmup, interrupt) {
+        control.set(Phase::Stop);
+        return (Duration::ZERO, None, true);
+    }
+    let machine_start = MachineCpu::read();
+    let started = Instant::now();
+    control.set(Phase::Measure);
+    let completed = sleep_unless_interrupted(spec.duration, interrupt);
+    control.set(Phase::Stop);
+    let measured = started.elapsed();
+    let machine = MachineCpu::read()
+        .zip(machine_start)
+        .map(|(end, start)| end.since(&start));
+    (measured, machine, !completed)
+}
+
+/// Sleeps in short steps; returns false if `interrupt` was raised first.
+fn sleep_unless_interrupted(duration: Duration, interrupt: &AtomicBool) -> bool {
+    let end = Instant::now() + duration;
+    loop {
+        if interrupt.load(Ordering::Relaxed) {
+            return false;
+        }
+        let now = Instant::now();
+        if now >= end {
+            return true;
+        }
+        std::thread::sleep((end - now).min(Duration::from_millis(20)));
+    }
+}
+
+/// Joins every worker; after the grace period, shuts their sockets down so blocked calls return.
+fn collect(
+    handles: Vec<JoinHandle<ThreadSample>>,
+    sockets: &[Arc<TcpStream>],
+) -> (Vec<ThreadSample>, bool) {
+    let deadline = Instant::now() + STOP_GRACE;
+    let mut fired = false;
+    while handles.iter().any(|h| !h.is_finished()) {
+        if Instant::now() > deadline {
+            for s in sockets {
+                let _ = socket::shutdown(s.as_fd(), socket::SHUT_RDWR);
+            }
+            fired = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let samples = handles.into_iter().filter_map(|h| h.join().ok()).collect();
+    (samples, fired)
+}

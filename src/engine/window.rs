@@ -1,0 +1,124 @@
+//! One thread's measured window: opened when the thread first sees the measure phase, closed
+//! when it first sees stop. Opening and closing read rusage and the perf counters; in between
+//! only counts and histogram samples are touched.
+use super::control::Phase;
+use crate::measure::counters::{CounterSample, ThreadCounters};
+use crate::measure::histogram::LatencyHistogram;
+use crate::sys::usage::{thread_usage, ThreadUsage};
+use std::time::{Duration, Instant};
+
+enum State {
+    Before,
+    Open {
+        started: Instant,
+        usage: ThreadUsage,
+    },
+    Closed,
+}
+
+/// What a closed window holds.
+pub struct WindowResult {
+    pub messages: u64,
+    pub bytes: u64,
+    pub elapsed: Duration,
+    pub usage: ThreadUsage,
+    pub counters: CounterSample,
+    pub histogram: LatencyHistogram,
+}
+
+pub struct Window {
+    state: State,
+    counters: ThreadCounters,
+    messages: u64,
+    bytes: u64,
+    histogram: LatencyHistogram,
+    result: Option<(Duration, ThreadUsage, CounterSample)>,
+}
+
+impl Default for Window {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Window {
+    /// Opens this thread's counters (call on the worker thread, after pinning).
+    pub fn new() -> Window {
+        Window {
+            state: State::Before,
+            counters: ThreadCounters::open(),
+            messages: 0,
+            bytes: 0,
+            histogram: LatencyHistogram::new(),
+            result: None,
+        }
+    }
+
+    /// Follows the run's phase; returns whether samples now count.
+    #[inline]
+    pub fn follow(&mut self, phase: Phase, now: Instant) -> bool {
+        match (&self.state, phase) {
+            (State::Before, Phase::Measure) => self.open(now),
+            (State::Before, Phase::Stop) => self.state = State::Closed,
+            (State::Open { .. }, Phase::Stop) => self.close(now),
+            _ => {}
+        }
+        matches!(self.state, State::Open { .. })
+    }
+
+    pub fn is_closed(&self) -> bool {
+        matches!(self.state, State::Closed)
+    }
+
+    #[inline]
+    pub fn record(&mut self, messages: u64, bytes: u64) {
+        self.messages += messages;
+        self.bytes += bytes;
+    }
+
+    /// One latency sample per message; `messages` completed together share the interval.
+    #[inline]
+    pub fn latency(&mut self, interval: Duration, messages: u64) {
+        let ns = interval.as_nanos() as u64;
+        self.histogram.record_n(ns / messages.max(1), messages);
+    }
+
+    pub fn is_open(&self) -> bool {
+        matches!(self.state, State::Open { .. })
+    }
+
+    fn open(&mut self, now: Instant) {
+        let usage = thread_usage().unwrap_or_default();
+        self.counters.start();
+        self.state = State::Open {
+            started: now,
+            usage,
+        };
+    }
+
+    fn close(&mut self, now: Instant) {
+        if let State::Open { started, usage } = self.state {
+            let counters = self.counters.stop();
+            let used = thread_usage().unwrap_or_default().since(&usage);
+            self.result = Some((now.duration_since(started), used, counters));
+        }
+        self.state = State::Closed;
+    }
+
+    /// Closes the window if still open (a worker that ended early) and hands over the result;
+    /// `None` when the window never opened.
+    pub fn finish(mut self) -> Option<WindowResult> {
+        if matches!(self.state, State::Open { .. }) {
+            self.close(Instant::now());
+        }
+        let (elapsed, usage, counters) = self.result?;
+        Some(WindowResult {
+            messages: self.messages,
+            bytes: self.bytes,
+            elapsed,
+            usage,
+            counters,
+            histogram: self.histogram,
+        })
+    }
+}

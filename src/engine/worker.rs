@@ -1,0 +1,245 @@
+//! The per-flow loops: stream sender and receiver, rr client and server. Each reads the clock
+//! once per message and the phase once per message; everything else on the path is the
+//! mechanism's own system calls.
+use super::control::{Control, Phase};
+use super::window::{Window, WindowResult};
+use crate::mechanism::receive::{Receiver, Verifier};
+use crate::mechanism::{SendMechanism, ZerocopyStats};
+use crate::sys::{affinity, socket};
+use std::io;
+use std::net::TcpStream;
+use std::os::fd::{AsFd, BorrowedFd};
+use std::sync::{Arc, Barrier};
+use std::time::{Duration, Instant};
+
+/// How long a zero-copy sender waits at the end for outstanding completions.
+const COMPLETION_WAIT: Duration = Duration::from_secs(2);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// Stream sender, or rr client.
+    Sender,
+    /// Stream receiver, or rr server.
+    Receiver,
+}
+
+/// What one flow's side does.
+pub enum Job {
+    StreamSend(Box<dyn SendMechanism>),
+    StreamReceive(Receiver),
+    RrClient(Box<dyn SendMechanism>, Receiver),
+    RrServer(Receiver, Box<dyn SendMechanism>),
+}
+
+/// Where and with whom a worker runs.
+pub struct Worker {
+    pub flow: u32,
+    pub role: Role,
+    pub cpu: Option<usize>,
+    pub message_size: usize,
+    pub control: Arc<Control>,
+    pub start: Arc<Barrier>,
+    pub socket: Arc<TcpStream>,
+}
+
+/// Everything one worker thread measured.
+pub struct ThreadSample {
+    pub flow: u32,
+    pub role: Role,
+    pub window: Option<WindowResult>,
+    /// Messages handed to the kernel (stream sender, rr server) or round trips completed
+    /// (rr client) or messages fully received (stream receiver), over all phases.
+    pub total_messages: u64,
+    /// Payload bytes this side handed to the kernel, all phases.
+    pub sent_bytes: u64,
+    /// Payload bytes this side received, all phases.
+    pub received_bytes: u64,
+    pub zerocopy: Option<ZerocopyStats>,
+    pub verifier: Option<Verifier>,
+    pub error: Option<String>,
+}
+
+/// Counts that survive an error in the loop.
+#[derive(Default)]
+struct Totals {
+    messages: u64,
+    /// Bytes handed to the kernel.
+    bytes: u64,
+}
+
+impl Worker {
+    pub fn run(self, mut job: Job) -> ThreadSample {
+        let pinned = self.cpu.map_or(Ok(()), affinity::pin_current_thread);
+        let mut window = Window::new();
+        self.start.wait();
+        let mut totals = Totals::default();
+        let fd = self.socket.as_fd();
+        let result = match pinned {
+            Err(e) => Err(io::Error::new(
+                e.kind(),
+                format!("pinning to CPU {:?}: {e}", self.cpu),
+            )),
+            Ok(()) => self.drive(&mut job, fd, &mut window, &mut totals),
+        };
+        if result.is_err() {
+            // Wake the peer thread, which may be blocked on this flow.
+            let _ = socket::shutdown(fd, socket::SHUT_RDWR);
+        }
+        let (zerocopy, verifier, received) = match job {
+            Job::StreamSend(m) => (m.zerocopy_stats(), None, None),
+            Job::StreamReceive(r) => (None, r.verifier, Some(r.bytes_total)),
+            Job::RrClient(m, r) | Job::RrServer(r, m) => {
+                (m.zerocopy_stats(), r.verifier, Some(r.bytes_total))
+            }
+        };
+        ThreadSample {
+            flow: self.flow,
+            role: self.role,
+            window: window.finish(),
+            total_messages: totals.messages,
+            sent_bytes: totals.bytes,
+            received_bytes: received.unwrap_or(0),
+            zerocopy,
+            verifier,
+            error: result.err().map(|e| e.to_string()),
+        }
+    }
+
+    fn drive(
+        &self,
+        job: &mut Job,
+        fd: BorrowedFd<'_>,
+        window: &mut Window,
+        totals: &mut Totals,
+    ) -> io::Result<()> {
+        match job {
+            Job::StreamSend(mech) => self.stream_send(mech.as_mut(), fd, window, totals),
+            Job::StreamReceive(receiver) => self.stream_receive(receiver, fd, window, totals),
+            Job::RrClient(mech, receiver) => {
+                self.rr_client(mech.as_mut(), receiver, fd, window, totals)
+            }
+            Job::RrServer(receiver, mech) => {
+                self.rr_server(receiver, mech.as_mut(), fd, window, totals)
+            }
+        }
+    }
+
+    fn stream_send(
+        &self,
+        mech: &mut dyn SendMechanism,
+        fd: BorrowedFd<'_>,
+        window: &mut Window,
+        totals: &mut Totals,
+    ) -> io::Result<()> {
+        let size = self.message_size as u64;
+        let mut last = Instant::now();
+        loop {
+            let phase = self.control.phase();
+            if !window.follow(phase, last) && phase == Phase::Stop {
+                break;
+            }
+            mech.send_message(fd, totals.messages)?;
+            totals.messages += 1;
+            totals.bytes += size;
+            let now = Instant::now();
+            if window.is_open() {
+                window.record(1, size);
+                window.latency(now - last, 1);
+            }
+            last = now;
+        }
+        mech.finish(fd, Instant::now() + COMPLETION_WAIT)?;
+        socket::shutdown(fd, socket::SHUT_WR)
+    }
+
+    fn stream_receive(
+        &self,
+        receiver: &mut Receiver,
+        fd: BorrowedFd<'_>,
+        window: &mut Window,
+        totals: &mut Totals,
+    ) -> io::Result<()> {
+        let size = self.message_size as u64;
+        let mut last = Instant::now();
+        loop {
+            let got = receiver.receive(fd)?;
+            if got.eof {
+                return Ok(());
+            }
+            if got.messages == 0 {
+                continue;
+            }
+            totals.messages += got.messages;
+            let now = Instant::now();
+            let counting = window.is_open();
+            window.follow(self.control.phase(), now);
+            if counting {
+                window.record(got.messages, got.messages * size);
+                window.latency(now - last, got.messages);
+            }
+            last = now;
+        }
+    }
+
+    fn rr_client(
+        &self,
+        mech: &mut dyn SendMechanism,
+        receiver: &mut Receiver,
+        fd: BorrowedFd<'_>,
+        window: &mut Window,
+        totals: &mut Totals,
+    ) -> io::Result<()> {
+        let size = self.message_size as u64;
+        let mut last = Instant::now();
+        loop {
+            let phase = self.control.phase();
+            if !window.follow(phase, last) && phase == Phase::Stop {
+                break;
+            }
+            mech.send_message(fd, totals.messages)?;
+            totals.bytes += size;
+            if receiver.receive(fd)?.eof {
+                return Err(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    "server closed the flow before answering",
+                ));
+            }
+            totals.messages += 1;
+            let now = Instant::now();
+            if window.is_open() {
+                window.record(1, size);
+                window.latency(now - last, 1);
+            }
+            last = now;
+        }
+        mech.finish(fd, Instant::now() + COMPLETION_WAIT)?;
+        socket::shutdown(fd, socket::SHUT_WR)
+    }
+
+    fn rr_server(
+        &self,
+        receiver: &mut Receiver,
+        mech: &mut dyn SendMechanism,
+        fd: BorrowedFd<'_>,
+        window: &mut Window,
+        totals: &mut Totals,
+    ) -> io::Result<()> {
+        let size = self.message_size as u64;
+        loop {
+            if receiver.receive(fd)?.eof {
+                break;
+            }
+            let counting = window.is_open();
+            window.follow(self.control.phase(), Instant::now());
+            mech.send_message(fd, totals.messages)?;
+            totals.messages += 1;
+            totals.bytes += size;
+            if counting {
+                window.record(1, size);
+            }
+        }
+        mech.finish(fd, Instant::now() + COMPLETION_WAIT)?;
+        socket::shutdown(fd, socket::SHUT_WR)
+    }
+}

@@ -1,0 +1,15 @@
+//! bytepath: measures what it costs Linux to move bytes. The library holds everything; the
+//! binary only parses arguments, calls in here and sets the exit code.
+#![deny(unsafe_code)]
+
+pub mod cli;
+pub mod config;
+pub mod engine;
+pub mod environment;
+pub mod error;
+pub mod measure;
+pub mod mechanism;
+pub mod record;
+pub mod report;
+pub mod sys;
+pub mod transport;

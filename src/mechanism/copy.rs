@@ -1,0 +1,32 @@
+//! `copy` (two-copy): serialize the 8 heap fields into one contiguous buffer (copy 1), then
+//! send(2) it (copy 2, into the kernel).
+use super::message::Message;
+use super::{pattern, send_all, FlowContext, SendMechanism};
+use std::io;
+use std::os::fd::BorrowedFd;
+
+pub struct TwoCopy {
+    message: Message,
+    wire: Vec<u8>,
+    ctx: FlowContext,
+}
+
+impl TwoCopy {
+    pub fn new(ctx: FlowContext) -> Self {
+        TwoCopy {
+            message: Message::new(ctx.message_size, ctx.flow),
+            wire: vec![0u8; ctx.message_size],
+            ctx,
+        }
+    }
+}
+
+impl SendMechanism for TwoCopy {
+    fn send_message(&mut self, fd: BorrowedFd<'_>, seq: u64) -> io::Result<()> {
+        if self.ctx.fill_pattern {
+            self.message.fill(pattern::message_seed(self.ctx.flow, seq));
+        }
+        self.message.serialize_into(&mut self.wire);
+        send_all(fd, &self.wire)
+    }
+}

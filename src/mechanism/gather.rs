@@ -1,0 +1,31 @@
+//! `gather` (one-copy): sendmsg(2) with an 8-entry iovec over the fields; the only copy is the
+//! kernel's.
+use super::message::Message;
+use super::{pattern, send_all_vectored, FlowContext, SendMechanism};
+use crate::sys::socket;
+use std::io;
+use std::os::fd::BorrowedFd;
+
+pub struct Gather {
+    message: Message,
+    ctx: FlowContext,
+}
+
+impl Gather {
+    pub fn new(ctx: FlowContext) -> Self {
+        Gather {
+            message: Message::new(ctx.message_size, ctx.flow),
+            ctx,
+        }
+    }
+}
+
+impl SendMechanism for Gather {
+    fn send_message(&mut self, fd: BorrowedFd<'_>, seq: u64) -> io::Result<()> {
+        if self.ctx.fill_pattern {
+            self.message.fill(pattern::message_seed(self.ctx.flow, seq));
+        }
+        let mut iov = self.message.iov();
+        send_all_vectored(&mut iov, |iov| socket::sendmsg(fd, iov, 0))
+    }
+}

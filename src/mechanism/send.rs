@@ -1,0 +1,27 @@
+//! `send`: the reference path. One prebuilt contiguous buffer handed to send(2), as iperf3 and
+//! netperf do; `copy − send` is what serialization alone costs.
+use super::{pattern, send_all, FlowContext, SendMechanism};
+use std::io;
+use std::os::fd::BorrowedFd;
+
+pub struct SendReference {
+    buf: Vec<u8>,
+    ctx: FlowContext,
+}
+
+impl SendReference {
+    pub fn new(ctx: FlowContext) -> Self {
+        let mut buf = vec![0u8; ctx.message_size];
+        pattern::fill(pattern::message_seed(ctx.flow, 0), 0, &mut buf);
+        SendReference { buf, ctx }
+    }
+}
+
+impl SendMechanism for SendReference {
+    fn send_message(&mut self, fd: BorrowedFd<'_>, seq: u64) -> io::Result<()> {
+        if self.ctx.fill_pattern {
+            pattern::fill(pattern::message_seed(self.ctx.flow, seq), 0, &mut self.buf);
+        }
+        send_all(fd, &self.buf)
+    }
+}

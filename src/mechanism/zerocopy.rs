@@ -1,0 +1,225 @@
+//! `zerocopy`: sendmsg(2) with MSG_ZEROCOPY over the 8 fields (msg_zerocopy.rst).
+//! The kernel pins the fields' pages instead of copying, so a message's buffers may not be
+//! rewritten until its completion arrives on the error queue. Messages therefore come from a
+//! pool sized to the socket's in-flight window; a slot is reused only once every send call
+//! that carried it is complete. Completions are reaped without stalling the send path: every
+//! `REAP_EVERY` sends, whenever the socket is not writable, and on ENOBUFS (option memory used
+//! up by pending notifications: nothing was queued, so the call is simply retried).
+use super::completions::CompletionTracker;
+use super::message::Message;
+use super::{pattern, send_all_vectored, FlowContext, SendMechanism};
+use crate::sys::socket::{self, MSG_DONTWAIT, MSG_ZEROCOPY, POLLOUT};
+use crate::sys::zerocopy::{read_error_queue, ErrorQueueEntry};
+use std::io::{self, IoSlice};
+use std::os::fd::BorrowedFd;
+use std::time::{Duration, Instant};
+
+const REAP_EVERY: u32 = 32;
+/// Pool memory per flow is capped; at least two messages so one can fill while one flies.
+const POOL_BYTES_CAP: usize = 256 << 20;
+/// A completion that takes longer than this means the kernel will not send it.
+const SLOT_WAIT_LIMIT: Duration = Duration::from_secs(10);
+
+/// Zero-copy accounting of one flow (or, summed, of a side).
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
+pub struct ZerocopyStats {
+    /// Successful sendmsg(MSG_ZEROCOPY) calls (each takes one completion id).
+    pub send_calls: u64,
+    /// Send calls the kernel reported complete.
+    pub completions: u64,
+    /// Completions flagged SO_EE_CODE_ZEROCOPY_COPIED: the kernel copied anyway.
+    pub copied: u64,
+    /// Send calls still without completion when the bounded end-of-run wait gave up.
+    pub outstanding_at_end: u64,
+    /// Calls refused with ENOBUFS and retried after reaping.
+    pub enobufs_retries: u64,
+    /// Completion ranges refused as unknown or already counted (should stay 0).
+    pub bad_ranges: u64,
+    /// Messages in the buffer pool of one flow.
+    pub pool_messages: usize,
+}
+
+impl ZerocopyStats {
+    pub fn add(&mut self, other: &ZerocopyStats) {
+        self.send_calls += other.send_calls;
+        self.completions += other.completions;
+        self.copied += other.copied;
+        self.outstanding_at_end += other.outstanding_at_end;
+        self.enobufs_retries += other.enobufs_retries;
+        self.bad_ranges += other.bad_ranges;
+        self.pool_messages = self.pool_messages.max(other.pool_messages);
+    }
+
+    /// Share of completions the kernel copied anyway, in percent.
+    pub fn copied_percent(&self) -> Option<f64> {
+        (self.completions > 0).then(|| 100.0 * self.copied as f64 / self.completions as f64)
+    }
+}
+
+struct Slot {
+    message: Message,
+    /// Id of the last send call that carried this message; reusable once it is complete.
+    last_id: Option<u64>,
+}
+
+/// Everything but the pool, so the pool can be borrowed by the iovec while this is mutated.
+struct State {
+    tracker: CompletionTracker,
+    since_reap: u32,
+    stats: ZerocopyStats,
+}
+
+pub struct Zerocopy {
+    pool: Vec<Slot>,
+    next_slot: usize,
+    state: State,
+    ctx: FlowContext,
+}
+
+/// Messages needed to cover the send buffer plus one being filled, within the memory cap.
+pub fn pool_size(message_size: usize, send_buffer: usize) -> usize {
+    let window = send_buffer.div_ceil(message_size) + 2;
+    window.min(POOL_BYTES_CAP / message_size).max(2)
+}
+
+impl Zerocopy {
+    pub fn new(ctx: FlowContext) -> Self {
+        let n = pool_size(ctx.message_size, ctx.send_buffer);
+        let pool = (0..n)
+            .map(|_| Slot {
+                message: Message::new(ctx.message_size, ctx.flow),
+                last_id: None,
+            })
+            .collect();
+        let stats = ZerocopyStats {
+            pool_messages: n,
+            ..Default::default()
+        };
+        let state = State {
+            tracker: CompletionTracker::default(),
+            since_reap: 0,
+            stats,
+        };
+        Zerocopy {
+            pool,
+            next_slot: 0,
+            state,
+            ctx,
+        }
+    }
+}
+
+impl SendMechanism for Zerocopy {
+    fn send_message(&mut self, fd: BorrowedFd<'_>, seq: u64) -> io::Result<()> {
+        let idx = self.next_slot;
+        self.next_slot = (idx + 1) % self.pool.len();
+        let slot = &mut self.pool[idx];
+        if let Some(id) = slot.last_id {
+            self.state.wait_until_complete(fd, id)?;
+        }
+        if self.ctx.fill_pattern {
+            slot.message.fill(pattern::message_seed(self.ctx.flow, seq));
+        }
+        let state = &mut self.state;
+        let mut iov = slot.message.iov();
+        send_all_vectored(&mut iov, |iov| state.send_call(fd, iov))?;
+        slot.last_id = state.tracker.issued_ids().checked_sub(1);
+        Ok(())
+    }
+
+    fn finish(&mut self, fd: BorrowedFd<'_>, deadline: Instant) -> io::Result<()> {
+        while self.state.tracker.outstanding() > 0 && Instant::now() < deadline {
+            if self.state.reap(fd)? == 0 {
+                socket::poll_one(fd, 0, 10)?;
+            }
+        }
+        self.state.stats.outstanding_at_end = self.state.tracker.outstanding();
+        Ok(())
+    }
+
+    fn zerocopy_stats(&self) -> Option<ZerocopyStats> {
+        let t = &self.state.tracker;
+        let mut stats = self.state.stats;
+        stats.send_calls = t.issued_ids();
+        stats.completions = t.completed();
+        stats.copied = t.copied();
+        Some(stats)
+    }
+}
+
+impl State {
+    /// One non-blocking zero-copy send call; waits for writability or option memory as needed.
+    fn send_call(&mut self, fd: BorrowedFd<'_>, iov: &[IoSlice<'_>]) -> io::Result<usize> {
+        loop {
+            match socket::sendmsg(fd, iov, MSG_ZEROCOPY | MSG_DONTWAIT) {
+                Ok(n) => {
+                    self.tracker.issue();
+                    self.since_reap += 1;
+                    if self.since_reap >= REAP_EVERY {
+                        self.reap(fd)?;
+                    }
+                    return Ok(n);
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    self.reap(fd)?;
+                    // POLLERR (a pending completion) wakes poll too, whatever `events` says.
+                    socket::poll_one(fd, POLLOUT, 100)?;
+                }
+                Err(e) if e.raw_os_error() == Some(libc::ENOBUFS) => {
+                    self.stats.enobufs_retries += 1;
+                    if self.reap(fd)? == 0 {
+                        socket::poll_one(fd, 0, 10)?;
+                    }
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Reads every pending notification; returns how many sends they completed.
+    fn reap(&mut self, fd: BorrowedFd<'_>) -> io::Result<u64> {
+        self.since_reap = 0;
+        let mut completed = 0;
+        while let Some(entry) = read_error_queue(fd)? {
+            match entry {
+                ErrorQueueEntry::Completion(range) => match self.tracker.complete(range) {
+                    Ok(n) => completed += n,
+                    Err(_) => self.stats.bad_ranges += 1,
+                },
+                ErrorQueueEntry::Other { errno, .. } => {
+                    return Err(io::Error::from_raw_os_error(errno as i32))
+                }
+            }
+        }
+        Ok(completed)
+    }
+
+    fn wait_until_complete(&mut self, fd: BorrowedFd<'_>, id: u64) -> io::Result<()> {
+        let started = Instant::now();
+        while !self.tracker.is_complete(id) {
+            if self.reap(fd)? == 0 {
+                if started.elapsed() > SLOT_WAIT_LIMIT {
+                    return Err(io::Error::new(
+                        io::ErrorKind::TimedOut,
+                        format!("zero-copy completion of send {id} did not arrive within 10 s"),
+                    ));
+                }
+                socket::poll_one(fd, 0, 100)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pool_covers_the_send_buffer_within_the_memory_cap() {
+        assert_eq!(pool_size(4096, 64 * 4096), 66);
+        assert_eq!(pool_size(64 << 20, 4 << 20), 3);
+        assert_eq!(pool_size(256 << 20, 1), 2, "never fewer than two");
+        assert!(pool_size(1 << 20, 1 << 30) * (1 << 20) <= POOL_BYTES_CAP);
+    }
+}

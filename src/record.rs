@@ -1,0 +1,510 @@
+//! The result record: one serde-serializable document per run with the full effective
+//! configuration, the environment, and every metric per side. Exporters read only this.
+//! A metric that could not be measured is `null` with a sibling `<key>_unavailable_reason`.
+use crate::config::{Pattern, RunSpec};
+use crate::engine::worker::{Role, ThreadSample};
+use crate::engine::RunOutcome;
+use crate::environment::Environment;
+use crate::measure::counters::{CounterEvent, CounterSample, CounterValue, Scope};
+use crate::measure::histogram::{LatencyHistogram, LatencySummary};
+use crate::measure::machine::MachineCpu;
+use crate::mechanism::receive::{Mismatch, KEPT_MISMATCHES};
+use crate::mechanism::{MechanismKind, ZerocopyStats};
+use crate::sys::usage::ThreadUsage;
+use serde::ser::{SerializeMap, Serializer};
+use serde::Serialize;
+
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// A measured value, or why there is none.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Metric {
+    Value(f64),
+    Unavailable(String),
+}
+
+impl Metric {
+    pub fn value(&self) -> Option<f64> {
+        match self {
+            Metric::Value(v) => Some(*v),
+            Metric::Unavailable(_) => None,
+        }
+    }
+}
+
+/// Named metrics, serialized as `key: value|null` plus `key_unavailable_reason`.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct MetricSet(pub Vec<(&'static str, Metric)>);
+
+impl MetricSet {
+    pub fn get(&self, key: &str) -> Option<&Metric> {
+        self.0.iter().find(|(k, _)| *k == key).map(|(_, m)| m)
+    }
+}
+
+impl Serialize for MetricSet {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        for (key, metric) in &self.0 {
+            match metric {
+                Metric::Value(v) => map.serialize_entry(key, v)?,
+                Metric::Unavailable(reason) => {
+                    map.serialize_entry(key, &None::<f64>)?;
+                    map.serialize_entry(&format!("{key}_unavailable_reason"), reason)?;
+                }
+            }
+        }
+        map.end()
+    }
+}
+
+impl RunConfig {
+    pub fn mechanism_name(&self) -> &'static str {
+        self.mechanism.name()
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RunConfig {
+    pub transport: &'static str,
+    pub mechanism: MechanismKind,
+    pub pattern: Pattern,
+    pub message_size_bytes: usize,
+    pub field_size_bytes: usize,
+    pub fields: usize,
+    pub threads: usize,
+    pub duration_s: f64,
+    pub warmup_s: f64,
+    pub pin: String,
+    /// Per flow: the CPUs of its sender (client) and receiver (server) threads; null = unpinned.
+    pub placement: Vec<crate::config::FlowPlacement>,
+    pub recv_size_bytes: usize,
+    pub recv_mode: &'static str,
+    pub spin: bool,
+    pub verify: bool,
+    pub tcp_nodelay: bool,
+    pub where_sides_run: String,
+}
+
+/// Every metric of one side, summed or merged over its threads.
+#[derive(Debug, Clone, Serialize)]
+pub struct SideMetrics {
+    pub side: &'static str,
+    pub threads: usize,
+    pub messages: u64,
+    pub payload_bytes: u64,
+    pub elapsed_s: f64,
+    pub throughput_gbps: f64,
+    pub messages_per_s: f64,
+    pub latency_definition: &'static str,
+    pub latency_ns: Option<LatencySummary>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latency_ns_unavailable_reason: Option<String>,
+    pub cpu_user_s: f64,
+    pub cpu_sys_s: f64,
+    pub cpu_ns_per_byte: Option<f64>,
+    pub voluntary_context_switches: u64,
+    pub involuntary_context_switches: u64,
+    pub counters: MetricSet,
+    pub counter_scope: Option<Scope>,
+    pub counters_multiplexed: bool,
+    pub derived: MetricSet,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ZerocopyReport {
+    #[serde(flatten)]
+    pub stats: ZerocopyStats,
+    pub copied_anyway_percent: Option<f64>,
+    pub summary: String,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct VerifyReport {
+    pub enabled: bool,
+    pub checked_bytes: u64,
+    pub mismatched_bytes: u64,
+    pub first_mismatches: Vec<Mismatch>,
+}
+
+/// Bytes over the whole run (warm-up and drain included): what was sent must have arrived.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct TransferTotals {
+    pub sender_sent_bytes: u64,
+    pub receiver_received_bytes: u64,
+    pub receiver_sent_bytes: u64,
+    pub sender_received_bytes: u64,
+    pub all_delivered: bool,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RunRecord {
+    pub schema_version: u32,
+    pub bytepath_version: &'static str,
+    pub command: &'static str,
+    pub timestamp_unix_s: u64,
+    pub status: &'static str,
+    pub interrupted: bool,
+    pub errors: Vec<String>,
+    pub config: RunConfig,
+    pub environment: Environment,
+    pub measured_s: f64,
+    pub sides: Vec<SideMetrics>,
+    pub zerocopy: Option<ZerocopyReport>,
+    pub verify: VerifyReport,
+    pub transfer: TransferTotals,
+    pub machine_wide_cpu: Option<MachineCpu>,
+    pub notes: Vec<String>,
+}
+
+impl RunRecord {
+    pub fn side(&self, role: Role) -> &SideMetrics {
+        &self.sides[role as usize]
+    }
+
+    /// A failure, a mismatch or an interruption: the run's figures are not a clean result.
+    pub fn passed(&self) -> bool {
+        self.errors.is_empty() && self.verify.mismatched_bytes == 0 && !self.interrupted
+    }
+}
+
+pub fn side_names(pattern: Pattern) -> [&'static str; 2] {
+    match pattern {
+        Pattern::Stream => ["sender", "receiver"],
+        Pattern::Rr => ["client", "server"],
+    }
+}
+
+pub fn build(spec: &RunSpec, outcome: &RunOutcome, env: Environment) -> RunRecord {
+    let names = side_names(spec.pattern);
+    let sides = [Role::Sender, Role::Receiver].map(|role| {
+        let samples: Vec<&ThreadSample> =
+            outcome.samples.iter().filter(|s| s.role == role).collect();
+        let (definition, missing) = latency_definition(spec, role);
+        side_metrics(names[role as usize], &samples, definition, missing)
+    });
+    let errors = run_errors(spec, outcome);
+    let transfer = transfer_totals(outcome, errors.is_empty());
+    let zerocopy = zerocopy_report(outcome);
+    let status = if !errors.is_empty() {
+        "failed"
+    } else if outcome.interrupted {
+        "interrupted"
+    } else {
+        "completed"
+    };
+    RunRecord {
+        schema_version: SCHEMA_VERSION,
+        bytepath_version: env!("CARGO_PKG_VERSION"),
+        command: "run",
+        timestamp_unix_s: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs()),
+        status,
+        interrupted: outcome.interrupted,
+        errors,
+        config: run_config(spec, &outcome.placement),
+        notes: notes(spec, &env, zerocopy.as_ref()),
+        environment: env,
+        measured_s: outcome.measured.as_secs_f64(),
+        sides: sides.into(),
+        zerocopy,
+        verify: verify_report(spec, outcome),
+        transfer,
+        machine_wide_cpu: outcome.machine,
+    }
+}
+
+fn run_config(spec: &RunSpec, where_sides_run: &str) -> RunConfig {
+    RunConfig {
+        transport: "tcp",
+        mechanism: spec.mechanism,
+        pattern: spec.pattern,
+        message_size_bytes: spec.message_size,
+        field_size_bytes: spec.message_size / crate::mechanism::message::FIELDS,
+        fields: crate::mechanism::message::FIELDS,
+        threads: spec.threads,
+        duration_s: spec.duration.as_secs_f64(),
+        warmup_s: spec.warmup.as_secs_f64(),
+        pin: spec.pinning.name(),
+        placement: (0..spec.threads).map(|f| spec.placement(f)).collect(),
+        recv_size_bytes: spec.recv_call_size(),
+        recv_mode: match (spec.pattern, spec.recv_size) {
+            (Pattern::Stream, Some(_)) => "chunks: every recv asks for recv_size_bytes",
+            _ => "whole message: recv until the message is complete",
+        },
+        spin: spec.spin,
+        verify: spec.verify,
+        tcp_nodelay: spec.pattern == Pattern::Rr,
+        where_sides_run: where_sides_run.to_string(),
+    }
+}
+
+fn latency_definition(spec: &RunSpec, role: Role) -> (&'static str, Option<&'static str>) {
+    match (spec.pattern, role) {
+        (Pattern::Stream, Role::Sender) => (
+            "interval between successive messages handed to the kernel",
+            None,
+        ),
+        (Pattern::Stream, Role::Receiver) => (
+            "time to take in one whole message: interval between whole-message completions at \
+             the receiver (messages completed by one recv share its interval evenly)",
+            None,
+        ),
+        (Pattern::Rr, Role::Sender) => (
+            "round trip: request handed to the kernel until the whole response is in",
+            None,
+        ),
+        (Pattern::Rr, Role::Receiver) => ("none", Some("round trips are timed on the client")),
+    }
+}
+
+fn side_metrics(
+    name: &'static str,
+    samples: &[&ThreadSample],
+    latency_definition: &'static str,
+    latency_missing: Option<&str>,
+) -> SideMetrics {
+    let windows: Vec<_> = samples.iter().filter_map(|s| s.window.as_ref()).collect();
+    let messages: u64 = windows.iter().map(|w| w.messages).sum();
+    let bytes: u64 = windows.iter().map(|w| w.bytes).sum();
+    let rate = |f: &dyn Fn(&crate::engine::window::WindowResult) -> f64| -> f64 {
+        windows
+            .iter()
+            .filter(|w| !w.elapsed.is_zero())
+            .map(|w| f(w) / w.elapsed.as_secs_f64())
+            .sum()
+    };
+    let mut histogram = LatencyHistogram::new();
+    let mut usage = ThreadUsage::default();
+    let mut counters: Option<CounterSample> = None;
+    for w in &windows {
+        histogram.merge(&w.histogram);
+        usage.add(&w.usage);
+        counters = Some(match counters {
+            Some(c) => c.merge(&w.counters),
+            None => w.counters.clone(),
+        });
+    }
+    let cpu_s = usage.user.as_secs_f64() + usage.system.as_secs_f64();
+    let latency_ns = if latency_missing.is_some() {
+        None
+    } else {
+        histogram.summary()
+    };
+    let latency_reason = match (latency_missing, latency_ns) {
+        (Some(r), _) => Some(r.to_string()),
+        (None, None) => Some("no message completed in the measured phase".to_string()),
+        _ => None,
+    };
+    let (counter_set, scope, multiplexed) = counter_metrics(counters.as_ref());
+    SideMetrics {
+        side: name,
+        threads: samples.len(),
+        messages,
+        payload_bytes: bytes,
+        elapsed_s: windows
+            .iter()
+            .map(|w| w.elapsed.as_secs_f64())
+            .fold(0.0, f64::max),
+        throughput_gbps: rate(&|w| w.bytes as f64 * 8.0) / 1e9,
+        messages_per_s: rate(&|w| w.messages as f64),
+        latency_definition,
+        latency_ns,
+        latency_ns_unavailable_reason: latency_reason,
+        cpu_user_s: usage.user.as_secs_f64(),
+        cpu_sys_s: usage.system.as_secs_f64(),
+        cpu_ns_per_byte: (bytes > 0).then(|| cpu_s * 1e9 / bytes as f64),
+        voluntary_context_switches: usage.voluntary_switches,
+        involuntary_context_switches: usage.involuntary_switches,
+        derived: derived_metrics(&counter_set, bytes),
+        counters: counter_set,
+        counter_scope: scope,
+        counters_multiplexed: multiplexed,
+    }
+}
+
+fn counter_metrics(sample: Option<&CounterSample>) -> (MetricSet, Option<Scope>, bool) {
+    let mut set = MetricSet::default();
+    let mut scope = None;
+    let mut multiplexed = false;
+    for event in CounterEvent::ALL {
+        let metric = match sample.map(|s| s.get(event)) {
+            None => Metric::Unavailable("the measured phase never started".into()),
+            Some(CounterValue::Unavailable(reason)) => Metric::Unavailable(reason.clone()),
+            Some(CounterValue::Counted {
+                value,
+                scope: s,
+                multiplexed: m,
+            }) => {
+                scope = Some(scope.map_or(*s, |old| if old == *s { old } else { Scope::UserOnly }));
+                multiplexed |= *m;
+                Metric::Value(*value)
+            }
+        };
+        set.0.push((event.key(), metric));
+    }
+    (set, scope, multiplexed)
+}
+
+/// Per-byte and per-cycle figures, derived only from counters that were really counted.
+fn derived_metrics(counters: &MetricSet, bytes: u64) -> MetricSet {
+    let get = |key| {
+        counters
+            .get(key)
+            .cloned()
+            .unwrap_or(Metric::Unavailable("missing".into()))
+    };
+    let ratio = |num: Metric, den: Result<f64, String>, scale: f64| match (num, den) {
+        (Metric::Unavailable(r), _) => Metric::Unavailable(r),
+        (_, Err(r)) => Metric::Unavailable(r),
+        (Metric::Value(n), Ok(d)) if d > 0.0 => Metric::Value(n * scale / d),
+        (Metric::Value(_), Ok(_)) => Metric::Unavailable("denominator is zero".into()),
+    };
+    let bytes = if bytes > 0 {
+        Ok(bytes as f64)
+    } else {
+        Err("no bytes measured".to_string())
+    };
+    let cycles = match get("cycles") {
+        Metric::Value(v) => Ok(v),
+        Metric::Unavailable(r) => Err(r),
+    };
+    MetricSet(vec![
+        ("cycles_per_byte", ratio(get("cycles"), bytes.clone(), 1.0)),
+        (
+            "instructions_per_cycle",
+            ratio(get("instructions"), cycles, 1.0),
+        ),
+        (
+            "llc_misses_per_kib",
+            ratio(get("llc_load_misses"), bytes, 1024.0),
+        ),
+    ])
+}
+
+fn run_errors(spec: &RunSpec, outcome: &RunOutcome) -> Vec<String> {
+    let names = side_names(spec.pattern);
+    let mut errors: Vec<String> = outcome
+        .samples
+        .iter()
+        .filter_map(|s| {
+            let e = s.error.as_ref()?;
+            Some(format!("flow {} {}: {e}", s.flow, names[s.role as usize]))
+        })
+        .collect();
+    let expected = 2 * spec.threads;
+    if outcome.samples.len() < expected {
+        errors.push(format!(
+            "{} worker threads panicked",
+            expected - outcome.samples.len()
+        ));
+    }
+    if outcome.watchdog_fired {
+        errors.push(
+            "a side did not finish within 10 s of the stop; its sockets were shut down".into(),
+        );
+    }
+    if let Some(z) = outcome
+        .samples
+        .iter()
+        .filter_map(|s| s.zerocopy)
+        .find(|z| z.bad_ranges > 0)
+    {
+        errors.push(format!(
+            "{} zero-copy completion ranges were unknown or duplicated",
+            z.bad_ranges
+        ));
+    }
+    errors
+}
+
+fn transfer_totals(outcome: &RunOutcome, no_errors: bool) -> TransferTotals {
+    let sum = |role: Role, f: fn(&ThreadSample) -> u64| -> u64 {
+        outcome
+            .samples
+            .iter()
+            .filter(|s| s.role == role)
+            .map(f)
+            .sum()
+    };
+    let mut t = TransferTotals {
+        sender_sent_bytes: sum(Role::Sender, |s| s.sent_bytes),
+        receiver_received_bytes: sum(Role::Receiver, |s| s.received_bytes),
+        receiver_sent_bytes: sum(Role::Receiver, |s| s.sent_bytes),
+        sender_received_bytes: sum(Role::Sender, |s| s.received_bytes),
+        all_delivered: false,
+    };
+    t.all_delivered = no_errors
+        && t.sender_sent_bytes == t.receiver_received_bytes
+        && t.receiver_sent_bytes == t.sender_received_bytes;
+    t
+}
+
+fn zerocopy_report(outcome: &RunOutcome) -> Option<ZerocopyReport> {
+    let mut total: Option<ZerocopyStats> = None;
+    for z in outcome.samples.iter().filter_map(|s| s.zerocopy.as_ref()) {
+        total.get_or_insert_with(Default::default).add(z);
+    }
+    let stats = total?;
+    let percent = stats.copied_percent();
+    let summary = match percent {
+        None => "no zero-copy completion arrived".to_string(),
+        Some(p) if p >= 99.95 => format!(
+            "copied anyway: {p:.1} % — the kernel copied every MSG_ZEROCOPY send (it always does \
+             for data delivered to a local socket, as on loopback and veth); no send avoided its \
+             copy, so these figures measure the zero-copy API's cost, not zero-copy transmission"
+        ),
+        Some(p) => format!(
+            "copied anyway: {p:.1} % — {:.1} % of completed sends avoided the copy",
+            100.0 - p
+        ),
+    };
+    Some(ZerocopyReport {
+        stats,
+        copied_anyway_percent: percent,
+        summary,
+    })
+}
+
+fn verify_report(spec: &RunSpec, outcome: &RunOutcome) -> VerifyReport {
+    let mut report = VerifyReport {
+        enabled: spec.verify,
+        ..Default::default()
+    };
+    for v in outcome.samples.iter().filter_map(|s| s.verifier.as_ref()) {
+        report.checked_bytes += v.checked_bytes;
+        report.mismatched_bytes += v.wrong_bytes;
+        for m in &v.first {
+            if report.first_mismatches.len() < KEPT_MISMATCHES {
+                report.first_mismatches.push(*m);
+            }
+        }
+    }
+    report
+}
+
+fn notes(spec: &RunSpec, env: &Environment, zerocopy: Option<&ZerocopyReport>) -> Vec<String> {
+    let mut notes = Vec::new();
+    if !env.pmu_available {
+        notes.push(
+            "hardware counters (cycles, instructions, cache and LLC misses) are unavailable: this \
+             machine exposes no PMU; CPU cost is given as CPU-ns per byte from getrusage instead"
+                .into(),
+        );
+    }
+    if spec.pinning == crate::config::Pinning::Unpinned {
+        notes.push("threads were not pinned: the scheduler placed them, and figures on a small VM can vary up to 2x between runs; use --pin cross or --pin same".into());
+    }
+    if spec.verify {
+        notes.push("--verify: the sender writes each message's pattern and the receiver checks every byte; both costs are inside the figures".into());
+    }
+    if spec.spin {
+        notes.push("--spin: receiving sides busy-poll (MSG_DONTWAIT); this mode is not comparable with blocking runs".into());
+    }
+    if let Some(z) = zerocopy {
+        notes.push(z.summary.clone());
+    }
+    notes.push("machine_wide_cpu covers every CPU over the measured phase, including softirq work that getrusage does not charge to a thread".into());
+    notes
+}

@@ -1,0 +1,270 @@
+//! The readable run summary: a header that states how the figures were measured, then one line
+//! per metric with the two sides in columns, then zero-copy, verify and notes.
+use super::units::{bytes, count, duration_ns};
+use super::Exporter;
+use crate::measure::histogram::LatencySummary;
+use crate::record::{Metric, RunRecord, SideMetrics};
+use std::fmt::Write;
+
+pub struct Table;
+
+const LABEL: usize = 30;
+const COLUMN: usize = 22;
+
+impl Exporter for Table {
+    fn export(&self, r: &RunRecord) -> String {
+        let mut out = String::new();
+        header(&mut out, r);
+        metrics(&mut out, r);
+        footer(&mut out, r);
+        out
+    }
+}
+
+fn header(out: &mut String, r: &RunRecord) {
+    let c = &r.config;
+    let _ = writeln!(
+        out,
+        "bytepath run: {} over {}, pattern {}, {} B messages (8 fields x {} B), {} flow(s)",
+        c.mechanism_name(),
+        c.transport,
+        c.pattern,
+        c.message_size_bytes,
+        c.field_size_bytes,
+        c.threads
+    );
+    let _ = writeln!(
+        out,
+        "  measured {:.2} s after {:.2} s warm-up ({}); status: {}",
+        r.measured_s, c.warmup_s, r.environment.clock, r.status
+    );
+    let _ = writeln!(out, "  where: {}", c.where_sides_run);
+    let _ = writeln!(out, "  placement: {}", placement(r));
+    let _ = writeln!(
+        out,
+        "  receive size: {} B per recv ({})",
+        c.recv_size_bytes, c.recv_mode
+    );
+    if c.spin {
+        let _ = writeln!(
+            out,
+            "  mode: --spin (receiving sides busy-poll; not comparable with blocking runs)"
+        );
+    }
+    let _ = writeln!(out);
+}
+
+fn placement(r: &RunRecord) -> String {
+    let names = crate::record::side_names(r.config.pattern);
+    if r.config.pin == "unpinned" {
+        return "unpinned (the scheduler chose the CPUs)".into();
+    }
+    let cpu = |c: Option<usize>| c.map_or("any".to_string(), |c| format!("CPU {c}"));
+    let flows: Vec<String> = r
+        .config
+        .placement
+        .iter()
+        .enumerate()
+        .take(4)
+        .map(|(i, p)| {
+            format!(
+                "flow {i}: {} {}, {} {}",
+                names[0],
+                cpu(p.sender_cpu),
+                names[1],
+                cpu(p.receiver_cpu)
+            )
+        })
+        .collect();
+    let more = if r.config.placement.len() > 4 {
+        "; …"
+    } else {
+        ""
+    };
+    format!("pinned {} — {}{more}", r.config.pin, flows.join("; "))
+}
+
+fn row(out: &mut String, label: &str, cells: [String; 2]) {
+    let _ = writeln!(
+        out,
+        "{label:<LABEL$}{:>COLUMN$}{:>COLUMN$}",
+        cells[0], cells[1]
+    );
+}
+
+fn both(r: &RunRecord, f: impl Fn(&SideMetrics) -> String) -> [String; 2] {
+    [f(&r.sides[0]), f(&r.sides[1])]
+}
+
+fn metric(m: Option<&Metric>, fmt: impl Fn(f64) -> String) -> String {
+    match m {
+        Some(Metric::Value(v)) => fmt(*v),
+        Some(Metric::Unavailable(reason)) => format!("n/a ({reason})"),
+        None => "n/a".into(),
+    }
+}
+
+fn metrics(out: &mut String, r: &RunRecord) {
+    row(out, "", both(r, |s| s.side.to_string()));
+    row(out, "messages", both(r, |s| count(s.messages as f64)));
+    row(out, "payload", both(r, |s| bytes(s.payload_bytes as f64)));
+    row(
+        out,
+        "throughput",
+        both(r, |s| format!("{:.3} Gbit/s", s.throughput_gbps)),
+    );
+    row(out, "messages/s", both(r, |s| count(s.messages_per_s)));
+    latency_rows(out, r);
+    row(
+        out,
+        "CPU user",
+        both(r, |s| format!("{:.3} s", s.cpu_user_s)),
+    );
+    row(out, "CPU sys", both(r, |s| format!("{:.3} s", s.cpu_sys_s)));
+    row(
+        out,
+        "CPU-ns per byte",
+        both(r, |s| {
+            s.cpu_ns_per_byte
+                .map_or("n/a".into(), |v| format!("{v:.3}"))
+        }),
+    );
+    row(
+        out,
+        "context switches vol/invol",
+        both(r, |s| {
+            format!(
+                "{} / {}",
+                s.voluntary_context_switches, s.involuntary_context_switches
+            )
+        }),
+    );
+    for i in 0..r.sides[0].counters.0.len() {
+        let key = r.sides[0].counters.0[i].0;
+        row(out, key, both(r, |s| metric(s.counters.get(key), count)));
+    }
+    for i in 0..r.sides[0].derived.0.len() {
+        let key = r.sides[0].derived.0[i].0;
+        row(
+            out,
+            key,
+            both(r, |s| metric(s.derived.get(key), |v| format!("{v:.3}"))),
+        );
+    }
+    let scope = r.sides[0]
+        .counter_scope
+        .map_or("none counted".to_string(), |s| format!("{s:?}"));
+    let _ = writeln!(
+        out,
+        "  (perf counters per thread, scope {scope}{})",
+        if r.sides.iter().any(|s| s.counters_multiplexed) {
+            ", some scaled for multiplexing"
+        } else {
+            ""
+        }
+    );
+}
+
+fn latency_rows(out: &mut String, r: &RunRecord) {
+    type Pick = fn(&LatencySummary) -> f64;
+    let pick: [(&str, Pick); 7] = [
+        ("latency min", |l| l.min as f64),
+        ("latency p50", |l| l.p50 as f64),
+        ("latency p90", |l| l.p90 as f64),
+        ("latency p99", |l| l.p99 as f64),
+        ("latency p99.9", |l| l.p99_9 as f64),
+        ("latency max", |l| l.max as f64),
+        ("latency mean", |l| l.mean),
+    ];
+    for (label, f) in pick {
+        row(
+            out,
+            label,
+            both(r, |s| match &s.latency_ns {
+                Some(l) => duration_ns(f(l)),
+                None => "n/a".into(),
+            }),
+        );
+    }
+    for s in &r.sides {
+        match &s.latency_ns_unavailable_reason {
+            Some(reason) => {
+                let _ = writeln!(out, "  ({} latency n/a: {reason})", s.side);
+            }
+            None => {
+                let _ = writeln!(out, "  ({} latency = {})", s.side, s.latency_definition);
+            }
+        }
+    }
+}
+
+fn footer(out: &mut String, r: &RunRecord) {
+    let _ = writeln!(out);
+    if let Some(z) = &r.zerocopy {
+        let s = &z.stats;
+        let _ = writeln!(
+            out,
+            "zerocopy: {} send calls, {} completions, {} copied anyway, {} outstanding at end, {} ENOBUFS retries, pool {} messages per flow",
+            s.send_calls, s.completions, s.copied, s.outstanding_at_end, s.enobufs_retries, s.pool_messages
+        );
+        let _ = writeln!(out, "  {}", z.summary);
+    }
+    let t = &r.transfer;
+    let _ = writeln!(
+        out,
+        "transfer (all phases): sent {} B, received {} B{}: {}",
+        t.sender_sent_bytes,
+        t.receiver_received_bytes,
+        if t.receiver_sent_bytes > 0 {
+            format!(
+                ", answered {} B, answers received {} B",
+                t.receiver_sent_bytes, t.sender_received_bytes
+            )
+        } else {
+            String::new()
+        },
+        if t.all_delivered {
+            "all delivered"
+        } else {
+            "NOT all delivered"
+        }
+    );
+    verify_lines(out, r);
+    if let Some(m) = &r.machine_wide_cpu {
+        let _ = writeln!(
+            out,
+            "machine-wide CPU over the measured phase (all CPUs): user {:.2} s, system {:.2} s, softirq {:.2} s, irq {:.2} s, idle {:.2} s",
+            m.user_s, m.system_s, m.softirq_s, m.irq_s, m.idle_s
+        );
+    }
+    for e in &r.errors {
+        let _ = writeln!(out, "error: {e}");
+    }
+    for n in &r.notes {
+        let _ = writeln!(out, "note: {n}");
+    }
+}
+
+fn verify_lines(out: &mut String, r: &RunRecord) {
+    let v = &r.verify;
+    if !v.enabled {
+        let _ = writeln!(out, "verify: off (use --verify to check every byte)");
+        return;
+    }
+    if v.mismatched_bytes == 0 {
+        let _ = writeln!(out, "verify: {} B checked, no mismatch", v.checked_bytes);
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "verify: MISMATCH — {} of {} B wrong",
+        v.mismatched_bytes, v.checked_bytes
+    );
+    for m in &v.first_mismatches {
+        let _ = writeln!(
+            out,
+            "  flow {} message {} offset {}: expected 0x{:02x}, got 0x{:02x}",
+            m.flow, m.message, m.offset, m.expected, m.got
+        );
+    }
+}

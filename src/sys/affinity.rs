@@ -1,0 +1,29 @@
+//! CPU placement of the calling thread: sched_setaffinity(2), sched_getaffinity(2).
+use super::cvt;
+use std::io;
+
+/// Pins the calling thread to one CPU.
+pub fn pin_current_thread(cpu: usize) -> io::Result<()> {
+    if cpu >= libc::CPU_SETSIZE as usize {
+        return Err(io::Error::from_raw_os_error(libc::EINVAL));
+    }
+    // SAFETY: cpu_set_t is plain old data; CPU_SET writes inside it (index checked above).
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: cpu < CPU_SETSIZE, so the bit lies inside `set`.
+    unsafe { libc::CPU_SET(cpu, &mut set) };
+    // SAFETY: pid 0 is the calling thread; `set` is a valid cpu_set_t of the size passed.
+    cvt(unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) })?;
+    Ok(())
+}
+
+/// The CPUs the calling thread is currently allowed to run on.
+pub fn allowed_cpus() -> io::Result<Vec<usize>> {
+    // SAFETY: cpu_set_t is plain old data.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `set` is a valid, writable cpu_set_t of the size passed.
+    cvt(unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) })?;
+    Ok((0..libc::CPU_SETSIZE as usize)
+        // SAFETY: i < CPU_SETSIZE, inside `set`.
+        .filter(|&i| unsafe { libc::CPU_ISSET(i, &set) })
+        .collect())
+}

@@ -1,0 +1,54 @@
+//! The only `unsafe` code in bytepath: thin wrappers over the Linux system calls that std does
+//! not expose (sendmsg with flags, the MSG_ZEROCOPY error queue, affinity, per-thread rusage).
+//! Each wrapper turns `-1` into `io::Error::last_os_error()` in one place (`cvt`).
+#![allow(unsafe_code)]
+
+pub mod affinity;
+pub mod socket;
+pub mod usage;
+pub mod zerocopy;
+
+use std::io;
+
+/// Turns the C convention (`-1` and errno) into an `io::Result`.
+pub(crate) fn cvt<T: PartialOrd + Default>(ret: T) -> io::Result<T> {
+    if ret < T::default() {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(ret)
+    }
+}
+
+/// Kernel release, as `uname -r` prints it.
+pub fn kernel_release() -> String {
+    // SAFETY: utsname is plain old data; uname fills it and we read NUL-terminated fields.
+    let mut uts: libc::utsname = unsafe { std::mem::zeroed() };
+    // SAFETY: uts is a valid, writable utsname.
+    if unsafe { libc::uname(&mut uts) } != 0 {
+        return "unknown".into();
+    }
+    let bytes: Vec<u8> = uts
+        .release
+        .iter()
+        .take_while(|&&c| c != 0)
+        .map(|&c| c as u8)
+        .collect();
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+/// Clock ticks per second used by /proc/stat (USER_HZ).
+pub fn clock_ticks_per_second() -> u64 {
+    // SAFETY: sysconf has no memory-safety preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    if hz > 0 {
+        hz as u64
+    } else {
+        100
+    }
+}
+
+/// Whether the process runs with effective uid 0.
+pub fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() == 0 }
+}

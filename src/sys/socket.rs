@@ -1,0 +1,105 @@
+//! Socket calls with the flags std does not expose: send(2), sendmsg(2), recv(2),
+//! setsockopt(2), poll(2), shutdown(2).
+use super::cvt;
+use std::io::{self, IoSlice};
+use std::os::fd::{AsRawFd, BorrowedFd};
+
+pub use libc::{MSG_DONTWAIT, MSG_ZEROCOPY};
+
+/// send(2) of one contiguous buffer.
+pub fn send(fd: BorrowedFd<'_>, buf: &[u8], flags: i32) -> io::Result<usize> {
+    // SAFETY: buf is a valid readable slice of buf.len() bytes for the duration of the call.
+    let n = cvt(unsafe {
+        libc::send(
+            fd.as_raw_fd(),
+            buf.as_ptr().cast(),
+            buf.len(),
+            flags | libc::MSG_NOSIGNAL,
+        )
+    })?;
+    Ok(n as usize)
+}
+
+/// sendmsg(2) of a gather list. `IoSlice` is ABI-compatible with `struct iovec` on Unix.
+pub fn sendmsg(fd: BorrowedFd<'_>, iov: &[IoSlice<'_>], flags: i32) -> io::Result<usize> {
+    // SAFETY: msghdr is plain old data; a zeroed one has no name and no control data.
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_iov = iov.as_ptr() as *mut libc::iovec;
+    msg.msg_iovlen = iov.len() as _;
+    // SAFETY: msg points at iov.len() valid iovecs (IoSlice guarantees the layout) that stay
+    // borrowed for the duration of the call; the kernel only reads them.
+    let n = cvt(unsafe { libc::sendmsg(fd.as_raw_fd(), &msg, flags | libc::MSG_NOSIGNAL) })?;
+    Ok(n as usize)
+}
+
+/// recv(2) into `buf`.
+pub fn recv(fd: BorrowedFd<'_>, buf: &mut [u8], flags: i32) -> io::Result<usize> {
+    // SAFETY: buf is a valid writable slice of buf.len() bytes for the duration of the call.
+    let n = cvt(unsafe { libc::recv(fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len(), flags) })?;
+    Ok(n as usize)
+}
+
+pub fn set_int_option(fd: BorrowedFd<'_>, level: i32, name: i32, value: i32) -> io::Result<()> {
+    // SAFETY: value is a valid i32 whose size is passed; the kernel only reads it.
+    cvt(unsafe {
+        libc::setsockopt(
+            fd.as_raw_fd(),
+            level,
+            name,
+            (&value as *const i32).cast(),
+            std::mem::size_of::<i32>() as libc::socklen_t,
+        )
+    })?;
+    Ok(())
+}
+
+pub fn get_int_option(fd: BorrowedFd<'_>, level: i32, name: i32) -> io::Result<i32> {
+    let mut value: i32 = 0;
+    let mut len = std::mem::size_of::<i32>() as libc::socklen_t;
+    // SAFETY: value and len are valid and writable; len holds value's size.
+    cvt(unsafe {
+        libc::getsockopt(
+            fd.as_raw_fd(),
+            level,
+            name,
+            (&mut value as *mut i32).cast(),
+            &mut len,
+        )
+    })?;
+    Ok(value)
+}
+
+/// Enables MSG_ZEROCOPY on the socket (SO_ZEROCOPY); without it the flag is silently ignored.
+pub fn enable_zerocopy(fd: BorrowedFd<'_>) -> io::Result<()> {
+    set_int_option(fd, libc::SOL_SOCKET, libc::SO_ZEROCOPY, 1)
+}
+
+/// Readiness bits for `poll`.
+pub const POLLIN: i16 = libc::POLLIN;
+pub const POLLOUT: i16 = libc::POLLOUT;
+pub const POLLERR: i16 = libc::POLLERR;
+
+/// poll(2) on one descriptor; returns the revents (0 on timeout). EINTR reads as a timeout.
+pub fn poll_one(fd: BorrowedFd<'_>, events: i16, timeout_ms: i32) -> io::Result<i16> {
+    let mut pfd = libc::pollfd {
+        fd: fd.as_raw_fd(),
+        events,
+        revents: 0,
+    };
+    // SAFETY: pfd is one valid, writable pollfd.
+    match cvt(unsafe { libc::poll(&mut pfd, 1, timeout_ms) }) {
+        Ok(_) => Ok(pfd.revents),
+        Err(e) if e.kind() == io::ErrorKind::Interrupted => Ok(0),
+        Err(e) => Err(e),
+    }
+}
+
+/// shutdown(2): SHUT_WR sends FIN so the peer's recv returns 0; SHUT_RDWR also wakes a
+/// thread blocked on this socket (used by the watchdog).
+pub fn shutdown(fd: BorrowedFd<'_>, how: i32) -> io::Result<()> {
+    // SAFETY: shutdown has no memory-safety preconditions.
+    cvt(unsafe { libc::shutdown(fd.as_raw_fd(), how) })?;
+    Ok(())
+}
+
+pub use libc::{SHUT_RDWR, SHUT_WR};

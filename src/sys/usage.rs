@@ -1,0 +1,54 @@
+//! Per-thread resource usage: getrusage(2) with RUSAGE_THREAD.
+use super::cvt;
+use std::io;
+use std::time::Duration;
+
+/// CPU time and context switches of the calling thread so far.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ThreadUsage {
+    pub user: Duration,
+    pub system: Duration,
+    pub voluntary_switches: u64,
+    pub involuntary_switches: u64,
+}
+
+impl ThreadUsage {
+    /// What happened between `earlier` and `self`.
+    pub fn since(&self, earlier: &ThreadUsage) -> ThreadUsage {
+        ThreadUsage {
+            user: self.user.saturating_sub(earlier.user),
+            system: self.system.saturating_sub(earlier.system),
+            voluntary_switches: self
+                .voluntary_switches
+                .saturating_sub(earlier.voluntary_switches),
+            involuntary_switches: self
+                .involuntary_switches
+                .saturating_sub(earlier.involuntary_switches),
+        }
+    }
+
+    pub fn add(&mut self, other: &ThreadUsage) {
+        self.user += other.user;
+        self.system += other.system;
+        self.voluntary_switches += other.voluntary_switches;
+        self.involuntary_switches += other.involuntary_switches;
+    }
+}
+
+fn timeval(tv: libc::timeval) -> Duration {
+    Duration::new(tv.tv_sec.max(0) as u64, (tv.tv_usec.max(0) as u32) * 1000)
+}
+
+/// Usage of the calling thread (RUSAGE_THREAD).
+pub fn thread_usage() -> io::Result<ThreadUsage> {
+    // SAFETY: rusage is plain old data.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `ru` is a valid, writable rusage.
+    cvt(unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) })?;
+    Ok(ThreadUsage {
+        user: timeval(ru.ru_utime),
+        system: timeval(ru.ru_stime),
+        voluntary_switches: ru.ru_nvcsw.max(0) as u64,
+        involuntary_switches: ru.ru_nivcsw.max(0) as u64,
+    })
+}

@@ -1,0 +1,54 @@
+//! TCP flows over loopback (127.0.0.1), both sides in this process.
+use super::{FlowConnector, FlowSockets, SocketOptions};
+use crate::sys::socket;
+use std::io;
+use std::net::{Ipv4Addr, TcpListener, TcpStream};
+use std::os::fd::AsFd;
+
+pub struct Loopback;
+
+impl FlowConnector for Loopback {
+    fn connect(&self, flows: usize, options: SocketOptions) -> io::Result<Vec<FlowSockets>> {
+        let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?;
+        let addr = listener.local_addr()?;
+        (0..flows)
+            .map(|_| {
+                // Connect then accept, one at a time, so flow i's two ends pair up.
+                let sender = TcpStream::connect(addr)?;
+                let (receiver, _) = listener.accept()?;
+                apply(&sender, options.nodelay, options.zerocopy_sender)?;
+                apply(&receiver, options.nodelay, options.zerocopy_receiver)?;
+                Ok(FlowSockets { sender, receiver })
+            })
+            .collect()
+    }
+
+    fn describe(&self) -> String {
+        "loopback (127.0.0.1), both sides in one process".into()
+    }
+}
+
+fn apply(stream: &TcpStream, nodelay: bool, zerocopy: bool) -> io::Result<()> {
+    stream.set_nodelay(nodelay)?;
+    if zerocopy {
+        socket::enable_zerocopy(stream.as_fd()).map_err(|e| {
+            io::Error::new(
+                e.kind(),
+                format!("SO_ZEROCOPY not supported on this socket: {e}"),
+            )
+        })?;
+    }
+    Ok(())
+}
+
+/// The largest send buffer TCP autotuning may grow to (third field of tcp_wmem), which bounds
+/// how many bytes of a flow the kernel can hold at once.
+pub fn max_send_buffer(stream: &TcpStream) -> usize {
+    let autotune_max = std::fs::read_to_string("/proc/sys/net/ipv4/tcp_wmem")
+        .ok()
+        .and_then(|t| t.split_whitespace().nth(2)?.parse::<usize>().ok());
+    let current = socket::get_int_option(stream.as_fd(), libc::SOL_SOCKET, libc::SO_SNDBUF)
+        .map(|v| v.max(0) as usize)
+        .unwrap_or(0);
+    autotune_max.unwrap_or(0).max(current).max(64 << 10)
+}
