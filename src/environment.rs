@@ -53,7 +53,7 @@ impl Environment {
             tcp_wmem_max_bytes: read_trimmed("/proc/sys/net/ipv4/tcp_wmem")
                 .and_then(|t| t.split_whitespace().nth(2)?.parse().ok()),
             loopback_mtu: read_number("/sys/class/net/lo/mtu"),
-            clock: "CLOCK_MONOTONIC (std::time::Instant, vDSO)",
+            clock: "CLOCK_MONOTONIC via vDSO, read once per message",
         }
     }
 }

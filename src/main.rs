@@ -19,14 +19,18 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) if !e.use_stderr() => e.exit(), // --help, --version
         Err(e) => {
-            // clap's message, reduced to its one informative line.
+            // clap's message up to its first blank line (the tip and usage follow), as one line.
             let text = e.to_string();
-            let line = text
+            let first: Vec<&str> = text
                 .lines()
-                .find(|l| !l.trim().is_empty())
-                .unwrap_or("bad arguments");
-            eprintln!("{}", line.trim_start_matches("error: ").trim());
-            eprintln!("Run 'bytepath --help' for usage.");
+                .map(str::trim)
+                .take_while(|l| !l.is_empty())
+                .collect();
+            let line = first.join(" ");
+            eprintln!(
+                "bytepath: {} (see bytepath --help)",
+                line.trim_start_matches("error: ")
+            );
             return ExitCode::from(2);
         }
     };
@@ -59,6 +63,8 @@ fn bad_input(e: &ConfigError) -> ExitCode {
 fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     let cpus = sys::affinity::allowed_cpus().context("reading this process's CPU affinity")?;
     let spec = RunSpec::from_args(args, &cpus)?;
+    // Best effort: if it fails, counters that cannot open say so with EMFILE as their reason.
+    let _ = sys::raise_open_file_limit();
     if let Some(available) = mem_available() {
         spec.check_memory(available)?;
     }

@@ -35,7 +35,7 @@ fn header(out: &mut String, r: &RunRecord) {
     );
     let _ = writeln!(
         out,
-        "  measured {:.2} s after {:.2} s warm-up ({}); status: {}",
+        "  measured {:.2} s after {:.2} s warm-up; clock {}; status: {}",
         r.measured_s, c.warmup_s, r.environment.clock, r.status
     );
     let _ = writeln!(out, "  where: {}", c.where_sides_run);

@@ -52,3 +52,18 @@ pub fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions and cannot fail.
     unsafe { libc::geteuid() == 0 }
 }
+
+/// Raises the soft RLIMIT_NOFILE to the hard limit (each flow holds sockets and up to ten perf
+/// counter descriptors per thread); returns the soft limit now in force.
+pub fn raise_open_file_limit() -> std::io::Result<u64> {
+    // SAFETY: rlimit is plain old data.
+    let mut lim: libc::rlimit = unsafe { std::mem::zeroed() };
+    // SAFETY: `lim` is a valid, writable rlimit.
+    cvt(unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) })?;
+    if lim.rlim_cur < lim.rlim_max {
+        lim.rlim_cur = lim.rlim_max;
+        // SAFETY: `lim` is a valid rlimit with cur <= max.
+        cvt(unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &lim) })?;
+    }
+    Ok(lim.rlim_cur)
+}

@@ -1,0 +1,107 @@
+//! Every bad input: one line on stderr naming the value and what is allowed, exit code 2,
+//! no panic, no backtrace.
+mod common;
+use common::bytepath;
+
+fn refuse(args: &[&str], must_contain: &[&str]) {
+    let out = bytepath()
+        .arg("run")
+        .args(args)
+        .env("RUST_BACKTRACE", "1")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+    assert!(
+        out.stdout.is_empty(),
+        "{args:?}: nothing measured, nothing printed"
+    );
+    assert_eq!(
+        err.trim_end().lines().count(),
+        1,
+        "{args:?}: one line, got {err}"
+    );
+    assert!(
+        !err.contains("panicked") && !err.contains("backtrace"),
+        "{err}"
+    );
+    for needle in must_contain {
+        assert!(err.contains(needle), "{args:?}: {err:?} lacks {needle:?}");
+    }
+}
+
+#[test]
+fn bad_sizes_are_refused() {
+    refuse(
+        &["-m", "copy", "-s", "0"],
+        &["--size", "\"0\"", "multiple of 8"],
+    );
+    refuse(&["-m", "copy", "-s", "100"], &["\"100\"", "multiple of 8"]);
+    refuse(&["-m", "copy", "-s", "65M"], &["\"65M\"", "64 MiB"]);
+    refuse(&["-m", "copy", "-s", "lots"], &["\"lots\""]);
+    refuse(
+        &["-m", "copy", "--recv-size", "0"],
+        &["--recv-size", "\"0\""],
+    );
+}
+
+#[test]
+fn bad_thread_counts_are_refused() {
+    refuse(
+        &["-m", "copy", "-t", "0"],
+        &["--threads", "\"0\"", "1 to 1024"],
+    );
+    refuse(&["-m", "copy", "-t", "1025"], &["\"1025\"", "1 to 1024"]);
+}
+
+#[test]
+fn unknown_mechanism_and_pattern_are_refused() {
+    refuse(
+        &["-m", "teleport"],
+        &[
+            "--mechanism",
+            "\"teleport\"",
+            "send, copy, gather, zerocopy",
+        ],
+    );
+    refuse(
+        &["-m", "copy", "-p", "crr"],
+        &["--pattern", "\"crr\"", "stream, rr"],
+    );
+}
+
+#[test]
+fn zero_or_unparsable_durations_are_refused() {
+    refuse(
+        &["-m", "copy", "-d", "0s"],
+        &["--duration", "\"0s\"", "above zero"],
+    );
+    refuse(&["-m", "copy", "-d", "soon"], &["--duration", "\"soon\""]);
+    refuse(&["-m", "copy", "--warmup", "1x"], &["--warmup", "\"1x\""]);
+}
+
+#[test]
+fn cpus_that_do_not_exist_are_refused() {
+    refuse(
+        &["-m", "copy", "--pin", "0,4095"],
+        &["--pin", "CPU 4095 does not exist", "available CPUs"],
+    );
+    refuse(
+        &["-m", "copy", "--pin", "fast"],
+        &["--pin", "\"fast\"", "cross, same"],
+    );
+}
+
+#[test]
+fn missing_or_unknown_flags_are_one_line_too() {
+    refuse(&["-s", "4K"], &["--mechanism"]);
+    refuse(&["-m", "copy", "--bogus"], &["--bogus"]);
+}
+
+#[test]
+fn buffers_that_cannot_fit_in_memory_are_refused_up_front() {
+    refuse(
+        &["-m", "zerocopy", "-s", "64M", "-t", "1024"],
+        &["needs about", "MiB of buffers"],
+    );
+}

@@ -1,0 +1,51 @@
+//! Helpers shared by the integration tests: run the real binary, parse its JSON.
+#![allow(dead_code)]
+use assert_cmd::Command;
+use serde_json::Value;
+
+pub fn bytepath() -> Command {
+    Command::cargo_bin("bytepath").expect("binary built")
+}
+
+/// Runs `bytepath run` with short durations plus `args`, expecting JSON on stdout.
+pub fn run_json(args: &[&str]) -> (Value, i32) {
+    let out = bytepath()
+        .args(["run", "--duration", "300ms", "--warmup", "100ms", "--json"])
+        .args(args)
+        .timeout(std::time::Duration::from_secs(60))
+        .output()
+        .expect("bytepath ran");
+    let code = out.status.code().unwrap_or(-1);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let json = serde_json::from_str(&text).unwrap_or_else(|e| {
+        panic!(
+            "not JSON ({e}): stdout {text} stderr {}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    (json, code)
+}
+
+pub fn u(v: &Value) -> u64 {
+    v.as_u64()
+        .unwrap_or_else(|| panic!("not an unsigned integer: {v}"))
+}
+
+pub fn is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("Uid:"))
+                .map(|l| l.split_whitespace().nth(2) == Some("0"))
+        })
+        .unwrap_or(false)
+}
+
+pub fn has_command(name: &str) -> bool {
+    std::process::Command::new("sh")
+        .args(["-c", &format!("command -v {name}")])
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false)
+}

@@ -1,0 +1,201 @@
+//! The shape of what `bytepath run` prints: JSON keys with units, unavailable metrics as null
+//! with a reason, the table's statements about how figures were measured, and interruption.
+mod common;
+use common::{bytepath, run_json, u};
+
+#[test]
+fn json_has_schema_config_environment_and_per_side_metrics_with_units() {
+    let (r, code) = run_json(&["-m", "copy", "-s", "4K", "-t", "1"]);
+    assert_eq!(code, 0);
+    assert_eq!(r["schema_version"], 1);
+    for key in [
+        "mechanism",
+        "pattern",
+        "message_size_bytes",
+        "threads",
+        "duration_s",
+        "warmup_s",
+        "pin",
+        "recv_size_bytes",
+        "spin",
+        "verify",
+    ] {
+        assert!(!r["config"][key].is_null(), "config.{key}");
+    }
+    for key in [
+        "kernel_release",
+        "cpu_model",
+        "online_cpus",
+        "pmu_available",
+        "optmem_max_bytes",
+        "loopback_mtu",
+    ] {
+        assert!(r["environment"].get(key).is_some(), "environment.{key}");
+    }
+    let sides = r["sides"].as_array().unwrap();
+    assert_eq!(sides.len(), 2);
+    assert_eq!(
+        (sides[0]["side"].as_str(), sides[1]["side"].as_str()),
+        (Some("sender"), Some("receiver"))
+    );
+    for s in sides {
+        for key in [
+            "payload_bytes",
+            "elapsed_s",
+            "throughput_gbps",
+            "messages_per_s",
+            "cpu_user_s",
+            "cpu_sys_s",
+            "voluntary_context_switches",
+        ] {
+            assert!(!s[key].is_null(), "{}.{key}", s["side"]);
+        }
+        for p in ["min", "p50", "p90", "p99", "p99_9", "max", "mean"] {
+            assert!(s["latency_ns"][p].is_number(), "latency_ns.{p}");
+        }
+        assert!(s["throughput_gbps"].as_f64().unwrap() > 0.0);
+        let elapsed = s["elapsed_s"].as_f64().unwrap();
+        assert!(
+            elapsed > 0.2 && elapsed < 1.0,
+            "warm-up excluded, measured ~0.3 s: {elapsed}"
+        );
+    }
+    assert!(r["machine_wide_cpu"]["softirq_s"].is_number());
+}
+
+#[test]
+fn counters_are_either_counted_or_null_with_a_reason_never_a_fake_zero() {
+    let (r, _) = run_json(&["-m", "send"]);
+    let pmu = r["environment"]["pmu_available"].as_bool().unwrap();
+    for side in r["sides"].as_array().unwrap() {
+        let c = &side["counters"];
+        for key in [
+            "task_clock_ns",
+            "context_switches",
+            "cycles",
+            "instructions",
+            "cache_references",
+            "cache_misses",
+            "l1d_load_misses",
+            "llc_load_misses",
+        ] {
+            let reason = &c[format!("{key}_unavailable_reason")];
+            if c[key].is_null() {
+                assert!(
+                    reason.as_str().is_some_and(|s| !s.is_empty()),
+                    "{key} null without a reason"
+                );
+            } else {
+                assert!(reason.is_null(), "{key} has both a value and a reason");
+            }
+        }
+        if !pmu {
+            assert!(c["cycles"].is_null());
+            assert_eq!(c["cycles_unavailable_reason"], "no PMU");
+            assert_eq!(
+                side["derived"]["cycles_per_byte_unavailable_reason"],
+                "no PMU"
+            );
+        }
+        assert!(
+            c["task_clock_ns"].as_f64().is_some_and(|v| v > 0.0),
+            "software task-clock counts"
+        );
+    }
+}
+
+#[test]
+fn without_privilege_kernel_only_counters_say_why_they_are_missing() {
+    if !common::is_root() || !common::has_command("setpriv") {
+        eprintln!("skipped: needs root (to drop to nobody) and setpriv");
+        return;
+    }
+    let paranoid: i32 = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
+        .map(|s| s.trim().parse().unwrap_or(2))
+        .unwrap_or(2);
+    if paranoid < 2 {
+        eprintln!(
+            "skipped: perf_event_paranoid={paranoid} lets unprivileged users count kernel mode"
+        );
+        return;
+    }
+    let out = std::process::Command::new("setpriv")
+        .args([
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            env!("CARGO_BIN_EXE_bytepath"),
+        ])
+        .args([
+            "run", "-m", "send", "-d", "200ms", "--warmup", "0s", "--json",
+        ])
+        .output()
+        .unwrap();
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let c = &r["sides"][0]["counters"];
+    assert!(
+        c["context_switches"].is_null(),
+        "user-mode-only context switches would read a fake 0"
+    );
+    let reason = c["context_switches_unavailable_reason"].as_str().unwrap();
+    assert!(reason.contains("perf_event_paranoid=2"), "{reason}");
+    assert_eq!(r["sides"][0]["counter_scope"], "user_only");
+}
+
+#[test]
+fn table_states_placement_receive_size_latency_meaning_and_zerocopy_copies() {
+    let out = bytepath()
+        .args([
+            "run", "-m", "zerocopy", "-s", "16K", "-d", "300ms", "--warmup", "100ms", "--pin",
+            "cross",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("placement: pinned cross — flow 0: sender CPU"),
+        "{text}"
+    );
+    assert!(text.contains("receive size: 16384 B per recv"), "{text}");
+    assert!(
+        text.contains("receiver latency = time to take in one whole message"),
+        "{text}"
+    );
+    assert!(text.contains("copied anyway:"), "{text}");
+    assert!(text.contains("throughput"), "{text}");
+    let unpinned = bytepath()
+        .args(["run", "-m", "send", "-d", "200ms", "--warmup", "0s"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&unpinned.stdout).contains("placement: unpinned"));
+}
+
+#[test]
+fn ctrl_c_in_the_measured_phase_prints_what_was_measured_marked_interrupted() {
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_bytepath"))
+        .args([
+            "run", "-m", "gather", "-d", "30s", "--warmup", "100ms", "--json",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(800));
+    let pid = child.id().to_string();
+    assert!(std::process::Command::new("kill")
+        .args(["-INT", &pid])
+        .status()
+        .unwrap()
+        .success());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130));
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON after Ctrl-C");
+    assert_eq!(r["status"], "interrupted");
+    assert_eq!(r["interrupted"], true);
+    assert!(
+        u(&r["sides"][1]["messages"]) > 0,
+        "what was measured is kept"
+    );
+    assert!(r["measured_s"].as_f64().unwrap() < 5.0);
+    assert_eq!(r["transfer"]["all_delivered"], true);
+}
