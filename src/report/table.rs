@@ -15,6 +15,7 @@ impl Exporter for Table {
     fn export(&self, r: &RunRecord) -> String {
         let mut out = String::new();
         header(&mut out, r);
+        headline(&mut out, r);
         metrics(&mut out, r);
         footer(&mut out, r);
         out
@@ -52,6 +53,26 @@ fn header(out: &mut String, r: &RunRecord) {
         );
     }
     let _ = writeln!(out);
+}
+
+/// The one figure a reader wants first, from the side that can state it honestly.
+fn headline(out: &mut String, r: &RunRecord) {
+    let (client, receiver) = (&r.sides[0], &r.sides[1]);
+    let line = match (r.config.pattern, &client.latency_ns) {
+        (crate::config::Pattern::Rr, Some(l)) => format!(
+            "round trip p50 {} (p99 {}), {} round trips/s",
+            duration_ns(l.p50 as f64),
+            duration_ns(l.p99 as f64),
+            count(client.messages_per_s)
+        ),
+        (crate::config::Pattern::Rr, None) => "no round trip completed".to_string(),
+        (crate::config::Pattern::Stream, _) => format!(
+            "{:.3} Gbit/s received whole, {} messages/s",
+            receiver.throughput_gbps,
+            count(receiver.messages_per_s)
+        ),
+    };
+    let _ = writeln!(out, "result: {line}\n");
 }
 
 fn placement(r: &RunRecord) -> String {
@@ -184,6 +205,12 @@ fn latency_rows(out: &mut String, r: &RunRecord) {
                 Some(l) => duration_ns(f(l)),
                 None => "n/a".into(),
             }),
+        );
+    }
+    if r.config.pattern == crate::config::Pattern::Stream {
+        let _ = writeln!(
+            out,
+            "  (sender figures count bytes handed to the kernel; receiver figures count bytes received whole)"
         );
     }
     for s in &r.sides {
