@@ -55,6 +55,10 @@ pub struct RunArgs {
     /// every byte; any mismatch makes the run exit non-zero.
     #[arg(long)]
     pub verify: bool,
+    /// perf counters to open per thread: all, software, hardware, none, or auto (all for
+    /// stream; none for rr, because counters add a perf context switch to every round trip).
+    #[arg(long, default_value = "auto")]
+    pub counters: String,
     /// Print one JSON document instead of the table.
     #[arg(long)]
     pub json: bool,

@@ -1,6 +1,7 @@
 //! Command-line text -> a validated `RunSpec`. All input checking lives here, and every error
 //! is one line that names the value and says what is allowed.
 use crate::cli::RunArgs;
+use crate::measure::counters::CounterSelection;
 use crate::mechanism::MechanismKind;
 use std::fmt;
 use std::time::Duration;
@@ -116,18 +117,20 @@ pub struct RunSpec {
     pub recv_size: Option<usize>,
     pub spin: bool,
     pub verify: bool,
+    pub counters: CounterSelection,
 }
 
 impl RunSpec {
     pub fn from_args(args: &RunArgs, cpus: &[usize]) -> Result<RunSpec, ConfigError> {
         let message_size = parse_message_size(&args.size)?;
+        let pattern: Pattern = args.pattern.parse()?;
         let recv_size = match &args.recv_size {
             Some(text) => Some(parse_recv_size(text)?),
             None => None,
         };
         Ok(RunSpec {
             mechanism: args.mechanism.parse()?,
-            pattern: args.pattern.parse()?,
+            pattern,
             message_size,
             threads: parse_threads(&args.threads)?,
             duration: parse_duration("--duration", &args.duration, false)?,
@@ -137,6 +140,7 @@ impl RunSpec {
             recv_size,
             spin: args.spin,
             verify: args.verify,
+            counters: parse_counters(&args.counters, pattern)?,
         })
     }
 
@@ -207,6 +211,21 @@ fn parse_recv_size(text: &str) -> Result<usize, ConfigError> {
     match parse_bytes(text) {
         Some(n) if n >= 1 && n <= MAX_MESSAGE_SIZE as u64 => Ok(n as usize),
         _ => Err(bad(format!("--recv-size {text:?}: allowed: {allowed}"))),
+    }
+}
+
+/// `auto` counts everything in stream and nothing in rr, where per-thread counters would add
+/// their context-switch cost to every round trip.
+pub fn parse_counters(text: &str, pattern: Pattern) -> Result<CounterSelection, ConfigError> {
+    match text {
+        "auto" if pattern == Pattern::Rr => Ok(CounterSelection::None),
+        "auto" | "all" => Ok(CounterSelection::All),
+        "software" => Ok(CounterSelection::Software),
+        "hardware" => Ok(CounterSelection::Hardware),
+        "none" => Ok(CounterSelection::None),
+        _ => Err(bad(format!(
+            "--counters {text:?}: allowed: auto, all, software, hardware, none"
+        ))),
     }
 }
 
@@ -365,6 +384,26 @@ mod tests {
             let err = parse_duration("--duration", text, false).unwrap_err().0;
             assert!(err.starts_with("--duration"), "{err}");
         }
+    }
+
+    #[test]
+    fn auto_counters_stay_off_the_round_trip() {
+        assert_eq!(
+            parse_counters("auto", Pattern::Rr).unwrap(),
+            CounterSelection::None
+        );
+        assert_eq!(
+            parse_counters("auto", Pattern::Stream).unwrap(),
+            CounterSelection::All
+        );
+        assert_eq!(
+            parse_counters("all", Pattern::Rr).unwrap(),
+            CounterSelection::All
+        );
+        assert!(parse_counters("some", Pattern::Rr)
+            .unwrap_err()
+            .0
+            .contains("auto, all"));
     }
 
     #[test]

@@ -82,6 +82,7 @@ pub struct RunConfig {
     pub recv_mode: &'static str,
     pub spin: bool,
     pub verify: bool,
+    pub counters: crate::measure::counters::CounterSelection,
     pub tcp_nodelay: bool,
     pub where_sides_run: String,
 }
@@ -235,6 +236,7 @@ fn run_config(spec: &RunSpec, where_sides_run: &str) -> RunConfig {
         },
         spin: spec.spin,
         verify: spec.verify,
+        counters: spec.counters,
         tcp_nodelay: spec.pattern == Pattern::Rr,
         where_sides_run: where_sides_run.to_string(),
     }
@@ -495,6 +497,15 @@ fn notes(spec: &RunSpec, env: &Environment, zerocopy: Option<&ZerocopyReport>) -
     }
     if spec.pinning == crate::config::Pinning::Unpinned {
         notes.push("threads were not pinned: the scheduler placed them, and figures on a small VM can vary up to 2x between runs; use --pin cross or --pin same".into());
+    }
+    if spec.counters != crate::measure::counters::CounterSelection::None {
+        notes.push(format!(
+            "perf counters ({}) follow each thread across context switches, which adds about 2 µs \
+             per switch on small VMs; --counters none gives the figures without that cost",
+            spec.counters.name()
+        ));
+    } else if spec.pattern == Pattern::Rr {
+        notes.push("perf counters are off for rr by default: they would add a perf context switch to every round trip (--counters all to count them); CPU time and context switches still come from getrusage".into());
     }
     if spec.verify {
         notes.push("--verify: the sender writes each message's pattern and the receiver checks every byte; both costs are inside the figures".into());

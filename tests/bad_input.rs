@@ -105,3 +105,11 @@ fn buffers_that_cannot_fit_in_memory_are_refused_up_front() {
         &["needs about", "MiB of buffers"],
     );
 }
+
+#[test]
+fn unknown_counter_selection_is_refused() {
+    refuse(
+        &["-m", "copy", "--counters", "most"],
+        &["--counters", "\"most\"", "auto, all"],
+    );
+}

@@ -199,3 +199,31 @@ fn ctrl_c_in_the_measured_phase_prints_what_was_measured_marked_interrupted() {
     assert!(r["measured_s"].as_f64().unwrap() < 5.0);
     assert_eq!(r["transfer"]["all_delivered"], true);
 }
+
+#[test]
+fn rr_leaves_counters_off_by_default_and_says_why() {
+    let (r, code) = run_json(&["-m", "send", "-p", "rr", "-s", "64"]);
+    assert_eq!(code, 0);
+    assert_eq!(r["config"]["counters"], "none");
+    let c = &r["sides"][0]["counters"];
+    assert!(c["task_clock_ns"].is_null());
+    assert_eq!(
+        c["task_clock_ns_unavailable_reason"],
+        "not counted: --counters none"
+    );
+    let notes = r["notes"].to_string();
+    assert!(notes.contains("off for rr by default"), "{notes}");
+    let (r, _) = run_json(&[
+        "-m",
+        "send",
+        "-p",
+        "rr",
+        "-s",
+        "64",
+        "--counters",
+        "software",
+    ]);
+    assert!(r["sides"][0]["counters"]["task_clock_ns"]
+        .as_f64()
+        .is_some_and(|v| v > 0.0));
+}

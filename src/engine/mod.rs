@@ -126,6 +126,7 @@ fn flow_workers(
         role,
         cpu,
         message_size: spec.message_size,
+        counters: spec.counters,
         control: control.clone(),
         start: start.clone(),
         socket: Arc::new(socket),

@@ -2,7 +2,7 @@
 //! when it first sees stop. Opening and closing read rusage and the perf counters; in between
 //! only counts and histogram samples are touched.
 use super::control::Phase;
-use crate::measure::counters::{CounterSample, ThreadCounters};
+use crate::measure::counters::{CounterSample, CounterSelection, ThreadCounters};
 use crate::measure::histogram::LatencyHistogram;
 use crate::sys::usage::{thread_usage, ThreadUsage};
 use std::time::{Duration, Instant};
@@ -35,18 +35,12 @@ pub struct Window {
     result: Option<(Duration, ThreadUsage, CounterSample)>,
 }
 
-impl Default for Window {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
 impl Window {
     /// Opens this thread's counters (call on the worker thread, after pinning).
-    pub fn new() -> Window {
+    pub fn new(counters: CounterSelection) -> Window {
         Window {
             state: State::Before,
-            counters: ThreadCounters::open(),
+            counters: ThreadCounters::open(counters),
             messages: 0,
             bytes: 0,
             histogram: LatencyHistogram::new(),

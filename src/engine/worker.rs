@@ -3,6 +3,7 @@
 //! mechanism's own system calls.
 use super::control::{Control, Phase};
 use super::window::{Window, WindowResult};
+use crate::measure::counters::CounterSelection;
 use crate::mechanism::receive::{Receiver, Verifier};
 use crate::mechanism::{SendMechanism, ZerocopyStats};
 use crate::sys::{affinity, socket};
@@ -38,6 +39,7 @@ pub struct Worker {
     pub role: Role,
     pub cpu: Option<usize>,
     pub message_size: usize,
+    pub counters: CounterSelection,
     pub control: Arc<Control>,
     pub start: Arc<Barrier>,
     pub socket: Arc<TcpStream>,
@@ -71,7 +73,7 @@ struct Totals {
 impl Worker {
     pub fn run(self, mut job: Job) -> ThreadSample {
         let pinned = self.cpu.map_or(Ok(()), affinity::pin_current_thread);
-        let mut window = Window::new();
+        let mut window = Window::new(self.counters);
         self.start.wait();
         let mut totals = Totals::default();
         let fd = self.socket.as_fd();
