@@ -155,6 +155,8 @@ pub struct RunRecord {
     pub verify: VerifyReport,
     pub transfer: TransferTotals,
     pub machine_wide_cpu: Option<MachineCpu>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub machine_wide_cpu_unavailable_reason: Option<String>,
     pub notes: Vec<String>,
 }
 
@@ -212,7 +214,8 @@ pub fn build(spec: &RunSpec, outcome: &RunOutcome, env: Environment) -> RunRecor
         zerocopy,
         verify: verify_report(spec, outcome),
         transfer,
-        machine_wide_cpu: outcome.machine,
+        machine_wide_cpu: outcome.machine.clone().ok(),
+        machine_wide_cpu_unavailable_reason: outcome.machine.clone().err(),
     }
 }
 

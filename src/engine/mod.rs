@@ -12,7 +12,7 @@ use crate::mechanism::receive::{Receiver, RecvMode};
 use crate::mechanism::{self, FlowContext};
 use crate::sys::socket;
 use crate::transport::{tcp, FlowConnector, FlowSockets, SocketOptions};
-use control::{Control, Phase};
+use control::Control;
 use std::net::TcpStream;
 use std::os::fd::AsFd;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -28,8 +28,8 @@ const WORKER_STACK: usize = 512 << 10;
 /// What the engine hands back for one run.
 pub struct RunOutcome {
     pub samples: Vec<ThreadSample>,
-    /// Machine-wide CPU time over the controller's measured phase.
-    pub machine: Option<MachineCpu>,
+    /// Machine-wide CPU time over the measured phase, or why it is not given.
+    pub machine: Result<MachineCpu, String>,
     /// The controller's measured phase, start to stop.
     pub measured: Duration,
     /// Ctrl-C arrived before the planned end.
@@ -69,8 +69,7 @@ pub fn run(
             handles.push(handle);
         }
     }
-    start.wait();
-    let (measured, machine, interrupted) = run_phases(spec, &control, interrupt);
+    let (measured, machine, interrupted) = run_phases(spec, &control, &start, interrupt);
     let (samples, watchdog_fired) = collect(handles, &sockets);
     Ok(RunOutcome {
         samples,
@@ -143,40 +142,70 @@ fn flow_workers(
     ]
 }
 
-/// Warm-up, measured phase, stop. Returns the measured length, machine CPU and interruption.
+/// Fixes the schedule and releases the workers, then follows the schedule only to read
+/// machine-wide CPU time and to stop early on Ctrl-C. Returns the measured length, the machine
+/// CPU over that interval, and whether the run was interrupted.
 fn run_phases(
     spec: &RunSpec,
     control: &Control,
+    start: &Barrier,
     interrupt: &AtomicBool,
-) -> (Duration, Option<MachineCpu>, bool) {
-    if !sleep_unless_interrupted(spec.warmup, interrupt) {
-        control.set(Phase::Stop);
-        return (Duration::ZERO, None, true);
+) -> (Duration, Result<MachineCpu, String>, bool) {
+    let (from, until) = control.schedule(Instant::now(), spec.warmup, spec.duration);
+    start.wait();
+    if !sleep_until(from, interrupt) {
+        control.stop();
+        return (
+            Duration::ZERO,
+            Err("interrupted before the measured phase".into()),
+            true,
+        );
     }
-    let machine_start = MachineCpu::read();
-    let started = Instant::now();
-    control.set(Phase::Measure);
-    let completed = sleep_unless_interrupted(spec.duration, interrupt);
-    control.set(Phase::Stop);
-    let measured = started.elapsed();
-    let machine = MachineCpu::read()
-        .zip(machine_start)
-        .map(|(end, start)| end.since(&start));
-    (measured, machine, !completed)
+    let first = (Instant::now(), MachineCpu::read());
+    let completed = sleep_until(until, interrupt);
+    if !completed {
+        control.stop();
+    }
+    let last = (Instant::now(), MachineCpu::read());
+    let end = if completed { until } else { last.0 };
+    let measured = end.saturating_duration_since(from);
+    (measured, machine_cpu(first, last, (from, end)), !completed)
 }
 
-/// Sleeps in short steps; returns false if `interrupt` was raised first.
-fn sleep_unless_interrupted(duration: Duration, interrupt: &AtomicBool) -> bool {
-    let end = Instant::now() + duration;
+/// Machine-wide CPU between two readings, if they were taken close enough to the window.
+fn machine_cpu(
+    first: (Instant, Option<MachineCpu>),
+    last: (Instant, Option<MachineCpu>),
+    window: (Instant, Instant),
+) -> Result<MachineCpu, String> {
+    let (Some(a), Some(b)) = (first.1, last.1) else {
+        return Err("/proc/stat could not be read".into());
+    };
+    let span = window.1.saturating_duration_since(window.0);
+    let late = first
+        .0
+        .saturating_duration_since(window.0)
+        .max(last.0.saturating_duration_since(window.1));
+    if late > span / 20 {
+        return Err(format!(
+            "the controller read /proc/stat {:.0} ms late (busy workers starved it), so the reading would not match the window",
+            late.as_secs_f64() * 1e3
+        ));
+    }
+    Ok(b.since(&a))
+}
+
+/// Sleeps in short steps until `deadline`; returns false if `interrupt` was raised first.
+fn sleep_until(deadline: Instant, interrupt: &AtomicBool) -> bool {
     loop {
         if interrupt.load(Ordering::Relaxed) {
             return false;
         }
         let now = Instant::now();
-        if now >= end {
+        if now >= deadline {
             return true;
         }
-        std::thread::sleep((end - now).min(Duration::from_millis(20)));
+        std::thread::sleep((deadline - now).min(Duration::from_millis(20)));
     }
 }
 

@@ -137,7 +137,7 @@ impl Worker {
         let size = self.message_size as u64;
         let mut last = Instant::now();
         loop {
-            let phase = self.control.phase();
+            let phase = self.control.phase_at(last);
             if !window.follow(phase, last) && phase == Phase::Stop {
                 break;
             }
@@ -175,7 +175,7 @@ impl Worker {
             totals.messages += got.messages;
             let now = Instant::now();
             let counting = window.is_open();
-            window.follow(self.control.phase(), now);
+            window.follow(self.control.phase_at(now), now);
             if counting {
                 window.record(got.messages, got.messages * size);
                 window.latency(now - last, got.messages);
@@ -195,7 +195,7 @@ impl Worker {
         let size = self.message_size as u64;
         let mut last = Instant::now();
         loop {
-            let phase = self.control.phase();
+            let phase = self.control.phase_at(last);
             if !window.follow(phase, last) && phase == Phase::Stop {
                 break;
             }
@@ -233,7 +233,8 @@ impl Worker {
                 break;
             }
             let counting = window.is_open();
-            window.follow(self.control.phase(), Instant::now());
+            let now = Instant::now();
+            window.follow(self.control.phase_at(now), now);
             mech.send_message(fd, totals.messages)?;
             totals.messages += 1;
             totals.bytes += size;

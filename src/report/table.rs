@@ -257,6 +257,9 @@ fn footer(out: &mut String, r: &RunRecord) {
         }
     );
     verify_lines(out, r);
+    if let Some(reason) = &r.machine_wide_cpu_unavailable_reason {
+        let _ = writeln!(out, "machine-wide CPU: n/a ({reason})");
+    }
     if let Some(m) = &r.machine_wide_cpu {
         let _ = writeln!(
             out,
