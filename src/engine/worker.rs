@@ -116,10 +116,17 @@ impl Worker {
         totals: &mut Totals,
     ) -> io::Result<()> {
         match job {
-            Job::StreamSend(mech) => self.stream_send(mech.as_mut(), fd, window, totals),
+            Job::StreamSend(mech) => self.send_loop(mech.as_mut(), fd, window, totals, || Ok(())),
             Job::StreamReceive(receiver) => self.stream_receive(receiver, fd, window, totals),
             Job::RrClient(mech, receiver) => {
-                self.rr_client(mech.as_mut(), receiver, fd, window, totals)
+                let answer = || match receiver.receive(fd)?.eof {
+                    false => Ok(()),
+                    true => Err(io::Error::new(
+                        io::ErrorKind::UnexpectedEof,
+                        "server closed the flow before answering",
+                    )),
+                };
+                self.send_loop(mech.as_mut(), fd, window, totals, answer)
             }
             Job::RrServer(receiver, mech) => {
                 self.rr_server(receiver, mech.as_mut(), fd, window, totals)
@@ -127,12 +134,16 @@ impl Worker {
         }
     }
 
-    fn stream_send(
+    /// The sending side of stream and rr: send, then `after_send` (nothing for stream; wait for
+    /// the whole answer for rr), then one timestamp. The latency sample is the interval between
+    /// consecutive timestamps: time per message handed over (stream) or the round trip (rr).
+    fn send_loop(
         &self,
         mech: &mut dyn SendMechanism,
         fd: BorrowedFd<'_>,
         window: &mut Window,
         totals: &mut Totals,
+        mut after_send: impl FnMut() -> io::Result<()>,
     ) -> io::Result<()> {
         let size = self.message_size as u64;
         let mut last = Instant::now();
@@ -142,8 +153,9 @@ impl Worker {
                 break;
             }
             mech.send_message(fd, totals.messages)?;
-            totals.messages += 1;
             totals.bytes += size;
+            after_send()?;
+            totals.messages += 1;
             let now = Instant::now();
             if window.is_open() {
                 window.record(1, size);
@@ -182,41 +194,6 @@ impl Worker {
             }
             last = now;
         }
-    }
-
-    fn rr_client(
-        &self,
-        mech: &mut dyn SendMechanism,
-        receiver: &mut Receiver,
-        fd: BorrowedFd<'_>,
-        window: &mut Window,
-        totals: &mut Totals,
-    ) -> io::Result<()> {
-        let size = self.message_size as u64;
-        let mut last = Instant::now();
-        loop {
-            let phase = self.control.phase_at(last);
-            if !window.follow(phase, last) && phase == Phase::Stop {
-                break;
-            }
-            mech.send_message(fd, totals.messages)?;
-            totals.bytes += size;
-            if receiver.receive(fd)?.eof {
-                return Err(io::Error::new(
-                    io::ErrorKind::UnexpectedEof,
-                    "server closed the flow before answering",
-                ));
-            }
-            totals.messages += 1;
-            let now = Instant::now();
-            if window.is_open() {
-                window.record(1, size);
-                window.latency(now - last, 1);
-            }
-            last = now;
-        }
-        mech.finish(fd, Instant::now() + COMPLETION_WAIT)?;
-        socket::shutdown(fd, socket::SHUT_WR)
     }
 
     fn rr_server(
