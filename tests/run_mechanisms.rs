@@ -105,16 +105,12 @@ fn odd_sizes_and_chunked_receives_keep_message_boundaries() {
 }
 
 #[test]
-fn spin_mode_and_pinning_are_recorded_and_deliver() {
-    let (r, code) = run_json(&[
-        "-m", "copy", "-p", "rr", "-s", "64", "--spin", "--pin", "same", "--verify",
-    ]);
+fn pin_same_puts_both_sides_of_a_flow_on_one_cpu() {
+    let (r, code) = run_json(&["-m", "send", "-p", "rr", "-s", "64", "--pin", "same"]);
     assert_eq!(code, 0);
-    assert_delivered(&r, "spin");
-    assert_eq!(r["config"]["spin"], true);
     let p = &r["config"]["placement"][0];
-    assert_eq!(p["sender_cpu"], p["receiver_cpu"], "--pin same");
     assert!(p["sender_cpu"].is_u64());
+    assert_eq!(p["sender_cpu"], p["receiver_cpu"]);
 }
 
 #[test]
@@ -167,34 +163,4 @@ fn zerocopy_survives_enobufs_without_losing_or_double_counting() {
         u(&r["zerocopy"]["enobufs_retries"]) > 0,
         "optmem_max=1024 forces ENOBUFS"
     );
-}
-
-#[test]
-fn a_thousand_flows_keep_the_schedule_and_deliver_everything() {
-    // With 2048 busy workers on a small machine, phase changes must not wait for the
-    // controller thread to be scheduled (it once left the warm-up running for minutes).
-    let out = common::bytepath()
-        .args([
-            "run", "-m", "copy", "-s", "256", "-t", "1024", "-d", "500ms", "--warmup", "100ms",
-            "--json",
-        ])
-        .timeout(std::time::Duration::from_secs(120))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(r["status"], "completed", "{}", r["errors"]);
-    assert_eq!(r["transfer"]["all_delivered"], true);
-    assert_eq!(r["sides"][1]["threads"], 1024);
-    let receiver_window = r["sides"][1]["elapsed_s"].as_f64().unwrap();
-    assert!(
-        receiver_window <= 0.5 + 0.5,
-        "windows end with the schedule: {receiver_window}"
-    );
-    let machine = &r["machine_wide_cpu"];
-    assert!(machine.is_object() || r["machine_wide_cpu_unavailable_reason"].is_string());
 }
