@@ -17,6 +17,81 @@ pub struct Cli {
 pub enum Command {
     /// Measure one point: a mechanism, a message size, a number of flows, over loopback TCP.
     Run(RunArgs),
+    /// Measure a matrix of points with confidence intervals; write results and a report.
+    Sweep(SweepArgs),
+    /// Re-render report.html and report.md from a saved results folder.
+    Report(ReportArgs),
+    /// Compare two results folders point by point: faster, slower, or no significant change.
+    Compare(CompareArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct SweepArgs {
+    /// Mechanisms, comma-separated (send, copy, gather, zerocopy).
+    #[arg(long, default_value = "send,copy,gather,zerocopy")]
+    pub mechanisms: String,
+    /// Message sizes, comma-separated (256, 1K, 4KiB, 512k …).
+    #[arg(long, default_value = "256,1K,4K,16K,64K,512K")]
+    pub sizes: String,
+    /// Flow counts, comma-separated.
+    #[arg(long, default_value = "1,2,4,8")]
+    pub threads: String,
+    /// Patterns, comma-separated (stream, rr).
+    #[arg(long, default_value = "stream")]
+    pub patterns: String,
+    /// Stop a point once the 95 % CI of its throughput is within ± this share of the mean.
+    #[arg(long, default_value = "2%")]
+    pub ci: String,
+    /// Shortest measured time per point.
+    #[arg(long, default_value = "500ms")]
+    pub min_time: String,
+    /// Longest measured time per point, whether or not the CI target was met.
+    #[arg(long, default_value = "5s")]
+    pub max_time: String,
+    /// Length of one measurement slice (the unit the CI is computed over).
+    #[arg(long, default_value = "100ms")]
+    pub slice: String,
+    /// Warm-up before each point, excluded from every figure.
+    #[arg(long, default_value = "200ms")]
+    pub warmup: String,
+    /// CPU placement for every point (see `run --pin`); default: cross where two CPUs exist.
+    #[arg(long)]
+    pub pin: Option<String>,
+    /// Bytes per recv() call (see `run --recv-size`).
+    #[arg(long)]
+    pub recv_size: Option<String>,
+    /// perf counters per thread (see `run --counters`).
+    #[arg(long, default_value = "auto")]
+    pub counters: String,
+    /// Check every byte of every point (see `run --verify`).
+    #[arg(long)]
+    pub verify: bool,
+    /// Results folder; default ./bytepath-results/<timestamp>/.
+    #[arg(long)]
+    pub out: Option<std::path::PathBuf>,
+    /// Continue the sweep in --out, skipping the points already measured there.
+    #[arg(long)]
+    pub resume: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// A results folder written by `bytepath sweep`.
+    pub dir: std::path::PathBuf,
+    /// Where to write the HTML report (default DIR/report.html; report.md goes beside it).
+    #[arg(long, short = 'o')]
+    pub output: Option<std::path::PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// The baseline results folder.
+    pub old: std::path::PathBuf,
+    /// The results folder to judge against it.
+    pub new: std::path::PathBuf,
+    /// Exit 1 when any point got slower by more than this share (e.g. 5%).
+    #[arg(long)]
+    pub fail_on_regression: Option<String>,
 }
 
 #[derive(Debug, Args)]

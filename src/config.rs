@@ -101,6 +101,31 @@ impl Pinning {
     }
 }
 
+/// When a point's measured phase ends. The phase is cut into slices of `slice`; after
+/// `min_time`, a point with a `ci_target` stops as soon as the 95 % confidence interval of its
+/// per-slice figure is within ±target of the mean; every point stops at the run's `duration`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Stopping {
+    pub slice: Duration,
+    pub min_time: Duration,
+    /// Relative half-width, e.g. 0.02 for ±2 %; `None` measures the whole duration.
+    pub ci_target: Option<f64>,
+}
+
+impl Stopping {
+    /// `bytepath run`: the whole duration, cut into (at most) 100 ms slices, at least five.
+    pub fn fixed(duration: Duration) -> Stopping {
+        let slice = Duration::from_millis(100)
+            .min(duration / 5)
+            .max(Duration::from_millis(1));
+        Stopping {
+            slice,
+            min_time: duration,
+            ci_target: None,
+        }
+    }
+}
+
 /// One validated experiment point.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunSpec {
@@ -108,7 +133,9 @@ pub struct RunSpec {
     pub pattern: Pattern,
     pub message_size: usize,
     pub threads: usize,
+    /// The longest the measured phase may last (`--duration`, or a sweep's `--max-time`).
     pub duration: Duration,
+    pub stopping: Stopping,
     pub warmup: Duration,
     pub pinning: Pinning,
     /// CPUs available to this process when the spec was made (placement is computed on them).
@@ -128,12 +155,14 @@ impl RunSpec {
             Some(text) => Some(parse_recv_size(text)?),
             None => None,
         };
+        let duration = parse_duration("--duration", &args.duration, false)?;
         Ok(RunSpec {
             mechanism: args.mechanism.parse()?,
             pattern,
             message_size,
             threads: parse_threads(&args.threads)?,
-            duration: parse_duration("--duration", &args.duration, false)?,
+            duration,
+            stopping: Stopping::fixed(duration),
             warmup: parse_duration("--warmup", &args.warmup, true)?,
             pinning: parse_pinning(args.pin.as_deref(), cpus)?,
             cpus: cpus.to_vec(),

@@ -3,6 +3,7 @@
 #![deny(unsafe_code)]
 
 pub mod cli;
+pub mod compare;
 pub mod config;
 pub mod engine;
 pub mod environment;
@@ -11,5 +12,7 @@ pub mod measure;
 pub mod mechanism;
 pub mod record;
 pub mod report;
+pub mod stats;
+pub mod sweep;
 pub mod sys;
 pub mod transport;

@@ -1,13 +1,14 @@
-//! The bytepath binary: parse, run, print, exit code. Exit codes: 0 success, 1 a failed run or
-//! a verify mismatch, 2 bad input, 130 interrupted (figures so far are still printed).
+//! The bytepath binary: parse, dispatch, print errors, exit code. Exit codes: 0 success, 1 a
+//! failed run, a verify mismatch or a regression, 2 bad input, 130 interrupted (what was
+//! measured so far is still printed and saved).
 use anyhow::Context;
 use bytepath::cli::{Cli, Command, RunArgs};
-use bytepath::config::{ConfigError, RunSpec};
+use bytepath::config::RunSpec;
 use bytepath::environment::{mem_available, Environment};
-use bytepath::error::Error;
+use bytepath::error::{Error, Status};
 use bytepath::report::{json::Json, table::Table, Exporter};
 use bytepath::transport::tcp::Loopback;
-use bytepath::{engine, record, sys};
+use bytepath::{compare, engine, record, report, sweep, sys};
 use clap::Parser;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -34,46 +35,50 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    match cli.command {
-        Command::Run(args) => run_command(&args),
-    }
-}
-
-fn run_command(args: &RunArgs) -> ExitCode {
-    match run(args) {
-        Ok(code) => code,
+    let result = match cli.command {
+        Command::Run(args) => run(&args),
+        Command::Sweep(args) => {
+            catch_ctrl_c().and_then(|()| Ok(sweep::command(&args, &INTERRUPTED)?))
+        }
+        Command::Report(args) => report::command(&args).map_err(Into::into),
+        Command::Compare(args) => compare::command(&args).map_err(Into::into),
+    };
+    match result {
+        Ok(Status::Success) => ExitCode::SUCCESS,
+        Ok(Status::Failed) => ExitCode::from(1),
+        Ok(Status::Interrupted) => ExitCode::from(130),
         Err(e) => match e.downcast_ref::<Error>() {
-            Some(Error::Config(c)) => bad_input(c),
-            _ => match e.downcast_ref::<ConfigError>() {
-                Some(c) => bad_input(c),
-                None => {
-                    eprintln!("bytepath: {e:#}");
-                    ExitCode::from(1)
-                }
-            },
+            Some(Error::Config(c)) => {
+                eprintln!("bytepath: {c}");
+                ExitCode::from(2)
+            }
+            _ => {
+                eprintln!("bytepath: {e:#}");
+                ExitCode::from(1)
+            }
         },
     }
 }
 
-fn bad_input(e: &ConfigError) -> ExitCode {
-    eprintln!("bytepath: {e}");
-    ExitCode::from(2)
-}
-
-fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
-    let cpus = sys::affinity::allowed_cpus().context("reading this process's CPU affinity")?;
-    let spec = RunSpec::from_args(args, &cpus)?;
-    // Best effort: if it fails, counters that cannot open say so with EMFILE as their reason.
-    let _ = sys::raise_open_file_limit();
-    if let Some(available) = mem_available() {
-        spec.check_memory(available)?;
-    }
+/// The first Ctrl-C asks the run to stop and keep what it measured; a second one exits now.
+fn catch_ctrl_c() -> anyhow::Result<()> {
     ctrlc::set_handler(|| {
         if INTERRUPTED.swap(true, Ordering::SeqCst) {
-            std::process::exit(130); // a second Ctrl-C: the user wants out now
+            std::process::exit(130);
         }
     })
-    .context("installing the Ctrl-C handler")?;
+    .context("installing the Ctrl-C handler")
+}
+
+fn run(args: &RunArgs) -> anyhow::Result<Status> {
+    let cpus = sys::affinity::allowed_cpus().context("reading this process's CPU affinity")?;
+    let spec = RunSpec::from_args(args, &cpus).map_err(Error::from)?;
+    if let Some(available) = mem_available() {
+        spec.check_memory(available).map_err(Error::from)?;
+    }
+    // Best effort: if it fails, counters that cannot open say so with EMFILE as their reason.
+    let _ = sys::raise_open_file_limit();
+    catch_ctrl_c()?;
     let outcome = engine::run(&spec, &Loopback, &INTERRUPTED)?;
     let record = record::build(&spec, &outcome, Environment::detect(&cpus));
     let text = if args.json {
@@ -82,11 +87,5 @@ fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         Table.export(&record)
     };
     print!("{text}");
-    Ok(if record.interrupted {
-        ExitCode::from(130)
-    } else if record.passed() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    })
+    Ok(record.status_for_exit())
 }

