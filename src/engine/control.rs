@@ -49,6 +49,11 @@ impl Control {
         (from, until)
     }
 
+    /// Start of the measured phase (valid once `schedule` has run).
+    pub fn measure_from(&self) -> Instant {
+        self.base + Duration::from_nanos(self.measure_from.load(Ordering::Relaxed))
+    }
+
     #[inline]
     pub fn phase_at(&self, now: Instant) -> Phase {
         if self.stop_now.load(Ordering::Relaxed) {

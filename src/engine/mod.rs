@@ -2,6 +2,8 @@
 //! flow, holds them at a start barrier, runs the warm-up, opens the measured phase, stops, and
 //! collects each thread's sample. A watchdog shuts the sockets down if a side hangs.
 pub mod control;
+pub mod phases;
+pub mod slices;
 pub mod window;
 pub mod worker;
 
@@ -13,9 +15,11 @@ use crate::mechanism::{self, FlowContext};
 use crate::sys::socket;
 use crate::transport::{tcp, FlowConnector, FlowSockets, SocketOptions};
 use control::Control;
+use phases::StopReason;
+use slices::SliceBoard;
 use std::net::TcpStream;
 use std::os::fd::AsFd;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Barrier};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -38,6 +42,17 @@ pub struct RunOutcome {
     pub watchdog_fired: bool,
     /// Where the flows ran.
     pub placement: String,
+    /// The measured side's per-slice totals, for the slices the statistics use.
+    pub slices: SliceSeries,
+}
+
+/// Per-slice totals of the measured side (stream receiver, rr client).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SliceSeries {
+    pub length: Duration,
+    pub bytes: Vec<u64>,
+    pub messages: Vec<u64>,
+    pub stop: StopReason,
 }
 
 pub fn run(
@@ -55,10 +70,17 @@ pub fn run(
         .map_err(Error::Setup)?;
     let control = Arc::new(Control::default());
     let start = Arc::new(Barrier::new(2 * spec.threads + 1));
+    let slice_count = phases::div_duration(spec.duration, spec.stopping.slice).max(1);
+    let board = Arc::new(SliceBoard::new(slice_count));
+    let shared = Shared {
+        control: control.clone(),
+        start: start.clone(),
+        board: board.clone(),
+    };
     let mut sockets = Vec::with_capacity(2 * spec.threads);
     let mut handles = Vec::with_capacity(2 * spec.threads);
     for (flow, pair) in flows.into_iter().enumerate() {
-        for (worker, job) in flow_workers(spec, flow, pair, &control, &start) {
+        for (worker, job) in flow_workers(spec, flow, pair, &shared) {
             sockets.push(worker.socket.clone());
             let name = format!("bytepath-{flow}-{:?}", worker.role).to_lowercase();
             let handle = std::thread::Builder::new()
@@ -69,16 +91,31 @@ pub fn run(
             handles.push(handle);
         }
     }
-    let (measured, machine, interrupted) = run_phases(spec, &control, &start, interrupt);
+    let phases = phases::run_phases(spec, &control, &start, &board, interrupt);
     let (samples, watchdog_fired) = collect(handles, &sockets);
+    // Read after the join: every worker has published every slice it finished.
+    let (bytes, messages) = board.read(phases.slices_used);
     Ok(RunOutcome {
         samples,
-        machine,
-        measured,
-        interrupted,
+        machine: phases.machine,
+        measured: phases.measured,
+        interrupted: phases.interrupted,
         watchdog_fired,
         placement: connector.describe(),
+        slices: SliceSeries {
+            length: spec.stopping.slice,
+            bytes,
+            messages,
+            stop: phases.stop,
+        },
     })
+}
+
+/// What every worker of a run shares.
+struct Shared {
+    control: Arc<Control>,
+    start: Arc<Barrier>,
+    board: Arc<SliceBoard>,
 }
 
 /// The two workers of one flow, with their jobs.
@@ -86,8 +123,7 @@ fn flow_workers(
     spec: &RunSpec,
     flow: usize,
     pair: FlowSockets,
-    control: &Arc<Control>,
-    start: &Arc<Barrier>,
+    shared: &Shared,
 ) -> [(Worker, Job); 2] {
     let placement = spec.placement(flow);
     let ctx = FlowContext {
@@ -120,14 +156,20 @@ fn flow_workers(
             )
         }
     };
+    // The statistics follow the stream receiver's throughput, or the rr client's round trips.
+    let measured_role = match spec.pattern {
+        Pattern::Stream => Role::Receiver,
+        Pattern::Rr => Role::Sender,
+    };
     let worker = |role, cpu, socket: TcpStream| Worker {
         flow: ctx.flow,
         role,
         cpu,
         message_size: spec.message_size,
         counters: spec.counters,
-        control: control.clone(),
-        start: start.clone(),
+        slices: (role == measured_role).then(|| (shared.board.clone(), spec.stopping.slice)),
+        control: shared.control.clone(),
+        start: shared.start.clone(),
         socket: Arc::new(socket),
     };
     [
@@ -140,73 +182,6 @@ fn flow_workers(
             receiver_job,
         ),
     ]
-}
-
-/// Fixes the schedule and releases the workers, then follows the schedule only to read
-/// machine-wide CPU time and to stop early on Ctrl-C. Returns the measured length, the machine
-/// CPU over that interval, and whether the run was interrupted.
-fn run_phases(
-    spec: &RunSpec,
-    control: &Control,
-    start: &Barrier,
-    interrupt: &AtomicBool,
-) -> (Duration, Result<MachineCpu, String>, bool) {
-    let (from, until) = control.schedule(Instant::now(), spec.warmup, spec.duration);
-    start.wait();
-    if !sleep_until(from, interrupt) {
-        control.stop();
-        return (
-            Duration::ZERO,
-            Err("interrupted before the measured phase".into()),
-            true,
-        );
-    }
-    let first = (Instant::now(), MachineCpu::read());
-    let completed = sleep_until(until, interrupt);
-    if !completed {
-        control.stop();
-    }
-    let last = (Instant::now(), MachineCpu::read());
-    let end = if completed { until } else { last.0 };
-    let measured = end.saturating_duration_since(from);
-    (measured, machine_cpu(first, last, (from, end)), !completed)
-}
-
-/// Machine-wide CPU between two readings, if they were taken close enough to the window.
-fn machine_cpu(
-    first: (Instant, Option<MachineCpu>),
-    last: (Instant, Option<MachineCpu>),
-    window: (Instant, Instant),
-) -> Result<MachineCpu, String> {
-    let (Some(a), Some(b)) = (first.1, last.1) else {
-        return Err("/proc/stat could not be read".into());
-    };
-    let span = window.1.saturating_duration_since(window.0);
-    let late = first
-        .0
-        .saturating_duration_since(window.0)
-        .max(last.0.saturating_duration_since(window.1));
-    if late > span / 20 {
-        return Err(format!(
-            "the controller read /proc/stat {:.0} ms late (busy workers starved it), so the reading would not match the window",
-            late.as_secs_f64() * 1e3
-        ));
-    }
-    Ok(b.since(&a))
-}
-
-/// Sleeps in short steps until `deadline`; returns false if `interrupt` was raised first.
-fn sleep_until(deadline: Instant, interrupt: &AtomicBool) -> bool {
-    loop {
-        if interrupt.load(Ordering::Relaxed) {
-            return false;
-        }
-        let now = Instant::now();
-        if now >= deadline {
-            return true;
-        }
-        std::thread::sleep((deadline - now).min(Duration::from_millis(20)));
-    }
 }
 
 /// Joins every worker; after the grace period, shuts their sockets down so blocked calls return.

@@ -2,6 +2,7 @@
 //! when it first sees stop. Opening and closing read rusage and the perf counters; in between
 //! only counts and histogram samples are touched.
 use super::control::Phase;
+use super::slices::SliceClock;
 use crate::measure::counters::{CounterSample, CounterSelection, ThreadCounters};
 use crate::measure::histogram::LatencyHistogram;
 use crate::sys::usage::{thread_usage, ThreadUsage};
@@ -32,6 +33,8 @@ pub struct Window {
     messages: u64,
     bytes: u64,
     histogram: LatencyHistogram,
+    /// Only on the measured side (stream receiver, rr client).
+    slices: Option<SliceClock>,
     result: Option<(Duration, ThreadUsage, CounterSample)>,
 }
 
@@ -44,8 +47,14 @@ impl Window {
             messages: 0,
             bytes: 0,
             histogram: LatencyHistogram::new(),
+            slices: None,
             result: None,
         }
+    }
+
+    /// Makes this window count its messages into measurement slices as well.
+    pub fn attach_slices(&mut self, clock: SliceClock) {
+        self.slices = Some(clock);
     }
 
     /// Follows the run's phase; returns whether samples now count.
@@ -64,10 +73,14 @@ impl Window {
         matches!(self.state, State::Closed)
     }
 
+    /// Counts messages completed at `now` (inside the open window).
     #[inline]
-    pub fn record(&mut self, messages: u64, bytes: u64) {
+    pub fn record(&mut self, now: Instant, messages: u64, bytes: u64) {
         self.messages += messages;
         self.bytes += bytes;
+        if let Some(slices) = self.slices.as_mut() {
+            slices.add(now, messages, bytes);
+        }
     }
 
     /// One latency sample per message; `messages` completed together share the interval.
@@ -91,6 +104,9 @@ impl Window {
     }
 
     fn close(&mut self, now: Instant) {
+        if let Some(slices) = self.slices.as_mut() {
+            slices.pass(now);
+        }
         if let State::Open { started, usage } = self.state {
             let counters = self.counters.stop();
             let used = thread_usage().unwrap_or_default().since(&usage);

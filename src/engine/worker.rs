@@ -2,6 +2,7 @@
 //! once per message and the phase once per message; everything else on the path is the
 //! mechanism's own system calls.
 use super::control::{Control, Phase};
+use super::slices::{SliceBoard, SliceClock};
 use super::window::{Window, WindowResult};
 use crate::measure::counters::CounterSelection;
 use crate::mechanism::receive::{Receiver, Verifier};
@@ -40,6 +41,8 @@ pub struct Worker {
     pub cpu: Option<usize>,
     pub message_size: usize,
     pub counters: CounterSelection,
+    /// The board and slice length, for the side whose throughput the statistics follow.
+    pub slices: Option<(Arc<SliceBoard>, Duration)>,
     pub control: Arc<Control>,
     pub start: Arc<Barrier>,
     pub socket: Arc<TcpStream>,
@@ -75,6 +78,10 @@ impl Worker {
         let pinned = self.cpu.map_or(Ok(()), affinity::pin_current_thread);
         let mut window = Window::new(self.counters);
         self.start.wait();
+        if let Some((board, length)) = &self.slices {
+            let from = self.control.measure_from();
+            window.attach_slices(SliceClock::new(board.clone(), from, *length));
+        }
         let mut totals = Totals::default();
         let fd = self.socket.as_fd();
         let result = match pinned {
@@ -158,7 +165,7 @@ impl Worker {
             totals.messages += 1;
             let now = Instant::now();
             if window.is_open() {
-                window.record(1, size);
+                window.record(now, 1, size);
                 window.latency(now - last, 1);
             }
             last = now;
@@ -189,7 +196,7 @@ impl Worker {
             let counting = window.is_open();
             window.follow(self.control.phase_at(now), now);
             if counting {
-                window.record(got.messages, got.messages * size);
+                window.record(now, got.messages, got.messages * size);
                 window.latency(now - last, got.messages);
             }
             last = now;
@@ -216,7 +223,7 @@ impl Worker {
             totals.messages += 1;
             totals.bytes += size;
             if counting {
-                window.record(1, size);
+                window.record(now, 1, size);
             }
         }
         mech.finish(fd, Instant::now() + COMPLETION_WAIT)?;

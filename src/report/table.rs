@@ -55,7 +55,7 @@ fn header(out: &mut String, r: &RunRecord) {
     let _ = writeln!(out);
 }
 
-/// The one figure a reader wants first, from the side that can state it honestly.
+/// The one figure a reader wants first, from the side that can state it honestly, with its CI.
 fn headline(out: &mut String, r: &RunRecord) {
     let (client, receiver) = (&r.sides[0], &r.sides[1]);
     let line = match (r.config.pattern, &client.latency_ns) {
@@ -72,7 +72,39 @@ fn headline(out: &mut String, r: &RunRecord) {
             count(receiver.messages_per_s)
         ),
     };
-    let _ = writeln!(out, "result: {line}\n");
+    let _ = writeln!(out, "result: {line}");
+    let st = &r.statistics;
+    let spread = match &st.summary {
+        Some(s) => format!(
+            "mean {} ± {:.2} % (95 % CI {} … {})",
+            count(s.mean),
+            100.0 * s.ci95_rel,
+            count(s.ci95_low),
+            count(s.ci95_high)
+        ),
+        None => format!(
+            "no CI: {}",
+            st.summary_unavailable_reason.as_deref().unwrap_or("-")
+        ),
+    };
+    let target = match (st.ci_target_rel, st.ci_target_met) {
+        (Some(t), Some(met)) => format!(
+            "; target ±{:.1} % {}",
+            100.0 * t,
+            if met { "met" } else { "NOT met" }
+        ),
+        _ => String::new(),
+    };
+    let _ = writeln!(
+        out,
+        "  {} per slice ({} slices of {:.0} ms, {} side): {spread}; outlier slices {}; stop: {}{target}\n",
+        st.metric,
+        st.slices,
+        st.slice_s * 1e3,
+        st.side,
+        st.outliers.total(),
+        st.stop_reason.describe()
+    );
 }
 
 fn placement(r: &RunRecord) -> String {

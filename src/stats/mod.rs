@@ -1,6 +1,7 @@
 //! Statistics over measurement slices: mean, sample standard deviation, the 95 % confidence
 //! interval of the mean (Student's t), and outliers by Tukey's fences (classified and counted,
 //! never dropped), as criterion.rs reports them.
+pub mod point;
 
 /// Mean and 95 % confidence interval of a set of slice values.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]

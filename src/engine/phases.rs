@@ -1,0 +1,207 @@
+//! The controller's side of a run: fix the schedule, release the workers, then wake at each
+//! slice boundary to read the board, and end the measured phase when the 95 % confidence
+//! interval is within the target (after the minimum time), at the maximum time, or on Ctrl-C.
+//! Also reads machine-wide CPU time around the measured phase.
+use super::control::Control;
+use super::slices::SliceBoard;
+use crate::config::{Pattern, RunSpec};
+use crate::measure::machine::MachineCpu;
+use crate::stats;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Barrier;
+use std::time::{Duration, Instant};
+
+/// Workers publish a slice on their first message after its end; give them this long.
+const PUBLISH_GRACE: Duration = Duration::from_millis(5);
+/// The CI needs a few slices to mean anything.
+pub const MIN_SLICES: usize = 3;
+
+/// Why the measured phase ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// The CI reached the target after the minimum time.
+    CiTargetMet,
+    /// The maximum time ran out first.
+    MaxTime,
+    /// No CI target: the whole duration was measured (`bytepath run`).
+    FixedDuration,
+    Interrupted,
+}
+
+impl StopReason {
+    pub fn describe(self) -> &'static str {
+        match self {
+            StopReason::CiTargetMet => "CI target met",
+            StopReason::MaxTime => "maximum time reached",
+            StopReason::FixedDuration => "fixed duration",
+            StopReason::Interrupted => "interrupted",
+        }
+    }
+}
+
+/// What the controller observed.
+pub struct Phases {
+    pub measured: Duration,
+    pub machine: Result<MachineCpu, String>,
+    pub interrupted: bool,
+    /// Slices the statistics use (all complete, in order from the start of the measured phase).
+    pub slices_used: usize,
+    pub stop: StopReason,
+}
+
+/// The per-slice figure the CI follows: receiver Gbit/s for stream, round trips/s for rr.
+pub fn slice_values(
+    pattern: Pattern,
+    slice: Duration,
+    bytes: &[u64],
+    messages: &[u64],
+) -> Vec<f64> {
+    let s = slice.as_secs_f64();
+    match pattern {
+        Pattern::Stream => bytes.iter().map(|&b| b as f64 * 8.0 / s / 1e9).collect(),
+        Pattern::Rr => messages.iter().map(|&m| m as f64 / s).collect(),
+    }
+}
+
+pub fn run_phases(
+    spec: &RunSpec,
+    control: &Control,
+    start: &Barrier,
+    board: &SliceBoard,
+    interrupt: &AtomicBool,
+) -> Phases {
+    let (from, until) = control.schedule(Instant::now(), spec.warmup, spec.duration);
+    start.wait();
+    if !sleep_until(from, interrupt) {
+        control.stop();
+        return Phases {
+            measured: Duration::ZERO,
+            machine: Err("interrupted before the measured phase".into()),
+            interrupted: true,
+            slices_used: 0,
+            stop: StopReason::Interrupted,
+        };
+    }
+    let first = (Instant::now(), MachineCpu::read());
+    let (slices_used, stop) = follow_slices(spec, from, board, interrupt);
+    if stop != StopReason::MaxTime && stop != StopReason::FixedDuration {
+        control.stop();
+    }
+    let last = (Instant::now(), MachineCpu::read());
+    let end = match stop {
+        StopReason::MaxTime | StopReason::FixedDuration => until,
+        _ => last.0.min(until),
+    };
+    Phases {
+        measured: end.saturating_duration_since(from),
+        machine: machine_cpu(first, last, (from, end)),
+        interrupted: stop == StopReason::Interrupted,
+        slices_used,
+        stop,
+    }
+}
+
+/// Wakes after each slice; returns how many slices are complete when the phase ends, and why.
+fn follow_slices(
+    spec: &RunSpec,
+    from: Instant,
+    board: &SliceBoard,
+    interrupt: &AtomicBool,
+) -> (usize, StopReason) {
+    let slice = spec.stopping.slice;
+    let total = board.len();
+    let min_slices = MIN_SLICES.max(div_duration(spec.stopping.min_time, slice));
+    let mut done = 0;
+    while done < total {
+        if !sleep_until(from + slice * (done as u32 + 1) + PUBLISH_GRACE, interrupt) {
+            return (done, StopReason::Interrupted);
+        }
+        // A late wake-up (a starved controller) may find several slices finished.
+        let elapsed = Instant::now().saturating_duration_since(from + PUBLISH_GRACE);
+        done = div_duration(elapsed, slice).clamp(done + 1, total);
+        if let Some(target) = spec.stopping.ci_target {
+            if done >= min_slices && ci_within(spec, board, done, target) {
+                return (done, StopReason::CiTargetMet);
+            }
+        }
+    }
+    let reason = match spec.stopping.ci_target {
+        Some(_) => StopReason::MaxTime,
+        None => StopReason::FixedDuration,
+    };
+    (total, reason)
+}
+
+fn ci_within(spec: &RunSpec, board: &SliceBoard, done: usize, target: f64) -> bool {
+    let (bytes, messages) = board.read(done);
+    let values = slice_values(spec.pattern, spec.stopping.slice, &bytes, &messages);
+    stats::summarize(&values).is_some_and(|s| s.ci95_rel <= target)
+}
+
+/// How many whole `slice`s fit in `span`.
+pub fn div_duration(span: Duration, slice: Duration) -> usize {
+    (span.as_nanos() / slice.as_nanos().max(1)) as usize
+}
+
+/// Sleeps in short steps until `deadline`; returns false if `interrupt` was raised first.
+fn sleep_until(deadline: Instant, interrupt: &AtomicBool) -> bool {
+    loop {
+        if interrupt.load(Ordering::Relaxed) {
+            return false;
+        }
+        let now = Instant::now();
+        if now >= deadline {
+            return true;
+        }
+        std::thread::sleep((deadline - now).min(Duration::from_millis(20)));
+    }
+}
+
+/// Machine-wide CPU between two readings, if they were taken close enough to the window.
+fn machine_cpu(
+    first: (Instant, Option<MachineCpu>),
+    last: (Instant, Option<MachineCpu>),
+    window: (Instant, Instant),
+) -> Result<MachineCpu, String> {
+    let (Some(a), Some(b)) = (first.1, last.1) else {
+        return Err("/proc/stat could not be read".into());
+    };
+    let span = window.1.saturating_duration_since(window.0);
+    let late = first
+        .0
+        .saturating_duration_since(window.0)
+        .max(last.0.saturating_duration_since(window.1));
+    if late > span / 20 + PUBLISH_GRACE {
+        return Err(format!(
+            "the controller read /proc/stat {:.0} ms late (busy workers starved it), so the reading would not match the window",
+            late.as_secs_f64() * 1e3
+        ));
+    }
+    Ok(b.since(&a))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slice_values_are_gbits_for_stream_and_rates_for_rr() {
+        let slice = Duration::from_millis(100);
+        assert_eq!(
+            slice_values(Pattern::Stream, slice, &[125_000_000], &[1]),
+            vec![10.0]
+        );
+        assert_eq!(
+            slice_values(Pattern::Rr, slice, &[0], &[5000]),
+            vec![50_000.0]
+        );
+    }
+
+    #[test]
+    fn whole_slices_are_counted() {
+        let ms = Duration::from_millis;
+        assert_eq!(div_duration(ms(999), ms(100)), 9);
+        assert_eq!(div_duration(ms(1000), ms(100)), 10);
+    }
+}

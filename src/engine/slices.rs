@@ -1,0 +1,127 @@
+//! Measurement slices. The measured phase is cut into equal slices counted from its start; the
+//! measured side (stream receiver, rr client) adds each completed message to the slice its
+//! timestamp falls in, and publishes a slice to the shared board when it passes the slice's end
+//! (one atomic add per slice and thread, nothing per message). The controller reads the board to
+//! decide when the confidence interval is tight enough; the final figures are read after every
+//! worker has joined, so they are exact whatever the controller saw.
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Per-slice totals of one side, summed over its threads.
+pub struct SliceBoard {
+    bytes: Vec<AtomicU64>,
+    messages: Vec<AtomicU64>,
+}
+
+impl SliceBoard {
+    pub fn new(slices: usize) -> SliceBoard {
+        SliceBoard {
+            bytes: (0..slices).map(|_| AtomicU64::new(0)).collect(),
+            messages: (0..slices).map(|_| AtomicU64::new(0)).collect(),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.bytes.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.bytes.is_empty()
+    }
+
+    fn add(&self, slice: usize, bytes: u64, messages: u64) {
+        if slice < self.bytes.len() {
+            self.bytes[slice].fetch_add(bytes, Ordering::Relaxed);
+            self.messages[slice].fetch_add(messages, Ordering::Relaxed);
+        }
+    }
+
+    /// Totals of the first `used` slices: (bytes, messages) per slice.
+    pub fn read(&self, used: usize) -> (Vec<u64>, Vec<u64>) {
+        let used = used.min(self.bytes.len());
+        let get = |v: &[AtomicU64]| {
+            v[..used]
+                .iter()
+                .map(|a| a.load(Ordering::Relaxed))
+                .collect()
+        };
+        (get(&self.bytes), get(&self.messages))
+    }
+}
+
+/// One worker's running slice.
+pub struct SliceClock {
+    board: Arc<SliceBoard>,
+    length: Duration,
+    index: usize,
+    ends_at: Instant,
+    bytes: u64,
+    messages: u64,
+}
+
+impl SliceClock {
+    /// Slices start at `measure_from`.
+    pub fn new(board: Arc<SliceBoard>, measure_from: Instant, length: Duration) -> SliceClock {
+        SliceClock {
+            board,
+            length,
+            index: 0,
+            ends_at: measure_from + length,
+            bytes: 0,
+            messages: 0,
+        }
+    }
+
+    /// Adds messages completed at `now` to the slice `now` falls in.
+    #[inline]
+    pub fn add(&mut self, now: Instant, messages: u64, bytes: u64) {
+        self.pass(now);
+        self.bytes += bytes;
+        self.messages += messages;
+    }
+
+    /// Publishes every slice that ended at or before `now`.
+    #[inline]
+    pub fn pass(&mut self, now: Instant) {
+        while now >= self.ends_at && self.index < self.board.len() {
+            self.board.add(self.index, self.bytes, self.messages);
+            self.bytes = 0;
+            self.messages = 0;
+            self.index += 1;
+            self.ends_at += self.length;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_land_in_the_slice_of_their_timestamp() {
+        let board = Arc::new(SliceBoard::new(4));
+        let t0 = Instant::now();
+        let ms = Duration::from_millis;
+        let mut a = SliceClock::new(board.clone(), t0, ms(10));
+        let mut b = SliceClock::new(board.clone(), t0, ms(10));
+        a.add(t0 + ms(1), 1, 100);
+        a.add(t0 + ms(9), 1, 100);
+        b.add(t0 + ms(5), 2, 50);
+        a.add(t0 + ms(25), 1, 7); // slice 2; slice 1 had nothing from a
+        b.pass(t0 + ms(40));
+        a.pass(t0 + ms(40));
+        let (bytes, messages) = board.read(4);
+        assert_eq!(bytes, vec![250, 0, 7, 0]);
+        assert_eq!(messages, vec![4, 0, 1, 0]);
+    }
+
+    #[test]
+    fn an_unfinished_slice_is_not_published() {
+        let board = Arc::new(SliceBoard::new(2));
+        let t0 = Instant::now();
+        let mut c = SliceClock::new(board.clone(), t0, Duration::from_millis(10));
+        c.add(t0 + Duration::from_millis(12), 1, 9);
+        assert_eq!(board.read(2).0, vec![0, 0]);
+    }
+}
