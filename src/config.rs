@@ -258,6 +258,17 @@ pub fn parse_counters(text: &str, pattern: Pattern) -> Result<CounterSelection, 
     }
 }
 
+/// Parses a share given as `2%` or `2` (percent), returning 0.02; allowed: above 0, at most `max_percent`.
+pub fn parse_percent(flag: &str, text: &str, max_percent: f64) -> Result<f64, ConfigError> {
+    let number = text.trim().trim_end_matches('%').trim();
+    match number.parse::<f64>() {
+        Ok(p) if p > 0.0 && p <= max_percent && p.is_finite() => Ok(p / 100.0),
+        _ => Err(bad(format!(
+            "{flag} {text:?}: allowed: a percentage above 0 and at most {max_percent}, such as 2%"
+        ))),
+    }
+}
+
 pub fn parse_threads(text: &str) -> Result<usize, ConfigError> {
     match text.trim().parse::<usize>() {
         Ok(n) if (1..=MAX_THREADS).contains(&n) => Ok(n),
@@ -433,6 +444,18 @@ mod tests {
             .unwrap_err()
             .0
             .contains("auto, all"));
+    }
+
+    #[test]
+    fn percentages_parse_with_or_without_the_sign() {
+        assert_eq!(parse_percent("--ci", "2%", 50.0).unwrap(), 0.02);
+        assert_eq!(parse_percent("--ci", "0.5", 50.0).unwrap(), 0.005);
+        for text in ["0", "-1%", "51%", "two", ""] {
+            assert!(parse_percent("--ci", text, 50.0)
+                .unwrap_err()
+                .0
+                .starts_with("--ci"));
+        }
     }
 
     #[test]

@@ -194,6 +194,55 @@ impl RunRecord {
     }
 }
 
+/// The records of a results folder (`DIR/results.jsonl`), one JSON value per line, checked
+/// for a schema this build can read. Errors name the file and line and are input errors.
+pub fn read_results(dir: &std::path::Path) -> Result<Vec<serde_json::Value>, crate::error::Error> {
+    use crate::config::ConfigError;
+    let path = dir.join("results.jsonl");
+    let text = std::fs::read_to_string(&path).map_err(|e| {
+        ConfigError(format!(
+            "{}: cannot read ({e}); expected a bytepath results folder",
+            path.display()
+        ))
+    })?;
+    let mut records = Vec::new();
+    for (i, line) in text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+    {
+        let record: serde_json::Value = serde_json::from_str(line).map_err(|e| {
+            ConfigError(format!(
+                "{}:{}: not a JSON record ({e})",
+                path.display(),
+                i + 1
+            ))
+        })?;
+        let version = record["schema_version"].as_u64().unwrap_or(0);
+        if version == 0 || version > SCHEMA_VERSION as u64 {
+            return Err(ConfigError(format!(
+                "{}:{}: schema_version {version}; this bytepath reads 1 to {SCHEMA_VERSION}",
+                path.display(),
+                i + 1
+            ))
+            .into());
+        }
+        records.push(record);
+    }
+    Ok(records)
+}
+
+/// The key that identifies a point across sweeps: mechanism/pattern/size/threads.
+pub fn point_key(config: &serde_json::Value) -> String {
+    format!(
+        "{}/{}/{}/{}",
+        config["mechanism"].as_str().unwrap_or("?"),
+        config["pattern"].as_str().unwrap_or("?"),
+        config["message_size_bytes"],
+        config["threads"]
+    )
+}
+
 pub fn side_names(pattern: Pattern) -> [&'static str; 2] {
     match pattern {
         Pattern::Stream => ["sender", "receiver"],
