@@ -235,7 +235,7 @@ pub fn parse_message_size(text: &str) -> Result<usize, ConfigError> {
     Ok(n as usize)
 }
 
-fn parse_recv_size(text: &str) -> Result<usize, ConfigError> {
+pub fn parse_recv_size(text: &str) -> Result<usize, ConfigError> {
     let allowed = "1 B to 64 MiB (e.g. 128K)";
     match parse_bytes(text) {
         Some(n) if n >= 1 && n <= MAX_MESSAGE_SIZE as u64 => Ok(n as usize),

@@ -194,9 +194,23 @@ impl RunRecord {
     }
 }
 
-/// The records of a results folder (`DIR/results.jsonl`), one JSON value per line, checked
-/// for a schema this build can read. Errors name the file and line and are input errors.
-pub fn read_results(dir: &std::path::Path) -> Result<Vec<serde_json::Value>, crate::error::Error> {
+/// One line of a results file, kept verbatim so a rewrite can reproduce it byte for byte.
+pub struct ResultLine {
+    pub line_number: usize,
+    pub text: String,
+    pub record: serde_json::Value,
+}
+
+/// `DIR/results.jsonl` as read: its records, and whether its last line was cut short (a crash
+/// while writing it; that line is left out).
+pub struct ResultsFile {
+    pub lines: Vec<ResultLine>,
+    pub truncated_tail: bool,
+}
+
+/// Reads `DIR/results.jsonl`, checking every record's schema. Errors name the file and line
+/// and are input errors.
+pub fn read_results_file(dir: &std::path::Path) -> Result<ResultsFile, crate::error::Error> {
     use crate::config::ConfigError;
     let path = dir.join("results.jsonl");
     let text = std::fs::read_to_string(&path).map_err(|e| {
@@ -205,31 +219,61 @@ pub fn read_results(dir: &std::path::Path) -> Result<Vec<serde_json::Value>, cra
             path.display()
         ))
     })?;
-    let mut records = Vec::new();
-    for (i, line) in text
+    let numbered: Vec<(usize, &str)> = text
         .lines()
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty())
-    {
-        let record: serde_json::Value = serde_json::from_str(line).map_err(|e| {
-            ConfigError(format!(
-                "{}:{}: not a JSON record ({e})",
-                path.display(),
-                i + 1
-            ))
-        })?;
-        let version = record["schema_version"].as_u64().unwrap_or(0);
-        if version == 0 || version > SCHEMA_VERSION as u64 {
-            return Err(ConfigError(format!(
-                "{}:{}: schema_version {version}; this bytepath reads 1 to {SCHEMA_VERSION}",
-                path.display(),
-                i + 1
-            ))
-            .into());
-        }
-        records.push(record);
+        .collect();
+    let mut file = ResultsFile {
+        lines: Vec::new(),
+        truncated_tail: false,
+    };
+    for (n, &(i, line)) in numbered.iter().enumerate() {
+        let record: serde_json::Value = match serde_json::from_str(line) {
+            Ok(v) => v,
+            Err(_) if n + 1 == numbered.len() && !text.ends_with('\n') => {
+                file.truncated_tail = true;
+                continue;
+            }
+            Err(e) => {
+                let msg = format!("{}:{}: not a JSON record ({e})", path.display(), i + 1);
+                return Err(ConfigError(msg).into());
+            }
+        };
+        check_schema(&path, Some(i + 1), &record)?;
+        file.lines.push(ResultLine {
+            line_number: i + 1,
+            text: line.to_string(),
+            record,
+        });
     }
-    Ok(records)
+    Ok(file)
+}
+
+/// The records of a results folder, one JSON value per line.
+pub fn read_results(dir: &std::path::Path) -> Result<Vec<serde_json::Value>, crate::error::Error> {
+    Ok(read_results_file(dir)?
+        .lines
+        .into_iter()
+        .map(|l| l.record)
+        .collect())
+}
+
+/// Refuses a record written by a newer bytepath (or with no schema at all).
+pub fn check_schema(
+    path: &std::path::Path,
+    line: Option<usize>,
+    record: &serde_json::Value,
+) -> Result<(), crate::config::ConfigError> {
+    let version = record["schema_version"].as_u64().unwrap_or(0);
+    if version == 0 || version > SCHEMA_VERSION as u64 {
+        let at = line.map_or(String::new(), |l| format!(":{l}"));
+        return Err(crate::config::ConfigError(format!(
+            "{}{at}: schema_version {version}; this bytepath reads 1 to {SCHEMA_VERSION} (a newer bytepath wrote it?)",
+            path.display()
+        )));
+    }
+    Ok(())
 }
 
 /// The key that identifies a point across sweeps: mechanism/pattern/size/threads.
@@ -258,7 +302,17 @@ pub fn build(spec: &RunSpec, outcome: &RunOutcome, env: Environment) -> RunRecor
         let (definition, missing) = latency_definition(spec, role);
         side_metrics(names[role as usize], &samples, definition, missing)
     });
-    let errors = run_errors(spec, outcome);
+    let mut errors = run_errors(spec, outcome);
+    let measured = match spec.pattern {
+        Pattern::Stream => &sides[Role::Receiver as usize],
+        Pattern::Rr => &sides[Role::Sender as usize],
+    };
+    if errors.is_empty() && !outcome.interrupted && measured.messages == 0 {
+        errors.push(format!(
+            "no message completed on the {} side in the measured phase: its figures are not a measurement",
+            measured.side
+        ));
+    }
     let transfer = transfer_totals(outcome, errors.is_empty());
     let zerocopy = zerocopy_report(outcome);
     let status = if !errors.is_empty() {
@@ -347,12 +401,13 @@ fn side_metrics(
     let windows: Vec<_> = samples.iter().filter_map(|s| s.window.as_ref()).collect();
     let messages: u64 = windows.iter().map(|w| w.messages).sum();
     let bytes: u64 = windows.iter().map(|w| w.bytes).sum();
+    // fold from +0.0: an empty f64 sum is -0.0
     let rate = |f: &dyn Fn(&crate::engine::window::WindowResult) -> f64| -> f64 {
         windows
             .iter()
             .filter(|w| !w.elapsed.is_zero())
             .map(|w| f(w) / w.elapsed.as_secs_f64())
-            .sum()
+            .fold(0.0, |a, b| a + b)
     };
     let mut histogram = LatencyHistogram::new();
     let mut usage = ThreadUsage::default();
@@ -472,6 +527,10 @@ fn run_errors(spec: &RunSpec, outcome: &RunOutcome) -> Vec<String> {
             Some(format!("flow {} {}: {e}", s.flow, names[s.role as usize]))
         })
         .collect();
+    if let Some(reason) = &outcome.not_run {
+        errors.push(format!("the point did not run: {reason}"));
+        return errors;
+    }
     let expected = 2 * spec.threads;
     if outcome.samples.len() < expected {
         errors.push(format!(

@@ -27,8 +27,8 @@ fn identical_results_show_no_change_and_a_halved_point_is_a_regression() {
     let tmp = tempfile::tempdir().unwrap();
     let tmp = tmp.path();
     let (old, same, worse) = (tmp.join("old"), tmp.join("same"), tmp.join("worse"));
-    folder(&old, &[record.clone()]);
-    folder(&same, &[record.clone()]);
+    folder(&old, std::slice::from_ref(&record));
+    folder(&same, std::slice::from_ref(&record));
     folder(&worse, &[scaled(&record, 0.5)]);
 
     let out = bytepath()

@@ -44,6 +44,29 @@ pub struct RunOutcome {
     pub placement: String,
     /// The measured side's per-slice totals, for the slices the statistics use.
     pub slices: SliceSeries,
+    /// Why the point never ran (its record keeps the configuration and says so).
+    pub not_run: Option<String>,
+}
+
+impl RunOutcome {
+    /// The outcome of a point that could not start (refused or failed before measuring).
+    pub fn not_run(spec: &RunSpec, reason: String) -> RunOutcome {
+        RunOutcome {
+            samples: Vec::new(),
+            machine: Err("the point did not run".into()),
+            measured: Duration::ZERO,
+            interrupted: false,
+            watchdog_fired: false,
+            placement: String::new(),
+            slices: SliceSeries {
+                length: spec.stopping.slice,
+                bytes: Vec::new(),
+                messages: Vec::new(),
+                stop: StopReason::Interrupted,
+            },
+            not_run: Some(reason),
+        }
+    }
 }
 
 /// Per-slice totals of the measured side (stream receiver, rr client).
@@ -108,6 +131,7 @@ pub fn run(
             messages,
             stop: phases.stop,
         },
+        not_run: None,
     })
 }
 

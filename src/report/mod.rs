@@ -1,4 +1,5 @@
 //! Exporters: a run record in, bytes out. One file per format.
+pub mod csv;
 pub mod json;
 pub mod table;
 

@@ -1,0 +1,396 @@
+//! A sweep's results folder: `sweep.json` (the marker that makes it a bytepath results folder,
+//! with the sweep's settings), `results.jsonl` (one run record per line) and `results.csv` (the
+//! same records flattened). Both result files are appended, flushed and `fdatasync(2)`ed after
+//! every point, so a crash or Ctrl-C loses nothing already measured; `--resume` reloads them.
+use crate::config::ConfigError;
+use crate::error::Error;
+use crate::record::{self, SCHEMA_VERSION};
+use crate::report::csv;
+use serde_json::{json, Value};
+use std::collections::HashSet;
+use std::fs::{self, File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+pub const MARKER: &str = "sweep.json";
+pub const RESULTS_JSONL: &str = "results.jsonl";
+pub const RESULTS_CSV: &str = "results.csv";
+/// Where sweeps go when `--out` is not given: `./bytepath-results/<YYYYmmdd-HHMMSS>/` (UTC).
+pub const DEFAULT_PARENT: &str = "bytepath-results";
+
+fn bad(msg: impl Into<String>) -> Error {
+    ConfigError(msg.into()).into()
+}
+
+fn file_error(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
+    move |source| Error::File {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// What the folder already held when a sweep was resumed.
+#[derive(Debug, Default)]
+pub struct Prior {
+    /// An existing sweep was continued (`--resume` on a folder with a marker).
+    pub resumed: bool,
+    /// Records kept: one completed record per key, in the order they were measured, each with
+    /// its line as saved (so resuming rewrites it byte for byte).
+    pub records: Vec<Saved>,
+    /// Keys of the kept records: the points `--resume` skips.
+    pub done: HashSet<String>,
+    /// Records dropped because their point was failed or interrupted (measured again now).
+    pub remeasured: usize,
+    /// A last line cut short (a crash while writing it), dropped.
+    pub truncated_line: bool,
+}
+
+/// One record: its JSON line as written, and the parsed value.
+#[derive(Debug, Clone)]
+pub struct Saved {
+    pub line: String,
+    pub value: Value,
+}
+
+impl Saved {
+    /// A record given as a value (its line is the value's compact JSON).
+    pub fn from_value(value: Value) -> Saved {
+        Saved {
+            line: value.to_string(),
+            value,
+        }
+    }
+}
+
+/// An open results folder that takes one record per finished point.
+pub struct ResultsFolder {
+    pub dir: PathBuf,
+    jsonl: File,
+    csv: File,
+}
+
+/// Opens (or creates) the results folder. `marker` is the content of `sweep.json` for a new
+/// sweep; on `--resume` its `spec` must equal the one saved in the folder.
+pub fn open(
+    out: Option<&Path>,
+    resume: bool,
+    marker: &Value,
+) -> Result<(ResultsFolder, Prior), Error> {
+    let dir = match out {
+        None if resume => {
+            return Err(bad(
+                "--resume: needs --out DIR, the results folder of the sweep to continue",
+            ))
+        }
+        None => create_default_dir()?,
+        Some(dir) => dir.to_path_buf(),
+    };
+    if dir.join(MARKER).is_file() {
+        if !resume {
+            return Err(bad(format!(
+                "--out {}: already holds a bytepath sweep; add --resume to continue it, or choose a new folder",
+                dir.display()
+            )));
+        }
+        check_marker(&dir, marker)?;
+        let prior = Prior {
+            resumed: true,
+            ..load_prior(&dir)?
+        };
+        let folder = rewrite(&dir, &prior.records)?;
+        return Ok((folder, prior));
+    }
+    claim_dir(&dir)?;
+    write_atomically(
+        &dir.join(MARKER),
+        &(serde_json::to_string_pretty(marker).expect("JSON") + "\n"),
+    )?;
+    Ok((rewrite(&dir, &[])?, Prior::default()))
+}
+
+/// Accepts a folder that does not exist yet or is empty; refuses anything else untouched.
+fn claim_dir(dir: &Path) -> Result<(), Error> {
+    if dir.exists() {
+        if !dir.is_dir() {
+            return Err(bad(format!(
+                "--out {}: exists and is not a folder; choose a new or empty folder",
+                dir.display()
+            )));
+        }
+        let mut entries = fs::read_dir(dir).map_err(file_error(dir))?;
+        if entries.next().is_some() {
+            return Err(bad(format!(
+                "--out {}: not empty and not a bytepath results folder (no {MARKER}); nothing was written; choose a new or empty folder",
+                dir.display()
+            )));
+        }
+        return Ok(());
+    }
+    fs::create_dir_all(dir).map_err(file_error(dir))
+}
+
+/// `./bytepath-results/<timestamp>`, with `-2`, `-3`… if a sweep started in the same second.
+fn create_default_dir() -> Result<PathBuf, Error> {
+    let parent = Path::new(DEFAULT_PARENT);
+    fs::create_dir_all(parent).map_err(file_error(parent))?;
+    let stamp = folder_timestamp(unix_now());
+    for n in 1.. {
+        let name = if n == 1 {
+            stamp.clone()
+        } else {
+            format!("{stamp}-{n}")
+        };
+        let dir = parent.join(name);
+        match fs::create_dir(&dir) {
+            Ok(()) => return Ok(dir),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(file_error(&dir)(e)),
+        }
+    }
+    unreachable!("the loop returns")
+}
+
+/// The marker of a new sweep: what makes a folder a bytepath results folder.
+pub fn marker(spec: Value, arguments: Value, points: usize, order: &str) -> Value {
+    let now = unix_now();
+    json!({
+        "kind": "bytepath sweep results",
+        "schema_version": SCHEMA_VERSION,
+        "bytepath_version": env!("CARGO_PKG_VERSION"),
+        "started_unix_s": now,
+        "started_utc": iso_utc(now),
+        "points": points,
+        "order": order,
+        "arguments": arguments,
+        "spec": spec,
+    })
+}
+
+/// A resumed sweep must be the same sweep: same schema family, same settings.
+fn check_marker(dir: &Path, marker: &Value) -> Result<(), Error> {
+    let path = dir.join(MARKER);
+    let text = fs::read_to_string(&path).map_err(file_error(&path))?;
+    let saved: Value = serde_json::from_str(&text)
+        .map_err(|e| bad(format!("{}: not a bytepath marker ({e})", path.display())))?;
+    record::check_schema(&path, None, &saved)?;
+    // Round-trip the current spec through the same parser, so floats compare exactly.
+    let now: Value = serde_json::from_str(&marker["spec"].to_string()).expect("JSON");
+    let empty = serde_json::Map::new();
+    let then = saved["spec"].as_object().unwrap_or(&empty);
+    for (key, value) in now.as_object().unwrap_or(&empty) {
+        if then.get(key) != Some(value) {
+            return Err(bad(format!(
+                "--resume: {} was started with other settings ({key}: {} then, {value} now); give the same flags as when it started",
+                dir.display(),
+                then.get(key).unwrap_or(&Value::Null)
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Reads results.jsonl: keeps the completed record of each key; drops failed and interrupted
+/// records (their points are measured again) and a last line cut short by a crash.
+fn load_prior(dir: &Path) -> Result<Prior, Error> {
+    if !dir.join(RESULTS_JSONL).exists() {
+        return Ok(Prior::default());
+    }
+    let file = record::read_results_file(dir)?;
+    let mut prior = Prior {
+        truncated_line: file.truncated_tail,
+        ..Prior::default()
+    };
+    for line in file.lines {
+        let Some(key) = line
+            .record
+            .pointer("/sweep_point/key")
+            .and_then(Value::as_str)
+        else {
+            return Err(bad(format!(
+                "{}:{}: a record without sweep_point.key",
+                dir.join(RESULTS_JSONL).display(),
+                line.line_number
+            )));
+        };
+        if line.record["status"] != "completed" {
+            prior.remeasured += 1;
+        } else if prior.done.insert(key.to_string()) {
+            prior.records.push(Saved {
+                line: line.text,
+                value: line.record,
+            });
+        }
+    }
+    Ok(prior)
+}
+
+/// Writes the result files afresh with `records` (via a temporary file and a rename, so a
+/// crash leaves the old or the new file), then opens both for appending.
+fn rewrite(dir: &Path, records: &[Saved]) -> Result<ResultsFolder, Error> {
+    let jsonl: String = records.iter().map(|r| format!("{}\n", r.line)).collect();
+    write_atomically(&dir.join(RESULTS_JSONL), &jsonl)?;
+    let values: Vec<Value> = records.iter().map(|r| r.value.clone()).collect();
+    write_atomically(&dir.join(RESULTS_CSV), &csv::to_csv(&values))?;
+    let append = |name: &str| {
+        let path = dir.join(name);
+        OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .map_err(file_error(&path))
+    };
+    Ok(ResultsFolder {
+        dir: dir.to_path_buf(),
+        jsonl: append(RESULTS_JSONL)?,
+        csv: append(RESULTS_CSV)?,
+    })
+}
+
+fn write_atomically(path: &Path, text: &str) -> Result<(), Error> {
+    let tmp = path.with_extension("tmp");
+    let mut file = File::create(&tmp).map_err(file_error(&tmp))?;
+    file.write_all(text.as_bytes())
+        .and_then(|()| file.sync_data())
+        .map_err(file_error(&tmp))?;
+    fs::rename(&tmp, path).map_err(file_error(path))
+}
+
+impl ResultsFolder {
+    /// Appends one record to both files and forces it to disk before returning.
+    pub fn append(&mut self, record: &Saved) -> Result<(), Error> {
+        let jsonl_path = self.dir.join(RESULTS_JSONL);
+        let line = format!("{}\n", record.line);
+        self.jsonl
+            .write_all(line.as_bytes())
+            .and_then(|()| self.jsonl.sync_data())
+            .map_err(file_error(&jsonl_path))?;
+        let csv_path = self.dir.join(RESULTS_CSV);
+        csv::write_line(&mut self.csv, &csv::row(&record.value))
+            .and_then(|()| self.csv.sync_data())
+            .map_err(file_error(&csv_path))
+    }
+}
+
+pub fn unix_now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+/// (year, month, day, hour, minute, second) in UTC, from Unix seconds (proleptic Gregorian,
+/// Howard Hinnant's `civil_from_days`).
+fn utc_fields(unix_s: u64) -> (i64, u32, u32, u32, u32, u32) {
+    let days = (unix_s / 86_400) as i64;
+    let secs = (unix_s % 86_400) as u32;
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    (year, month, day, secs / 3600, secs / 60 % 60, secs % 60)
+}
+
+/// `YYYYmmdd-HHMMSS` (UTC), the default folder name.
+pub fn folder_timestamp(unix_s: u64) -> String {
+    let (y, mo, d, h, mi, s) = utc_fields(unix_s);
+    format!("{y:04}{mo:02}{d:02}-{h:02}{mi:02}{s:02}")
+}
+
+/// `YYYY-mm-ddTHH:MM:SSZ`.
+pub fn iso_utc(unix_s: u64) -> String {
+    let (y, mo, d, h, mi, s) = utc_fields(unix_s);
+    format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}Z")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn temp_dir(name: &str) -> PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("bytepath-folder-{name}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        dir
+    }
+
+    fn marker_for(spec: Value) -> Value {
+        marker(spec, json!({}), 2, "test")
+    }
+
+    fn record(key: &str, status: &str) -> Saved {
+        Saved::from_value(
+            json!({"schema_version": 1, "sweep_point": {"key": key}, "status": status}),
+        )
+    }
+
+    #[test]
+    fn timestamps_format_as_utc_calendar_dates() {
+        assert_eq!(folder_timestamp(0), "19700101-000000");
+        assert_eq!(iso_utc(951_782_400), "2000-02-29T00:00:00Z");
+        assert_eq!(folder_timestamp(1_767_225_599), "20251231-235959");
+    }
+
+    #[test]
+    fn a_new_folder_gets_the_marker_and_a_csv_header() {
+        let dir = temp_dir("new");
+        let (mut folder, prior) = open(Some(&dir), false, &marker_for(json!({"a": 1}))).unwrap();
+        assert!(prior.records.is_empty());
+        folder
+            .append(&record("send/stream/8/1", "completed"))
+            .unwrap();
+        let csv_text = fs::read_to_string(dir.join(RESULTS_CSV)).unwrap();
+        assert_eq!(csv_text.lines().count(), 2);
+        assert!(dir.join(MARKER).is_file());
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn resume_keeps_completed_points_and_drops_the_rest() {
+        let dir = temp_dir("resume");
+        let m = marker_for(json!({"a": 1.1}));
+        let (mut folder, _) = open(Some(&dir), false, &m).unwrap();
+        for (key, status) in [("a", "completed"), ("b", "failed"), ("c", "interrupted")] {
+            folder.append(&record(key, status)).unwrap();
+        }
+        drop(folder);
+        let mut jsonl = OpenOptions::new()
+            .append(true)
+            .open(dir.join(RESULTS_JSONL))
+            .unwrap();
+        jsonl.write_all(b"{\"schema_version\": 1, \"swe").unwrap();
+        let (_, prior) = open(Some(&dir), true, &m).unwrap();
+        assert_eq!(prior.done, HashSet::from(["a".to_string()]));
+        assert_eq!((prior.remeasured, prior.truncated_line), (2, true));
+        let kept = fs::read_to_string(dir.join(RESULTS_JSONL)).unwrap();
+        assert_eq!(kept.lines().count(), 1);
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn resume_with_other_settings_is_refused() {
+        let dir = temp_dir("other");
+        open(Some(&dir), false, &marker_for(json!({"sizes_bytes": [8]}))).unwrap();
+        let err = open(Some(&dir), true, &marker_for(json!({"sizes_bytes": [16]})))
+            .err()
+            .unwrap();
+        assert!(
+            err.to_string().contains("sizes_bytes: [8] then, [16] now"),
+            "{err}"
+        );
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn an_existing_sweep_without_resume_is_refused() {
+        let dir = temp_dir("again");
+        let m = marker_for(json!({}));
+        open(Some(&dir), false, &m).unwrap();
+        let err = open(Some(&dir), false, &m).err().unwrap();
+        assert!(matches!(err, Error::Config(_)) && err.to_string().contains("--resume"));
+        fs::remove_dir_all(&dir).unwrap();
+    }
+}

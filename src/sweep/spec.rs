@@ -1,0 +1,470 @@
+//! `bytepath sweep` flags -> a validated `SweepSpec`: the matrix (mechanisms × patterns × sizes
+//! × threads), the stopping rule every point shares, and the order the points are measured in.
+//! Single values are parsed by `config`'s parsers; this file only adds comma lists and the CI.
+use crate::cli::SweepArgs;
+use crate::config::{
+    self, ConfigError, Pattern, Pinning, RunSpec, Stopping, MAX_MESSAGE_SIZE, MAX_THREADS,
+};
+use crate::measure::counters::CounterSelection;
+use crate::mechanism::MechanismKind;
+use std::time::Duration;
+
+/// Largest accepted `--ci`: beyond ±50 % a confidence interval says nothing useful.
+pub const MAX_CI_PERCENT: f64 = 50.0;
+
+fn bad(msg: impl Into<String>) -> ConfigError {
+    ConfigError(msg.into())
+}
+
+/// One point of the matrix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Point {
+    pub mechanism: MechanismKind,
+    pub pattern: Pattern,
+    pub message_size: usize,
+    pub threads: usize,
+}
+
+impl Point {
+    /// Identifies the point across sweeps: `mechanism/pattern/size/threads`.
+    pub fn key(&self) -> String {
+        format!(
+            "{}/{}/{}/{}",
+            self.mechanism.name(),
+            self.pattern.name(),
+            self.message_size,
+            self.threads
+        )
+    }
+}
+
+/// A validated sweep: the matrix and the settings every point shares.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SweepSpec {
+    pub mechanisms: Vec<MechanismKind>,
+    pub patterns: Vec<Pattern>,
+    pub sizes: Vec<usize>,
+    pub threads: Vec<usize>,
+    /// Relative CI half-width target (0.02 = ±2 %).
+    pub ci_target: f64,
+    pub slice: Duration,
+    pub min_time: Duration,
+    pub max_time: Duration,
+    pub warmup: Duration,
+    pub pinning: Pinning,
+    /// Whether `--pin` was left out and the default placement was chosen.
+    pub pin_defaulted: bool,
+    pub cpus: Vec<usize>,
+    pub recv_size: Option<usize>,
+    /// The `--counters` text; resolved per pattern (`auto` differs between stream and rr).
+    pub counters: String,
+    pub verify: bool,
+}
+
+impl SweepSpec {
+    pub fn from_args(args: &SweepArgs, cpus: &[usize]) -> Result<SweepSpec, ConfigError> {
+        let patterns = parse_list("--patterns", &args.patterns, |t| t.parse::<Pattern>())?;
+        for &pattern in &patterns {
+            config::parse_counters(&args.counters, pattern)?;
+        }
+        let (slice, min_time, max_time) = parse_times(args)?;
+        let default_pin = if cpus.len() >= 2 { "cross" } else { "same" };
+        Ok(SweepSpec {
+            mechanisms: parse_list("--mechanisms", &args.mechanisms, |t| t.parse())?,
+            patterns,
+            sizes: parse_list("--sizes", &args.sizes, config::parse_message_size)?,
+            threads: parse_list("--threads", &args.threads, config::parse_threads)?,
+            ci_target: parse_ci(&args.ci)?,
+            slice,
+            min_time,
+            max_time,
+            warmup: config::parse_duration("--warmup", &args.warmup, true)?,
+            pinning: config::parse_pinning(Some(args.pin.as_deref().unwrap_or(default_pin)), cpus)?,
+            pin_defaulted: args.pin.is_none(),
+            cpus: cpus.to_vec(),
+            recv_size: parse_recv_size(args.recv_size.as_deref())?,
+            counters: args.counters.clone(),
+            verify: args.verify,
+        })
+    }
+
+    /// How many points the matrix holds.
+    pub fn total(&self) -> usize {
+        self.mechanisms.len() * self.patterns.len() * self.sizes.len() * self.threads.len()
+    }
+
+    /// Every point exactly once, interleaved: the points are taken in (pattern, threads, size)
+    /// groups, and within group `g` the mechanism order is rotated by `g`, so every mechanism
+    /// runs early and late in a group equally often and slow machine drift spreads over all
+    /// mechanisms instead of masquerading as a difference between them.
+    pub fn points(&self) -> Vec<Point> {
+        let m = self.mechanisms.len();
+        let mut out = Vec::with_capacity(self.total());
+        let mut group = 0;
+        for &pattern in &self.patterns {
+            for &threads in &self.threads {
+                for &message_size in &self.sizes {
+                    for i in 0..m {
+                        out.push(Point {
+                            mechanism: self.mechanisms[(i + group) % m],
+                            pattern,
+                            message_size,
+                            threads,
+                        });
+                    }
+                    group += 1;
+                }
+            }
+        }
+        out
+    }
+
+    /// The run of one point: the shared settings with the point's own values.
+    pub fn run_spec(&self, point: &Point) -> RunSpec {
+        RunSpec {
+            mechanism: point.mechanism,
+            pattern: point.pattern,
+            message_size: point.message_size,
+            threads: point.threads,
+            duration: self.max_time,
+            stopping: Stopping {
+                slice: self.slice,
+                min_time: self.min_time,
+                ci_target: Some(self.ci_target),
+            },
+            warmup: self.warmup,
+            pinning: self.pinning.clone(),
+            cpus: self.cpus.clone(),
+            recv_size: self.recv_size,
+            spin: false,
+            verify: self.verify,
+            counters: self.counter_selection(point.pattern),
+        }
+    }
+
+    fn counter_selection(&self, pattern: Pattern) -> CounterSelection {
+        config::parse_counters(&self.counters, pattern).unwrap_or(CounterSelection::None)
+    }
+
+    /// The effective settings as JSON, for the results folder's marker and for `--resume` to
+    /// check that it continues the same sweep.
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "mechanisms": self.mechanisms.iter().map(|m| m.name()).collect::<Vec<_>>(),
+            "patterns": self.patterns.iter().map(|p| p.name()).collect::<Vec<_>>(),
+            "sizes_bytes": self.sizes,
+            "threads": self.threads,
+            "ci_target_rel": self.ci_target,
+            "slice_s": self.slice.as_secs_f64(),
+            "min_time_s": self.min_time.as_secs_f64(),
+            "max_time_s": self.max_time.as_secs_f64(),
+            "warmup_s": self.warmup.as_secs_f64(),
+            "pin": self.pinning.name(),
+            "recv_size_bytes": self.recv_size,
+            "counters": self.counters,
+            "verify": self.verify,
+        })
+    }
+}
+
+/// Splits a comma list and parses each entry; refuses an empty list, an empty entry and a
+/// value given twice (compared after parsing, so `1K,1024` is a duplicate).
+pub fn parse_list<T: PartialEq>(
+    flag: &str,
+    text: &str,
+    parse: impl Fn(&str) -> Result<T, ConfigError>,
+) -> Result<Vec<T>, ConfigError> {
+    if text.trim().is_empty() {
+        return Err(bad(format!(
+            "{flag} {text:?}: empty; allowed: a comma-separated list such as a,b,c"
+        )));
+    }
+    let mut out: Vec<T> = Vec::new();
+    for (i, part) in text.split(',').map(str::trim).enumerate() {
+        if part.is_empty() {
+            return Err(bad(format!(
+                "{flag} {text:?}: entry {} is empty; allowed: a comma-separated list with no empty entries",
+                i + 1
+            )));
+        }
+        let value = parse(part).map_err(|e| bad(format!("{flag}: {e}")))?;
+        if out.contains(&value) {
+            return Err(bad(format!(
+                "{flag} {text:?}: {part:?} repeats an earlier value; allowed: each value once"
+            )));
+        }
+        out.push(value);
+    }
+    Ok(out)
+}
+
+/// `2%` or `2` (both percent) -> 0.02; refuses 0, negative, and above 50 %.
+pub fn parse_ci(text: &str) -> Result<f64, ConfigError> {
+    config::parse_percent("--ci", text, MAX_CI_PERCENT)
+}
+
+/// `--slice` ≤ `--min-time` ≤ `--max-time`, all above zero.
+fn parse_times(args: &SweepArgs) -> Result<(Duration, Duration, Duration), ConfigError> {
+    let slice = config::parse_duration("--slice", &args.slice, false)?;
+    let min_time = config::parse_duration("--min-time", &args.min_time, false)?;
+    let max_time = config::parse_duration("--max-time", &args.max_time, false)?;
+    if min_time > max_time {
+        return Err(bad(format!(
+            "--min-time {} is longer than --max-time {}; allowed: min-time ≤ max-time",
+            args.min_time, args.max_time
+        )));
+    }
+    if slice > min_time {
+        return Err(bad(format!(
+            "--slice {} is longer than --min-time {}; allowed: slice ≤ min-time (the CI needs several slices)",
+            args.slice, args.min_time
+        )));
+    }
+    Ok((slice, min_time, max_time))
+}
+
+fn parse_recv_size(text: Option<&str>) -> Result<Option<usize>, ConfigError> {
+    text.map(config::parse_recv_size).transpose()
+}
+
+/// Bounds of the lists, for the property tests and the error texts.
+pub const SIZE_BOUNDS: (usize, usize) = (8, MAX_MESSAGE_SIZE);
+pub const THREAD_BOUNDS: (usize, usize) = (1, MAX_THREADS);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+    use proptest::prelude::*;
+    use std::collections::HashSet;
+
+    fn args(extra: &[&str]) -> SweepArgs {
+        let cli = crate::cli::Cli::parse_from(["bytepath", "sweep"].iter().chain(extra));
+        match cli.command {
+            crate::cli::Command::Sweep(a) => a,
+            _ => unreachable!(),
+        }
+    }
+
+    fn spec(extra: &[&str]) -> Result<SweepSpec, ConfigError> {
+        SweepSpec::from_args(&args(extra), &[0, 1])
+    }
+
+    #[test]
+    fn the_default_matrix_is_four_mechanisms_six_sizes_four_thread_counts_streamed() {
+        let s = spec(&[]).unwrap();
+        assert_eq!(s.total(), 4 * 6 * 4);
+        assert_eq!(s.patterns, vec![Pattern::Stream]);
+        assert_eq!(s.sizes, vec![256, 1024, 4096, 16384, 65536, 512 * 1024]);
+        assert_eq!(s.ci_target, 0.02);
+    }
+
+    #[test]
+    fn default_pin_is_cross_with_two_cpus_and_same_with_one() {
+        let s = spec(&[]).unwrap();
+        assert_eq!((s.pinning, s.pin_defaulted), (Pinning::Cross, true));
+        let one = SweepSpec::from_args(&args(&[]), &[0]).unwrap();
+        assert_eq!(one.pinning, Pinning::Same);
+        let given = spec(&["--pin", "same"]).unwrap();
+        assert_eq!((given.pinning, given.pin_defaulted), (Pinning::Same, false));
+    }
+
+    #[test]
+    fn ci_accepts_percent_with_or_without_the_sign() {
+        assert_eq!(parse_ci("2%").unwrap(), 0.02);
+        assert_eq!(parse_ci("2").unwrap(), 0.02);
+        assert_eq!(parse_ci("0.5%").unwrap(), 0.005);
+        assert_eq!(parse_ci("50%").unwrap(), 0.5);
+    }
+
+    #[test]
+    fn ci_of_zero_negative_or_above_half_is_refused() {
+        for text in ["0", "0%", "-1%", "51%", "abc", "", "%", "nan", "inf"] {
+            let err = parse_ci(text).unwrap_err().0;
+            assert!(err.starts_with("--ci"), "{err}");
+        }
+    }
+
+    #[test]
+    fn times_must_nest_slice_within_min_within_max() {
+        assert!(spec(&["--min-time", "2s", "--max-time", "1s"])
+            .unwrap_err()
+            .0
+            .contains("min-time ≤ max-time"));
+        assert!(spec(&["--slice", "600ms", "--min-time", "500ms"])
+            .unwrap_err()
+            .0
+            .contains("slice ≤ min-time"));
+        assert!(spec(&["--slice", "0s"])
+            .unwrap_err()
+            .0
+            .starts_with("--slice"));
+    }
+
+    #[test]
+    fn lists_refuse_empty_entries_duplicates_and_bad_values() {
+        let cases = [
+            (vec!["--mechanisms", ""], "empty"),
+            (vec!["--sizes", "256,,1K"], "entry 2 is empty"),
+            (vec!["--sizes", "1K,1024"], "repeats"),
+            (vec!["--threads", "1,2,1"], "repeats"),
+            (vec!["--mechanisms", "send,teleport"], "unknown mechanism"),
+            (vec!["--sizes", "12"], "multiple of 8"),
+            (vec!["--sizes", "128M"], "multiple of 8"),
+            (vec!["--threads", "0"], "1 to 1024"),
+            (vec!["--patterns", "stream,crr"], "unknown pattern"),
+        ];
+        for (extra, expected) in cases {
+            let err = spec(&extra).unwrap_err().0;
+            assert!(err.starts_with(extra[0]), "{err}");
+            assert!(err.contains(expected), "{extra:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn recv_size_uses_the_run_rule() {
+        assert_eq!(
+            spec(&["--recv-size", "64K"]).unwrap().recv_size,
+            Some(65536)
+        );
+        assert!(spec(&["--recv-size", "0"])
+            .unwrap_err()
+            .0
+            .starts_with("--recv-size"));
+    }
+
+    #[test]
+    fn counters_resolve_per_pattern() {
+        let s = spec(&["--patterns", "stream,rr"]).unwrap();
+        let point = |pattern| Point {
+            mechanism: MechanismKind::Send,
+            pattern,
+            message_size: 64,
+            threads: 1,
+        };
+        assert_eq!(
+            s.run_spec(&point(Pattern::Stream)).counters,
+            CounterSelection::All
+        );
+        assert_eq!(
+            s.run_spec(&point(Pattern::Rr)).counters,
+            CounterSelection::None
+        );
+    }
+
+    #[test]
+    fn a_point_runs_until_max_time_with_the_ci_target() {
+        let s = spec(&["--ci", "3%", "--max-time", "2s", "--min-time", "1s"]).unwrap();
+        let run = s.run_spec(&s.points()[0]);
+        assert_eq!(run.duration, Duration::from_secs(2));
+        assert_eq!(run.stopping.min_time, Duration::from_secs(1));
+        assert_eq!(run.stopping.ci_target, Some(0.03));
+    }
+
+    #[test]
+    fn consecutive_groups_rotate_the_mechanism_order() {
+        let s = spec(&[
+            "--mechanisms",
+            "send,copy,gather",
+            "--sizes",
+            "256,1K",
+            "--threads",
+            "1",
+        ])
+        .unwrap();
+        let keys: Vec<String> = s.points().iter().map(Point::key).collect();
+        assert_eq!(
+            keys,
+            [
+                "send/stream/256/1",
+                "copy/stream/256/1",
+                "gather/stream/256/1",
+                "copy/stream/1024/1",
+                "gather/stream/1024/1",
+                "send/stream/1024/1",
+            ]
+        );
+    }
+
+    fn sublist<T: Clone + std::fmt::Debug + 'static>(all: Vec<T>) -> impl Strategy<Value = Vec<T>> {
+        let n = all.len();
+        prop::sample::subsequence(all, 1..=n).prop_shuffle()
+    }
+
+    fn matrix() -> impl Strategy<Value = SweepSpec> {
+        (
+            sublist(MechanismKind::ALL.to_vec()),
+            sublist(vec![Pattern::Stream, Pattern::Rr]),
+            sublist(vec![8usize, 256, 1024, 4096, 65536, 1 << 20]),
+            sublist(vec![1usize, 2, 3, 4, 8, 16]),
+        )
+            .prop_map(|(mechanisms, patterns, sizes, threads)| SweepSpec {
+                mechanisms,
+                patterns,
+                sizes,
+                threads,
+                ..spec(&[]).unwrap()
+            })
+    }
+
+    proptest! {
+        #[test]
+        fn every_point_is_measured_exactly_once(s in matrix()) {
+            let points = s.points();
+            prop_assert_eq!(points.len(), s.total());
+            let unique: HashSet<String> = points.iter().map(Point::key).collect();
+            prop_assert_eq!(unique.len(), s.total());
+            for p in &points {
+                prop_assert!(s.mechanisms.contains(&p.mechanism) && s.sizes.contains(&p.message_size));
+                prop_assert!(s.threads.contains(&p.threads) && s.patterns.contains(&p.pattern));
+            }
+        }
+
+        #[test]
+        fn no_mechanism_runs_all_its_points_in_one_block(s in matrix()) {
+            // Every group of len(mechanisms) consecutive points holds each mechanism once.
+            for group in s.points().chunks(s.mechanisms.len()) {
+                let names: HashSet<_> = group.iter().map(|p| p.mechanism.name()).collect();
+                prop_assert_eq!(names.len(), s.mechanisms.len());
+            }
+        }
+
+        #[test]
+        fn listed_sizes_parse_back_in_order(sizes in prop::collection::hash_set(1usize..=(SIZE_BOUNDS.1 / 8), 1..8)) {
+            let sizes: Vec<usize> = sizes.into_iter().map(|n| n * 8).collect();
+            let text = sizes.iter().map(|s| s.to_string()).collect::<Vec<_>>().join(",");
+            prop_assert_eq!(parse_list("--sizes", &text, config::parse_message_size).unwrap(), sizes);
+        }
+
+        #[test]
+        fn a_repeated_thread_count_is_always_refused(list in prop::collection::vec(THREAD_BOUNDS.0..=THREAD_BOUNDS.1, 1..6), pick in any::<prop::sample::Index>()) {
+            let mut list = list;
+            list.push(*pick.get(&list));
+            let text = list.iter().map(|t| t.to_string()).collect::<Vec<_>>().join(",");
+            prop_assert!(parse_list("--threads", &text, config::parse_threads).is_err());
+        }
+
+        #[test]
+        fn ci_percent_in_range_parses_to_its_fraction(p in 0.01f64..=50.0) {
+            let text = format!("{p}%");
+            prop_assert!((parse_ci(&text).unwrap() - p / 100.0).abs() < 1e-12);
+        }
+
+        #[test]
+        fn times_are_accepted_exactly_when_slice_min_and_max_nest(slice in 1u64..500, min in 1u64..500, max in 1u64..500) {
+            let (slice_ms, min_ms, max_ms) = (format!("{slice}ms"), format!("{min}ms"), format!("{max}ms"));
+            let result = spec(&["--slice", &slice_ms, "--min-time", &min_ms, "--max-time", &max_ms]);
+            prop_assert_eq!(result.is_ok(), slice <= min && min <= max);
+            if let Ok(s) = result {
+                prop_assert_eq!(s.slice, Duration::from_millis(slice));
+                prop_assert_eq!(s.max_time, Duration::from_millis(max));
+            }
+        }
+
+        #[test]
+        fn list_and_ci_parsers_never_panic(text in ".{0,16}") {
+            let _ = parse_list("--sizes", &text, config::parse_message_size);
+            let _ = parse_ci(&text);
+        }
+    }
+}

@@ -1,0 +1,199 @@
+//! `bytepath sweep` end to end: one tiny sweep (2 mechanisms × 2 sizes × 1 thread, short
+//! slices) is run once and its folder checked: the CSV's fixed header and rows, the JSONL
+//! records, the marker, loading with Python's csv module, and snapshots of the export shapes.
+mod common;
+
+use bytepath::report::csv;
+use serde_json::Value;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+const KEYS: [&str; 4] = [
+    "send/stream/256/1",
+    "gather/stream/256/1",
+    "send/stream/4096/1",
+    "gather/stream/4096/1",
+];
+
+/// Runs the tiny sweep once for every test in this file and returns its folder.
+fn tiny_sweep() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = std::env::temp_dir().join(format!("bytepath-sweep-tiny-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let out = common::bytepath()
+            .args([
+                "sweep",
+                "--mechanisms",
+                "send,gather",
+                "--sizes",
+                "256,4K",
+                "--threads",
+                "1",
+            ])
+            .args([
+                "--slice",
+                "20ms",
+                "--min-time",
+                "100ms",
+                "--max-time",
+                "300ms",
+                "--warmup",
+                "50ms",
+            ])
+            .arg("--out")
+            .arg(&dir)
+            .timeout(std::time::Duration::from_secs(120))
+            .output()
+            .expect("bytepath ran");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "stdout {stdout} stderr {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(
+            stdout.lines().filter(|l| l.starts_with('[')).count(),
+            4,
+            "{stdout}"
+        );
+        dir
+    })
+}
+
+fn jsonl(dir: &Path) -> Vec<Value> {
+    std::fs::read_to_string(dir.join("results.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("each line is one JSON record"))
+        .collect()
+}
+
+#[test]
+fn the_csv_has_the_fixed_header_and_one_row_per_point() {
+    let dir = tiny_sweep();
+    let mut reader = ::csv::Reader::from_path(dir.join("results.csv")).unwrap();
+    let header: Vec<String> = reader
+        .headers()
+        .unwrap()
+        .iter()
+        .map(str::to_string)
+        .collect();
+    assert_eq!(header, csv::header());
+    let rows: Vec<::csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+    let at = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let keys: BTreeSet<&str> = rows.iter().map(|r| &r[at("key")]).collect();
+    assert_eq!(keys, KEYS.into_iter().collect());
+    assert_eq!(rows.len(), KEYS.len());
+    for row in &rows {
+        assert_eq!(row.len(), header.len());
+        assert_eq!(&row[at("status")], "completed");
+        assert!(row[at("receiver_throughput_gbps")].parse::<f64>().unwrap() > 0.0);
+        assert!(row[at("stat_mean")].parse::<f64>().unwrap() > 0.0);
+        assert_eq!(&row[at("pin")], "cross");
+    }
+}
+
+#[test]
+fn the_jsonl_round_trips_one_record_per_point_in_the_interleaved_order() {
+    let records = jsonl(tiny_sweep());
+    let keys: Vec<&str> = records
+        .iter()
+        .map(|r| r["sweep_point"]["key"].as_str().unwrap())
+        .collect();
+    // The second (threads, size) group starts with the second mechanism.
+    assert_eq!(
+        keys,
+        [
+            "send/stream/256/1",
+            "gather/stream/256/1",
+            "gather/stream/4096/1",
+            "send/stream/4096/1"
+        ]
+    );
+    for (i, r) in records.iter().enumerate() {
+        assert_eq!(r["sweep_point"]["index"], i);
+        assert_eq!(r["sweep_point"]["total"], 4);
+        assert_eq!(r["command"], "sweep");
+        assert_eq!(r["config"]["duration_s"], 0.3);
+        assert!(r["statistics"].is_object(), "{r}");
+    }
+}
+
+#[test]
+fn the_folder_is_marked_as_a_bytepath_sweep() {
+    let text = std::fs::read_to_string(tiny_sweep().join("sweep.json")).unwrap();
+    let marker: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(marker["kind"], "bytepath sweep results");
+    assert_eq!(marker["schema_version"], bytepath::record::SCHEMA_VERSION);
+    assert_eq!(marker["points"], 4);
+    assert_eq!(marker["arguments"]["sizes"], "256,4K");
+    assert_eq!(
+        marker["spec"]["sizes_bytes"],
+        serde_json::json!([256, 4096])
+    );
+}
+
+#[test]
+fn the_csv_loads_in_python_with_a_consistent_column_count() {
+    if !common::has_command("python3") {
+        eprintln!("skipped: python3 is not installed");
+        return;
+    }
+    let script = "import csv, sys\n\
+                  rows = list(csv.reader(open(sys.argv[1], newline='')))\n\
+                  widths = {len(r) for r in rows}\n\
+                  assert len(widths) == 1, widths\n\
+                  print(len(rows) - 1, widths.pop())";
+    let out = std::process::Command::new("python3")
+        .args(["-c", script])
+        .arg(tiny_sweep().join("results.csv"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let expected = format!("4 {}\n", csv::header().len());
+    assert_eq!(String::from_utf8_lossy(&out.stdout), expected);
+}
+
+#[test]
+fn the_csv_header_matches_its_snapshot() {
+    insta::assert_snapshot!(csv::header().join("\n"));
+}
+
+/// Numbers and nulls outside the configuration become "[figure]"; reason keys (present only
+/// where a metric is missing, which depends on the machine) are dropped.
+fn normalize(value: &mut Value, in_config: bool) {
+    match value {
+        Value::Number(_) | Value::Null if !in_config => *value = Value::from("[figure]"),
+        Value::Object(map) => {
+            map.retain(|k, _| !k.ends_with("_unavailable_reason"));
+            for (k, v) in map.iter_mut() {
+                let stable = matches!(k.as_str(), "config" | "sweep_point" | "schema_version");
+                normalize(v, in_config || stable);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(|v| normalize(v, in_config)),
+        _ => {}
+    }
+}
+
+#[test]
+fn a_sweep_record_matches_its_snapshot() {
+    let mut record = jsonl(tiny_sweep()).remove(0);
+    normalize(&mut record, false);
+    insta::assert_json_snapshot!(record, {
+        ".environment" => "[environment]",
+        ".notes" => "[notes]",
+        ".statistics.values" => "[values]",
+        ".statistics.stop_reason" => "[stop reason]",
+        ".statistics.ci_target_met" => "[met]",
+        ".sides[].counter_scope" => "[scope]",
+        ".machine_wide_cpu" => "[machine]",
+    });
+}
