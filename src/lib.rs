@@ -2,6 +2,7 @@
 //! binary only parses arguments, calls in here and sets the exit code.
 #![deny(unsafe_code)]
 
+pub mod analysis;
 pub mod cli;
 pub mod compare;
 pub mod config;

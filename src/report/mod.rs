@@ -1,7 +1,14 @@
-//! Exporters: a run record in, bytes out. One file per format.
+//! Exporters: a run record in, bytes out, one file per format; and the sweep report
+//! (report.html with inline SVG plots, report.md) rendered from DIR/results.jsonl.
 pub mod csv;
+pub mod html;
 pub mod json;
+pub mod markdown;
+pub mod plot;
+pub mod plots;
+pub mod summary;
 pub mod table;
+pub mod write;
 
 use crate::cli::ReportArgs;
 use crate::error::{Error, Status};
@@ -17,10 +24,10 @@ pub fn command(args: &ReportArgs) -> Result<Status, Error> {
 /// Renders `dir/results.jsonl` into report.html (at `html_out`, default `dir/report.html`) and
 /// report.md beside it; returns the HTML path.
 pub fn write_reports(
-    _dir: &std::path::Path,
-    _html_out: Option<&std::path::Path>,
+    dir: &std::path::Path,
+    html_out: Option<&std::path::Path>,
 ) -> Result<std::path::PathBuf, Error> {
-    Err(Error::Failed("the report is being built".into()))
+    write::reports(dir, html_out)
 }
 
 pub trait Exporter {

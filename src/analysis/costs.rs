@@ -1,0 +1,458 @@
+//! Costs read off pairs of mechanisms: what serialization alone costs (copy against the send
+//! reference), how much MSG_ZEROCOPY traffic the kernel copied anyway (kernel doc
+//! Documentation/networking/msg_zerocopy.rst, "Deferred copies"), and which cache level one
+//! copy fewer relieves most (perf_event_open(2) L1D and LL read-miss counters).
+use super::point::Point;
+use super::{
+    distinct, find, percent_change, plural, size_label, size_range, threads_label, Answer,
+};
+use crate::record::Metric;
+use crate::stats::{disjoint, quantile, ratio};
+
+fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    quantile(values, 0.5)
+}
+
+/// MSG_ZEROCOPY sends the kernel copied anyway, over every zerocopy point.
+pub fn zerocopy_answer(points: &[&Point]) -> Answer {
+    let question = "How much of the zero-copy traffic did the kernel copy anyway?";
+    let zc: Vec<&Point> = points
+        .iter()
+        .filter(|p| p.zerocopy.is_some())
+        .copied()
+        .collect();
+    let (completions, copied) = zc.iter().fold((0.0, 0.0), |(n, c), p| {
+        let z = p.zerocopy.expect("filtered");
+        (n + z.completions, c + z.copied)
+    });
+    let rests_on = format!(
+        "zerocopy.completions and zerocopy.copied (completions flagged \
+         SO_EE_CODE_ZEROCOPY_COPIED) of {} zerocopy points",
+        zc.len()
+    );
+    if completions == 0.0 {
+        return Answer {
+            question,
+            finding: "Cannot be said: the results hold no zerocopy point with completions.".into(),
+            details: Vec::new(),
+            rests_on,
+        };
+    }
+    let percent = copied / completions * 100.0;
+    let meaning = if percent >= 99.5 {
+        "No send avoided its copy. Data delivered to a local socket (loopback, veth) is always \
+         copied, so zerocopy's figures here measure the cost of the MSG_ZEROCOPY interface \
+         (page pinning, completion notifications on the error queue), not zero-copy \
+         transmission; only a real NIC can show the saving."
+    } else if percent > 0.5 {
+        "Part of the traffic went out without a copy; the rest fell back to copying (the \
+         kernel does so for small sends, local destinations and devices without \
+         scatter-gather), so zerocopy's figures mix both paths."
+    } else {
+        "The kernel transmitted straight from the sender's pages: zerocopy's figures show \
+         zero-copy transmission."
+    };
+    let mut details = Vec::new();
+    if let Some(w) = zc
+        .first()
+        .map(|p| &p.where_sides_run)
+        .filter(|w| !w.is_empty())
+    {
+        details.push(format!("sides ran on: {w}"));
+    }
+    details.push(per_point_copied(&zc));
+    Answer {
+        question,
+        finding: format!(
+            "The kernel copied {percent:.1} % of the zero-copy sends ({copied:.0} of \
+             {completions:.0} completions). {meaning}"
+        ),
+        details,
+        rests_on,
+    }
+}
+
+/// The per-point spread of the copied share: one figure when all agree, else the extremes.
+fn per_point_copied(zc: &[&Point]) -> String {
+    let share = |p: &Point| {
+        let z = p.zerocopy.expect("zerocopy point");
+        z.copied / z.completions.max(1.0) * 100.0
+    };
+    let at = |p: &Point| format!("{}, {}", size_label(p.size), threads_label(p.threads));
+    let lowest = zc
+        .iter()
+        .min_by(|a, b| share(a).total_cmp(&share(b)))
+        .expect("some");
+    let highest = zc
+        .iter()
+        .max_by(|a, b| share(a).total_cmp(&share(b)))
+        .expect("some");
+    if format!("{:.1}", share(lowest)) == format!("{:.1}", share(highest)) {
+        format!(
+            "per point: {:.1} % at every point ({})",
+            share(lowest),
+            plural(zc.len(), "point")
+        )
+    } else {
+        format!(
+            "per point: from {:.1} % ({}) to {:.1} % ({})",
+            share(lowest),
+            at(lowest),
+            share(highest),
+            at(highest)
+        )
+    }
+}
+
+/// One (size, threads) pair of copy and send.
+struct Serialization {
+    size: f64,
+    extra_ns_per_byte: Option<f64>,
+    /// "lower", "higher" or "no significant difference"; None without CIs.
+    throughput: Option<&'static str>,
+    line: String,
+}
+
+fn serialization_at(copy: &Point, send: &Point) -> Serialization {
+    let extra = copy
+        .sender_cpu_ns_per_byte
+        .zip(send.sender_cpu_ns_per_byte)
+        .map(|(c, s)| c - s);
+    let cpu = match (copy.sender_cpu_ns_per_byte, send.sender_cpu_ns_per_byte) {
+        (Some(c), Some(s)) => format!(
+            "sender {c:.3} vs {s:.3} CPU-ns/byte ({:+.3}, {})",
+            c - s,
+            percent_change(c / s)
+        ),
+        _ => "sender CPU-ns/byte not measured".into(),
+    };
+    let (verdict, throughput) = match (copy.throughput_with_ci().1, send.throughput_with_ci().1) {
+        (Some(c), Some(s)) if disjoint(&c, &s) => {
+            let (r, lo, hi) = ratio(&c, &s);
+            let text = format!(
+                "throughput {} (95 % CI {} to {})",
+                percent_change(r),
+                percent_change(lo),
+                percent_change(hi)
+            );
+            (Some(if r < 1.0 { "lower" } else { "higher" }), text)
+        }
+        (Some(_), Some(_)) => (
+            Some("no significant difference"),
+            "throughput: no significant difference (CIs overlap)".into(),
+        ),
+        _ => (None, "throughput: no CI".into()),
+    };
+    Serialization {
+        size: copy.size,
+        extra_ns_per_byte: extra,
+        throughput: verdict,
+        line: format!("{}: {cpu}; {throughput}", size_label(copy.size)),
+    }
+}
+
+/// " Throughput of copy against send: lower at 4 KiB, 64 KiB; no significant difference at 256 B."
+fn throughput_summary(pairs: &[Serialization]) -> String {
+    let mut parts = Vec::new();
+    for verdict in ["lower", "higher", "no significant difference"] {
+        let at: Vec<String> = pairs
+            .iter()
+            .filter(|p| p.throughput == Some(verdict))
+            .map(|p| size_label(p.size))
+            .collect();
+        if !at.is_empty() {
+            parts.push(format!("{verdict} at {}", at.join(", ")));
+        }
+    }
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!(" Throughput of copy against send: {}.", parts.join("; "))
+    }
+}
+
+/// What serializing 8 fields into one buffer costs: copy against the send reference.
+pub fn serialization_answer(points: &[&Point]) -> Answer {
+    let question = "What does serialization alone cost (copy against the send reference)?";
+    let mut chosen: Option<(f64, Vec<Serialization>)> = None;
+    for threads in distinct(points, |p| p.threads) {
+        let pairs: Vec<Serialization> = distinct(points, |p| p.size)
+            .into_iter()
+            .filter_map(|size| {
+                let copy = find(points, "copy", size, threads)?;
+                Some(serialization_at(copy, find(points, "send", size, threads)?))
+            })
+            .collect();
+        if !pairs.is_empty() {
+            chosen = Some((threads, pairs));
+            break;
+        }
+    }
+    let used: Vec<&Point> = points
+        .iter()
+        .filter(|p| p.series() == "copy" || p.series() == "send")
+        .copied()
+        .collect();
+    let rests_on = format!(
+        "sender cpu_ns_per_byte (getrusage) and receiver throughput CIs of copy and send \
+         stream points at the same size and thread count ({})",
+        size_range(&used)
+    );
+    let Some((threads, pairs)) = chosen else {
+        return Answer {
+            question,
+            finding: "Cannot be said: the results hold no copy and send stream points at the \
+                      same size and thread count (add send to the sweep's mechanisms)."
+                .into(),
+            details: Vec::new(),
+            rests_on,
+        };
+    };
+    let mut extra: Vec<f64> = pairs.iter().filter_map(|p| p.extra_ns_per_byte).collect();
+    let finding = if extra.is_empty() {
+        format!(
+            "At {}: CPU per byte was not measured; throughput per size below.",
+            threads_label(threads)
+        )
+    } else {
+        let (lo, hi) = (
+            extra.iter().copied().fold(f64::INFINITY, f64::min),
+            extra.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        );
+        format!(
+            "At {}, serializing the 8 fields into one buffer costs the sender {:+.3} CPU-ns \
+             per byte (median over {} sizes, {} to {}; range {lo:+.3} to {hi:+.3}).",
+            threads_label(threads),
+            median(&mut extra),
+            pairs.len(),
+            size_label(pairs[0].size),
+            size_label(pairs[pairs.len() - 1].size),
+        )
+    };
+    Answer {
+        question,
+        finding: finding + &throughput_summary(&pairs),
+        details: pairs.into_iter().map(|p| p.line).collect(),
+        rests_on,
+    }
+}
+
+/// Relative reduction (1 − challenger / baseline) of one counter at every shared point.
+fn reductions(
+    points: &[&Point],
+    challenger: &str,
+    level: fn(&Point) -> &Metric,
+) -> (Vec<f64>, Vec<String>) {
+    let (mut found, mut reasons) = (Vec::new(), Vec::new());
+    for p in points.iter().filter(|p| p.series() == "copy") {
+        let Some(c) = find(points, challenger, p.size, p.threads) else {
+            continue;
+        };
+        match (level(p), level(c)) {
+            (Metric::Value(base), Metric::Value(v)) if *base > 0.0 => found.push(1.0 - v / base),
+            (Metric::Unavailable(r), _) | (_, Metric::Unavailable(r)) => reasons.push(r.clone()),
+            _ => {}
+        }
+    }
+    reasons.sort();
+    reasons.dedup();
+    (found, reasons)
+}
+
+/// Which cache level shows the largest reduction when a copy is removed (copy -> gather).
+pub fn cache_answer(points: &[&Point]) -> Answer {
+    let question = "Which cache level shows the largest reduction (copy -> gather)?";
+    let rests_on = "l1d_load_misses and llc_load_misses (perf counters, both sides) per KiB of \
+                    payload, copy against gather at the same size and thread count"
+        .to_string();
+    let (mut l1, l1_why) = reductions(points, "gather", |p| &p.l1d_misses_per_kib);
+    let (mut llc, llc_why) = reductions(points, "gather", |p| &p.llc_misses_per_kib);
+    if l1.is_empty() || llc.is_empty() {
+        let mut why: Vec<String> = l1_why.into_iter().chain(llc_why).collect();
+        why.dedup();
+        let finding = if why.is_empty() {
+            "Cannot be said: the results hold no copy and gather stream points at the same \
+             size and thread count."
+                .to_string()
+        } else {
+            format!(
+                "Cannot be said: L1 and LLC misses were not counted ({}); without a PMU only \
+                 CPU time per byte (getrusage) shows the cost of a copy.",
+                why.join("; ")
+            )
+        };
+        return Answer {
+            question,
+            finding,
+            details: Vec::new(),
+            rests_on,
+        };
+    }
+    let n = l1.len().min(llc.len());
+    let (l1_med, llc_med) = (median(&mut l1), median(&mut llc));
+    let largest = if llc_med >= l1_med {
+        "the last-level cache (LLC)"
+    } else {
+        "L1d"
+    };
+    Answer {
+        question,
+        finding: format!(
+            "{} shows the largest reduction: gather has {:.0} % fewer LLC load misses per KiB \
+             and {:.0} % fewer L1d load misses than copy (medians over {n} points).",
+            capital(largest),
+            llc_med * 100.0,
+            l1_med * 100.0
+        ),
+        details: vec![spread("LLC", &llc), spread("L1d", &l1)],
+        rests_on,
+    }
+}
+
+/// "LLC: 40 % to 62 % fewer across points" over sorted reductions.
+fn spread(level: &str, sorted: &[f64]) -> String {
+    let (lo, hi) = (sorted[0] * 100.0, sorted[sorted.len() - 1] * 100.0);
+    if format!("{lo:.0}") == format!("{hi:.0}") {
+        format!(
+            "{level}: {lo:.0} % fewer at every point ({})",
+            plural(sorted.len(), "point")
+        )
+    } else {
+        format!(
+            "{level}: {lo:.0} % to {hi:.0} % fewer ({})",
+            plural(sorted.len(), "point")
+        )
+    }
+}
+
+fn capital(s: &str) -> String {
+    let mut c = s.chars();
+    c.next()
+        .map_or_else(String::new, |f| f.to_uppercase().chain(c).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::load::parse;
+    use crate::analysis::synthetic::{jsonl, Shape};
+    use crate::analysis::Dataset;
+
+    fn data(shapes: &[Shape]) -> Dataset {
+        parse(&jsonl(shapes), "r").unwrap()
+    }
+
+    #[test]
+    fn loopback_zerocopy_is_all_copied_and_says_what_that_means() {
+        let d = data(&[Shape::stream("zerocopy", 65536, 1, 10.0)]);
+        let a = zerocopy_answer(&d.completed());
+        assert!(
+            a.finding.starts_with("The kernel copied 100.0 %"),
+            "{}",
+            a.finding
+        );
+        assert!(a.finding.contains("always copied"));
+        assert!(a.details[0].starts_with("sides ran on: loopback"));
+        assert_eq!(a.details[1], "per point: 100.0 % at every point (1 point)");
+    }
+
+    #[test]
+    fn partly_copied_zerocopy_says_both_paths_mix() {
+        let mut s = Shape::stream("zerocopy", 65536, 1, 10.0);
+        s.copied_fraction = 0.25;
+        let mut all = Shape::stream("zerocopy", 4096, 1, 10.0);
+        all.copied_fraction = 1.0;
+        let a = zerocopy_answer(&data(&[s, all]).completed());
+        assert!(
+            a.finding.contains("62.5 %") && a.finding.contains("mix"),
+            "{}",
+            a.finding
+        );
+        assert_eq!(
+            a.details[1],
+            "per point: from 25.0 % (64 KiB, 1 thread) to 100.0 % (4 KiB, 1 thread)"
+        );
+    }
+
+    #[test]
+    fn no_zerocopy_points_cannot_be_said() {
+        let a = zerocopy_answer(&data(&[Shape::stream("copy", 4096, 1, 10.0)]).completed());
+        assert!(a.finding.starts_with("Cannot be said"));
+    }
+
+    #[test]
+    fn serialization_is_copy_minus_send_per_byte() {
+        let d = data(&[
+            Shape::stream("send", 4096, 1, 12.0),
+            Shape::stream("copy", 4096, 1, 10.0),
+        ]);
+        let a = serialization_answer(&d.completed());
+        assert!(
+            a.finding.contains("+0.150 CPU-ns per byte"),
+            "{}",
+            a.finding
+        );
+        let tail = "Throughput of copy against send: lower at 4 KiB.";
+        assert!(a.finding.ends_with(tail), "{}", a.finding);
+        assert!(
+            a.details[0].contains("throughput -17 %"),
+            "{}",
+            a.details[0]
+        );
+    }
+
+    #[test]
+    fn serialization_with_overlapping_cis_reports_no_significant_difference() {
+        let d = data(&[
+            Shape::stream("send", 4096, 1, 10.05),
+            Shape::stream("copy", 4096, 1, 10.0),
+        ]);
+        let a = serialization_answer(&d.completed());
+        assert!(
+            a.details[0].contains("no significant difference"),
+            "{}",
+            a.details[0]
+        );
+    }
+
+    #[test]
+    fn serialization_without_send_cannot_be_said() {
+        let a = serialization_answer(&data(&[Shape::stream("copy", 4096, 1, 10.0)]).completed());
+        assert!(a.finding.starts_with("Cannot be said"));
+    }
+
+    #[test]
+    fn with_a_pmu_the_llc_shows_the_largest_reduction() {
+        let shapes: Vec<Shape> = ["copy", "gather"]
+            .into_iter()
+            .map(|m| Shape {
+                pmu: true,
+                ..Shape::stream(m, 65536, 1, 10.0)
+            })
+            .collect();
+        let a = cache_answer(&data(&shapes).completed());
+        // copy 8 -> gather 3 LLC misses/KiB (62 %), 40 -> 30 L1d (25 %).
+        assert!(
+            a.finding.starts_with("The last-level cache (LLC) shows"),
+            "{}",
+            a.finding
+        );
+        assert!(a.finding.contains("62 % fewer LLC") && a.finding.contains("25 % fewer L1d"));
+    }
+
+    #[test]
+    fn without_a_pmu_the_cache_level_cannot_be_said_and_names_the_reason() {
+        let d = data(&[
+            Shape::stream("copy", 4096, 1, 10.0),
+            Shape::stream("gather", 4096, 1, 11.0),
+        ]);
+        let a = cache_answer(&d.completed());
+        assert!(
+            a.finding
+                .starts_with("Cannot be said: L1 and LLC misses were not counted (no PMU)"),
+            "{}",
+            a.finding
+        );
+    }
+}

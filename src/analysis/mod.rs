@@ -1,0 +1,177 @@
+//! Derived answers from a sweep's results: crossover sizes, per-byte costs, cache savings,
+//! copied fallbacks, scaling and the most surprising point. Every answer is computed from the
+//! records and says which of them it rests on; none is written by hand.
+pub mod costs;
+pub mod crossover;
+pub mod load;
+pub mod point;
+pub mod scaling;
+pub mod surprise;
+pub mod synthetic;
+
+use point::Point;
+use serde_json::Value;
+
+/// One question of the report, its answer and the data the answer rests on.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Answer {
+    pub question: &'static str,
+    pub finding: String,
+    /// Figures behind the finding, one line each (per thread count, per size, ...).
+    pub details: Vec<String>,
+    pub rests_on: String,
+}
+
+/// The records of one results file and the points read from them.
+#[derive(Debug, Clone, Default)]
+pub struct Dataset {
+    /// Every record, in file order.
+    pub records: Vec<Value>,
+    /// One point per (series, pattern, size, threads): the last record wins.
+    pub points: Vec<Point>,
+    /// Records replaced by a later record of the same point (a resumed or repeated sweep).
+    pub superseded: usize,
+}
+
+impl Dataset {
+    /// Points with clean figures: not failed, not interrupted.
+    pub fn completed(&self) -> Vec<&Point> {
+        self.points.iter().filter(|p| p.completed()).collect()
+    }
+
+    pub fn completed_with_pattern(&self, pattern: &str) -> Vec<&Point> {
+        self.points
+            .iter()
+            .filter(|p| p.completed() && p.pattern == pattern)
+            .collect()
+    }
+}
+
+/// All answers the report gives, in the order it gives them.
+pub fn answers(data: &Dataset) -> Vec<Answer> {
+    let stream = data.completed_with_pattern("stream");
+    vec![
+        crossover::answer(&stream, "gather", "copy"),
+        crossover::answer(&stream, "zerocopy", "copy"),
+        costs::zerocopy_answer(&data.completed()),
+        costs::serialization_answer(&stream),
+        scaling::answer(&stream, online_cpus(data)),
+        costs::cache_answer(&stream),
+        surprise::answer(&data.completed()),
+    ]
+}
+
+fn online_cpus(data: &Dataset) -> Option<f64> {
+    data.records.iter().find_map(|r| {
+        r.pointer("/environment/online_cpus")
+            .and_then(Value::as_f64)
+    })
+}
+
+/// A message size as people write it: 64 B, 4 KiB, 1 MiB (exact powers of two without decimals).
+pub fn size_label(size: f64) -> String {
+    const UNITS: [&str; 4] = ["B", "KiB", "MiB", "GiB"];
+    let mut v = size;
+    let mut unit = 0;
+    while v >= 1024.0 && unit + 1 < UNITS.len() {
+        v /= 1024.0;
+        unit += 1;
+    }
+    if v.fract() == 0.0 {
+        format!("{v:.0} {}", UNITS[unit])
+    } else {
+        format!("{v:.1} {}", UNITS[unit])
+    }
+}
+
+/// Where a mechanism sorts: the reference first, then by fewer copies, then any other.
+pub fn mechanism_rank(mechanism: &str) -> usize {
+    const ORDER: [&str; 4] = ["send", "copy", "gather", "zerocopy"];
+    ORDER
+        .iter()
+        .position(|m| *m == mechanism)
+        .unwrap_or(ORDER.len())
+}
+
+/// "1 point" / "3 points".
+pub fn plural(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
+/// "1 thread" / "4 threads".
+pub fn threads_label(threads: f64) -> String {
+    if threads == 1.0 {
+        "1 thread".into()
+    } else {
+        format!("{threads:.0} threads")
+    }
+}
+
+/// The point of `series` at (size, threads), if measured.
+pub fn find<'a>(points: &[&'a Point], series: &str, size: f64, threads: f64) -> Option<&'a Point> {
+    points
+        .iter()
+        .find(|p| p.series() == series && p.size == size && p.threads == threads)
+        .copied()
+}
+
+/// Sorted, distinct values of `f` over `points`.
+pub fn distinct(points: &[&Point], f: impl Fn(&Point) -> f64) -> Vec<f64> {
+    let mut v: Vec<f64> = points.iter().map(|p| f(p)).collect();
+    v.sort_by(f64::total_cmp);
+    v.dedup();
+    v
+}
+
+/// "64 B to 1 MiB" over the sizes of `points`, or "no sizes".
+pub fn size_range(points: &[&Point]) -> String {
+    let sizes = distinct(points, |p| p.size);
+    match (sizes.first(), sizes.last()) {
+        (Some(a), Some(b)) if a == b => size_label(*a),
+        (Some(a), Some(b)) => format!("{} to {}", size_label(*a), size_label(*b)),
+        _ => "no sizes".into(),
+    }
+}
+
+/// A relative change as a signed percentage: +23 %, -8 %.
+pub fn percent_change(ratio: f64) -> String {
+    let p = (ratio - 1.0) * 100.0;
+    if p < 0.0 {
+        format!("-{:.0} %", -p)
+    } else {
+        format!("+{p:.0} %")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_read_as_people_write_them() {
+        assert_eq!(size_label(64.0), "64 B");
+        assert_eq!(size_label(4096.0), "4 KiB");
+        assert_eq!(size_label(1536.0), "1.5 KiB");
+        assert_eq!(size_label(1048576.0), "1 MiB");
+    }
+
+    #[test]
+    fn changes_carry_their_sign() {
+        assert_eq!(percent_change(1.234), "+23 %");
+        assert_eq!(percent_change(0.92), "-8 %");
+    }
+
+    #[test]
+    fn the_demo_sweep_answers_every_question() {
+        let data = load::parse(&synthetic::jsonl(&synthetic::demo_sweep(true)), "r").unwrap();
+        let answers = answers(&data);
+        assert_eq!(answers.len(), 7);
+        for a in &answers {
+            assert!(!a.finding.is_empty() && !a.rests_on.is_empty(), "{a:?}");
+        }
+    }
+}

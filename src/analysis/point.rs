@@ -1,0 +1,307 @@
+//! One measured point as the report sees it, read from a run record (`serde_json::Value`, so
+//! fields added by later versions of the record are ignored rather than fatal).
+use crate::record::Metric;
+use crate::stats::Summary;
+use serde_json::Value;
+
+/// p50 and p99 of the point's latency, with what the latency means for its pattern.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Latency {
+    pub p50_ns: f64,
+    pub p99_ns: f64,
+}
+
+/// MSG_ZEROCOPY completions over a run and how many of them the kernel copied anyway.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ZerocopyCounts {
+    pub completions: f64,
+    pub copied: f64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Point {
+    /// Line of results.jsonl the record came from (1-based).
+    pub line: usize,
+    /// mechanism/pattern/size/threads, as `bytepath sweep` names points.
+    pub key: String,
+    pub mechanism: String,
+    pub pattern: String,
+    pub spin: bool,
+    pub size: f64,
+    pub threads: f64,
+    pub status: String,
+    /// The statistics block's summary: receiver Gbit/s for stream, client round trips/s for rr.
+    pub headline: Option<Summary>,
+    pub headline_metric: String,
+    /// Why `headline` is missing (no statistics block, or its own stated reason).
+    pub headline_missing: Option<String>,
+    /// Receiver (stream) or client (rr) throughput from the side figures.
+    pub throughput_gbps: f64,
+    /// Receiver (stream) or client (rr) messages per second; for rr, round trips per second.
+    pub messages_per_s: f64,
+    pub latency: Option<Latency>,
+    pub sender_cpu_ns_per_byte: Option<f64>,
+    pub receiver_cpu_ns_per_byte: Option<f64>,
+    /// Both sides' cycles over the receiver's payload bytes.
+    pub cycles_per_byte: Metric,
+    pub l1d_misses_per_kib: Metric,
+    pub llc_misses_per_kib: Metric,
+    /// Voluntary and involuntary switches of both sides per MiB of payload.
+    pub context_switches_per_mib: Option<f64>,
+    pub zerocopy: Option<ZerocopyCounts>,
+    /// config.where_sides_run: loopback, veth or across hosts.
+    pub where_sides_run: String,
+    pub ci_target_met: Option<bool>,
+    pub stop_reason: Option<String>,
+}
+
+impl Point {
+    /// A point whose figures are a clean result (not failed, not interrupted).
+    pub fn completed(&self) -> bool {
+        self.status == "completed"
+    }
+
+    /// The legend name: the mechanism, marked when the receiver busy-polled.
+    pub fn series(&self) -> String {
+        if self.spin {
+            format!("{} (spin)", self.mechanism)
+        } else {
+            self.mechanism.clone()
+        }
+    }
+
+    /// The headline figure shown on plots: the CI mean when there is one.
+    pub fn headline_value(&self) -> f64 {
+        match &self.headline {
+            Some(s) => s.mean,
+            None if self.pattern == "rr" => self.messages_per_s,
+            None => self.throughput_gbps,
+        }
+    }
+
+    /// Stream throughput in Gbit/s with its CI when the statistics block measured it.
+    pub fn throughput_with_ci(&self) -> (f64, Option<Summary>) {
+        match &self.headline {
+            Some(s) if self.headline_metric == "throughput_gbps" => (s.mean, Some(*s)),
+            _ => (self.throughput_gbps, None),
+        }
+    }
+
+    /// Both sides' CPU-ns per byte, summed.
+    pub fn cpu_ns_per_byte(&self) -> Option<f64> {
+        Some(self.sender_cpu_ns_per_byte? + self.receiver_cpu_ns_per_byte?)
+    }
+}
+
+/// Reads a point from one record; `line` is its line in results.jsonl. Errors name the field.
+pub fn from_record(record: &Value, line: usize) -> Result<Point, String> {
+    let config = &record["config"];
+    let text = |v: &Value, name: &str| -> Result<String, String> {
+        v.as_str()
+            .map(str::to_string)
+            .ok_or_else(|| format!("config.{name} is missing or not text"))
+    };
+    let number = |v: &Value, name: &str| -> Result<f64, String> {
+        v.as_f64()
+            .ok_or_else(|| format!("{name} is missing or not a number"))
+    };
+    let mechanism = text(&config["mechanism"], "mechanism")?;
+    let pattern = text(&config["pattern"], "pattern")?;
+    let size = number(&config["message_size_bytes"], "config.message_size_bytes")?;
+    let threads = number(&config["threads"], "config.threads")?;
+    // A failed or interrupted point may lack figures; it only appears in the table.
+    let completed = record["status"] == "completed";
+    let no_sides = [Value::Null, Value::Null];
+    let sides: &[Value] = match record["sides"].as_array().filter(|s| s.len() == 2) {
+        Some(sides) => sides,
+        None if !completed => &no_sides,
+        None => return Err("sides must hold two sides (sender and receiver)".into()),
+    };
+    let main_side = if pattern == "rr" {
+        &sides[0]
+    } else {
+        &sides[1]
+    };
+    let figure = |name: &str| match main_side[name].as_f64() {
+        Some(v) => Ok(v),
+        None if !completed => Ok(0.0),
+        None => Err(format!("sides: {name} is missing or not a number")),
+    };
+    let key = record
+        .pointer("/sweep_point/key")
+        .and_then(Value::as_str)
+        .map_or_else(
+            || format!("{mechanism}/{pattern}/{size}/{threads}"),
+            str::to_string,
+        );
+    let (headline, headline_metric, headline_missing) = headline(record);
+    let statistics = &record["statistics"];
+    Ok(Point {
+        line,
+        key,
+        spin: config["spin"].as_bool().unwrap_or(false),
+        status: record["status"].as_str().unwrap_or("unknown").to_string(),
+        headline,
+        headline_metric,
+        headline_missing,
+        throughput_gbps: figure("throughput_gbps")?,
+        messages_per_s: figure("messages_per_s")?,
+        latency: latency(main_side),
+        sender_cpu_ns_per_byte: sides[0]["cpu_ns_per_byte"].as_f64(),
+        receiver_cpu_ns_per_byte: sides[1]["cpu_ns_per_byte"].as_f64(),
+        cycles_per_byte: per_byte(sides, "cycles", &sides[1], 1.0),
+        l1d_misses_per_kib: per_byte(sides, "l1d_load_misses", &sides[1], 1024.0),
+        llc_misses_per_kib: per_byte(sides, "llc_load_misses", &sides[1], 1024.0),
+        context_switches_per_mib: switches_per_mib(sides),
+        zerocopy: zerocopy_counts(&record["zerocopy"]),
+        where_sides_run: config["where_sides_run"].as_str().unwrap_or("").to_string(),
+        ci_target_met: statistics["ci_target_met"].as_bool(),
+        stop_reason: statistics["stop_reason"].as_str().map(str::to_string),
+        mechanism,
+        pattern,
+        size,
+        threads,
+    })
+}
+
+fn headline(record: &Value) -> (Option<Summary>, String, Option<String>) {
+    let statistics = &record["statistics"];
+    let metric = statistics["metric"]
+        .as_str()
+        .unwrap_or(if record["config"]["pattern"] == "rr" {
+            "round_trips_per_s"
+        } else {
+            "throughput_gbps"
+        })
+        .to_string();
+    if statistics.is_null() {
+        let why = "the record has no statistics block (no confidence interval)";
+        return (None, metric, Some(why.into()));
+    }
+    match serde_json::from_value::<Summary>(statistics["summary"].clone()) {
+        Ok(summary) => (Some(summary), metric, None),
+        Err(_) => {
+            let why = statistics["summary_unavailable_reason"]
+                .as_str()
+                .unwrap_or("the statistics block has no summary");
+            (None, metric, Some(why.to_string()))
+        }
+    }
+}
+
+fn latency(side: &Value) -> Option<Latency> {
+    let l = &side["latency_ns"];
+    Some(Latency {
+        p50_ns: l["p50"].as_f64()?,
+        p99_ns: l["p99"].as_f64()?,
+    })
+}
+
+/// A counter or `None` with the record's stated reason.
+pub fn metric(set: &Value, key: &str) -> Metric {
+    match set[key].as_f64() {
+        Some(v) => Metric::Value(v),
+        None => Metric::Unavailable(
+            set[format!("{key}_unavailable_reason")]
+                .as_str()
+                .unwrap_or("not in the record")
+                .to_string(),
+        ),
+    }
+}
+
+/// A counter summed over both sides, per byte (or per KiB with `scale` 1024) of payload.
+fn per_byte(sides: &[Value], counter: &str, payload_side: &Value, scale: f64) -> Metric {
+    let mut total = 0.0;
+    for side in sides {
+        match metric(&side["counters"], counter) {
+            Metric::Value(v) => total += v,
+            missing => return missing,
+        }
+    }
+    match payload_side["payload_bytes"].as_f64() {
+        Some(bytes) if bytes > 0.0 => Metric::Value(total * scale / bytes),
+        _ => Metric::Unavailable("no payload bytes measured".into()),
+    }
+}
+
+fn switches_per_mib(sides: &[Value]) -> Option<f64> {
+    let mut switches = 0.0;
+    for side in sides {
+        switches += side["voluntary_context_switches"].as_f64()?;
+        switches += side["involuntary_context_switches"].as_f64()?;
+    }
+    let bytes = sides[1]["payload_bytes"].as_f64().filter(|b| *b > 0.0)?;
+    Some(switches * (1 << 20) as f64 / bytes)
+}
+
+fn zerocopy_counts(z: &Value) -> Option<ZerocopyCounts> {
+    Some(ZerocopyCounts {
+        completions: z["completions"].as_f64()?,
+        copied: z["copied"].as_f64()?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::synthetic::{record, Shape};
+
+    #[test]
+    fn a_stream_record_yields_its_receiver_throughput_and_ci() {
+        let r = record(&Shape::stream("gather", 4096, 1, 10.0));
+        let p = from_record(&r, 3).unwrap();
+        assert_eq!((p.line, p.key.as_str()), (3, "gather/stream/4096/1"));
+        let s = p.headline.unwrap();
+        assert!(s.ci95_low < 10.0 && 10.0 < s.ci95_high);
+        assert_eq!(p.throughput_with_ci().0, s.mean);
+    }
+
+    #[test]
+    fn missing_statistics_are_stated_not_fatal() {
+        let mut r = record(&Shape::stream("copy", 4096, 1, 10.0));
+        r.as_object_mut().unwrap().remove("statistics");
+        let p = from_record(&r, 1).unwrap();
+        assert!(p.headline.is_none());
+        assert!(p
+            .headline_missing
+            .as_deref()
+            .unwrap()
+            .contains("no statistics"));
+        assert_eq!(p.throughput_with_ci(), (p.throughput_gbps, None));
+    }
+
+    #[test]
+    fn counters_without_a_pmu_carry_the_records_reason() {
+        let p = from_record(&record(&Shape::stream("copy", 4096, 1, 10.0)), 1).unwrap();
+        assert_eq!(p.llc_misses_per_kib, Metric::Unavailable("no PMU".into()));
+        assert!(p.context_switches_per_mib.unwrap() > 0.0);
+    }
+
+    #[test]
+    fn counters_with_a_pmu_are_summed_over_both_sides_per_kib() {
+        let mut shape = Shape::stream("copy", 4096, 1, 10.0);
+        shape.pmu = true;
+        let p = from_record(&record(&shape), 1).unwrap();
+        assert!(matches!(p.llc_misses_per_kib, Metric::Value(v) if v > 0.0));
+        assert!(matches!(p.cycles_per_byte, Metric::Value(v) if v > 0.0));
+    }
+
+    #[test]
+    fn a_failed_record_without_sides_is_kept_for_the_table() {
+        let mut r = record(&Shape::stream("copy", 4096, 1, 10.0));
+        r["status"] = "failed".into();
+        r["sides"] = Value::Null;
+        let p = from_record(&r, 1).unwrap();
+        assert!(!p.completed());
+        r["status"] = "completed".into();
+        assert!(from_record(&r, 1).unwrap_err().contains("two sides"));
+    }
+
+    #[test]
+    fn a_record_without_a_mechanism_is_rejected_with_the_field_name() {
+        let mut r = record(&Shape::stream("copy", 4096, 1, 10.0));
+        r["config"]["mechanism"] = Value::Null;
+        assert!(from_record(&r, 1).unwrap_err().contains("config.mechanism"));
+    }
+}

@@ -1,0 +1,283 @@
+//! Deterministic synthetic run records in the shape `bytepath run --json` writes them (plus
+//! the sweep's `sweep_point` and the `statistics` block), for the report's tests and demos.
+use crate::stats::summarize;
+use serde_json::{json, Value};
+
+/// What a synthetic point looks like; the record is derived from it.
+#[derive(Debug, Clone)]
+pub struct Shape {
+    pub mechanism: &'static str,
+    pub pattern: &'static str,
+    pub size: u64,
+    pub threads: u64,
+    /// Receiver Gbit/s (stream) or client round trips/s (rr): the statistics metric's mean.
+    pub mean: f64,
+    /// Relative 95 % CI half-width of the statistics summary.
+    pub ci_rel: f64,
+    pub statistics: bool,
+    pub pmu: bool,
+    pub sender_cpu_ns_per_byte: f64,
+    pub l1d_per_kib: f64,
+    pub llc_per_kib: f64,
+    pub p50_ns: f64,
+    /// Fraction of zero-copy completions the kernel copied (zerocopy only).
+    pub copied_fraction: f64,
+    pub status: &'static str,
+}
+
+impl Shape {
+    pub fn stream(mechanism: &'static str, size: u64, threads: u64, gbps: f64) -> Shape {
+        let (cpu, l1d, llc) = match mechanism {
+            "send" => (0.30, 20.0, 2.0),
+            "copy" => (0.45, 40.0, 8.0),
+            "gather" => (0.35, 30.0, 3.0),
+            _ => (0.40, 30.0, 2.5),
+        };
+        Shape {
+            mechanism,
+            pattern: "stream",
+            size,
+            threads,
+            mean: gbps,
+            ci_rel: 0.02,
+            statistics: true,
+            pmu: false,
+            sender_cpu_ns_per_byte: cpu,
+            l1d_per_kib: l1d,
+            llc_per_kib: llc,
+            p50_ns: 1000.0 + size as f64 / 4.0,
+            copied_fraction: 1.0,
+            status: "completed",
+        }
+    }
+
+    pub fn rr(mechanism: &'static str, size: u64, threads: u64, round_trips_per_s: f64) -> Shape {
+        Shape {
+            pattern: "rr",
+            mean: round_trips_per_s,
+            p50_ns: 1e9 / round_trips_per_s * threads as f64,
+            ..Shape::stream(mechanism, size, threads, 0.0)
+        }
+    }
+}
+
+/// Ten slice values around `mean` whose 95 % CI half-width is `ci_rel` of the mean.
+fn slices(mean: f64, ci_rel: f64) -> Vec<f64> {
+    const OFFSETS: [f64; 10] = [-1.0, 1.0, -0.5, 0.5, -0.25, 0.25, -0.75, 0.75, 0.0, 0.0];
+    // t(9) · sd(OFFSETS) / sqrt(10) = 0.4618 per unit of spread.
+    let spread = ci_rel * mean / 0.4618;
+    OFFSETS.iter().map(|o| mean + o * spread).collect()
+}
+
+fn statistics(shape: &Shape) -> Value {
+    let values = slices(shape.mean, shape.ci_rel);
+    let summary = summarize(&values);
+    let rr = shape.pattern == "rr";
+    json!({
+        "metric": if rr { "round_trips_per_s" } else { "throughput_gbps" },
+        "side": if rr { "client" } else { "receiver" },
+        "slice_s": 0.1, "slices": values.len(), "values": values, "summary": summary,
+        "ci_target_rel": 0.05, "ci_target_met": shape.ci_rel <= 0.05,
+        "stop_reason": if shape.ci_rel <= 0.05 { "ci_target_met" } else { "max_time" },
+        "outliers": {"low_severe": 0, "low_mild": 0, "high_mild": 0, "high_severe": 0},
+        "min_time_s": 1.0, "max_time_s": 5.0,
+    })
+}
+
+fn counters(shape: &Shape, bytes: f64, cpu_ns: f64) -> (Value, Value) {
+    const HARDWARE: [&str; 6] = [
+        "cycles",
+        "instructions",
+        "cache_references",
+        "cache_misses",
+        "l1d_load_misses",
+        "llc_load_misses",
+    ];
+    let kib = bytes / 1024.0;
+    let mut set = json!({"task_clock_ns": cpu_ns, "context_switches": 100.0});
+    let mut derived = json!({});
+    if shape.pmu {
+        let cycles = cpu_ns * 3.0;
+        let values = [cycles, cycles * 1.5, kib * 100.0, kib * 10.0];
+        for (key, v) in HARDWARE.iter().zip(values) {
+            set[*key] = json!(v);
+        }
+        set["l1d_load_misses"] = json!(shape.l1d_per_kib * kib / 2.0);
+        set["llc_load_misses"] = json!(shape.llc_per_kib * kib / 2.0);
+        derived = json!({"cycles_per_byte": cycles / bytes, "instructions_per_cycle": 1.5,
+                         "llc_misses_per_kib": shape.llc_per_kib / 2.0});
+    } else {
+        for key in HARDWARE {
+            set[key] = Value::Null;
+            set[format!("{key}_unavailable_reason")] = json!("no PMU");
+        }
+        for key in [
+            "cycles_per_byte",
+            "instructions_per_cycle",
+            "llc_misses_per_kib",
+        ] {
+            derived[key] = Value::Null;
+            derived[format!("{key}_unavailable_reason")] = json!("no PMU");
+        }
+    }
+    (set, derived)
+}
+
+fn side(shape: &Shape, name: &str, cpu_ns_per_byte: f64) -> Value {
+    let gbps = if shape.pattern == "rr" {
+        shape.mean * shape.size as f64 * 8.0 / 1e9
+    } else {
+        shape.mean
+    };
+    let bytes = (gbps * 1e9 / 8.0).round();
+    let messages_per_s = bytes / shape.size as f64;
+    let cpu_ns = cpu_ns_per_byte * bytes;
+    let (counters, derived) = counters(shape, bytes, cpu_ns);
+    let p50 = shape.p50_ns;
+    json!({
+        "side": name, "threads": shape.threads, "messages": messages_per_s.round(),
+        "payload_bytes": bytes, "elapsed_s": 1.0, "throughput_gbps": gbps,
+        "messages_per_s": messages_per_s,
+        "latency_ns": {"count": 1000, "min": p50 * 0.8, "p50": p50, "p90": p50 * 1.5,
+                       "p99": p50 * 3.0, "p99_9": p50 * 6.0, "max": p50 * 20.0, "mean": p50 * 1.2},
+        "cpu_user_s": cpu_ns * 0.1 / 1e9, "cpu_sys_s": cpu_ns * 0.9 / 1e9,
+        "cpu_ns_per_byte": cpu_ns_per_byte,
+        "voluntary_context_switches": (bytes / 65536.0).round(),
+        "involuntary_context_switches": 50,
+        "counters": counters, "derived": derived,
+    })
+}
+
+/// One record for `shape`, schema version 1.
+pub fn record(shape: &Shape) -> Value {
+    let names = if shape.pattern == "rr" {
+        ["client", "server"]
+    } else {
+        ["sender", "receiver"]
+    };
+    let key = format!(
+        "{}/{}/{}/{}",
+        shape.mechanism, shape.pattern, shape.size, shape.threads
+    );
+    let zerocopy = (shape.mechanism == "zerocopy").then(|| {
+        let calls = 10_000.0;
+        let copied = (calls * shape.copied_fraction).round();
+        json!({"send_calls": calls, "completions": calls, "copied": copied,
+               "copied_anyway_percent": copied / calls * 100.0, "summary": "synthetic"})
+    });
+    let placement: Vec<Value> = (0..shape.threads)
+        .map(|_| json!({"sender_cpu": 0, "receiver_cpu": 1}))
+        .collect();
+    let mut r = json!({
+        "schema_version": 1, "bytepath_version": "0.1.0", "command": "sweep",
+        "sweep_point": {"index": 0, "total": 1, "key": key},
+        "status": shape.status, "interrupted": shape.status == "interrupted", "errors": [],
+        "config": {"transport": "tcp", "mechanism": shape.mechanism, "pattern": shape.pattern,
+            "message_size_bytes": shape.size, "field_size_bytes": shape.size / 8, "fields": 8,
+            "threads": shape.threads, "duration_s": 5.0, "warmup_s": 1.0, "pin": "cross",
+            "placement": placement, "recv_size_bytes": shape.size,
+            "recv_mode": "whole message: recv until the message is complete", "spin": false,
+            "verify": false, "counters": if shape.pattern == "rr" { "none" } else { "all" },
+            "tcp_nodelay": shape.pattern == "rr",
+            "where_sides_run": "loopback (127.0.0.1), both sides in one process"},
+        "environment": {"hostname": "synthetic", "kernel_release": "6.1.0-synthetic",
+            "cpu_model": "Synthetic CPU @ 3.0GHz", "online_cpus": 2, "allowed_cpus": "0-1",
+            "pmu_available": shape.pmu, "perf_event_paranoid": 2, "running_as_root": false,
+            "optmem_max_bytes": 131072, "tcp_wmem_max_bytes": 4194304, "loopback_mtu": 65536,
+            "clock": "CLOCK_MONOTONIC via vDSO, read once per message"},
+        "measured_s": 1.0,
+        "sides": [side(shape, names[0], shape.sender_cpu_ns_per_byte), side(shape, names[1], 0.3)],
+        "zerocopy": zerocopy, "machine_wide_cpu": null, "notes": [],
+    });
+    if shape.statistics {
+        r["statistics"] = statistics(shape);
+    }
+    r
+}
+
+/// Records as results.jsonl text, one per line, with their sweep positions filled in.
+pub fn jsonl(shapes: &[Shape]) -> String {
+    let mut out = String::new();
+    for (i, shape) in shapes.iter().enumerate() {
+        let mut r = record(shape);
+        r["sweep_point"]["index"] = json!(i);
+        r["sweep_point"]["total"] = json!(shapes.len());
+        out.push_str(&r.to_string());
+        out.push('\n');
+    }
+    out
+}
+
+/// A plausible loopback sweep: four mechanisms, 64 B to 1 MiB, 1 and 2 threads, and round
+/// trips at 1, 2 and 4 threads; gather overtakes copy from 16 KiB, zerocopy never does.
+pub fn demo_sweep(pmu: bool) -> Vec<Shape> {
+    let peaks = [
+        ("send", 40.0),
+        ("copy", 26.0),
+        ("gather", 34.0),
+        ("zerocopy", 24.0),
+    ];
+    let mut shapes = Vec::new();
+    for threads in [1, 2] {
+        for (mechanism, peak) in peaks {
+            for size in (6..=20).step_by(2).map(|p| 1u64 << p) {
+                let half = if mechanism == "zerocopy" {
+                    16384.0
+                } else {
+                    4096.0
+                };
+                let scale = if threads == 2 { 1.6 } else { 1.0 };
+                let gbps = peak * scale * size as f64 / (size as f64 + half);
+                let copy_like = if mechanism == "gather" && size < 16384 {
+                    26.0 * scale * size as f64 / (size as f64 + 4096.0)
+                } else {
+                    gbps
+                };
+                let mut shape = Shape::stream(mechanism, size, threads, copy_like);
+                shape.pmu = pmu;
+                // Per-message overhead spread over fewer bytes; small messages are noisier.
+                shape.sender_cpu_ns_per_byte += 60.0 / size as f64;
+                if size <= 256 {
+                    shape.ci_rel = 0.07;
+                }
+                if mechanism == "copy" && size == 65536 && threads == 1 {
+                    shape.mean *= 0.6; // a dip for the "surprising point" answer
+                }
+                shapes.push(shape);
+            }
+        }
+    }
+    for threads in [1, 2, 4] {
+        for mechanism in ["copy", "gather"] {
+            for size in [64, 4096] {
+                let faster = if mechanism == "gather" { 1.08 } else { 1.0 };
+                let rate =
+                    faster * 60_000.0 * threads.min(2) as f64 / (1.0 + size as f64 / 65536.0);
+                shapes.push(Shape::rr(mechanism, size, threads, rate));
+            }
+        }
+    }
+    shapes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slices_have_the_requested_relative_ci() {
+        let s = summarize(&slices(10.0, 0.03)).unwrap();
+        assert!((s.ci95_rel - 0.03).abs() < 1e-3, "{}", s.ci95_rel);
+    }
+
+    #[test]
+    fn jsonl_writes_one_parsable_record_per_line() {
+        let text = jsonl(&demo_sweep(false));
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), demo_sweep(false).len());
+        for line in lines {
+            let v: Value = serde_json::from_str(line).unwrap();
+            assert_eq!(v["schema_version"], 1);
+        }
+    }
+}

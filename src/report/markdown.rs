@@ -1,0 +1,74 @@
+//! report.md: the answers, the environment, how it was measured and a compact table, for
+//! pasting into an issue or a paper (GitHub-flavoured Markdown tables).
+use super::summary::{self, Rows};
+use crate::analysis::{answers, Dataset};
+use std::fmt::Write;
+
+/// Escapes what would break a table cell or start markup.
+fn cell(text: &str) -> String {
+    text.replace('|', "\\|").replace('\n', " ")
+}
+
+fn rows_list(out: &mut String, rows: &Rows) {
+    for (label, value) in rows {
+        let _ = writeln!(out, "- **{}**: {}", cell(label), cell(value));
+    }
+}
+
+/// The whole document; `source` names the results file.
+pub fn document(data: &Dataset, source: &str) -> String {
+    let mut out = format!(
+        "# bytepath report\n\n{}\n\n## Answers\n\n",
+        summary::overview(data, source)
+    );
+    for a in answers(data) {
+        let _ = writeln!(out, "### {}\n\n{}\n", a.question, a.finding);
+        for d in &a.details {
+            let _ = writeln!(out, "- {d}");
+        }
+        if !a.details.is_empty() {
+            out.push('\n');
+        }
+        let _ = writeln!(out, "_Rests on: {}._\n", a.rests_on);
+    }
+    out.push_str("## Environment\n\n");
+    rows_list(&mut out, &summary::environment(data));
+    out.push_str("\n## How this was measured\n\n");
+    rows_list(&mut out, &summary::method(data));
+    out.push_str("\n## Points\n\n");
+    let (header, rows) = summary::table(data);
+    let _ = writeln!(out, "| {} |", header.join(" | "));
+    let _ = writeln!(out, "|{}", "---|".repeat(header.len()));
+    for row in rows {
+        let cells: Vec<String> = row.iter().map(|c| cell(c)).collect();
+        let _ = writeln!(out, "| {} |", cells.join(" | "));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::load::parse;
+    use crate::analysis::synthetic::{demo_sweep, jsonl};
+
+    #[test]
+    fn the_document_holds_every_answer_and_a_row_per_point() {
+        let data = parse(&jsonl(&demo_sweep(false)), "r").unwrap();
+        let md = document(&data, "sweep/results.jsonl");
+        assert_eq!(md.matches("\n### ").count(), 7);
+        assert_eq!(md.matches("_Rests on: ").count(), 7);
+        let table_rows = md.lines().filter(|l| l.starts_with("| ")).count();
+        assert_eq!(
+            table_rows,
+            data.points.len() + 1,
+            "header plus a row per point"
+        );
+        assert!(md.contains("| copy/stream/4096/1 | completed | "));
+    }
+
+    #[test]
+    fn pipes_in_cells_are_escaped() {
+        assert_eq!(cell("a|b"), "a\\|b");
+    }
+}

@@ -1,0 +1,413 @@
+//! The report's figures, built from a `Dataset`: throughput vs size, latency vs threads, CPU
+//! cost per byte, cache misses and context switches per MiB. Each says what it shows and why
+//! a panel is empty.
+use super::plot::axis::{Scale, TickFormat};
+use super::plot::{Datum, Panel, Plot, Series};
+use crate::analysis::point::Point;
+use crate::analysis::{distinct, mechanism_rank, plural, size_label, threads_label, Dataset};
+use crate::record::Metric;
+
+/// A plot with its heading and the sentence under it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Figure {
+    pub heading: String,
+    pub caption: String,
+    pub plot: Plot,
+}
+
+/// A fixed colour per mechanism, so every plot uses the same one.
+pub fn color(series: &str) -> &'static str {
+    const OTHERS: [&str; 4] = ["#9467bd", "#ff7f0e", "#8c564b", "#e377c2"];
+    match series {
+        "send" => "#555555",
+        "copy" => "#d62728",
+        "gather" => "#1f77b4",
+        "zerocopy" => "#2ca02c",
+        other => OTHERS[other.bytes().map(usize::from).sum::<usize>() % OTHERS.len()],
+    }
+}
+
+fn series_names(points: &[&Point]) -> Vec<String> {
+    let mut names: Vec<(usize, String)> = points
+        .iter()
+        .map(|p| (mechanism_rank(&p.mechanism), p.series()))
+        .collect();
+    names.sort();
+    names.dedup();
+    names.into_iter().map(|(_, n)| n).collect()
+}
+
+/// One panel per value of `panel_of`, one series per mechanism, points from `datum`.
+fn panels(
+    points: &[&Point],
+    panel_of: fn(&Point) -> f64,
+    title: fn(f64) -> String,
+    x_of: fn(&Point) -> f64,
+    datum: &dyn Fn(&Point) -> Option<Datum>,
+) -> Vec<Panel> {
+    distinct(points, panel_of)
+        .into_iter()
+        .map(|key| {
+            let in_panel: Vec<&Point> = points
+                .iter()
+                .filter(|p| panel_of(p) == key)
+                .copied()
+                .collect();
+            let series = series_names(&in_panel)
+                .into_iter()
+                .map(|name| Series {
+                    color: color(&name),
+                    dashed: false,
+                    data: in_panel
+                        .iter()
+                        .filter(|p| p.series() == name)
+                        .filter_map(|p| datum(p).map(|d| Datum { x: x_of(p), ..d }))
+                        .collect(),
+                    name,
+                })
+                .collect();
+            Panel {
+                title: title(key),
+                series,
+                note: None,
+            }
+        })
+        .collect()
+}
+
+fn empty(note: &str) -> Vec<Panel> {
+    vec![Panel {
+        title: String::new(),
+        series: Vec::new(),
+        note: Some(note.into()),
+    }]
+}
+
+fn by_size_plot(id: &'static str, y_label: &str, panels: Vec<Panel>) -> Plot {
+    Plot {
+        id,
+        x_label: "message size".into(),
+        y_label: y_label.into(),
+        x_scale: Scale::Log2,
+        x_format: TickFormat::Bytes,
+        y_scale: Scale::Linear,
+        panels,
+        columns: 0,
+    }
+}
+
+fn describe(p: &Point) -> String {
+    format!(
+        "{} {}, {}",
+        p.series(),
+        size_label(p.size),
+        threads_label(p.threads)
+    )
+}
+
+fn throughput(stream: &[&Point]) -> Figure {
+    let datum = |p: &Point| {
+        let (y, ci) = p.throughput_with_ci();
+        let range = ci.map_or(" (no CI)".into(), |s| {
+            format!(" ± {:.2} (95 % CI)", s.ci95_half_width)
+        });
+        Some(Datum {
+            x: 0.0,
+            y,
+            ci: ci.map(|s| (s.ci95_low, s.ci95_high)),
+            title: format!("{}: {y:.2} Gbit/s{range}", describe(p)),
+        })
+    };
+    let without_ci = stream
+        .iter()
+        .filter(|p| p.throughput_with_ci().1.is_none())
+        .count();
+    let mut caption = "Receiver payload throughput (stream), one panel per thread count; error \
+                       bars are the 95 % confidence interval of the per-slice mean."
+        .to_string();
+    if without_ci > 0 {
+        caption += &format!(
+            " No error bar at {}: no statistics block (confidence interval) in the record.",
+            plural(without_ci, "point")
+        );
+    }
+    Figure {
+        heading: "Throughput vs message size".into(),
+        caption,
+        plot: by_size_plot("throughput", "Gbit/s", by_threads(stream, &datum)),
+    }
+}
+
+fn latency(data: &Dataset) -> Figure {
+    let rr = data.completed_with_pattern("rr");
+    let (points, what) = if rr.is_empty() {
+        (
+            data.completed_with_pattern("stream"),
+            "stream receiver: time to take in one whole message (no rr points in these results)",
+        )
+    } else {
+        (rr, "round trip (rr), timed on the client")
+    };
+    let mut panels = Vec::new();
+    for size in distinct(&points, |p| p.size) {
+        let in_panel: Vec<&Point> = points.iter().filter(|p| p.size == size).copied().collect();
+        let mut series = Vec::new();
+        for name in series_names(&in_panel) {
+            for (label, dashed, pick) in [("p50", false, 0), ("p99", true, 1)] {
+                let data = in_panel
+                    .iter()
+                    .filter(|p| p.series() == name)
+                    .filter_map(|p| {
+                        let l = p.latency.as_ref()?;
+                        let us = [l.p50_ns, l.p99_ns][pick] / 1e3;
+                        Some(Datum {
+                            x: p.threads,
+                            y: us,
+                            ci: None,
+                            title: format!("{} {label}: {us:.2} µs", describe(p)),
+                        })
+                    })
+                    .collect();
+                series.push(Series {
+                    name: format!("{name} {label}"),
+                    color: color(&name),
+                    dashed,
+                    data,
+                });
+            }
+        }
+        panels.push(Panel {
+            title: size_label(size),
+            series,
+            note: None,
+        });
+    }
+    if panels.is_empty() {
+        panels = empty("no completed points with latency");
+    }
+    Figure {
+        heading: "Latency p50 and p99 vs threads".into(),
+        caption: format!(
+            "Latency: {what}; one panel per message size; log scale; solid p50, dashed p99 \
+             (percentiles of a histogram, no CI)."
+        ),
+        plot: Plot {
+            id: "latency",
+            x_label: "threads".into(),
+            y_label: "µs".into(),
+            x_scale: Scale::Log2,
+            x_format: TickFormat::Number,
+            y_scale: Scale::Log10,
+            panels,
+            columns: 0,
+        },
+    }
+}
+
+fn cpu_cost(stream: &[&Point]) -> Figure {
+    let cycles = !stream.is_empty()
+        && stream
+            .iter()
+            .all(|p| matches!(p.cycles_per_byte, Metric::Value(_)));
+    let (label, caption) = if cycles {
+        let caption = "CPU cycles per payload byte, sender and receiver together (perf \
+                       counters, user and kernel where permitted).";
+        ("cycles / byte", caption.to_string())
+    } else {
+        let why = first_reason(stream, |p| &p.cycles_per_byte);
+        let caption = format!(
+            "CPU-ns per payload byte (getrusage user + system time), sender and receiver \
+             together; cycles per byte are not shown: {}.",
+            why.unwrap_or_else(|| "no stream points".into())
+        );
+        ("CPU-ns / byte", caption)
+    };
+    let datum = |p: &Point| {
+        let y = match (&p.cycles_per_byte, cycles) {
+            (Metric::Value(v), true) => *v,
+            _ => p.cpu_ns_per_byte()?,
+        };
+        Some(Datum {
+            x: 0.0,
+            y,
+            ci: None,
+            title: format!("{}: {y:.3} {label}", describe(p)),
+        })
+    };
+    Figure {
+        heading: format!("CPU cost per byte ({label}) vs message size"),
+        caption: format!("{caption} Log scale."),
+        plot: Plot {
+            y_scale: Scale::Log10,
+            ..by_size_plot("cpu", label, by_threads(stream, &datum))
+        },
+    }
+}
+
+fn cache_misses(stream: &[&Point]) -> Figure {
+    let counted = |p: &&&Point| {
+        matches!(p.llc_misses_per_kib, Metric::Value(_))
+            || matches!(p.l1d_misses_per_kib, Metric::Value(_))
+    };
+    let mut panels = Vec::new();
+    let mut columns = 0;
+    if stream.iter().any(|p| counted(&p)) {
+        // LLC panels on one row, L1d below, a column per thread count.
+        columns = distinct(stream, |p| p.threads).len().clamp(1, 3);
+        for (level, pick) in [("LLC", true), ("L1d", false)] {
+            let datum = |p: &Point| {
+                let m = if pick {
+                    &p.llc_misses_per_kib
+                } else {
+                    &p.l1d_misses_per_kib
+                };
+                let y = m.value()?;
+                Some(Datum {
+                    x: 0.0,
+                    y,
+                    ci: None,
+                    title: format!("{}: {y:.2} {level} load misses / KiB", describe(p)),
+                })
+            };
+            let mut level_panels = by_threads(stream, &datum);
+            for p in &mut level_panels {
+                p.title = format!("{level} load misses, {}", p.title);
+            }
+            panels.extend(level_panels);
+        }
+    } else {
+        let note = match first_reason(stream, |p| &p.llc_misses_per_kib) {
+            Some(r) => format!(
+                "LLC and L1d misses were not measured: {r} \
+                 (counters.llc_load_misses_unavailable_reason)"
+            ),
+            None => "no completed stream points".into(),
+        };
+        panels = empty(&note);
+    }
+    Figure {
+        heading: "Cache misses vs message size".into(),
+        caption: "LLC and L1d load misses of both sides per KiB of payload (perf counters).".into(),
+        plot: Plot {
+            columns,
+            ..by_size_plot("cache", "misses / KiB", panels)
+        },
+    }
+}
+
+/// A panel per thread count over message size, or a panel saying there are no points.
+fn by_threads(stream: &[&Point], datum: &dyn Fn(&Point) -> Option<Datum>) -> Vec<Panel> {
+    let panels = panels(stream, |p| p.threads, threads_label, |p| p.size, datum);
+    if panels.is_empty() {
+        empty("no completed stream points")
+    } else {
+        panels
+    }
+}
+
+/// The first stated reason a metric is missing.
+fn first_reason(stream: &[&Point], metric: fn(&Point) -> &Metric) -> Option<String> {
+    stream.iter().find_map(|p| match metric(p) {
+        Metric::Unavailable(r) => Some(r.clone()),
+        Metric::Value(_) => None,
+    })
+}
+
+fn context_switches(stream: &[&Point]) -> Figure {
+    let datum = |p: &Point| {
+        let y = p.context_switches_per_mib?;
+        Some(Datum {
+            x: 0.0,
+            y,
+            ci: None,
+            title: format!("{}: {y:.1} context switches / MiB", describe(p)),
+        })
+    };
+    Figure {
+        heading: "Context switches per MiB vs message size".into(),
+        caption: "Voluntary and involuntary context switches of both sides (getrusage) per MiB \
+                  of payload received. Log scale."
+            .into(),
+        plot: Plot {
+            y_scale: Scale::Log10,
+            ..by_size_plot(
+                "context-switches",
+                "switches / MiB",
+                by_threads(stream, &datum),
+            )
+        },
+    }
+}
+
+/// Every figure of the report, in page order.
+pub fn figures(data: &Dataset) -> Vec<Figure> {
+    let stream = data.completed_with_pattern("stream");
+    vec![
+        throughput(&stream),
+        latency(data),
+        cpu_cost(&stream),
+        cache_misses(&stream),
+        context_switches(&stream),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::load::parse;
+    use crate::analysis::synthetic::{demo_sweep, jsonl, Shape};
+
+    fn markers(f: &Figure) -> usize {
+        f.plot
+            .panels
+            .iter()
+            .flat_map(|p| &p.series)
+            .map(|s| s.data.len())
+            .sum()
+    }
+
+    #[test]
+    fn the_demo_sweep_fills_every_plot_with_a_pmu() {
+        let data = parse(&jsonl(&demo_sweep(true)), "r").unwrap();
+        let figures = figures(&data);
+        let stream = data.completed_with_pattern("stream").len();
+        assert_eq!(markers(&figures[0]), stream);
+        assert_eq!(figures[0].plot.panels.len(), 2, "a panel per thread count");
+        assert_eq!(
+            markers(&figures[1]),
+            2 * data.completed_with_pattern("rr").len()
+        );
+        assert_eq!(figures[2].plot.y_label, "cycles / byte");
+        assert_eq!(markers(&figures[3]), 2 * stream);
+        assert_eq!(markers(&figures[4]), stream);
+    }
+
+    #[test]
+    fn without_a_pmu_cpu_is_in_ns_and_cache_says_why() {
+        let data = parse(&jsonl(&demo_sweep(false)), "r").unwrap();
+        let figures = figures(&data);
+        assert_eq!(figures[2].plot.y_label, "CPU-ns / byte");
+        assert!(figures[2].caption.contains("no PMU"));
+        let note = figures[3].plot.panels[0].note.as_deref().unwrap();
+        assert!(note.contains("not measured: no PMU"), "{note}");
+    }
+
+    #[test]
+    fn stream_latency_stands_in_when_there_are_no_round_trips() {
+        let data = parse(&jsonl(&[Shape::stream("copy", 4096, 1, 10.0)]), "r").unwrap();
+        let f = &figures(&data)[1];
+        assert!(f.caption.contains("no rr points"));
+        assert_eq!(markers(f), 2);
+    }
+
+    #[test]
+    fn points_without_statistics_have_no_error_bars_and_the_caption_says_so() {
+        let mut s = Shape::stream("copy", 4096, 1, 10.0);
+        s.statistics = false;
+        let f = &figures(&parse(&jsonl(&[s]), "r").unwrap())[0];
+        assert!(f.plot.panels[0].series[0].data[0].ci.is_none());
+        assert!(f
+            .caption
+            .contains("No error bar at 1 point: no statistics block"));
+    }
+}

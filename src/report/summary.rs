@@ -1,0 +1,426 @@
+//! The report's text blocks shared by HTML and Markdown: the environment, how the figures
+//! were measured, and the per-point table, each as label/value rows read from the records.
+use super::units;
+use crate::analysis::point::Point;
+use crate::analysis::{plural, Dataset};
+use serde_json::Value;
+
+pub type Rows = Vec<(String, String)>;
+
+/// Distinct values at `pointer` over the records, as text, in first-seen order.
+fn distinct_text(data: &Dataset, pointer: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for r in &data.records {
+        let text = match r.pointer(pointer) {
+            None | Some(Value::Null) => continue,
+            Some(Value::String(s)) => s.clone(),
+            Some(v) => v.to_string(),
+        };
+        if !out.contains(&text) {
+            out.push(text);
+        }
+    }
+    out
+}
+
+fn joined(data: &Dataset, pointer: &str, missing: &str) -> String {
+    let values = distinct_text(data, pointer);
+    if values.is_empty() {
+        missing.to_string()
+    } else {
+        values.join("; ")
+    }
+}
+
+fn bytes_or(v: &Value, missing: &str) -> String {
+    v.as_f64().map_or(missing.to_string(), |b| {
+        format!("{} ({b:.0} bytes)", units::bytes(b))
+    })
+}
+
+/// Kernel, CPU, cores, PMU, optmem_max, MTU: from the first record, noting disagreement.
+pub fn environment(data: &Dataset) -> Rows {
+    let env = &data.records[0]["environment"];
+    let text = |key: &str| env[key].as_str().unwrap_or("unknown").to_string();
+    let pmu = match env["pmu_available"].as_bool() {
+        Some(true) => "yes: hardware counters (cycles, cache misses) were available".to_string(),
+        Some(false) => {
+            "no: hardware counters unavailable; CPU cost is CPU-ns per byte from getrusage"
+                .to_string()
+        }
+        None => "unknown".to_string(),
+    };
+    let mut rows = vec![
+        ("kernel".to_string(), text("kernel_release")),
+        ("CPU".to_string(), text("cpu_model")),
+        (
+            "cores".to_string(),
+            format!(
+                "{} online (allowed: {})",
+                env["online_cpus"],
+                text("allowed_cpus")
+            ),
+        ),
+        ("PMU".to_string(), pmu),
+        (
+            "perf_event_paranoid".to_string(),
+            env["perf_event_paranoid"].to_string(),
+        ),
+        (
+            "optmem_max".to_string(),
+            bytes_or(&env["optmem_max_bytes"], "unknown"),
+        ),
+        (
+            "tcp_wmem max".to_string(),
+            bytes_or(&env["tcp_wmem_max_bytes"], "unknown"),
+        ),
+        (
+            "loopback MTU".to_string(),
+            env["loopback_mtu"]
+                .as_f64()
+                .map_or("unknown".into(), |m| format!("{m:.0} bytes")),
+        ),
+        ("host".to_string(), text("hostname")),
+    ];
+    for (label, pointer) in [
+        ("kernels", "/environment/kernel_release"),
+        ("hosts", "/environment/hostname"),
+    ] {
+        let seen = distinct_text(data, pointer);
+        if seen.len() > 1 {
+            rows.push((format!("note: several {label}"), seen.join(", ")));
+        }
+    }
+    rows
+}
+
+fn range(values: &[f64], unit: &str) -> String {
+    let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    if lo == hi {
+        format!("{lo}{unit}")
+    } else {
+        format!("{lo}{unit} to {hi}{unit}")
+    }
+}
+
+fn numbers(data: &Dataset, pointer: &str) -> Vec<f64> {
+    data.records
+        .iter()
+        .filter_map(|r| r.pointer(pointer)?.as_f64())
+        .collect()
+}
+
+fn ci_rule(data: &Dataset) -> (String, String) {
+    let points = &data.points;
+    let with_stats = points.iter().filter(|p| p.headline.is_some()).count();
+    if with_stats == 0 {
+        return (
+            "CI rule".into(),
+            "these records carry no statistics block: no confidence intervals, no error bars, \
+             no \"beats\" decisions"
+                .into(),
+        );
+    }
+    let targets = numbers(data, "/statistics/ci_target_rel");
+    let met = points
+        .iter()
+        .filter(|p| p.ci_target_met == Some(true))
+        .count();
+    let judged = points.iter().filter(|p| p.ci_target_met.is_some()).count();
+    let mut stops: Vec<(String, usize)> = Vec::new();
+    for reason in points.iter().filter_map(|p| p.stop_reason.clone()) {
+        match stops.iter_mut().find(|(r, _)| *r == reason) {
+            Some((_, n)) => *n += 1,
+            None => stops.push((reason, 1)),
+        }
+    }
+    let stops: Vec<String> = stops.iter().map(|(r, n)| format!("{r} ×{n}")).collect();
+    let target = if targets.is_empty() {
+        "no CI target (fixed duration)".to_string()
+    } else {
+        format!(
+            "target ±{} of the mean, met at {met} of {judged} points",
+            range(&targets.iter().map(|t| t * 100.0).collect::<Vec<_>>(), " %")
+        )
+    };
+    (
+        "CI rule".into(),
+        format!(
+            "95 % confidence interval of the mean of per-slice values (Student's t), present at \
+             {with_stats} of {} points; {target}; stop reasons: {}. A mechanism \"beats\" another \
+             only where the two intervals do not overlap.",
+            points.len(),
+            if stops.is_empty() {
+                "none recorded".to_string()
+            } else {
+                stops.join(", ")
+            }
+        ),
+    )
+}
+
+fn placement(data: &Dataset) -> String {
+    let mut lines: Vec<String> = Vec::new();
+    for r in &data.records {
+        let pin = r["config"]["pin"].as_str().unwrap_or("unknown");
+        if lines.iter().any(|l| l.starts_with(&format!("{pin}:"))) {
+            continue;
+        }
+        let flows: Vec<String> = r["config"]["placement"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .take(4)
+                    .enumerate()
+                    .map(|(i, f)| {
+                        let cpu = |k: &str| {
+                            f[k].as_u64()
+                                .map_or("any CPU".to_string(), |c| format!("CPU {c}"))
+                        };
+                        format!(
+                            "flow {i} sender {} → receiver {}",
+                            cpu("sender_cpu"),
+                            cpu("receiver_cpu")
+                        )
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        lines.push(format!("{pin}: {}", flows.join(", ")));
+    }
+    lines.join("; ")
+}
+
+/// Slices outside Tukey's fences, over all points (counted, never dropped).
+fn outliers(data: &Dataset) -> String {
+    let keys = ["low_severe", "low_mild", "high_mild", "high_severe"];
+    let counts: Vec<f64> = keys
+        .iter()
+        .map(|k| {
+            numbers(data, &format!("/statistics/outliers/{k}"))
+                .iter()
+                .sum()
+        })
+        .collect();
+    if data
+        .records
+        .iter()
+        .all(|r| r["statistics"]["outliers"].is_null())
+    {
+        return "not recorded (no statistics block)".into();
+    }
+    let parts: Vec<String> = keys
+        .iter()
+        .zip(&counts)
+        .map(|(k, n)| format!("{} {n:.0}", k.replace('_', " ")))
+        .collect();
+    format!(
+        "slices beyond Tukey's fences (1.5 and 3 IQR), counted and kept in the mean: {}",
+        parts.join(", ")
+    )
+}
+
+/// The counter selection per pattern and the scope the counters had.
+fn counters(data: &Dataset) -> String {
+    let mut per_pattern: Vec<String> = Vec::new();
+    for r in &data.records {
+        let pattern = r["config"]["pattern"].as_str().unwrap_or("?");
+        let text = format!(
+            "{pattern}: {}",
+            r["config"]["counters"].as_str().unwrap_or("unknown")
+        );
+        if !per_pattern.contains(&text) {
+            per_pattern.push(text);
+        }
+    }
+    let scope = distinct_text(data, "/sides/0/counter_scope");
+    if scope.is_empty() {
+        per_pattern.join("; ")
+    } else {
+        format!("{} (scope: {})", per_pattern.join("; "), scope.join(", "))
+    }
+}
+
+/// Clock, warm-up, slices, CI rule, placement, pattern, receive size, counters.
+pub fn method(data: &Dataset) -> Rows {
+    let slices = numbers(data, "/statistics/slices");
+    let slice_s = numbers(data, "/statistics/slice_s");
+    let (min_t, max_t) = (
+        numbers(data, "/statistics/min_time_s"),
+        numbers(data, "/statistics/max_time_s"),
+    );
+    let adaptive = !numbers(data, "/statistics/ci_target_rel").is_empty();
+    let duration = if min_t.is_empty() || !adaptive {
+        format!(
+            "fixed: {} per point",
+            range(&numbers(data, "/config/duration_s"), " s")
+        )
+    } else {
+        format!(
+            "adaptive: at least {}, at most {} per point",
+            range(&min_t, " s"),
+            range(&max_t, " s")
+        )
+    };
+    let slices = if slices.is_empty() {
+        "not recorded (no statistics block)".to_string()
+    } else {
+        format!(
+            "{} slices of {} each",
+            range(&slices, ""),
+            range(&slice_s, " s")
+        )
+    };
+    let rr = data.points.iter().filter(|p| p.pattern == "rr").count();
+    let spin = data.points.iter().filter(|p| p.spin).count();
+    let pattern = format!(
+        "{} (one-way; throughput at the receiver), {} (round trips timed on the client)",
+        plural(data.points.len() - rr, "stream point"),
+        plural(rr, "rr point")
+    );
+    let receiving = if spin == 0 {
+        "blocking recv".to_string()
+    } else {
+        format!("busy-polling (--spin) at {spin} points, shown as their own series")
+    };
+    let warmup = range(&numbers(data, "/config/warmup_s"), " s") + " before each measured phase";
+    let text = |pointer: &str| joined(data, pointer, "unknown");
+    vec![
+        ("clock".into(), text("/environment/clock")),
+        ("warm-up".into(), warmup),
+        ("duration".into(), duration),
+        ("slices".into(), slices),
+        ci_rule(data),
+        ("outliers".into(), outliers(data)),
+        ("CPU placement".into(), placement(data)),
+        ("where sides ran".into(), text("/config/where_sides_run")),
+        ("transport".into(), text("/config/transport")),
+        ("pattern".into(), pattern),
+        ("receive size".into(), text("/config/recv_mode")),
+        ("receiving side".into(), receiving),
+        ("counters".into(), counters(data)),
+    ]
+}
+
+/// One sentence on what the report covers: points by status, superseded records.
+pub fn overview(data: &Dataset, source: &str) -> String {
+    let count = |status: &str| data.points.iter().filter(|p| p.status == status).count();
+    let completed = count("completed");
+    let mut s = format!(
+        "{} points from {source}: {completed} completed",
+        data.points.len()
+    );
+    let others = data.points.len() - completed;
+    if others > 0 {
+        s += &format!(
+            ", {others} failed or interrupted (listed in the table, left out of plots and answers)"
+        );
+    }
+    if data.superseded > 0 {
+        s += &format!(
+            "; {} earlier records were replaced by a later measurement of the same point",
+            data.superseded
+        );
+    }
+    s + "."
+}
+
+/// The per-point table: header and one row per point.
+pub fn table(data: &Dataset) -> (Vec<&'static str>, Vec<Vec<String>>) {
+    let header = vec![
+        "point",
+        "status",
+        "throughput (95 % CI)",
+        "latency p50",
+        "latency p99",
+        "CPU-ns/byte (both sides)",
+        "CI met",
+    ];
+    let rows = data.points.iter().map(row).collect();
+    (header, rows)
+}
+
+fn row(p: &Point) -> Vec<String> {
+    let figure = match (&p.headline, p.headline_metric.as_str()) {
+        (Some(s), "round_trips_per_s") => format!(
+            "{} round trips/s ± {:.1} %",
+            units::count(s.mean),
+            s.ci95_rel * 100.0
+        ),
+        (Some(s), _) => format!("{:.2} ± {:.2} Gbit/s", s.mean, s.ci95_half_width),
+        (None, _) => format!("{:.2} Gbit/s (no CI)", p.throughput_gbps),
+    };
+    let latency = |f: fn(&crate::analysis::point::Latency) -> f64| {
+        p.latency
+            .as_ref()
+            .map_or("n/a".to_string(), |l| units::duration_ns(f(l)))
+    };
+    vec![
+        p.key.clone(),
+        p.status.clone(),
+        figure,
+        latency(|l| l.p50_ns),
+        latency(|l| l.p99_ns),
+        p.cpu_ns_per_byte()
+            .map_or("n/a".into(), |v| format!("{v:.3}")),
+        match p.ci_target_met {
+            Some(true) => "yes".into(),
+            Some(false) => "no".into(),
+            None => "—".into(),
+        },
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::load::parse;
+    use crate::analysis::synthetic::{jsonl, Shape};
+
+    fn data(shapes: &[Shape]) -> Dataset {
+        parse(&jsonl(shapes), "r").unwrap()
+    }
+
+    #[test]
+    fn the_environment_names_kernel_cpu_pmu_optmem_and_mtu() {
+        let rows = environment(&data(&[Shape::stream("copy", 4096, 1, 10.0)]));
+        let get = |k: &str| rows.iter().find(|r| r.0 == k).unwrap().1.clone();
+        assert_eq!(get("kernel"), "6.1.0-synthetic");
+        assert!(get("PMU").starts_with("no"));
+        assert_eq!(get("optmem_max"), "128.00 KiB (131072 bytes)");
+        assert_eq!(get("loopback MTU"), "65536 bytes");
+    }
+
+    #[test]
+    fn the_method_counts_points_that_met_the_ci_target() {
+        let mut wide = Shape::stream("gather", 4096, 1, 10.0);
+        wide.ci_rel = 0.08;
+        let rows = method(&data(&[Shape::stream("copy", 4096, 1, 10.0), wide]));
+        let ci = &rows.iter().find(|r| r.0 == "CI rule").unwrap().1;
+        assert!(
+            ci.contains("target ±5 % of the mean, met at 1 of 2 points"),
+            "{ci}"
+        );
+        assert!(ci.contains("ci_target_met ×1, max_time ×1"), "{ci}");
+        let placement = &rows.iter().find(|r| r.0 == "CPU placement").unwrap().1;
+        assert_eq!(placement, "cross: flow 0 sender CPU 0 → receiver CPU 1");
+    }
+
+    #[test]
+    fn records_without_statistics_say_there_is_no_ci() {
+        let mut s = Shape::stream("copy", 4096, 1, 10.0);
+        s.statistics = false;
+        let rows = method(&data(&[s]));
+        assert!(rows.iter().any(|r| r.1.contains("no statistics block")));
+    }
+
+    #[test]
+    fn table_rows_show_throughput_with_its_ci() {
+        let (header, rows) = table(&data(&[Shape::stream("copy", 4096, 1, 10.0)]));
+        assert_eq!(header.len(), rows[0].len());
+        assert_eq!(rows[0][0], "copy/stream/4096/1");
+        assert_eq!(rows[0][2], "10.00 ± 0.20 Gbit/s");
+        assert_eq!(rows[0][6], "yes");
+    }
+}

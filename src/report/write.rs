@@ -1,0 +1,133 @@
+//! Reading DIR/results.jsonl and writing report.html and report.md. Input problems are one
+//! line naming the file and line (exit 2), found before anything is written; each report is
+//! written to a temporary file and renamed, so a failure never leaves a half-written report.
+use super::{html, markdown};
+use crate::analysis::{load, Dataset};
+use crate::config::ConfigError;
+use crate::error::Error;
+use std::path::{Path, PathBuf};
+
+pub const RESULTS_FILE: &str = "results.jsonl";
+
+fn bad(msg: String) -> Error {
+    Error::Config(ConfigError(msg))
+}
+
+/// Reads and checks `dir/results.jsonl`.
+pub fn read_results(dir: &Path) -> Result<Dataset, Error> {
+    if !dir.is_dir() {
+        return Err(bad(format!(
+            "{}: no such folder; give the folder `bytepath sweep --out` wrote",
+            dir.display()
+        )));
+    }
+    let path = dir.join(RESULTS_FILE);
+    if !path.exists() {
+        return Err(bad(format!(
+            "{}: not found; is {} a folder written by `bytepath sweep`?",
+            path.display(),
+            dir.display()
+        )));
+    }
+    let file = crate::record::read_results_file(dir)?;
+    load::dataset(file.lines, &path.display().to_string()).map_err(bad)
+}
+
+fn write_atomically(path: &Path, text: &str) -> Result<(), Error> {
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    let tmp = PathBuf::from(tmp);
+    let file_error = |source| Error::File {
+        path: path.to_path_buf(),
+        source,
+    };
+    std::fs::write(&tmp, text).map_err(file_error)?;
+    std::fs::rename(&tmp, path).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        file_error(e)
+    })
+}
+
+/// Renders both reports; returns the HTML path. report.md goes beside the HTML.
+pub fn reports(dir: &Path, html_out: Option<&Path>) -> Result<PathBuf, Error> {
+    let data = read_results(dir)?;
+    let source = dir.join(RESULTS_FILE).display().to_string();
+    let html_path = html_out.map_or_else(|| dir.join("report.html"), Path::to_path_buf);
+    let md_path = html_path.with_file_name("report.md");
+    let page = html::page(&data, &source);
+    let document = markdown::document(&data, &source);
+    write_atomically(&html_path, &page)?;
+    write_atomically(&md_path, &document)?;
+    Ok(html_path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::synthetic::{jsonl, Shape};
+
+    fn folder(name: &str, results: Option<&str>) -> PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("bytepath-write-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        if let Some(text) = results {
+            std::fs::write(dir.join(RESULTS_FILE), text).unwrap();
+        }
+        dir
+    }
+
+    fn message(e: Error) -> String {
+        match e {
+            Error::Config(c) => c.0,
+            other => panic!("not an input error: {other}"),
+        }
+    }
+
+    #[test]
+    fn both_reports_are_written_beside_the_results() {
+        let dir = folder("ok", Some(&jsonl(&[Shape::stream("copy", 4096, 1, 10.0)])));
+        let html = reports(&dir, None).unwrap();
+        assert_eq!(html, dir.join("report.html"));
+        assert!(std::fs::read_to_string(&html)
+            .unwrap()
+            .starts_with("<!DOCTYPE html>"));
+        assert!(dir.join("report.md").exists());
+        assert!(!dir.join("report.html.tmp").exists());
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn a_missing_folder_is_an_input_error() {
+        let dir = std::env::temp_dir().join("bytepath-write-does-not-exist");
+        assert!(message(reports(&dir, None).unwrap_err()).contains("no such folder"));
+    }
+
+    #[test]
+    fn a_folder_without_results_is_an_input_error() {
+        let dir = folder("empty", None);
+        let msg = message(reports(&dir, None).unwrap_err());
+        let expected = format!(
+            "results.jsonl: not found; is {} a folder written by `bytepath sweep`?",
+            dir.display()
+        );
+        assert!(msg.ends_with(&expected), "{msg}");
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn a_bad_line_overwrites_nothing() {
+        let dir = folder("bad", Some("{\"schema_version\": 1}\n"));
+        std::fs::write(dir.join("report.html"), "old").unwrap();
+        let msg = message(reports(&dir, None).unwrap_err());
+        assert!(
+            msg.contains("results.jsonl line 1: config.mechanism is missing"),
+            "{msg}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(dir.join("report.html")).unwrap(),
+            "old"
+        );
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+}

@@ -1,0 +1,173 @@
+//! `bytepath report DIR` on the real binary: synthetic sweeps, a real folder of `bytepath run
+//! --json` records, and bad input (exit 2, one line naming the file and line, nothing written).
+mod common;
+
+use bytepath::analysis::synthetic::{demo_sweep, jsonl, Shape};
+use common::bytepath;
+use std::path::{Path, PathBuf};
+
+fn folder(name: &str, results: Option<&str>) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("report-{name}"));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    if let Some(text) = results {
+        std::fs::write(dir.join("results.jsonl"), text).unwrap();
+    }
+    dir
+}
+
+/// Data points per plot, by the plot's `data-plot` name.
+fn points_per_plot(html: &str) -> Vec<(String, usize)> {
+    let options = roxmltree::ParsingOptions {
+        allow_dtd: true,
+        ..Default::default()
+    };
+    let doc = roxmltree::Document::parse_with_options(html, options).expect("well-formed");
+    doc.descendants()
+        .filter(|n| n.has_tag_name("svg"))
+        .map(|svg| {
+            let points = svg
+                .descendants()
+                .filter(|n| n.has_tag_name("circle") && n.attribute("class") == Some("point"))
+                .count();
+            (
+                svg.attribute("data-plot").unwrap_or("?").to_string(),
+                points,
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn report_writes_html_and_markdown_with_a_plot_per_figure() {
+    let dir = folder("demo", Some(&jsonl(&demo_sweep(true))));
+    let out = bytepath().arg("report").arg(&dir).output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        stdout.trim(),
+        format!("report: {}", dir.join("report.html").display())
+    );
+    let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
+    let plots = points_per_plot(&html);
+    let names: Vec<&str> = plots.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(
+        names,
+        ["throughput", "latency", "cpu", "cache", "context-switches"]
+    );
+    assert!(plots.iter().all(|(_, n)| *n > 0), "{plots:?}");
+    let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    assert!(md.contains("gather beats copy from 16 KiB on"), "{md}");
+}
+
+#[test]
+fn output_flag_puts_the_html_there_and_the_markdown_beside_it() {
+    let dir = folder(
+        "output-flag",
+        Some(&jsonl(&[Shape::stream("copy", 4096, 1, 10.0)])),
+    );
+    let target = dir.join("elsewhere");
+    std::fs::create_dir_all(&target).unwrap();
+    let html = target.join("mine.html");
+    bytepath()
+        .arg("report")
+        .arg(&dir)
+        .arg("-o")
+        .arg(&html)
+        .assert()
+        .success();
+    assert!(html.exists() && target.join("report.md").exists());
+    assert!(!dir.join("report.html").exists());
+}
+
+fn assert_bad_input(dir: &Path, expected: &str) {
+    std::fs::write(dir.join("report.html"), "old").ok();
+    let out = bytepath().arg("report").arg(dir).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains(expected), "{stderr}");
+    if dir.exists() {
+        assert_eq!(
+            std::fs::read_to_string(dir.join("report.html")).unwrap(),
+            "old"
+        );
+        assert!(!dir.join("report.md").exists());
+    }
+}
+
+#[test]
+fn a_missing_folder_is_exit_2() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("report-no-such-folder");
+    let _ = std::fs::remove_dir_all(&dir);
+    let out = bytepath().arg("report").arg(&dir).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no such folder"));
+}
+
+#[test]
+fn a_folder_without_results_is_exit_2() {
+    assert_bad_input(&folder("no-results", None), "results.jsonl: not found");
+}
+
+#[test]
+fn a_newer_schema_is_exit_2_naming_the_line() {
+    let newer = jsonl(&[Shape::stream("gather", 4096, 1, 10.0)]).replacen(
+        "\"schema_version\":1",
+        "\"schema_version\":2",
+        1,
+    );
+    let newer = jsonl(&[Shape::stream("copy", 4096, 1, 10.0)]) + &newer;
+    assert_bad_input(
+        &folder("newer-schema", Some(&newer)),
+        "results.jsonl:2: schema_version 2; this bytepath reads 1 to 1",
+    );
+}
+
+#[test]
+fn an_unparsable_line_is_exit_2_naming_the_line() {
+    let text = jsonl(&[Shape::stream("copy", 4096, 1, 10.0)]) + "{\"truncated\": \n";
+    assert_bad_input(
+        &folder("unparsable", Some(&text)),
+        "results.jsonl:2: not a JSON record",
+    );
+}
+
+/// Real records: several `bytepath run --json` points written into results.jsonl by hand.
+#[test]
+fn a_folder_of_real_run_records_renders() {
+    let mut lines = String::new();
+    for (mechanism, size) in [
+        ("copy", "1K"),
+        ("gather", "1K"),
+        ("copy", "16K"),
+        ("gather", "16K"),
+        ("copy", "64K"),
+    ] {
+        let (json, code) = common::run_json(&["-m", mechanism, "-s", size, "--pin", "cross"]);
+        assert_eq!(code, 0, "{json}");
+        lines.push_str(&json.to_string());
+        lines.push('\n');
+    }
+    let (rr, _) = common::run_json(&["-m", "copy", "-s", "1K", "-p", "rr"]);
+    lines.push_str(&rr.to_string());
+    lines.push('\n');
+    let dir = folder("real", Some(&lines));
+    bytepath().arg("report").arg(&dir).assert().success();
+    let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
+    let plots = points_per_plot(&html);
+    assert_eq!(plots[0], ("throughput".to_string(), 5));
+    assert_eq!(plots[1], ("latency".to_string(), 2), "rr p50 and p99");
+    let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    assert_eq!(md.lines().filter(|l| l.starts_with("| ")).count(), 7);
+    if lines.contains("\"statistics\"") {
+        assert!(md.contains("At 1 thread: "), "{md}");
+    } else {
+        assert!(md.contains("no statistics block"), "{md}");
+    }
+}

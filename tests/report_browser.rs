@@ -1,0 +1,124 @@
+//! The report in a real browser: headless Chromium renders report.html to a PNG, which must
+//! not be blank, and the page must log nothing to the console (it has no scripts, so any
+//! console line is a problem such as a blocked resource). Skips, saying why, without Chromium.
+mod common;
+
+use assert_cmd::Command;
+use bytepath::analysis::synthetic::{demo_sweep, jsonl};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+fn chromium() -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    ["chromium", "chromium-browser", "google-chrome"]
+        .iter()
+        .flat_map(|name| std::env::split_paths(&path).map(move |dir| dir.join(name)))
+        .find(|p| p.is_file())
+}
+
+/// Renders `page` to `png`; returns Chromium's stderr.
+fn screenshot(browser: &Path, page: &Path, png: &Path) -> String {
+    let profile = png.with_extension("profile");
+    let _ = std::fs::remove_dir_all(&profile);
+    let out = Command::new(browser)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--enable-logging=stderr",
+            "--v=0",
+            "--window-size=1200,2000",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .arg(format!("--screenshot={}", png.display()))
+        .arg(format!("file://{}", page.display()))
+        .timeout(Duration::from_secs(120))
+        .output()
+        .expect("chromium ran");
+    let _ = std::fs::remove_dir_all(&profile);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "chromium failed: {stderr}");
+    stderr
+}
+
+/// Console messages Chromium logged for the page ("INFO:CONSOLE:1] ..." lines).
+fn console_lines(stderr: &str) -> Vec<&str> {
+    stderr.lines().filter(|l| l.contains(":CONSOLE")).collect()
+}
+
+/// Mean and variance of the luminance of every pixel.
+fn luminance_stats(png_path: &Path) -> (f64, f64) {
+    let file = std::io::BufReader::new(std::fs::File::open(png_path).expect("png written"));
+    let mut decoder = png::Decoder::new(file);
+    decoder.set_transformations(png::Transformations::normalize_to_color8());
+    let mut reader = decoder.read_info().expect("a png");
+    let mut buf = vec![0; reader.output_buffer_size().expect("size")];
+    let info = reader.next_frame(&mut buf).expect("a frame");
+    let samples = info.color_type.samples();
+    let lum: Vec<f64> = buf[..info.buffer_size()]
+        .chunks_exact(samples)
+        .map(|px| match samples {
+            1 | 2 => f64::from(px[0]),
+            _ => 0.299 * f64::from(px[0]) + 0.587 * f64::from(px[1]) + 0.114 * f64::from(px[2]),
+        })
+        .collect();
+    let mean = lum.iter().sum::<f64>() / lum.len() as f64;
+    let var = lum.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / lum.len() as f64;
+    (mean, var)
+}
+
+#[test]
+fn chromium_renders_the_report_without_console_errors() {
+    let Some(browser) = chromium() else {
+        println!("skipped: no chromium on PATH (apt-get install chromium)");
+        return;
+    };
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("report-browser");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("results.jsonl"), jsonl(&demo_sweep(false))).unwrap();
+    common::bytepath()
+        .arg("report")
+        .arg(&dir)
+        .assert()
+        .success();
+
+    // The console check must be able to fail: a page with a script error is caught.
+    let broken = dir.join("broken.html");
+    std::fs::write(
+        &broken,
+        "<!DOCTYPE html><html><body><script>nosuchfn();</script></body></html>",
+    )
+    .unwrap();
+    let stderr = screenshot(&browser, &broken, &dir.join("broken.png"));
+    assert!(
+        !console_lines(&stderr).is_empty(),
+        "console errors are not visible in: {stderr}"
+    );
+
+    let png = dir.join("report.png");
+    let stderr = screenshot(&browser, &dir.join("report.html"), &png);
+    assert!(
+        console_lines(&stderr).is_empty(),
+        "{:?}",
+        console_lines(&stderr)
+    );
+    let (mean, variance) = luminance_stats(&png);
+    println!(
+        "screenshot: {} (mean luminance {mean:.0}, variance {variance:.0})",
+        png.display()
+    );
+    assert!(
+        variance > 100.0,
+        "the page looks blank: variance {variance}"
+    );
+    assert!(
+        mean > 128.0,
+        "the page should be dark text on a light background: mean {mean}"
+    );
+}
