@@ -121,8 +121,11 @@ fn follow_slices(
         let elapsed = Instant::now().saturating_duration_since(from + PUBLISH_GRACE);
         done = div_duration(elapsed, slice).clamp(done + 1, total);
         if let Some(target) = spec.stopping.ci_target {
-            if done >= min_slices && ci_within(spec, board, done, target) {
-                return (done, StopReason::CiTargetMet);
+            // Judge only slices every measured thread has published: a slice still missing a
+            // thread's share reads low and would make the interval look wider than it is.
+            let final_slices = board.complete(done, spec.threads);
+            if final_slices >= min_slices && ci_within(spec, board, final_slices, target) {
+                return (final_slices, StopReason::CiTargetMet);
             }
         }
     }

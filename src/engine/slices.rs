@@ -4,7 +4,7 @@
 //! (one atomic add per slice and thread, nothing per message). The controller reads the board to
 //! decide when the confidence interval is tight enough; the final figures are read after every
 //! worker has joined, so they are exact whatever the controller saw.
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -12,6 +12,8 @@ use std::time::{Duration, Instant};
 pub struct SliceBoard {
     bytes: Vec<AtomicU64>,
     messages: Vec<AtomicU64>,
+    /// How many threads have published each slice.
+    publishers: Vec<AtomicU32>,
 }
 
 impl SliceBoard {
@@ -19,6 +21,7 @@ impl SliceBoard {
         SliceBoard {
             bytes: (0..slices).map(|_| AtomicU64::new(0)).collect(),
             messages: (0..slices).map(|_| AtomicU64::new(0)).collect(),
+            publishers: (0..slices).map(|_| AtomicU32::new(0)).collect(),
         }
     }
 
@@ -34,7 +37,18 @@ impl SliceBoard {
         if slice < self.bytes.len() {
             self.bytes[slice].fetch_add(bytes, Ordering::Relaxed);
             self.messages[slice].fetch_add(messages, Ordering::Relaxed);
+            // Release: a reader that sees the count also sees the totals added before it.
+            self.publishers[slice].fetch_add(1, Ordering::Release);
         }
+    }
+
+    /// Leading slices (of the first `upto`) that all `threads` have published: the ones whose
+    /// totals are final while the run goes on.
+    pub fn complete(&self, upto: usize, threads: usize) -> usize {
+        self.publishers[..upto.min(self.publishers.len())]
+            .iter()
+            .take_while(|p| p.load(Ordering::Acquire) as usize >= threads)
+            .count()
     }
 
     /// Totals of the first `used` slices: (bytes, messages) per slice.
@@ -109,8 +123,15 @@ mod tests {
         a.add(t0 + ms(9), 1, 100);
         b.add(t0 + ms(5), 2, 50);
         a.add(t0 + ms(25), 1, 7); // slice 2; slice 1 had nothing from a
+        assert_eq!(board.complete(4, 2), 0, "b has not passed slice 0 yet");
         b.pass(t0 + ms(40));
+        assert_eq!(
+            board.complete(4, 2),
+            2,
+            "a has published slices 0 and 1 only"
+        );
         a.pass(t0 + ms(40));
+        assert_eq!(board.complete(4, 2), 4);
         let (bytes, messages) = board.read(4);
         assert_eq!(bytes, vec![250, 0, 7, 0]);
         assert_eq!(messages, vec![4, 0, 1, 0]);

@@ -147,8 +147,9 @@ fn ci_rule(data: &Dataset) -> (String, String) {
     (
         "CI rule".into(),
         format!(
-            "95 % confidence interval of the mean of per-slice values (Student's t), present at \
-             {with_stats} of {} points; {target}; stop reasons: {}. A mechanism \"beats\" another \
+            "95 % confidence interval of the mean of per-slice values (Student's t on the \
+             effective sample size n(1-ρ)/(1+ρ), ρ the lag-1 autocorrelation of the slices, so a \
+             drifting point gets a wider interval), present at {with_stats} of {} points; {target}; stop reasons: {}. A mechanism \"beats\" another \
              only where the two intervals do not overlap.",
             points.len(),
             if stops.is_empty() {
