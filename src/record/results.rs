@@ -1,0 +1,96 @@
+//! Reading a results folder back: `DIR/results.jsonl`, one record per line, each checked for a
+//! schema this build can read. Shared by `sweep --resume`, `report` and `compare`.
+use super::SCHEMA_VERSION;
+
+/// One line of a results file, kept verbatim so a rewrite can reproduce it byte for byte.
+pub struct ResultLine {
+    pub line_number: usize,
+    pub text: String,
+    pub record: serde_json::Value,
+}
+
+/// `DIR/results.jsonl` as read: its records, and whether its last line was cut short (a crash
+/// while writing it; that line is left out).
+pub struct ResultsFile {
+    pub lines: Vec<ResultLine>,
+    pub truncated_tail: bool,
+}
+
+/// Reads `DIR/results.jsonl`, checking every record's schema. Errors name the file and line
+/// and are input errors.
+pub fn read_results_file(dir: &std::path::Path) -> Result<ResultsFile, crate::error::Error> {
+    use crate::config::ConfigError;
+    let path = dir.join("results.jsonl");
+    let text = std::fs::read_to_string(&path).map_err(|e| {
+        ConfigError(format!(
+            "{}: cannot read ({e}); expected a bytepath results folder",
+            path.display()
+        ))
+    })?;
+    let numbered: Vec<(usize, &str)> = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .collect();
+    let mut file = ResultsFile {
+        lines: Vec::new(),
+        truncated_tail: false,
+    };
+    for (n, &(i, line)) in numbered.iter().enumerate() {
+        let record: serde_json::Value = match serde_json::from_str(line) {
+            Ok(v) => v,
+            Err(_) if n + 1 == numbered.len() && !text.ends_with('\n') => {
+                file.truncated_tail = true;
+                continue;
+            }
+            Err(e) => {
+                let msg = format!("{}:{}: not a JSON record ({e})", path.display(), i + 1);
+                return Err(ConfigError(msg).into());
+            }
+        };
+        check_schema(&path, Some(i + 1), &record)?;
+        file.lines.push(ResultLine {
+            line_number: i + 1,
+            text: line.to_string(),
+            record,
+        });
+    }
+    Ok(file)
+}
+
+/// The records of a results folder, one JSON value per line.
+pub fn read_results(dir: &std::path::Path) -> Result<Vec<serde_json::Value>, crate::error::Error> {
+    Ok(read_results_file(dir)?
+        .lines
+        .into_iter()
+        .map(|l| l.record)
+        .collect())
+}
+
+/// Refuses a record written by a newer bytepath (or with no schema at all).
+pub fn check_schema(
+    path: &std::path::Path,
+    line: Option<usize>,
+    record: &serde_json::Value,
+) -> Result<(), crate::config::ConfigError> {
+    let version = record["schema_version"].as_u64().unwrap_or(0);
+    if version == 0 || version > SCHEMA_VERSION as u64 {
+        let at = line.map_or(String::new(), |l| format!(":{l}"));
+        return Err(crate::config::ConfigError(format!(
+            "{}{at}: schema_version {version}; this bytepath reads 1 to {SCHEMA_VERSION} (a newer bytepath wrote it?)",
+            path.display()
+        )));
+    }
+    Ok(())
+}
+
+/// The key that identifies a point across sweeps: mechanism/pattern/size/threads.
+pub fn point_key(config: &serde_json::Value) -> String {
+    format!(
+        "{}/{}/{}/{}",
+        config["mechanism"].as_str().unwrap_or("?"),
+        config["pattern"].as_str().unwrap_or("?"),
+        config["message_size_bytes"],
+        config["threads"]
+    )
+}
