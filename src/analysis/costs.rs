@@ -220,11 +220,21 @@ pub fn serialization_answer(points: &[&Point]) -> Answer {
             extra.iter().copied().fold(f64::INFINITY, f64::min),
             extra.iter().copied().fold(f64::NEG_INFINITY, f64::max),
         );
+        let median = median(&mut extra);
+        // Per-size differences on both sides of zero: the copy costs less than the run-to-run
+        // spread of the sender's CPU time, and a signed median would read as a finding.
+        let measurable = lo > 0.0 || hi < 0.0;
         format!(
-            "At {}, serializing the 8 fields into one buffer costs the sender {:+.3} CPU-ns \
-             per byte (median over {} sizes, {} to {}; range {lo:+.3} to {hi:+.3}).",
+            "At {}, serializing the 8 fields into one buffer costs the sender {} \
+             (median {median:+.3} CPU-ns per byte over {} sizes, {} to {}; range {lo:+.3} to {hi:+.3}).",
             threads_label(threads),
-            median(&mut extra),
+            if measurable {
+                format!("{median:+.3} CPU-ns per byte")
+            } else {
+                "no measurable CPU per byte: the per-size differences fall on both sides of zero, \
+                 within the spread of the sender's CPU time"
+                    .to_string()
+            },
             pairs.len(),
             size_label(pairs[0].size),
             size_label(pairs[pairs.len() - 1].size),
@@ -399,6 +409,32 @@ mod tests {
             a.details[0].contains("throughput -17 %"),
             "{}",
             a.details[0]
+        );
+    }
+
+    #[test]
+    fn differences_on_both_sides_of_zero_are_not_reported_as_a_cost() {
+        let with_cpu = |mechanism, size, cpu| {
+            let mut shape = Shape::stream(mechanism, size, 1, 10.0);
+            shape.sender_cpu_ns_per_byte = cpu;
+            shape
+        };
+        let d = data(&[
+            with_cpu("send", 4096, 0.50),
+            with_cpu("copy", 4096, 0.45),
+            with_cpu("send", 65536, 0.30),
+            with_cpu("copy", 65536, 0.33),
+        ]);
+        let a = serialization_answer(&d.completed());
+        assert!(
+            a.finding.contains("no measurable CPU per byte"),
+            "{}",
+            a.finding
+        );
+        assert!(
+            a.finding.contains("range -0.050 to +0.030"),
+            "{}",
+            a.finding
         );
     }
 
