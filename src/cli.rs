@@ -23,6 +23,19 @@ pub enum Command {
     Report(ReportArgs),
     /// Compare two results folders point by point: faster, slower, or no significant change.
     Compare(CompareArgs),
+    /// Measure what this machine can do: clocks, system-call cost, the memcpy roofline, which
+    /// perf counters open and which zero-copy kernel features work.
+    Probe(ProbeArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ProbeArgs {
+    /// Print one JSON document instead of the text block.
+    #[arg(long)]
+    pub json: bool,
+    /// A tenth of the trials and shorter calibrations (well under a second); for tests.
+    #[arg(long)]
+    pub quick: bool,
 }
 
 #[derive(Debug, Args)]

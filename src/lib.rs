@@ -3,6 +3,7 @@
 #![deny(unsafe_code)]
 
 pub mod analysis;
+pub mod calibrate;
 pub mod cli;
 pub mod compare;
 pub mod config;

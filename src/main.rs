@@ -42,6 +42,7 @@ fn main() -> ExitCode {
         }
         Command::Report(args) => report::command(&args).map_err(Into::into),
         Command::Compare(args) => compare::command(&args).map_err(Into::into),
+        Command::Probe(args) => bytepath::calibrate::command(&args).map_err(Into::into),
     };
     match result {
         Ok(Status::Success) => ExitCode::SUCCESS,

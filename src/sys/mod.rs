@@ -4,6 +4,8 @@
 #![allow(unsafe_code)]
 
 pub mod affinity;
+pub mod clock;
+pub mod probe;
 pub mod socket;
 pub mod usage;
 pub mod zerocopy;

@@ -1,0 +1,141 @@
+//! `bytepath probe`: what this machine can do, measured — clock resolution and cost
+//! (clock_getres(2)), the TSC, system-call cost (syscall(2)), the memcpy roofline, which perf
+//! events open (perf_event_open(2)) and which zero-copy paths the kernel offers
+//! (io_uring_setup(2), sendfile(2), splice(2), tcp(7)). `Probe` is one serde document, so a
+//! sweep report can embed it.
+pub mod clocks;
+pub mod counters;
+pub mod features;
+pub mod roofline;
+pub mod summary;
+pub mod syscalls;
+pub mod text;
+
+use crate::cli::ProbeArgs;
+use crate::environment::Environment;
+use crate::error::{Error, Status};
+use serde::Serialize;
+use std::time::{Duration, Instant};
+
+/// The version of the probe document's layout.
+pub const PROBE_SCHEMA_VERSION: u32 = 1;
+
+/// How hard the probe tries: trial counts and calibration intervals.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Effort {
+    pub quick: bool,
+    /// Timed batches per clock, rdtscp and system-call figure.
+    pub trials: usize,
+    /// How long each clock is watched for its smallest step.
+    pub step_budget: Duration,
+    pub tsc_calibrations: usize,
+    pub tsc_interval: Duration,
+    /// Timed copies of the 64 MiB buffer.
+    pub dram_trials: usize,
+    /// Timed batches of copies of the L2-sized buffer.
+    pub cache_trials: usize,
+}
+
+impl Effort {
+    /// The default: about 1.5 s on a 2-vCPU VM.
+    pub fn full() -> Effort {
+        Effort {
+            quick: false,
+            trials: 2000,
+            step_budget: Duration::from_millis(100),
+            tsc_calibrations: 5,
+            tsc_interval: Duration::from_millis(100),
+            dram_trials: 20,
+            cache_trials: 100,
+        }
+    }
+
+    /// `--quick`: a tenth of the trials and shorter calibrations (under a second), for tests.
+    pub fn quick() -> Effort {
+        Effort {
+            quick: true,
+            trials: 200,
+            step_budget: Duration::from_millis(20),
+            tsc_calibrations: 3,
+            tsc_interval: Duration::from_millis(50),
+            dram_trials: 4,
+            cache_trials: 20,
+        }
+    }
+}
+
+/// Everything the probe measured, with units in the key names; unavailable figures are
+/// `null` with a sibling `<key>_unavailable_reason`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Probe {
+    pub schema_version: u32,
+    pub bytepath_version: &'static str,
+    pub command: &'static str,
+    pub quick: bool,
+    pub environment: Environment,
+    pub clocks: clocks::Clocks,
+    pub syscalls: syscalls::Syscalls,
+    pub memcpy_roofline: roofline::Roofline,
+    pub counters: counters::Counters,
+    pub kernel_features: features::Features,
+    pub kernel_limits: features::KernelLimits,
+    pub elapsed_s: f64,
+}
+
+/// Runs every probe on the calling thread. Never fails: what cannot be measured says why.
+pub fn probe(effort: &Effort, allowed_cpus: &[usize]) -> Probe {
+    let start = Instant::now();
+    let environment = Environment::detect(allowed_cpus);
+    let counters = counters::measure();
+    let clocks = clocks::measure(effort);
+    let syscalls = syscalls::measure(effort);
+    let memcpy_roofline = roofline::measure(effort);
+    Probe {
+        schema_version: PROBE_SCHEMA_VERSION,
+        bytepath_version: env!("CARGO_PKG_VERSION"),
+        command: "probe",
+        quick: effort.quick,
+        environment,
+        clocks,
+        syscalls,
+        memcpy_roofline,
+        counters,
+        kernel_features: features::measure(),
+        kernel_limits: features::limits(),
+        elapsed_s: start.elapsed().as_secs_f64(),
+    }
+}
+
+/// `bytepath probe [--json] [--quick]`: prints the text block or one JSON document.
+pub fn command(args: &ProbeArgs) -> Result<Status, Error> {
+    let cpus = crate::sys::affinity::allowed_cpus()
+        .map_err(|e| Error::Failed(format!("reading this process's CPU affinity: {e}")))?;
+    let effort = if args.quick {
+        Effort::quick()
+    } else {
+        Effort::full()
+    };
+    let probe = probe(&effort, &cpus);
+    if args.json {
+        let json = serde_json::to_string_pretty(&probe)
+            .map_err(|e| Error::Failed(format!("serializing the probe: {e}")))?;
+        println!("{json}");
+    } else {
+        print!("{}", text::render(&probe));
+    }
+    Ok(Status::Success)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quick_effort_is_lighter_than_full_in_every_dimension() {
+        let (q, f) = (Effort::quick(), Effort::full());
+        assert!(q.quick && !f.quick);
+        assert!(q.trials < f.trials && q.step_budget < f.step_budget);
+        assert!(q.tsc_calibrations * (q.tsc_interval.as_millis() as usize) < 200);
+        assert!(q.dram_trials < f.dram_trials && q.cache_trials < f.cache_trials);
+    }
+}

@@ -1,0 +1,179 @@
+//! The copy roofline: single-thread memcpy(3) bandwidth (`copy_from_slice`) from DRAM and from
+//! L2, the ceiling any copying mechanism is measured against. L2's size comes from
+//! /sys/devices/system/cpu/cpu0/cache/index2 (Documentation/ABI/testing/sysfs-devices-system-cpu).
+use super::summary::{gbps, gib_per_s, timing, Timing};
+use super::Effort;
+use serde::Serialize;
+use std::hint::black_box;
+use std::time::Instant;
+
+/// The DRAM point: far beyond any last-level cache of the machines we run on.
+pub const DRAM_BUFFER_BYTES: usize = 64 << 20;
+/// The cache point when L2's size is unknown.
+const FALLBACK_CACHE_BUFFER_BYTES: usize = 256 << 10;
+/// A cache-point trial repeats the copy until it has moved at least this much.
+const BYTES_PER_CACHE_TRIAL: usize = 8 << 20;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Roofline {
+    pub method: &'static str,
+    pub l2_cache_bytes: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub l2_cache_bytes_unavailable_reason: Option<String>,
+    pub points: Vec<CopyPoint>,
+}
+
+/// One buffer size: per-copy time over the trials and the bandwidth it means.
+#[derive(Debug, Clone, Serialize)]
+pub struct CopyPoint {
+    /// `dram` or `l2`.
+    pub level: &'static str,
+    pub buffer_bytes: u64,
+    /// Per copy of `buffer_bytes`; `batch` is the copies per trial.
+    pub copy_time: Timing,
+    pub bandwidth: Option<Bandwidth>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bandwidth_unavailable_reason: Option<String>,
+}
+
+/// Bytes copied per second: best is from the fastest trial, median from the median trial.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Bandwidth {
+    pub best_gbps: f64,
+    pub median_gbps: f64,
+    pub best_gib_per_s: f64,
+    pub median_gib_per_s: f64,
+}
+
+impl Bandwidth {
+    /// From the per-copy times of a buffer of `bytes`; `None` if a time is not positive.
+    pub fn from_timing(bytes: u64, t: &Timing) -> Option<Bandwidth> {
+        Some(Bandwidth {
+            best_gbps: gbps(bytes, t.min_ns)?,
+            median_gbps: gbps(bytes, t.median_ns)?,
+            best_gib_per_s: gib_per_s(bytes, t.min_ns)?,
+            median_gib_per_s: gib_per_s(bytes, t.median_ns)?,
+        })
+    }
+}
+
+pub fn measure(effort: &Effort) -> Roofline {
+    let l2 = l2_cache_bytes();
+    let cache_buffer = match &l2 {
+        // Source and destination together take half of L2, so both stay resident.
+        Ok(bytes) => (*bytes as usize / 4).max(4096),
+        Err(_) => FALLBACK_CACHE_BUFFER_BYTES,
+    };
+    let cache_copies = BYTES_PER_CACHE_TRIAL.div_ceil(cache_buffer);
+    Roofline {
+        method: "copy_from_slice (memcpy), one thread, buffers written before timing, \
+                 bandwidth = bytes copied / time (each byte read once and written once)",
+        points: vec![
+            copy_point("dram", DRAM_BUFFER_BYTES, 1, effort.dram_trials),
+            copy_point("l2", cache_buffer, cache_copies, effort.cache_trials),
+        ],
+        l2_cache_bytes_unavailable_reason: l2.as_ref().err().cloned(),
+        l2_cache_bytes: l2.ok(),
+    }
+}
+
+fn copy_point(level: &'static str, bytes: usize, copies: usize, trials: usize) -> CopyPoint {
+    let mut src = vec![0u8; bytes];
+    let mut dst = vec![0u8; bytes];
+    // Touch every page of both buffers, then one untimed copy, so no trial pays page faults.
+    src.fill(0x5A);
+    dst.fill(0xA5);
+    dst.copy_from_slice(black_box(&src));
+    black_box(&mut dst);
+    let per_copy: Vec<f64> = (0..trials.max(1))
+        .map(|_| {
+            let start = Instant::now();
+            for _ in 0..copies {
+                dst.copy_from_slice(black_box(&src));
+                black_box(&mut dst);
+            }
+            start.elapsed().as_nanos() as f64 / copies as f64
+        })
+        .collect();
+    let copy_time = timing(&per_copy, copies).expect("at least one trial");
+    let bandwidth = Bandwidth::from_timing(bytes as u64, &copy_time);
+    CopyPoint {
+        level,
+        buffer_bytes: bytes as u64,
+        bandwidth_unavailable_reason: bandwidth
+            .is_none()
+            .then(|| "a trial took no measurable time".to_string()),
+        bandwidth,
+        copy_time,
+    }
+}
+
+/// L2's size from sysfs (index2 when its level is 2).
+fn l2_cache_bytes() -> Result<u64, String> {
+    let dir = "/sys/devices/system/cpu/cpu0/cache/index2";
+    let read = |name: &str| {
+        std::fs::read_to_string(format!("{dir}/{name}"))
+            .map(|s| s.trim().to_string())
+            .map_err(|e| format!("{dir}/{name}: {e}"))
+    };
+    let level = read("level")?;
+    if level != "2" {
+        return Err(format!("{dir} is a level-{level} cache, not L2"));
+    }
+    let size = read("size")?;
+    parse_cache_size(&size).ok_or_else(|| format!("{dir}/size: cannot read {size:?}"))
+}
+
+/// Parses sysfs cache sizes such as `1024K`, `32M` or `512`.
+fn parse_cache_size(text: &str) -> Option<u64> {
+    let (digits, unit) = match text.char_indices().find(|(_, c)| !c.is_ascii_digit()) {
+        Some((at, _)) => text.split_at(at),
+        None => (text, ""),
+    };
+    let n: u64 = digits.parse().ok()?;
+    let shift = match unit {
+        "" => 0,
+        "K" => 10,
+        "M" => 20,
+        "G" => 30,
+        _ => return None,
+    };
+    Some(n << shift)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sysfs_cache_sizes_parse_with_their_suffix() {
+        assert_eq!(parse_cache_size("1024K"), Some(1 << 20));
+        assert_eq!(parse_cache_size("32M"), Some(32 << 20));
+        assert_eq!(parse_cache_size("512"), Some(512));
+        assert_eq!(parse_cache_size("1 MiB"), None);
+        assert_eq!(parse_cache_size(""), None);
+    }
+
+    #[test]
+    fn bandwidth_comes_from_the_fastest_and_the_median_copy() {
+        let t = Timing {
+            trials: 3,
+            batch: 1,
+            min_ns: 1e6,
+            median_ns: 2e6,
+        };
+        let b = Bandwidth::from_timing(1 << 30, &t).unwrap();
+        assert!((b.best_gib_per_s - 1000.0).abs() < 1e-9);
+        assert!((b.median_gib_per_s - 500.0).abs() < 1e-9);
+        assert!((b.best_gbps - 1_073.741_824).abs() < 1e-9);
+        let zero = Timing { min_ns: 0.0, ..t };
+        assert_eq!(Bandwidth::from_timing(1, &zero), None);
+    }
+
+    #[test]
+    fn a_small_copy_point_measures_a_positive_bandwidth() {
+        let p = copy_point("l2", 64 << 10, 4, 3);
+        assert_eq!(p.copy_time.trials, 3);
+        assert!(p.bandwidth.unwrap().best_gbps > 0.0);
+    }
+}

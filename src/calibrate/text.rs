@@ -1,0 +1,327 @@
+//! The probe as a readable text block: one section each for clocks (clock_getres(2)),
+//! syscalls (syscall(2)), the memcpy roofline, counters (perf_event_open(2)) and kernel
+//! features; every figure with its unit and how many trials it came from.
+use super::clocks::{ClockFigures, Clocks};
+use super::counters::Counters;
+use super::features::{Feature, Features, KernelLimits};
+use super::roofline::Roofline;
+use super::summary::Timing;
+use super::syscalls::Syscalls;
+use super::Probe;
+use std::fmt::Write;
+
+pub fn render(p: &Probe) -> String {
+    let mut out = String::new();
+    let env = &p.environment;
+    let _ = writeln!(
+        out,
+        "bytepath probe: kernel {}, {}, {} online CPUs (allowed {}){}{}\n",
+        env.kernel_release,
+        env.cpu_model,
+        env.online_cpus,
+        env.allowed_cpus,
+        if env.running_as_root { ", root" } else { "" },
+        if p.quick { ", --quick" } else { "" },
+    );
+    clocks(&mut out, &p.clocks);
+    syscalls(&mut out, &p.syscalls);
+    roofline(&mut out, &p.memcpy_roofline);
+    counters(&mut out, &p.counters);
+    features(&mut out, &p.kernel_features, &p.kernel_limits);
+    let _ = writeln!(out, "\nprobe took {:.2} s", p.elapsed_s);
+    out
+}
+
+/// A duration in nanoseconds with a unit that keeps 2-3 significant digits.
+pub fn ns(v: f64) -> String {
+    if v < 100.0 {
+        format!("{v:.1} ns")
+    } else if v < 1e3 {
+        format!("{v:.0} ns")
+    } else if v < 1e6 {
+        format!("{:.2} µs", v / 1e3)
+    } else {
+        format!("{:.2} ms", v / 1e6)
+    }
+}
+
+/// A byte count in the largest binary unit that divides it, else in bytes.
+pub fn bytes(v: u64) -> String {
+    for (shift, unit) in [(30, "GiB"), (20, "MiB"), (10, "KiB")] {
+        if v >= 1 << shift && v % (1 << shift) == 0 {
+            return format!("{} {unit}", v >> shift);
+        }
+    }
+    format!("{v} B")
+}
+
+fn min_median(t: &Timing) -> String {
+    format!("{} / {}", ns(t.min_ns), ns(t.median_ns))
+}
+
+fn or_na<T>(value: Option<T>, reason: &Option<String>, show: impl Fn(T) -> String) -> String {
+    match value {
+        Some(v) => show(v),
+        None => format!("n/a ({})", reason.as_deref().unwrap_or("unknown")),
+    }
+}
+
+fn yes_no(b: bool) -> &'static str {
+    if b {
+        "yes"
+    } else {
+        "no"
+    }
+}
+
+fn clocks(out: &mut String, c: &Clocks) {
+    let (trials, batch) = c
+        .clocks
+        .iter()
+        .find_map(|f| f.read_cost.map(|t| (t.trials, t.batch)))
+        .unwrap_or_default();
+    let _ = writeln!(
+        out,
+        "clocks (resolution: clock_getres; read cost: {trials} trials of {batch} back-to-back \
+         clock_gettime calls, per call, min / median)"
+    );
+    let _ = writeln!(
+        out,
+        "  {:<24}{:>12}{:>16}   read cost",
+        "clock", "resolution", "smallest step"
+    );
+    for f in &c.clocks {
+        clock_line(out, f);
+    }
+    let t = &c.tsc;
+    let _ = writeln!(
+        out,
+        "  clocksource {}; rdtscp {}; constant_tsc {}; nonstop_tsc {}; tsc_known_freq {}",
+        or_na(
+            t.clocksource.clone(),
+            &t.clocksource_unavailable_reason,
+            |s| s
+        ),
+        yes_no(t.rdtscp_available),
+        yes_no(t.constant_tsc),
+        yes_no(t.nonstop_tsc),
+        yes_no(t.tsc_known_freq),
+    );
+    let spread = or_na(
+        t.frequency_spread_ppm,
+        &t.frequency_spread_ppm_unavailable_reason,
+        |s| format!("{s:.1} ppm"),
+    );
+    let _ = writeln!(
+        out,
+        "  TSC frequency {} (median of {} calibrations {} ms apart against CLOCK_MONOTONIC, \
+         spread {spread})\n  TSC frequency from sysfs: {}",
+        or_na(
+            t.frequency_hz,
+            &t.frequency_hz_unavailable_reason,
+            |hz| format!("{:.4} GHz", hz / 1e9)
+        ),
+        t.frequency_calibrations,
+        t.frequency_interval_ms,
+        or_na(
+            t.sysfs_frequency_hz,
+            &t.sysfs_frequency_hz_unavailable_reason,
+            |hz| format!("{:.4} GHz", hz as f64 / 1e9)
+        ),
+    );
+    let cost = or_na(t.rdtscp_cost, &t.rdtscp_cost_unavailable_reason, |c| {
+        format!("{} ({} trials of {})", min_median(&c), c.trials, c.batch)
+    });
+    let gap = or_na(t.rdtscp_gap, &t.rdtscp_gap_unavailable_reason, |g| {
+        format!(
+            "{:.0} / {:.0} TSC cycles ({} pairs)",
+            g.min_cycles, g.median_cycles, g.pairs
+        )
+    });
+    let _ = writeln!(out, "  rdtscp cost per call min / median {cost}");
+    let _ = writeln!(out, "  rdtscp back-to-back gap min / median {gap}\n");
+}
+
+fn clock_line(out: &mut String, f: &ClockFigures) {
+    let resolution = or_na(f.resolution_ns, &f.resolution_ns_unavailable_reason, |v| {
+        ns(v as f64)
+    });
+    let step = or_na(
+        f.smallest_step_ns,
+        &f.smallest_step_ns_unavailable_reason,
+        |v| ns(v as f64),
+    );
+    let cost = or_na(f.read_cost, &f.read_cost_unavailable_reason, |t| {
+        min_median(&t)
+    });
+    let _ = writeln!(out, "  {:<24}{resolution:>12}{step:>16}   {cost}", f.clock);
+}
+
+fn syscalls(out: &mut String, s: &Syscalls) {
+    let _ = writeln!(
+        out,
+        "syscalls (raw syscall(2); {} trials of {} back-to-back calls, per call, min / median)",
+        s.getpid.trials, s.getpid.batch
+    );
+    let _ = writeln!(out, "  {:<10}{}", "getpid", min_median(&s.getpid));
+    let _ = writeln!(out, "  {:<10}{}\n", "getuid", min_median(&s.getuid));
+}
+
+fn roofline(out: &mut String, r: &Roofline) {
+    let _ = writeln!(
+        out,
+        "memcpy roofline (copy_from_slice, one thread; bytes copied per second, best / median)"
+    );
+    for p in &r.points {
+        let bw = or_na(p.bandwidth, &p.bandwidth_unavailable_reason, |b| {
+            format!(
+                "{:.1} / {:.1} GiB/s   ({:.1} / {:.1} GB/s)",
+                b.best_gib_per_s, b.median_gib_per_s, b.best_gbps, b.median_gbps
+            )
+        });
+        let _ = writeln!(
+            out,
+            "  {:<6}{:>9}   {bw}   {} trials of {} cop{}",
+            p.level,
+            bytes(p.buffer_bytes),
+            p.copy_time.trials,
+            p.copy_time.batch,
+            if p.copy_time.batch == 1 { "y" } else { "ies" },
+        );
+    }
+    let l2 = or_na(
+        r.l2_cache_bytes,
+        &r.l2_cache_bytes_unavailable_reason,
+        bytes,
+    );
+    let _ = writeln!(
+        out,
+        "  L2 is {l2}; the l2 buffer is a quarter of it, so source and destination stay resident\n"
+    );
+}
+
+fn counters(out: &mut String, c: &Counters) {
+    let paranoid = or_na(
+        c.perf_event_paranoid,
+        &c.perf_event_paranoid_unavailable_reason,
+        |p| p.to_string(),
+    );
+    let _ = writeln!(
+        out,
+        "counters (perf_event_open(2), per thread, over a ~1 ms busy loop; perf_event_paranoid={paranoid}, PMU {}, {})",
+        if c.pmu_present { "present" } else { "absent" },
+        if c.running_as_root { "root" } else { "not root" },
+    );
+    for e in &c.events {
+        let state = match (e.count, &e.scope) {
+            (Some(v), Some(scope)) => format!(
+                "counted, {} ({v:.0} {})",
+                match scope {
+                    crate::measure::counters::Scope::UserAndKernel => "user+kernel",
+                    crate::measure::counters::Scope::UserOnly => "user only",
+                },
+                e.count_unit
+            ),
+            _ => or_na(None::<()>, &e.count_unavailable_reason, |_| String::new()),
+        };
+        let _ = writeln!(out, "  {:<20}{state}", e.event);
+    }
+    out.push('\n');
+}
+
+fn feature_line(out: &mut String, name: &str, f: &Feature) {
+    let state = match &f.unavailable_reason {
+        None if f.available => "yes".to_string(),
+        reason => format!("no ({})", reason.as_deref().unwrap_or("unknown")),
+    };
+    let _ = writeln!(out, "  {name:<22}{state}");
+}
+
+fn features(out: &mut String, f: &Features, l: &KernelLimits) {
+    let _ = writeln!(out, "kernel features (each tried once on loopback)");
+    feature_line(out, "MSG_ZEROCOPY", &f.msg_zerocopy);
+    feature_line(out, "io_uring", &f.io_uring);
+    feature_line(out, "sendfile", &f.sendfile);
+    feature_line(out, "splice", &f.splice);
+    feature_line(out, "TCP_ZEROCOPY_RECEIVE", &f.tcp_zerocopy_receive);
+    let num = |v: Option<u64>, r: &Option<String>| or_na(v, r, |n| n.to_string());
+    let size = |v: Option<u64>, r: &Option<String>| or_na(v, r, bytes);
+    let rows = [
+        (
+            "io_uring_disabled",
+            num(l.io_uring_disabled, &l.io_uring_disabled_unavailable_reason),
+        ),
+        (
+            "optmem_max",
+            size(l.optmem_max_bytes, &l.optmem_max_bytes_unavailable_reason),
+        ),
+        (
+            "pipe-max-size",
+            size(
+                l.pipe_max_size_bytes,
+                &l.pipe_max_size_bytes_unavailable_reason,
+            ),
+        ),
+        (
+            "RLIMIT_MEMLOCK",
+            format!(
+                "soft {}, hard {}",
+                size(
+                    l.rlimit_memlock_soft_bytes,
+                    &l.rlimit_memlock_soft_bytes_unavailable_reason
+                ),
+                size(
+                    l.rlimit_memlock_hard_bytes,
+                    &l.rlimit_memlock_hard_bytes_unavailable_reason
+                ),
+            ),
+        ),
+        (
+            "RLIMIT_NOFILE",
+            format!(
+                "soft {}, hard {}",
+                num(
+                    l.rlimit_nofile_soft,
+                    &l.rlimit_nofile_soft_unavailable_reason
+                ),
+                num(
+                    l.rlimit_nofile_hard,
+                    &l.rlimit_nofile_hard_unavailable_reason
+                ),
+            ),
+        ),
+    ];
+    for (name, value) in rows {
+        let _ = writeln!(out, "  {name:<22}{value}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nanoseconds_keep_two_or_three_significant_digits() {
+        assert_eq!(ns(1.0), "1.0 ns");
+        assert_eq!(ns(20.44), "20.4 ns");
+        assert_eq!(ns(138.2), "138 ns");
+        assert_eq!(ns(2_500.0), "2.50 µs");
+        assert_eq!(ns(4_000_000.0), "4.00 ms");
+    }
+
+    #[test]
+    fn byte_counts_use_the_largest_exact_binary_unit() {
+        assert_eq!(bytes(64 << 20), "64 MiB");
+        assert_eq!(bytes(131_072), "128 KiB");
+        assert_eq!(bytes(1000), "1000 B");
+    }
+
+    #[test]
+    fn a_missing_value_reads_as_na_with_its_reason() {
+        assert_eq!(
+            or_na(None::<u64>, &Some("no PMU".into()), bytes),
+            "n/a (no PMU)"
+        );
+        assert_eq!(or_na(Some(1024u64), &None, bytes), "1 KiB");
+    }
+}

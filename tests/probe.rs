@@ -1,0 +1,213 @@
+//! `bytepath probe`: the JSON document has every figure, plausible and with units in its keys;
+//! what is missing is null with a reason; the text block has its sections; bad flags exit 2.
+mod common;
+use common::bytepath;
+use serde_json::Value;
+use std::sync::OnceLock;
+
+/// One probe shared by the JSON tests: each run allocates 128 MiB and keeps a CPU busy.
+fn probe_json() -> &'static Value {
+    static PROBE: OnceLock<Value> = OnceLock::new();
+    PROBE.get_or_init(run_probe_json)
+}
+
+fn run_probe_json() -> Value {
+    let out = bytepath()
+        .args(["probe", "--json", "--quick"])
+        .timeout(std::time::Duration::from_secs(60))
+        .output()
+        .expect("bytepath ran");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("one JSON document")
+}
+
+fn positive(v: &Value, what: &str) -> f64 {
+    let x = v
+        .as_f64()
+        .unwrap_or_else(|| panic!("{what} is not a number: {v}"));
+    assert!(x > 0.0, "{what} = {x}");
+    x
+}
+
+/// A figure that is either present or null with a sibling `<key>_unavailable_reason`.
+fn present_or_explained(object: &Value, key: &str) -> Option<f64> {
+    match object[key].as_f64() {
+        Some(v) => Some(v),
+        None => {
+            assert!(object[key].is_null(), "{key}: {}", object[key]);
+            let reason = object[format!("{key}_unavailable_reason")].as_str();
+            assert!(
+                reason.is_some_and(|r| !r.is_empty()),
+                "{key} is null without a reason: {object}"
+            );
+            None
+        }
+    }
+}
+
+#[test]
+fn json_probe_states_its_schema_environment_and_effort() {
+    let p = probe_json();
+    assert_eq!(p["schema_version"], 1);
+    assert_eq!(p["command"], "probe");
+    assert_eq!(p["quick"], true);
+    assert!(p["environment"]["kernel_release"].is_string());
+    assert!(p["environment"]["online_cpus"].as_u64().unwrap() >= 1);
+    assert!(
+        positive(&p["elapsed_s"], "elapsed_s") < 3.0,
+        "--quick must stay short"
+    );
+}
+
+#[test]
+fn every_clock_has_a_positive_resolution_and_read_cost() {
+    let p = probe_json();
+    let clocks = p["clocks"]["clocks"].as_array().unwrap();
+    let names: Vec<&str> = clocks
+        .iter()
+        .map(|c| c["clock"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "CLOCK_REALTIME",
+            "CLOCK_MONOTONIC",
+            "CLOCK_MONOTONIC_RAW",
+            "CLOCK_MONOTONIC_COARSE"
+        ]
+    );
+    for c in clocks {
+        positive(&c["resolution_ns"], "resolution_ns");
+        let cost = &c["read_cost"];
+        assert!(cost["trials"].as_u64().unwrap() > 0);
+        let min = positive(&cost["min_ns"], "read_cost.min_ns");
+        assert!(min <= cost["median_ns"].as_f64().unwrap());
+        present_or_explained(c, "smallest_step_ns");
+    }
+}
+
+#[test]
+fn the_tsc_is_calibrated_or_explained() {
+    let p = probe_json();
+    let tsc = &p["clocks"]["tsc"];
+    assert!(tsc["rdtscp_available"].is_boolean());
+    assert!(tsc["constant_tsc"].is_boolean() && tsc["nonstop_tsc"].is_boolean());
+    if let Some(hz) = present_or_explained(tsc, "frequency_hz") {
+        assert!((1e8..1e11).contains(&hz), "TSC at {hz} Hz");
+        positive(&tsc["rdtscp_cost"]["median_ns"], "rdtscp_cost.median_ns");
+    }
+    present_or_explained(tsc, "sysfs_frequency_hz");
+}
+
+#[test]
+fn syscalls_and_memcpy_cost_something() {
+    let p = probe_json();
+    for call in ["getpid", "getuid"] {
+        let t = &p["syscalls"][call];
+        positive(&t["min_ns"], call);
+        positive(&t["median_ns"], call);
+        assert!(t["trials"].as_u64().unwrap() > 0);
+    }
+    let points = p["memcpy_roofline"]["points"].as_array().unwrap();
+    let levels: Vec<&str> = points
+        .iter()
+        .map(|x| x["level"].as_str().unwrap())
+        .collect();
+    assert_eq!(levels, ["dram", "l2"]);
+    assert_eq!(points[0]["buffer_bytes"], 64 << 20);
+    for point in points {
+        let bw = &point["bandwidth"];
+        positive(&bw["best_gbps"], "best_gbps");
+        positive(&bw["median_gib_per_s"], "median_gib_per_s");
+        assert!(bw["best_gbps"].as_f64() >= bw["median_gbps"].as_f64());
+    }
+}
+
+#[test]
+fn counters_list_task_clock_and_explain_missing_hardware_events() {
+    let p = probe_json();
+    let counters = &p["counters"];
+    assert!(counters["pmu_present"].is_boolean());
+    let events = counters["events"].as_array().unwrap();
+    let task_clock = events
+        .iter()
+        .find(|e| e["event"] == "task_clock")
+        .expect("task_clock listed");
+    assert_eq!(task_clock["hardware"], false);
+    for e in events {
+        assert!(e["available"].is_boolean(), "{e}");
+        let counted = present_or_explained(e, "count");
+        assert_eq!(e["available"].as_bool(), Some(counted.is_some()), "{e}");
+    }
+    assert!(events.iter().any(|e| e["hardware"] == true));
+}
+
+#[test]
+fn every_kernel_feature_is_a_yes_or_a_no_with_a_reason() {
+    let p = probe_json();
+    let features = p["kernel_features"].as_object().unwrap();
+    for name in [
+        "msg_zerocopy",
+        "io_uring",
+        "sendfile",
+        "splice",
+        "tcp_zerocopy_receive",
+    ] {
+        let f = &features[name];
+        let available = f["available"]
+            .as_bool()
+            .unwrap_or_else(|| panic!("{name}: {f}"));
+        assert_eq!(available, f["unavailable_reason"].is_null(), "{name}: {f}");
+    }
+    let limits = &p["kernel_limits"];
+    for key in [
+        "optmem_max_bytes",
+        "pipe_max_size_bytes",
+        "io_uring_disabled",
+        "rlimit_memlock_soft_bytes",
+        "rlimit_memlock_hard_bytes",
+        "rlimit_nofile_soft",
+        "rlimit_nofile_hard",
+    ] {
+        present_or_explained(limits, key);
+    }
+}
+
+#[test]
+fn text_probe_has_every_section_heading() {
+    let out = bytepath()
+        .args(["probe", "--quick"])
+        .timeout(std::time::Duration::from_secs(60))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    for heading in [
+        "clocks",
+        "syscalls",
+        "memcpy roofline",
+        "counters",
+        "kernel features",
+    ] {
+        assert!(
+            text.lines().any(|l| l.starts_with(heading)),
+            "no {heading:?} section in:\n{text}"
+        );
+    }
+    assert!(text.contains("trials"), "trial counts are stated");
+}
+
+#[test]
+fn an_unknown_probe_flag_exits_2_with_one_line() {
+    let out = bytepath().args(["probe", "--bogus"]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(out.stdout.is_empty());
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(err.contains("--bogus"), "{err}");
+}
