@@ -197,3 +197,28 @@ fn a_sweep_record_matches_its_snapshot() {
         ".machine_wide_cpu" => "[machine]",
     });
 }
+
+#[test]
+fn the_sweep_records_a_probe_and_the_report_sets_points_against_it() {
+    let dir = tiny_sweep();
+    let probe: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("probe.json")).unwrap()).unwrap();
+    let dram = probe["memcpy_roofline"]["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["level"] == "dram")
+        .unwrap();
+    assert!(dram["bandwidth"]["best_gb_per_s"].as_f64().unwrap() > 0.0);
+    let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    assert!(md.contains("## Machine limits (bytepath probe)"), "{md}");
+    assert!(md.contains("memcpy roofline**: "), "{md}");
+    let row = md
+        .lines()
+        .find(|l| l.starts_with("| gather/stream/4096/1"))
+        .unwrap();
+    assert!(
+        row.contains(" % |"),
+        "throughput as a share of the roofline: {row}"
+    );
+}

@@ -31,6 +31,8 @@ pub struct Dataset {
     pub points: Vec<Point>,
     /// Records replaced by a later record of the same point (a resumed or repeated sweep).
     pub superseded: usize,
+    /// The folder's probe.json (`bytepath probe` of the machine), when the sweep recorded one.
+    pub probe: Option<Value>,
 }
 
 impl Dataset {

@@ -1,7 +1,7 @@
 //! The copy roofline: single-thread memcpy(3) bandwidth (`copy_from_slice`) from DRAM and from
 //! L2, the ceiling any copying mechanism is measured against. L2's size comes from
 //! /sys/devices/system/cpu/cpu0/cache/index2 (Documentation/ABI/testing/sysfs-devices-system-cpu).
-use super::summary::{gbps, gib_per_s, timing, Timing};
+use super::summary::{gb_per_s, gib_per_s, timing, Timing};
 use super::Effort;
 use serde::Serialize;
 use std::hint::black_box;
@@ -39,8 +39,8 @@ pub struct CopyPoint {
 /// Bytes copied per second: best is from the fastest trial, median from the median trial.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Bandwidth {
-    pub best_gbps: f64,
-    pub median_gbps: f64,
+    pub best_gb_per_s: f64,
+    pub median_gb_per_s: f64,
     pub best_gib_per_s: f64,
     pub median_gib_per_s: f64,
 }
@@ -49,8 +49,8 @@ impl Bandwidth {
     /// From the per-copy times of a buffer of `bytes`; `None` if a time is not positive.
     pub fn from_timing(bytes: u64, t: &Timing) -> Option<Bandwidth> {
         Some(Bandwidth {
-            best_gbps: gbps(bytes, t.min_ns)?,
-            median_gbps: gbps(bytes, t.median_ns)?,
+            best_gb_per_s: gb_per_s(bytes, t.min_ns)?,
+            median_gb_per_s: gb_per_s(bytes, t.median_ns)?,
             best_gib_per_s: gib_per_s(bytes, t.min_ns)?,
             median_gib_per_s: gib_per_s(bytes, t.median_ns)?,
         })
@@ -165,7 +165,7 @@ mod tests {
         let b = Bandwidth::from_timing(1 << 30, &t).unwrap();
         assert!((b.best_gib_per_s - 1000.0).abs() < 1e-9);
         assert!((b.median_gib_per_s - 500.0).abs() < 1e-9);
-        assert!((b.best_gbps - 1_073.741_824).abs() < 1e-9);
+        assert!((b.best_gb_per_s - 1_073.741_824).abs() < 1e-9);
         let zero = Timing { min_ns: 0.0, ..t };
         assert_eq!(Bandwidth::from_timing(1, &zero), None);
     }
@@ -174,6 +174,6 @@ mod tests {
     fn a_small_copy_point_measures_a_positive_bandwidth() {
         let p = copy_point("l2", 64 << 10, 4, 3);
         assert_eq!(p.copy_time.trials, 3);
-        assert!(p.bandwidth.unwrap().best_gbps > 0.0);
+        assert!(p.bandwidth.unwrap().best_gb_per_s > 0.0);
     }
 }

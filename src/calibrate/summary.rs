@@ -87,13 +87,13 @@ pub fn spread_ppm(values: &[f64]) -> Option<f64> {
 }
 
 /// Decimal gigabytes per second for `bytes` moved in `ns` nanoseconds (bytes per ns = GB/s).
-pub fn gbps(bytes: u64, ns: f64) -> Option<f64> {
+pub fn gb_per_s(bytes: u64, ns: f64) -> Option<f64> {
     (ns > 0.0).then(|| bytes as f64 / ns)
 }
 
 /// Binary gibibytes per second for `bytes` moved in `ns` nanoseconds.
 pub fn gib_per_s(bytes: u64, ns: f64) -> Option<f64> {
-    gbps(bytes, ns).map(|g| g * 1e9 / (1u64 << 30) as f64)
+    gb_per_s(bytes, ns).map(|g| g * 1e9 / (1u64 << 30) as f64)
 }
 
 #[cfg(test)]
@@ -154,9 +154,9 @@ mod tests {
     fn roofline_bandwidth_is_bytes_over_time() {
         // 64 MiB in 5 ms: 13.42 GB/s, 12.5 GiB/s.
         let bytes = 64 << 20;
-        assert!((gbps(bytes, 5e6).unwrap() - 13.421_772_8).abs() < 1e-6);
+        assert!((gb_per_s(bytes, 5e6).unwrap() - 13.421_772_8).abs() < 1e-6);
         assert!((gib_per_s(bytes, 5e6).unwrap() - 12.5).abs() < 1e-9);
-        assert_eq!(gbps(bytes, 0.0), None);
+        assert_eq!(gb_per_s(bytes, 0.0), None);
     }
 
     #[test]

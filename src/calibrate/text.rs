@@ -176,7 +176,7 @@ fn roofline(out: &mut String, r: &Roofline) {
         let bw = or_na(p.bandwidth, &p.bandwidth_unavailable_reason, |b| {
             format!(
                 "{:.1} / {:.1} GiB/s   ({:.1} / {:.1} GB/s)",
-                b.best_gib_per_s, b.median_gib_per_s, b.best_gbps, b.median_gbps
+                b.best_gib_per_s, b.median_gib_per_s, b.best_gb_per_s, b.median_gb_per_s
             )
         });
         let _ = writeln!(

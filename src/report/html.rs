@@ -111,6 +111,8 @@ pub fn page(data: &Dataset, source: &str) -> String {
     }
     out.push_str("<h2 id=\"environment\">Environment</h2>");
     rows_table(&mut out, "environment", &summary::environment(data));
+    out.push_str("<h2 id=\"limits\">Machine limits (bytepath probe)</h2>");
+    rows_table(&mut out, "limits", &super::limits::machine_limits(data));
     out.push_str("<h2 id=\"method\">How this was measured</h2>");
     rows_table(&mut out, "method", &summary::method(data));
     out.push_str("<h2 id=\"points\">Points</h2>");

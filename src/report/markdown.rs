@@ -33,6 +33,8 @@ pub fn document(data: &Dataset, source: &str) -> String {
     }
     out.push_str("## Environment\n\n");
     rows_list(&mut out, &summary::environment(data));
+    out.push_str("\n## Machine limits (bytepath probe)\n\n");
+    rows_list(&mut out, &super::limits::machine_limits(data));
     out.push_str("\n## How this was measured\n\n");
     rows_list(&mut out, &summary::method(data));
     out.push_str("\n## Points\n\n");

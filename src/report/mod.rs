@@ -3,6 +3,7 @@
 pub mod csv;
 pub mod html;
 pub mod json;
+pub mod limits;
 pub mod markdown;
 pub mod plot;
 pub mod plots;

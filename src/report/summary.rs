@@ -336,13 +336,24 @@ pub fn table(data: &Dataset) -> (Vec<&'static str>, Vec<Vec<String>>) {
         "latency p50",
         "latency p99",
         "CPU-ns/byte (both sides)",
+        "of memcpy roofline",
+        "CPU per message, in getpid calls",
         "CI met",
     ];
-    let rows = data.points.iter().map(row).collect();
+    let limits = super::limits::limits(data);
+    let rows = data
+        .points
+        .iter()
+        .map(|p| row(p, limits.as_ref()))
+        .collect();
     (header, rows)
 }
 
-fn row(p: &Point) -> Vec<String> {
+fn row(p: &Point, limits: Option<&super::limits::Limits>) -> Vec<String> {
+    use super::limits::{message_cost_in_syscalls, roofline_share};
+    let against = |f: &dyn Fn(&super::limits::Limits) -> Option<String>| {
+        limits.and_then(f).unwrap_or_else(|| "n/a".into())
+    };
     let figure = match (&p.headline, p.headline_metric.as_str()) {
         (Some(s), "round_trips_per_s") => format!(
             "{} round trips/s ± {:.1} %",
@@ -365,6 +376,8 @@ fn row(p: &Point) -> Vec<String> {
         latency(|l| l.p99_ns),
         p.cpu_ns_per_byte()
             .map_or("n/a".into(), |v| format!("{v:.3}")),
+        against(&|l| roofline_share(p, l).map(|s| format!("{:.0} %", s * 100.0))),
+        against(&|l| message_cost_in_syscalls(p, l).map(|n| format!("{n:.1}"))),
         match p.ci_target_met {
             Some(true) => "yes".into(),
             Some(false) => "no".into(),
@@ -422,6 +435,11 @@ mod tests {
         assert_eq!(header.len(), rows[0].len());
         assert_eq!(rows[0][0], "copy/stream/4096/1");
         assert_eq!(rows[0][2], "10.00 ± 0.20 Gbit/s");
-        assert_eq!(rows[0][6], "yes");
+        assert_eq!(rows[0][8], "yes");
+        assert_eq!(
+            (rows[0][6].as_str(), rows[0][7].as_str()),
+            ("n/a", "n/a"),
+            "no probe.json"
+        );
     }
 }

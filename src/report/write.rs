@@ -30,7 +30,21 @@ pub fn read_results(dir: &Path) -> Result<Dataset, Error> {
         )));
     }
     let file = crate::record::read_results_file(dir)?;
-    load::dataset(file.lines, &path.display().to_string()).map_err(bad)
+    let mut data = load::dataset(file.lines, &path.display().to_string()).map_err(bad)?;
+    data.probe = read_probe(dir)?;
+    Ok(data)
+}
+
+/// `dir/probe.json`, if the sweep recorded one.
+fn read_probe(dir: &Path) -> Result<Option<serde_json::Value>, Error> {
+    let path = dir.join(crate::sweep::PROBE_JSON);
+    match std::fs::read_to_string(&path) {
+        Ok(text) => serde_json::from_str(&text)
+            .map(Some)
+            .map_err(|e| bad(format!("{}: not a probe document ({e})", path.display()))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(source) => Err(Error::File { path, source }),
+    }
 }
 
 fn write_atomically(path: &Path, text: &str) -> Result<(), Error> {

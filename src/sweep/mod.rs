@@ -5,6 +5,7 @@ pub mod folder;
 pub mod progress;
 pub mod spec;
 
+use crate::calibrate;
 use crate::cli::SweepArgs;
 use crate::config::format_cpu_list;
 use crate::engine;
@@ -21,6 +22,9 @@ use spec::{Point, SweepSpec};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// How the points are ordered, as the marker records it.
+/// The probe of the machine the sweep ran on (see `bytepath probe`).
+pub const PROBE_JSON: &str = "probe.json";
+
 const ORDER: &str = "groups of (pattern, threads, size) in list order; within group g the \
                      mechanism list is rotated left by g";
 
@@ -40,6 +44,7 @@ pub fn command(args: &SweepArgs, interrupt: &AtomicBool) -> Result<Status, Error
         .filter(|(_, p)| !prior.done.contains(&p.key()))
         .collect();
     print_plan(&spec, &results, &prior, todo.len());
+    record_probe(&results.dir, &cpus)?;
     let env = Environment::detect(&cpus);
     let progress = Progress::new(todo.len(), points.len());
     let mut interrupted = false;
@@ -89,6 +94,23 @@ fn measure(
         line: serde_json::to_string(&record).expect("the record serializes"),
         value: serde_json::to_value(&record).expect("the record serializes"),
     }
+}
+
+/// Measures the machine's own limits (memcpy roofline, syscall and clock cost) once per results
+/// folder, before the first point, so the report can set every figure against them.
+fn record_probe(dir: &std::path::Path, cpus: &[usize]) -> Result<(), Error> {
+    let path = dir.join(PROBE_JSON);
+    if path.exists() {
+        return Ok(());
+    }
+    let probe = calibrate::probe(&calibrate::Effort::full(), cpus);
+    let text = serde_json::to_string_pretty(&probe).expect("the probe serializes") + "\n";
+    std::fs::write(&path, text).map_err(|source| Error::File {
+        path: path.clone(),
+        source,
+    })?;
+    println!("probe: machine limits measured into {}", path.display());
+    Ok(())
 }
 
 /// The flags as given, for the marker.
