@@ -109,6 +109,10 @@ pub struct CompareArgs {
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
+    /// What carries the bytes: tcp (loopback), unix (AF_UNIX stream socket pair), pipe (two
+    /// pipes per flow).
+    #[arg(long, default_value = "tcp")]
+    pub transport: String,
     /// How the sender hands a message to the kernel: send (reference, one prebuilt buffer),
     /// copy (serialize 8 fields, send), gather (sendmsg over 8 fields), zerocopy (MSG_ZEROCOPY).
     #[arg(long, short = 'm')]

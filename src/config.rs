@@ -3,6 +3,7 @@
 use crate::cli::RunArgs;
 use crate::measure::counters::CounterSelection;
 use crate::mechanism::MechanismKind;
+use crate::transport::Transport;
 use std::fmt;
 use std::time::Duration;
 
@@ -129,6 +130,7 @@ impl Stopping {
 /// One validated experiment point.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunSpec {
+    pub transport: Transport,
     pub mechanism: MechanismKind,
     pub pattern: Pattern,
     pub message_size: usize,
@@ -156,8 +158,12 @@ impl RunSpec {
             None => None,
         };
         let duration = parse_duration("--duration", &args.duration, false)?;
+        let transport: Transport = args.transport.parse()?;
+        let mechanism: MechanismKind = args.mechanism.parse()?;
+        check_transport(transport, mechanism)?;
         Ok(RunSpec {
-            mechanism: args.mechanism.parse()?,
+            transport,
+            mechanism,
             pattern,
             message_size,
             threads: parse_threads(&args.threads)?,
@@ -204,6 +210,17 @@ impl RunSpec {
     pub fn placement(&self, flow: usize) -> FlowPlacement {
         self.pinning.placement(flow, &self.cpus)
     }
+}
+
+/// Zero copy (MSG_ZEROCOPY) is a TCP socket feature.
+pub fn check_transport(transport: Transport, mechanism: MechanismKind) -> Result<(), ConfigError> {
+    if mechanism == MechanismKind::Zerocopy && transport != Transport::Tcp {
+        return Err(bad(format!(
+            "--mechanism zerocopy with --transport {}: MSG_ZEROCOPY works on TCP sockets only; use --transport tcp or another mechanism",
+            transport.name()
+        )));
+    }
+    Ok(())
 }
 
 /// Parses a byte count: plain digits, or with K/KB/KiB, M/MB/MiB, G/GB/GiB (all binary, any case).

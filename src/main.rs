@@ -7,7 +7,6 @@ use bytepath::config::RunSpec;
 use bytepath::environment::{mem_available, Environment};
 use bytepath::error::{Error, Status};
 use bytepath::report::{json::Json, table::Table, Exporter};
-use bytepath::transport::tcp::Loopback;
 use bytepath::{compare, engine, record, report, sweep, sys};
 use clap::Parser;
 use std::process::ExitCode;
@@ -80,7 +79,8 @@ fn run(args: &RunArgs) -> anyhow::Result<Status> {
     // Best effort: if it fails, counters that cannot open say so with EMFILE as their reason.
     let _ = sys::raise_open_file_limit();
     catch_ctrl_c()?;
-    let outcome = engine::run(&spec, &Loopback, &INTERRUPTED)?;
+    let connector = bytepath::transport::connector(spec.transport);
+    let outcome = engine::run(&spec, &*connector, &INTERRUPTED)?;
     let record = record::build(&spec, &outcome, Environment::detect(&cpus));
     let text = if args.json {
         Json.export(&record)

@@ -5,7 +5,7 @@ use bytepath::engine::phases::StopReason;
 use bytepath::environment::Environment;
 use bytepath::measure::counters::CounterSelection;
 use bytepath::mechanism::MechanismKind;
-use bytepath::transport::tcp::Loopback;
+use bytepath::transport::{tcp::Loopback, Transport};
 use bytepath::{engine, record};
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
@@ -13,6 +13,7 @@ use std::time::Duration;
 fn spec(ci_target: Option<f64>, max: Duration) -> RunSpec {
     let ms = Duration::from_millis;
     RunSpec {
+        transport: Transport::Tcp,
         mechanism: MechanismKind::Gather,
         pattern: Pattern::Stream,
         message_size: parse_message_size("16K").unwrap(),

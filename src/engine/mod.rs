@@ -12,13 +12,10 @@ use crate::error::Error;
 use crate::measure::machine::MachineCpu;
 use crate::mechanism::receive::{Receiver, RecvMode};
 use crate::mechanism::{self, FlowContext};
-use crate::sys::socket;
-use crate::transport::{tcp, FlowConnector, FlowSockets, SocketOptions};
+use crate::transport::{Endpoint, FlowConnector, FlowEnds, SocketOptions};
 use control::Control;
 use phases::StopReason;
 use slices::SliceBoard;
-use std::net::TcpStream;
-use std::os::fd::AsFd;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Barrier};
 use std::thread::JoinHandle;
@@ -87,6 +84,7 @@ pub fn run(
         nodelay: spec.pattern == Pattern::Rr,
         zerocopy_sender: spec.mechanism.needs_zerocopy_socket(),
         zerocopy_receiver: spec.mechanism.needs_zerocopy_socket() && spec.pattern == Pattern::Rr,
+        nonblocking_reads: spec.spin,
     };
     let flows = connector
         .connect(spec.threads, options)
@@ -100,11 +98,11 @@ pub fn run(
         start: start.clone(),
         board: board.clone(),
     };
-    let mut sockets = Vec::with_capacity(2 * spec.threads);
+    let mut endpoints = Vec::with_capacity(2 * spec.threads);
     let mut handles = Vec::with_capacity(2 * spec.threads);
     for (flow, pair) in flows.into_iter().enumerate() {
         for (worker, job) in flow_workers(spec, flow, pair, &shared) {
-            sockets.push(worker.socket.clone());
+            endpoints.push(worker.endpoint.clone());
             let name = format!("bytepath-{flow}-{:?}", worker.role).to_lowercase();
             let handle = std::thread::Builder::new()
                 .name(name)
@@ -115,7 +113,7 @@ pub fn run(
         }
     }
     let phases = phases::run_phases(spec, &control, &start, &board, interrupt);
-    let (samples, watchdog_fired) = collect(handles, &sockets);
+    let (samples, watchdog_fired) = collect(handles, &endpoints);
     // Read after the join: every worker has published every slice it finished.
     let (bytes, messages) = board.read(phases.slices_used);
     Ok(RunOutcome {
@@ -146,7 +144,7 @@ struct Shared {
 fn flow_workers(
     spec: &RunSpec,
     flow: usize,
-    pair: FlowSockets,
+    pair: FlowEnds,
     shared: &Shared,
 ) -> [(Worker, Job); 2] {
     let placement = spec.placement(flow);
@@ -154,7 +152,7 @@ fn flow_workers(
         flow: flow as u32,
         message_size: spec.message_size,
         fill_pattern: spec.verify,
-        send_buffer: tcp::max_send_buffer(&pair.sender),
+        send_buffer: pair.send_buffer,
     };
     let receiver = |mode| Receiver::new(ctx.flow, spec.message_size, mode, spec.spin, spec.verify);
     let (sender_job, receiver_job) = match spec.pattern {
@@ -185,7 +183,7 @@ fn flow_workers(
         Pattern::Stream => Role::Receiver,
         Pattern::Rr => Role::Sender,
     };
-    let worker = |role, cpu, socket: TcpStream| Worker {
+    let worker = |role, cpu, endpoint: Endpoint| Worker {
         flow: ctx.flow,
         role,
         cpu,
@@ -194,7 +192,7 @@ fn flow_workers(
         slices: (role == measured_role).then(|| (shared.board.clone(), spec.stopping.slice)),
         control: shared.control.clone(),
         start: shared.start.clone(),
-        socket: Arc::new(socket),
+        endpoint: Arc::new(endpoint),
     };
     [
         (
@@ -211,14 +209,14 @@ fn flow_workers(
 /// Joins every worker; after the grace period, shuts their sockets down so blocked calls return.
 fn collect(
     handles: Vec<JoinHandle<ThreadSample>>,
-    sockets: &[Arc<TcpStream>],
+    endpoints: &[Arc<Endpoint>],
 ) -> (Vec<ThreadSample>, bool) {
     let deadline = Instant::now() + STOP_GRACE;
     let mut fired = false;
     while handles.iter().any(|h| !h.is_finished()) {
         if Instant::now() > deadline {
-            for s in sockets {
-                let _ = socket::shutdown(s.as_fd(), socket::SHUT_RDWR);
+            for ep in endpoints {
+                ep.abort();
             }
             fired = true;
             break;

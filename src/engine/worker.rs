@@ -7,10 +7,9 @@ use super::window::{Window, WindowResult};
 use crate::measure::counters::CounterSelection;
 use crate::mechanism::receive::{Receiver, Verifier};
 use crate::mechanism::{SendMechanism, ZerocopyStats};
-use crate::sys::{affinity, socket};
+use crate::sys::affinity;
+use crate::transport::Endpoint;
 use std::io;
-use std::net::TcpStream;
-use std::os::fd::{AsFd, BorrowedFd};
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
@@ -45,7 +44,7 @@ pub struct Worker {
     pub slices: Option<(Arc<SliceBoard>, Duration)>,
     pub control: Arc<Control>,
     pub start: Arc<Barrier>,
-    pub socket: Arc<TcpStream>,
+    pub endpoint: Arc<Endpoint>,
 }
 
 /// Everything one worker thread measured.
@@ -83,17 +82,17 @@ impl Worker {
             window.attach_slices(SliceClock::new(board.clone(), from, *length));
         }
         let mut totals = Totals::default();
-        let fd = self.socket.as_fd();
+        let ep = &*self.endpoint;
         let result = match pinned {
             Err(e) => Err(io::Error::new(
                 e.kind(),
                 format!("pinning to CPU {:?}: {e}", self.cpu),
             )),
-            Ok(()) => self.drive(&mut job, fd, &mut window, &mut totals),
+            Ok(()) => self.drive(&mut job, ep, &mut window, &mut totals),
         };
         if result.is_err() {
             // Wake the peer thread, which may be blocked on this flow.
-            let _ = socket::shutdown(fd, socket::SHUT_RDWR);
+            ep.abort();
         }
         let (zerocopy, verifier, received) = match job {
             Job::StreamSend(m) => (m.zerocopy_stats(), None, None),
@@ -118,25 +117,25 @@ impl Worker {
     fn drive(
         &self,
         job: &mut Job,
-        fd: BorrowedFd<'_>,
+        ep: &Endpoint,
         window: &mut Window,
         totals: &mut Totals,
     ) -> io::Result<()> {
         match job {
-            Job::StreamSend(mech) => self.send_loop(mech.as_mut(), fd, window, totals, || Ok(())),
-            Job::StreamReceive(receiver) => self.stream_receive(receiver, fd, window, totals),
+            Job::StreamSend(mech) => self.send_loop(mech.as_mut(), ep, window, totals, || Ok(())),
+            Job::StreamReceive(receiver) => self.stream_receive(receiver, ep, window, totals),
             Job::RrClient(mech, receiver) => {
-                let answer = || match receiver.receive(fd)?.eof {
+                let answer = || match receiver.receive(ep)?.eof {
                     false => Ok(()),
                     true => Err(io::Error::new(
                         io::ErrorKind::UnexpectedEof,
                         "server closed the flow before answering",
                     )),
                 };
-                self.send_loop(mech.as_mut(), fd, window, totals, answer)
+                self.send_loop(mech.as_mut(), ep, window, totals, answer)
             }
             Job::RrServer(receiver, mech) => {
-                self.rr_server(receiver, mech.as_mut(), fd, window, totals)
+                self.rr_server(receiver, mech.as_mut(), ep, window, totals)
             }
         }
     }
@@ -147,7 +146,7 @@ impl Worker {
     fn send_loop(
         &self,
         mech: &mut dyn SendMechanism,
-        fd: BorrowedFd<'_>,
+        ep: &Endpoint,
         window: &mut Window,
         totals: &mut Totals,
         mut after_send: impl FnMut() -> io::Result<()>,
@@ -159,7 +158,7 @@ impl Worker {
             if !window.follow(phase, last) && phase == Phase::Stop {
                 break;
             }
-            mech.send_message(fd, totals.messages)?;
+            mech.send_message(ep, totals.messages)?;
             totals.bytes += size;
             after_send()?;
             totals.messages += 1;
@@ -170,21 +169,21 @@ impl Worker {
             }
             last = now;
         }
-        mech.finish(fd, Instant::now() + COMPLETION_WAIT)?;
-        socket::shutdown(fd, socket::SHUT_WR)
+        mech.finish(ep, Instant::now() + COMPLETION_WAIT)?;
+        ep.finish_writing()
     }
 
     fn stream_receive(
         &self,
         receiver: &mut Receiver,
-        fd: BorrowedFd<'_>,
+        ep: &Endpoint,
         window: &mut Window,
         totals: &mut Totals,
     ) -> io::Result<()> {
         let size = self.message_size as u64;
         let mut last = Instant::now();
         loop {
-            let got = receiver.receive(fd)?;
+            let got = receiver.receive(ep)?;
             if got.eof {
                 return Ok(());
             }
@@ -207,26 +206,26 @@ impl Worker {
         &self,
         receiver: &mut Receiver,
         mech: &mut dyn SendMechanism,
-        fd: BorrowedFd<'_>,
+        ep: &Endpoint,
         window: &mut Window,
         totals: &mut Totals,
     ) -> io::Result<()> {
         let size = self.message_size as u64;
         loop {
-            if receiver.receive(fd)?.eof {
+            if receiver.receive(ep)?.eof {
                 break;
             }
             let counting = window.is_open();
             let now = Instant::now();
             window.follow(self.control.phase_at(now), now);
-            mech.send_message(fd, totals.messages)?;
+            mech.send_message(ep, totals.messages)?;
             totals.messages += 1;
             totals.bytes += size;
             if counting {
                 window.record(now, 1, size);
             }
         }
-        mech.finish(fd, Instant::now() + COMPLETION_WAIT)?;
-        socket::shutdown(fd, socket::SHUT_WR)
+        mech.finish(ep, Instant::now() + COMPLETION_WAIT)?;
+        ep.finish_writing()
     }
 }

@@ -2,8 +2,8 @@
 //! send(2) it (copy 2, into the kernel).
 use super::message::Message;
 use super::{pattern, send_all, FlowContext, SendMechanism};
+use crate::transport::Endpoint;
 use std::io;
-use std::os::fd::BorrowedFd;
 
 pub struct TwoCopy {
     message: Message,
@@ -22,11 +22,11 @@ impl TwoCopy {
 }
 
 impl SendMechanism for TwoCopy {
-    fn send_message(&mut self, fd: BorrowedFd<'_>, seq: u64) -> io::Result<()> {
+    fn send_message(&mut self, ep: &Endpoint, seq: u64) -> io::Result<()> {
         if self.ctx.fill_pattern {
             self.message.fill(pattern::message_seed(self.ctx.flow, seq));
         }
         self.message.serialize_into(&mut self.wire);
-        send_all(fd, &self.wire)
+        send_all(ep, &self.wire)
     }
 }

@@ -2,9 +2,8 @@
 //! kernel's.
 use super::message::Message;
 use super::{pattern, send_all_vectored, FlowContext, SendMechanism};
-use crate::sys::socket;
+use crate::transport::Endpoint;
 use std::io;
-use std::os::fd::BorrowedFd;
 
 pub struct Gather {
     message: Message,
@@ -21,11 +20,11 @@ impl Gather {
 }
 
 impl SendMechanism for Gather {
-    fn send_message(&mut self, fd: BorrowedFd<'_>, seq: u64) -> io::Result<()> {
+    fn send_message(&mut self, ep: &Endpoint, seq: u64) -> io::Result<()> {
         if self.ctx.fill_pattern {
             self.message.fill(pattern::message_seed(self.ctx.flow, seq));
         }
         let mut iov = self.message.iov();
-        send_all_vectored(&mut iov, |iov| socket::sendmsg(fd, iov, 0))
+        send_all_vectored(&mut iov, |iov| ep.write_vectored(iov))
     }
 }

@@ -10,9 +10,8 @@ mod send;
 mod zerocopy;
 
 use crate::config::ConfigError;
-use crate::sys::socket;
+use crate::transport::Endpoint;
 use std::io::{self, IoSlice};
-use std::os::fd::BorrowedFd;
 
 pub use zerocopy::{pool_size as zerocopy_pool_size, ZerocopyStats};
 
@@ -73,7 +72,8 @@ pub struct FlowContext {
     pub message_size: usize,
     /// Write the (flow, sequence) pattern into every message (for `--verify`).
     pub fill_pattern: bool,
-    /// The socket's send buffer, which bounds how many messages can be in flight.
+    /// What the sender's kernel side can hold (socket send buffer, pipe size): it bounds how
+    /// many messages can be in flight.
     pub send_buffer: usize,
 }
 
@@ -81,10 +81,10 @@ pub struct FlowContext {
 /// until the kernel says it is done with them.
 pub trait SendMechanism: Send {
     /// Hands message `seq` of this flow to the kernel, whole (partial sends are continued).
-    fn send_message(&mut self, fd: BorrowedFd<'_>, seq: u64) -> io::Result<()>;
+    fn send_message(&mut self, ep: &Endpoint, seq: u64) -> io::Result<()>;
 
     /// Waits, at most until `deadline`, for anything the kernel still holds.
-    fn finish(&mut self, _fd: BorrowedFd<'_>, _deadline: std::time::Instant) -> io::Result<()> {
+    fn finish(&mut self, _ep: &Endpoint, _deadline: std::time::Instant) -> io::Result<()> {
         Ok(())
     }
 
@@ -104,10 +104,10 @@ pub fn build(kind: MechanismKind, ctx: FlowContext) -> Box<dyn SendMechanism> {
 }
 
 /// Sends all of `buf`, continuing after partial sends and EINTR.
-pub(crate) fn send_all(fd: BorrowedFd<'_>, buf: &[u8]) -> io::Result<()> {
+pub(crate) fn send_all(ep: &Endpoint, buf: &[u8]) -> io::Result<()> {
     let mut sent = 0;
     while sent < buf.len() {
-        match socket::send(fd, &buf[sent..], 0) {
+        match ep.write(&buf[sent..]) {
             Ok(n) => sent += n,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) => return Err(e),

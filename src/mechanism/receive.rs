@@ -2,9 +2,8 @@
 //! fixed chunks (`--recv-size`, as netperf reads 128 KiB at a time), counting message
 //! boundaries by byte count. With `--verify` every byte is checked against the pattern.
 use super::pattern;
-use crate::sys::socket::{self, MSG_DONTWAIT};
+use crate::transport::Endpoint;
 use std::io;
-use std::os::fd::BorrowedFd;
 
 /// How recv() calls are sized.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -120,18 +119,18 @@ impl Receiver {
     }
 
     /// Receives until at least one message completes (whole-message mode) or one chunk arrives.
-    pub fn receive(&mut self, fd: BorrowedFd<'_>) -> io::Result<Received> {
+    pub fn receive(&mut self, ep: &Endpoint) -> io::Result<Received> {
         match self.mode {
-            RecvMode::WholeMessage { max_call } => self.receive_message(fd, max_call),
-            RecvMode::Chunks { chunk } => self.receive_chunk(fd, chunk),
+            RecvMode::WholeMessage { max_call } => self.receive_message(ep, max_call),
+            RecvMode::Chunks { chunk } => self.receive_chunk(ep, chunk),
         }
     }
 
-    fn receive_message(&mut self, fd: BorrowedFd<'_>, max_call: usize) -> io::Result<Received> {
+    fn receive_message(&mut self, ep: &Endpoint, max_call: usize) -> io::Result<Received> {
         loop {
             let want = (self.message_size - self.pos).min(max_call);
             let range = self.pos..self.pos + want;
-            let n = recv_once(fd, &mut self.buf[range], self.spin)?;
+            let n = recv_once(ep, &mut self.buf[range], self.spin)?;
             if n == 0 {
                 return self.at_eof();
             }
@@ -147,8 +146,8 @@ impl Receiver {
         }
     }
 
-    fn receive_chunk(&mut self, fd: BorrowedFd<'_>, chunk: usize) -> io::Result<Received> {
-        let n = recv_once(fd, &mut self.buf[..chunk], self.spin)?;
+    fn receive_chunk(&mut self, ep: &Endpoint, chunk: usize) -> io::Result<Received> {
+        let n = recv_once(ep, &mut self.buf[..chunk], self.spin)?;
         if n == 0 {
             return self.at_eof();
         }
@@ -185,11 +184,11 @@ impl Receiver {
     }
 }
 
-/// One recv(2); with `spin`, busy-polls with MSG_DONTWAIT instead of sleeping in the kernel.
-fn recv_once(fd: BorrowedFd<'_>, buf: &mut [u8], spin: bool) -> io::Result<usize> {
-    let flags = if spin { MSG_DONTWAIT } else { 0 };
+/// One recv(2) or read(2); with `spin`, busy-polls non-blocking calls instead of sleeping in
+/// the kernel.
+fn recv_once(ep: &Endpoint, buf: &mut [u8], spin: bool) -> io::Result<usize> {
     loop {
-        match socket::recv(fd, buf, flags) {
+        match ep.read(buf, spin) {
             Ok(n) => return Ok(n),
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) if spin && e.kind() == io::ErrorKind::WouldBlock => std::hint::spin_loop(),
@@ -246,14 +245,14 @@ mod tests {
     fn chunked_receive_counts_message_boundaries_over_a_socket() {
         use std::io::Write;
         let (mut a, b) = std::os::unix::net::UnixStream::pair().unwrap();
+        let b = Endpoint::socket(b);
         let data = messages(0, 40, 10);
         a.write_all(&data).unwrap();
         drop(a);
-        use std::os::fd::AsFd;
         let mut r = Receiver::new(0, 40, RecvMode::Chunks { chunk: 64 }, false, true);
         let mut total = 0;
         loop {
-            let got = r.receive(b.as_fd()).unwrap();
+            let got = r.receive(&b).unwrap();
             if got.eof {
                 break;
             }
@@ -267,12 +266,12 @@ mod tests {
     #[test]
     fn eof_inside_a_message_is_an_error() {
         use std::io::Write;
-        use std::os::fd::AsFd;
         let (mut a, b) = std::os::unix::net::UnixStream::pair().unwrap();
+        let b = Endpoint::socket(b);
         a.write_all(&[0u8; 10]).unwrap();
         drop(a);
         let mut r = Receiver::new(0, 16, RecvMode::WholeMessage { max_call: 16 }, false, false);
-        let err = r.receive(b.as_fd()).unwrap_err();
+        let err = r.receive(&b).unwrap_err();
         assert_eq!(err.kind(), io::ErrorKind::UnexpectedEof);
     }
 }

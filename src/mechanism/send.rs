@@ -1,8 +1,8 @@
 //! `send`: the reference path. One prebuilt contiguous buffer handed to send(2), as iperf3 and
 //! netperf do; `copy − send` is what serialization alone costs.
 use super::{pattern, send_all, FlowContext, SendMechanism};
+use crate::transport::Endpoint;
 use std::io;
-use std::os::fd::BorrowedFd;
 
 pub struct SendReference {
     buf: Vec<u8>,
@@ -18,10 +18,10 @@ impl SendReference {
 }
 
 impl SendMechanism for SendReference {
-    fn send_message(&mut self, fd: BorrowedFd<'_>, seq: u64) -> io::Result<()> {
+    fn send_message(&mut self, ep: &Endpoint, seq: u64) -> io::Result<()> {
         if self.ctx.fill_pattern {
             pattern::fill(pattern::message_seed(self.ctx.flow, seq), 0, &mut self.buf);
         }
-        send_all(fd, &self.buf)
+        send_all(ep, &self.buf)
     }
 }

@@ -10,6 +10,7 @@ use super::message::Message;
 use super::{pattern, send_all_vectored, FlowContext, SendMechanism};
 use crate::sys::socket::{self, MSG_DONTWAIT, MSG_ZEROCOPY, POLLOUT};
 use crate::sys::zerocopy::{read_error_queue, ErrorQueueEntry};
+use crate::transport::Endpoint;
 use std::io::{self, IoSlice};
 use std::os::fd::BorrowedFd;
 use std::time::{Duration, Instant};
@@ -110,7 +111,9 @@ impl Zerocopy {
 }
 
 impl SendMechanism for Zerocopy {
-    fn send_message(&mut self, fd: BorrowedFd<'_>, seq: u64) -> io::Result<()> {
+    fn send_message(&mut self, ep: &Endpoint, seq: u64) -> io::Result<()> {
+        // Zero copy is a socket feature; config refuses it on other transports.
+        let fd = ep.write_fd();
         let idx = self.next_slot;
         self.next_slot = (idx + 1) % self.pool.len();
         let slot = &mut self.pool[idx];
@@ -127,7 +130,8 @@ impl SendMechanism for Zerocopy {
         Ok(())
     }
 
-    fn finish(&mut self, fd: BorrowedFd<'_>, deadline: Instant) -> io::Result<()> {
+    fn finish(&mut self, ep: &Endpoint, deadline: Instant) -> io::Result<()> {
+        let fd = ep.write_fd();
         while self.state.tracker.outstanding() > 0 && Instant::now() < deadline {
             if self.state.reap(fd)? == 0 {
                 socket::poll_one(fd, 0, 10)?;

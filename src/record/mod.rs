@@ -261,7 +261,7 @@ pub fn build(spec: &RunSpec, outcome: &RunOutcome, env: Environment) -> RunRecor
 
 fn run_config(spec: &RunSpec, where_sides_run: &str) -> RunConfig {
     RunConfig {
-        transport: "tcp",
+        transport: spec.transport.name(),
         mechanism: spec.mechanism,
         pattern: spec.pattern,
         message_size_bytes: spec.message_size,
@@ -280,7 +280,8 @@ fn run_config(spec: &RunSpec, where_sides_run: &str) -> RunConfig {
         spin: spec.spin,
         verify: spec.verify,
         counters: spec.counters,
-        tcp_nodelay: spec.pattern == Pattern::Rr,
+        tcp_nodelay: spec.transport == crate::transport::Transport::Tcp
+            && spec.pattern == Pattern::Rr,
         where_sides_run: where_sides_run.to_string(),
     }
 }

@@ -13,7 +13,7 @@ use crate::engine::RunOutcome;
 use crate::environment::{mem_available, Environment};
 use crate::error::{Error, Status};
 use crate::record::{self, SweepPoint};
-use crate::transport::tcp::Loopback;
+use crate::transport;
 use crate::{report, sys};
 use folder::{ResultsFolder, Saved};
 use progress::Progress;
@@ -80,7 +80,7 @@ fn measure(
         Some(available) => run.check_memory(available).map_err(Error::from),
         None => Ok(()),
     }
-    .and_then(|()| engine::run(&run, &Loopback, interrupt));
+    .and_then(|()| engine::run(&run, &*transport::connector(run.transport), interrupt));
     let sweep_point = SweepPoint {
         index,
         total,

@@ -122,6 +122,7 @@ impl SweepSpec {
     /// The run of one point: the shared settings with the point's own values.
     pub fn run_spec(&self, point: &Point) -> RunSpec {
         RunSpec {
+            transport: crate::transport::Transport::Tcp,
             mechanism: point.mechanism,
             pattern: point.pattern,
             message_size: point.message_size,

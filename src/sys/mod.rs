@@ -5,6 +5,7 @@
 
 pub mod affinity;
 pub mod clock;
+pub mod fdio;
 pub mod probe;
 pub mod socket;
 pub mod usage;

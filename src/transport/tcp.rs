@@ -1,5 +1,5 @@
 //! TCP flows over loopback (127.0.0.1), both sides in this process.
-use super::{FlowConnector, FlowSockets, SocketOptions};
+use super::{Endpoint, FlowConnector, FlowEnds, SocketOptions};
 use crate::sys::socket;
 use std::io;
 use std::net::{Ipv4Addr, TcpListener, TcpStream};
@@ -8,7 +8,7 @@ use std::os::fd::AsFd;
 pub struct Loopback;
 
 impl FlowConnector for Loopback {
-    fn connect(&self, flows: usize, options: SocketOptions) -> io::Result<Vec<FlowSockets>> {
+    fn connect(&self, flows: usize, options: SocketOptions) -> io::Result<Vec<FlowEnds>> {
         let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?;
         let addr = listener.local_addr()?;
         (0..flows)
@@ -18,7 +18,12 @@ impl FlowConnector for Loopback {
                 let (receiver, _) = listener.accept()?;
                 apply(&sender, options.nodelay, options.zerocopy_sender)?;
                 apply(&receiver, options.nodelay, options.zerocopy_receiver)?;
-                Ok(FlowSockets { sender, receiver })
+                let send_buffer = max_send_buffer(&sender);
+                Ok(FlowEnds {
+                    sender: Endpoint::socket(sender),
+                    receiver: Endpoint::socket(receiver),
+                    send_buffer,
+                })
             })
             .collect()
     }
