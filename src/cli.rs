@@ -113,6 +113,9 @@ pub struct RunArgs {
     /// pipes per flow).
     #[arg(long, default_value = "tcp")]
     pub transport: String,
+    /// Pipe buffer size for --transport pipe (F_SETPIPE_SZ; up to /proc/sys/fs/pipe-max-size).
+    #[arg(long)]
+    pub pipe_size: Option<String>,
     /// How the sender hands a message to the kernel: send (reference, one prebuilt buffer),
     /// copy (serialize 8 fields, send), gather (sendmsg over 8 fields), zerocopy (MSG_ZEROCOPY).
     #[arg(long, short = 'm')]

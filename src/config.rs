@@ -131,6 +131,8 @@ impl Stopping {
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunSpec {
     pub transport: Transport,
+    /// Requested pipe buffer (`--pipe-size`); `None` keeps the kernel's default.
+    pub pipe_size: Option<usize>,
     pub mechanism: MechanismKind,
     pub pattern: Pattern,
     pub message_size: usize,
@@ -161,8 +163,19 @@ impl RunSpec {
         let transport: Transport = args.transport.parse()?;
         let mechanism: MechanismKind = args.mechanism.parse()?;
         check_transport(transport, mechanism)?;
+        let pipe_size = match &args.pipe_size {
+            Some(text) if transport == Transport::Pipe => Some(parse_pipe_size(text)?),
+            Some(text) => {
+                return Err(bad(format!(
+                    "--pipe-size {text:?}: applies to --transport pipe only (got --transport {})",
+                    transport.name()
+                )))
+            }
+            None => None,
+        };
         Ok(RunSpec {
             transport,
+            pipe_size,
             mechanism,
             pattern,
             message_size,
@@ -282,6 +295,20 @@ pub fn parse_percent(flag: &str, text: &str, max_percent: f64) -> Result<f64, Co
         Ok(p) if p > 0.0 && p <= max_percent && p.is_finite() => Ok(p / 100.0),
         _ => Err(bad(format!(
             "{flag} {text:?}: allowed: a percentage above 0 and at most {max_percent}, such as 2%"
+        ))),
+    }
+}
+
+fn parse_pipe_size(text: &str) -> Result<usize, ConfigError> {
+    let max = std::fs::read_to_string("/proc/sys/fs/pipe-max-size")
+        .ok()
+        .and_then(|t| t.trim().parse::<u64>().ok())
+        .unwrap_or(1 << 20);
+    match parse_bytes(text) {
+        Some(n) if n >= 4096 && n <= max => Ok(n as usize),
+        _ => Err(bad(format!(
+            "--pipe-size {text:?}: allowed: 4 KiB to {} (pipe-max-size)",
+            max
         ))),
     }
 }

@@ -75,3 +75,46 @@ fn zerocopy_off_tcp_and_unknown_transports_are_refused() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("allowed: tcp, unix, pipe"));
 }
+
+#[test]
+fn the_pipe_buffer_is_settable_and_the_granted_size_is_recorded() {
+    let (r, code) = run_json(&[
+        "--transport",
+        "pipe",
+        "-m",
+        "send",
+        "-s",
+        "64K",
+        "--pipe-size",
+        "1M",
+        "--verify",
+    ]);
+    assert_eq!(code, 0, "{}", r["errors"]);
+    assert_eq!(r["config"]["pipe_buffer_bytes"], 1 << 20);
+    assert_eq!(r["transfer"]["all_delivered"], true);
+    let (r, _) = run_json(&["--transport", "pipe", "-m", "send", "-s", "4K"]);
+    assert_eq!(
+        r["config"]["pipe_buffer_bytes"], 65536,
+        "the kernel's default"
+    );
+    let out = bytepath()
+        .args(["run", "-m", "send", "--pipe-size", "1M"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("applies to --transport pipe only"));
+    let out = bytepath()
+        .args([
+            "run",
+            "-m",
+            "send",
+            "--transport",
+            "pipe",
+            "--pipe-size",
+            "1G",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("pipe-max-size"));
+}

@@ -14,6 +14,7 @@ fn spec(ci_target: Option<f64>, max: Duration) -> RunSpec {
     let ms = Duration::from_millis;
     RunSpec {
         transport: Transport::Tcp,
+        pipe_size: None,
         mechanism: MechanismKind::Gather,
         pattern: Pattern::Stream,
         message_size: parse_message_size("16K").unwrap(),

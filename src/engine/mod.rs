@@ -39,6 +39,8 @@ pub struct RunOutcome {
     pub watchdog_fired: bool,
     /// Where the flows ran.
     pub placement: String,
+    /// What flow 0's sending side can hold in the kernel (socket buffer or pipe size).
+    pub send_buffer_bytes: usize,
     /// The measured side's per-slice totals, for the slices the statistics use.
     pub slices: SliceSeries,
     /// Why the point never ran (its record keeps the configuration and says so).
@@ -55,6 +57,7 @@ impl RunOutcome {
             interrupted: false,
             watchdog_fired: false,
             placement: String::new(),
+            send_buffer_bytes: 0,
             slices: SliceSeries {
                 length: spec.stopping.slice,
                 bytes: Vec::new(),
@@ -85,10 +88,12 @@ pub fn run(
         zerocopy_sender: spec.mechanism.needs_zerocopy_socket(),
         zerocopy_receiver: spec.mechanism.needs_zerocopy_socket() && spec.pattern == Pattern::Rr,
         nonblocking_reads: spec.spin,
+        pipe_size: spec.pipe_size,
     };
-    let flows = connector
+    let flows: Vec<FlowEnds> = connector
         .connect(spec.threads, options)
         .map_err(Error::Setup)?;
+    let send_buffer_bytes = flows.first().map_or(0, |f| f.send_buffer);
     let control = Arc::new(Control::default());
     let start = Arc::new(Barrier::new(2 * spec.threads + 1));
     let slice_count = phases::div_duration(spec.duration, spec.stopping.slice).max(1);
@@ -123,6 +128,7 @@ pub fn run(
         interrupted: phases.interrupted,
         watchdog_fired,
         placement: connector.describe(),
+        send_buffer_bytes,
         slices: SliceSeries {
             length: spec.stopping.slice,
             bytes,

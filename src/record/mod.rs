@@ -72,6 +72,9 @@ impl RunConfig {
 #[derive(Debug, Clone, Serialize)]
 pub struct RunConfig {
     pub transport: &'static str,
+    /// The pipe buffer the kernel granted (pipe transport), bytes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pipe_buffer_bytes: Option<usize>,
     pub mechanism: MechanismKind,
     pub pattern: Pattern,
     pub message_size_bytes: usize,
@@ -245,7 +248,7 @@ pub fn build(spec: &RunSpec, outcome: &RunOutcome, env: Environment) -> RunRecor
         status,
         interrupted: outcome.interrupted,
         errors,
-        config: run_config(spec, &outcome.placement),
+        config: run_config(spec, outcome),
         notes: notes(spec, &env, zerocopy.as_ref()),
         environment: env,
         measured_s: outcome.measured.as_secs_f64(),
@@ -259,9 +262,12 @@ pub fn build(spec: &RunSpec, outcome: &RunOutcome, env: Environment) -> RunRecor
     }
 }
 
-fn run_config(spec: &RunSpec, where_sides_run: &str) -> RunConfig {
+fn run_config(spec: &RunSpec, outcome: &RunOutcome) -> RunConfig {
+    let where_sides_run = outcome.placement.as_str();
     RunConfig {
         transport: spec.transport.name(),
+        pipe_buffer_bytes: (spec.transport == crate::transport::Transport::Pipe)
+            .then_some(outcome.send_buffer_bytes),
         mechanism: spec.mechanism,
         pattern: spec.pattern,
         message_size_bytes: spec.message_size,

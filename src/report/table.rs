@@ -40,6 +40,9 @@ fn header(out: &mut String, r: &RunRecord) {
         r.measured_s, c.warmup_s, r.environment.clock, r.status
     );
     let _ = writeln!(out, "  where: {}", c.where_sides_run);
+    if let Some(bytes) = c.pipe_buffer_bytes {
+        let _ = writeln!(out, "  pipe buffer: {bytes} B each way (F_GETPIPE_SZ)");
+    }
     let _ = writeln!(out, "  placement: {}", placement(r));
     let _ = writeln!(
         out,

@@ -123,6 +123,7 @@ impl SweepSpec {
     pub fn run_spec(&self, point: &Point) -> RunSpec {
         RunSpec {
             transport: crate::transport::Transport::Tcp,
+            pipe_size: None,
             mechanism: point.mechanism,
             pattern: point.pattern,
             message_size: point.message_size,

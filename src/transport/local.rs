@@ -41,6 +41,10 @@ impl FlowConnector for PipePair {
                     fdio::set_nonblocking(to_receiver_r.as_fd())?;
                     fdio::set_nonblocking(to_sender_r.as_fd())?;
                 }
+                if let Some(bytes) = options.pipe_size {
+                    fdio::set_pipe_size(to_receiver_w.as_fd(), bytes)?;
+                    fdio::set_pipe_size(to_sender_w.as_fd(), bytes)?;
+                }
                 let send_buffer = fdio::pipe_size(to_receiver_w.as_fd())?;
                 Ok(FlowEnds {
                     sender: Endpoint::pipes(to_sender_r, to_receiver_w),

@@ -67,6 +67,8 @@ pub struct SocketOptions {
     pub zerocopy_receiver: bool,
     /// Reads must not block (`--spin`): pipes need O_NONBLOCK, sockets use MSG_DONTWAIT.
     pub nonblocking_reads: bool,
+    /// Pipe buffer to ask for (F_SETPIPE_SZ), pipes only.
+    pub pipe_size: Option<usize>,
 }
 
 /// One side's end of a flow.
