@@ -82,6 +82,16 @@ const STATISTICS: &[(&str, &str, Cell)] = &[
     ),
     ("stat_ci95_rel", "/statistics/summary/ci95_rel", Scalar),
     (
+        "stat_lag1_autocorrelation",
+        "/statistics/summary/lag1_autocorrelation",
+        Scalar,
+    ),
+    (
+        "stat_n_effective",
+        "/statistics/summary/n_effective",
+        Scalar,
+    ),
+    (
         "stat_summary_unavailable_reason",
         "/statistics/summary_unavailable_reason",
         Scalar,
