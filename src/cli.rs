@@ -110,10 +110,11 @@ pub struct CompareArgs {
 #[derive(Debug, Args)]
 pub struct RunArgs {
     /// What carries the bytes: tcp (loopback), unix (AF_UNIX stream socket pair), pipe (two
-    /// pipes per flow).
+    /// pipes per flow), shm (two shared-memory rings per flow, spin-then-futex).
     #[arg(long, default_value = "tcp")]
     pub transport: String,
-    /// Pipe buffer size for --transport pipe (F_SETPIPE_SZ; up to /proc/sys/fs/pipe-max-size).
+    /// Bytes each direction holds: the pipe buffer for --transport pipe (F_SETPIPE_SZ, up to
+    /// /proc/sys/fs/pipe-max-size) or the ring size for --transport shm (default 64 KiB).
     #[arg(long)]
     pub pipe_size: Option<String>,
     /// How the sender hands a message to the kernel: send (reference, one prebuilt buffer),

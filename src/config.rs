@@ -164,10 +164,12 @@ impl RunSpec {
         let mechanism: MechanismKind = args.mechanism.parse()?;
         check_transport(transport, mechanism)?;
         let pipe_size = match &args.pipe_size {
-            Some(text) if transport == Transport::Pipe => Some(parse_pipe_size(text)?),
+            Some(text) if matches!(transport, Transport::Pipe | Transport::Shm) => {
+                Some(parse_pipe_size(text)?)
+            }
             Some(text) => {
                 return Err(bad(format!(
-                    "--pipe-size {text:?}: applies to --transport pipe only (got --transport {})",
+                    "--pipe-size {text:?}: applies to --transport pipe and shm only (got --transport {})",
                     transport.name()
                 )))
             }

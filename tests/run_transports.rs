@@ -5,7 +5,7 @@ use common::{bytepath, run_json, u};
 
 #[test]
 fn unix_and_pipe_flows_deliver_every_byte_for_every_copying_mechanism() {
-    for transport in ["unix", "pipe"] {
+    for transport in ["unix", "pipe", "shm"] {
         for mechanism in ["send", "copy", "gather"] {
             for pattern in ["stream", "rr"] {
                 let what = format!("{transport}/{mechanism}/{pattern}");
@@ -36,24 +36,26 @@ fn unix_and_pipe_flows_deliver_every_byte_for_every_copying_mechanism() {
 }
 
 #[test]
-fn spinning_reads_work_on_pipes_too() {
-    let (r, code) = run_json(&[
-        "--transport",
-        "pipe",
-        "-m",
-        "copy",
-        "-p",
-        "rr",
-        "-s",
-        "64",
-        "--spin",
-        "--pin",
-        "cross",
-        "--verify",
-    ]);
-    assert_eq!(code, 0, "{}", r["errors"]);
-    assert_eq!(r["transfer"]["all_delivered"], true);
-    assert!(u(&r["sides"][0]["messages"]) > 0);
+fn spinning_reads_work_on_pipes_and_rings_too() {
+    for transport in ["pipe", "shm"] {
+        let (r, code) = run_json(&[
+            "--transport",
+            transport,
+            "-m",
+            "copy",
+            "-p",
+            "rr",
+            "-s",
+            "64",
+            "--spin",
+            "--pin",
+            "cross",
+            "--verify",
+        ]);
+        assert_eq!(code, 0, "{transport}: {}", r["errors"]);
+        assert_eq!(r["transfer"]["all_delivered"], true, "{transport}");
+        assert!(u(&r["sides"][0]["messages"]) > 0, "{transport}");
+    }
 }
 
 #[test]
@@ -73,7 +75,7 @@ fn zerocopy_off_tcp_and_unknown_transports_are_refused() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("allowed: tcp, unix, pipe"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("allowed: tcp, unix, pipe, shm"));
 }
 
 #[test]
@@ -90,11 +92,11 @@ fn the_pipe_buffer_is_settable_and_the_granted_size_is_recorded() {
         "--verify",
     ]);
     assert_eq!(code, 0, "{}", r["errors"]);
-    assert_eq!(r["config"]["pipe_buffer_bytes"], 1 << 20);
+    assert_eq!(r["config"]["channel_buffer_bytes"], 1 << 20);
     assert_eq!(r["transfer"]["all_delivered"], true);
     let (r, _) = run_json(&["--transport", "pipe", "-m", "send", "-s", "4K"]);
     assert_eq!(
-        r["config"]["pipe_buffer_bytes"], 65536,
+        r["config"]["channel_buffer_bytes"], 65536,
         "the kernel's default"
     );
     let out = bytepath()
@@ -102,7 +104,9 @@ fn the_pipe_buffer_is_settable_and_the_granted_size_is_recorded() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("applies to --transport pipe only"));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("applies to --transport pipe and shm only")
+    );
     let out = bytepath()
         .args([
             "run",

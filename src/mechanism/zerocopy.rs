@@ -112,8 +112,7 @@ impl Zerocopy {
 
 impl SendMechanism for Zerocopy {
     fn send_message(&mut self, ep: &Endpoint, seq: u64) -> io::Result<()> {
-        // Zero copy is a socket feature; config refuses it on other transports.
-        let fd = ep.write_fd();
+        let fd = socket_of(ep)?;
         let idx = self.next_slot;
         self.next_slot = (idx + 1) % self.pool.len();
         let slot = &mut self.pool[idx];
@@ -131,7 +130,7 @@ impl SendMechanism for Zerocopy {
     }
 
     fn finish(&mut self, ep: &Endpoint, deadline: Instant) -> io::Result<()> {
-        let fd = ep.write_fd();
+        let fd = socket_of(ep)?;
         while self.state.tracker.outstanding() > 0 && Instant::now() < deadline {
             if self.state.reap(fd)? == 0 {
                 socket::poll_one(fd, 0, 10)?;
@@ -149,6 +148,12 @@ impl SendMechanism for Zerocopy {
         stats.copied = t.copied();
         Some(stats)
     }
+}
+
+/// Zero copy is a socket feature; config refuses it on other transports.
+fn socket_of(ep: &Endpoint) -> io::Result<std::os::fd::BorrowedFd<'_>> {
+    ep.socket_fd()
+        .ok_or_else(|| io::Error::new(io::ErrorKind::Unsupported, "MSG_ZEROCOPY needs a socket"))
 }
 
 impl State {

@@ -72,9 +72,9 @@ impl RunConfig {
 #[derive(Debug, Clone, Serialize)]
 pub struct RunConfig {
     pub transport: &'static str,
-    /// The pipe buffer the kernel granted (pipe transport), bytes.
+    /// Bytes each direction can hold: the pipe buffer the kernel granted, or the ring size.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub pipe_buffer_bytes: Option<usize>,
+    pub channel_buffer_bytes: Option<usize>,
     pub mechanism: MechanismKind,
     pub pattern: Pattern,
     pub message_size_bytes: usize,
@@ -266,8 +266,11 @@ fn run_config(spec: &RunSpec, outcome: &RunOutcome) -> RunConfig {
     let where_sides_run = outcome.placement.as_str();
     RunConfig {
         transport: spec.transport.name(),
-        pipe_buffer_bytes: (spec.transport == crate::transport::Transport::Pipe)
-            .then_some(outcome.send_buffer_bytes),
+        channel_buffer_bytes: matches!(
+            spec.transport,
+            crate::transport::Transport::Pipe | crate::transport::Transport::Shm
+        )
+        .then_some(outcome.send_buffer_bytes),
         mechanism: spec.mechanism,
         pattern: spec.pattern,
         message_size_bytes: spec.message_size,

@@ -40,8 +40,11 @@ fn header(out: &mut String, r: &RunRecord) {
         r.measured_s, c.warmup_s, r.environment.clock, r.status
     );
     let _ = writeln!(out, "  where: {}", c.where_sides_run);
-    if let Some(bytes) = c.pipe_buffer_bytes {
-        let _ = writeln!(out, "  pipe buffer: {bytes} B each way (F_GETPIPE_SZ)");
+    if let Some(bytes) = c.channel_buffer_bytes {
+        let _ = writeln!(
+            out,
+            "  channel buffer: {bytes} B each way (pipe size or ring size)"
+        );
     }
     let _ = writeln!(out, "  placement: {}", placement(r));
     let _ = writeln!(

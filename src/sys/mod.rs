@@ -7,6 +7,7 @@ pub mod affinity;
 pub mod clock;
 pub mod fdio;
 pub mod probe;
+pub mod ring;
 pub mod socket;
 pub mod usage;
 pub mod zerocopy;

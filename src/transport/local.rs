@@ -1,10 +1,13 @@
 //! Flows inside one machine without the network stack: AF_UNIX stream socket pairs
-//! (socketpair(2), unix(7)) and pipe pairs (pipe(7)), both sides in this process.
+//! (socketpair(2), unix(7)), pipe pairs (pipe(7)) and shared-memory rings, both sides in this
+//! process.
 use super::{Endpoint, FlowConnector, FlowEnds, SocketOptions};
+use crate::sys::ring::Ring;
 use crate::sys::{fdio, socket};
 use std::io;
 use std::os::fd::AsFd;
 use std::os::unix::net::UnixStream;
+use std::sync::Arc;
 
 pub struct UnixPair;
 
@@ -57,5 +60,32 @@ impl FlowConnector for PipePair {
 
     fn describe(&self) -> String {
         "two pipes per flow (one each way), both sides in one process".into()
+    }
+}
+
+/// Ring size when no `--pipe-size` is given: the default pipe buffer, so the two compare alike.
+const DEFAULT_RING: usize = 64 << 10;
+
+pub struct ShmRings;
+
+impl FlowConnector for ShmRings {
+    fn connect(&self, flows: usize, options: SocketOptions) -> io::Result<Vec<FlowEnds>> {
+        let size = options.pipe_size.unwrap_or(DEFAULT_RING);
+        (0..flows)
+            .map(|_| {
+                let to_receiver = Arc::new(Ring::new(size)?);
+                let to_sender = Arc::new(Ring::new(size)?);
+                let send_buffer = to_receiver.capacity();
+                Ok(FlowEnds {
+                    sender: Endpoint::rings(to_sender.clone(), to_receiver.clone()),
+                    receiver: Endpoint::rings(to_receiver, to_sender),
+                    send_buffer,
+                })
+            })
+            .collect()
+    }
+
+    fn describe(&self) -> String {
+        "two shared-memory rings per flow (spin-then-futex), both sides in one process".into()
     }
 }

@@ -6,9 +6,11 @@ pub mod local;
 pub mod tcp;
 
 use crate::config::ConfigError;
+use crate::sys::ring::Ring;
 use crate::sys::{fdio, socket};
 use std::io::{self, IoSlice};
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::sync::Arc;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -19,16 +21,24 @@ pub enum Transport {
     Unix,
     /// Two pipes per flow: one each way.
     Pipe,
+    /// Two shared-memory rings per flow (spin-then-futex): no kernel copy at all.
+    Shm,
 }
 
 impl Transport {
-    pub const ALL: [Transport; 3] = [Transport::Tcp, Transport::Unix, Transport::Pipe];
+    pub const ALL: [Transport; 4] = [
+        Transport::Tcp,
+        Transport::Unix,
+        Transport::Pipe,
+        Transport::Shm,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
             Transport::Tcp => "tcp",
             Transport::Unix => "unix",
             Transport::Pipe => "pipe",
+            Transport::Shm => "shm",
         }
     }
 }
@@ -41,7 +51,7 @@ impl std::str::FromStr for Transport {
             .find(|t| t.name() == s)
             .ok_or_else(|| {
                 ConfigError(format!(
-                    "--transport {s:?}: unknown transport; allowed: tcp, unix, pipe"
+                    "--transport {s:?}: unknown transport; allowed: tcp, unix, pipe, shm"
                 ))
             })
     }
@@ -53,6 +63,7 @@ pub fn connector(transport: Transport) -> Box<dyn FlowConnector> {
         Transport::Tcp => Box::new(tcp::Loopback),
         Transport::Unix => Box::new(local::UnixPair),
         Transport::Pipe => Box::new(local::PipePair),
+        Transport::Shm => Box::new(local::ShmRings),
     }
 }
 
@@ -73,88 +84,111 @@ pub struct SocketOptions {
 
 /// One side's end of a flow.
 pub struct Endpoint {
-    read: OwnedFd,
-    /// The pipe this side writes into; `None` for a socket, which reads and writes one fd.
-    write: Option<OwnedFd>,
+    inner: Inner,
+}
+
+enum Inner {
+    /// One socket descriptor, read and written (send/recv with flags).
+    Socket(OwnedFd),
+    /// The pipe this side reads from and the pipe it writes into.
+    Pipe { read: OwnedFd, write: OwnedFd },
+    /// Shared-memory rings: one this side reads, one it writes.
+    Shm { rx: Arc<Ring>, tx: Arc<Ring> },
 }
 
 impl Endpoint {
     pub fn socket(fd: impl Into<OwnedFd>) -> Endpoint {
         Endpoint {
-            read: fd.into(),
-            write: None,
+            inner: Inner::Socket(fd.into()),
         }
     }
 
     pub fn pipes(read: OwnedFd, write: OwnedFd) -> Endpoint {
         Endpoint {
-            read,
-            write: Some(write),
+            inner: Inner::Pipe { read, write },
         }
     }
 
-    pub fn is_socket(&self) -> bool {
-        self.write.is_none()
+    pub fn rings(rx: Arc<Ring>, tx: Arc<Ring>) -> Endpoint {
+        Endpoint {
+            inner: Inner::Shm { rx, tx },
+        }
     }
 
-    pub fn read_fd(&self) -> BorrowedFd<'_> {
-        self.read.as_fd()
+    /// The socket behind this endpoint, for socket-only features (MSG_ZEROCOPY).
+    pub fn socket_fd(&self) -> Option<BorrowedFd<'_>> {
+        match &self.inner {
+            Inner::Socket(fd) => Some(fd.as_fd()),
+            _ => None,
+        }
     }
 
-    pub fn write_fd(&self) -> BorrowedFd<'_> {
-        self.write.as_ref().unwrap_or(&self.read).as_fd()
-    }
-
-    /// One send(2) (no SIGPIPE) or write(2).
+    /// One send(2) (no SIGPIPE), write(2), or copy into the ring.
     #[inline]
     pub fn write(&self, buf: &[u8]) -> io::Result<usize> {
-        match &self.write {
-            None => socket::send(self.read.as_fd(), buf, 0),
-            Some(w) => fdio::write(w.as_fd(), buf),
+        match &self.inner {
+            Inner::Socket(fd) => socket::send(fd.as_fd(), buf, 0),
+            Inner::Pipe { write, .. } => fdio::write(write.as_fd(), buf),
+            Inner::Shm { tx, .. } => tx.write(buf),
         }
     }
 
-    /// One sendmsg(2) or writev(2) of a gather list.
+    /// One sendmsg(2) or writev(2) of a gather list; the ring takes the first slice that has
+    /// bytes (the caller's loop advances through the rest, as after a short writev).
     #[inline]
     pub fn write_vectored(&self, iov: &[IoSlice<'_>]) -> io::Result<usize> {
-        match &self.write {
-            None => socket::sendmsg(self.read.as_fd(), iov, 0),
-            Some(w) => fdio::writev(w.as_fd(), iov),
+        match &self.inner {
+            Inner::Socket(fd) => socket::sendmsg(fd.as_fd(), iov, 0),
+            Inner::Pipe { write, .. } => fdio::writev(write.as_fd(), iov),
+            Inner::Shm { tx, .. } => tx.write(
+                iov.iter()
+                    .find(|s| !s.is_empty())
+                    .map_or(&[][..], |s| &s[..]),
+            ),
         }
     }
 
-    /// One recv(2) or read(2); `nonblocking` for sockets asks MSG_DONTWAIT (pipes were opened
-    /// O_NONBLOCK by the connector when the run spins).
+    /// One recv(2), read(2) or copy out of the ring; `nonblocking` asks MSG_DONTWAIT of a
+    /// socket and WouldBlock of an empty ring (pipes were opened O_NONBLOCK by the connector).
     #[inline]
     pub fn read(&self, buf: &mut [u8], nonblocking: bool) -> io::Result<usize> {
-        match &self.write {
-            None => socket::recv(
-                self.read.as_fd(),
+        match &self.inner {
+            Inner::Socket(fd) => socket::recv(
+                fd.as_fd(),
                 buf,
                 if nonblocking { socket::MSG_DONTWAIT } else { 0 },
             ),
-            Some(_) => fdio::read(self.read.as_fd(), buf),
+            Inner::Pipe { read, .. } => fdio::read(read.as_fd(), buf),
+            Inner::Shm { rx, .. } => rx.read(buf, nonblocking),
         }
     }
 
     /// No more data from this side: the peer's reads end with EOF.
     pub fn finish_writing(&self) -> io::Result<()> {
-        match &self.write {
-            None => socket::shutdown(self.read.as_fd(), socket::SHUT_WR),
-            Some(w) => fdio::retire(w.as_fd()),
+        match &self.inner {
+            Inner::Socket(fd) => socket::shutdown(fd.as_fd(), socket::SHUT_WR),
+            Inner::Pipe { write, .. } => fdio::retire(write.as_fd()),
+            Inner::Shm { tx, .. } => {
+                tx.close();
+                Ok(())
+            }
         }
     }
 
     /// Ends the flow from outside (a failed side, the watchdog): blocked calls on either side
     /// return.
     pub fn abort(&self) {
-        match &self.write {
-            None => {
-                let _ = socket::shutdown(self.read.as_fd(), socket::SHUT_RDWR);
+        match &self.inner {
+            Inner::Socket(fd) => {
+                let _ = socket::shutdown(fd.as_fd(), socket::SHUT_RDWR);
             }
-            Some(w) => {
-                let _ = fdio::retire(w.as_fd());
-                let _ = fdio::retire(self.read.as_fd());
+            Inner::Pipe { read, write } => {
+                let _ = fdio::retire(write.as_fd());
+                let _ = fdio::retire(read.as_fd());
+            }
+            Inner::Shm { rx, tx } => {
+                tx.close();
+                rx.close();
             }
         }
     }
@@ -184,11 +218,8 @@ mod tests {
         for t in Transport::ALL {
             assert_eq!(t.name().parse::<Transport>().unwrap(), t);
         }
-        assert!("shm"
-            .parse::<Transport>()
-            .unwrap_err()
-            .0
-            .contains("tcp, unix, pipe"));
+        let err = "udp".parse::<Transport>().unwrap_err().0;
+        assert!(err.contains("tcp, unix, pipe, shm"), "{err}");
     }
 
     #[test]
@@ -199,14 +230,15 @@ mod tests {
             assert_eq!(f.sender.write(b"ping").unwrap(), 4, "{t:?}");
             let mut buf = [0u8; 8];
             assert_eq!(f.receiver.read(&mut buf, false).unwrap(), 4);
-            assert_eq!(
-                f.receiver
-                    .write_vectored(&[IoSlice::new(b"po"), IoSlice::new(b"ng")])
-                    .unwrap(),
-                4
-            );
-            assert_eq!(f.sender.read(&mut buf, false).unwrap(), 4);
-            assert_eq!(&buf[..4], b"pong");
+            // A gather write may be short (the ring takes one slice a call): loop as senders do.
+            let mut iov = [IoSlice::new(b"po"), IoSlice::new(b"ng")];
+            crate::mechanism::send_all_vectored(&mut iov, |iov| f.receiver.write_vectored(iov))
+                .unwrap();
+            let mut got = 0;
+            while got < 4 {
+                got += f.sender.read(&mut buf[got..4], false).unwrap();
+            }
+            assert_eq!(&buf[..4], b"pong", "{t:?}");
             f.sender.finish_writing().unwrap();
             assert_eq!(f.receiver.read(&mut buf, false).unwrap(), 0, "{t:?}: EOF");
             assert!(f.send_buffer > 0);
