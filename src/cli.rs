@@ -127,9 +127,15 @@ pub struct RunArgs {
     /// Number of flows: each is a TCP connection with its own sending and receiving thread.
     #[arg(long, short = 't', default_value = "1")]
     pub threads: String,
-    /// Measured time (5s, 1.5s, 200ms, 2m).
-    #[arg(long, short = 'd', default_value = "5s")]
-    pub duration: String,
+    /// Measured time (5s, 1.5s, 200ms, 2m); default 5s, or a 10m cap with --messages/--bytes.
+    #[arg(long, short = 'd')]
+    pub duration: Option<String>,
+    /// Measure this many messages (round trips for rr), shared evenly among the flows, then stop.
+    #[arg(long, conflicts_with = "bytes")]
+    pub messages: Option<String>,
+    /// Measure this many payload bytes (1G, 512M …), shared evenly among the flows, then stop.
+    #[arg(long)]
+    pub bytes: Option<String>,
     /// stream (one-way, as fast as possible) or rr (request/response round trips).
     #[arg(long, short = 'p', default_value = "stream")]
     pub pattern: String,

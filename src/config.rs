@@ -111,6 +111,8 @@ pub struct Stopping {
     pub min_time: Duration,
     /// Relative half-width, e.g. 0.02 for ±2 %; `None` measures the whole duration.
     pub ci_target: Option<f64>,
+    /// Stop once every flow's measured side has completed this many messages.
+    pub messages_per_flow: Option<u64>,
 }
 
 impl Stopping {
@@ -123,6 +125,7 @@ impl Stopping {
             slice,
             min_time: duration,
             ci_target: None,
+            messages_per_flow: None,
         }
     }
 }
@@ -159,7 +162,13 @@ impl RunSpec {
             Some(text) => Some(parse_recv_size(text)?),
             None => None,
         };
-        let duration = parse_duration("--duration", &args.duration, false)?;
+        let threads = parse_threads(&args.threads)?;
+        let count = parse_count(args)?;
+        let duration = match (&args.duration, count) {
+            (Some(text), _) => parse_duration("--duration", text, false)?,
+            (None, Some(_)) => COUNTED_RUN_CAP,
+            (None, None) => Duration::from_secs(5),
+        };
         let transport: Transport = args.transport.parse()?;
         let mechanism: MechanismKind = args.mechanism.parse()?;
         check_transport(transport, mechanism)?;
@@ -181,9 +190,12 @@ impl RunSpec {
             mechanism,
             pattern,
             message_size,
-            threads: parse_threads(&args.threads)?,
+            threads,
             duration,
-            stopping: Stopping::fixed(duration),
+            stopping: Stopping {
+                messages_per_flow: count.map(|c| c.per_flow(threads, message_size)),
+                ..Stopping::fixed(duration)
+            },
             warmup: parse_duration("--warmup", &args.warmup, true)?,
             pinning: parse_pinning(args.pin.as_deref(), cpus)?,
             cpus: cpus.to_vec(),
@@ -224,6 +236,45 @@ impl RunSpec {
 
     pub fn placement(&self, flow: usize) -> FlowPlacement {
         self.pinning.placement(flow, &self.cpus)
+    }
+}
+
+/// How long a run with `--messages` or `--bytes` may take when `--duration` does not say.
+pub const COUNTED_RUN_CAP: Duration = Duration::from_secs(600);
+
+/// What `--messages` / `--bytes` asked for, over all flows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Count {
+    Messages(u64),
+    Bytes(u64),
+}
+
+impl Count {
+    /// Each flow's share, in whole messages (rounded up, so the total is at least the request).
+    pub fn per_flow(self, threads: usize, message_size: usize) -> u64 {
+        let flows = threads as u64;
+        match self {
+            Count::Messages(n) => n.div_ceil(flows),
+            Count::Bytes(b) => b.div_ceil(flows).div_ceil(message_size as u64),
+        }
+    }
+}
+
+fn parse_count(args: &RunArgs) -> Result<Option<Count>, ConfigError> {
+    match (&args.messages, &args.bytes) {
+        (Some(text), _) => match text.trim().parse::<u64>() {
+            Ok(n) if n > 0 => Ok(Some(Count::Messages(n))),
+            _ => Err(bad(format!(
+                "--messages {text:?}: allowed: a whole number above 0"
+            ))),
+        },
+        (None, Some(text)) => match parse_bytes(text) {
+            Some(n) if n > 0 => Ok(Some(Count::Bytes(n))),
+            _ => Err(bad(format!(
+                "--bytes {text:?}: allowed: a size above 0 such as 64M or 1G"
+            ))),
+        },
+        (None, None) => Ok(None),
     }
 }
 

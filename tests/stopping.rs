@@ -21,6 +21,7 @@ fn spec(ci_target: Option<f64>, max: Duration) -> RunSpec {
         threads: 1,
         duration: max,
         stopping: Stopping {
+            messages_per_flow: None,
             slice: ms(20),
             min_time: ms(100),
             ci_target,

@@ -3,7 +3,7 @@
 //! start barrier: phase changes never wait for the controller thread to be scheduled (with
 //! thousands of busy workers on two CPUs it can be starved for minutes). The controller only
 //! raises `stop_now` on Ctrl-C. Per message this costs one relaxed load and two comparisons.
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -20,6 +20,8 @@ pub struct Control {
     measure_from: AtomicU64,
     measure_until: AtomicU64,
     stop_now: AtomicBool,
+    /// Flows whose measured side has completed its `--messages`/`--bytes` share.
+    flows_done: AtomicUsize,
 }
 
 impl Default for Control {
@@ -29,6 +31,7 @@ impl Default for Control {
             measure_from: AtomicU64::new(u64::MAX),
             measure_until: AtomicU64::new(u64::MAX),
             stop_now: AtomicBool::new(false),
+            flows_done: AtomicUsize::new(0),
         }
     }
 }
@@ -69,9 +72,24 @@ impl Control {
         }
     }
 
-    /// Ends the run now (Ctrl-C, or a failed start).
+    /// Ends the run now (Ctrl-C, a failed start, or every flow's count reached).
     pub fn stop(&self) {
         self.stop_now.store(true, Ordering::Relaxed);
+    }
+
+    pub fn is_stopped(&self) -> bool {
+        self.stop_now.load(Ordering::Relaxed)
+    }
+
+    /// One flow has measured its share; the last of `flows` ends the run.
+    pub fn flow_done(&self, flows: usize) {
+        if self.flows_done.fetch_add(1, Ordering::AcqRel) + 1 == flows {
+            self.stop();
+        }
+    }
+
+    pub fn flows_done(&self) -> usize {
+        self.flows_done.load(Ordering::Acquire)
     }
 }
 

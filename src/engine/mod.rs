@@ -196,6 +196,11 @@ fn flow_workers(
         message_size: spec.message_size,
         counters: spec.counters,
         slices: (role == measured_role).then(|| (shared.board.clone(), spec.stopping.slice)),
+        count: spec
+            .stopping
+            .messages_per_flow
+            .filter(|_| role == measured_role)
+            .map(|share| (share, spec.threads)),
         control: shared.control.clone(),
         start: shared.start.clone(),
         endpoint: Arc::new(endpoint),

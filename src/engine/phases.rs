@@ -26,6 +26,8 @@ pub enum StopReason {
     MaxTime,
     /// No CI target: the whole duration was measured (`bytepath run`).
     FixedDuration,
+    /// Every flow measured its `--messages`/`--bytes` share.
+    CountReached,
     Interrupted,
 }
 
@@ -35,6 +37,7 @@ impl StopReason {
             StopReason::CiTargetMet => "CI target met",
             StopReason::MaxTime => "maximum time reached",
             StopReason::FixedDuration => "fixed duration",
+            StopReason::CountReached => "message count reached",
             StopReason::Interrupted => "interrupted",
         }
     }
@@ -73,7 +76,7 @@ pub fn run_phases(
 ) -> Phases {
     let (from, until) = control.schedule(Instant::now(), spec.warmup, spec.duration);
     start.wait();
-    if !sleep_until(from, interrupt) {
+    if sleep_until(from, interrupt, control) == Wake::Interrupted {
         control.stop();
         return Phases {
             measured: Duration::ZERO,
@@ -84,7 +87,7 @@ pub fn run_phases(
         };
     }
     let first = (Instant::now(), MachineCpu::read());
-    let (slices_used, stop) = follow_slices(spec, from, board, interrupt);
+    let (slices_used, stop) = follow_slices(spec, from, board, interrupt, control);
     if stop != StopReason::MaxTime && stop != StopReason::FixedDuration {
         control.stop();
     }
@@ -108,14 +111,28 @@ fn follow_slices(
     from: Instant,
     board: &SliceBoard,
     interrupt: &AtomicBool,
+    control: &Control,
 ) -> (usize, StopReason) {
     let slice = spec.stopping.slice;
     let total = board.len();
     let min_slices = MIN_SLICES.max(div_duration(spec.stopping.min_time, slice));
     let mut done = 0;
     while done < total {
-        if !sleep_until(from + slice * (done as u32 + 1) + PUBLISH_GRACE, interrupt) {
-            return (done, StopReason::Interrupted);
+        match sleep_until(
+            from + slice * (done as u32 + 1) + PUBLISH_GRACE,
+            interrupt,
+            control,
+        ) {
+            Wake::Deadline => {}
+            Wake::Interrupted => return (done, StopReason::Interrupted),
+            Wake::Stopped => {
+                let elapsed = Instant::now().saturating_duration_since(from);
+                let finished = div_duration(elapsed, slice).min(total);
+                return (
+                    board.complete(finished, spec.threads),
+                    StopReason::CountReached,
+                );
+            }
         }
         // A late wake-up (a starved controller) may find several slices finished.
         let elapsed = Instant::now().saturating_duration_since(from + PUBLISH_GRACE);
@@ -147,17 +164,29 @@ pub fn div_duration(span: Duration, slice: Duration) -> usize {
     (span.as_nanos() / slice.as_nanos().max(1)) as usize
 }
 
-/// Sleeps in short steps until `deadline`; returns false if `interrupt` was raised first.
-fn sleep_until(deadline: Instant, interrupt: &AtomicBool) -> bool {
+/// Why a controller sleep ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Wake {
+    Deadline,
+    Interrupted,
+    /// The workers ended the run (every flow's count reached).
+    Stopped,
+}
+
+/// Sleeps in short steps until `deadline`, Ctrl-C, or the workers stopping the run.
+fn sleep_until(deadline: Instant, interrupt: &AtomicBool, control: &Control) -> Wake {
     loop {
         if interrupt.load(Ordering::Relaxed) {
-            return false;
+            return Wake::Interrupted;
+        }
+        if control.is_stopped() {
+            return Wake::Stopped;
         }
         let now = Instant::now();
         if now >= deadline {
-            return true;
+            return Wake::Deadline;
         }
-        std::thread::sleep((deadline - now).min(Duration::from_millis(20)));
+        std::thread::sleep((deadline - now).min(Duration::from_millis(5)));
     }
 }
 

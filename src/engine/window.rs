@@ -69,6 +69,19 @@ impl Window {
         matches!(self.state, State::Open { .. })
     }
 
+    /// Messages counted so far in the open window.
+    #[inline]
+    pub fn counted(&self) -> u64 {
+        self.messages
+    }
+
+    /// Closes the window at `now` whatever the phase (this flow's count is reached).
+    pub fn close_at(&mut self, now: Instant) {
+        if self.is_open() {
+            self.close(now);
+        }
+    }
+
     pub fn is_closed(&self) -> bool {
         matches!(self.state, State::Closed)
     }

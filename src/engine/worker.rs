@@ -42,6 +42,8 @@ pub struct Worker {
     pub counters: CounterSelection,
     /// The board and slice length, for the side whose throughput the statistics follow.
     pub slices: Option<(Arc<SliceBoard>, Duration)>,
+    /// On the measured side with `--messages`/`--bytes`: this flow's share, and the flow count.
+    pub count: Option<(u64, usize)>,
     pub control: Arc<Control>,
     pub start: Arc<Barrier>,
     pub endpoint: Arc<Endpoint>,
@@ -114,6 +116,17 @@ impl Worker {
         }
     }
 
+    /// With a count, closes this flow's window at its share and reports the flow done.
+    #[inline]
+    fn check_count(&self, window: &mut Window, now: Instant) {
+        if let Some((share, flows)) = self.count {
+            if window.is_open() && window.counted() >= share {
+                window.close_at(now);
+                self.control.flow_done(flows);
+            }
+        }
+    }
+
     fn drive(
         &self,
         job: &mut Job,
@@ -166,6 +179,7 @@ impl Worker {
             if window.is_open() {
                 window.record(now, 1, size);
                 window.latency(now - last, 1);
+                self.check_count(window, now);
             }
             last = now;
         }
@@ -197,6 +211,7 @@ impl Worker {
             if counting {
                 window.record(now, got.messages, got.messages * size);
                 window.latency(now - last, got.messages);
+                self.check_count(window, now);
             }
             last = now;
         }

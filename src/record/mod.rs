@@ -82,6 +82,9 @@ pub struct RunConfig {
     pub fields: usize,
     pub threads: usize,
     pub duration_s: f64,
+    /// `--messages`/`--bytes`: each flow's measured share, in messages.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub messages_per_flow: Option<u64>,
     pub warmup_s: f64,
     pub pin: String,
     /// Per flow: the CPUs of its sender (client) and receiver (server) threads; null = unpinned.
@@ -278,6 +281,7 @@ fn run_config(spec: &RunSpec, outcome: &RunOutcome) -> RunConfig {
         fields: crate::mechanism::message::FIELDS,
         threads: spec.threads,
         duration_s: spec.duration.as_secs_f64(),
+        messages_per_flow: spec.stopping.messages_per_flow,
         warmup_s: spec.warmup.as_secs_f64(),
         pin: spec.pinning.name(),
         placement: (0..spec.threads).map(|f| spec.placement(f)).collect(),

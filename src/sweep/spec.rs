@@ -130,6 +130,7 @@ impl SweepSpec {
             threads: point.threads,
             duration: self.max_time,
             stopping: Stopping {
+                messages_per_flow: None,
                 slice: self.slice,
                 min_time: self.min_time,
                 ci_target: Some(self.ci_target),
