@@ -23,6 +23,8 @@ pub enum Command {
     Report(ReportArgs),
     /// Compare two results folders point by point: faster, slower, or no significant change.
     Compare(CompareArgs),
+    /// IPC latency (ping-pong round trips) and bandwidth per transport and message size.
+    Ipc(IpcArgs),
     /// Measure what this machine can do: clocks, system-call cost, the memcpy roofline, which
     /// perf counters open and which zero-copy kernel features work.
     Probe(ProbeArgs),
@@ -85,6 +87,40 @@ pub struct SweepArgs {
     /// Continue the sweep in --out, skipping the points already measured there.
     #[arg(long)]
     pub resume: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct IpcArgs {
+    /// Transports, comma-separated (pipe, unix, tcp, shm).
+    #[arg(long, default_value = "pipe,unix,tcp,shm")]
+    pub transports: String,
+    /// Message sizes, comma-separated (any size from 1 B to 64 MiB).
+    #[arg(long, default_value = "4,16,64,256,1K,4K,16K,64K,256K,512K")]
+    pub sizes: String,
+    /// What to measure: latency (ping-pong round trips), bandwidth, or both.
+    #[arg(long, default_value = "latency,bandwidth")]
+    pub measure: String,
+    /// Round trips per latency point.
+    #[arg(long, default_value = "100000")]
+    pub trials: String,
+    /// Bytes moved per bandwidth point, in writes of the message size.
+    #[arg(long, default_value = "1GiB")]
+    pub bytes: String,
+    /// The most one point may take; a point cut short says so (stop reason max_time).
+    #[arg(long, default_value = "10s")]
+    pub max_time: String,
+    /// Warm-up before each point, excluded from every figure.
+    #[arg(long, default_value = "200ms")]
+    pub warmup: String,
+    /// Pipe buffer (F_SETPIPE_SZ) for pipe, ring size for shm.
+    #[arg(long)]
+    pub pipe_size: Option<String>,
+    /// CPU placement (see `run --pin`); default: cross where two CPUs exist.
+    #[arg(long)]
+    pub pin: Option<String>,
+    /// Results folder; default ./bytepath-results/<timestamp>/.
+    #[arg(long)]
+    pub out: Option<std::path::PathBuf>,
 }
 
 #[derive(Debug, Args)]

@@ -352,7 +352,7 @@ pub fn parse_percent(flag: &str, text: &str, max_percent: f64) -> Result<f64, Co
     }
 }
 
-fn parse_pipe_size(text: &str) -> Result<usize, ConfigError> {
+pub fn parse_pipe_size(text: &str) -> Result<usize, ConfigError> {
     let max = std::fs::read_to_string("/proc/sys/fs/pipe-max-size")
         .ok()
         .and_then(|t| t.trim().parse::<u64>().ok())

@@ -41,6 +41,9 @@ fn main() -> ExitCode {
         }
         Command::Report(args) => report::command(&args).map_err(Into::into),
         Command::Compare(args) => compare::command(&args).map_err(Into::into),
+        Command::Ipc(args) => {
+            catch_ctrl_c().and_then(|()| Ok(bytepath::ipc::command(&args, &INTERRUPTED)?))
+        }
         Command::Probe(args) => bytepath::calibrate::command(&args).map_err(Into::into),
     };
     match result {

@@ -1,6 +1,8 @@
 //! `bytepath compare` on folders built from a real run record: an identical folder shows no
 //! significant change, a halved one is a regression that fails --fail-on-regression, and bad
-//! folders are refused with one line and exit 2.
+//! folders are refused with one line and exit 2. The record's statistics are pinned to a ±1 %
+//! interval: a 300 ms run on a loaded machine can have an interval wide enough that even a halved
+//! mean is no significant change, which is right for compare and wrong for a fixture.
 mod common;
 use common::{bytepath, run_json};
 use serde_json::Value;
@@ -23,7 +25,11 @@ fn scaled(record: &Value, factor: f64) -> Value {
 
 #[test]
 fn identical_results_show_no_change_and_a_halved_point_is_a_regression() {
-    let (record, _) = run_json(&["-m", "gather", "-s", "4K"]);
+    let (mut record, _) = run_json(&["-m", "gather", "-s", "4K"]);
+    record["statistics"]["summary"] = serde_json::json!({
+        "n": 10, "mean": 10.0, "stddev": 0.14, "ci95_low": 9.9, "ci95_high": 10.1,
+        "ci95_half_width": 0.1, "ci95_rel": 0.01, "lag1_autocorrelation": 0.0, "n_effective": 10.0
+    });
     let tmp = tempfile::tempdir().unwrap();
     let tmp = tmp.path();
     let (old, same, worse) = (tmp.join("old"), tmp.join("same"), tmp.join("worse"));

@@ -105,7 +105,13 @@ pub fn from_record(record: &Value, line: usize) -> Result<Point, String> {
         v.as_f64()
             .ok_or_else(|| format!("{name} is missing or not a number"))
     };
-    let mechanism = text(&config["mechanism"], "mechanism")?;
+    // Points on other transports (or an ipc study, where the transport is the variable) are
+    // their own series: "send over pipe".
+    let transport = config["transport"].as_str().unwrap_or("tcp");
+    let mechanism = match text(&config["mechanism"], "mechanism")? {
+        m if transport != "tcp" || record["command"] == "ipc" => format!("{m} over {transport}"),
+        m => m,
+    };
     let pattern = text(&config["pattern"], "pattern")?;
     let size = number(&config["message_size_bytes"], "config.message_size_bytes")?;
     let threads = number(&config["threads"], "config.threads")?;

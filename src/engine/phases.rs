@@ -146,9 +146,9 @@ fn follow_slices(
             }
         }
     }
-    let reason = match spec.stopping.ci_target {
-        Some(_) => StopReason::MaxTime,
-        None => StopReason::FixedDuration,
+    let reason = match (spec.stopping.ci_target, spec.stopping.messages_per_flow) {
+        (None, None) => StopReason::FixedDuration,
+        _ => StopReason::MaxTime,
     };
     (total, reason)
 }

@@ -84,13 +84,18 @@ pub fn check_schema(
     Ok(())
 }
 
-/// The key that identifies a point across sweeps: mechanism/pattern/size/threads.
+/// The key that identifies a point across sweeps: mechanism/pattern/size/threads, plus the
+/// transport when it is not tcp.
 pub fn point_key(config: &serde_json::Value) -> String {
-    format!(
+    let key = format!(
         "{}/{}/{}/{}",
         config["mechanism"].as_str().unwrap_or("?"),
         config["pattern"].as_str().unwrap_or("?"),
         config["message_size_bytes"],
         config["threads"]
-    )
+    );
+    match config["transport"].as_str() {
+        Some(t) if t != "tcp" => format!("{key}/{t}"),
+        _ => key,
+    }
 }

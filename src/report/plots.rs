@@ -148,60 +148,90 @@ fn latency(data: &Dataset) -> Figure {
     } else {
         (rr, "round trip (rr), timed on the client")
     };
+    // One thread count (an ipc study, a one-flow sweep): latency against size is the plot.
+    let by_size = distinct(&points, |p| p.threads).len() == 1;
     let mut panels = Vec::new();
-    for size in distinct(&points, |p| p.size) {
-        let in_panel: Vec<&Point> = points.iter().filter(|p| p.size == size).copied().collect();
-        let mut series = Vec::new();
-        for name in series_names(&in_panel) {
-            for (label, dashed, pick) in [("p50", false, 0), ("p99", true, 1)] {
-                let data = in_panel
-                    .iter()
-                    .filter(|p| p.series() == name)
-                    .filter_map(|p| {
-                        let l = p.latency.as_ref()?;
-                        let us = [l.p50_ns, l.p99_ns][pick] / 1e3;
-                        Some(Datum {
-                            x: p.threads,
-                            y: us,
-                            ci: None,
-                            title: format!("{} {label}: {us:.2} µs", describe(p)),
-                        })
-                    })
-                    .collect();
-                series.push(Series {
-                    name: format!("{name} {label}"),
-                    color: color(&name),
-                    dashed,
-                    data,
-                });
-            }
-        }
+    if by_size {
         panels.push(Panel {
-            title: size_label(size),
-            series,
+            title: threads_label(points[0].threads),
+            series: latency_series(&points, |p| p.size),
             note: None,
         });
+    } else {
+        for size in distinct(&points, |p| p.size) {
+            let in_panel: Vec<&Point> = points.iter().filter(|p| p.size == size).copied().collect();
+            panels.push(Panel {
+                title: size_label(size),
+                series: latency_series(&in_panel, |p| p.threads),
+                note: None,
+            });
+        }
     }
-    if panels.is_empty() {
+    if panels.is_empty() || points.is_empty() {
         panels = empty("no completed points with latency");
     }
+    let (heading, x_label, x_format, layout) = if by_size {
+        (
+            "Latency p50 and p99 vs message size",
+            "message size",
+            TickFormat::Bytes,
+            "one line pair per series",
+        )
+    } else {
+        (
+            "Latency p50 and p99 vs threads",
+            "threads",
+            TickFormat::Number,
+            "one panel per message size",
+        )
+    };
     Figure {
-        heading: "Latency p50 and p99 vs threads".into(),
+        heading: heading.into(),
         caption: format!(
-            "Latency: {what}; one panel per message size; log scale; solid p50, dashed p99 \
-             (percentiles of a histogram, no CI)."
+            "Latency: {what}; {layout}; log scales; solid p50, dashed p99 (percentiles of a \
+             histogram, no CI)."
         ),
         plot: Plot {
             id: "latency",
-            x_label: "threads".into(),
+            x_label: x_label.into(),
             y_label: "µs".into(),
             x_scale: Scale::Log2,
-            x_format: TickFormat::Number,
+            x_format,
             y_scale: Scale::Log10,
             panels,
             columns: 0,
         },
     }
+}
+
+/// p50 (solid) and p99 (dashed) of each series, against `x`.
+fn latency_series(points: &[&Point], x: fn(&Point) -> f64) -> Vec<Series> {
+    let mut series = Vec::new();
+    for name in series_names(points) {
+        for (label, dashed, pick) in [("p50", false, 0), ("p99", true, 1)] {
+            let data = points
+                .iter()
+                .filter(|p| p.series() == name)
+                .filter_map(|p| {
+                    let l = p.latency.as_ref()?;
+                    let us = [l.p50_ns, l.p99_ns][pick] / 1e3;
+                    Some(Datum {
+                        x: x(p),
+                        y: us,
+                        ci: None,
+                        title: format!("{} {label}: {us:.2} µs", describe(p)),
+                    })
+                })
+                .collect();
+            series.push(Series {
+                name: format!("{name} {label}"),
+                color: color(&name),
+                dashed,
+                data,
+            });
+        }
+    }
+    series
 }
 
 fn cpu_cost(stream: &[&Point]) -> Figure {

@@ -152,10 +152,13 @@ fn create_default_dir() -> Result<PathBuf, Error> {
 }
 
 /// The marker of a new sweep: what makes a folder a bytepath results folder.
-pub fn marker(spec: Value, arguments: Value, points: usize, order: &str) -> Value {
+/// What a sweep folder's marker says it is.
+pub const SWEEP_KIND: &str = "bytepath sweep results";
+
+pub fn marker(kind: &str, spec: Value, arguments: Value, points: usize, order: &str) -> Value {
     let now = unix_now();
     json!({
-        "kind": "bytepath sweep results",
+        "kind": kind,
         "schema_version": SCHEMA_VERSION,
         "bytepath_version": env!("CARGO_PKG_VERSION"),
         "started_unix_s": now,
@@ -318,7 +321,7 @@ mod tests {
     }
 
     fn marker_for(spec: Value) -> Value {
-        marker(spec, json!({}), 2, "test")
+        marker(SWEEP_KIND, spec, json!({}), 2, "test")
     }
 
     fn record(key: &str, status: &str) -> Saved {

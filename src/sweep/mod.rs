@@ -33,7 +33,13 @@ pub fn command(args: &SweepArgs, interrupt: &AtomicBool) -> Result<Status, Error
         .map_err(|e| Error::Failed(format!("reading this process's CPU affinity: {e}")))?;
     let spec = SweepSpec::from_args(args, &cpus)?;
     let points = spec.points();
-    let marker = folder::marker(spec.to_json(), arguments(args), points.len(), ORDER);
+    let marker = folder::marker(
+        folder::SWEEP_KIND,
+        spec.to_json(),
+        arguments(args),
+        points.len(),
+        ORDER,
+    );
     let (mut results, prior) = folder::open(args.out.as_deref(), args.resume, &marker)?;
     // Best effort: counters that cannot open say so with EMFILE as their reason.
     let _ = sys::raise_open_file_limit();

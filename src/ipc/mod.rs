@@ -1,0 +1,314 @@
+//! `bytepath ipc`: the seeds' IPC study on the run engine (no second engine). Latency is a
+//! ping-pong of `--trials` round trips (rr); bandwidth moves `--bytes` in writes of each size
+//! (stream, timed on the receiving side, so the time covers delivery, not buffering). Every
+//! point is a run record, written to a results folder as it finishes.
+use crate::cli::IpcArgs;
+use crate::config::{
+    self, parse_bytes, parse_duration, parse_pinning, ConfigError, Pattern, Pinning, RunSpec,
+    Stopping, MAX_MESSAGE_SIZE,
+};
+use crate::engine::{self, RunOutcome};
+use crate::environment::Environment;
+use crate::error::{Error, Status};
+use crate::measure::counters::CounterSelection;
+use crate::mechanism::MechanismKind;
+use crate::record::{self, RunRecord, SweepPoint};
+use crate::sweep::folder::{self, Saved};
+use crate::sweep::spec::parse_list;
+use crate::transport::{self, Transport};
+use crate::{report, sys};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+pub const IPC_KIND: &str = "bytepath ipc results";
+
+/// What to measure at each (transport, size).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Measure {
+    Latency,
+    Bandwidth,
+}
+
+/// A validated `bytepath ipc` invocation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IpcSpec {
+    pub transports: Vec<Transport>,
+    pub sizes: Vec<usize>,
+    pub measures: Vec<Measure>,
+    pub trials: u64,
+    pub bytes: u64,
+    pub max_time: Duration,
+    pub warmup: Duration,
+    pub pipe_size: Option<usize>,
+    pub pinning: Pinning,
+    pub cpus: Vec<usize>,
+}
+
+fn bad(msg: String) -> ConfigError {
+    ConfigError(msg)
+}
+
+impl IpcSpec {
+    pub fn from_args(args: &IpcArgs, cpus: &[usize]) -> Result<IpcSpec, ConfigError> {
+        let transports = parse_list("--transports", &args.transports, |t| t.parse::<Transport>())?;
+        let sizes = parse_list("--sizes", &args.sizes, parse_size)?;
+        let measures = parse_list("--measure", &args.measure, |m| match m {
+            "latency" => Ok(Measure::Latency),
+            "bandwidth" => Ok(Measure::Bandwidth),
+            _ => Err(bad(format!(
+                "{m:?}: unknown measure; allowed: latency, bandwidth"
+            ))),
+        })?;
+        let trials = match args.trials.trim().parse::<u64>() {
+            Ok(n) if n > 0 => n,
+            _ => {
+                return Err(bad(format!(
+                    "--trials {:?}: allowed: a whole number above 0",
+                    args.trials
+                )))
+            }
+        };
+        let bytes = parse_bytes(&args.bytes).filter(|&b| b > 0).ok_or_else(|| {
+            bad(format!(
+                "--bytes {:?}: allowed: a size such as 64M or 1GiB",
+                args.bytes
+            ))
+        })?;
+        let largest = *sizes.iter().max().expect("a parsed list is not empty");
+        if measures.contains(&Measure::Bandwidth) && bytes < largest as u64 {
+            return Err(bad(format!(
+                "--bytes {:?} ({bytes} B) is smaller than one write of {largest} B; allowed: at least the largest size",
+                args.bytes
+            )));
+        }
+        let pin = args
+            .pin
+            .as_deref()
+            .or(Some(if cpus.len() >= 2 { "cross" } else { "same" }));
+        Ok(IpcSpec {
+            transports,
+            sizes,
+            measures,
+            trials,
+            bytes,
+            max_time: parse_duration("--max-time", &args.max_time, false)?,
+            warmup: parse_duration("--warmup", &args.warmup, true)?,
+            pipe_size: args
+                .pipe_size
+                .as_deref()
+                .map(config::parse_pipe_size)
+                .transpose()?,
+            pinning: parse_pinning(pin, cpus)?,
+            cpus: cpus.to_vec(),
+        })
+    }
+
+    /// Every (measure, size, transport), transports interleaved within each size.
+    pub fn points(&self) -> Vec<(Measure, usize, Transport)> {
+        let mut out = Vec::new();
+        for &m in &self.measures {
+            for &size in &self.sizes {
+                out.extend(self.transports.iter().map(|&t| (m, size, t)));
+            }
+        }
+        out
+    }
+
+    pub fn run_spec(&self, measure: Measure, size: usize, transport: Transport) -> RunSpec {
+        let (pattern, count, counters) = match measure {
+            Measure::Latency => (Pattern::Rr, self.trials, CounterSelection::None),
+            Measure::Bandwidth => (
+                Pattern::Stream,
+                self.bytes.div_ceil(size as u64),
+                CounterSelection::All,
+            ),
+        };
+        RunSpec {
+            transport,
+            pipe_size: self
+                .pipe_size
+                .filter(|_| matches!(transport, Transport::Pipe | Transport::Shm)),
+            mechanism: MechanismKind::Send,
+            pattern,
+            message_size: size,
+            threads: 1,
+            duration: self.max_time,
+            stopping: Stopping {
+                messages_per_flow: Some(count),
+                ..Stopping::fixed(self.max_time)
+            },
+            warmup: self.warmup,
+            pinning: self.pinning.clone(),
+            cpus: self.cpus.clone(),
+            recv_size: None,
+            spin: false,
+            verify: false,
+            counters,
+        }
+    }
+}
+
+fn parse_size(text: &str) -> Result<usize, ConfigError> {
+    match parse_bytes(text) {
+        Some(n) if n >= 1 && n <= MAX_MESSAGE_SIZE as u64 => Ok(n as usize),
+        _ => Err(bad(format!("{text:?}: allowed: a size from 1 B to 64 MiB"))),
+    }
+}
+
+pub fn command(args: &IpcArgs, interrupt: &AtomicBool) -> Result<Status, Error> {
+    let cpus = sys::affinity::allowed_cpus()
+        .map_err(|e| Error::Failed(format!("reading this process's CPU affinity: {e}")))?;
+    let spec = IpcSpec::from_args(args, &cpus)?;
+    let points = spec.points();
+    let marker = folder::marker(
+        IPC_KIND,
+        serde_json::json!({}),
+        serde_json::json!(args_json(args)),
+        points.len(),
+        "per measure and size, every transport in list order",
+    );
+    let (mut results, _) = folder::open(args.out.as_deref(), false, &marker)?;
+    let env = Environment::detect(&cpus);
+    println!(
+        "ipc: {} points, pin {}, results in {}",
+        points.len(),
+        spec.pinning.name(),
+        results.dir.display()
+    );
+    let mut status = Status::Success;
+    for (index, &(measure, size, transport)) in points.iter().enumerate() {
+        if interrupt.load(Ordering::SeqCst) {
+            status = Status::Interrupted;
+            break;
+        }
+        let run = spec.run_spec(measure, size, transport);
+        let outcome = engine::run(&run, &*transport::connector(transport), interrupt)
+            .unwrap_or_else(|e| RunOutcome::not_run(&run, e.to_string()));
+        let mut record = record::build(&run, &outcome, env.clone());
+        record.command = "ipc";
+        record.sweep_point = Some(SweepPoint {
+            index,
+            total: points.len(),
+            key: record::point_key(&serde_json::to_value(&record.config).expect("JSON")),
+        });
+        println!("{}", line(measure, &record));
+        results.append(&Saved::from_value(
+            serde_json::to_value(&record).expect("the record serializes"),
+        ))?;
+        match record.status_for_exit() {
+            Status::Interrupted => {
+                status = Status::Interrupted;
+                break;
+            }
+            Status::Failed => status = Status::Failed,
+            Status::Success => {}
+        }
+    }
+    match report::write_reports(&results.dir, None) {
+        Ok(html) => println!("report: {}", html.display()),
+        Err(e) => eprintln!(
+            "bytepath: the report could not be written ({e}); the results are kept in {}",
+            results.dir.display()
+        ),
+    }
+    Ok(status)
+}
+
+/// One line per point: latency as min/p50/p99/mean round trip with the one-way estimate, or
+/// bandwidth received whole.
+fn line(measure: Measure, r: &RunRecord) -> String {
+    let c = &r.config;
+    let head = format!(
+        "{:<6} {:>8} B {:<9}",
+        c.transport,
+        c.message_size_bytes,
+        format!("{measure:?}").to_lowercase()
+    );
+    if !r.errors.is_empty() {
+        return format!("{head} failed: {}", r.errors.join("; "));
+    }
+    let cut = if r.statistics.stop_reason == engine::phases::StopReason::MaxTime {
+        " (cut at --max-time)"
+    } else {
+        ""
+    };
+    match measure {
+        Measure::Latency => match &r.sides[0].latency_ns {
+            Some(l) => format!(
+                "{head} round trip min {:.2} p50 {:.2} p99 {:.2} mean {:.2} µs; one way ≈ {:.2} µs (RTT/2, an estimate); {} trials{cut}",
+                l.min as f64 / 1e3, l.p50 as f64 / 1e3, l.p99 as f64 / 1e3, l.mean / 1e3, l.p50 as f64 / 2e3, r.sides[0].messages
+            ),
+            None => format!("{head} no round trip completed"),
+        },
+        Measure::Bandwidth => format!(
+            "{head} {:.3} Gbit/s received whole ({} B in {:.3} s){cut}",
+            r.sides[1].throughput_gbps, r.sides[1].payload_bytes, r.sides[1].elapsed_s
+        ),
+    }
+}
+
+fn args_json(args: &IpcArgs) -> serde_json::Value {
+    serde_json::json!({
+        "transports": args.transports, "sizes": args.sizes, "measure": args.measure,
+        "trials": args.trials, "bytes": args.bytes, "max_time": args.max_time,
+        "warmup": args.warmup, "pipe_size": args.pipe_size, "pin": args.pin,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    fn spec(extra: &[&str]) -> Result<IpcSpec, ConfigError> {
+        let cli = crate::cli::Cli::parse_from([&["bytepath", "ipc"][..], extra].concat());
+        match cli.command {
+            crate::cli::Command::Ipc(args) => IpcSpec::from_args(&args, &[0, 1]),
+            _ => unreachable!("parsed an ipc command"),
+        }
+    }
+
+    #[test]
+    fn every_measure_size_and_transport_is_one_point() {
+        let s = spec(&["--transports", "pipe,shm", "--sizes", "4,1K,64K"]).unwrap();
+        let points = s.points();
+        assert_eq!(points.len(), 2 * 3 * 2);
+        assert_eq!(points[0], (Measure::Latency, 4, Transport::Pipe));
+        assert_eq!(
+            points[1],
+            (Measure::Latency, 4, Transport::Shm),
+            "transports interleave"
+        );
+    }
+
+    #[test]
+    fn latency_counts_round_trips_and_bandwidth_counts_whole_writes() {
+        let s = spec(&["--trials", "500", "--bytes", "1M", "--sizes", "3000"]).unwrap();
+        let lat = s.run_spec(Measure::Latency, 3000, Transport::Unix);
+        assert_eq!(
+            (lat.pattern, lat.stopping.messages_per_flow),
+            (Pattern::Rr, Some(500))
+        );
+        let bw = s.run_spec(Measure::Bandwidth, 3000, Transport::Unix);
+        assert_eq!(bw.pattern, Pattern::Stream);
+        assert_eq!(
+            bw.stopping.messages_per_flow,
+            Some((1u64 << 20).div_ceil(3000))
+        );
+        assert_eq!(s.pinning, Pinning::Cross, "cross by default on two CPUs");
+    }
+
+    #[test]
+    fn the_pipe_size_goes_only_to_pipes_and_rings() {
+        let s = spec(&["--pipe-size", "256K"]).unwrap();
+        assert_eq!(
+            s.run_spec(Measure::Latency, 64, Transport::Pipe).pipe_size,
+            Some(256 << 10)
+        );
+        assert_eq!(
+            s.run_spec(Measure::Latency, 64, Transport::Tcp).pipe_size,
+            None
+        );
+    }
+}

@@ -1,0 +1,93 @@
+//! `bytepath ipc` end to end: every transport is measured at every size for latency (exactly
+//! --trials round trips) and bandwidth (exactly --bytes, rounded up to whole writes), written
+//! to a results folder and a report with latency and bandwidth against size.
+mod common;
+use common::{bytepath, u};
+use serde_json::Value;
+
+#[test]
+fn a_small_study_measures_every_transport_and_size_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = dir.path().join("ipc");
+    let out = bytepath()
+        .args([
+            "ipc",
+            "--transports",
+            "pipe,unix,tcp,shm",
+            "--sizes",
+            "60,4K",
+            "--trials",
+            "300",
+        ])
+        .args([
+            "--bytes",
+            "1M",
+            "--max-time",
+            "5s",
+            "--warmup",
+            "50ms",
+            "--out",
+        ])
+        .arg(&out_dir)
+        .timeout(std::time::Duration::from_secs(120))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("one way ≈") && stdout.contains("(RTT/2, an estimate)"),
+        "{stdout}"
+    );
+    let text = std::fs::read_to_string(out_dir.join("results.jsonl")).unwrap();
+    let records: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(records.len(), 16, "2 measures x 2 sizes x 4 transports");
+    let mut keys: Vec<&str> = records
+        .iter()
+        .map(|r| r["sweep_point"]["key"].as_str().unwrap())
+        .collect();
+    keys.sort();
+    keys.dedup();
+    assert_eq!(keys.len(), 16, "each point once, transports kept apart");
+    for r in &records {
+        assert_eq!(r["command"], "ipc");
+        assert_eq!(r["status"], "completed", "{}", r["errors"]);
+        let size = u(&r["config"]["message_size_bytes"]);
+        match r["config"]["pattern"].as_str().unwrap() {
+            "rr" => assert_eq!(u(&r["sides"][0]["messages"]), 300),
+            _ => assert_eq!(
+                u(&r["sides"][1]["payload_bytes"]),
+                (1u64 << 20).div_ceil(size) * size
+            ),
+        }
+    }
+    let html = std::fs::read_to_string(out_dir.join("report.html")).unwrap();
+    assert!(html.contains("Latency p50 and p99 vs message size"));
+    assert!(html.contains("send over shm") && html.contains("send over pipe"));
+}
+
+#[test]
+fn bad_ipc_input_is_one_line_and_exit_2() {
+    for (args, needle) in [
+        (vec!["--transports", "udp"], "allowed: tcp, unix, pipe, shm"),
+        (vec!["--trials", "0"], "--trials \"0\""),
+        (
+            vec!["--sizes", "4K", "--bytes", "1K"],
+            "smaller than one write",
+        ),
+        (vec!["--measure", "jitter"], "allowed: latency, bandwidth"),
+        (vec!["--sizes", "4,4"], "repeats an earlier value"),
+    ] {
+        let out = bytepath().arg("ipc").args(&args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    }
+}
