@@ -24,8 +24,10 @@ fn a_thousand_flows_keep_the_schedule_and_deliver_everything() {
     assert_eq!(r["transfer"]["all_delivered"], true);
     assert_eq!(r["sides"][1]["threads"], 1024);
     let receiver_window = r["sides"][1]["elapsed_s"].as_f64().unwrap();
+    // A starved receiver closes its window at its first message after the schedule's end, so
+    // allow seconds, not the minutes the controller-flipped phase once took.
     assert!(
-        receiver_window <= 0.5 + 0.5,
+        receiver_window < 5.0,
         "windows end with the schedule: {receiver_window}"
     );
     let machine = &r["machine_wide_cpu"];
