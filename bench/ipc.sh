@@ -71,8 +71,9 @@ SOCK_SIZE=64
 WARMUP=200ms # bytepath's warm-up before each point, excluded from its figures
 MAX_TIME=20s # the most one bytepath point may take
 
-die() { echo "ipc.sh: $*" >&2; exit 1; }
-log() { echo "ipc.sh: $*" >&2; }
+BENCH=ipc
+# shellcheck source=bench/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 [[ "$TRIALS" =~ ^[1-9][0-9]*$ ]] || die "TRIALS must be a positive integer, got '$TRIALS'"
 [[ "$DURATION" =~ ^[1-9][0-9]*$ ]] || die "DURATION must be a positive integer (seconds), got '$DURATION'"
@@ -88,21 +89,6 @@ RUN_LIMIT=120
 SOCK_LIMIT=$((DURATION + 30))
 
 # ---------------------------------------------------------------- tools ----
-need_cmd() { command -v "$1" >/dev/null 2>&1; }
-
-install_pkgs() {
-  need_cmd apt-get || return 1
-  local sudo=()
-  if [[ $(id -u) -ne 0 ]]; then
-    need_cmd sudo || return 1
-    sudo=(sudo)
-  fi
-  log "installing $* with apt-get"
-  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >&2 ||
-    { "${sudo[@]}" apt-get update -qq >&2 &&
-      "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >&2; }
-}
-
 perf_works() { need_cmd perf && perf --version >/dev/null 2>&1; }
 
 pkgs=()
@@ -113,76 +99,10 @@ if ((${#pkgs[@]})); then
   perf_works || { echo "ipc.sh: perf is missing or not working and linux-perf could not be installed" >&2; exit 2; }
   need_cmd sockperf || { echo "ipc.sh: sockperf is missing and could not be installed" >&2; exit 2; }
 fi
-for t in python3 taskset timeout cargo; do
-  need_cmd "$t" || { echo "ipc.sh: required command '$t' not found" >&2; exit 2; }
-done
+require_cmds python3 taskset timeout cargo
 log "$(perf --version), $(sockperf --version 2>&1 | head -n 1)"
 
-SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-REPO_ROOT="$(cd "$SCRIPT_DIR/.." && pwd)"
-log "building bytepath (cargo build --release)"
-(cd "$REPO_ROOT" && cargo build --release --quiet >&2) || die "cargo build --release failed"
-BYTEPATH="$REPO_ROOT/target/release/bytepath"
-[[ -x "$BYTEPATH" ]] || die "bytepath binary not found at $BYTEPATH"
-
-# ------------------------------------------------------ cleanup & servers ----
-WORK="$(mktemp -d "${TMPDIR:-/tmp}/bytepath-ipc.XXXXXX")"
-SERVER_PIDS=()
-
-# shellcheck disable=SC2317  # invoked by the EXIT trap
-cleanup() {
-  local pid
-  for pid in "${SERVER_PIDS[@]}"; do
-    kill "$pid" 2>/dev/null || true
-  done
-  for pid in "${SERVER_PIDS[@]}"; do
-    wait "$pid" 2>/dev/null || true
-  done
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-
-NEXT_PORT="$PORT_BASE"
-
-port_bound() { # proto(tcp|udp) port -> 0 if a socket listens (tcp) / is bound (udp) on it
-  local hex state
-  hex="$(printf '%04X' "$2")"
-  if [[ "$1" == tcp ]]; then state=0A; else state=07; fi
-  awk -v p=":$hex" -v s="$state" 'NR > 1 && $4 == s && substr($2, length($2) - 4) == p { f = 1 } END { exit !f }' \
-    "/proc/net/$1" "/proc/net/${1}6" 2>/dev/null
-}
-
-next_free_port() { # -> PORT, free for both TCP and UDP
-  local tries=0
-  while port_bound tcp "$NEXT_PORT" || port_bound udp "$NEXT_PORT"; do
-    NEXT_PORT=$((NEXT_PORT + 1))
-    tries=$((tries + 1))
-    ((tries < 200)) || die "no free port found from $PORT_BASE"
-  done
-  PORT="$NEXT_PORT"
-  NEXT_PORT=$((NEXT_PORT + 1))
-}
-
-wait_bound() { # proto port pid log
-  local i
-  for ((i = 0; i < 100; i++)); do
-    port_bound "$1" "$2" && return 0
-    kill -0 "$3" 2>/dev/null || { cat "$4" >&2; die "server on $1 port $2 exited before listening"; }
-    sleep 0.05
-  done
-  cat "$4" >&2
-  die "server on $1 port $2 not listening after 5 s"
-}
-
-stop_server() { # pid
-  kill "$1" 2>/dev/null || true
-  wait "$1" 2>/dev/null || true
-  local keep=() p
-  for p in "${SERVER_PIDS[@]}"; do [[ "$p" != "$1" ]] && keep+=("$p"); done
-  SERVER_PIDS=("${keep[@]+"${keep[@]}"}")
-}
+build_bytepath
 
 # -------------------------------------------------------------- runners ----
 # Each sets RESULT (and sometimes RESULT2 ...) and runs in the main shell, not in $(...), so
@@ -400,8 +320,6 @@ ROWS=()
 NOTES=()
 add_row() { ROWS+=("$1|$2|$3|$4|$5"); } # quantity, bytepath, peer, ratio, verdict
 
-fmt() { python3 -c "import sys; print(format(float(sys.argv[1]), sys.argv[2]))" "$1" "$2"; }
-ratio() { python3 -c "import sys; print(format(float(sys.argv[1]) / float(sys.argv[2]), '.3f'))" "$1" "$2"; }
 within() { python3 -c "import sys; print('WITHIN' if 0.9 <= float(sys.argv[1]) <= 1.1 else 'OUTSIDE')" "$1"; }
 
 # judged row: quantity bp peer bp_text peer_text note

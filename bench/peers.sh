@@ -45,8 +45,9 @@ PORT_BASE="${PORT_BASE:-15201}"
 RR_SIZE=64
 WARMUP=1 # seconds of warm-up, excluded from the figures of every tool
 
-die() { echo "peers.sh: $*" >&2; exit 1; }
-log() { echo "peers.sh: $*" >&2; }
+BENCH=peers
+# shellcheck source=bench/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 [[ "$DURATION" =~ ^[1-9][0-9]*$ ]] || die "DURATION must be a positive integer (seconds), got '$DURATION'"
 [[ "$REPEAT" =~ ^[1-9][0-9]*$ ]] || die "REPEAT must be a positive integer, got '$REPEAT'"
@@ -60,24 +61,6 @@ done
 RUN_LIMIT=$((DURATION + WARMUP + 30))
 
 # ---------------------------------------------------------------- tools ----
-need_cmd() { command -v "$1" >/dev/null 2>&1; }
-
-install_pkgs() {
-  # Debian package names equal the command names here.
-  if ! need_cmd apt-get; then
-    return 1
-  fi
-  local sudo=()
-  if [[ $(id -u) -ne 0 ]]; then
-    need_cmd sudo || return 1
-    sudo=(sudo)
-  fi
-  log "installing $* with apt-get"
-  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >&2 ||
-    { "${sudo[@]}" apt-get update -qq >&2 &&
-      "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >&2; }
-}
-
 missing=()
 for t in iperf3 sockperf; do need_cmd "$t" || missing+=("$t"); done
 if ((${#missing[@]})); then
@@ -86,76 +69,10 @@ if ((${#missing[@]})); then
     need_cmd "$t" || { echo "peers.sh: $t is missing and could not be installed" >&2; exit 2; }
   done
 fi
-for t in python3 taskset timeout cargo; do
-  need_cmd "$t" || { echo "peers.sh: required command '$t' not found" >&2; exit 2; }
-done
+require_cmds python3 taskset timeout cargo
 
-SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-REPO_ROOT="$(cd "$SCRIPT_DIR/.." && pwd)"
-log "building bytepath (cargo build --release)"
-(cd "$REPO_ROOT" && cargo build --release --quiet >&2) || die "cargo build --release failed"
-BYTEPATH="$REPO_ROOT/target/release/bytepath"
-[[ -x "$BYTEPATH" ]] || die "bytepath binary not found at $BYTEPATH"
+build_bytepath
 
-# ------------------------------------------------------ cleanup & servers ----
-WORK="$(mktemp -d "${TMPDIR:-/tmp}/bytepath-peers.XXXXXX")"
-SERVER_PIDS=()
-
-# shellcheck disable=SC2317  # invoked by the EXIT trap
-cleanup() {
-  local pid
-  for pid in "${SERVER_PIDS[@]}"; do
-    kill "$pid" 2>/dev/null || true
-  done
-  for pid in "${SERVER_PIDS[@]}"; do
-    wait "$pid" 2>/dev/null || true
-  done
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-
-NEXT_PORT="$PORT_BASE"
-
-port_listening() { # port -> 0 if a TCP socket listens on it (IPv4 or IPv6)
-  local hex
-  hex="$(printf '%04X' "$1")"
-  awk -v p=":$hex" 'NR > 1 && $4 == "0A" && substr($2, length($2) - 4) == p { f = 1 } END { exit !f }' \
-    /proc/net/tcp /proc/net/tcp6 2>/dev/null
-}
-
-next_free_port() {
-  local tries=0
-  while port_listening "$NEXT_PORT"; do
-    NEXT_PORT=$((NEXT_PORT + 1))
-    tries=$((tries + 1))
-    ((tries < 200)) || die "no free port found from $PORT_BASE"
-  done
-  PORT="$NEXT_PORT"
-  NEXT_PORT=$((NEXT_PORT + 1))
-}
-
-# Wait until the server listens, by reading /proc/net/tcp. No probe
-# connection: `iperf3 -s -1` would take a probe for its one client.
-wait_listening() { # port pid log
-  local i
-  for ((i = 0; i < 100; i++)); do
-    port_listening "$1" && return 0
-    kill -0 "$2" 2>/dev/null || { cat "$3" >&2; die "server on port $1 exited before listening"; }
-    sleep 0.05
-  done
-  cat "$3" >&2
-  die "server on port $1 not listening after 5 s"
-}
-
-stop_server() { # pid
-  kill "$1" 2>/dev/null || true
-  wait "$1" 2>/dev/null || true
-  local keep=() p
-  for p in "${SERVER_PIDS[@]}"; do [[ "$p" != "$1" ]] && keep+=("$p"); done
-  SERVER_PIDS=("${keep[@]+"${keep[@]}"}")
-}
 
 # -------------------------------------------------------------- runners ----
 # Each sets RESULT to one number. They run in the main shell (not in $(...))
@@ -212,7 +129,7 @@ iperf3_stream() { # size client_cpu server_cpu -> received Gbit/s
   timeout "$RUN_LIMIT" taskset -c "$scpu" iperf3 -s -1 -B 127.0.0.1 -p "$PORT" >"$slog" 2>&1 &
   spid=$!
   SERVER_PIDS+=("$spid")
-  wait_listening "$PORT" "$spid" "$slog"
+  wait_bound tcp "$PORT" "$spid" "$slog"
   if ! timeout "$RUN_LIMIT" taskset -c "$ccpu" iperf3 -c 127.0.0.1 -p "$PORT" \
       -l "$size" -t "$DURATION" -O "$WARMUP" -J >"$out" 2>"$out.err"; then
     cat "$out" "$out.err" "$slog" >&2
@@ -240,7 +157,7 @@ sockperf_rr() { # client_cpu server_cpu -> p50 round trip, us (sockperf half RTT
   timeout "$((RUN_LIMIT + 10))" taskset -c "$scpu" sockperf server --tcp -i 127.0.0.1 -p "$PORT" >"$slog" 2>&1 &
   spid=$!
   SERVER_PIDS+=("$spid")
-  wait_listening "$PORT" "$spid" "$slog"
+  wait_bound tcp "$PORT" "$spid" "$slog"
   # sockperf spends ~0.4 s of -t warming up and excludes it; -t DURATION+WARMUP
   # gives it the same wall time as bytepath's warm-up + measured time.
   if ! timeout "$RUN_LIMIT" taskset -c "$ccpu" sockperf ping-pong --tcp -i 127.0.0.1 -p "$PORT" \
@@ -269,8 +186,6 @@ EOF
 ROWS=()
 add_row() { ROWS+=("$1|$2|$3|$4|$5|$6"); } # case, bytepath, peer, ratio, target, verdict
 
-fmt() { python3 -c "import sys; print(format(float(sys.argv[1]), sys.argv[2]))" "$1" "$2"; }
-ratio() { python3 -c "import sys; print(format(float(sys.argv[1]) / float(sys.argv[2]), '.3f'))" "$1" "$2"; }
 verdict() { # ratio op(ge|le)
   python3 -c "
 import sys
