@@ -206,6 +206,11 @@ impl RunSpec {
         })
     }
 
+    /// TCP_NODELAY: request/response must not wait for Nagle (meaningless off TCP).
+    pub fn tcp_nodelay(&self) -> bool {
+        self.transport == Transport::Tcp && self.pattern == Pattern::Rr
+    }
+
     /// Bytes one recv() call asks for, as the output states it.
     pub fn recv_call_size(&self) -> usize {
         self.recv_size.unwrap_or(self.message_size)

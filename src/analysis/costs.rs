@@ -4,7 +4,8 @@
 //! copy fewer relieves most (perf_event_open(2) L1D and LL read-miss counters).
 use super::point::Point;
 use super::{
-    distinct, find, percent_change, plural, size_label, size_range, threads_label, Answer,
+    capitalize, distinct, find, percent_change, plural, size_label, size_range, threads_label,
+    Answer,
 };
 use crate::record::Metric;
 use crate::stats::{disjoint, quantile, ratio};
@@ -311,7 +312,7 @@ pub fn cache_answer(points: &[&Point]) -> Answer {
         finding: format!(
             "{} shows the largest reduction: gather has {:.0} % fewer LLC load misses per KiB \
              and {:.0} % fewer L1d load misses than copy (medians over {n} points).",
-            capital(largest),
+            capitalize(largest),
             llc_med * 100.0,
             l1_med * 100.0
         ),
@@ -334,12 +335,6 @@ fn spread(level: &str, sorted: &[f64]) -> String {
             plural(sorted.len(), "point")
         )
     }
-}
-
-fn capital(s: &str) -> String {
-    let mut c = s.chars();
-    c.next()
-        .map_or_else(String::new, |f| f.to_uppercase().chain(c).collect())
 }
 
 #[cfg(test)]

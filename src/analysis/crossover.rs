@@ -2,7 +2,9 @@
 //! size only where the 95 % confidence intervals of their stream throughput are disjoint
 //! (`stats::disjoint`); the answer is given per thread count.
 use super::point::Point;
-use super::{distinct, find, percent_change, size_label, size_range, threads_label, Answer};
+use super::{
+    capitalize, distinct, find, percent_change, size_label, size_range, threads_label, Answer,
+};
 use crate::stats::{disjoint, ratio, Summary};
 
 /// How a challenger compares with a baseline across the sizes of one thread count.
@@ -240,12 +242,6 @@ pub fn answer(points: &[&Point], challenger: &str, baseline: &str) -> Answer {
         details,
         rests_on,
     }
-}
-
-fn capitalize(s: &str) -> String {
-    let mut c = s.chars();
-    c.next()
-        .map_or_else(String::new, |f| f.to_uppercase().chain(c).collect())
 }
 
 #[cfg(test)]

@@ -121,6 +121,13 @@ pub fn find<'a>(points: &[&'a Point], series: &str, size: f64, threads: f64) -> 
         .copied()
 }
 
+/// `s` with its first letter in upper case (answers are built from clauses).
+pub fn capitalize(s: &str) -> String {
+    let mut c = s.chars();
+    c.next()
+        .map_or_else(String::new, |f| f.to_uppercase().chain(c).collect())
+}
+
 /// Sorted, distinct values of `f` over `points`.
 pub fn distinct(points: &[&Point], f: impl Fn(&Point) -> f64) -> Vec<f64> {
     let mut v: Vec<f64> = points.iter().map(|p| f(p)).collect();

@@ -25,6 +25,9 @@ pub struct Point {
     /// mechanism/pattern/size/threads, as `bytepath sweep` names points.
     pub key: String,
     pub mechanism: String,
+    /// The transport, when it sets this point's series apart (not tcp, or an ipc study where
+    /// the transport is the variable).
+    pub transport: Option<String>,
     pub pattern: String,
     pub spin: bool,
     pub size: f64,
@@ -61,13 +64,17 @@ impl Point {
         self.status == "completed"
     }
 
-    /// The legend name: the mechanism, marked when the receiver busy-polled.
+    /// The legend name: the mechanism, with its transport when that sets it apart
+    /// ("send over pipe"), marked when the receiver busy-polled.
     pub fn series(&self) -> String {
-        if self.spin {
-            format!("{} (spin)", self.mechanism)
-        } else {
-            self.mechanism.clone()
+        let mut name = self.mechanism.clone();
+        if let Some(t) = &self.transport {
+            name += &format!(" over {t}");
         }
+        if self.spin {
+            name += " (spin)";
+        }
+        name
     }
 
     /// The headline figure shown on plots: the CI mean when there is one.
@@ -105,13 +112,10 @@ pub fn from_record(record: &Value, line: usize) -> Result<Point, String> {
         v.as_f64()
             .ok_or_else(|| format!("{name} is missing or not a number"))
     };
-    // Points on other transports (or an ipc study, where the transport is the variable) are
-    // their own series: "send over pipe".
+    let mechanism = text(&config["mechanism"], "mechanism")?;
     let transport = config["transport"].as_str().unwrap_or("tcp");
-    let mechanism = match text(&config["mechanism"], "mechanism")? {
-        m if transport != "tcp" || record["command"] == "ipc" => format!("{m} over {transport}"),
-        m => m,
-    };
+    let transport =
+        (transport != "tcp" || record["command"] == "ipc").then(|| transport.to_string());
     let pattern = text(&config["pattern"], "pattern")?;
     let size = number(&config["message_size_bytes"], "config.message_size_bytes")?;
     let threads = number(&config["threads"], "config.threads")?;
@@ -146,6 +150,7 @@ pub fn from_record(record: &Value, line: usize) -> Result<Point, String> {
         line,
         key,
         spin: config["spin"].as_bool().unwrap_or(false),
+        transport,
         status: record["status"].as_str().unwrap_or("unknown").to_string(),
         headline,
         headline_metric,

@@ -1,5 +1,6 @@
 //! Deterministic synthetic run records in the shape `bytepath run --json` writes them (plus
 //! the sweep's `sweep_point` and the `statistics` block), for the report's tests and demos.
+use crate::measure::counters::CounterEvent;
 use crate::stats::summarize;
 use serde_json::{json, Value};
 
@@ -85,21 +86,18 @@ fn statistics(shape: &Shape) -> Value {
 }
 
 fn counters(shape: &Shape, bytes: f64, cpu_ns: f64) -> (Value, Value) {
-    const HARDWARE: [&str; 6] = [
-        "cycles",
-        "instructions",
-        "cache_references",
-        "cache_misses",
-        "l1d_load_misses",
-        "llc_load_misses",
-    ];
+    let hardware: Vec<&str> = CounterEvent::ALL
+        .iter()
+        .filter(|e| e.is_hardware())
+        .map(|e| e.key())
+        .collect();
     let kib = bytes / 1024.0;
     let mut set = json!({"task_clock_ns": cpu_ns, "context_switches": 100.0});
     let mut derived = json!({});
     if shape.pmu {
         let cycles = cpu_ns * 3.0;
         let values = [cycles, cycles * 1.5, kib * 100.0, kib * 10.0];
-        for (key, v) in HARDWARE.iter().zip(values) {
+        for (key, v) in hardware.iter().zip(values) {
             set[*key] = json!(v);
         }
         set["l1d_load_misses"] = json!(shape.l1d_per_kib * kib / 2.0);
@@ -107,7 +105,7 @@ fn counters(shape: &Shape, bytes: f64, cpu_ns: f64) -> (Value, Value) {
         derived = json!({"cycles_per_byte": cycles / bytes, "instructions_per_cycle": 1.5,
                          "llc_misses_per_kib": shape.llc_per_kib / 2.0});
     } else {
-        for key in HARDWARE {
+        for key in hardware {
             set[key] = Value::Null;
             set[format!("{key}_unavailable_reason")] = json!("no PMU");
         }

@@ -84,7 +84,7 @@ pub fn run(
     interrupt: &AtomicBool,
 ) -> Result<RunOutcome, Error> {
     let options = SocketOptions {
-        nodelay: spec.pattern == Pattern::Rr,
+        nodelay: spec.tcp_nodelay(),
         zerocopy_sender: spec.mechanism.needs_zerocopy_socket(),
         zerocopy_receiver: spec.mechanism.needs_zerocopy_socket() && spec.pattern == Pattern::Rr,
         nonblocking_reads: spec.spin,

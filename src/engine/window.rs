@@ -82,10 +82,6 @@ impl Window {
         }
     }
 
-    pub fn is_closed(&self) -> bool {
-        matches!(self.state, State::Closed)
-    }
-
     /// Counts messages completed at `now` (inside the open window).
     #[inline]
     pub fn record(&mut self, now: Instant, messages: u64, bytes: u64) {

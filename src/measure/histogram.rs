@@ -53,10 +53,6 @@ impl LatencyHistogram {
         let _ = self.inner.add(&other.inner);
     }
 
-    pub fn clear(&mut self) {
-        self.inner.reset();
-    }
-
     pub fn summary(&self) -> Option<LatencySummary> {
         let h = &self.inner;
         if h.is_empty() {

@@ -293,8 +293,7 @@ fn run_config(spec: &RunSpec, outcome: &RunOutcome) -> RunConfig {
         spin: spec.spin,
         verify: spec.verify,
         counters: spec.counters,
-        tcp_nodelay: spec.transport == crate::transport::Transport::Tcp
-            && spec.pattern == Pattern::Rr,
+        tcp_nodelay: spec.tcp_nodelay(),
         where_sides_run: where_sides_run.to_string(),
     }
 }
