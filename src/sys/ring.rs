@@ -8,7 +8,7 @@
 //! reads the word, announces itself as waiting, re-checks the ring and only then waits on the
 //! value it read, so a wake between the check and the wait is never lost.
 use super::cvt;
-use std::io;
+use std::io::{self, IoSlice};
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::SeqCst};
 
@@ -85,25 +85,39 @@ impl Ring {
     /// Copies as much of `buf` as fits (waiting while the ring is full); returns the count, or
     /// EPIPE once the ring is closed.
     pub fn write(&self, buf: &[u8]) -> io::Result<usize> {
+        self.write_vectored(&[IoSlice::new(buf)])
+    }
+
+    /// Copies as much of the gather list as fits, slice after slice, and publishes it once (one
+    /// wake-up check, as one writev is one system call); waits while the ring is full.
+    pub fn write_vectored(&self, iov: &[IoSlice<'_>]) -> io::Result<usize> {
         let h = self.header();
         let head = h.head.load(SeqCst);
+        let wanted: usize = iov.iter().map(|s| s.len()).sum();
         let free = loop {
             if h.closed.load(SeqCst) != 0 {
                 return Err(io::Error::from_raw_os_error(libc::EPIPE));
             }
             let free = self.capacity - (head - h.tail.load(SeqCst)) as usize;
-            if free > 0 || buf.is_empty() {
+            if free > 0 || wanted == 0 {
                 break free;
             }
             self.wait(&h.space_seq, &h.writer_waiting, || {
                 h.closed.load(SeqCst) != 0 || h.tail.load(SeqCst) + (self.capacity as u64) > head
             })?;
         };
-        let n = free.min(buf.len());
-        self.copy_in(head, &buf[..n]);
-        h.head.store(head + n as u64, SeqCst);
+        let mut written = 0;
+        for slice in iov {
+            let n = slice.len().min(free - written);
+            self.copy_in(head + written as u64, &slice[..n]);
+            written += n;
+            if written == free {
+                break;
+            }
+        }
+        h.head.store(head + written as u64, SeqCst);
         self.wake(&h.data_seq, &h.reader_waiting);
-        Ok(n)
+        Ok(written)
     }
 
     /// Copies up to `buf.len()` bytes out (waiting while empty); 0 when closed and drained.
@@ -274,6 +288,21 @@ mod tests {
         writer.join().unwrap();
         assert_eq!(got.len(), total);
         assert!(got.iter().enumerate().all(|(i, &b)| b == (i % 251) as u8));
+    }
+
+    #[test]
+    fn a_gather_list_is_published_whole_when_it_fits_and_cut_when_it_does_not() {
+        let ring = Ring::new(4096).unwrap();
+        let parts = [IoSlice::new(b"ab"), IoSlice::new(b""), IoSlice::new(b"cde")];
+        assert_eq!(ring.write_vectored(&parts).unwrap(), 5);
+        let mut buf = [0u8; 8];
+        assert_eq!(ring.read(&mut buf, false).unwrap(), 5);
+        assert_eq!(&buf[..5], b"abcde");
+        ring.write(&[0u8; 4094]).unwrap();
+        let n = ring
+            .write_vectored(&[IoSlice::new(b"xy"), IoSlice::new(b"z")])
+            .unwrap();
+        assert_eq!(n, 2, "only the free bytes are taken, in order");
     }
 
     #[test]

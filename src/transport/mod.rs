@@ -133,18 +133,13 @@ impl Endpoint {
         }
     }
 
-    /// One sendmsg(2) or writev(2) of a gather list; the ring takes the first slice that has
-    /// bytes (the caller's loop advances through the rest, as after a short writev).
+    /// One sendmsg(2), writev(2), or one gather copy into the ring (published once).
     #[inline]
     pub fn write_vectored(&self, iov: &[IoSlice<'_>]) -> io::Result<usize> {
         match &self.inner {
             Inner::Socket(fd) => socket::sendmsg(fd.as_fd(), iov, 0),
             Inner::Pipe { write, .. } => fdio::writev(write.as_fd(), iov),
-            Inner::Shm { tx, .. } => tx.write(
-                iov.iter()
-                    .find(|s| !s.is_empty())
-                    .map_or(&[][..], |s| &s[..]),
-            ),
+            Inner::Shm { tx, .. } => tx.write_vectored(iov),
         }
     }
 
@@ -230,7 +225,7 @@ mod tests {
             assert_eq!(f.sender.write(b"ping").unwrap(), 4, "{t:?}");
             let mut buf = [0u8; 8];
             assert_eq!(f.receiver.read(&mut buf, false).unwrap(), 4);
-            // A gather write may be short (the ring takes one slice a call): loop as senders do.
+            // A gather write may be short: loop as senders do.
             let mut iov = [IoSlice::new(b"po"), IoSlice::new(b"ng")];
             crate::mechanism::send_all_vectored(&mut iov, |iov| f.receiver.write_vectored(iov))
                 .unwrap();
