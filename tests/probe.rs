@@ -17,12 +17,7 @@ fn run_probe_json() -> Value {
         .timeout(std::time::Duration::from_secs(60))
         .output()
         .expect("bytepath ran");
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::assert_success(&out);
     serde_json::from_slice(&out.stdout).expect("one JSON document")
 }
 

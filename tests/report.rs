@@ -42,12 +42,7 @@ fn points_per_plot(html: &str) -> Vec<(String, usize)> {
 fn report_writes_html_and_markdown_with_a_plot_per_figure() {
     let dir = folder("demo", Some(&jsonl(&demo_sweep(true))));
     let out = bytepath().arg("report").arg(&dir).output().unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::assert_success(&out);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(
         stdout.trim(),

@@ -14,11 +14,7 @@ fn a_thousand_flows_keep_the_schedule_and_deliver_everything() {
         .timeout(std::time::Duration::from_secs(120))
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::assert_success(&out);
     let r: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(r["status"], "completed", "{}", r["errors"]);
     assert_eq!(r["transfer"]["all_delivered"], true);

@@ -152,11 +152,7 @@ fn the_csv_loads_in_python_with_a_consistent_column_count() {
         .arg(tiny_sweep().join("results.csv"))
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::assert_success(&out);
     let expected = format!("4 {}\n", csv::header().len());
     assert_eq!(String::from_utf8_lossy(&out.stdout), expected);
 }

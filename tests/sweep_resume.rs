@@ -84,12 +84,7 @@ fn ctrl_c_keeps_finished_points_and_resume_measures_only_the_rest() {
         .timeout(Duration::from_secs(120))
         .output()
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::assert_success(&out);
     let stdout = String::from_utf8_lossy(&out.stdout);
     let measured_now = stdout.lines().filter(|l| l.starts_with('[')).count();
     assert_eq!(measured_now, 6 - completed.len(), "{stdout}");

@@ -249,8 +249,13 @@ mod tests {
         let data = messages(0, 40, 10);
         a.write_all(&data).unwrap();
         drop(a);
-        let mut r = Receiver::new(0, 40, RecvMode::Chunks { chunk: 64 }, false, true);
-        let mut total = 0;
+        let mut r = Receiver::new(0, 40, RecvMode::Chunks { chunk: 128 }, false, true);
+        // One recv of 128 bytes completes three 40-byte messages and keeps 8 bytes of the fourth:
+        // a receiver reading one message per call would report 1 here.
+        let first = r.receive(&b).unwrap();
+        assert_eq!(first.messages, 3);
+        assert_eq!(r.bytes_total, 128);
+        let mut total = first.messages;
         loop {
             let got = r.receive(&b).unwrap();
             if got.eof {

@@ -27,3 +27,32 @@ pub fn allowed_cpus() -> io::Result<Vec<usize>> {
         .filter(|&i| unsafe { libc::CPU_ISSET(i, &set) })
         .collect())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_pinned_thread_may_run_only_on_its_cpu() {
+        let cpus = allowed_cpus().unwrap();
+        let target = *cpus.last().unwrap();
+        let after = std::thread::spawn(move || {
+            pin_current_thread(target).unwrap();
+            allowed_cpus().unwrap()
+        })
+        .join()
+        .unwrap();
+        assert_eq!(after, vec![target]);
+        assert_eq!(
+            allowed_cpus().unwrap(),
+            cpus,
+            "only the pinned thread changed"
+        );
+    }
+
+    #[test]
+    fn a_cpu_beyond_the_set_size_is_refused() {
+        let err = pin_current_thread(libc::CPU_SETSIZE as usize).unwrap_err();
+        assert_eq!(err.raw_os_error(), Some(libc::EINVAL));
+    }
+}
