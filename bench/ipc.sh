@@ -281,40 +281,6 @@ print(max(v), statistics.median(v))' "${vals[@]}")
 }
 
 # sockperf ping-pong -> RESULT avg RTT us, RESULT2 p50 RTT us (sockperf half RTT x 2)
-sockperf_rtt() { # proto(tcp|udp) client_cpu server_cpu
-  local proto="$1" ccpu="$2" scpu="$3" spid flag=()
-  local slog="$WORK/sockperf-server.log" out="$WORK/sockperf.out" parsed
-  [[ "$proto" == tcp ]] && flag=(--tcp)
-  next_free_port
-  timeout "$((SOCK_LIMIT + 10))" taskset -c "$scpu" sockperf server "${flag[@]}" -i 127.0.0.1 -p "$PORT" >"$slog" 2>&1 &
-  spid=$!
-  SERVER_PIDS+=("$spid")
-  wait_bound "$proto" "$PORT" "$spid" "$slog"
-  if ! timeout "$SOCK_LIMIT" taskset -c "$ccpu" sockperf ping-pong "${flag[@]}" -i 127.0.0.1 -p "$PORT" \
-      -m "$SOCK_SIZE" -t "$DURATION" >"$out" 2>&1; then
-    cat "$out" "$slog" >&2
-    die "sockperf ping-pong ($proto) failed"
-  fi
-  stop_server "$spid"
-  # Lines (usec, half round trip, ANSI colour codes elsewhere):
-  #   sockperf: ====> avg-latency=33.005 (std-dev=15.104)
-  #   sockperf: ---> percentile 50.000 =   31.832
-  parsed="$(python3 - "$out" <<'EOF'
-import re, sys
-text = re.sub(r"\x1b\[[0-9;]*m", "", open(sys.argv[1], errors="replace").read())
-a = re.search(r"avg-lat(?:ency)?\s*=\s*([0-9.]+)", text)
-m = re.search(r"--->\s*percentile\s+50(?:\.0+)?\s*=\s*([0-9.]+)", text)
-if not a or not m:
-    sys.exit("no 'avg-latency=' or 'percentile 50.000 =' line")
-avg, p50 = float(a.group(1)), float(m.group(1))
-if avg <= 0 or p50 <= 0:
-    sys.exit("zero latency")
-print(2.0 * avg, 2.0 * p50)
-EOF
-)" || { cat "$out" >&2; die "could not parse sockperf output"; }
-  read -r RESULT RESULT2 <<<"$parsed"
-}
-
 # ---------------------------------------------------------------- table ----
 ROWS=()
 NOTES=()
@@ -402,14 +368,14 @@ for ((rep = 1; rep <= REPEAT; rep++)); do
     bytepath_rtt tcp "$SOCK_SIZE" "$pin"
     bp_mean="$RESULT" bp_p50="$RESULT2" bp_detail="$RESULT3"
     log "tcp ${SOCK_SIZE}B $pl$tag: sockperf --tcp (client CPU $CLIENT_CPU, server CPU $scpu)"
-    sockperf_rtt tcp "$CLIENT_CPU" "$scpu"
+    sockperf_rtt tcp "$CLIENT_CPU" "$scpu" "$SOCK_SIZE" "$DURATION" "$SOCK_LIMIT"
     sp_avg="$RESULT" sp_p50="$RESULT2"
     q="tcp ${SOCK_SIZE}B RTT $pl$tag"
     judged "$q: p50" "$bp_p50" "$sp_p50" "$(us "$bp_p50")" "$(us "$sp_p50") (sockperf x2)" "${NOTE[tcp_$pl]} [bytepath $bp_detail]"
     judged "$q: mean" "$bp_mean" "$sp_avg" "$(us "$bp_mean")" "$(us "$sp_avg") (sockperf avg x2)" "${NOTE[tcp_$pl]} [bytepath $bp_detail]"
 
     log "udp ${SOCK_SIZE}B $pl$tag: sockperf UDP (client CPU $CLIENT_CPU, server CPU $scpu)"
-    sockperf_rtt udp "$CLIENT_CPU" "$scpu"
+    sockperf_rtt udp "$CLIENT_CPU" "$scpu" "$SOCK_SIZE" "$DURATION" "$SOCK_LIMIT"
     add_row "udp ${SOCK_SIZE}B RTT $pl$tag: p50 / mean" "not measured: bytepath has no udp transport yet" \
       "$(fmt "$RESULT2" .2f) / $(fmt "$RESULT" .2f) us (sockperf x2)" "-" "n/a"
   done

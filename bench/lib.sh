@@ -96,3 +96,40 @@ stop_server() { # pid
 
 fmt() { python3 -c "import sys; print(format(float(sys.argv[1]), sys.argv[2]))" "$1" "$2"; }
 ratio() { python3 -c "import sys; print(format(float(sys.argv[1]) / float(sys.argv[2]), '.3f'))" "$1" "$2"; }
+
+# sockperf ping-pong over loopback -> RESULT mean and RESULT2 p50 FULL round trip, µs (sockperf
+# reports half the round trip; both are doubled here).
+# shellcheck disable=SC2034  # RESULT and RESULT2 are read by the sourcing script
+sockperf_rtt() { # proto(tcp|udp) client_cpu server_cpu size seconds limit_s
+  local proto="$1" ccpu="$2" scpu="$3" size="$4" seconds="$5" limit="$6" spid flag=()
+  local slog="$WORK/sockperf-server.log" out="$WORK/sockperf.out" parsed
+  [[ "$proto" == tcp ]] && flag=(--tcp)
+  next_free_port
+  timeout "$((limit + 10))" taskset -c "$scpu" sockperf server "${flag[@]}" -i 127.0.0.1 -p "$PORT" >"$slog" 2>&1 &
+  spid=$!
+  SERVER_PIDS+=("$spid")
+  wait_bound "$proto" "$PORT" "$spid" "$slog"
+  if ! timeout "$limit" taskset -c "$ccpu" sockperf ping-pong "${flag[@]}" -i 127.0.0.1 -p "$PORT" \
+      -m "$size" -t "$seconds" >"$out" 2>&1; then
+    cat "$out" "$slog" >&2
+    die "sockperf ping-pong ($proto) failed"
+  fi
+  stop_server "$spid"
+  # Lines (usec, half round trip, ANSI colour codes elsewhere):
+  #   sockperf: ====> avg-latency=33.005 (std-dev=15.104)
+  #   sockperf: ---> percentile 50.000 =   31.832
+  parsed="$(python3 - "$out" <<'EOF'
+import re, sys
+text = re.sub(r"\x1b\[[0-9;]*m", "", open(sys.argv[1], errors="replace").read())
+a = re.search(r"avg-lat(?:ency)?\s*=\s*([0-9.]+)", text)
+m = re.search(r"--->\s*percentile\s+50(?:\.0+)?\s*=\s*([0-9.]+)", text)
+if not a or not m:
+    sys.exit("no 'avg-latency=' or 'percentile 50.000 =' line")
+avg, p50 = float(a.group(1)), float(m.group(1))
+if avg <= 0 or p50 <= 0:
+    sys.exit("zero latency")
+print(2.0 * avg, 2.0 * p50)
+EOF
+)" || { cat "$out" >&2; die "could not parse sockperf output"; }
+  read -r RESULT RESULT2 <<<"$parsed"
+}

@@ -150,38 +150,6 @@ EOF
 )" || { cat "$out" >&2; die "could not parse iperf3 output"; }
 }
 
-sockperf_rr() { # client_cpu server_cpu -> p50 round trip, us (sockperf half RTT x 2)
-  local ccpu="$1" scpu="$2" spid
-  local slog="$WORK/sockperf-server.log" out="$WORK/sockperf.out"
-  next_free_port
-  timeout "$((RUN_LIMIT + 10))" taskset -c "$scpu" sockperf server --tcp -i 127.0.0.1 -p "$PORT" >"$slog" 2>&1 &
-  spid=$!
-  SERVER_PIDS+=("$spid")
-  wait_bound tcp "$PORT" "$spid" "$slog"
-  # sockperf spends ~0.4 s of -t warming up and excludes it; -t DURATION+WARMUP
-  # gives it the same wall time as bytepath's warm-up + measured time.
-  if ! timeout "$RUN_LIMIT" taskset -c "$ccpu" sockperf ping-pong --tcp -i 127.0.0.1 -p "$PORT" \
-      -m "$RR_SIZE" -t "$((DURATION + WARMUP))" >"$out" 2>&1; then
-    cat "$out" "$slog" >&2
-    die "sockperf ping-pong failed"
-  fi
-  stop_server "$spid"
-  # Line format (usec, half round trip, with ANSI colour codes elsewhere):
-  #   sockperf: ---> percentile 50.000 =   31.411
-  RESULT="$(python3 - "$out" <<'EOF'
-import re, sys
-text = re.sub(r"\x1b\[[0-9;]*m", "", open(sys.argv[1], errors="replace").read())
-m = re.search(r"--->\s*percentile\s+50(?:\.0+)?\s*=\s*([0-9.]+)", text)
-if not m:
-    sys.exit("no 'percentile 50.000 =' line")
-half = float(m.group(1))
-if half <= 0:
-    sys.exit("zero latency")
-print(2.0 * half)
-EOF
-)" || { cat "$out" >&2; die "could not parse sockperf output"; }
-}
-
 # ---------------------------------------------------------------- table ----
 ROWS=()
 add_row() { ROWS+=("$1|$2|$3|$4|$5|$6"); } # case, bytepath, peer, ratio, target, verdict
@@ -218,7 +186,9 @@ for ((rep = 1; rep <= REPEAT; rep++)); do
     bytepath_rr "$pin"
     bp="$RESULT"
     log "rr ${RR_SIZE}B $pname$tag: sockperf (client CPU $scpu, server CPU $rcpu)"
-    sockperf_rr "$scpu" "$rcpu"
+    # sockperf excludes ~0.4 s of -t as its own warm-up: give it bytepath's warm-up + measured time.
+    sockperf_rtt tcp "$scpu" "$rcpu" "$RR_SIZE" "$((DURATION + WARMUP))" "$RUN_LIMIT"
+    RESULT="$RESULT2" # p50 full round trip
     pe="$RESULT"
     r="$(ratio "$bp" "$pe")"
     add_row "rr ${RR_SIZE}B $pname$tag" "$(fmt "$bp" .1f) us RTT" "$(fmt "$pe" .1f) us RTT (sockperf x2)" \
