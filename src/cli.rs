@@ -91,9 +91,10 @@ pub struct SweepArgs {
 
 #[derive(Debug, Args)]
 pub struct IpcArgs {
-    /// Transports, comma-separated (pipe, unix, tcp, shm).
-    #[arg(long, default_value = "pipe,unix,tcp,shm")]
-    pub transports: String,
+    /// Transports, comma-separated: pipe, unix, unix-dgram, tcp, udp, shm. By default all six;
+    /// the datagram ones then skip sizes above their datagram limit (named, they refuse them).
+    #[arg(long)]
+    pub transports: Option<String>,
     /// Message sizes, comma-separated (any size from 1 B to 64 MiB).
     #[arg(long, default_value = "4,16,64,256,1K,4K,16K,64K,256K,512K")]
     pub sizes: String,
@@ -115,6 +116,9 @@ pub struct IpcArgs {
     /// Pipe buffer (F_SETPIPE_SZ) for pipe, ring size for shm.
     #[arg(long)]
     pub pipe_size: Option<String>,
+    /// udp, unix-dgram: send a size above the datagram limit as several numbered datagrams.
+    #[arg(long)]
+    pub udp_split: bool,
     /// CPU placement (see `run --pin`); default: cross where two CPUs exist.
     #[arg(long)]
     pub pin: Option<String>,
@@ -193,6 +197,10 @@ pub struct RunArgs {
     /// every byte; any mismatch makes the run exit non-zero.
     #[arg(long)]
     pub verify: bool,
+    /// udp, unix-dgram: send a message larger than one datagram as several equal datagrams
+    /// (each numbered) instead of refusing the size.
+    #[arg(long)]
+    pub udp_split: bool,
     /// perf counters to open per thread: all, software, hardware, none, or auto (all for
     /// stream; none for rr, because counters add a perf context switch to every round trip).
     #[arg(long, default_value = "auto")]

@@ -3,6 +3,7 @@
 use crate::cli::RunArgs;
 use crate::measure::counters::CounterSelection;
 use crate::mechanism::MechanismKind;
+use crate::transport::datagram::Framing;
 use crate::transport::Transport;
 use std::fmt;
 use std::time::Duration;
@@ -152,6 +153,8 @@ pub struct RunSpec {
     pub spin: bool,
     pub verify: bool,
     pub counters: CounterSelection,
+    /// Datagram transports: send a message larger than one datagram as several.
+    pub udp_split: bool,
 }
 
 impl RunSpec {
@@ -172,6 +175,13 @@ impl RunSpec {
         let transport: Transport = args.transport.parse()?;
         let mechanism: MechanismKind = args.mechanism.parse()?;
         check_transport(transport, mechanism)?;
+        check_datagram_size(transport, message_size, args.udp_split)?;
+        if transport.is_datagram() && recv_size.is_some() {
+            return Err(bad(format!(
+                "--recv-size with --transport {}: a datagram is received whole, one per call; allowed only with tcp, unix, pipe and shm",
+                transport.name()
+            )));
+        }
         let pipe_size = match &args.pipe_size {
             Some(text) if matches!(transport, Transport::Pipe | Transport::Shm) => {
                 Some(parse_pipe_size(text)?)
@@ -203,6 +213,15 @@ impl RunSpec {
             spin: args.spin,
             verify: args.verify,
             counters: parse_counters(&args.counters, pattern)?,
+            udp_split: args.udp_split,
+        })
+    }
+
+    /// How messages map onto datagrams (datagram transports; the size was checked at parse).
+    pub fn framing(&self) -> Option<Framing> {
+        self.transport.is_datagram().then(|| {
+            Framing::for_transport(self.transport, self.message_size, self.udp_split)
+                .expect("the message size was checked against the datagram limit")
         })
     }
 
@@ -284,6 +303,20 @@ fn parse_count(args: &RunArgs) -> Result<Option<Count>, ConfigError> {
 }
 
 /// Zero copy (MSG_ZEROCOPY) is a TCP socket feature.
+/// Refuses a message size the datagram transport cannot carry (tcp, unix, pipe, shm carry any).
+pub fn check_datagram_size(
+    transport: Transport,
+    message_size: usize,
+    split: bool,
+) -> Result<(), ConfigError> {
+    if !transport.is_datagram() {
+        return Ok(());
+    }
+    Framing::for_transport(transport, message_size, split)
+        .map(|_| ())
+        .map_err(|e| bad(format!("--size {e}")))
+}
+
 pub fn check_transport(transport: Transport, mechanism: MechanismKind) -> Result<(), ConfigError> {
     if mechanism == MechanismKind::Zerocopy && transport != Transport::Tcp {
         return Err(bad(format!(

@@ -10,15 +10,7 @@ fn a_small_study_measures_every_transport_and_size_exactly() {
     let dir = tempfile::tempdir().unwrap();
     let out_dir = dir.path().join("ipc");
     let out = bytepath()
-        .args([
-            "ipc",
-            "--transports",
-            "pipe,unix,tcp,shm",
-            "--sizes",
-            "60,4K",
-            "--trials",
-            "300",
-        ])
+        .args(["ipc", "--sizes", "60,4K", "--trials", "300"])
         .args([
             "--bytes",
             "1M",
@@ -47,14 +39,18 @@ fn a_small_study_measures_every_transport_and_size_exactly() {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    assert_eq!(records.len(), 16, "2 measures x 2 sizes x 4 transports");
+    assert_eq!(
+        records.len(),
+        24,
+        "2 measures x 2 sizes x 6 transports (all by default)"
+    );
     let mut keys: Vec<&str> = records
         .iter()
         .map(|r| r["sweep_point"]["key"].as_str().unwrap())
         .collect();
     keys.sort();
     keys.dedup();
-    assert_eq!(keys.len(), 16, "each point once, transports kept apart");
+    assert_eq!(keys.len(), 24, "each point once, transports kept apart");
     for r in &records {
         assert_eq!(r["command"], "ipc");
         assert_eq!(r["status"], "completed", "{}", r["errors"]);
@@ -66,7 +62,22 @@ fn a_small_study_measures_every_transport_and_size_exactly() {
                 (1u64 << 20).div_ceil(size) * size
             ),
         }
+        match r["config"]["transport"].as_str().unwrap() {
+            "udp" | "unix-dgram" => {
+                let forward = &r["datagrams"]["forward"];
+                assert!(u(&forward["received"]) <= u(&forward["sent"]));
+                assert_eq!(
+                    u(&forward["received"]) + u(&forward["lost"]),
+                    u(&forward["sent"])
+                );
+            }
+            _ => assert!(r["datagrams"].is_null()),
+        }
     }
+    assert!(
+        stdout.contains("datagrams lost 0 of"),
+        "datagram points state their loss: {stdout}"
+    );
     let html = std::fs::read_to_string(out_dir.join("report.html")).unwrap();
     assert!(html.contains("Latency p50 and p99 vs message size"));
     assert!(html.contains("send over shm") && html.contains("send over pipe"));
@@ -75,7 +86,18 @@ fn a_small_study_measures_every_transport_and_size_exactly() {
 #[test]
 fn bad_ipc_input_is_one_line_and_exit_2() {
     for (args, needle) in [
-        (vec!["--transports", "udp"], "allowed: tcp, unix, pipe, shm"),
+        (
+            vec!["--transports", "sctp"],
+            "allowed: tcp, unix, pipe, shm, udp, unix-dgram",
+        ),
+        (
+            vec!["--transports", "udp", "--sizes", "64,128K"],
+            "one datagram carries at most 65507 B",
+        ),
+        (
+            vec!["--transports", "unix-dgram", "--sizes", "2"],
+            "every datagram starts with a 4-byte sequence number",
+        ),
         (vec!["--trials", "0"], "--trials \"0\""),
         (
             vec!["--sizes", "4K", "--bytes", "1K"],

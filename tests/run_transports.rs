@@ -1,5 +1,6 @@
-//! The same engine over other transports: AF_UNIX socket pairs and pipe pairs carry every
-//! copying mechanism in stream and rr with every byte verified; zero copy stays TCP-only.
+//! The same engine over other transports: AF_UNIX socket pairs, pipe pairs, shared-memory
+//! rings and datagram sockets carry every copying mechanism in stream and rr with every byte
+//! verified; datagrams are numbered and their loss counted; zero copy stays TCP-only.
 mod common;
 use common::{bytepath, run_json, u};
 
@@ -75,7 +76,8 @@ fn zerocopy_off_tcp_and_unknown_transports_are_refused() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("allowed: tcp, unix, pipe, shm"));
+    assert!(String::from_utf8_lossy(&out.stderr)
+        .contains("allowed: tcp, unix, pipe, shm, udp, unix-dgram"));
 }
 
 #[test]
@@ -121,4 +123,95 @@ fn the_pipe_buffer_is_settable_and_the_granted_size_is_recorded() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("pipe-max-size"));
+}
+
+/// Bytes the receiving sides checked: everything received except each datagram's number.
+fn checked_payload(r: &serde_json::Value) -> u64 {
+    let t = &r["transfer"];
+    let d = &r["datagrams"];
+    let datagrams = u(&d["forward"]["received"]) + d["back"]["received"].as_u64().unwrap_or(0);
+    u(&t["receiver_received_bytes"]) + u(&t["sender_received_bytes"]) - 4 * datagrams
+}
+
+#[test]
+fn datagram_flows_number_every_datagram_and_verify_every_byte_received() {
+    for transport in ["udp", "unix-dgram"] {
+        for mechanism in ["send", "copy", "gather"] {
+            for pattern in ["stream", "rr"] {
+                let what = format!("{transport}/{mechanism}/{pattern}");
+                let (r, code) = run_json(&[
+                    "--transport",
+                    transport,
+                    "-m",
+                    mechanism,
+                    "-p",
+                    pattern,
+                    "-s",
+                    "1K",
+                    "-t",
+                    "2",
+                    "--verify",
+                ]);
+                assert_eq!(code, 0, "{what}: {}", r["errors"]);
+                assert_eq!(r["verify"]["mismatched_bytes"], 0, "{what}");
+                assert_eq!(
+                    u(&r["verify"]["checked_bytes"]),
+                    checked_payload(&r),
+                    "{what}"
+                );
+                let d = &r["datagrams"];
+                assert_eq!(d["datagrams_per_message"], 1, "{what}");
+                let forward = &d["forward"];
+                assert!(u(&forward["received"]) > 0, "{what}");
+                assert_eq!(
+                    u(&forward["received"]) + u(&forward["lost"]),
+                    u(&forward["sent"]),
+                    "{what}"
+                );
+                if pattern == "rr" {
+                    assert_eq!(
+                        u(&d["back"]["sent"]),
+                        u(&forward["received"]),
+                        "{what}: every request that arrived was answered"
+                    );
+                }
+                if transport == "unix-dgram" {
+                    // AF_UNIX datagram senders block on a full receiver instead of dropping.
+                    assert_eq!(u(&forward["lost"]), 0, "{what}");
+                    assert_eq!(r["transfer"]["all_delivered"], true, "{what}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn a_message_above_the_datagram_limit_is_split_into_numbered_datagrams_or_refused() {
+    let (r, code) = run_json(&[
+        "--transport",
+        "udp",
+        "-m",
+        "gather",
+        "-s",
+        "100K",
+        "--udp-split",
+        "--verify",
+    ]);
+    assert_eq!(code, 0, "{}", r["errors"]);
+    let d = &r["datagrams"];
+    assert_eq!(d["datagrams_per_message"], 2);
+    assert_eq!(d["datagram_bytes"], 51_200);
+    assert_eq!(r["verify"]["mismatched_bytes"], 0);
+    assert_eq!(u(&r["verify"]["checked_bytes"]), checked_payload(&r));
+    let out = bytepath()
+        .args(["run", "-m", "gather", "--transport", "udp", "-s", "100K"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("one datagram carries at most 65507 B") && err.contains("--udp-split"),
+        "{err}"
+    );
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
 }

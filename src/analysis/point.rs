@@ -52,6 +52,8 @@ pub struct Point {
     /// Voluntary and involuntary switches of both sides per MiB of payload.
     pub context_switches_per_mib: Option<f64>,
     pub zerocopy: Option<ZerocopyCounts>,
+    /// Datagram transports: the share of datagrams lost, both ways (percent).
+    pub datagrams_lost_percent: Option<f64>,
     /// config.where_sides_run: loopback, veth or across hosts.
     pub where_sides_run: String,
     pub ci_target_met: Option<bool>,
@@ -165,6 +167,7 @@ pub fn from_record(record: &Value, line: usize) -> Result<Point, String> {
         llc_misses_per_kib: per_byte(sides, "llc_load_misses", &sides[1], 1024.0),
         context_switches_per_mib: switches_per_mib(sides),
         zerocopy: zerocopy_counts(&record["zerocopy"]),
+        datagrams_lost_percent: datagrams_lost_percent(&record["datagrams"]),
         where_sides_run: config["where_sides_run"].as_str().unwrap_or("").to_string(),
         ci_target_met: statistics["ci_target_met"].as_bool(),
         stop_reason: statistics["stop_reason"].as_str().map(str::to_string),
@@ -244,6 +247,13 @@ fn switches_per_mib(sides: &[Value]) -> Option<f64> {
     }
     let bytes = sides[1]["payload_bytes"].as_f64().filter(|b| *b > 0.0)?;
     Some(switches * (1 << 20) as f64 / bytes)
+}
+
+fn datagrams_lost_percent(d: &Value) -> Option<f64> {
+    let ways = [&d["forward"], &d["back"]];
+    let count = |key: &str| -> f64 { ways.iter().filter_map(|w| w[key].as_f64()).sum() };
+    let sent = count("sent");
+    (sent > 0.0).then(|| 100.0 * count("lost") / sent)
 }
 
 fn zerocopy_counts(z: &Value) -> Option<ZerocopyCounts> {

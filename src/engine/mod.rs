@@ -89,6 +89,7 @@ pub fn run(
         zerocopy_receiver: spec.mechanism.needs_zerocopy_socket() && spec.pattern == Pattern::Rr,
         nonblocking_reads: spec.spin,
         pipe_size: spec.pipe_size,
+        framing: spec.framing(),
     };
     let flows: Vec<FlowEnds> = connector
         .connect(spec.threads, options)
@@ -163,9 +164,10 @@ fn flow_workers(
     let receiver = |mode| Receiver::new(ctx.flow, spec.message_size, mode, spec.spin, spec.verify);
     let (sender_job, receiver_job) = match spec.pattern {
         Pattern::Stream => {
-            let mode = match spec.recv_size {
-                Some(chunk) => RecvMode::Chunks { chunk },
-                None => RecvMode::WholeMessage {
+            let mode = match (spec.framing(), spec.recv_size) {
+                (Some(framing), _) => RecvMode::Datagrams(framing),
+                (None, Some(chunk)) => RecvMode::Chunks { chunk },
+                (None, None) => RecvMode::WholeMessage {
                     max_call: spec.message_size,
                 },
             };
@@ -175,8 +177,11 @@ fn flow_workers(
             )
         }
         Pattern::Rr => {
-            let mode = RecvMode::WholeMessage {
-                max_call: spec.recv_call_size(),
+            let mode = match spec.framing() {
+                Some(framing) => RecvMode::Datagrams(framing),
+                None => RecvMode::WholeMessage {
+                    max_call: spec.recv_call_size(),
+                },
             };
             (
                 Job::RrClient(mechanism::build(spec.mechanism, ctx), receiver(mode)),

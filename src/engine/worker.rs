@@ -5,7 +5,7 @@ use super::control::{Control, Phase};
 use super::slices::{SliceBoard, SliceClock};
 use super::window::{Window, WindowResult};
 use crate::measure::counters::CounterSelection;
-use crate::mechanism::receive::{Receiver, Verifier};
+use crate::mechanism::receive::{DatagramStats, Receiver, Verifier};
 use crate::mechanism::{SendMechanism, ZerocopyStats};
 use crate::sys::affinity;
 use crate::transport::Endpoint;
@@ -63,6 +63,8 @@ pub struct ThreadSample {
     pub received_bytes: u64,
     pub zerocopy: Option<ZerocopyStats>,
     pub verifier: Option<Verifier>,
+    /// Datagram transports: numbering, loss and timeouts seen by this side.
+    pub datagrams: Option<DatagramStats>,
     pub error: Option<String>,
 }
 
@@ -96,22 +98,28 @@ impl Worker {
             // Wake the peer thread, which may be blocked on this flow.
             ep.abort();
         }
-        let (zerocopy, verifier, received) = match job {
-            Job::StreamSend(m) => (m.zerocopy_stats(), None, None),
-            Job::StreamReceive(r) => (None, r.verifier, Some(r.bytes_total)),
-            Job::RrClient(m, r) | Job::RrServer(r, m) => {
-                (m.zerocopy_stats(), r.verifier, Some(r.bytes_total))
-            }
+        let (zerocopy, receiver) = match job {
+            Job::StreamSend(m) => (m.zerocopy_stats(), None),
+            Job::StreamReceive(r) => (None, Some(r)),
+            Job::RrClient(m, r) | Job::RrServer(r, m) => (m.zerocopy_stats(), Some(r)),
         };
+        let datagrams = ep.datagrams_sent().map(|sent| DatagramStats {
+            sent,
+            ..receiver
+                .as_ref()
+                .and_then(Receiver::datagram_stats)
+                .unwrap_or_default()
+        });
         ThreadSample {
             flow: self.flow,
             role: self.role,
             window: window.finish(),
             total_messages: totals.messages,
             sent_bytes: totals.bytes,
-            received_bytes: received.unwrap_or(0),
+            received_bytes: receiver.as_ref().map_or(0, |r| r.bytes_total),
             zerocopy,
-            verifier,
+            verifier: receiver.and_then(|r| r.verifier),
+            datagrams,
             error: result.err().map(|e| e.to_string()),
         }
     }
@@ -135,16 +143,12 @@ impl Worker {
         totals: &mut Totals,
     ) -> io::Result<()> {
         match job {
-            Job::StreamSend(mech) => self.send_loop(mech.as_mut(), ep, window, totals, || Ok(())),
+            Job::StreamSend(mech) => {
+                self.send_loop(mech.as_mut(), ep, window, totals, |_| Ok(true))
+            }
             Job::StreamReceive(receiver) => self.stream_receive(receiver, ep, window, totals),
             Job::RrClient(mech, receiver) => {
-                let answer = || match receiver.receive(ep)?.eof {
-                    false => Ok(()),
-                    true => Err(io::Error::new(
-                        io::ErrorKind::UnexpectedEof,
-                        "server closed the flow before answering",
-                    )),
-                };
+                let answer = |request| receiver.receive_answer(ep, request);
                 self.send_loop(mech.as_mut(), ep, window, totals, answer)
             }
             Job::RrServer(receiver, mech) => {
@@ -156,26 +160,33 @@ impl Worker {
     /// The sending side of stream and rr: send, then `after_send` (nothing for stream; wait for
     /// the whole answer for rr), then one timestamp. The latency sample is the interval between
     /// consecutive timestamps: time per message handed over (stream) or the round trip (rr).
+    /// A round trip whose answer never came (datagrams) is counted by the receiver, not timed.
     fn send_loop(
         &self,
         mech: &mut dyn SendMechanism,
         ep: &Endpoint,
         window: &mut Window,
         totals: &mut Totals,
-        mut after_send: impl FnMut() -> io::Result<()>,
+        mut after_send: impl FnMut(u64) -> io::Result<bool>,
     ) -> io::Result<()> {
         let size = self.message_size as u64;
         let mut last = Instant::now();
+        let mut sent = 0u64;
         loop {
             let phase = self.control.phase_at(last);
             if !window.follow(phase, last) && phase == Phase::Stop {
                 break;
             }
-            mech.send_message(ep, totals.messages)?;
+            mech.send_message(ep, sent)?;
             totals.bytes += size;
-            after_send()?;
-            totals.messages += 1;
+            let completed = after_send(sent)?;
+            sent += 1;
             let now = Instant::now();
+            if !completed {
+                last = now;
+                continue;
+            }
+            totals.messages += 1;
             if window.is_open() {
                 window.record(now, 1, size);
                 window.latency(now - last, 1);
@@ -199,6 +210,13 @@ impl Worker {
         loop {
             let got = receiver.receive(ep)?;
             if got.eof {
+                return Ok(());
+            }
+            if got.timed_out && self.control.phase_at(Instant::now()) == Phase::Stop {
+                // The end marker was lost: the window ends with the last message, not with
+                // the silence that followed it.
+                receiver.end_marker_lost();
+                window.close_at(last);
                 return Ok(());
             }
             if got.messages == 0 {
@@ -227,13 +245,24 @@ impl Worker {
     ) -> io::Result<()> {
         let size = self.message_size as u64;
         loop {
-            if receiver.receive(ep)?.eof {
+            let got = receiver.receive(ep)?;
+            if got.eof {
                 break;
             }
-            let counting = window.is_open();
             let now = Instant::now();
+            if got.timed_out {
+                if self.control.phase_at(now) == Phase::Stop {
+                    receiver.end_marker_lost();
+                    break;
+                }
+                continue;
+            }
+            let counting = window.is_open();
             window.follow(self.control.phase_at(now), now);
-            mech.send_message(ep, totals.messages)?;
+            // The answer carries the request's numbers and pattern (datagrams may be lost, so
+            // the server's own count can lag the client's).
+            ep.answer_to(got.first_seq);
+            mech.send_message(ep, got.message)?;
             totals.messages += 1;
             totals.bytes += size;
             if counting {

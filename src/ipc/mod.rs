@@ -43,7 +43,16 @@ pub struct IpcSpec {
     pub pipe_size: Option<usize>,
     pub pinning: Pinning,
     pub cpus: Vec<usize>,
+    pub udp_split: bool,
+    /// (transport, size) pairs left out: a datagram transport that cannot carry the size, when
+    /// the transports were not named (named, such a size is refused instead).
+    pub skipped: Vec<(Transport, usize)>,
+    /// Why, one line per transport, as printed.
+    pub skip_reasons: Vec<String>,
 }
+
+/// Every transport, the default of `--transports`.
+const ALL_TRANSPORTS: &str = "pipe,unix,unix-dgram,tcp,udp,shm";
 
 fn bad(msg: String) -> ConfigError {
     ConfigError(msg)
@@ -51,8 +60,13 @@ fn bad(msg: String) -> ConfigError {
 
 impl IpcSpec {
     pub fn from_args(args: &IpcArgs, cpus: &[usize]) -> Result<IpcSpec, ConfigError> {
-        let transports = parse_list("--transports", &args.transports, |t| t.parse::<Transport>())?;
+        let named = args.transports.as_deref();
+        let transports = parse_list("--transports", named.unwrap_or(ALL_TRANSPORTS), |t| {
+            t.parse::<Transport>()
+        })?;
         let sizes = parse_list("--sizes", &args.sizes, parse_size)?;
+        let (skipped, skip_reasons) =
+            datagram_skips(&transports, &sizes, args.udp_split, named.is_some())?;
         let measures = parse_list("--measure", &args.measure, |m| match m {
             "latency" => Ok(Measure::Latency),
             "bandwidth" => Ok(Measure::Bandwidth),
@@ -101,6 +115,9 @@ impl IpcSpec {
                 .transpose()?,
             pinning: parse_pinning(pin, cpus)?,
             cpus: cpus.to_vec(),
+            udp_split: args.udp_split,
+            skipped,
+            skip_reasons,
         })
     }
 
@@ -109,7 +126,12 @@ impl IpcSpec {
         let mut out = Vec::new();
         for &m in &self.measures {
             for &size in &self.sizes {
-                out.extend(self.transports.iter().map(|&t| (m, size, t)));
+                out.extend(
+                    self.transports
+                        .iter()
+                        .filter(|&&t| !self.skipped.contains(&(t, size)))
+                        .map(|&t| (m, size, t)),
+                );
             }
         }
         out
@@ -145,8 +167,45 @@ impl IpcSpec {
             spin: false,
             verify: false,
             counters,
+            udp_split: self.udp_split,
         }
     }
+}
+
+/// The sizes each datagram transport cannot carry: refused when the transports were named,
+/// otherwise left out with one line each saying why.
+#[allow(clippy::type_complexity)]
+fn datagram_skips(
+    transports: &[Transport],
+    sizes: &[usize],
+    split: bool,
+    named: bool,
+) -> Result<(Vec<(Transport, usize)>, Vec<String>), ConfigError> {
+    let mut skipped = Vec::new();
+    let mut reasons = Vec::new();
+    for &t in transports.iter().filter(|t| t.is_datagram()) {
+        let refused: Vec<(usize, String)> = sizes
+            .iter()
+            .filter_map(|&size| {
+                let e = crate::transport::datagram::Framing::for_transport(t, size, split).err()?;
+                Some((size, e))
+            })
+            .collect();
+        let Some((_, first)) = refused.first() else {
+            continue;
+        };
+        if named {
+            return Err(bad(format!("--sizes {first}")));
+        }
+        let list: Vec<String> = refused.iter().map(|(s, _)| format!("{s} B")).collect();
+        reasons.push(format!(
+            "{} skips {}: {first} (name --transports to have such sizes refused)",
+            t.name(),
+            list.join(", ")
+        ));
+        skipped.extend(refused.iter().map(|&(s, _)| (t, s)));
+    }
+    Ok((skipped, reasons))
 }
 
 fn parse_size(text: &str) -> Result<usize, ConfigError> {
@@ -170,6 +229,9 @@ pub fn command(args: &IpcArgs, interrupt: &AtomicBool) -> Result<Status, Error> 
     );
     let (mut results, _) = folder::open(args.out.as_deref(), false, &marker)?;
     let env = Environment::detect(&cpus);
+    for reason in &spec.skip_reasons {
+        println!("ipc: {reason}");
+    }
     println!(
         "ipc: {} points, pin {}, results in {}",
         points.len(),
@@ -218,9 +280,17 @@ pub fn command(args: &IpcArgs, interrupt: &AtomicBool) -> Result<Status, Error> 
 /// One line per point: latency as min/p50/p99/mean round trip with the one-way estimate, or
 /// bandwidth received whole.
 fn line(measure: Measure, r: &RunRecord) -> String {
+    let figures = figures(measure, r);
+    match &r.datagrams {
+        Some(d) if r.errors.is_empty() => format!("{figures}; {}", d.brief()),
+        _ => figures,
+    }
+}
+
+fn figures(measure: Measure, r: &RunRecord) -> String {
     let c = &r.config;
     let head = format!(
-        "{:<6} {:>8} B {:<9}",
+        "{:<10} {:>8} B {:<9}",
         c.transport,
         c.message_size_bytes,
         format!("{measure:?}").to_lowercase()
@@ -253,6 +323,7 @@ fn args_json(args: &IpcArgs) -> serde_json::Value {
         "transports": args.transports, "sizes": args.sizes, "measure": args.measure,
         "trials": args.trials, "bytes": args.bytes, "max_time": args.max_time,
         "warmup": args.warmup, "pipe_size": args.pipe_size, "pin": args.pin,
+        "udp_split": args.udp_split,
     })
 }
 

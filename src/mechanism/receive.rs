@@ -1,9 +1,12 @@
 //! The receiving side: recv(2) into a message buffer until a whole message has arrived, or in
 //! fixed chunks (`--recv-size`, as netperf reads 128 KiB at a time), counting message
-//! boundaries by byte count. With `--verify` every byte is checked against the pattern.
+//! boundaries by byte count; or one datagram per call, numbered, counting loss and reordering.
+//! With `--verify` every byte is checked against the pattern.
 use super::pattern;
+use crate::transport::datagram::{Framing, RECEIVE_TIMEOUT, SEQ_BYTES};
 use crate::transport::Endpoint;
 use std::io;
+use std::time::Instant;
 
 /// How recv() calls are sized.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -12,6 +15,8 @@ pub enum RecvMode {
     WholeMessage { max_call: usize },
     /// Ask for `chunk` bytes every call, whatever the message boundaries.
     Chunks { chunk: usize },
+    /// One datagram per call; a message is in when all its numbered parts are.
+    Datagrams(Framing),
 }
 
 /// One wrong byte found by `--verify`.
@@ -54,6 +59,15 @@ impl Verifier {
         }
     }
 
+    /// Checks bytes at `offset` of message `message`, outside the running position (datagrams
+    /// arrive numbered, not necessarily in order).
+    pub fn check_at(&mut self, message: u64, offset: usize, data: &[u8]) {
+        let (seq, at) = (self.seq, self.offset);
+        (self.seq, self.offset) = (message, offset);
+        self.check(data);
+        (self.seq, self.offset) = (seq, at);
+    }
+
     pub fn check(&mut self, mut data: &[u8]) {
         while !data.is_empty() {
             let take = (self.message_size - self.offset).min(data.len());
@@ -82,12 +96,90 @@ impl Verifier {
 }
 
 /// What one `receive` call brought.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Received {
     /// Whole messages completed by this call.
     pub messages: u64,
-    /// The peer closed the connection at a message boundary.
+    /// The peer closed the connection at a message boundary (or sent the end marker).
     pub eof: bool,
+    /// Datagrams: nothing arrived within the receive timeout.
+    pub timed_out: bool,
+    /// Datagrams: the first sequence number of the completed message.
+    pub first_seq: u32,
+    /// Datagrams: the completed message's number (the sender's pattern sequence).
+    pub message: u64,
+}
+
+/// What a datagram receiver saw over the whole run (all phases), with what its side sent.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct DatagramStats {
+    /// Datagrams this side sent.
+    pub sent: u64,
+    pub received: u64,
+    /// Arrived after a higher-numbered datagram.
+    pub reordered: u64,
+    /// Messages of which some part never arrived (split messages only).
+    pub incomplete_messages: u64,
+    /// rr client: answers to earlier requests, arrived after their round trip was given up.
+    pub stale_answers: u64,
+    /// Receive timeouts: for the rr client each is a round trip given up as lost.
+    pub timeouts: u64,
+    /// The flow ended by a timeout after the stop instead of by its end marker.
+    pub end_marker_lost: bool,
+}
+
+/// Numbering state of a datagram receiver.
+struct Numbering {
+    framing: Framing,
+    highest: Option<u32>,
+    /// First number and parts seen in a row of the message being assembled.
+    first: u32,
+    in_row: u32,
+    last: u32,
+    stats: DatagramStats,
+}
+
+impl Numbering {
+    fn new(framing: Framing) -> Numbering {
+        Numbering {
+            framing,
+            highest: None,
+            first: 0,
+            in_row: 0,
+            last: 0,
+            stats: DatagramStats::default(),
+        }
+    }
+
+    /// Takes datagram `seq`; returns the first number of the message it completes, if any.
+    /// Numbers compare by wrapping distance, so 2^32 datagrams wrap cleanly (parts numbered
+    /// within a message assume fewer than 2^32 datagrams per flow).
+    fn observe(&mut self, seq: u32) -> Option<u32> {
+        self.stats.received += 1;
+        match self.highest {
+            Some(h) if (seq.wrapping_sub(h) as i32) <= 0 => self.stats.reordered += 1,
+            _ => self.highest = Some(seq),
+        }
+        let parts = self.framing.parts;
+        let part = seq % parts;
+        if part == 0 {
+            (self.first, self.in_row) = (seq, 1);
+        } else if self.in_row > 0 && seq == self.last.wrapping_add(1) {
+            self.in_row += 1;
+        } else {
+            self.in_row = 0;
+        }
+        self.last = seq;
+        if part + 1 < parts {
+            return None;
+        }
+        let whole = self.in_row == parts;
+        self.in_row = 0;
+        if !whole {
+            self.stats.incomplete_messages += 1;
+        }
+        whole.then_some(self.first)
+    }
 }
 
 pub struct Receiver {
@@ -97,8 +189,11 @@ pub struct Receiver {
     /// Bytes of the current message already in.
     pos: usize,
     spin: bool,
+    /// Whole messages taken in (the message number of stream transports).
+    messages_total: u64,
     pub bytes_total: u64,
     pub verifier: Option<Verifier>,
+    numbering: Option<Numbering>,
 }
 
 impl Receiver {
@@ -106,6 +201,7 @@ impl Receiver {
         let len = match mode {
             RecvMode::WholeMessage { .. } => message_size,
             RecvMode::Chunks { chunk } => chunk,
+            RecvMode::Datagrams(framing) => framing.part_len,
         };
         Receiver {
             buf: vec![0u8; len],
@@ -113,8 +209,49 @@ impl Receiver {
             message_size,
             pos: 0,
             spin,
+            messages_total: 0,
             bytes_total: 0,
             verifier: verify.then(|| Verifier::new(flow, message_size)),
+            numbering: match mode {
+                RecvMode::Datagrams(framing) => Some(Numbering::new(framing)),
+                _ => None,
+            },
+        }
+    }
+
+    /// What the datagram numbering saw (datagram transports only).
+    pub fn datagram_stats(&self) -> Option<DatagramStats> {
+        self.numbering.as_ref().map(|n| n.stats)
+    }
+
+    /// The flow ended by silence after the stop: its end marker never came.
+    pub fn end_marker_lost(&mut self) {
+        if let Some(n) = self.numbering.as_mut() {
+            n.stats.end_marker_lost = true;
+        }
+    }
+
+    /// rr client: waits for the answer to request number `request`, dropping late answers to
+    /// earlier requests. `Ok(false)`: no answer within the receive timeout (the round trip is
+    /// lost; only datagram transports time out).
+    pub fn receive_answer(&mut self, ep: &Endpoint, request: u64) -> io::Result<bool> {
+        loop {
+            let got = self.receive(ep)?;
+            if got.eof {
+                return Err(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    "server closed the flow before answering",
+                ));
+            }
+            if got.timed_out {
+                return Ok(false);
+            }
+            match self.numbering.as_mut() {
+                Some(n) if got.first_seq != (request as u32).wrapping_mul(n.framing.parts) => {
+                    n.stats.stale_answers += 1;
+                }
+                _ => return Ok(true),
+            }
         }
     }
 
@@ -123,6 +260,72 @@ impl Receiver {
         match self.mode {
             RecvMode::WholeMessage { max_call } => self.receive_message(ep, max_call),
             RecvMode::Chunks { chunk } => self.receive_chunk(ep, chunk),
+            RecvMode::Datagrams(framing) => self.receive_datagram(ep, framing),
+        }
+    }
+
+    fn receive_datagram(&mut self, ep: &Endpoint, framing: Framing) -> io::Result<Received> {
+        loop {
+            let Some(n) = self.recv_datagram(ep)? else {
+                return Ok(Received {
+                    timed_out: true,
+                    ..Received::default()
+                });
+            };
+            if n == 0 {
+                return Ok(Received {
+                    eof: true,
+                    ..Received::default()
+                });
+            }
+            if n < SEQ_BYTES {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!("a {n} B datagram carries no {SEQ_BYTES}-byte sequence number"),
+                ));
+            }
+            let seq = u32::from_le_bytes(self.buf[..SEQ_BYTES].try_into().expect("4 bytes"));
+            self.bytes_total += n as u64;
+            let message = u64::from(seq / framing.parts);
+            if let Some(v) = self.verifier.as_mut() {
+                let offset = framing.part_range(seq % framing.parts).start + SEQ_BYTES;
+                v.check_at(message, offset, &self.buf[SEQ_BYTES..n]);
+            }
+            let numbering = self.numbering.as_mut().expect("datagram mode numbers");
+            if let Some(first_seq) = numbering.observe(seq) {
+                return Ok(Received {
+                    messages: 1,
+                    first_seq,
+                    message,
+                    ..Received::default()
+                });
+            }
+        }
+    }
+
+    /// One datagram's length, or `None` after the receive timeout (SO_RCVTIMEO when blocking;
+    /// when spinning, the clock is read every few thousand empty polls).
+    fn recv_datagram(&mut self, ep: &Endpoint) -> io::Result<Option<usize>> {
+        let mut empty_polls = 0u32;
+        let mut deadline = None;
+        loop {
+            match ep.read(&mut self.buf, self.spin) {
+                Ok(n) => return Ok(Some(n)),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    empty_polls = empty_polls.wrapping_add(1);
+                    if !self.spin || empty_polls % 4096 == 0 {
+                        let now = Instant::now();
+                        if !self.spin || now >= *deadline.get_or_insert(now + RECEIVE_TIMEOUT) {
+                            let numbering = self.numbering.as_mut().expect("datagram mode");
+                            numbering.stats.timeouts += 1;
+                            return Ok(None);
+                        }
+                    }
+                    std::hint::spin_loop();
+                }
+                Err(e) => return Err(e),
+            }
         }
     }
 
@@ -138,9 +341,11 @@ impl Receiver {
             self.pos += n;
             if self.pos == self.message_size {
                 self.pos = 0;
+                self.messages_total += 1;
                 return Ok(Received {
                     messages: 1,
-                    eof: false,
+                    message: self.messages_total - 1,
+                    ..Received::default()
                 });
             }
         }
@@ -154,9 +359,12 @@ impl Receiver {
         self.take(0, n);
         let total = self.pos + n;
         self.pos = total % self.message_size;
+        let messages = (total / self.message_size) as u64;
+        self.messages_total += messages;
         Ok(Received {
-            messages: (total / self.message_size) as u64,
-            eof: false,
+            messages,
+            message: self.messages_total.saturating_sub(1),
+            ..Received::default()
         })
     }
 
@@ -178,8 +386,8 @@ impl Receiver {
             ));
         }
         Ok(Received {
-            messages: 0,
             eof: true,
+            ..Received::default()
         })
     }
 }
@@ -266,6 +474,72 @@ mod tests {
         assert_eq!(total, 10);
         assert_eq!(r.bytes_total, 400);
         assert_eq!(r.verifier.unwrap().wrong_bytes, 0);
+    }
+
+    fn eight_byte_datagrams() -> Framing {
+        Framing::new(crate::transport::Transport::Udp, 8, 65_507, false).unwrap()
+    }
+
+    /// A datagram receiving endpoint over UDP, and a plain socket that sends it hand-made
+    /// datagrams.
+    fn datagram_pair() -> (std::net::UdpSocket, Endpoint) {
+        let raw = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        let mine = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        raw.connect(mine.local_addr().unwrap()).unwrap();
+        mine.connect(raw.local_addr().unwrap()).unwrap();
+        mine.set_read_timeout(Some(RECEIVE_TIMEOUT)).unwrap();
+        (raw, Endpoint::datagram(mine, eight_byte_datagrams()))
+    }
+
+    fn datagram(seq: u32) -> [u8; 8] {
+        let mut d = [0u8; 8];
+        d[..4].copy_from_slice(&seq.to_le_bytes());
+        d
+    }
+
+    #[test]
+    fn datagrams_arriving_out_of_order_are_counted_reordered_not_lost() {
+        let (raw, ep) = datagram_pair();
+        let mut r = Receiver::new(
+            0,
+            8,
+            RecvMode::Datagrams(eight_byte_datagrams()),
+            false,
+            false,
+        );
+        for seq in [0, 1, 3, 2, 4] {
+            raw.send(&datagram(seq)).unwrap();
+        }
+        raw.send(&[]).unwrap();
+        let mut messages = 0;
+        loop {
+            let got = r.receive(&ep).unwrap();
+            if got.eof {
+                break;
+            }
+            messages += got.messages;
+        }
+        let stats = r.datagram_stats().unwrap();
+        assert_eq!(messages, 5);
+        assert_eq!((stats.received, stats.reordered), (5, 1));
+    }
+
+    #[test]
+    fn a_late_answer_is_discarded_and_silence_gives_the_round_trip_up() {
+        let (raw, ep) = datagram_pair();
+        let mut r = Receiver::new(
+            0,
+            8,
+            RecvMode::Datagrams(eight_byte_datagrams()),
+            false,
+            false,
+        );
+        raw.send(&datagram(3)).unwrap();
+        raw.send(&datagram(5)).unwrap();
+        assert!(r.receive_answer(&ep, 5).unwrap(), "the answer to request 5");
+        assert!(!r.receive_answer(&ep, 6).unwrap(), "no answer to request 6");
+        let stats = r.datagram_stats().unwrap();
+        assert_eq!((stats.stale_answers, stats.timeouts), (1, 1));
     }
 
     #[test]

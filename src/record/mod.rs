@@ -8,7 +8,7 @@ use crate::environment::Environment;
 use crate::measure::counters::{CounterEvent, CounterSample, CounterValue, Scope};
 use crate::measure::histogram::{LatencyHistogram, LatencySummary};
 use crate::measure::machine::MachineCpu;
-use crate::mechanism::receive::{Mismatch, KEPT_MISMATCHES};
+use crate::mechanism::receive::{DatagramStats, Mismatch, KEPT_MISMATCHES};
 use crate::mechanism::{MechanismKind, ZerocopyStats};
 use crate::sys::usage::ThreadUsage;
 use serde::ser::{SerializeMap, Serializer};
@@ -131,6 +131,62 @@ pub struct ZerocopyReport {
     pub summary: String,
 }
 
+/// Datagrams one way over the whole run (all phases).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct DatagramDirection {
+    pub sent: u64,
+    pub received: u64,
+    pub lost: u64,
+    pub lost_percent: Option<f64>,
+    pub reordered: u64,
+}
+
+impl DatagramDirection {
+    fn new(from: &DatagramStats, to: &DatagramStats) -> DatagramDirection {
+        let lost = from.sent.saturating_sub(to.received);
+        DatagramDirection {
+            sent: from.sent,
+            received: to.received,
+            lost,
+            lost_percent: (from.sent > 0).then(|| 100.0 * lost as f64 / from.sent as f64),
+            reordered: to.reordered,
+        }
+    }
+
+    fn describe(&self, way: &str) -> String {
+        format!(
+            "{way}: {} of {} datagrams received, {} lost ({:.2} %), {} reordered",
+            self.received,
+            self.sent,
+            self.lost,
+            self.lost_percent.unwrap_or(0.0),
+            self.reordered
+        )
+    }
+}
+
+/// Loss and ordering of a datagram transport: never hidden inside a throughput figure.
+#[derive(Debug, Clone, Serialize)]
+pub struct DatagramReport {
+    pub datagrams_per_message: u32,
+    pub datagram_bytes: usize,
+    pub sequence_number_bytes: usize,
+    pub receive_timeout_ms: u64,
+    /// Sender to receiver (stream data, rr requests).
+    pub forward: DatagramDirection,
+    /// Receiver to sender (rr answers).
+    pub back: Option<DatagramDirection>,
+    /// rr: round trips given up after the receive timeout (not in the latency figures).
+    pub lost_round_trips: u64,
+    /// rr: answers that came after their round trip was given up, discarded.
+    pub stale_answers: u64,
+    /// Split messages missing a part (not counted as received).
+    pub incomplete_messages: u64,
+    /// Flows that ended by a timeout because their end marker was lost.
+    pub end_markers_lost: u64,
+    pub summary: String,
+}
+
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct VerifyReport {
     pub enabled: bool,
@@ -176,6 +232,7 @@ pub struct RunRecord {
     pub statistics: crate::stats::point::PointStatistics,
     pub sides: Vec<SideMetrics>,
     pub zerocopy: Option<ZerocopyReport>,
+    pub datagrams: Option<DatagramReport>,
     pub verify: VerifyReport,
     pub transfer: TransferTotals,
     pub machine_wide_cpu: Option<MachineCpu>,
@@ -258,6 +315,7 @@ pub fn build(spec: &RunSpec, outcome: &RunOutcome, env: Environment) -> RunRecor
         statistics: crate::stats::point::point_statistics(spec, &outcome.slices),
         sides: sides.into(),
         zerocopy,
+        datagrams: datagram_report(spec, outcome),
         verify: verify_report(spec, outcome),
         transfer,
         machine_wide_cpu: outcome.machine.clone().ok(),
@@ -530,6 +588,88 @@ fn zerocopy_report(outcome: &RunOutcome) -> Option<ZerocopyReport> {
     })
 }
 
+impl DatagramReport {
+    /// Loss in a few words, for one-line outputs.
+    pub fn brief(&self) -> String {
+        let mut s = format!(
+            "datagrams lost {} of {}",
+            self.forward.lost, self.forward.sent
+        );
+        if let Some(b) = &self.back {
+            s += &format!(
+                ", answers lost {} of {}, round trips given up {}",
+                b.lost, b.sent, self.lost_round_trips
+            );
+        }
+        let reordered = self.forward.reordered + self.back.map_or(0, |b| b.reordered);
+        if reordered > 0 {
+            s += &format!(", {reordered} reordered");
+        }
+        s
+    }
+}
+
+fn datagram_report(spec: &RunSpec, outcome: &RunOutcome) -> Option<DatagramReport> {
+    let framing = spec.framing()?;
+    let total = |role: Role| -> DatagramStats {
+        let mut t = DatagramStats::default();
+        for d in outcome
+            .samples
+            .iter()
+            .filter(|s| s.role == role)
+            .filter_map(|s| s.datagrams.as_ref())
+        {
+            t.sent += d.sent;
+            t.received += d.received;
+            t.reordered += d.reordered;
+            t.incomplete_messages += d.incomplete_messages;
+            t.stale_answers += d.stale_answers;
+            t.timeouts += d.timeouts;
+            t.end_marker_lost |= d.end_marker_lost;
+        }
+        t
+    };
+    let (sender, receiver) = (total(Role::Sender), total(Role::Receiver));
+    let rr = spec.pattern == Pattern::Rr;
+    let forward = DatagramDirection::new(&sender, &receiver);
+    let back = rr.then(|| DatagramDirection::new(&receiver, &sender));
+    let end_markers_lost = outcome
+        .samples
+        .iter()
+        .filter(|s| s.datagrams.is_some_and(|d| d.end_marker_lost))
+        .count() as u64;
+    let lost_round_trips = if rr { sender.timeouts } else { 0 };
+    let mut summary = forward.describe("sender → receiver");
+    if let Some(b) = &back {
+        summary += &format!(
+            "; {}; {lost_round_trips} round trips lost (no answer within {} ms), {} late answers discarded",
+            b.describe("answers"),
+            crate::transport::datagram::RECEIVE_TIMEOUT.as_millis(),
+            sender.stale_answers
+        );
+    }
+    if framing.parts > 1 {
+        summary += &format!(
+            "; each message split into {} datagrams (--udp-split), {} arrived incomplete (a part lost)",
+            framing.parts,
+            sender.incomplete_messages + receiver.incomplete_messages
+        );
+    }
+    Some(DatagramReport {
+        datagrams_per_message: framing.parts,
+        datagram_bytes: framing.part_len,
+        sequence_number_bytes: crate::transport::datagram::SEQ_BYTES,
+        receive_timeout_ms: crate::transport::datagram::RECEIVE_TIMEOUT.as_millis() as u64,
+        forward,
+        back,
+        lost_round_trips,
+        stale_answers: sender.stale_answers,
+        incomplete_messages: sender.incomplete_messages + receiver.incomplete_messages,
+        end_markers_lost,
+        summary,
+    })
+}
+
 fn verify_report(spec: &RunSpec, outcome: &RunOutcome) -> VerifyReport {
     let mut report = VerifyReport {
         enabled: spec.verify,
@@ -576,6 +716,13 @@ fn notes(spec: &RunSpec, env: &Environment, zerocopy: Option<&ZerocopyReport>) -
     }
     if let Some(z) = zerocopy {
         notes.push(z.summary.clone());
+    }
+    if spec.transport.is_datagram() {
+        notes.push(format!(
+            "{}: every datagram's first {} bytes carry its sequence number (inside the message size, as sockperf's header is); throughput counts only whole messages received, and loss is reported beside it",
+            spec.transport.name(),
+            crate::transport::datagram::SEQ_BYTES
+        ));
     }
     notes.push("machine_wide_cpu covers every CPU over the measured phase, including softirq work that getrusage does not charge to a thread".into());
     notes

@@ -191,6 +191,27 @@ const TAIL: &[(&str, &str, Cell)] = &[
     ),
     ("zerocopy_bad_ranges", "/zerocopy/bad_ranges", Scalar),
     ("zerocopy_pool_messages", "/zerocopy/pool_messages", Scalar),
+    (
+        "datagrams_per_message",
+        "/datagrams/datagrams_per_message",
+        Scalar,
+    ),
+    ("datagrams_sent", "/datagrams/forward/sent", Scalar),
+    ("datagrams_received", "/datagrams/forward/received", Scalar),
+    ("datagrams_lost", "/datagrams/forward/lost", Scalar),
+    (
+        "datagrams_lost_percent",
+        "/datagrams/forward/lost_percent",
+        Scalar,
+    ),
+    (
+        "datagrams_reordered",
+        "/datagrams/forward/reordered",
+        Scalar,
+    ),
+    ("answers_lost", "/datagrams/back/lost", Scalar),
+    ("round_trips_lost", "/datagrams/lost_round_trips", Scalar),
+    ("stale_answers", "/datagrams/stale_answers", Scalar),
     ("verify_checked_bytes", "/verify/checked_bytes", Scalar),
     (
         "verify_mismatched_bytes",

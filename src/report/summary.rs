@@ -338,6 +338,7 @@ pub fn table(data: &Dataset) -> (Vec<&'static str>, Vec<Vec<String>>) {
         "CPU-ns/byte (both sides)",
         "of memcpy roofline",
         "CPU per message, in getpid calls",
+        "datagrams lost",
         "CI met",
     ];
     let limits = super::limits::limits(data);
@@ -378,6 +379,8 @@ fn row(p: &Point, limits: Option<&super::limits::Limits>) -> Vec<String> {
             .map_or("n/a".into(), |v| format!("{v:.3}")),
         against(&|l| roofline_share(p, l).map(|s| format!("{:.0} %", s * 100.0))),
         against(&|l| message_cost_in_syscalls(p, l).map(|n| format!("{n:.1}"))),
+        p.datagrams_lost_percent
+            .map_or("—".into(), |v| format!("{v:.2} %")),
         match p.ci_target_met {
             Some(true) => "yes".into(),
             Some(false) => "no".into(),
@@ -435,7 +438,8 @@ mod tests {
         assert_eq!(header.len(), rows[0].len());
         assert_eq!(rows[0][0], "copy/stream/4096/1");
         assert_eq!(rows[0][2], "10.00 ± 0.20 Gbit/s");
-        assert_eq!(rows[0][8], "yes");
+        assert_eq!(rows[0][8], "—", "a TCP point loses no datagrams");
+        assert_eq!(rows[0][9], "yes");
         assert_eq!(
             (rows[0][6].as_str(), rows[0][7].as_str()),
             ("n/a", "n/a"),

@@ -274,6 +274,9 @@ fn footer(out: &mut String, r: &RunRecord) {
         );
         let _ = writeln!(out, "  {}", z.summary);
     }
+    if let Some(d) = &r.datagrams {
+        let _ = writeln!(out, "datagrams: {}", d.summary);
+    }
     let t = &r.transfer;
     let _ = writeln!(
         out,

@@ -103,3 +103,25 @@ pub fn shutdown(fd: BorrowedFd<'_>, how: i32) -> io::Result<()> {
 }
 
 pub use libc::{SHUT_RDWR, SHUT_WR};
+
+/// Attaches a classic BPF socket filter (SO_ATTACH_FILTER): tests use one to drop chosen
+/// datagrams on purpose, inside the kernel, so loss accounting can be checked exactly.
+#[cfg(test)]
+pub fn attach_filter(fd: BorrowedFd<'_>, program: &[libc::sock_filter]) -> io::Result<()> {
+    let prog = libc::sock_fprog {
+        len: program.len() as u16,
+        filter: program.as_ptr() as *mut libc::sock_filter,
+    };
+    // SAFETY: prog points at program.len() valid instructions that outlive the call; the
+    // kernel copies the program before returning.
+    cvt(unsafe {
+        libc::setsockopt(
+            fd.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_ATTACH_FILTER,
+            (&prog as *const libc::sock_fprog).cast(),
+            std::mem::size_of::<libc::sock_fprog>() as libc::socklen_t,
+        )
+    })?;
+    Ok(())
+}

@@ -1,7 +1,9 @@
 //! What carries bytes between the two sides. The engine asks a `FlowConnector` for connected
 //! flows and works on `Endpoint`s, whatever is behind them: a TCP or Unix socket (one
 //! descriptor, send/recv with flags) or a pair of pipes (a read end and a write end,
-//! read/write). Namespaces and remote hosts plug in here later.
+//! read/write), a datagram socket (each message one or more numbered datagrams) or a pair of
+//! shared-memory rings. Namespaces and remote hosts plug in here later.
+pub mod datagram;
 pub mod local;
 pub mod tcp;
 
@@ -23,14 +25,20 @@ pub enum Transport {
     Pipe,
     /// Two shared-memory rings per flow (spin-then-futex): no kernel copy at all.
     Shm,
+    /// Two connected UDP sockets over loopback: numbered datagrams, loss counted.
+    Udp,
+    /// A connected AF_UNIX datagram socket pair.
+    UnixDgram,
 }
 
 impl Transport {
-    pub const ALL: [Transport; 4] = [
+    pub const ALL: [Transport; 6] = [
         Transport::Tcp,
         Transport::Unix,
         Transport::Pipe,
         Transport::Shm,
+        Transport::Udp,
+        Transport::UnixDgram,
     ];
 
     pub fn name(self) -> &'static str {
@@ -39,7 +47,14 @@ impl Transport {
             Transport::Unix => "unix",
             Transport::Pipe => "pipe",
             Transport::Shm => "shm",
+            Transport::Udp => "udp",
+            Transport::UnixDgram => "unix-dgram",
         }
+    }
+
+    /// Messages travel as datagrams: sequence-numbered, possibly lost or reordered.
+    pub fn is_datagram(self) -> bool {
+        matches!(self, Transport::Udp | Transport::UnixDgram)
     }
 }
 
@@ -51,7 +66,7 @@ impl std::str::FromStr for Transport {
             .find(|t| t.name() == s)
             .ok_or_else(|| {
                 ConfigError(format!(
-                    "--transport {s:?}: unknown transport; allowed: tcp, unix, pipe, shm"
+                    "--transport {s:?}: unknown transport; allowed: tcp, unix, pipe, shm, udp, unix-dgram"
                 ))
             })
     }
@@ -64,6 +79,8 @@ pub fn connector(transport: Transport) -> Box<dyn FlowConnector> {
         Transport::Unix => Box::new(local::UnixPair),
         Transport::Pipe => Box::new(local::PipePair),
         Transport::Shm => Box::new(local::ShmRings),
+        Transport::Udp => Box::new(datagram::UdpLoopback),
+        Transport::UnixDgram => Box::new(datagram::UnixDgramPair),
     }
 }
 
@@ -80,6 +97,8 @@ pub struct SocketOptions {
     pub nonblocking_reads: bool,
     /// Pipe buffer to ask for (F_SETPIPE_SZ), pipes only.
     pub pipe_size: Option<usize>,
+    /// How messages map onto datagrams, datagram transports only.
+    pub framing: Option<datagram::Framing>,
 }
 
 /// One side's end of a flow.
@@ -94,6 +113,8 @@ enum Inner {
     Pipe { read: OwnedFd, write: OwnedFd },
     /// Shared-memory rings: one this side reads, one it writes.
     Shm { rx: Arc<Ring>, tx: Arc<Ring> },
+    /// A connected datagram socket that numbers what it sends.
+    Datagram(datagram::DatagramSocket),
 }
 
 impl Endpoint {
@@ -115,10 +136,34 @@ impl Endpoint {
         }
     }
 
+    pub fn datagram(fd: impl Into<OwnedFd>, framing: datagram::Framing) -> Endpoint {
+        Endpoint {
+            inner: Inner::Datagram(datagram::DatagramSocket::new(fd.into(), framing)),
+        }
+    }
+
     /// The socket behind this endpoint, for socket-only features (MSG_ZEROCOPY).
     pub fn socket_fd(&self) -> Option<BorrowedFd<'_>> {
         match &self.inner {
             Inner::Socket(fd) => Some(fd.as_fd()),
+            Inner::Datagram(d) => Some(d.fd()),
+            _ => None,
+        }
+    }
+
+    /// Numbers the next datagrams from `first` on: an rr server's answer carries its request's
+    /// numbers, so the client can tell it from a late answer to an earlier request.
+    #[inline]
+    pub fn answer_to(&self, first: u32) {
+        if let Inner::Datagram(d) = &self.inner {
+            d.number_from(first);
+        }
+    }
+
+    /// Datagrams sent so far (datagram transports only).
+    pub fn datagrams_sent(&self) -> Option<u64> {
+        match &self.inner {
+            Inner::Datagram(d) => Some(d.sent()),
             _ => None,
         }
     }
@@ -130,6 +175,7 @@ impl Endpoint {
             Inner::Socket(fd) => socket::send(fd.as_fd(), buf, 0),
             Inner::Pipe { write, .. } => fdio::write(write.as_fd(), buf),
             Inner::Shm { tx, .. } => tx.write(buf),
+            Inner::Datagram(d) => d.send(&[IoSlice::new(buf)]),
         }
     }
 
@@ -140,19 +186,19 @@ impl Endpoint {
             Inner::Socket(fd) => socket::sendmsg(fd.as_fd(), iov, 0),
             Inner::Pipe { write, .. } => fdio::writev(write.as_fd(), iov),
             Inner::Shm { tx, .. } => tx.write_vectored(iov),
+            Inner::Datagram(d) => d.send(iov),
         }
     }
 
     /// One recv(2), read(2) or copy out of the ring; `nonblocking` asks MSG_DONTWAIT of a
     /// socket and WouldBlock of an empty ring (pipes were opened O_NONBLOCK by the connector).
+    /// A datagram socket returns one datagram, or WouldBlock after its receive timeout.
     #[inline]
     pub fn read(&self, buf: &mut [u8], nonblocking: bool) -> io::Result<usize> {
+        let flags = if nonblocking { socket::MSG_DONTWAIT } else { 0 };
         match &self.inner {
-            Inner::Socket(fd) => socket::recv(
-                fd.as_fd(),
-                buf,
-                if nonblocking { socket::MSG_DONTWAIT } else { 0 },
-            ),
+            Inner::Socket(fd) => socket::recv(fd.as_fd(), buf, flags),
+            Inner::Datagram(d) => socket::recv(d.fd(), buf, flags),
             Inner::Pipe { read, .. } => fdio::read(read.as_fd(), buf),
             Inner::Shm { rx, .. } => rx.read(buf, nonblocking),
         }
@@ -167,6 +213,7 @@ impl Endpoint {
                 tx.close();
                 Ok(())
             }
+            Inner::Datagram(d) => d.send_end_marker(),
         }
     }
 
@@ -184,6 +231,9 @@ impl Endpoint {
             Inner::Shm { rx, tx } => {
                 tx.close();
                 rx.close();
+            }
+            Inner::Datagram(d) => {
+                let _ = socket::shutdown(d.fd(), socket::SHUT_RDWR);
             }
         }
     }
@@ -213,13 +263,16 @@ mod tests {
         for t in Transport::ALL {
             assert_eq!(t.name().parse::<Transport>().unwrap(), t);
         }
-        let err = "udp".parse::<Transport>().unwrap_err().0;
-        assert!(err.contains("tcp, unix, pipe, shm"), "{err}");
+        let err = "sctp".parse::<Transport>().unwrap_err().0;
+        assert!(
+            err.contains("tcp, unix, pipe, shm, udp, unix-dgram"),
+            "{err}"
+        );
     }
 
     #[test]
-    fn every_connector_carries_bytes_both_ways_and_ends_with_eof() {
-        for t in Transport::ALL {
+    fn every_stream_connector_carries_bytes_both_ways_and_ends_with_eof() {
+        for t in Transport::ALL.into_iter().filter(|t| !t.is_datagram()) {
             let flows = connector(t).connect(1, SocketOptions::default()).unwrap();
             let f = &flows[0];
             assert_eq!(f.sender.write(b"ping").unwrap(), 4, "{t:?}");
