@@ -24,8 +24,11 @@
 #      `sockperf ping-pong --tcp -m 64` (TCP_NODELAY on both). sockperf reports HALF the round
 #      trip (each sample is rtt/2), so its p50 and average are DOUBLED here; bytepath's are the
 #      full round trip and used as is. p50 is compared with p50, average with mean.
-#   4. UDP 64 B ping-pong: bytepath has no udp transport yet, so that row says "not measured";
-#      sockperf UDP (`sockperf ping-pong -m 64` without --tcp) is still run so its figure is there.
+#   4. UDP 64 B ping-pong round trip: bytepath `ipc --transports udp --sizes 64` vs
+#      `sockperf ping-pong -m 64` (UDP). Both put their header inside the 64 B (bytepath a 4 B
+#      sequence number, sockperf its own), both use connected-or-not UDP sockets on 127.0.0.1
+#      with one sendto/recvfrom per side. Doubled sockperf half round trips, as for TCP. A round
+#      trip bytepath gave up (no answer in 200 ms) is not a latency sample; the row says how many.
 #
 # CPU placement, the same for both tools of a row:
 #   cross: bytepath --pin 0,1 (client on CPU 0, server on CPU 1). perf bench sched pipe cannot
@@ -139,8 +142,10 @@ if not lat.get("mean") or not lat.get("p50"):
     sys.exit("no round-trip latency")
 n = s.get("messages", 0)
 cut = "" if n >= int(sys.argv[2]) else f"; cut short at {n} RTs ({d['statistics'].get('stop_reason')})"
+dg = d.get("datagrams")
+lost = f"; {dg['lost_round_trips']} round trips given up" if dg else ""
 print(lat["mean"] / 1e3, lat["p50"] / 1e3,
-      f"min {lat['min'] / 1e3:.2f} p99 {lat['p99'] / 1e3:.2f} us{cut}")
+      f"min {lat['min'] / 1e3:.2f} p99 {lat['p99'] / 1e3:.2f} us{cut}{lost}")
 EOF
 )" || die "could not parse bytepath ipc output ($out/results.jsonl)"
   read -r RESULT RESULT2 RESULT3 <<<"$parsed" # RESULT3 takes the rest of the line
@@ -314,6 +319,9 @@ NOTE[memcpy]="both run glibc memcpy over 64 MiB on CPU $CLIENT_CPU, pages faulte
 NOTE[tcp_cross]="both make one sendto() and one recvfrom() per side per round trip (blocking, TCP_NODELAY), client on CPU $CLIENT_CPU, server on CPU $SERVER_CPU. sockperf reports half round trips (doubled here) over its valid duration after a 400 ms warm-up, between two processes; its 64 B include its own header. bytepath counts $TRIALS full round trips between two threads of one process. Cross-CPU the round trip is dominated by waking the idle peer vCPU, which drifts by 10-25 % between runs for either tool; when this was written, sockperf read on average ~10 % above bytepath here, and a minimal C ping-pong (threads or processes, same calls) scattered over the same range as both, so the gap did not point at either tool measuring something else."
 NOTE[tcp_same]="both make one sendto() and one recvfrom() per side per round trip, all on CPU $CLIENT_CPU (2 context switches plus loopback softirq work per round trip). sockperf: two processes (an address-space switch per context switch), half round trips doubled, 400 ms warm-up, timed by duration; bytepath: two threads of one process, $TRIALS round trips after $WARMUP. Beyond those small costs, the gap is the VM's run-to-run drift (REPEAT shows it)."
 
+NOTE[udp_cross]="both make one send and one receive call per side per round trip on UDP sockets over 127.0.0.1, client on CPU $CLIENT_CPU, server on CPU $SERVER_CPU; no TCP ACK or Nagle path, so the round trip is two loopback deliveries and, cross-CPU, two wake-ups of the idle peer vCPU, which drift by 10-25 % between runs for either tool. sockperf: two processes, half round trips doubled, 400 ms warm-up, by duration; bytepath: two threads, $TRIALS round trips after $WARMUP."
+NOTE[udp_same]="both on CPU $CLIENT_CPU: two context switches and two loopback deliveries per round trip; sockperf between two processes (an address-space switch per context switch) with half round trips doubled, bytepath between two threads. The rest is the VM's run-to-run drift (REPEAT shows it)."
+
 log "round trips per run: $TRIALS; sockperf ${DURATION}s per run; repeat: $REPEAT"
 for ((rep = 1; rep <= REPEAT; rep++)); do
   tag=""
@@ -374,10 +382,15 @@ for ((rep = 1; rep <= REPEAT; rep++)); do
     judged "$q: p50" "$bp_p50" "$sp_p50" "$(us "$bp_p50")" "$(us "$sp_p50") (sockperf x2)" "${NOTE[tcp_$pl]} [bytepath $bp_detail]"
     judged "$q: mean" "$bp_mean" "$sp_avg" "$(us "$bp_mean")" "$(us "$sp_avg") (sockperf avg x2)" "${NOTE[tcp_$pl]} [bytepath $bp_detail]"
 
+    log "udp ${SOCK_SIZE}B $pl$tag: bytepath (pin $pin)"
+    bytepath_rtt udp "$SOCK_SIZE" "$pin"
+    bp_mean="$RESULT" bp_p50="$RESULT2" bp_detail="$RESULT3"
     log "udp ${SOCK_SIZE}B $pl$tag: sockperf UDP (client CPU $CLIENT_CPU, server CPU $scpu)"
     sockperf_rtt udp "$CLIENT_CPU" "$scpu" "$SOCK_SIZE" "$DURATION" "$SOCK_LIMIT"
-    add_row "udp ${SOCK_SIZE}B RTT $pl$tag: p50 / mean" "not measured: bytepath has no udp transport yet" \
-      "$(fmt "$RESULT2" .2f) / $(fmt "$RESULT" .2f) us (sockperf x2)" "-" "n/a"
+    sp_avg="$RESULT" sp_p50="$RESULT2"
+    q="udp ${SOCK_SIZE}B RTT $pl$tag"
+    judged "$q: p50" "$bp_p50" "$sp_p50" "$(us "$bp_p50")" "$(us "$sp_p50") (sockperf x2)" "${NOTE[udp_$pl]} [bytepath $bp_detail]"
+    judged "$q: mean" "$bp_mean" "$sp_avg" "$(us "$bp_mean")" "$(us "$sp_avg") (sockperf avg x2)" "${NOTE[udp_$pl]} [bytepath $bp_detail]"
   done
 done
 

@@ -128,6 +128,19 @@ pub struct DatagramStats {
     pub end_marker_lost: bool,
 }
 
+impl DatagramStats {
+    /// Sums another flow's figures into these.
+    pub fn add(&mut self, other: &DatagramStats) {
+        self.sent += other.sent;
+        self.received += other.received;
+        self.reordered += other.reordered;
+        self.incomplete_messages += other.incomplete_messages;
+        self.stale_answers += other.stale_answers;
+        self.timeouts += other.timeouts;
+        self.end_marker_lost |= other.end_marker_lost;
+    }
+}
+
 /// Numbering state of a datagram receiver.
 struct Numbering {
     framing: Framing,

@@ -619,13 +619,7 @@ fn datagram_report(spec: &RunSpec, outcome: &RunOutcome) -> Option<DatagramRepor
             .filter(|s| s.role == role)
             .filter_map(|s| s.datagrams.as_ref())
         {
-            t.sent += d.sent;
-            t.received += d.received;
-            t.reordered += d.reordered;
-            t.incomplete_messages += d.incomplete_messages;
-            t.stale_answers += d.stale_answers;
-            t.timeouts += d.timeouts;
-            t.end_marker_lost |= d.end_marker_lost;
+            t.add(d);
         }
         t
     };

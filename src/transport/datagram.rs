@@ -249,27 +249,39 @@ fn send_buffer(fd: BorrowedFd<'_>) -> io::Result<usize> {
     Ok(socket::get_int_option(fd, libc::SOL_SOCKET, libc::SO_SNDBUF)?.max(0) as usize)
 }
 
+/// Opens `flows` flows from `pair`, which makes two connected sockets with their receive
+/// timeout set.
+fn datagram_flows<S: AsFd + Into<OwnedFd>>(
+    flows: usize,
+    options: &SocketOptions,
+    pair: impl Fn() -> io::Result<(S, S)>,
+) -> io::Result<Vec<FlowEnds>> {
+    let framing = framing(options)?;
+    (0..flows)
+        .map(|_| {
+            let (a, b) = pair()?;
+            Ok(FlowEnds {
+                send_buffer: send_buffer(a.as_fd())?,
+                sender: Endpoint::datagram(a, framing),
+                receiver: Endpoint::datagram(b, framing),
+            })
+        })
+        .collect()
+}
+
 pub struct UdpLoopback;
 
 impl FlowConnector for UdpLoopback {
     fn connect(&self, flows: usize, options: SocketOptions) -> io::Result<Vec<FlowEnds>> {
-        let framing = framing(&options)?;
-        (0..flows)
-            .map(|_| {
-                let a = UdpSocket::bind((Ipv4Addr::LOCALHOST, 0))?;
-                let b = UdpSocket::bind((Ipv4Addr::LOCALHOST, 0))?;
-                a.connect(b.local_addr()?)?;
-                b.connect(a.local_addr()?)?;
-                for s in [&a, &b] {
-                    s.set_read_timeout(Some(RECEIVE_TIMEOUT))?;
-                }
-                Ok(FlowEnds {
-                    send_buffer: send_buffer(a.as_fd())?,
-                    sender: Endpoint::datagram(a, framing),
-                    receiver: Endpoint::datagram(b, framing),
-                })
-            })
-            .collect()
+        datagram_flows(flows, &options, || {
+            let a = UdpSocket::bind((Ipv4Addr::LOCALHOST, 0))?;
+            let b = UdpSocket::bind((Ipv4Addr::LOCALHOST, 0))?;
+            a.connect(b.local_addr()?)?;
+            b.connect(a.local_addr()?)?;
+            a.set_read_timeout(Some(RECEIVE_TIMEOUT))?;
+            b.set_read_timeout(Some(RECEIVE_TIMEOUT))?;
+            Ok((a, b))
+        })
     }
 
     fn describe(&self) -> String {
@@ -281,20 +293,12 @@ pub struct UnixDgramPair;
 
 impl FlowConnector for UnixDgramPair {
     fn connect(&self, flows: usize, options: SocketOptions) -> io::Result<Vec<FlowEnds>> {
-        let framing = framing(&options)?;
-        (0..flows)
-            .map(|_| {
-                let (a, b) = UnixDatagram::pair()?;
-                for s in [&a, &b] {
-                    s.set_read_timeout(Some(RECEIVE_TIMEOUT))?;
-                }
-                Ok(FlowEnds {
-                    send_buffer: send_buffer(a.as_fd())?,
-                    sender: Endpoint::datagram(a, framing),
-                    receiver: Endpoint::datagram(b, framing),
-                })
-            })
-            .collect()
+        datagram_flows(flows, &options, || {
+            let (a, b) = UnixDatagram::pair()?;
+            a.set_read_timeout(Some(RECEIVE_TIMEOUT))?;
+            b.set_read_timeout(Some(RECEIVE_TIMEOUT))?;
+            Ok((a, b))
+        })
     }
 
     fn describe(&self) -> String {
