@@ -15,7 +15,7 @@ pub enum RecvMode {
 }
 
 /// One wrong byte found by `--verify`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Mismatch {
     pub flow: u32,
     /// Message sequence number within the flow.
@@ -30,7 +30,7 @@ pub struct Mismatch {
 pub const KEPT_MISMATCHES: usize = 8;
 
 /// Streaming checker: keeps its own (message, offset) position across recv calls.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Verifier {
     flow: u32,
     seq: u64,
