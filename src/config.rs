@@ -152,6 +152,8 @@ pub struct RunSpec {
     pub spin: bool,
     pub verify: bool,
     pub counters: CounterSelection,
+    /// `--processes`: the two sides of every flow run in two processes (fork), not two threads.
+    pub processes: bool,
 }
 
 impl RunSpec {
@@ -203,6 +205,7 @@ impl RunSpec {
             spin: args.spin,
             verify: args.verify,
             counters: parse_counters(&args.counters, pattern)?,
+            processes: args.processes,
         })
     }
 

@@ -33,6 +33,7 @@ fn spec(ci_target: Option<f64>, max: Duration) -> RunSpec {
         spin: false,
         verify: false,
         counters: CounterSelection::None,
+        processes: false,
     }
 }
 

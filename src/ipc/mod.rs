@@ -43,6 +43,8 @@ pub struct IpcSpec {
     pub pipe_size: Option<usize>,
     pub pinning: Pinning,
     pub cpus: Vec<usize>,
+    /// `--processes`: client and server (sender and receiver) in two processes.
+    pub processes: bool,
 }
 
 fn bad(msg: String) -> ConfigError {
@@ -101,6 +103,7 @@ impl IpcSpec {
                 .transpose()?,
             pinning: parse_pinning(pin, cpus)?,
             cpus: cpus.to_vec(),
+            processes: args.processes,
         })
     }
 
@@ -145,6 +148,7 @@ impl IpcSpec {
             spin: false,
             verify: false,
             counters,
+            processes: self.processes,
         }
     }
 }
@@ -253,6 +257,7 @@ fn args_json(args: &IpcArgs) -> serde_json::Value {
         "transports": args.transports, "sizes": args.sizes, "measure": args.measure,
         "trials": args.trials, "bytes": args.bytes, "max_time": args.max_time,
         "warmup": args.warmup, "pipe_size": args.pipe_size, "pin": args.pin,
+        "processes": args.processes,
     })
 }
 

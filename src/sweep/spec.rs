@@ -142,6 +142,7 @@ impl SweepSpec {
             spin: false,
             verify: self.verify,
             counters: self.counter_selection(point.pattern),
+            processes: false,
         }
     }
 
