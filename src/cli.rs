@@ -122,6 +122,9 @@ pub struct IpcArgs {
     /// CPU placement (see `run --pin`); default: cross where two CPUs exist.
     #[arg(long)]
     pub pin: Option<String>,
+    /// Run the two sides in two processes (fork) instead of two threads of one process.
+    #[arg(long)]
+    pub processes: bool,
     /// Results folder; default ./bytepath-results/<timestamp>/.
     #[arg(long)]
     pub out: Option<std::path::PathBuf>,
@@ -201,6 +204,10 @@ pub struct RunArgs {
     /// (each numbered) instead of refusing the size.
     #[arg(long)]
     pub udp_split: bool,
+    /// Run the two sides in two processes (fork): the measured side (stream receiver, rr
+    /// client) stays in this process, the other side of every flow goes to one child.
+    #[arg(long)]
+    pub processes: bool,
     /// perf counters to open per thread: all, software, hardware, none, or auto (all for
     /// stream; none for rr, because counters add a perf context switch to every round trip).
     #[arg(long, default_value = "auto")]

@@ -155,6 +155,8 @@ pub struct RunSpec {
     pub counters: CounterSelection,
     /// Datagram transports: send a message larger than one datagram as several.
     pub udp_split: bool,
+    /// `--processes`: the two sides of every flow run in two processes (fork), not two threads.
+    pub processes: bool,
 }
 
 impl RunSpec {
@@ -214,6 +216,7 @@ impl RunSpec {
             verify: args.verify,
             counters: parse_counters(&args.counters, pattern)?,
             udp_split: args.udp_split,
+            processes: args.processes,
         })
     }
 

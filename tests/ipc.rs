@@ -54,6 +54,11 @@ fn a_small_study_measures_every_transport_and_size_exactly() {
     for r in &records {
         assert_eq!(r["command"], "ipc");
         assert_eq!(r["status"], "completed", "{}", r["errors"]);
+        assert_eq!(r["config"]["processes"], false);
+        assert_eq!(
+            r["sides"][0]["pid"], r["sides"][1]["pid"],
+            "threads of one process"
+        );
         let size = u(&r["config"]["message_size_bytes"]);
         match r["config"]["pattern"].as_str().unwrap() {
             "rr" => assert_eq!(u(&r["sides"][0]["messages"]), 300),
@@ -81,6 +86,55 @@ fn a_small_study_measures_every_transport_and_size_exactly() {
     let html = std::fs::read_to_string(out_dir.join("report.html")).unwrap();
     assert!(html.contains("Latency p50 and p99 vs message size"));
     assert!(html.contains("send over shm") && html.contains("send over pipe"));
+}
+
+#[test]
+fn with_processes_the_two_sides_run_in_two_processes_and_measure_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = dir.path().join("ipc");
+    let out = bytepath()
+        .args(["ipc", "--processes"])
+        .args(["--sizes", "64,4K", "--measure", "latency,bandwidth"])
+        .args([
+            "--trials", "300", "--bytes", "1M", "--warmup", "50ms", "--out",
+        ])
+        .arg(&out_dir)
+        .timeout(std::time::Duration::from_secs(120))
+        .output()
+        .unwrap();
+    common::assert_success(&out);
+    let text = std::fs::read_to_string(out_dir.join("results.jsonl")).unwrap();
+    let records: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(records.len(), 24, "2 measures x 2 sizes x 6 transports");
+    for r in &records {
+        if !r["datagrams"].is_null() {
+            // The child's send counts crossed the process boundary with its samples.
+            let forward = &r["datagrams"]["forward"];
+            assert!(u(&forward["sent"]) >= u(&forward["received"]));
+            assert!(u(&forward["received"]) > 0);
+        }
+        let what = format!(
+            "{} {} {}",
+            r["config"]["transport"], r["config"]["pattern"], r["config"]["message_size_bytes"]
+        );
+        assert_eq!(r["status"], "completed", "{what}: {}", r["errors"]);
+        assert_eq!(r["config"]["processes"], true, "{what}");
+        let pids = [u(&r["sides"][0]["pid"]), u(&r["sides"][1]["pid"])];
+        assert_ne!(pids[0], pids[1], "{what}: the sides ran in one process");
+        let place = r["config"]["where_sides_run"].as_str().unwrap();
+        assert!(place.contains("sides in two processes"), "{what}: {place}");
+        match r["config"]["pattern"].as_str().unwrap() {
+            "rr" => assert_eq!(u(&r["sides"][0]["messages"]), 300, "{what}"),
+            _ => assert!(
+                u(&r["sides"][1]["payload_bytes"]) >= 1 << 20,
+                "{what}: {}",
+                r["sides"][1]["payload_bytes"]
+            ),
+        }
+    }
 }
 
 #[test]

@@ -34,6 +34,7 @@ fn spec(ci_target: Option<f64>, max: Duration) -> RunSpec {
         verify: false,
         counters: CounterSelection::None,
         udp_split: false,
+        processes: false,
     }
 }
 

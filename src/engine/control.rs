@@ -3,7 +3,13 @@
 //! start barrier: phase changes never wait for the controller thread to be scheduled (with
 //! thousands of busy workers on two CPUs it can be starved for minutes). The controller only
 //! raises `stop_now` on Ctrl-C. Per message this costs one relaxed load and two comparisons.
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+//!
+//! The words live in a shared mapping, so a second process forked for `--processes` follows
+//! the same schedule and stop: `base` is copied by the fork and CLOCK_MONOTONIC is the same
+//! clock in both processes.
+use crate::sys::shared::SharedWords;
+use std::io;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -13,30 +19,48 @@ pub enum Phase {
     Stop,
 }
 
+// The shared words, by index.
+/// Nanoseconds after `base`; set before the start barrier, read after it.
+const MEASURE_FROM: usize = 0;
+const MEASURE_UNTIL: usize = 1;
+/// Non-zero: the run ends now.
+const STOP_NOW: usize = 2;
+/// Flows whose measured side has completed its `--messages`/`--bytes` share.
+const FLOWS_DONE: usize = 3;
+/// Non-zero: the second process's workers are set up and waiting to start.
+const PEER_READY: usize = 4;
+const WORDS: usize = 5;
+
 #[derive(Debug)]
 pub struct Control {
     base: Instant,
-    /// Nanoseconds after `base`; set before the start barrier, read after it.
-    measure_from: AtomicU64,
-    measure_until: AtomicU64,
-    stop_now: AtomicBool,
-    /// Flows whose measured side has completed its `--messages`/`--bytes` share.
-    flows_done: AtomicUsize,
+    words: SharedWords,
 }
 
 impl Default for Control {
+    /// Panics if one page of shared memory cannot be mapped; `new` returns the error instead.
     fn default() -> Self {
-        Control {
-            base: Instant::now(),
-            measure_from: AtomicU64::new(u64::MAX),
-            measure_until: AtomicU64::new(u64::MAX),
-            stop_now: AtomicBool::new(false),
-            flows_done: AtomicUsize::new(0),
-        }
+        Control::new().expect("mapping one page of shared memory")
     }
 }
 
 impl Control {
+    pub fn new() -> io::Result<Control> {
+        let words = SharedWords::new(WORDS)?;
+        for i in [MEASURE_FROM, MEASURE_UNTIL] {
+            words.word(i).store(u64::MAX, Ordering::Relaxed);
+        }
+        Ok(Control {
+            base: Instant::now(),
+            words,
+        })
+    }
+
+    #[inline]
+    fn word(&self, i: usize) -> &AtomicU64 {
+        self.words.word(i)
+    }
+
     /// Fixes the schedule: warm-up from `start`, then the measured phase. Returns its bounds.
     pub fn schedule(
         &self,
@@ -47,25 +71,25 @@ impl Control {
         let from = start + warmup;
         let until = from + duration;
         let ns = |t: Instant| t.duration_since(self.base).as_nanos() as u64;
-        self.measure_from.store(ns(from), Ordering::Relaxed);
-        self.measure_until.store(ns(until), Ordering::Relaxed);
+        self.word(MEASURE_FROM).store(ns(from), Ordering::Relaxed);
+        self.word(MEASURE_UNTIL).store(ns(until), Ordering::Relaxed);
         (from, until)
     }
 
     /// Start of the measured phase (valid once `schedule` has run).
     pub fn measure_from(&self) -> Instant {
-        self.base + Duration::from_nanos(self.measure_from.load(Ordering::Relaxed))
+        self.base + Duration::from_nanos(self.word(MEASURE_FROM).load(Ordering::Relaxed))
     }
 
     #[inline]
     pub fn phase_at(&self, now: Instant) -> Phase {
-        if self.stop_now.load(Ordering::Relaxed) {
+        if self.word(STOP_NOW).load(Ordering::Relaxed) != 0 {
             return Phase::Stop;
         }
         let t = now.saturating_duration_since(self.base).as_nanos() as u64;
-        if t < self.measure_from.load(Ordering::Relaxed) {
+        if t < self.word(MEASURE_FROM).load(Ordering::Relaxed) {
             Phase::Warmup
-        } else if t < self.measure_until.load(Ordering::Relaxed) {
+        } else if t < self.word(MEASURE_UNTIL).load(Ordering::Relaxed) {
             Phase::Measure
         } else {
             Phase::Stop
@@ -74,22 +98,31 @@ impl Control {
 
     /// Ends the run now (Ctrl-C, a failed start, or every flow's count reached).
     pub fn stop(&self) {
-        self.stop_now.store(true, Ordering::Relaxed);
+        self.word(STOP_NOW).store(1, Ordering::Relaxed);
     }
 
     pub fn is_stopped(&self) -> bool {
-        self.stop_now.load(Ordering::Relaxed)
+        self.word(STOP_NOW).load(Ordering::Relaxed) != 0
     }
 
     /// One flow has measured its share; the last of `flows` ends the run.
     pub fn flow_done(&self, flows: usize) {
-        if self.flows_done.fetch_add(1, Ordering::AcqRel) + 1 == flows {
+        if self.word(FLOWS_DONE).fetch_add(1, Ordering::AcqRel) + 1 == flows as u64 {
             self.stop();
         }
     }
 
     pub fn flows_done(&self) -> usize {
-        self.flows_done.load(Ordering::Acquire)
+        self.word(FLOWS_DONE).load(Ordering::Acquire) as usize
+    }
+
+    /// The second process's workers are set up (pinned, counters open) and wait to start.
+    pub fn mark_peer_ready(&self) {
+        self.word(PEER_READY).store(1, Ordering::Release);
+    }
+
+    pub fn peer_ready(&self) -> bool {
+        self.word(PEER_READY).load(Ordering::Acquire) != 0
     }
 }
 

@@ -1,8 +1,10 @@
 //! Runs one experiment point: connects the flows, starts a sending and a receiving thread per
 //! flow, holds them at a start barrier, runs the warm-up, opens the measured phase, stops, and
-//! collects each thread's sample. A watchdog shuts the sockets down if a side hangs.
+//! collects each thread's sample. A watchdog shuts the sockets down if a side hangs. With
+//! `--processes` one side of every flow runs in a forked child (`processes`).
 pub mod control;
 pub mod phases;
+pub mod processes;
 pub mod slices;
 pub mod window;
 pub mod worker;
@@ -16,6 +18,7 @@ use crate::transport::{Endpoint, FlowConnector, FlowEnds, SocketOptions};
 use control::Control;
 use phases::StopReason;
 use slices::SliceBoard;
+use std::io;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Barrier};
 use std::thread::JoinHandle;
@@ -95,8 +98,11 @@ pub fn run(
         .connect(spec.threads, options)
         .map_err(Error::Setup)?;
     let send_buffer_bytes = flows.first().map_or(0, |f| f.send_buffer);
-    let control = Arc::new(Control::default());
-    let start = Arc::new(Barrier::new(2 * spec.threads + 1));
+    let control = Arc::new(Control::new().map_err(Error::Setup)?);
+    // With `--processes` only one side of each flow waits at this barrier with the controller.
+    let split = spec.processes.then(|| processes::child_role(spec.pattern));
+    let here = if split.is_some() { 1 } else { 2 } * spec.threads;
+    let start = Arc::new(Barrier::new(here + 1));
     let slice_count = phases::div_duration(spec.duration, spec.stopping.slice).max(1);
     let board = Arc::new(SliceBoard::new(slice_count));
     let shared = Shared {
@@ -104,22 +110,31 @@ pub fn run(
         start: start.clone(),
         board: board.clone(),
     };
-    let mut endpoints = Vec::with_capacity(2 * spec.threads);
-    let mut handles = Vec::with_capacity(2 * spec.threads);
+    let mut workers = Vec::with_capacity(2 * spec.threads);
     for (flow, pair) in flows.into_iter().enumerate() {
-        for (worker, job) in flow_workers(spec, flow, pair, &shared) {
-            endpoints.push(worker.endpoint.clone());
-            let name = format!("bytepath-{flow}-{:?}", worker.role).to_lowercase();
-            let handle = std::thread::Builder::new()
-                .name(name)
-                .stack_size(WORKER_STACK)
-                .spawn(move || worker.run(job))
-                .map_err(Error::Setup)?;
-            handles.push(handle);
-        }
+        workers.extend(flow_workers(spec, flow, pair, &shared));
     }
+    let mut placement = connector.describe();
+    let child = match split {
+        Some(role) => {
+            let (mine, child) = processes::fork_side(workers, role, &control)?;
+            workers = mine;
+            placement = processes::describe(&placement, spec.pattern);
+            Some(child)
+        }
+        None => None,
+    };
+    let (handles, endpoints) = spawn(workers).map_err(Error::Setup)?;
+    let watch = match child {
+        Some(child) => Some(child.watch(&endpoints, &control)?),
+        None => None,
+    };
     let phases = phases::run_phases(spec, &control, &start, &board, interrupt);
-    let (samples, watchdog_fired) = collect(handles, &endpoints);
+    let deadline = Instant::now() + STOP_GRACE;
+    let (mut samples, mut watchdog_fired) = collect(handles, &endpoints, deadline);
+    if let Some(watch) = watch {
+        watchdog_fired |= watch.finish(deadline, &endpoints, &mut samples);
+    }
     // Read after the join: every worker has published every slice it finished.
     let (bytes, messages) = board.read(phases.slices_used);
     Ok(RunOutcome {
@@ -128,7 +143,7 @@ pub fn run(
         measured: phases.measured,
         interrupted: phases.interrupted,
         watchdog_fired,
-        placement: connector.describe(),
+        placement,
         send_buffer_bytes,
         slices: SliceSeries {
             length: spec.stopping.slice,
@@ -222,12 +237,31 @@ fn flow_workers(
     ]
 }
 
-/// Joins every worker; after the grace period, shuts their sockets down so blocked calls return.
+/// Running workers, and their endpoints for the watchdog.
+type Started = (Vec<JoinHandle<ThreadSample>>, Vec<Arc<Endpoint>>);
+
+/// Starts one named thread per worker.
+fn spawn(workers: Vec<(Worker, Job)>) -> io::Result<Started> {
+    let mut endpoints = Vec::with_capacity(workers.len());
+    let mut handles = Vec::with_capacity(workers.len());
+    for (worker, job) in workers {
+        endpoints.push(worker.endpoint.clone());
+        let name = format!("bytepath-{}-{:?}", worker.flow, worker.role).to_lowercase();
+        let handle = std::thread::Builder::new()
+            .name(name)
+            .stack_size(WORKER_STACK)
+            .spawn(move || worker.run(job))?;
+        handles.push(handle);
+    }
+    Ok((handles, endpoints))
+}
+
+/// Joins every worker; after `deadline`, shuts their sockets down so blocked calls return.
 fn collect(
     handles: Vec<JoinHandle<ThreadSample>>,
     endpoints: &[Arc<Endpoint>],
+    deadline: Instant,
 ) -> (Vec<ThreadSample>, bool) {
-    let deadline = Instant::now() + STOP_GRACE;
     let mut fired = false;
     while handles.iter().any(|h| !h.is_finished()) {
         if Instant::now() > deadline {

@@ -18,6 +18,7 @@ enum State {
 }
 
 /// What a closed window holds.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct WindowResult {
     pub messages: u64,
     pub bytes: u64,

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 /// How long a zero-copy sender waits at the end for outstanding completions.
 const COMPLETION_WAIT: Duration = Duration::from_secs(2);
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Role {
     /// Stream sender, or rr client.
@@ -49,7 +49,8 @@ pub struct Worker {
     pub endpoint: Arc<Endpoint>,
 }
 
-/// Everything one worker thread measured.
+/// Everything one worker thread measured (serialized to come back from a second process).
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct ThreadSample {
     pub flow: u32,
     pub role: Role,
@@ -66,6 +67,8 @@ pub struct ThreadSample {
     /// Datagram transports: numbering, loss and timeouts seen by this side.
     pub datagrams: Option<DatagramStats>,
     pub error: Option<String>,
+    /// The process the thread ran in.
+    pub pid: u32,
 }
 
 /// Counts that survive an error in the loop.
@@ -121,6 +124,7 @@ impl Worker {
             verifier: receiver.and_then(|r| r.verifier),
             datagrams,
             error: result.err().map(|e| e.to_string()),
+            pid: std::process::id(),
         }
     }
 

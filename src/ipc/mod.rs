@@ -49,6 +49,8 @@ pub struct IpcSpec {
     pub skipped: Vec<(Transport, usize)>,
     /// Why, one line per transport, as printed.
     pub skip_reasons: Vec<String>,
+    /// `--processes`: client and server (sender and receiver) in two processes.
+    pub processes: bool,
 }
 
 /// Every transport, the default of `--transports`.
@@ -118,6 +120,7 @@ impl IpcSpec {
             udp_split: args.udp_split,
             skipped,
             skip_reasons,
+            processes: args.processes,
         })
     }
 
@@ -168,6 +171,7 @@ impl IpcSpec {
             verify: false,
             counters,
             udp_split: self.udp_split,
+            processes: self.processes,
         }
     }
 }
@@ -324,6 +328,7 @@ fn args_json(args: &IpcArgs) -> serde_json::Value {
         "trials": args.trials, "bytes": args.bytes, "max_time": args.max_time,
         "warmup": args.warmup, "pipe_size": args.pipe_size, "pin": args.pin,
         "udp_split": args.udp_split,
+        "processes": args.processes,
     })
 }
 

@@ -143,7 +143,7 @@ impl CounterSelection {
 }
 
 /// Which privilege levels a counter saw.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Scope {
     UserAndKernel,
@@ -189,7 +189,7 @@ pub fn unavailable_reason(event: CounterEvent, e: &io::Error) -> String {
 }
 
 /// One event's result over a measured interval.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum CounterValue {
     Counted {
         value: f64,
@@ -234,7 +234,7 @@ impl CounterValue {
 }
 
 /// All events' results for one thread or one side.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct CounterSample {
     pub values: [CounterValue; EVENT_COUNT],
 }

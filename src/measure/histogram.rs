@@ -1,5 +1,7 @@
 //! Latency histogram: hdrhistogram, bounded and preallocated so recording never allocates.
+//! Serialized as its recorded (value, count) pairs, so a second process can send its own back.
 use hdrhistogram::Histogram;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// 1 ns .. 100 s at 3 significant digits (0.1 % error), allocated once per thread.
 const LOWEST_NS: u64 = 1;
@@ -71,6 +73,29 @@ impl LatencyHistogram {
     }
 }
 
+/// Each recorded bucket as (its highest equivalent value, count): recording that value again
+/// lands in the same bucket, so the round trip keeps every percentile.
+impl Serialize for LatencyHistogram {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(
+            self.inner
+                .iter_recorded()
+                .map(|v| (v.value_iterated_to(), v.count_at_value())),
+        )
+    }
+}
+
+impl<'de> Deserialize<'de> for LatencyHistogram {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let pairs = Vec::<(u64, u64)>::deserialize(d)?;
+        let mut h = LatencyHistogram::new();
+        for (ns, count) in pairs {
+            h.record_n(ns, count);
+        }
+        Ok(h)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -101,6 +126,20 @@ mod tests {
             s.max >= HIGHEST_NS / 2,
             "out-of-range sample is clamped, not dropped"
         );
+    }
+
+    #[test]
+    fn a_histogram_sent_as_json_keeps_its_summary() {
+        let mut h = LatencyHistogram::new();
+        for v in [1, 999, 1000, 1001, 55_555, 55_555, 7_000_000_000] {
+            h.record(v);
+        }
+        h.record_n(123_456, 10);
+        let text = serde_json::to_string(&h).unwrap();
+        let back: LatencyHistogram = serde_json::from_str(&text).unwrap();
+        assert_eq!(back.summary(), h.summary());
+        let empty: LatencyHistogram = serde_json::from_str("[]").unwrap();
+        assert_eq!(empty.summary(), None);
     }
 
     #[test]

@@ -20,7 +20,7 @@ pub enum RecvMode {
 }
 
 /// One wrong byte found by `--verify`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Mismatch {
     pub flow: u32,
     /// Message sequence number within the flow.
@@ -35,7 +35,7 @@ pub struct Mismatch {
 pub const KEPT_MISMATCHES: usize = 8;
 
 /// Streaming checker: keeps its own (message, offset) position across recv calls.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Verifier {
     flow: u32,
     seq: u64,
@@ -111,7 +111,7 @@ pub struct Received {
 }
 
 /// What a datagram receiver saw over the whole run (all phases), with what its side sent.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct DatagramStats {
     /// Datagrams this side sent.
     pub sent: u64,

@@ -22,7 +22,7 @@ const POOL_BYTES_CAP: usize = 256 << 20;
 const SLOT_WAIT_LIMIT: Duration = Duration::from_secs(10);
 
 /// Zero-copy accounting of one flow (or, summed, of a side).
-#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ZerocopyStats {
     /// Successful sendmsg(MSG_ZEROCOPY) calls (each takes one completion id).
     pub send_calls: u64,

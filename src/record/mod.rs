@@ -95,6 +95,8 @@ pub struct RunConfig {
     pub verify: bool,
     pub counters: crate::measure::counters::CounterSelection,
     pub tcp_nodelay: bool,
+    /// `--processes`: the two sides ran in two processes.
+    pub processes: bool,
     pub where_sides_run: String,
 }
 
@@ -103,6 +105,8 @@ pub struct RunConfig {
 pub struct SideMetrics {
     pub side: &'static str,
     pub threads: usize,
+    /// The process this side's threads ran in (null when none reported).
+    pub pid: Option<u32>,
     pub messages: u64,
     pub payload_bytes: u64,
     pub elapsed_s: f64,
@@ -352,6 +356,7 @@ fn run_config(spec: &RunSpec, outcome: &RunOutcome) -> RunConfig {
         verify: spec.verify,
         counters: spec.counters,
         tcp_nodelay: spec.tcp_nodelay(),
+        processes: spec.processes,
         where_sides_run: where_sides_run.to_string(),
     }
 }
@@ -418,6 +423,7 @@ fn side_metrics(
     SideMetrics {
         side: name,
         threads: samples.len(),
+        pid: samples.first().map(|s| s.pid),
         messages,
         payload_bytes: bytes,
         elapsed_s: windows

@@ -143,6 +143,7 @@ impl SweepSpec {
             verify: self.verify,
             counters: self.counter_selection(point.pattern),
             udp_split: false,
+            processes: false,
         }
     }
 

@@ -1,5 +1,6 @@
 //! The only `unsafe` code in bytepath: thin wrappers over the Linux system calls that std does
-//! not expose (sendmsg with flags, the MSG_ZEROCOPY error queue, affinity, per-thread rusage).
+//! not expose (sendmsg with flags, the MSG_ZEROCOPY error queue, affinity, per-thread rusage,
+//! fork and shared memory for `--processes`).
 //! Each wrapper turns `-1` into `io::Error::last_os_error()` in one place (`cvt`).
 #![allow(unsafe_code)]
 
@@ -7,7 +8,9 @@ pub mod affinity;
 pub mod clock;
 pub mod fdio;
 pub mod probe;
+pub mod process;
 pub mod ring;
+pub mod shared;
 pub mod socket;
 pub mod usage;
 pub mod zerocopy;

@@ -4,7 +4,7 @@ use std::io;
 use std::time::Duration;
 
 /// CPU time and context switches of the calling thread so far.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ThreadUsage {
     pub user: Duration,
     pub system: Duration,

@@ -475,6 +475,7 @@ mod tests {
             verify: true,
             counters: CounterSelection::None,
             udp_split: false,
+            processes: false,
         };
         static NEVER: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
         let outcome = crate::engine::run(&spec, &DroppingRequests, &NEVER).unwrap();

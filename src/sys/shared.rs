@@ -1,0 +1,109 @@
+//! A few 64-bit atomic words in an anonymous shared mapping (mmap(2) MAP_SHARED |
+//! MAP_ANONYMOUS): the pages stay shared with a child made by fork(2), so a store on one side
+//! of a fork is seen by the other (the run's schedule and stop flag live here).
+use std::io;
+use std::ptr::NonNull;
+use std::sync::atomic::AtomicU64;
+
+/// `len` zero-initialised atomic words, shared with any process forked after `new`.
+#[derive(Debug)]
+pub struct SharedWords {
+    base: NonNull<AtomicU64>,
+    len: usize,
+    map_len: usize,
+}
+
+// SAFETY: the mapping is reached only through `&AtomicU64`, which is Sync; the pointer itself
+// is never written after `new`.
+unsafe impl Send for SharedWords {}
+// SAFETY: as above.
+unsafe impl Sync for SharedWords {}
+
+impl SharedWords {
+    pub fn new(len: usize) -> io::Result<SharedWords> {
+        let map_len = (len.max(1) * std::mem::size_of::<AtomicU64>()).next_multiple_of(4096);
+        // SAFETY: an anonymous shared mapping with no address hint; the result is checked.
+        let ptr = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                map_len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if ptr == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        let base = NonNull::new(ptr.cast::<AtomicU64>()).expect("mmap returned a mapping");
+        Ok(SharedWords { base, len, map_len })
+    }
+
+    /// Word `i`; panics when `i` is out of range.
+    #[inline]
+    pub fn word(&self, i: usize) -> &AtomicU64 {
+        assert!(i < self.len, "shared word {i} of {}", self.len);
+        // SAFETY: i < len, the mapping is page aligned, zero-filled (a valid AtomicU64 is any
+        // 8 bytes) and lives as long as self.
+        unsafe { &*self.base.as_ptr().add(i) }
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+impl Drop for SharedWords {
+    fn drop(&mut self) {
+        // SAFETY: base and map_len are the mapping made in `new`; no reference outlives self.
+        unsafe { libc::munmap(self.base.as_ptr().cast(), self.map_len) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sys::process::{self, Forked};
+    use std::sync::atomic::Ordering;
+    use std::time::{Duration, Instant};
+
+    #[test]
+    fn words_start_at_zero_and_are_independent() {
+        let w = SharedWords::new(3).unwrap();
+        assert_eq!(w.len(), 3);
+        w.word(1).store(7, Ordering::Relaxed);
+        assert_eq!(
+            (0..3)
+                .map(|i| w.word(i).load(Ordering::Relaxed))
+                .collect::<Vec<_>>(),
+            [0, 7, 0]
+        );
+    }
+
+    #[test]
+    fn a_value_stored_by_a_forked_child_is_seen_by_the_parent() {
+        let w = SharedWords::new(2).unwrap();
+        w.word(0).store(1, Ordering::SeqCst);
+        match process::fork().unwrap() {
+            Forked::Child => {
+                // The child sees the parent's store from before the fork, and answers.
+                let seen = w.word(0).load(Ordering::SeqCst);
+                w.word(1).store(seen + 41, Ordering::SeqCst);
+                process::exit_now(0)
+            }
+            Forked::Parent(mut child) => {
+                let status = child
+                    .wait_until(Instant::now() + Duration::from_secs(10))
+                    .unwrap()
+                    .expect("the child exited");
+                assert!(status.success(), "{status}");
+                assert_eq!(w.word(1).load(Ordering::SeqCst), 42);
+            }
+        }
+    }
+}
