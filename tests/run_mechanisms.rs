@@ -1,44 +1,10 @@
 //! Every mechanism x pattern over loopback with --verify: bytes received equal bytes sent,
 //! every byte checked, zero-copy completions accounted for.
 mod common;
-use common::{run_json, u};
+use common::{assert_delivered, run_json, u};
 use serde_json::Value;
 
 const MECHANISMS: [&str; 4] = ["send", "copy", "gather", "zerocopy"];
-
-fn assert_delivered(r: &Value, what: &str) {
-    assert_eq!(r["status"], "completed", "{what}: {}", r["errors"]);
-    let t = &r["transfer"];
-    assert!(u(&t["sender_sent_bytes"]) > 0, "{what}: nothing sent");
-    assert_eq!(
-        t["sender_sent_bytes"], t["receiver_received_bytes"],
-        "{what}"
-    );
-    assert_eq!(
-        t["receiver_sent_bytes"], t["sender_received_bytes"],
-        "{what}"
-    );
-    assert_eq!(t["all_delivered"], true, "{what}");
-    let v = &r["verify"];
-    assert_eq!(
-        v["mismatched_bytes"], 0,
-        "{what}: {}",
-        v["first_mismatches"]
-    );
-    let received = u(&t["receiver_received_bytes"]) + u(&t["sender_received_bytes"]);
-    assert_eq!(
-        u(&v["checked_bytes"]),
-        received,
-        "{what}: every received byte is checked"
-    );
-    for side in r["sides"].as_array().unwrap() {
-        assert!(
-            u(&side["messages"]) > 0,
-            "{what}: {} measured no message",
-            side["side"]
-        );
-    }
-}
 
 fn assert_zerocopy_accounted(r: &Value, what: &str) {
     let z = &r["zerocopy"];

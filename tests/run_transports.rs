@@ -2,7 +2,7 @@
 //! rings and datagram sockets carry every copying mechanism in stream and rr with every byte
 //! verified; datagrams are numbered and their loss counted; zero copy stays TCP-only.
 mod common;
-use common::{bytepath, run_json, u};
+use common::{assert_delivered, bytepath, run_json, u};
 
 #[test]
 fn unix_and_pipe_flows_deliver_every_byte_for_every_copying_mechanism() {
@@ -25,12 +25,7 @@ fn unix_and_pipe_flows_deliver_every_byte_for_every_copying_mechanism() {
                 ]);
                 assert_eq!(code, 0, "{what}: {}", r["errors"]);
                 assert_eq!(r["config"]["transport"], transport);
-                let t = &r["transfer"];
-                assert!(u(&t["sender_sent_bytes"]) > 0, "{what}");
-                assert_eq!(t["all_delivered"], true, "{what}");
-                assert_eq!(r["verify"]["mismatched_bytes"], 0, "{what}");
-                let received = u(&t["receiver_received_bytes"]) + u(&t["sender_received_bytes"]);
-                assert_eq!(u(&r["verify"]["checked_bytes"]), received, "{what}");
+                assert_delivered(&r, &what);
             }
         }
     }

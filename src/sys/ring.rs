@@ -49,21 +49,7 @@ impl Ring {
     pub fn new(capacity: usize) -> io::Result<Ring> {
         let capacity = capacity.max(4096).next_power_of_two();
         let map_len = HEADER + capacity;
-        // SAFETY: an anonymous shared mapping with no address hint; the result is checked.
-        let ptr = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                map_len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
-        };
-        if ptr == libc::MAP_FAILED {
-            return Err(io::Error::last_os_error());
-        }
-        let base = NonNull::new(ptr.cast::<u8>()).expect("mmap returned a non-null mapping");
+        let base = super::shared::map_shared(map_len)?;
         // The zero-filled mapping is a valid Header: every field is an atomic integer at 0.
         Ok(Ring {
             base,

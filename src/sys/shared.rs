@@ -19,24 +19,30 @@ unsafe impl Send for SharedWords {}
 // SAFETY: as above.
 unsafe impl Sync for SharedWords {}
 
+/// A zero-filled anonymous MAP_SHARED mapping of `len` bytes: after fork both processes see
+/// the same memory (SharedWords, the shm rings).
+pub(super) fn map_shared(len: usize) -> io::Result<NonNull<u8>> {
+    // SAFETY: an anonymous shared mapping with no address hint; the result is checked.
+    let ptr = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_SHARED | libc::MAP_ANONYMOUS,
+            -1,
+            0,
+        )
+    };
+    if ptr == libc::MAP_FAILED {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(NonNull::new(ptr.cast::<u8>()).expect("mmap returned a mapping"))
+}
+
 impl SharedWords {
     pub fn new(len: usize) -> io::Result<SharedWords> {
         let map_len = (len.max(1) * std::mem::size_of::<AtomicU64>()).next_multiple_of(4096);
-        // SAFETY: an anonymous shared mapping with no address hint; the result is checked.
-        let ptr = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                map_len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
-        };
-        if ptr == libc::MAP_FAILED {
-            return Err(io::Error::last_os_error());
-        }
-        let base = NonNull::new(ptr.cast::<AtomicU64>()).expect("mmap returned a mapping");
+        let base = map_shared(map_len)?.cast::<AtomicU64>();
         Ok(SharedWords { base, len, map_len })
     }
 
