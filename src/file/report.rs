@@ -227,6 +227,87 @@ pub fn write(dir: &Path, study: &FileStudy) -> Result<(), Error> {
 mod tests {
     use super::*;
 
+    use crate::file::record::{summarize_transfers, FileConfig, TransferRecord, SCHEMA_VERSION};
+
+    fn study() -> FileStudy {
+        let mechanisms = vec![FileMechanism::Readsend, FileMechanism::Sendfile];
+        let transfers: Vec<TransferRecord> = [(1u64 << 20, 10.0), (8 << 20, 70.0)]
+            .iter()
+            .flat_map(|&(size, ms)| {
+                mechanisms.iter().map(move |&m| TransferRecord {
+                    schema_version: SCHEMA_VERSION,
+                    size_bytes: size,
+                    mechanism: m,
+                    rep: 0,
+                    residency_before: None,
+                    elapsed_ms: Some(if m == FileMechanism::Sendfile {
+                        ms / 2.0
+                    } else {
+                        ms
+                    }),
+                    throughput_gbps: None,
+                    server_syscalls: Some(1),
+                    client_recv_calls: Some(1),
+                    server: None,
+                    client: None,
+                    verified: None,
+                    error: None,
+                })
+            })
+            .collect();
+        FileStudy {
+            schema_version: SCHEMA_VERSION,
+            command: "file",
+            config: FileConfig {
+                sizes_bytes: vec![1 << 20, 8 << 20],
+                mechanisms: mechanisms.clone(),
+                chunk_bytes: 65536,
+                cache: "warm",
+                user_file: None,
+                reps: 1,
+                verify: false,
+                counters: "none",
+                placement: "test",
+                recv_buffer_bytes: 1,
+                timing: "test",
+            },
+            environment: crate::environment::Environment::detect(&[0]),
+            status: "completed",
+            summaries: summarize_transfers(&[1 << 20, 8 << 20], &mechanisms, &transfers),
+            transfers,
+        }
+    }
+
+    #[test]
+    fn the_table_gives_each_mechanism_as_a_fraction_of_readsend() {
+        let text = text_table(&study());
+        let sendfile_1m = text
+            .lines()
+            .find(|l| l.contains("1 MiB") && l.contains("sendfile"))
+            .unwrap();
+        assert!(
+            sendfile_1m.contains("50 %") && sendfile_1m.contains("5.00"),
+            "{text}"
+        );
+        assert!(markdown(&study()).contains("| 8 MiB | readsend | 70.00 | 100 % |"));
+    }
+
+    #[test]
+    fn the_html_holds_both_plots_as_well_formed_svg() {
+        let page = html(&study());
+        for id in ["file-time", "file-cpu"] {
+            let start = page.find(&format!("data-plot=\"{id}\"")).unwrap();
+            let open = page[..start].rfind("<svg").unwrap();
+            let close = open + page[open..].find("</svg>").unwrap() + 6;
+            roxmltree::Document::parse(&page[open..close]).unwrap();
+        }
+        assert_eq!(
+            page.matches("<polyline").count(),
+            2,
+            "time only: CPU is n/a here"
+        );
+    }
+
     #[test]
     fn sizes_are_labelled_exactly() {
         assert_eq!(size_label(98.0 * 1048576.0), "98 MiB");
