@@ -174,6 +174,8 @@ pub fn command(args: &FileArgs, interrupt: &AtomicBool) -> Result<Status, Error>
         "per size, per repetition, every mechanism in list order",
     );
     let (mut results, _) = folder::open(args.out.as_deref(), false, &marker)?;
+    // Removed on drop: on every return from here on, `?` included, and after Ctrl-C, which only
+    // sets `interrupt` and lets this function return normally.
     let test_folder = match user_file {
         Some(_) => None,
         None => Some(TestFolder::create(&temp).map_err(|source| Error::File {
@@ -185,35 +187,20 @@ pub fn command(args: &FileArgs, interrupt: &AtomicBool) -> Result<Status, Error>
         eprintln!("file: test files in {}", t.dir.display());
     }
     eprintln!("file: results in {}", results.dir.display());
+    let source = match (&user_file, &test_folder) {
+        (Some(f), _) => Source::User(f),
+        (None, Some(t)) => Source::Test(t),
+        (None, None) => unreachable!("test files have a folder"),
+    };
     let mut transfers = Vec::new();
-    let mut status = Status::Success;
-    for &size in &sizes {
-        let served = match (&user_file, &test_folder) {
-            (Some(f), _) => f.clone(),
-            (None, Some(t)) => match t.write(size, spec.verify, interrupt) {
-                Ok(f) => f,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {
-                    status = Status::Interrupted;
-                    break;
-                }
-                Err(source) => {
-                    return Err(Error::File {
-                        path: t.dir.clone(),
-                        source,
-                    })
-                }
-            },
-            (None, None) => unreachable!("test files have a folder"),
-        };
-        match measure_size(&spec, &served, interrupt, &mut results, &mut transfers)? {
-            Status::Success => {}
-            Status::Failed => status = Status::Failed,
-            Status::Interrupted => {
-                status = Status::Interrupted;
-                break;
-            }
-        }
-    }
+    let status = measure_all(
+        &spec,
+        &sizes,
+        source,
+        interrupt,
+        &mut results,
+        &mut transfers,
+    )?;
     let study = FileStudy {
         schema_version: SCHEMA_VERSION,
         command: "file",
@@ -234,9 +221,49 @@ pub fn command(args: &FileArgs, interrupt: &AtomicBool) -> Result<Status, Error>
         print!("{}", report::text_table(&study));
         println!("report: {}", results.dir.join(report::HTML).display());
     }
-    // The test folder goes now, before the exit code is set, on every path that reaches here;
-    // early returns drop it too.
     drop(test_folder);
+    Ok(status)
+}
+
+/// Where the served files come from.
+#[derive(Clone, Copy)]
+enum Source<'a> {
+    User(&'a ServedFile),
+    Test(&'a TestFolder),
+}
+
+/// Every size in turn: its test file written (or the user's file), then all its transfers.
+fn measure_all(
+    spec: &FileSpec,
+    sizes: &[u64],
+    source: Source<'_>,
+    interrupt: &AtomicBool,
+    results: &mut folder::ResultsFolder,
+    transfers: &mut Vec<TransferRecord>,
+) -> Result<Status, Error> {
+    let mut status = Status::Success;
+    for &size in sizes {
+        let served = match source {
+            Source::User(f) => f.clone(),
+            Source::Test(t) => match t.write(size, spec.verify, interrupt) {
+                Ok(f) => f,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {
+                    return Ok(Status::Interrupted)
+                }
+                Err(source) => {
+                    return Err(Error::File {
+                        path: t.dir.clone(),
+                        source,
+                    })
+                }
+            },
+        };
+        match measure_size(spec, &served, interrupt, results, transfers)? {
+            Status::Success => {}
+            Status::Failed => status = Status::Failed,
+            Status::Interrupted => return Ok(Status::Interrupted),
+        }
+    }
     Ok(status)
 }
 
