@@ -25,6 +25,8 @@ pub enum Command {
     Compare(CompareArgs),
     /// IPC latency (ping-pong round trips) and bandwidth per transport and message size.
     Ipc(IpcArgs),
+    /// Serve a file over loopback TCP: read+send vs sendfile vs splice vs mmap, per file size.
+    File(FileArgs),
     /// Measure what this machine can do: clocks, system-call cost, the memcpy roofline, which
     /// perf counters open and which zero-copy kernel features work.
     Probe(ProbeArgs),
@@ -87,6 +89,43 @@ pub struct SweepArgs {
     /// Continue the sweep in --out, skipping the points already measured there.
     #[arg(long)]
     pub resume: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct FileArgs {
+    /// File sizes, comma-separated (K/M/G suffixes, binary); test files of these sizes are
+    /// created in a temporary folder and removed afterwards.
+    #[arg(long, conflicts_with = "file")]
+    pub sizes: Option<String>,
+    /// How the server sends the file: readsend (read+send), sendfile, splice (file, pipe,
+    /// socket), mmap (send from a mapping); comma-separated.
+    #[arg(long, default_value = "readsend,sendfile,splice,mmap")]
+    pub mechanisms: String,
+    /// Bytes per read/sendfile/splice/send call on the server.
+    #[arg(long, default_value = "64K")]
+    pub chunk: String,
+    /// warm (read the file once first) or cold (fsync and POSIX_FADV_DONTNEED before every
+    /// repetition; the residency achieved is reported).
+    #[arg(long, default_value = "warm")]
+    pub cache: String,
+    /// Serve this file (opened read-only, never modified) instead of test files.
+    #[arg(long)]
+    pub file: Option<std::path::PathBuf>,
+    /// Transfers per size and mechanism; mean and 95 % CI over them.
+    #[arg(long, default_value = "5")]
+    pub reps: String,
+    /// The client hashes what it receives (xxh3-64) and compares it with the file's hash.
+    #[arg(long)]
+    pub verify: bool,
+    /// perf counters to open per side: all, software, hardware, none.
+    #[arg(long, default_value = "all")]
+    pub counters: String,
+    /// Results folder; default ./bytepath-results/<timestamp>/.
+    #[arg(long)]
+    pub out: Option<std::path::PathBuf>,
+    /// Print one JSON document instead of the table.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]

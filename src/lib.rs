@@ -10,6 +10,7 @@ pub mod config;
 pub mod engine;
 pub mod environment;
 pub mod error;
+pub mod file;
 pub mod ipc;
 pub mod measure;
 pub mod mechanism;

@@ -7,6 +7,7 @@
 pub mod affinity;
 pub mod clock;
 pub mod fdio;
+pub mod file;
 pub mod probe;
 pub mod process;
 pub mod ring;

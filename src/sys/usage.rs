@@ -1,4 +1,5 @@
-//! Per-thread resource usage: getrusage(2) with RUSAGE_THREAD.
+//! Per-thread resource usage: getrusage(2) with RUSAGE_THREAD (CPU time, context switches,
+//! page faults).
 use super::cvt;
 use std::io;
 use std::time::Duration;
@@ -10,6 +11,12 @@ pub struct ThreadUsage {
     pub system: Duration,
     pub voluntary_switches: u64,
     pub involuntary_switches: u64,
+    /// Page faults served without I/O (ru_minflt).
+    #[serde(default)]
+    pub minor_faults: u64,
+    /// Page faults that waited for I/O (ru_majflt): a cold file read through a mapping.
+    #[serde(default)]
+    pub major_faults: u64,
 }
 
 impl ThreadUsage {
@@ -24,6 +31,8 @@ impl ThreadUsage {
             involuntary_switches: self
                 .involuntary_switches
                 .saturating_sub(earlier.involuntary_switches),
+            minor_faults: self.minor_faults.saturating_sub(earlier.minor_faults),
+            major_faults: self.major_faults.saturating_sub(earlier.major_faults),
         }
     }
 
@@ -32,6 +41,8 @@ impl ThreadUsage {
         self.system += other.system;
         self.voluntary_switches += other.voluntary_switches;
         self.involuntary_switches += other.involuntary_switches;
+        self.minor_faults += other.minor_faults;
+        self.major_faults += other.major_faults;
     }
 }
 
@@ -50,5 +61,7 @@ pub fn thread_usage() -> io::Result<ThreadUsage> {
         system: timeval(ru.ru_stime),
         voluntary_switches: ru.ru_nvcsw.max(0) as u64,
         involuntary_switches: ru.ru_nivcsw.max(0) as u64,
+        minor_faults: ru.ru_minflt.max(0) as u64,
+        major_faults: ru.ru_majflt.max(0) as u64,
     })
 }

@@ -1,0 +1,277 @@
+//! The file study's records: one `TransferRecord` per measured transfer (a line of
+//! results.jsonl, written as it finishes), one `FileSummary` per (size, mechanism) with the mean
+//! and 95 % CI over the repetitions, and the `FileStudy` document holding them with the
+//! effective configuration and the environment (what `--json` prints).
+use super::mechanisms::FileMechanism;
+use crate::environment::Environment;
+use crate::measure::counters::{CounterEvent, CounterSample, CounterValue};
+use crate::stats::{summarize, Summary};
+use crate::sys::usage::ThreadUsage;
+use std::collections::BTreeMap;
+
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// One side's (server or client thread's) usage during a transfer.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct SideUsage {
+    pub user_ns: u64,
+    pub system_ns: u64,
+    pub voluntary_switches: u64,
+    pub involuntary_switches: u64,
+    pub minor_faults: u64,
+    pub major_faults: u64,
+    /// perf counters by name; unavailable ones say why.
+    pub counters: BTreeMap<&'static str, CounterValue>,
+}
+
+impl SideUsage {
+    pub fn new(usage: ThreadUsage, counters: CounterSample) -> SideUsage {
+        SideUsage {
+            user_ns: usage.user.as_nanos() as u64,
+            system_ns: usage.system.as_nanos() as u64,
+            voluntary_switches: usage.voluntary_switches,
+            involuntary_switches: usage.involuntary_switches,
+            minor_faults: usage.minor_faults,
+            major_faults: usage.major_faults,
+            counters: CounterEvent::ALL
+                .iter()
+                .map(|&e| (e.key(), counters.get(e).clone()))
+                .collect(),
+        }
+    }
+
+    pub fn cpu_ns(&self) -> u64 {
+        self.user_ns + self.system_ns
+    }
+}
+
+/// Whether the file's pages were in memory when a transfer started, as mincore(2) saw them.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct Residency {
+    pub resident_pages: u64,
+    pub total_pages: u64,
+}
+
+impl Residency {
+    pub fn fraction(&self) -> f64 {
+        if self.total_pages == 0 {
+            0.0
+        } else {
+            self.resident_pages as f64 / self.total_pages as f64
+        }
+    }
+}
+
+/// One transfer, or why it could not be measured.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct TransferRecord {
+    pub schema_version: u32,
+    pub size_bytes: u64,
+    pub mechanism: FileMechanism,
+    pub rep: u32,
+    pub residency_before: Option<Residency>,
+    pub elapsed_ms: Option<f64>,
+    pub throughput_gbps: Option<f64>,
+    pub server_syscalls: Option<u64>,
+    pub client_recv_calls: Option<u64>,
+    pub server: Option<SideUsage>,
+    pub client: Option<SideUsage>,
+    /// With --verify: the client's xxh3-64 of what it received equals the file's.
+    pub verified: Option<bool>,
+    pub error: Option<String>,
+}
+
+impl TransferRecord {
+    /// CPU time of both sides per byte moved.
+    pub fn cpu_ns_per_byte(&self) -> Option<f64> {
+        let (s, c) = (self.server.as_ref()?, self.client.as_ref()?);
+        Some((s.cpu_ns() + c.cpu_ns()) as f64 / self.size_bytes as f64)
+    }
+
+    pub fn ok(&self) -> bool {
+        self.error.is_none() && self.verified != Some(false)
+    }
+}
+
+/// Mean and CI of a figure over the repetitions; a single repetition has a mean but no interval.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct Figure {
+    pub mean: f64,
+    pub ci95: Option<Summary>,
+}
+
+impl Figure {
+    fn of(values: &[f64]) -> Option<Figure> {
+        if values.is_empty() {
+            return None;
+        }
+        Some(Figure {
+            mean: values.iter().sum::<f64>() / values.len() as f64,
+            ci95: summarize(values),
+        })
+    }
+
+    /// `12.34 ± 0.56` or just `12.34` with one repetition.
+    pub fn text(&self, decimals: usize) -> String {
+        match &self.ci95 {
+            Some(s) => format!(
+                "{:.*} ± {:.*}",
+                decimals, self.mean, decimals, s.ci95_half_width
+            ),
+            None => format!("{:.*}", decimals, self.mean),
+        }
+    }
+}
+
+/// One (size, mechanism) over its repetitions.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct FileSummary {
+    pub size_bytes: u64,
+    pub mechanism: FileMechanism,
+    pub reps_measured: usize,
+    pub reps_failed: usize,
+    pub time_ms: Option<Figure>,
+    pub throughput_gbps: Option<Figure>,
+    pub cpu_ns_per_byte: Option<Figure>,
+    pub server_syscalls: Option<Figure>,
+    /// Mean time over readsend's mean time at the same size (the seeds' comparison).
+    pub fraction_of_readsend: Option<f64>,
+    /// Mean resident fraction before the transfers (1.0 warm; what dropping achieved, cold).
+    pub residency_before: Option<f64>,
+}
+
+/// Summaries per (size, mechanism), in the order given.
+pub fn summarize_transfers(
+    sizes: &[u64],
+    mechanisms: &[FileMechanism],
+    transfers: &[TransferRecord],
+) -> Vec<FileSummary> {
+    let mut out: Vec<FileSummary> = Vec::new();
+    for &size in sizes {
+        for &m in mechanisms {
+            let all: Vec<&TransferRecord> = transfers
+                .iter()
+                .filter(|t| t.size_bytes == size && t.mechanism == m)
+                .collect();
+            let good: Vec<&TransferRecord> = all.iter().copied().filter(|t| t.ok()).collect();
+            let fig = |f: &dyn Fn(&TransferRecord) -> Option<f64>| {
+                Figure::of(&good.iter().filter_map(|t| f(t)).collect::<Vec<_>>())
+            };
+            out.push(FileSummary {
+                size_bytes: size,
+                mechanism: m,
+                reps_measured: good.len(),
+                reps_failed: all.len() - good.len(),
+                time_ms: fig(&|t| t.elapsed_ms),
+                throughput_gbps: fig(&|t| t.throughput_gbps),
+                cpu_ns_per_byte: fig(&|t| t.cpu_ns_per_byte()),
+                server_syscalls: fig(&|t| t.server_syscalls.map(|n| n as f64)),
+                fraction_of_readsend: None,
+                residency_before: fig(&|t| t.residency_before.map(|r| r.fraction()))
+                    .map(|f| f.mean),
+            });
+        }
+    }
+    let readsend_mean = |size: u64, rows: &[FileSummary]| {
+        rows.iter()
+            .find(|r| r.size_bytes == size && r.mechanism == FileMechanism::Readsend)
+            .and_then(|r| r.time_ms)
+            .map(|f| f.mean)
+    };
+    let bases: Vec<Option<f64>> = out
+        .iter()
+        .map(|r| readsend_mean(r.size_bytes, &out))
+        .collect();
+    for (row, base) in out.iter_mut().zip(bases) {
+        row.fraction_of_readsend = match (row.time_ms, base) {
+            (Some(t), Some(b)) if b > 0.0 => Some(t.mean / b),
+            _ => None,
+        };
+    }
+    out
+}
+
+/// The effective configuration, as validated.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct FileConfig {
+    pub sizes_bytes: Vec<u64>,
+    pub mechanisms: Vec<FileMechanism>,
+    pub chunk_bytes: usize,
+    pub cache: &'static str,
+    pub user_file: Option<String>,
+    pub reps: u32,
+    pub verify: bool,
+    pub counters: &'static str,
+    pub placement: &'static str,
+    pub recv_buffer_bytes: usize,
+    pub timing: &'static str,
+}
+
+/// Everything one `bytepath file` run measured.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct FileStudy {
+    pub schema_version: u32,
+    pub command: &'static str,
+    pub config: FileConfig,
+    pub environment: Environment,
+    pub status: &'static str,
+    pub transfers: Vec<TransferRecord>,
+    pub summaries: Vec<FileSummary>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn transfer(size: u64, m: FileMechanism, ms: f64) -> TransferRecord {
+        TransferRecord {
+            schema_version: SCHEMA_VERSION,
+            size_bytes: size,
+            mechanism: m,
+            rep: 0,
+            residency_before: Some(Residency {
+                resident_pages: 1,
+                total_pages: 2,
+            }),
+            elapsed_ms: Some(ms),
+            throughput_gbps: None,
+            server_syscalls: Some(10),
+            client_recv_calls: Some(5),
+            server: None,
+            client: None,
+            verified: Some(true),
+            error: None,
+        }
+    }
+
+    #[test]
+    fn each_mechanisms_time_is_a_fraction_of_readsends_at_the_same_size() {
+        let t = vec![
+            transfer(10, FileMechanism::Readsend, 4.0),
+            transfer(10, FileMechanism::Readsend, 6.0),
+            transfer(10, FileMechanism::Sendfile, 2.0),
+            transfer(10, FileMechanism::Sendfile, 3.0),
+        ];
+        let rows = summarize_transfers(
+            &[10],
+            &[FileMechanism::Readsend, FileMechanism::Sendfile],
+            &t,
+        );
+        assert_eq!(rows[0].fraction_of_readsend, Some(1.0));
+        assert_eq!(rows[1].fraction_of_readsend, Some(0.5));
+        assert_eq!(rows[1].residency_before, Some(0.5));
+        assert!(
+            rows[1].time_ms.unwrap().ci95.is_some(),
+            "two reps have a CI"
+        );
+    }
+
+    #[test]
+    fn a_failed_verify_is_not_averaged_in() {
+        let mut bad = transfer(10, FileMechanism::Mmap, 1.0);
+        bad.verified = Some(false);
+        let rows = summarize_transfers(&[10], &[FileMechanism::Mmap], &[bad]);
+        assert_eq!((rows[0].reps_measured, rows[0].reps_failed), (0, 1));
+        assert!(rows[0].time_ms.is_none() && rows[0].fraction_of_readsend.is_none());
+    }
+}

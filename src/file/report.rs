@@ -1,0 +1,318 @@
+//! What a file study becomes for a person: the seeds' table (file size, mean time per
+//! mechanism with its 95 % CI, and each mechanism's time as a fraction of readsend's) as text
+//! on stdout, `report.md`, and a self-contained `report.html` with two SVG plots (time and CPU
+//! per byte against file size, log axes, one line per mechanism) drawn by `report::plot`.
+use super::mechanisms::FileMechanism;
+use super::record::{Figure, FileStudy, FileSummary};
+use crate::error::Error;
+use crate::report::plot::axis::{Scale, TickFormat};
+use crate::report::plot::{self, escape, Datum, Panel, Plot, Series};
+use std::fmt::Write;
+use std::path::Path;
+
+pub const MARKDOWN: &str = "report.md";
+pub const HTML: &str = "report.html";
+
+/// Sizes exactly: `98 MiB`, `4 KiB`, but `4097 B` (rounding would hide the awkward sizes).
+pub fn size_label(bytes: f64) -> String {
+    let b = bytes as u64;
+    for (shift, unit) in [(30, "GiB"), (20, "MiB"), (10, "KiB")] {
+        if b >= 1 << shift && b % (1 << shift) == 0 {
+            return format!("{} {unit}", b >> shift);
+        }
+    }
+    format!("{b} B")
+}
+
+fn color(m: FileMechanism) -> &'static str {
+    match m {
+        FileMechanism::Readsend => "#d62728",
+        FileMechanism::Sendfile => "#2ca02c",
+        FileMechanism::Splice => "#1f77b4",
+        FileMechanism::Mmap => "#ff7f0e",
+    }
+}
+
+fn figure(f: &Option<Figure>, decimals: usize) -> String {
+    f.as_ref().map_or("n/a".into(), |f| f.text(decimals))
+}
+
+fn fraction(r: &FileSummary) -> String {
+    r.fraction_of_readsend
+        .map_or("n/a".into(), |f| format!("{:.0} %", f * 100.0))
+}
+
+fn residency(r: &FileSummary) -> String {
+    r.residency_before
+        .map_or("n/a".into(), |f| format!("{:.1} %", f * 100.0))
+}
+
+/// The rows every format shares: one per (size, mechanism).
+fn rows(study: &FileStudy) -> Vec<[String; 9]> {
+    study
+        .summaries
+        .iter()
+        .map(|r| {
+            [
+                size_label(r.size_bytes as f64),
+                r.mechanism.name().to_string(),
+                figure(&r.time_ms, 2),
+                fraction(r),
+                figure(&r.throughput_gbps, 2),
+                figure(&r.cpu_ns_per_byte, 3),
+                figure(&r.server_syscalls, 0),
+                residency(r),
+                format!("{}/{}", r.reps_measured, r.reps_measured + r.reps_failed),
+            ]
+        })
+        .collect()
+}
+
+const HEADER: [&str; 9] = [
+    "size",
+    "mechanism",
+    "time ms (95 % CI)",
+    "of readsend",
+    "Gbit/s",
+    "CPU ns/B",
+    "server calls",
+    "resident before",
+    "reps ok",
+];
+
+/// How the figures were measured, in one paragraph.
+fn method(study: &FileStudy) -> String {
+    let c = &study.config;
+    format!(
+        "{} repetitions per point, cache {}, chunk {} B, {}. Time: {}. CPU ns/B: user+system time of both threads (RUSAGE_THREAD) per file byte. CI: 95 % Student t over repetitions (± omitted with one repetition). Status: {}.",
+        c.reps, c.cache, c.chunk_bytes, c.placement, c.timing, study.status
+    )
+}
+
+/// The table for stdout.
+pub fn text_table(study: &FileStudy) -> String {
+    let all = rows(study);
+    let widths: Vec<usize> = (0..HEADER.len())
+        .map(|i| {
+            all.iter()
+                .map(|r| r[i].chars().count())
+                .chain([HEADER[i].len()])
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let line = |cells: Vec<&str>| {
+        let mut s = String::new();
+        for (i, c) in cells.iter().enumerate() {
+            let pad = widths[i] - c.chars().count();
+            let _ = write!(s, "{}{c}  ", " ".repeat(pad));
+        }
+        s.trim_end().to_string() + "\n"
+    };
+    let mut out = line(HEADER.to_vec());
+    for r in &all {
+        out += &line(r.iter().map(String::as_str).collect());
+    }
+    out
+}
+
+pub fn markdown(study: &FileStudy) -> String {
+    let mut out = String::from("# bytepath file: serving a file over a socket\n\n");
+    out += &method(study);
+    out += "\n\n| ";
+    out += &HEADER.join(" | ");
+    out += " |\n|";
+    out += &"---|".repeat(HEADER.len());
+    out += "\n";
+    for r in rows(study) {
+        let _ = writeln!(out, "| {} |", r.join(" | "));
+    }
+    out += "\nPlots: see report.html (time and CPU per byte against file size).\n";
+    out
+}
+
+fn series(study: &FileStudy, value: impl Fn(&FileSummary) -> Option<Figure>) -> Vec<Series> {
+    study
+        .config
+        .mechanisms
+        .iter()
+        .map(|&m| Series {
+            name: m.name().to_string(),
+            color: color(m),
+            dashed: false,
+            data: study
+                .summaries
+                .iter()
+                .filter(|r| r.mechanism == m)
+                .filter_map(|r| {
+                    let f = value(r)?;
+                    (f.mean > 0.0).then(|| Datum {
+                        x: r.size_bytes as f64,
+                        y: f.mean,
+                        ci: f.ci95.map(|s| (s.ci95_low.max(f.mean * 1e-3), s.ci95_high)),
+                        title: format!(
+                            "{} {}: {:.4}",
+                            m.name(),
+                            size_label(r.size_bytes as f64),
+                            f.mean
+                        ),
+                    })
+                })
+                .collect(),
+        })
+        .collect()
+}
+
+fn plot_of(id: &'static str, y_label: &str, data: Vec<Series>) -> String {
+    plot::render(&Plot {
+        id,
+        x_label: "file size".into(),
+        y_label: y_label.into(),
+        x_scale: Scale::Log2,
+        x_format: TickFormat::Bytes,
+        y_scale: Scale::Log10,
+        panels: vec![Panel {
+            title: String::new(),
+            note: data
+                .iter()
+                .all(|s| s.data.is_empty())
+                .then(|| "nothing measured".to_string()),
+            series: data,
+        }],
+        columns: 1,
+    })
+}
+
+pub fn html(study: &FileStudy) -> String {
+    let mut out = String::from(
+        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>bytepath file</title>\
+         <style>body{font-family:sans-serif;max-width:1100px;margin:auto}\
+         table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}</style>\
+         </head><body>\n<h1>bytepath file: serving a file over a socket</h1>\n",
+    );
+    let _ = writeln!(out, "<p>{}</p>\n<table>\n<tr>", escape(&method(study)));
+    for h in HEADER {
+        let _ = write!(out, "<th>{}</th>", escape(h));
+    }
+    out += "</tr>\n";
+    for r in rows(study) {
+        out += "<tr>";
+        for c in r {
+            let _ = write!(out, "<td>{}</td>", escape(&c));
+        }
+        out += "</tr>\n";
+    }
+    out += "</table>\n<h2>Time per transfer</h2>\n";
+    out += &plot_of("file-time", "time (ms)", series(study, |r| r.time_ms));
+    out += "\n<h2>CPU per byte (both sides)</h2>\n";
+    out += &plot_of(
+        "file-cpu",
+        "CPU ns per byte",
+        series(study, |r| r.cpu_ns_per_byte),
+    );
+    out += "\n</body></html>\n";
+    out
+}
+
+/// Writes report.md and report.html into the results folder.
+pub fn write(dir: &Path, study: &FileStudy) -> Result<(), Error> {
+    for (name, text) in [(MARKDOWN, markdown(study)), (HTML, html(study))] {
+        let path = dir.join(name);
+        std::fs::write(&path, text).map_err(|source| Error::File { path, source })?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use crate::file::record::{summarize_transfers, FileConfig, TransferRecord, SCHEMA_VERSION};
+
+    fn study() -> FileStudy {
+        let mechanisms = vec![FileMechanism::Readsend, FileMechanism::Sendfile];
+        let transfers: Vec<TransferRecord> = [(1u64 << 20, 10.0), (8 << 20, 70.0)]
+            .iter()
+            .flat_map(|&(size, ms)| {
+                mechanisms.iter().map(move |&m| TransferRecord {
+                    schema_version: SCHEMA_VERSION,
+                    size_bytes: size,
+                    mechanism: m,
+                    rep: 0,
+                    residency_before: None,
+                    elapsed_ms: Some(if m == FileMechanism::Sendfile {
+                        ms / 2.0
+                    } else {
+                        ms
+                    }),
+                    throughput_gbps: None,
+                    server_syscalls: Some(1),
+                    client_recv_calls: Some(1),
+                    server: None,
+                    client: None,
+                    verified: None,
+                    error: None,
+                })
+            })
+            .collect();
+        FileStudy {
+            schema_version: SCHEMA_VERSION,
+            command: "file",
+            config: FileConfig {
+                sizes_bytes: vec![1 << 20, 8 << 20],
+                mechanisms: mechanisms.clone(),
+                chunk_bytes: 65536,
+                cache: "warm",
+                user_file: None,
+                reps: 1,
+                verify: false,
+                counters: "none",
+                placement: "test",
+                recv_buffer_bytes: 1,
+                timing: "test",
+            },
+            environment: crate::environment::Environment::detect(&[0]),
+            status: "completed",
+            summaries: summarize_transfers(&[1 << 20, 8 << 20], &mechanisms, &transfers),
+            transfers,
+        }
+    }
+
+    #[test]
+    fn the_table_gives_each_mechanism_as_a_fraction_of_readsend() {
+        let text = text_table(&study());
+        let sendfile_1m = text
+            .lines()
+            .find(|l| l.contains("1 MiB") && l.contains("sendfile"))
+            .unwrap();
+        assert!(
+            sendfile_1m.contains("50 %") && sendfile_1m.contains("5.00"),
+            "{text}"
+        );
+        assert!(markdown(&study()).contains("| 8 MiB | readsend | 70.00 | 100 % |"));
+    }
+
+    #[test]
+    fn the_html_holds_both_plots_as_well_formed_svg() {
+        let page = html(&study());
+        for id in ["file-time", "file-cpu"] {
+            let start = page.find(&format!("data-plot=\"{id}\"")).unwrap();
+            let open = page[..start].rfind("<svg").unwrap();
+            let close = open + page[open..].find("</svg>").unwrap() + 6;
+            roxmltree::Document::parse(&page[open..close]).unwrap();
+        }
+        assert_eq!(
+            page.matches("<polyline").count(),
+            2,
+            "time only: CPU is n/a here"
+        );
+    }
+
+    #[test]
+    fn sizes_are_labelled_exactly() {
+        assert_eq!(size_label(98.0 * 1048576.0), "98 MiB");
+        assert_eq!(size_label(4096.0), "4 KiB");
+        assert_eq!(size_label(4097.0), "4097 B");
+        assert_eq!(size_label(1073741824.0), "1 GiB");
+    }
+}

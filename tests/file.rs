@@ -1,0 +1,189 @@
+//! `bytepath file` end to end: every mechanism delivers awkward sizes intact (--verify), cold
+//! cache reports the residency it achieved, bad input is one line and exit 2, and the
+//! temporary test files are gone after success, after a failure and after Ctrl-C.
+mod common;
+use common::{assert_success, bytepath};
+use serde_json::Value;
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The folder the run said it put its test files in.
+fn test_folder(stderr: &str) -> PathBuf {
+    let line = stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("file: test files in "))
+        .unwrap_or_else(|| panic!("no test folder named in {stderr}"));
+    PathBuf::from(line.trim())
+}
+
+fn run_json(args: &[&str]) -> (Value, String) {
+    let out_dir = tempfile::tempdir().unwrap();
+    let out = bytepath()
+        .arg("file")
+        .args(args)
+        .args(["--json", "--counters", "software", "--out"])
+        .arg(out_dir.path().join("r"))
+        .timeout(Duration::from_secs(120))
+        .output()
+        .unwrap();
+    assert_success(&out);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let json = serde_json::from_slice(&out.stdout).expect("one JSON document");
+    (json, stderr)
+}
+
+#[test]
+fn every_mechanism_delivers_awkward_sizes_intact_and_cleans_up() {
+    let sizes = "1,4095,4096,4097,3145733";
+    let (json, stderr) = run_json(&["--sizes", sizes, "--reps", "2", "--verify"]);
+    assert_eq!(json["status"], "completed");
+    let transfers = json["transfers"].as_array().unwrap();
+    assert_eq!(transfers.len(), 5 * 4 * 2, "sizes x mechanisms x reps");
+    for t in transfers {
+        assert_eq!(t["verified"], true, "{t}");
+        assert!(t["error"].is_null(), "{t}");
+        assert!(t["elapsed_ms"].as_f64().unwrap() > 0.0);
+    }
+    let summaries = json["summaries"].as_array().unwrap();
+    assert_eq!(summaries.len(), 20);
+    for s in summaries.iter().filter(|s| s["mechanism"] == "readsend") {
+        assert_eq!(s["fraction_of_readsend"], 1.0);
+    }
+    assert!(
+        !test_folder(&stderr).exists(),
+        "test files removed after success"
+    );
+}
+
+#[test]
+fn cold_cache_reports_the_residency_it_achieved() {
+    let (json, _) = run_json(&[
+        "--sizes",
+        "4M",
+        "--cache",
+        "cold",
+        "--reps",
+        "2",
+        "--mechanisms",
+        "sendfile,readsend",
+    ]);
+    for t in json["transfers"].as_array().unwrap() {
+        let r = &t["residency_before"];
+        assert_eq!(r["total_pages"], 1024, "{t}");
+        assert!(r["resident_pages"].as_u64().unwrap() <= 1024);
+    }
+    let s = &json["summaries"][0];
+    assert!(s["residency_before"].as_f64().is_some(), "{s}");
+    assert_eq!(json["config"]["cache"], "cold");
+}
+
+fn refuse(args: &[&str], must_contain: &[&str]) {
+    let out = bytepath().arg("file").args(args).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+    assert!(out.stdout.is_empty(), "{args:?}: nothing printed");
+    assert_eq!(
+        err.trim_end().lines().count(),
+        1,
+        "{args:?}: one line: {err}"
+    );
+    for needle in must_contain {
+        assert!(err.contains(needle), "{args:?}: {err:?} lacks {needle:?}");
+    }
+}
+
+#[test]
+fn bad_input_is_one_line_and_exit_2() {
+    refuse(&["--sizes", "0"], &["--sizes", "\"0\"", "above 0"]);
+    refuse(&["--sizes", "5X"], &["\"5X\"", "K, M or G"]);
+    refuse(
+        &["--file", "/nonexistent"],
+        &["/nonexistent", "cannot be opened"],
+    );
+    refuse(
+        &["--mechanisms", "readsend,zerocopy"],
+        &["\"zerocopy\"", "sendfile"],
+    );
+    refuse(&["--sizes", "100000G"], &["need", "available"]);
+    refuse(&["--sizes", "1M,1024K"], &["repeats"]);
+    refuse(&["--cache", "tepid"], &["warm, cold"]);
+}
+
+#[test]
+fn the_users_own_file_is_served_and_left_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mine.bin");
+    let data: Vec<u8> = (0..100_000u32).map(|i| (i % 251) as u8).collect();
+    std::fs::write(&path, &data).unwrap();
+    let (json, _) = run_json(&["--file", path.to_str().unwrap(), "--reps", "1", "--verify"]);
+    assert_eq!(json["config"]["sizes_bytes"][0], 100_000);
+    assert!(json["transfers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|t| t["verified"] == true));
+    assert_eq!(std::fs::read(&path).unwrap(), data, "never modified");
+}
+
+/// A file-size limit (with SIGXFSZ ignored, so write fails with EFBIG) makes the second test
+/// file fail after the first was measured: a failed run, exit 1.
+#[test]
+fn test_files_are_removed_after_a_failed_run() {
+    let out_dir = tempfile::tempdir().unwrap();
+    let bin = assert_cmd::cargo::cargo_bin("bytepath");
+    let script = format!(
+        "trap '' XFSZ; ulimit -f 4096; exec '{}' file --sizes 1M,8M --reps 1 --counters none --out '{}'",
+        bin.display(),
+        out_dir.path().join("r").display()
+    );
+    let out = Command::new("bash").args(["-c", &script]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("File too large"), "{stderr}");
+    assert!(!test_folder(&stderr).exists(), "removed after a failure");
+}
+
+#[test]
+fn test_files_are_removed_after_ctrl_c_and_the_exit_code_is_130() {
+    let out_dir = tempfile::tempdir().unwrap();
+    let mut child = Command::new(assert_cmd::cargo::cargo_bin("bytepath"))
+        .args([
+            "file",
+            "--sizes",
+            "32M,64M",
+            "--reps",
+            "200",
+            "--counters",
+            "none",
+        ])
+        .arg("--out")
+        .arg(out_dir.path().join("r"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let first = lines.next().unwrap().unwrap();
+    let folder = test_folder(&first);
+    assert!(folder.exists());
+    std::thread::sleep(Duration::from_millis(1500));
+    let kill = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let started = Instant::now();
+    let status = child.wait().unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "stopped promptly"
+    );
+    assert_eq!(status.code(), Some(130));
+    assert!(
+        !folder.exists(),
+        "removed after Ctrl-C: {}",
+        folder.display()
+    );
+}
