@@ -101,6 +101,10 @@ pub struct FileArgs {
     /// socket), mmap (send from a mapping); comma-separated.
     #[arg(long, default_value = "readsend,sendfile,splice,mmap")]
     pub mechanisms: String,
+    /// CPU placement of the server and client threads: cross, same, none or a CPU list
+    /// (server first); default cross where two CPUs exist.
+    #[arg(long)]
+    pub pin: Option<String>,
     /// Bytes per read/sendfile/splice/send call on the server.
     #[arg(long, default_value = "64K")]
     pub chunk: String,

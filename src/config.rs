@@ -59,7 +59,7 @@ pub enum Pinning {
 }
 
 /// The CPUs of one flow's two threads (sender/client, receiver/server).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct FlowPlacement {
     pub sender_cpu: Option<usize>,
     pub receiver_cpu: Option<usize>,

@@ -187,3 +187,45 @@ fn test_files_are_removed_after_ctrl_c_and_the_exit_code_is_130() {
         folder.display()
     );
 }
+
+#[test]
+fn the_folder_holds_a_tidy_csv_and_report_re_renders_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = dir.path().join("r");
+    let out = bytepath()
+        .args(["file", "--sizes", "4K,64K", "--reps", "2", "--pin", "same"])
+        .args(["--mechanisms", "readsend,sendfile", "--out"])
+        .arg(&out_dir)
+        .timeout(Duration::from_secs(120))
+        .output()
+        .unwrap();
+    assert_success(&out);
+    let csv = std::fs::read_to_string(out_dir.join("results.csv")).unwrap();
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    assert_eq!(&header[1..4], ["size_bytes", "mechanism", "rep"]);
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    assert_eq!(rows.len(), 2 * 2 * 2, "one row per transfer");
+    let elapsed = header.iter().position(|h| *h == "elapsed_ms").unwrap();
+    assert!(rows
+        .iter()
+        .all(|r| r[elapsed].parse::<f64>().unwrap() > 0.0));
+
+    let marker: Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("sweep.json")).unwrap())
+            .unwrap();
+    let placement = &marker["spec"]["placement"];
+    assert_eq!(marker["spec"]["pin"], "same");
+    assert_eq!(placement["sender_cpu"], placement["receiver_cpu"]);
+
+    let html = out_dir.join("report.html");
+    std::fs::remove_file(&html).unwrap();
+    let out = bytepath().arg("report").arg(&out_dir).output().unwrap();
+    assert_success(&out);
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        page.contains("sendfile") && page.contains("64 KiB"),
+        "{page}"
+    );
+    assert!(page.contains("<svg"), "the plots are back");
+}

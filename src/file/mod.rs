@@ -9,12 +9,13 @@ pub mod test_files;
 pub mod transfer;
 
 use crate::cli::FileArgs;
-use crate::config::{parse_bytes, parse_counters, ConfigError, Pattern};
+use crate::config::{parse_bytes, parse_counters, parse_pinning, ConfigError, Pattern, Pinning};
 use crate::environment::Environment;
 use crate::error::{Error, Status};
 use crate::measure::counters::CounterSelection;
 use crate::sweep::folder::{self, Saved};
 use crate::sweep::spec::parse_list;
+use crate::transport::{self, FlowConnector, Transport};
 use mechanisms::FileMechanism;
 use record::{FileConfig, FileStudy, Residency, TransferRecord, SCHEMA_VERSION};
 use std::fs::File;
@@ -56,6 +57,8 @@ pub struct FileSpec {
     pub reps: u32,
     pub verify: bool,
     pub counters: CounterSelection,
+    pub pinning: Pinning,
+    pub cpus: Vec<usize>,
 }
 
 fn bad(msg: String) -> ConfigError {
@@ -63,7 +66,7 @@ fn bad(msg: String) -> ConfigError {
 }
 
 impl FileSpec {
-    pub fn from_args(args: &FileArgs) -> Result<FileSpec, ConfigError> {
+    pub fn from_args(args: &FileArgs, cpus: &[usize]) -> Result<FileSpec, ConfigError> {
         let sizes =
             match (&args.file, &args.sizes) {
                 (Some(_), _) => Vec::new(),
@@ -114,22 +117,31 @@ impl FileSpec {
             reps,
             verify: args.verify,
             counters: parse_counters(&args.counters, Pattern::Stream)?,
+            pinning: parse_pinning(Some(args.pin.as_deref().unwrap_or(default_pin(cpus))), cpus)?,
+            cpus: cpus.to_vec(),
         })
     }
 
-    fn config(&self, sizes: &[u64]) -> FileConfig {
+    /// Where the server (the flow's sending end) and the client run.
+    fn placement(&self) -> crate::config::FlowPlacement {
+        self.pinning.placement(0, &self.cpus)
+    }
+
+    fn config(&self, sizes: &[u64], connector: &dyn FlowConnector) -> FileConfig {
         FileConfig {
             sizes_bytes: sizes.to_vec(),
             mechanisms: self.mechanisms.clone(),
             chunk_bytes: self.chunk,
-            cache: self.cache.name(),
+            cache: self.cache.name().into(),
             user_file: self.user_file.as_ref().map(|p| p.display().to_string()),
             reps: self.reps,
             verify: self.verify,
-            counters: self.counters.name(),
-            placement: "loopback TCP, server and client threads in one process, unpinned",
+            counters: self.counters.name().into(),
+            where_sides_run: connector.describe(),
+            pin: self.pinning.name(),
+            placement: self.placement(),
             recv_buffer_bytes: transfer::RECV_BUFFER,
-            timing: "CLOCK_MONOTONIC (Instant): server's first system call of the transfer to the client's receipt of the last byte",
+            timing: "CLOCK_MONOTONIC (Instant): server's first system call of the transfer to the client's receipt of the last byte".into(),
         }
     }
 }
@@ -148,8 +160,20 @@ fn check_pipe_size(chunk: usize, text: &str) -> Result<(), ConfigError> {
     Ok(())
 }
 
+/// Cross-CPU where two CPUs exist, as the seeds' two machines were apart.
+fn default_pin(cpus: &[usize]) -> &'static str {
+    if cpus.len() >= 2 {
+        "cross"
+    } else {
+        "same"
+    }
+}
+
 pub fn command(args: &FileArgs, interrupt: &AtomicBool) -> Result<Status, Error> {
-    let spec = FileSpec::from_args(args)?;
+    let cpus = crate::sys::affinity::allowed_cpus()
+        .map_err(|e| Error::Failed(format!("reading this process's CPU affinity: {e}")))?;
+    let spec = FileSpec::from_args(args, &cpus)?;
+    let connector = transport::connector(Transport::Tcp);
     let user_file = match &spec.user_file {
         Some(path) => Some(test_files::user_file(path, spec.verify)?),
         None => None,
@@ -168,12 +192,13 @@ pub fn command(args: &FileArgs, interrupt: &AtomicBool) -> Result<Status, Error>
     };
     let marker = folder::marker(
         FILE_KIND,
-        serde_json::to_value(spec.config(&sizes)).expect("JSON"),
+        serde_json::to_value(spec.config(&sizes, &*connector)).expect("JSON"),
         serde_json::json!({}),
         sizes.len() * spec.mechanisms.len() * spec.reps as usize,
         "per size, per repetition, every mechanism in list order",
     );
-    let (mut results, _) = folder::open(args.out.as_deref(), false, &marker)?;
+    let (mut results, _) =
+        folder::open_with(args.out.as_deref(), false, &marker, record::csv_columns())?;
     // Removed on drop: on every return from here on, `?` included, and after Ctrl-C, which only
     // sets `interrupt` and lets this function return normally.
     let test_folder = match user_file {
@@ -195,6 +220,7 @@ pub fn command(args: &FileArgs, interrupt: &AtomicBool) -> Result<Status, Error>
     let mut transfers = Vec::new();
     let status = measure_all(
         &spec,
+        &*connector,
         &sizes,
         source,
         interrupt,
@@ -204,8 +230,10 @@ pub fn command(args: &FileArgs, interrupt: &AtomicBool) -> Result<Status, Error>
     let study = FileStudy {
         schema_version: SCHEMA_VERSION,
         command: "file",
-        config: spec.config(&sizes),
-        environment: Environment::detect(&crate::sys::affinity::allowed_cpus().unwrap_or_default()),
+        config: spec.config(&sizes, &*connector),
+        environment: Some(Environment::detect(
+            &crate::sys::affinity::allowed_cpus().unwrap_or_default(),
+        )),
         status: match status {
             Status::Success => "completed",
             Status::Failed => "failed",
@@ -235,6 +263,7 @@ enum Source<'a> {
 /// Every size in turn: its test file written (or the user's file), then all its transfers.
 fn measure_all(
     spec: &FileSpec,
+    connector: &dyn FlowConnector,
     sizes: &[u64],
     source: Source<'_>,
     interrupt: &AtomicBool,
@@ -258,7 +287,7 @@ fn measure_all(
                 }
             },
         };
-        match measure_size(spec, &served, interrupt, results, transfers)? {
+        match measure_size(spec, connector, &served, interrupt, results, transfers)? {
             Status::Success => {}
             Status::Failed => status = Status::Failed,
             Status::Interrupted => return Ok(Status::Interrupted),
@@ -270,6 +299,7 @@ fn measure_all(
 /// All repetitions of every mechanism for one file.
 fn measure_size(
     spec: &FileSpec,
+    connector: &dyn FlowConnector,
     served: &ServedFile,
     interrupt: &AtomicBool,
     results: &mut folder::ResultsFolder,
@@ -289,7 +319,7 @@ fn measure_size(
                 return Ok(Status::Interrupted);
             }
             let residency = prepare_cache(served, spec.cache).map_err(file_error)?;
-            let record = measure_one(spec, served, mechanism, rep, residency);
+            let record = measure_one(spec, connector, served, mechanism, rep, residency);
             if !record.ok() {
                 status = Status::Failed;
                 eprintln!(
@@ -313,6 +343,7 @@ fn measure_size(
 
 fn measure_one(
     spec: &FileSpec,
+    connector: &dyn FlowConnector,
     served: &ServedFile,
     mechanism: FileMechanism,
     rep: u32,
@@ -333,7 +364,13 @@ fn measure_one(
         verified: None,
         error: None,
     };
-    match transfer::transfer(served, mechanism, spec.chunk, spec.counters) {
+    let setup = transfer::Setup {
+        connector,
+        placement: spec.placement(),
+        chunk: spec.chunk,
+        counters: spec.counters,
+    };
+    match transfer::transfer(served, mechanism, setup) {
         Ok(m) => {
             let secs = m.elapsed.as_secs_f64();
             record.elapsed_ms = Some(secs * 1e3);
@@ -381,7 +418,7 @@ mod tests {
     fn spec(extra: &[&str]) -> Result<FileSpec, ConfigError> {
         let cli = crate::cli::Cli::parse_from([&["bytepath", "file"][..], extra].concat());
         match cli.command {
-            crate::cli::Command::File(args) => FileSpec::from_args(&args),
+            crate::cli::Command::File(args) => FileSpec::from_args(&args, &[0, 1]),
             _ => unreachable!("parsed a file command"),
         }
     }

@@ -5,6 +5,7 @@
 use super::mechanisms::FileMechanism;
 use crate::environment::Environment;
 use crate::measure::counters::{CounterEvent, CounterSample, CounterValue};
+use crate::report::csv::Cell::{self, Scalar};
 use crate::stats::{summarize, Summary};
 use crate::sys::usage::ThreadUsage;
 use std::collections::BTreeMap;
@@ -12,7 +13,7 @@ use std::collections::BTreeMap;
 pub const SCHEMA_VERSION: u32 = 1;
 
 /// One side's (server or client thread's) usage during a transfer.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SideUsage {
     pub user_ns: u64,
     pub system_ns: u64,
@@ -21,7 +22,7 @@ pub struct SideUsage {
     pub minor_faults: u64,
     pub major_faults: u64,
     /// perf counters by name; unavailable ones say why.
-    pub counters: BTreeMap<&'static str, CounterValue>,
+    pub counters: BTreeMap<String, CounterValue>,
 }
 
 impl SideUsage {
@@ -35,7 +36,7 @@ impl SideUsage {
             major_faults: usage.major_faults,
             counters: CounterEvent::ALL
                 .iter()
-                .map(|&e| (e.key(), counters.get(e).clone()))
+                .map(|&e| (e.key().to_string(), counters.get(e).clone()))
                 .collect(),
         }
     }
@@ -43,10 +44,18 @@ impl SideUsage {
     pub fn cpu_ns(&self) -> u64 {
         self.user_ns + self.system_ns
     }
+
+    pub fn context_switches(&self) -> u64 {
+        self.voluntary_switches + self.involuntary_switches
+    }
+
+    pub fn page_faults(&self) -> u64 {
+        self.minor_faults + self.major_faults
+    }
 }
 
 /// Whether the file's pages were in memory when a transfer started, as mincore(2) saw them.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Residency {
     pub resident_pages: u64,
     pub total_pages: u64,
@@ -62,8 +71,60 @@ impl Residency {
     }
 }
 
+/// results.csv for a file study: one row per transfer (perf counters are in results.jsonl).
+const CSV_COLUMNS: &[(&str, &str, Cell)] = &[
+    ("schema_version", "/schema_version", Scalar),
+    ("size_bytes", "/size_bytes", Scalar),
+    ("mechanism", "/mechanism", Scalar),
+    ("rep", "/rep", Scalar),
+    (
+        "resident_pages_before",
+        "/residency_before/resident_pages",
+        Scalar,
+    ),
+    ("total_pages", "/residency_before/total_pages", Scalar),
+    ("elapsed_ms", "/elapsed_ms", Scalar),
+    ("throughput_gbps", "/throughput_gbps", Scalar),
+    ("server_syscalls", "/server_syscalls", Scalar),
+    ("client_recv_calls", "/client_recv_calls", Scalar),
+    ("server_user_ns", "/server/user_ns", Scalar),
+    ("server_system_ns", "/server/system_ns", Scalar),
+    (
+        "server_voluntary_switches",
+        "/server/voluntary_switches",
+        Scalar,
+    ),
+    (
+        "server_involuntary_switches",
+        "/server/involuntary_switches",
+        Scalar,
+    ),
+    ("server_minor_faults", "/server/minor_faults", Scalar),
+    ("server_major_faults", "/server/major_faults", Scalar),
+    ("client_user_ns", "/client/user_ns", Scalar),
+    ("client_system_ns", "/client/system_ns", Scalar),
+    (
+        "client_voluntary_switches",
+        "/client/voluntary_switches",
+        Scalar,
+    ),
+    (
+        "client_involuntary_switches",
+        "/client/involuntary_switches",
+        Scalar,
+    ),
+    ("client_minor_faults", "/client/minor_faults", Scalar),
+    ("client_major_faults", "/client/major_faults", Scalar),
+    ("verified", "/verified", Scalar),
+    ("error", "/error", Scalar),
+];
+
+pub fn csv_columns() -> Vec<crate::report::csv::Column> {
+    crate::report::csv::fixed(CSV_COLUMNS)
+}
+
 /// One transfer, or why it could not be measured.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct TransferRecord {
     pub schema_version: u32,
     pub size_bytes: u64,
@@ -86,6 +147,16 @@ impl TransferRecord {
     pub fn cpu_ns_per_byte(&self) -> Option<f64> {
         let (s, c) = (self.server.as_ref()?, self.client.as_ref()?);
         Some((s.cpu_ns() + c.cpu_ns()) as f64 / self.size_bytes as f64)
+    }
+
+    /// The server's own CPU time per byte: where the mechanisms differ.
+    pub fn server_cpu_ns_per_byte(&self) -> Option<f64> {
+        Some(self.server.as_ref()?.cpu_ns() as f64 / self.size_bytes as f64)
+    }
+
+    /// A per-side count summed over both sides.
+    fn both(&self, f: fn(&SideUsage) -> u64) -> Option<f64> {
+        Some((f(self.server.as_ref()?) + f(self.client.as_ref()?)) as f64)
     }
 
     pub fn ok(&self) -> bool {
@@ -133,7 +204,12 @@ pub struct FileSummary {
     pub time_ms: Option<Figure>,
     pub throughput_gbps: Option<Figure>,
     pub cpu_ns_per_byte: Option<Figure>,
+    pub server_cpu_ns_per_byte: Option<Figure>,
     pub server_syscalls: Option<Figure>,
+    /// Voluntary and involuntary, both sides, per transfer.
+    pub context_switches: Option<Figure>,
+    /// Minor and major, both sides, per transfer.
+    pub page_faults: Option<Figure>,
     /// Mean time over readsend's mean time at the same size (the seeds' comparison).
     pub fraction_of_readsend: Option<f64>,
     /// Mean resident fraction before the transfers (1.0 warm; what dropping achieved, cold).
@@ -165,7 +241,10 @@ pub fn summarize_transfers(
                 time_ms: fig(&|t| t.elapsed_ms),
                 throughput_gbps: fig(&|t| t.throughput_gbps),
                 cpu_ns_per_byte: fig(&|t| t.cpu_ns_per_byte()),
+                server_cpu_ns_per_byte: fig(&|t| t.server_cpu_ns_per_byte()),
                 server_syscalls: fig(&|t| t.server_syscalls.map(|n| n as f64)),
+                context_switches: fig(&|t| t.both(SideUsage::context_switches)),
+                page_faults: fig(&|t| t.both(SideUsage::page_faults)),
                 fraction_of_readsend: None,
                 residency_before: fig(&|t| t.residency_before.map(|r| r.fraction()))
                     .map(|f| f.mean),
@@ -192,19 +271,23 @@ pub fn summarize_transfers(
 }
 
 /// The effective configuration, as validated.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct FileConfig {
     pub sizes_bytes: Vec<u64>,
     pub mechanisms: Vec<FileMechanism>,
     pub chunk_bytes: usize,
-    pub cache: &'static str,
+    pub cache: String,
     pub user_file: Option<String>,
     pub reps: u32,
     pub verify: bool,
-    pub counters: &'static str,
-    pub placement: &'static str,
+    pub counters: String,
+    /// The transport's own words for where the two sides ran.
+    pub where_sides_run: String,
+    pub pin: String,
+    /// CPUs of the server (the flow's sending end) and the client; null = unpinned.
+    pub placement: crate::config::FlowPlacement,
     pub recv_buffer_bytes: usize,
-    pub timing: &'static str,
+    pub timing: String,
 }
 
 /// Everything one `bytepath file` run measured.
@@ -213,7 +296,9 @@ pub struct FileStudy {
     pub schema_version: u32,
     pub command: &'static str,
     pub config: FileConfig,
-    pub environment: Environment,
+    /// The machine measured on (absent when a report is re-rendered from a results folder).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub environment: Option<Environment>,
     pub status: &'static str,
     pub transfers: Vec<TransferRecord>,
     pub summaries: Vec<FileSummary>,

@@ -3,7 +3,7 @@
 //! on stdout, `report.md`, and a self-contained `report.html` with two SVG plots (time and CPU
 //! per byte against file size, log axes, one line per mechanism) drawn by `report::plot`.
 use super::mechanisms::FileMechanism;
-use super::record::{Figure, FileStudy, FileSummary};
+use super::record::{Figure, FileConfig, FileStudy, FileSummary, TransferRecord};
 use crate::error::Error;
 use crate::report::plot::axis::{Scale, TickFormat};
 use crate::report::plot::{self, escape, Datum, Panel, Plot, Series};
@@ -48,7 +48,7 @@ fn residency(r: &FileSummary) -> String {
 }
 
 /// The rows every format shares: one per (size, mechanism).
-fn rows(study: &FileStudy) -> Vec<[String; 9]> {
+fn rows(study: &FileStudy) -> Vec<[String; 12]> {
     study
         .summaries
         .iter()
@@ -60,7 +60,10 @@ fn rows(study: &FileStudy) -> Vec<[String; 9]> {
                 fraction(r),
                 figure(&r.throughput_gbps, 2),
                 figure(&r.cpu_ns_per_byte, 3),
+                figure(&r.server_cpu_ns_per_byte, 3),
                 figure(&r.server_syscalls, 0),
+                figure(&r.context_switches, 0),
+                figure(&r.page_faults, 0),
                 residency(r),
                 format!("{}/{}", r.reps_measured, r.reps_measured + r.reps_failed),
             ]
@@ -68,14 +71,17 @@ fn rows(study: &FileStudy) -> Vec<[String; 9]> {
         .collect()
 }
 
-const HEADER: [&str; 9] = [
+const HEADER: [&str; 12] = [
     "size",
     "mechanism",
     "time ms (95 % CI)",
     "of readsend",
     "Gbit/s",
     "CPU ns/B",
+    "server CPU ns/B",
     "server calls",
+    "context switches",
+    "page faults",
     "resident before",
     "reps ok",
 ];
@@ -84,9 +90,14 @@ const HEADER: [&str; 9] = [
 fn method(study: &FileStudy) -> String {
     let c = &study.config;
     format!(
-        "{} repetitions per point, cache {}, chunk {} B, {}. Time: {}. CPU ns/B: user+system time of both threads (RUSAGE_THREAD) per file byte. CI: 95 % Student t over repetitions (± omitted with one repetition). Status: {}.",
-        c.reps, c.cache, c.chunk_bytes, c.placement, c.timing, study.status
+        "{} repetitions per point, cache {}, chunk {} B, {}, pin {} (server CPU {}, client CPU {}). Time: {}. CPU ns/B: user+system time of both threads (RUSAGE_THREAD) per file byte; server CPU ns/B: the sending thread's alone. Context switches and page faults: both threads, per transfer. CI: 95 % Student t over repetitions (± omitted with one repetition). Status: {}.",
+        c.reps, c.cache, c.chunk_bytes, c.where_sides_run, c.pin, cpu(c.placement.sender_cpu),
+        cpu(c.placement.receiver_cpu), c.timing, study.status
     )
+}
+
+fn cpu(cpu: Option<usize>) -> String {
+    cpu.map_or("any".into(), |c| c.to_string())
 }
 
 /// The table for stdout.
@@ -215,6 +226,58 @@ pub fn html(study: &FileStudy) -> String {
 }
 
 /// Writes report.md and report.html into the results folder.
+/// Re-renders the report of a file results folder from its marker and results.jsonl (what
+/// `bytepath report DIR` does for such a folder); returns the HTML path.
+pub fn rerender(dir: &Path) -> Result<std::path::PathBuf, Error> {
+    let read = |name: &str| {
+        let path = dir.join(name);
+        std::fs::read_to_string(&path).map_err(|source| Error::File { path, source })
+    };
+    let unreadable = |what: String| Error::Failed(format!("{}: {what}", dir.display()));
+    let marker: serde_json::Value = serde_json::from_str(&read(crate::sweep::folder::MARKER)?)
+        .map_err(|e| unreadable(format!("the marker is not JSON ({e})")))?;
+    let config: FileConfig = serde_json::from_value(marker["spec"].clone()).map_err(|e| {
+        unreadable(format!(
+            "the marker holds no file study configuration ({e})"
+        ))
+    })?;
+    let mut transfers = Vec::new();
+    for (i, line) in read(crate::sweep::folder::RESULTS_JSONL)?
+        .lines()
+        .enumerate()
+    {
+        match serde_json::from_str::<TransferRecord>(line) {
+            Ok(t) => transfers.push(t),
+            // A last line cut short by a crash is what incremental writing allows for.
+            Err(_) if line.trim().is_empty() => {}
+            Err(e) => return Err(unreadable(format!("results.jsonl line {}: {e}", i + 1))),
+        }
+    }
+    let planned = config.sizes_bytes.len() * config.mechanisms.len() * config.reps as usize;
+    let status = if transfers.iter().any(|t| !t.ok()) {
+        "failed"
+    } else if transfers.len() < planned {
+        "interrupted"
+    } else {
+        "completed"
+    };
+    let study = FileStudy {
+        schema_version: super::record::SCHEMA_VERSION,
+        command: "file",
+        summaries: super::record::summarize_transfers(
+            &config.sizes_bytes,
+            &config.mechanisms,
+            &transfers,
+        ),
+        config,
+        environment: None,
+        status,
+        transfers,
+    };
+    write(dir, &study)?;
+    Ok(dir.join(HTML))
+}
+
 pub fn write(dir: &Path, study: &FileStudy) -> Result<(), Error> {
     for (name, text) in [(MARKDOWN, markdown(study)), (HTML, html(study))] {
         let path = dir.join(name);
@@ -262,16 +325,21 @@ mod tests {
                 sizes_bytes: vec![1 << 20, 8 << 20],
                 mechanisms: mechanisms.clone(),
                 chunk_bytes: 65536,
-                cache: "warm",
+                cache: "warm".into(),
                 user_file: None,
                 reps: 1,
                 verify: false,
-                counters: "none",
-                placement: "test",
+                counters: "none".into(),
+                where_sides_run: "test".into(),
+                pin: "cross".into(),
+                placement: crate::config::FlowPlacement {
+                    sender_cpu: Some(0),
+                    receiver_cpu: Some(1),
+                },
                 recv_buffer_bytes: 1,
-                timing: "test",
+                timing: "test".into(),
             },
-            environment: crate::environment::Environment::detect(&[0]),
+            environment: None,
             status: "completed",
             summaries: summarize_transfers(&[1 << 20, 8 << 20], &mechanisms, &transfers),
             transfers,

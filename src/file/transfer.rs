@@ -1,18 +1,19 @@
 //! One timed transfer: a server thread sends the file with one mechanism, a client thread
 //! receives it with recv(2) into a 256 KiB buffer (hashing it with xxh3 when --verify), over a
-//! loopback TCP connection. Time runs from just before the server's first system call of the
+//! flow from the transport seam (`FlowConnector`: loopback TCP today; namespaces and remote
+//! hosts plug in there). Time runs from just before the server's first system call of the
 //! transfer to the moment the client holds the last byte; each side's RUSAGE_THREAD usage and
 //! perf counters cover its own part of the transfer.
 use super::mechanisms::FileMechanism;
 use super::record::SideUsage;
 use super::test_files::ServedFile;
+use crate::config::FlowPlacement;
 use crate::measure::counters::{CounterSelection, ThreadCounters};
-use crate::sys::{socket, usage};
+use crate::sys::{affinity, usage};
+use crate::transport::{Endpoint, FlowConnector, SocketOptions};
 use std::fs::File;
 use std::io;
-use std::net::{Ipv4Addr, TcpListener, TcpStream};
-use std::os::fd::AsFd;
-use std::sync::{Arc, Barrier};
+use std::sync::Barrier;
 use std::time::{Duration, Instant};
 use xxhash_rust::xxh3::Xxh3;
 
@@ -46,40 +47,50 @@ struct ClientSide {
     usage: SideUsage,
 }
 
-/// Measures one transfer of `served` with `mechanism` in chunks of `chunk` bytes.
+/// How one transfer is set up: where its two sides run and what they count.
+#[derive(Clone, Copy)]
+pub struct Setup<'a> {
+    pub connector: &'a dyn FlowConnector,
+    pub placement: FlowPlacement,
+    pub chunk: usize,
+    pub counters: CounterSelection,
+}
+
+/// Measures one transfer of `served` with `mechanism`: the flow's sending end is the server.
 pub fn transfer(
     served: &ServedFile,
     mechanism: FileMechanism,
-    chunk: usize,
-    counters: CounterSelection,
+    setup: Setup<'_>,
 ) -> io::Result<Measured> {
-    let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?;
-    let client_stream = TcpStream::connect(listener.local_addr()?)?;
-    let (server_stream, _) = listener.accept()?;
+    let flow = setup
+        .connector
+        .connect(1, SocketOptions::default())?
+        .pop()
+        .ok_or_else(|| io::Error::other("the transport opened no flow"))?;
     let file = File::open(&served.path)?;
-    let mut sender = mechanism.sender(chunk)?;
-    let start = Arc::new(Barrier::new(2));
+    let sender = mechanism.sender(setup.chunk)?;
+    let start = Barrier::new(2);
     let (len, verify) = (served.len, served.hash.is_some());
-    let client = {
-        let start = Arc::clone(&start);
-        std::thread::spawn(move || receive(&client_stream, len, verify, counters, &start))
-    };
-    let mut measure = Side::open(counters);
-    start.wait();
-    measure.begin();
-    let first_byte = Instant::now();
-    let sent = sender.send_file(&file, len, server_stream.as_fd());
-    let usage = measure.end();
-    // Closing our end lets a client that got too little see EOF instead of waiting forever.
-    drop(server_stream);
-    let client = client
-        .join()
-        .map_err(|_| io::Error::other("the receiving thread panicked"))??;
-    let server = ServerSide {
-        first_byte,
-        syscalls: sent?,
-        usage,
-    };
+    let (placement, counters) = (setup.placement, setup.counters);
+    let (server, client) = std::thread::scope(|scope| {
+        let server = scope.spawn(|| {
+            let pinned = pin(placement.sender_cpu);
+            serve(flow.sender, sender, &file, len, counters, &start)
+                .and_then(|s| pinned.map(|()| s))
+        });
+        let client = scope.spawn(|| {
+            // Both threads reach the barrier whatever happens, or the other would wait forever.
+            let pinned = pin(placement.receiver_cpu);
+            let received = receive(&flow.receiver, len, verify, counters, &start);
+            pinned.and(received)
+        });
+        let joined = |what| move |_| io::Error::other(format!("the {what} thread panicked"));
+        (
+            server.join().map_err(joined("server")),
+            client.join().map_err(joined("client")),
+        )
+    });
+    let (server, client) = (server??, client??);
     if client.received != len {
         return Err(io::Error::other(format!(
             "the client received {} of {len} B",
@@ -96,6 +107,37 @@ pub fn transfer(
         server: server.usage,
         client: client.usage,
         verified: served.hash.map(|h| client.hash == Some(h)),
+    })
+}
+
+fn pin(cpu: Option<usize>) -> io::Result<()> {
+    cpu.map_or(Ok(()), affinity::pin_current_thread)
+}
+
+/// The server thread: sends the file, then closes its end, so a client that got too little
+/// sees EOF instead of waiting forever.
+fn serve(
+    endpoint: Endpoint,
+    mut sender: Box<dyn super::mechanisms::FileSender + Send>,
+    file: &File,
+    len: u64,
+    counters: CounterSelection,
+    start: &Barrier,
+) -> io::Result<ServerSide> {
+    let mut measure = Side::open(counters);
+    start.wait();
+    let socket = endpoint.socket_fd().ok_or_else(|| {
+        io::Error::other("file mechanisms need a socket to send into (sendfile, splice)")
+    })?;
+    measure.begin();
+    let first_byte = Instant::now();
+    let syscalls = sender.send_file(file, len, socket)?;
+    let usage = measure.end();
+    drop(endpoint);
+    Ok(ServerSide {
+        first_byte,
+        syscalls,
+        usage,
     })
 }
 
@@ -126,7 +168,7 @@ impl Side {
 }
 
 fn receive(
-    stream: &TcpStream,
+    endpoint: &Endpoint,
     len: u64,
     verify: bool,
     counters: CounterSelection,
@@ -141,7 +183,7 @@ fn receive(
     let mut last_byte = Instant::now();
     while received < len {
         let want = RECV_BUFFER.min((len - received) as usize);
-        let n = socket::recv(stream.as_fd(), &mut buffer[..want], 0)?;
+        let n = endpoint.read(&mut buffer[..want], false)?;
         syscalls += 1;
         if n == 0 {
             break; // the server stopped early; the caller reports the shortfall

@@ -307,14 +307,17 @@ fn side_columns(prefix: &str, base: &str) -> Vec<Column> {
     out
 }
 
-/// The fixed header, in order, with where each column comes from.
+/// Columns from a table of (name, JSON pointer, cell), for records of other shapes (the file
+/// study's transfers) that go through the same results folder.
+pub fn fixed(table: &[(&str, &str, Cell)]) -> Vec<Column> {
+    table
+        .iter()
+        .map(|(n, p, c)| column(n.to_string(), p.to_string(), *c))
+        .collect()
+}
+
+/// The fixed header of run records, in order, with where each column comes from.
 pub fn columns() -> Vec<Column> {
-    let fixed = |table: &[(&str, &str, Cell)]| -> Vec<Column> {
-        table
-            .iter()
-            .map(|(n, p, c)| column(n.to_string(), p.to_string(), *c))
-            .collect()
-    };
     let mut out = fixed(RUN);
     out.extend(fixed(STATISTICS));
     for (prefix, base) in SIDES {
@@ -326,6 +329,14 @@ pub fn columns() -> Vec<Column> {
 
 pub fn header() -> Vec<String> {
     columns().into_iter().map(|c| c.name).collect()
+}
+
+/// One record's cells under `columns`.
+pub fn row_of(columns: &[Column], record: &Value) -> Vec<String> {
+    columns
+        .iter()
+        .map(|c| cell(record.pointer(&c.pointer), c.cell))
+        .collect()
 }
 
 fn cell(value: Option<&Value>, kind: Cell) -> String {
@@ -345,10 +356,7 @@ fn cell(value: Option<&Value>, kind: Cell) -> String {
 /// One row for a record given as JSON (as `--json` prints it, or as read back from
 /// results.jsonl); always exactly `header().len()` cells.
 pub fn row(record: &Value) -> Vec<String> {
-    columns()
-        .iter()
-        .map(|c| cell(record.pointer(&c.pointer), c.cell))
-        .collect()
+    row_of(&columns(), record)
 }
 
 /// Writes one CSV line (quoted as needed) to `out`.
@@ -358,12 +366,18 @@ pub fn write_line<W: Write>(out: W, cells: &[String]) -> io::Result<()> {
     writer.flush()
 }
 
-/// The header line followed by one row per record.
+/// The header line followed by one row per run record.
 pub fn to_csv(records: &[Value]) -> String {
+    to_csv_with(&columns(), records)
+}
+
+/// The header line of `columns` followed by one row per record.
+pub fn to_csv_with(columns: &[Column], records: &[Value]) -> String {
     let mut out = Vec::new();
-    write_line(&mut out, &header()).expect("writing to memory cannot fail");
+    let header: Vec<String> = columns.iter().map(|c| c.name.clone()).collect();
+    write_line(&mut out, &header).expect("writing to memory cannot fail");
     for record in records {
-        write_line(&mut out, &row(record)).expect("writing to memory cannot fail");
+        write_line(&mut out, &row_of(columns, record)).expect("writing to memory cannot fail");
     }
     String::from_utf8(out).expect("cells are UTF-8")
 }

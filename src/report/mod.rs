@@ -17,9 +17,27 @@ use crate::record::RunRecord;
 
 /// `bytepath report DIR`: re-render report.html and report.md from saved results.
 pub fn command(args: &ReportArgs) -> Result<Status, Error> {
-    let html = write_reports(&args.dir, args.output.as_deref())?;
+    let html = if is_file_study(&args.dir) {
+        if args.output.is_some() {
+            return Err(Error::Config(crate::config::ConfigError(
+                "--output: a file study's report is written into its results folder; leave --output out".into(),
+            )));
+        }
+        crate::file::report::rerender(&args.dir)?
+    } else {
+        write_reports(&args.dir, args.output.as_deref())?
+    };
     println!("report: {}", html.display());
     Ok(Status::Success)
+}
+
+/// A results folder written by `bytepath file` (its marker says so): its records are
+/// transfers, not runs.
+fn is_file_study(dir: &std::path::Path) -> bool {
+    std::fs::read_to_string(dir.join(crate::sweep::folder::MARKER))
+        .ok()
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+        .is_some_and(|m| m["kind"] == crate::file::FILE_KIND)
 }
 
 /// Renders `dir/results.jsonl` into report.html (at `html_out`, default `dir/report.html`) and

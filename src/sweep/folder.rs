@@ -68,14 +68,27 @@ pub struct ResultsFolder {
     pub dir: PathBuf,
     jsonl: File,
     csv: File,
+    /// What results.csv holds of each record.
+    columns: Vec<csv::Column>,
 }
 
-/// Opens (or creates) the results folder. `marker` is the content of `sweep.json` for a new
-/// sweep; on `--resume` its `spec` must equal the one saved in the folder.
+/// Opens (or creates) the results folder of run records. `marker` is the content of
+/// `sweep.json` for a new sweep; on `--resume` its `spec` must equal the one saved in the
+/// folder.
 pub fn open(
     out: Option<&Path>,
     resume: bool,
     marker: &Value,
+) -> Result<(ResultsFolder, Prior), Error> {
+    open_with(out, resume, marker, csv::columns())
+}
+
+/// As `open`, for records whose CSV has other `columns`.
+pub fn open_with(
+    out: Option<&Path>,
+    resume: bool,
+    marker: &Value,
+    columns: Vec<csv::Column>,
 ) -> Result<(ResultsFolder, Prior), Error> {
     let dir = match out {
         None if resume => {
@@ -98,7 +111,7 @@ pub fn open(
             resumed: true,
             ..load_prior(&dir)?
         };
-        let folder = rewrite(&dir, &prior.records)?;
+        let folder = rewrite(&dir, &prior.records, columns)?;
         return Ok((folder, prior));
     }
     claim_dir(&dir)?;
@@ -106,7 +119,7 @@ pub fn open(
         &dir.join(MARKER),
         &(serde_json::to_string_pretty(marker).expect("JSON") + "\n"),
     )?;
-    Ok((rewrite(&dir, &[])?, Prior::default()))
+    Ok((rewrite(&dir, &[], columns)?, Prior::default()))
 }
 
 /// Accepts a folder that does not exist yet or is empty; refuses anything else untouched.
@@ -230,11 +243,15 @@ fn load_prior(dir: &Path) -> Result<Prior, Error> {
 
 /// Writes the result files afresh with `records` (via a temporary file and a rename, so a
 /// crash leaves the old or the new file), then opens both for appending.
-fn rewrite(dir: &Path, records: &[Saved]) -> Result<ResultsFolder, Error> {
+fn rewrite(
+    dir: &Path,
+    records: &[Saved],
+    columns: Vec<csv::Column>,
+) -> Result<ResultsFolder, Error> {
     let jsonl: String = records.iter().map(|r| format!("{}\n", r.line)).collect();
     write_atomically(&dir.join(RESULTS_JSONL), &jsonl)?;
     let values: Vec<Value> = records.iter().map(|r| r.value.clone()).collect();
-    write_atomically(&dir.join(RESULTS_CSV), &csv::to_csv(&values))?;
+    write_atomically(&dir.join(RESULTS_CSV), &csv::to_csv_with(&columns, &values))?;
     let append = |name: &str| {
         let path = dir.join(name);
         OpenOptions::new()
@@ -246,6 +263,7 @@ fn rewrite(dir: &Path, records: &[Saved]) -> Result<ResultsFolder, Error> {
         dir: dir.to_path_buf(),
         jsonl: append(RESULTS_JSONL)?,
         csv: append(RESULTS_CSV)?,
+        columns,
     })
 }
 
@@ -268,7 +286,7 @@ impl ResultsFolder {
             .and_then(|()| self.jsonl.sync_data())
             .map_err(file_error(&jsonl_path))?;
         let csv_path = self.dir.join(RESULTS_CSV);
-        csv::write_line(&mut self.csv, &csv::row(&record.value))
+        csv::write_line(&mut self.csv, &csv::row_of(&self.columns, &record.value))
             .and_then(|()| self.csv.sync_data())
             .map_err(file_error(&csv_path))
     }
