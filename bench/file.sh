@@ -6,8 +6,10 @@
 #   iperf3 -c -F F       (iperf3 serves a file by read+send)    REPS runs, mean time
 #   iperf3 -c -F F -Z    (iperf3 serves a file by sendfile)     REPS runs, mean time
 # Both tools use the same file, the same write/chunk size (CHUNK, default 64K, iperf3 -l),
-# loopback TCP, no CPU pinning (bytepath file does not pin either) and no perf counters
-# (--counters none: iperf3 opens none, and per-thread counters add to every context switch). Time: bytepath's is
+# loopback TCP, the same pinning (the sending side on SENDER_CPU, the receiving side on
+# RECEIVER_CPU: bytepath --pin SENDER,RECEIVER; iperf3 -A SENDER,RECEIVER from its client, which
+# is the side that serves the file with -F) and no perf counters (--counters none: iperf3 opens
+# none, and per-thread counters add to every context switch). Time: bytepath's is
 # first byte sent to last byte received; iperf3's is its receiver's end.sum_received.seconds.
 # The file is read once before the runs, so its pages are cached for every tool.
 #
@@ -22,6 +24,7 @@
 #   REPS=5           transfers per tool and mechanism
 #   CHUNK=64K        bytes per read/send/sendfile call
 #   PORT_BASE=15301  first loopback port for the iperf3 server
+#   SENDER_CPU=0 RECEIVER_CPU=1
 
 set -euo pipefail
 
@@ -29,6 +32,8 @@ SIZES="${SIZES:-98M 1G}"
 REPS="${REPS:-5}"
 CHUNK="${CHUNK:-64K}"
 PORT_BASE="${PORT_BASE:-15301}"
+SENDER_CPU="${SENDER_CPU:-0}"
+RECEIVER_CPU="${RECEIVER_CPU:-1}"
 
 BENCH='file'
 # shellcheck source=bench/lib.sh
@@ -36,6 +41,9 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 [[ "$REPS" =~ ^[1-9][0-9]*$ ]] || die "REPS must be a positive integer, got '$REPS'"
 [[ "$PORT_BASE" =~ ^[0-9]+$ ]] || die "PORT_BASE must be a port number, got '$PORT_BASE'"
+for c in "$SENDER_CPU" "$RECEIVER_CPU"; do
+  [[ "$c" =~ ^[0-9]+$ ]] || die "CPU numbers must be integers, got '$c'"
+done
 [[ "$CHUNK" =~ ^[1-9][0-9]*[KM]?$ ]] || die "CHUNK must be a size such as 64K, got '$CHUNK'"
 [[ -n "${SIZES// /}" ]] || die "SIZES is empty"
 need_cmd iperf3 || install_pkgs iperf3 || true
@@ -59,7 +67,7 @@ make_file() { # size path: pseudo-random content (iperf3 and bytepath serve the 
 bytepath_times() { # path
   local out="$WORK/bytepath.json"
   timeout 600 "$BYTEPATH" file --file "$1" --mechanisms readsend,sendfile --chunk "$CHUNK" \
-    --reps "$REPS" --counters none --json --out "$WORK/bytepath-$RANDOM" >"$out" 2>"$WORK/bytepath.err" ||
+    --reps "$REPS" --pin "$SENDER_CPU,$RECEIVER_CPU" --counters none --json --out "$WORK/bytepath-$RANDOM" >"$out" 2>"$WORK/bytepath.err" ||
     { cat "$WORK/bytepath.err" >&2; die "bytepath file failed"; }
   read -r RESULT RESULT2 <<<"$(python3 - "$out" <<'PY'
 import json, sys
@@ -79,7 +87,7 @@ iperf3_time() { # path [-Z]
     spid=$!
     SERVER_PIDS+=("$spid")
     wait_bound tcp "$PORT" "$spid" "$slog"
-    timeout 120 iperf3 -c 127.0.0.1 -p "$PORT" -F "$1" -l "$CHUNK" "${@:2}" -J >"$out" ||
+    timeout 120 iperf3 -c 127.0.0.1 -p "$PORT" -F "$1" -l "$CHUNK" -A "$SENDER_CPU,$RECEIVER_CPU" "${@:2}" -J >"$out" ||
       { cat "$out" "$slog" >&2; die "iperf3 -F $* failed"; }
     stop_server "$spid"
     ms="$(python3 -c "import json,sys; e=json.load(open(sys.argv[1]))['end']['sum_received']; print(e['seconds']*1e3)" "$out")"
