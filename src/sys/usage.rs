@@ -52,3 +52,18 @@ pub fn thread_usage() -> io::Result<ThreadUsage> {
         involuntary_switches: ru.ru_nivcsw.max(0) as u64,
     })
 }
+
+/// CPU time and context switches of the whole calling process so far (RUSAGE_SELF: every
+/// thread, including those that have exited).
+pub fn process_usage() -> io::Result<ThreadUsage> {
+    // SAFETY: rusage is plain old data.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `ru` is a valid, writable rusage.
+    cvt(unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) })?;
+    Ok(ThreadUsage {
+        user: timeval(ru.ru_utime),
+        system: timeval(ru.ru_stime),
+        voluntary_switches: ru.ru_nvcsw.max(0) as u64,
+        involuntary_switches: ru.ru_nivcsw.max(0) as u64,
+    })
+}
