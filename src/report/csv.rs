@@ -360,10 +360,15 @@ pub fn write_line<W: Write>(out: W, cells: &[String]) -> io::Result<()> {
 
 /// The header line followed by one row per record.
 pub fn to_csv(records: &[Value]) -> String {
+    to_csv_as(records, crate::sweep::folder::RUN_CSV)
+}
+
+/// `to_csv` with another record shape's columns.
+pub fn to_csv_as(records: &[Value], format: crate::sweep::folder::CsvFormat) -> String {
     let mut out = Vec::new();
-    write_line(&mut out, &header()).expect("writing to memory cannot fail");
+    write_line(&mut out, &(format.header)()).expect("writing to memory cannot fail");
     for record in records {
-        write_line(&mut out, &row(record)).expect("writing to memory cannot fail");
+        write_line(&mut out, &(format.row)(record)).expect("writing to memory cannot fail");
     }
     String::from_utf8(out).expect("cells are UTF-8")
 }

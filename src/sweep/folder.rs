@@ -63,11 +63,25 @@ impl Saved {
     }
 }
 
+/// How a folder's records become CSV: its header and one row per record.
+#[derive(Clone, Copy)]
+pub struct CsvFormat {
+    pub header: fn() -> Vec<String>,
+    pub row: fn(&Value) -> Vec<String>,
+}
+
+/// The run record's columns (sweep, ipc).
+pub const RUN_CSV: CsvFormat = CsvFormat {
+    header: csv::header,
+    row: csv::row,
+};
+
 /// An open results folder that takes one record per finished point.
 pub struct ResultsFolder {
     pub dir: PathBuf,
     jsonl: File,
     csv: File,
+    format: CsvFormat,
 }
 
 /// Opens (or creates) the results folder. `marker` is the content of `sweep.json` for a new
@@ -76,6 +90,16 @@ pub fn open(
     out: Option<&Path>,
     resume: bool,
     marker: &Value,
+) -> Result<(ResultsFolder, Prior), Error> {
+    open_as(out, resume, marker, RUN_CSV)
+}
+
+/// `open` for records of another shape, flattened to CSV by `format`.
+pub fn open_as(
+    out: Option<&Path>,
+    resume: bool,
+    marker: &Value,
+    format: CsvFormat,
 ) -> Result<(ResultsFolder, Prior), Error> {
     let dir = match out {
         None if resume => {
@@ -98,7 +122,7 @@ pub fn open(
             resumed: true,
             ..load_prior(&dir)?
         };
-        let folder = rewrite(&dir, &prior.records)?;
+        let folder = rewrite(&dir, &prior.records, format)?;
         return Ok((folder, prior));
     }
     claim_dir(&dir)?;
@@ -106,7 +130,7 @@ pub fn open(
         &dir.join(MARKER),
         &(serde_json::to_string_pretty(marker).expect("JSON") + "\n"),
     )?;
-    Ok((rewrite(&dir, &[])?, Prior::default()))
+    Ok((rewrite(&dir, &[], format)?, Prior::default()))
 }
 
 /// Accepts a folder that does not exist yet or is empty; refuses anything else untouched.
@@ -230,11 +254,11 @@ fn load_prior(dir: &Path) -> Result<Prior, Error> {
 
 /// Writes the result files afresh with `records` (via a temporary file and a rename, so a
 /// crash leaves the old or the new file), then opens both for appending.
-fn rewrite(dir: &Path, records: &[Saved]) -> Result<ResultsFolder, Error> {
+fn rewrite(dir: &Path, records: &[Saved], format: CsvFormat) -> Result<ResultsFolder, Error> {
     let jsonl: String = records.iter().map(|r| format!("{}\n", r.line)).collect();
     write_atomically(&dir.join(RESULTS_JSONL), &jsonl)?;
     let values: Vec<Value> = records.iter().map(|r| r.value.clone()).collect();
-    write_atomically(&dir.join(RESULTS_CSV), &csv::to_csv(&values))?;
+    write_atomically(&dir.join(RESULTS_CSV), &csv::to_csv_as(&values, format))?;
     let append = |name: &str| {
         let path = dir.join(name);
         OpenOptions::new()
@@ -246,6 +270,7 @@ fn rewrite(dir: &Path, records: &[Saved]) -> Result<ResultsFolder, Error> {
         dir: dir.to_path_buf(),
         jsonl: append(RESULTS_JSONL)?,
         csv: append(RESULTS_CSV)?,
+        format,
     })
 }
 
@@ -268,7 +293,7 @@ impl ResultsFolder {
             .and_then(|()| self.jsonl.sync_data())
             .map_err(file_error(&jsonl_path))?;
         let csv_path = self.dir.join(RESULTS_CSV);
-        csv::write_line(&mut self.csv, &csv::row(&record.value))
+        csv::write_line(&mut self.csv, &(self.format.row)(&record.value))
             .and_then(|()| self.csv.sync_data())
             .map_err(file_error(&csv_path))
     }
