@@ -44,6 +44,9 @@ fn main() -> ExitCode {
         Command::Ipc(args) => {
             catch_ctrl_c().and_then(|()| Ok(bytepath::ipc::command(&args, &INTERRUPTED)?))
         }
+        Command::Servers(args) => {
+            catch_ctrl_c().and_then(|()| Ok(bytepath::servers::command(&args, &INTERRUPTED)?))
+        }
         Command::Probe(args) => bytepath::calibrate::command(&args).map_err(Into::into),
     };
     match result {
