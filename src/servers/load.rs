@@ -191,6 +191,7 @@ impl Schedule {
 
 struct Thread<'a> {
     spec: &'a LoadSpec,
+    phase: &'a AtomicU8,
     base: Instant,
     epoll: Epoll,
     conns: Vec<Connection>,
@@ -229,6 +230,7 @@ fn client_thread(
     };
     let mut t = Thread {
         spec,
+        phase,
         base,
         epoll,
         conns: Vec::new(),
@@ -484,7 +486,10 @@ impl Thread<'_> {
     }
 
     fn complete(&mut self, j: usize, now: u64) {
-        let measuring = self.measuring;
+        // Checked per completion, not per loop: once another client thread has stopped and
+        // closed its connections, an iterative server serves the next one, and those late
+        // completions belong to no measured window.
+        let measuring = self.measuring && self.phase.load(Ordering::Relaxed) == MEASURE;
         let c = &mut self.conns[j];
         if c.echo != c.request {
             self.result.mismatched_requests += 1;
