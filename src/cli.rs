@@ -27,6 +27,9 @@ pub enum Command {
     Ipc(IpcArgs),
     /// Serve a file over loopback TCP: read+send vs sendfile vs splice vs mmap, per file size.
     File(FileArgs),
+    /// TCP server models (iterative, threaded, select, poll, epoll, io_uring) under many
+    /// clients: requests/s, latency percentiles, and what the server alone costs.
+    Servers(ServersArgs),
     /// Measure what this machine can do: clocks, system-call cost, the memcpy roofline, which
     /// perf counters open and which zero-copy kernel features work.
     Probe(ProbeArgs),
@@ -258,4 +261,50 @@ pub struct RunArgs {
     /// Print one JSON document instead of the table.
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ServersArgs {
+    /// Server models, comma-separated: iterative, threaded, select, poll, epoll, uring.
+    #[arg(long, default_value = "iterative,threaded,select,poll,epoll,uring")]
+    pub models: String,
+    /// Concurrent client connections per point, comma-separated.
+    #[arg(long, default_value = "5,15,100,1000")]
+    pub clients: String,
+    /// Request size in bytes; the server echoes each request whole.
+    #[arg(long, default_value = "64")]
+    pub size: String,
+    /// Measured time per point.
+    #[arg(long, default_value = "5s")]
+    pub duration: String,
+    /// Load before the measured time of each point, excluded from every figure.
+    #[arg(long, default_value = "200ms")]
+    pub warmup: String,
+    /// Open loop: this many requests per second over all clients, latency measured from each
+    /// request's intended send time. Default: closed loop (send again after each echo).
+    #[arg(long)]
+    pub rate: Option<String>,
+    /// epoll only: worker threads, each with its own epoll sharing the listener.
+    #[arg(long, default_value = "1")]
+    pub server_threads: String,
+    /// Threads driving the client connections (each with its own epoll).
+    #[arg(long, default_value = "2")]
+    pub client_threads: String,
+    /// Each client closes its connection after this many requests (the point ends when all
+    /// have, or at --duration).
+    #[arg(long)]
+    pub requests_per_connection: Option<String>,
+    /// Tests: this many extra clients that connect and never send, send half a request, or
+    /// send half and disconnect.
+    #[arg(long, default_value_t = 0, hide = true)]
+    pub stalled_clients: usize,
+    /// Tests: per-connection first and last completion times in each record.
+    #[arg(long, hide = true)]
+    pub record_connections: bool,
+    /// Print the records as one JSON array instead of one line per point.
+    #[arg(long)]
+    pub json: bool,
+    /// Results folder; default ./bytepath-results/<timestamp>/.
+    #[arg(long)]
+    pub out: Option<std::path::PathBuf>,
 }

@@ -16,6 +16,7 @@ pub mod measure;
 pub mod mechanism;
 pub mod record;
 pub mod report;
+pub mod servers;
 pub mod stats;
 pub mod sweep;
 pub mod sys;

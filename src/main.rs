@@ -47,6 +47,9 @@ fn main() -> ExitCode {
         Command::File(args) => {
             catch_ctrl_c().and_then(|()| Ok(bytepath::file::command(&args, &INTERRUPTED)?))
         }
+        Command::Servers(args) => {
+            catch_ctrl_c().and_then(|()| Ok(bytepath::servers::command(&args, &INTERRUPTED)?))
+        }
         Command::Probe(args) => bytepath::calibrate::command(&args).map_err(Into::into),
     };
     match result {

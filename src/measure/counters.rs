@@ -93,10 +93,11 @@ impl CounterEvent {
         }
     }
 
-    /// Opens the event for the calling thread, counting kernel mode too when permitted.
-    fn open(self) -> Result<(Counter, Scope), String> {
+    /// Opens the event for the calling thread (and, with `inherit`, every thread it starts
+    /// afterwards), counting kernel mode too when permitted.
+    fn open(self, inherit: bool) -> Result<(Counter, Scope), String> {
         let mut builder = self.builder();
-        builder.observe_self().any_cpu();
+        builder.observe_self().any_cpu().inherit(inherit);
         match builder.clone().include_kernel().build() {
             Ok(counter) => return Ok((counter, Scope::UserAndKernel)),
             Err(e) if !is_permission(&e) => return Err(unavailable_reason(self, &e)),
@@ -260,9 +261,19 @@ pub struct ThreadCounters {
 impl ThreadCounters {
     /// Opens every event for the calling thread. Never fails: failures become reasons.
     pub fn open(selection: CounterSelection) -> ThreadCounters {
+        Self::open_with(selection, false)
+    }
+
+    /// Like `open`, and the counts include every thread the calling thread starts after this
+    /// call (perf_event_open(2) `inherit`): a server's threads, summed.
+    pub fn open_inherited(selection: CounterSelection) -> ThreadCounters {
+        Self::open_with(selection, true)
+    }
+
+    fn open_with(selection: CounterSelection, inherit: bool) -> ThreadCounters {
         let slot = |e: &CounterEvent| {
             if selection.includes(*e) {
-                e.open()
+                e.open(inherit)
             } else {
                 Err(format!("not counted: --counters {}", selection.name()))
             }

@@ -1,11 +1,13 @@
 //! The only `unsafe` code in bytepath: thin wrappers over the Linux system calls that std does
 //! not expose (sendmsg with flags, the MSG_ZEROCOPY error queue, affinity, per-thread rusage,
-//! fork and shared memory for `--processes`).
+//! fork and shared memory for `--processes`, readiness (select, poll, epoll) and io_uring for
+//! `servers`).
 //! Each wrapper turns `-1` into `io::Error::last_os_error()` in one place (`cvt`).
 #![allow(unsafe_code)]
 
 pub mod affinity;
 pub mod clock;
+pub mod events;
 pub mod fdio;
 pub mod file;
 pub mod probe;
@@ -13,6 +15,7 @@ pub mod process;
 pub mod ring;
 pub mod shared;
 pub mod socket;
+pub mod uring;
 pub mod usage;
 pub mod zerocopy;
 

@@ -52,10 +52,20 @@ fn timeval(tv: libc::timeval) -> Duration {
 
 /// Usage of the calling thread (RUSAGE_THREAD).
 pub fn thread_usage() -> io::Result<ThreadUsage> {
+    usage(libc::RUSAGE_THREAD)
+}
+
+/// CPU time, context switches and page faults of the whole calling process so far
+/// (RUSAGE_SELF: every thread, including those that have exited).
+pub fn process_usage() -> io::Result<ThreadUsage> {
+    usage(libc::RUSAGE_SELF)
+}
+
+fn usage(who: i32) -> io::Result<ThreadUsage> {
     // SAFETY: rusage is plain old data.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
     // SAFETY: `ru` is a valid, writable rusage.
-    cvt(unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) })?;
+    cvt(unsafe { libc::getrusage(who, &mut ru) })?;
     Ok(ThreadUsage {
         user: timeval(ru.ru_utime),
         system: timeval(ru.ru_stime),

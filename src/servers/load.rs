@@ -1,0 +1,588 @@
+//! The load generator: --clients connections driven by a few client threads, each with its
+//! own epoll over its share. Every connection owns two buffers allocated at setup; a request
+//! is --size bytes of a pattern unique to (connection, request number), and every echoed byte
+//! is compared with what was sent. Closed loop: send, wait for the whole echo, send again.
+//! Open loop (--rate): each connection has a schedule of intended send times, and latency is
+//! measured from the intended time, so a slow server cannot hide its queueing (no coordinated
+//! omission).
+use crate::measure::histogram::LatencyHistogram;
+use crate::sys::events::{self, Epoll, EventList};
+use crate::sys::{socket, usage};
+use std::io;
+use std::net::SocketAddrV4;
+use std::os::fd::{AsFd, OwnedFd};
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// What the load threads are doing, set by the coordinator.
+pub const SETUP: u8 = 0;
+pub const WARMUP: u8 = 1;
+pub const MEASURE: u8 = 2;
+pub const STOP: u8 = 3;
+
+/// How long a wait may last before the thread looks at the phase again.
+const PHASE_CHECK_MS: i32 = 10;
+
+#[derive(Debug, Clone)]
+pub struct LoadSpec {
+    pub addr: SocketAddrV4,
+    pub clients: usize,
+    pub client_threads: usize,
+    pub size: usize,
+    /// Requests per second over all connections (open loop); `None`: closed loop.
+    pub rate: Option<f64>,
+    /// Each connection closes after this many requests.
+    pub requests_per_connection: Option<u64>,
+    /// How long connecting may take before the connections still pending count as failed.
+    pub setup_timeout: Duration,
+}
+
+/// One connection's completions, for the order test (`--record-connections`).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ConnectionSpan {
+    pub connection: usize,
+    pub completed: u64,
+    /// Nanoseconds since the load started.
+    pub first_completion_ns: Option<u64>,
+    pub last_completion_ns: Option<u64>,
+}
+
+/// What one client thread measured.
+pub struct ThreadResult {
+    pub histogram: LatencyHistogram,
+    pub requests: u64,
+    pub mismatched_requests: u64,
+    pub connection_errors: u64,
+    pub connected: usize,
+    pub failed_connects: usize,
+    pub first_connect_error: Option<String>,
+    pub cpu: Duration,
+    pub spans: Vec<ConnectionSpan>,
+}
+
+/// The running load: its threads and the shared phase.
+pub struct Load {
+    pub phase: Arc<AtomicU8>,
+    ready: Arc<AtomicUsize>,
+    finished: Arc<AtomicUsize>,
+    threads: Vec<JoinHandle<ThreadResult>>,
+}
+
+impl Load {
+    pub fn start(spec: &LoadSpec) -> io::Result<Load> {
+        let phase = Arc::new(AtomicU8::new(SETUP));
+        let ready = Arc::new(AtomicUsize::new(0));
+        let finished = Arc::new(AtomicUsize::new(0));
+        let base = Instant::now();
+        let mut threads = Vec::new();
+        for t in 0..spec.client_threads {
+            let (spec, phase, ready, finished) =
+                (spec.clone(), phase.clone(), ready.clone(), finished.clone());
+            threads.push(
+                std::thread::Builder::new()
+                    .name(format!("client-{t}"))
+                    .spawn(move || {
+                        let r = client_thread(&spec, t, base, &phase, &ready);
+                        finished.fetch_add(1, Ordering::SeqCst);
+                        r
+                    })?,
+            );
+        }
+        Ok(Load {
+            phase,
+            ready,
+            finished,
+            threads,
+        })
+    }
+
+    /// Waits until every thread has connected its share (or given up on it).
+    pub fn wait_ready(&self) {
+        while self.ready.load(Ordering::SeqCst) < self.threads.len() {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
+    pub fn all_finished(&self) -> bool {
+        self.finished.load(Ordering::SeqCst) == self.threads.len()
+    }
+
+    pub fn set_phase(&self, phase: u8) {
+        self.phase.store(phase, Ordering::SeqCst);
+    }
+
+    pub fn join(self) -> Vec<ThreadResult> {
+        self.set_phase(STOP);
+        self.threads
+            .into_iter()
+            .filter_map(|t| t.join().ok())
+            .collect()
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    Connecting,
+    Sending,
+    Receiving,
+    /// Open loop: the next request's intended time has not come.
+    Waiting,
+    Done,
+}
+
+struct Connection {
+    fd: Option<OwnedFd>,
+    /// Global connection number (decides the byte pattern and the schedule offset).
+    id: usize,
+    request: Box<[u8]>,
+    echo: Box<[u8]>,
+    sent: usize,
+    received: usize,
+    state: State,
+    /// Number of the request in flight, or next to send.
+    seq: u64,
+    intended_ns: u64,
+    /// Open loop: this connection's offset in every schedule period.
+    offset_ns: u64,
+    completed: u64,
+    first_ns: Option<u64>,
+    last_ns: Option<u64>,
+    writable_interest: bool,
+}
+
+/// The request pattern: unique per connection and request number, so a byte echoed to the
+/// wrong connection or from an earlier request is caught.
+fn fill(buf: &mut [u8], id: usize, seq: u64) {
+    let seed = (id as u64)
+        .wrapping_mul(0x9E37_79B9)
+        .wrapping_add(seq.wrapping_mul(40503));
+    for (i, b) in buf.iter_mut().enumerate() {
+        *b = seed.wrapping_add(i as u64).wrapping_mul(31) as u8 ^ (seed >> 8) as u8;
+    }
+}
+
+/// The open-loop schedule: request `seq` of a connection is intended at
+/// `start + seq * period + offset`; offsets spread the connections evenly over a period.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Schedule {
+    pub period_ns: u64,
+    pub start_ns: u64,
+}
+
+impl Schedule {
+    pub fn new(rate: f64, clients: usize, start_ns: u64) -> Schedule {
+        let period_ns = (clients as f64 * 1e9 / rate).round().max(1.0) as u64;
+        Schedule {
+            period_ns,
+            start_ns,
+        }
+    }
+
+    pub fn offset_ns(&self, id: usize, clients: usize) -> u64 {
+        (self.period_ns as u128 * id as u128 / clients as u128) as u64
+    }
+
+    pub fn intended_ns(&self, seq: u64, offset_ns: u64) -> u64 {
+        self.start_ns + seq * self.period_ns + offset_ns
+    }
+}
+
+struct Thread<'a> {
+    spec: &'a LoadSpec,
+    phase: &'a AtomicU8,
+    base: Instant,
+    epoll: Epoll,
+    conns: Vec<Connection>,
+    schedule: Option<Schedule>,
+    measuring: bool,
+    result: ThreadResult,
+    open: usize,
+}
+
+fn client_thread(
+    spec: &LoadSpec,
+    index: usize,
+    base: Instant,
+    phase: &AtomicU8,
+    ready: &AtomicUsize,
+) -> ThreadResult {
+    let result = ThreadResult {
+        histogram: LatencyHistogram::new(),
+        requests: 0,
+        mismatched_requests: 0,
+        connection_errors: 0,
+        connected: 0,
+        failed_connects: 0,
+        first_connect_error: None,
+        cpu: Duration::ZERO,
+        spans: Vec::new(),
+    };
+    let epoll = match Epoll::new() {
+        Ok(e) => e,
+        Err(e) => {
+            ready.fetch_add(1, Ordering::SeqCst);
+            let mut r = result;
+            r.first_connect_error = Some(format!("epoll_create1: {e}"));
+            return r;
+        }
+    };
+    let mut t = Thread {
+        spec,
+        phase,
+        base,
+        epoll,
+        conns: Vec::new(),
+        schedule: None,
+        measuring: false,
+        result,
+        open: 0,
+    };
+    t.connect_share(index);
+    ready.fetch_add(1, Ordering::SeqCst);
+    while phase.load(Ordering::SeqCst) == SETUP {
+        std::thread::sleep(Duration::from_micros(200));
+    }
+    t.run(phase);
+    t.result.spans = t
+        .conns
+        .iter()
+        .map(|c| ConnectionSpan {
+            connection: c.id,
+            completed: c.completed,
+            first_completion_ns: c.first_ns,
+            last_completion_ns: c.last_ns,
+        })
+        .collect();
+    t.result
+}
+
+impl Thread<'_> {
+    fn now_ns(&self) -> u64 {
+        self.base.elapsed().as_nanos() as u64
+    }
+
+    /// Connects this thread's share (connection ids index, index + threads, …) and waits
+    /// until each handshake has ended or the setup time is up.
+    fn connect_share(&mut self, index: usize) {
+        let spec = self.spec;
+        for id in (index..spec.clients).step_by(spec.client_threads) {
+            match events::connect_nonblocking(spec.addr) {
+                Ok(fd) => {
+                    let slot = self.conns.len() as u64;
+                    if let Err(e) = self.epoll.add(fd.as_fd(), events::WRITABLE, slot) {
+                        self.connect_failed(e);
+                        continue;
+                    }
+                    self.conns.push(Connection {
+                        fd: Some(fd),
+                        id,
+                        request: vec![0u8; spec.size].into_boxed_slice(),
+                        echo: vec![0u8; spec.size].into_boxed_slice(),
+                        sent: 0,
+                        received: 0,
+                        state: State::Connecting,
+                        seq: 0,
+                        intended_ns: 0,
+                        offset_ns: 0,
+                        completed: 0,
+                        first_ns: None,
+                        last_ns: None,
+                        writable_interest: true,
+                    });
+                }
+                Err(e) => self.connect_failed(e),
+            }
+        }
+        let deadline = Instant::now() + spec.setup_timeout;
+        let mut pending = self.conns.len();
+        let mut list = EventList::with_capacity(1024);
+        while pending > 0 && Instant::now() < deadline {
+            let n = self.epoll.wait(&mut list, PHASE_CHECK_MS).unwrap_or(0);
+            for i in 0..n {
+                let (slot, _) = list.get(i);
+                let c = &mut self.conns[slot as usize];
+                if c.state != State::Connecting {
+                    continue;
+                }
+                pending -= 1;
+                let fd = c.fd.as_ref().expect("connecting has a socket");
+                let outcome = match events::take_error(fd.as_fd()) {
+                    Ok(None) => self
+                        .epoll
+                        .modify(fd.as_fd(), events::READABLE, slot)
+                        .and_then(|()| {
+                            socket::set_int_option(
+                                fd.as_fd(),
+                                libc::IPPROTO_TCP,
+                                libc::TCP_NODELAY,
+                                1,
+                            )
+                        }),
+                    Ok(Some(e)) | Err(e) => Err(e),
+                };
+                match outcome {
+                    Ok(()) => {
+                        c.state = State::Waiting;
+                        c.writable_interest = false;
+                        self.result.connected += 1;
+                        self.open += 1;
+                    }
+                    Err(e) => {
+                        c.state = State::Done;
+                        c.fd = None;
+                        self.connect_failed(e);
+                    }
+                }
+            }
+        }
+        for c in &mut self.conns {
+            if c.state == State::Connecting {
+                c.state = State::Done;
+                c.fd = None;
+                self.result.failed_connects += 1;
+                self.result.first_connect_error.get_or_insert_with(|| {
+                    format!("connect still pending after {:?}", spec.setup_timeout)
+                });
+            }
+        }
+    }
+
+    fn connect_failed(&mut self, e: io::Error) {
+        self.result.failed_connects += 1;
+        self.result
+            .first_connect_error
+            .get_or_insert_with(|| format!("connect: {e}"));
+    }
+
+    fn run(&mut self, phase: &AtomicU8) {
+        let start = self.now_ns();
+        let clients = self.spec.clients;
+        self.schedule = self.spec.rate.map(|r| Schedule::new(r, clients, start));
+        for j in 0..self.conns.len() {
+            if self.conns[j].state != State::Waiting {
+                continue;
+            }
+            match self.schedule {
+                Some(s) => self.conns[j].offset_ns = s.offset_ns(self.conns[j].id, clients),
+                None => self.begin(j, start),
+            }
+        }
+        // The open-loop cursor: (request number, connection) in intended-time order.
+        let (mut k, mut j) = (0u64, 0usize);
+        let mut cpu_at_start = None;
+        let mut list = EventList::with_capacity(1024);
+        while self.open > 0 {
+            match phase.load(Ordering::Relaxed) {
+                STOP => break,
+                MEASURE if !self.measuring => {
+                    self.measuring = true;
+                    cpu_at_start = usage::thread_usage().ok();
+                }
+                _ => {}
+            }
+            let mut timeout = PHASE_CHECK_MS;
+            if let (Some(s), false) = (self.schedule, self.conns.is_empty()) {
+                let next = s.intended_ns(k, self.conns[j].offset_ns);
+                let wait_ms = next.saturating_sub(self.now_ns()) / 1_000_000;
+                timeout = timeout.min(wait_ms as i32);
+            }
+            let n = match self.epoll.wait(&mut list, timeout) {
+                Ok(n) => n,
+                Err(_) => break,
+            };
+            for i in 0..n {
+                let (slot, bits) = list.get(i);
+                self.on_event(slot as usize, bits);
+            }
+            if let Some(s) = self.schedule {
+                let now = self.now_ns();
+                while !self.conns.is_empty() && s.intended_ns(k, self.conns[j].offset_ns) <= now {
+                    let c = &self.conns[j];
+                    if c.state == State::Waiting && c.seq <= k {
+                        let at = s.intended_ns(c.seq, c.offset_ns);
+                        self.begin(j, at);
+                    }
+                    j += 1;
+                    if j == self.conns.len() {
+                        j = 0;
+                        k += 1;
+                    }
+                }
+            }
+        }
+        if let (Some(before), Ok(after)) = (cpu_at_start, usage::thread_usage()) {
+            let used = after.since(&before);
+            self.result.cpu = used.user + used.system;
+        }
+    }
+
+    /// Sends request `seq` of connection `j`, intended at `intended_ns`.
+    fn begin(&mut self, j: usize, intended_ns: u64) {
+        let c = &mut self.conns[j];
+        fill(&mut c.request, c.id, c.seq);
+        c.sent = 0;
+        c.received = 0;
+        c.intended_ns = intended_ns;
+        c.state = State::Sending;
+        self.send_more(j);
+    }
+
+    fn send_more(&mut self, j: usize) {
+        let c = &mut self.conns[j];
+        let Some(fd) = c.fd.as_ref() else { return };
+        loop {
+            match socket::send(fd.as_fd(), &c.request[c.sent..], 0) {
+                Ok(n) => {
+                    c.sent += n;
+                    if c.sent == c.request.len() {
+                        c.state = State::Receiving;
+                        if c.writable_interest {
+                            c.writable_interest = false;
+                            let _ = self.epoll.modify(fd.as_fd(), events::READABLE, j as u64);
+                        }
+                        return;
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    if !c.writable_interest {
+                        c.writable_interest = true;
+                        let _ = self.epoll.modify(fd.as_fd(), events::WRITABLE, j as u64);
+                    }
+                    return;
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => return self.lost(j),
+            }
+        }
+    }
+
+    fn on_event(&mut self, j: usize, bits: u32) {
+        match self.conns[j].state {
+            State::Sending if bits & events::WRITABLE != 0 => self.send_more(j),
+            State::Receiving => self.receive(j),
+            State::Done => {}
+            // Readable while nothing is expected: the server closed, failed, or sent bytes
+            // nobody asked for.
+            _ => self.unexpected(j),
+        }
+    }
+
+    fn receive(&mut self, j: usize) {
+        let c = &mut self.conns[j];
+        let Some(fd) = c.fd.as_ref() else { return };
+        while c.received < c.echo.len() {
+            match socket::recv(fd.as_fd(), &mut c.echo[c.received..], 0) {
+                Ok(0) => return self.lost(j),
+                Ok(n) => c.received += n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => return self.lost(j),
+            }
+        }
+        let now = self.now_ns();
+        self.complete(j, now);
+    }
+
+    fn complete(&mut self, j: usize, now: u64) {
+        // Checked per completion, not per loop: once another client thread has stopped and
+        // closed its connections, an iterative server serves the next one, and those late
+        // completions belong to no measured window.
+        let measuring = self.measuring && self.phase.load(Ordering::Relaxed) == MEASURE;
+        let c = &mut self.conns[j];
+        if c.echo != c.request {
+            self.result.mismatched_requests += 1;
+        }
+        if measuring {
+            self.result.requests += 1;
+            self.result
+                .histogram
+                .record(now.saturating_sub(c.intended_ns));
+        }
+        c.completed += 1;
+        c.first_ns.get_or_insert(now);
+        c.last_ns = Some(now);
+        c.seq += 1;
+        c.state = State::Waiting;
+        if self.spec.requests_per_connection == Some(c.completed) {
+            c.state = State::Done;
+            c.fd = None;
+            self.open -= 1;
+            return;
+        }
+        match self.schedule {
+            None => self.begin(j, now),
+            Some(s) => {
+                let at = s.intended_ns(c.seq, c.offset_ns);
+                if at <= now {
+                    self.begin(j, at);
+                }
+            }
+        }
+    }
+
+    fn unexpected(&mut self, j: usize) {
+        let c = &mut self.conns[j];
+        let Some(fd) = c.fd.as_ref() else { return };
+        let mut scratch = [0u8; 64];
+        match socket::recv(fd.as_fd(), &mut scratch, 0) {
+            Ok(0) | Err(_) => self.lost(j),
+            Ok(_) => self.result.mismatched_requests += 1,
+        }
+    }
+
+    /// The server closed or reset the connection while it was in use.
+    fn lost(&mut self, j: usize) {
+        let c = &mut self.conns[j];
+        if c.state != State::Done {
+            c.state = State::Done;
+            c.fd = None;
+            self.open -= 1;
+            self.result.connection_errors += 1;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_schedule_spreads_connections_over_one_period() {
+        // 1000 requests/s over 4 connections: each sends every 4 ms, 1 ms apart.
+        let s = Schedule::new(1000.0, 4, 500);
+        assert_eq!(s.period_ns, 4_000_000);
+        assert_eq!(s.offset_ns(0, 4), 0);
+        assert_eq!(s.offset_ns(3, 4), 3_000_000);
+        assert_eq!(s.intended_ns(0, s.offset_ns(1, 4)), 1_000_500);
+        assert_eq!(s.intended_ns(2, s.offset_ns(1, 4)), 9_000_500);
+    }
+
+    #[test]
+    fn intended_times_of_all_connections_interleave_in_order() {
+        let s = Schedule::new(300.0, 3, 0);
+        let mut times: Vec<u64> = Vec::new();
+        for k in 0..3 {
+            for id in 0..3 {
+                times.push(s.intended_ns(k, s.offset_ns(id, 3)));
+            }
+        }
+        assert!(times.windows(2).all(|w| w[0] < w[1]), "{times:?}");
+        let gaps: Vec<u64> = times.windows(2).map(|w| w[1] - w[0]).collect();
+        assert!(gaps.iter().all(|&g| g.abs_diff(3_333_333) <= 1), "{gaps:?}");
+    }
+
+    #[test]
+    fn patterns_differ_per_connection_and_request() {
+        let mut a = [0u8; 64];
+        let mut b = [0u8; 64];
+        fill(&mut a, 1, 0);
+        fill(&mut b, 1, 1);
+        assert_ne!(a, b);
+        fill(&mut b, 2, 0);
+        assert_ne!(a, b);
+        fill(&mut b, 1, 0);
+        assert_eq!(a, b);
+    }
+}

@@ -1,0 +1,225 @@
+//! The server in a process of its own (fork(2)), so that what it costs is measured on it
+//! alone: CPU time and context switches from getrusage(2) RUSAGE_SELF and from perf counters
+//! opened with `inherit` before its threads start (perf_event_open(2)), peak RSS from VmHWM in
+//! /proc/self/status (proc(5)). A server that falls over is seen by its parent as a process
+//! that ended, and reported for that point; the next point forks a fresh one.
+//!
+//! The parent drives it through a pipe: one byte to start the measured window, one to end it;
+//! the child answers with one JSON line and exits.
+use super::model::ServerModel;
+use super::ServerStats;
+use crate::measure::counters::{CounterSample, CounterSelection, ThreadCounters};
+use crate::sys::process::{self, ChildProcess, Forked};
+use crate::sys::{fdio, usage};
+use std::io;
+use std::net::TcpListener;
+use std::os::fd::{AsFd, OwnedFd};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+const START: u8 = b'S';
+const END: u8 = b'E';
+
+/// What the server process measured over the window, sent back as JSON.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct ServerReport {
+    pub counters: CounterSample,
+    /// user + system CPU of every server thread in the window (getrusage RUSAGE_SELF).
+    pub cpu_time_ns: u64,
+    pub voluntary_switches: u64,
+    pub involuntary_switches: u64,
+    /// Most server threads alive at once (the parent's control thread not counted).
+    pub threads: usize,
+    /// VmHWM: includes the pages the process shares with its parent since the fork.
+    pub peak_rss_bytes: Option<u64>,
+    /// VmRSS right after the fork: the part of the peak inherited, not grown by serving.
+    pub rss_at_fork_bytes: Option<u64>,
+    pub accepted: u64,
+    pub errors: Vec<String>,
+}
+
+/// A running server process and its two pipe ends.
+pub struct ServerProcess {
+    child: ChildProcess,
+    control: OwnedFd,
+    answers: OwnedFd,
+}
+
+/// Forks the server: the child starts `model` on `listener` and waits for the window.
+pub fn spawn(
+    model: ServerModel,
+    listener: TcpListener,
+    size: usize,
+    threads: usize,
+) -> io::Result<ServerProcess> {
+    let (control_read, control_write) = fdio::pipe()?;
+    let (answer_read, answer_write) = fdio::pipe()?;
+    let parent = std::process::id();
+    match process::fork()? {
+        Forked::Child => {
+            drop(control_write);
+            drop(answer_read);
+            let code = match child_main(
+                parent,
+                model,
+                listener,
+                size,
+                threads,
+                &control_read,
+                &answer_write,
+            ) {
+                Ok(()) => 0,
+                Err(_) => 1,
+            };
+            process::exit_now(code)
+        }
+        Forked::Parent(child) => Ok(ServerProcess {
+            child,
+            control: control_write,
+            answers: answer_read,
+        }),
+    }
+}
+
+fn status_field(name: &str) -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = text.lines().find(|l| l.starts_with(name))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+fn read_byte(fd: &OwnedFd) -> io::Result<Option<u8>> {
+    let mut b = [0u8; 1];
+    loop {
+        match fdio::read(fd.as_fd(), &mut b) {
+            Ok(0) => return Ok(None),
+            Ok(_) => return Ok(Some(b[0])),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+fn write_all(fd: &OwnedFd, mut bytes: &[u8]) -> io::Result<()> {
+    while !bytes.is_empty() {
+        let n = fdio::write(fd.as_fd(), bytes)?;
+        bytes = &bytes[n..];
+    }
+    Ok(())
+}
+
+/// The child: never prints, leaves through `exit_now` (see `sys::process`).
+fn child_main(
+    parent: u32,
+    model: ServerModel,
+    listener: TcpListener,
+    size: usize,
+    threads: usize,
+    control: &OwnedFd,
+    answers: &OwnedFd,
+) -> io::Result<()> {
+    process::prepare_child(parent)?;
+    let rss_at_fork_bytes = status_field("VmRSS:");
+    // Opened before any server thread exists, so `inherit` covers them all.
+    let mut counters = ThreadCounters::open_inherited(CounterSelection::All);
+    let stats = Arc::new(ServerStats::default());
+    if let Err(e) = model.start(listener, size, threads, &stats) {
+        stats.error(format!("the {} server did not start: {e}", model.name()));
+    }
+    if read_byte(control)? != Some(START) {
+        return Ok(());
+    }
+    let before = usage::process_usage()?;
+    counters.start();
+    let _ = read_byte(control)?;
+    let sample = counters.stop();
+    let used = usage::process_usage()?.since(&before);
+    let report = ServerReport {
+        counters: sample,
+        cpu_time_ns: (used.user + used.system).as_nanos() as u64,
+        voluntary_switches: used.voluntary_switches,
+        involuntary_switches: used.involuntary_switches,
+        threads: stats.peak_threads(),
+        peak_rss_bytes: status_field("VmHWM:"),
+        rss_at_fork_bytes,
+        accepted: stats.accepted_count(),
+        errors: stats.errors(),
+    };
+    let line = serde_json::to_string(&report).map_err(io::Error::other)? + "\n";
+    write_all(answers, line.as_bytes())?;
+    // Keep serving until the parent has stopped its clients and closes the pipe: a server
+    // that vanished at the end of the window would reset connections still in use.
+    while read_byte(control)?.is_some() {}
+    Ok(())
+}
+
+impl ServerProcess {
+    pub fn start_window(&mut self) -> io::Result<()> {
+        write_all(&self.control, &[START])
+    }
+
+    /// Ends the window and collects the report; a server that died says how. The server
+    /// keeps serving until `close`.
+    pub fn end_window(&mut self, deadline: Duration) -> Result<ServerReport, String> {
+        let _ = write_all(&self.control, &[END]);
+        let until = Instant::now() + deadline;
+        let mut text = Vec::new();
+        let mut buf = [0u8; 4096];
+        // The answer is one line; EOF before its end means the server died.
+        let _ = fdio::set_nonblocking(self.answers.as_fd());
+        loop {
+            match fdio::read(self.answers.as_fd(), &mut buf) {
+                Ok(0) => break,
+                Ok(n) => {
+                    text.extend_from_slice(&buf[..n]);
+                    if text.ends_with(b"\n") {
+                        break;
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    if Instant::now() >= until {
+                        break;
+                    }
+                    std::thread::sleep(Duration::from_millis(2));
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(format!("reading the server's report: {e}")),
+            }
+        }
+        let status = self
+            .child
+            .wait_until(Instant::now() + Duration::from_secs(2));
+        if let Ok(report) = serde_json::from_slice::<ServerReport>(&text) {
+            return Ok(report);
+        }
+        self.child.kill();
+        Err(match status {
+            Ok(Some(s)) => format!("the server process ended before reporting ({s})"),
+            _ => "the server process did not report in time and was killed".to_string(),
+        })
+    }
+
+    /// Closes the control pipe: the server process exits; waits for it.
+    pub fn close(self) {
+        let ServerProcess {
+            mut child, control, ..
+        } = self;
+        drop(control);
+        if child
+            .wait_until(Instant::now() + Duration::from_secs(5))
+            .ok()
+            .flatten()
+            .is_none()
+        {
+            child.kill();
+        }
+    }
+
+    /// Whether the server process has ended (it should run until `finish`).
+    pub fn ended(&mut self) -> Option<String> {
+        match self.child.try_wait() {
+            Ok(Some(s)) => Some(format!("the server process ended during the run ({s})")),
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,180 @@
+//! `bytepath servers` end to end: every model echoes exactly, stalled clients stall no
+//! event-driven server, iterative serves one client at a time, select's FD_SETSIZE refusal,
+//! the RLIMIT_NOFILE cap, and bad input.
+mod common;
+use common::{assert_success, bytepath, u};
+use serde_json::Value;
+
+/// Runs `bytepath servers --json` with short points plus `args`; returns the records.
+fn servers(args: &[&str]) -> Vec<Value> {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = bytepath();
+    cmd.args(["servers", "--json"]);
+    for (flag, default) in [("--duration", "300ms"), ("--warmup", "50ms")] {
+        if !args.contains(&flag) {
+            cmd.args([flag, default]);
+        }
+    }
+    let out = cmd
+        .args(["--out", dir.path().join("r").to_str().unwrap()])
+        .args(args)
+        .timeout(std::time::Duration::from_secs(120))
+        .output()
+        .expect("bytepath ran");
+    assert_success(&out);
+    serde_json::from_slice::<Vec<Value>>(&out.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)))
+}
+
+fn what(r: &Value) -> String {
+    format!(
+        "{} at {} clients",
+        r["config"]["model"], r["config"]["clients"]
+    )
+}
+
+/// A measured point: served requests, every echo checked and exact, no connection lost.
+fn assert_served(r: &Value) {
+    if r["status"] == "skipped" && r["config"]["model"] == "uring" {
+        eprintln!("uring skipped: {}", r["reason"]);
+        return;
+    }
+    assert_eq!(r["status"], "completed", "{}: {}", what(r), r["errors"]);
+    let m = &r["metrics"];
+    assert!(u(&m["requests"]) > 0, "{}: no request served", what(r));
+    assert_eq!(m["mismatched_requests"], 0, "{}", what(r));
+    assert_eq!(m["connection_errors"], 0, "{}", what(r));
+    assert_eq!(m["connected"], r["config"]["clients"], "{}", what(r));
+}
+
+#[test]
+fn every_model_echoes_exactly_the_bytes_it_received() {
+    let records = servers(&[
+        "--models",
+        "iterative,threaded,select,poll,epoll,uring",
+        "--clients",
+        "1,15,200",
+        "--size",
+        "100",
+    ]);
+    assert_eq!(records.len(), 18);
+    for r in &records {
+        if r["config"]["model"] == "iterative" && r["config"]["clients"] != 1 {
+            // Closed loop: the first client keeps the iterative server; the rest wait.
+            assert_eq!(r["status"], "completed", "{}", what(r));
+            assert_eq!(r["metrics"]["mismatched_requests"], 0);
+            assert!(u(&r["metrics"]["requests"]) > 0);
+            continue;
+        }
+        assert_served(r);
+    }
+}
+
+#[test]
+fn stalled_clients_do_not_stall_the_event_driven_servers() {
+    let records = servers(&[
+        "--models",
+        "select,poll,epoll,uring",
+        "--clients",
+        "4",
+        "--stalled-clients",
+        "6",
+    ]);
+    for r in &records {
+        assert_served(r);
+        assert!(
+            r["metrics"]["requests_per_s"].as_f64().unwrap_or(0.0) > 0.0,
+            "{}",
+            what(r)
+        );
+    }
+}
+
+#[test]
+fn the_iterative_server_serves_one_client_at_a_time_in_accept_order() {
+    let records = servers(&[
+        "--models",
+        "iterative",
+        "--clients",
+        "3",
+        "--client-threads",
+        "1",
+        "--warmup",
+        "0s",
+        "--duration",
+        "20s",
+        "--requests-per-connection",
+        "20",
+        "--record-connections",
+    ]);
+    let spans = records[0]["connections"]
+        .as_array()
+        .expect("spans recorded");
+    assert_eq!(spans.len(), 3);
+    let mut intervals: Vec<(u64, u64)> = spans
+        .iter()
+        .map(|s| {
+            assert_eq!(s["completed"], 20);
+            (u(&s["first_completion_ns"]), u(&s["last_completion_ns"]))
+        })
+        .collect();
+    intervals.sort();
+    for pair in intervals.windows(2) {
+        assert!(
+            pair[0].1 < pair[1].0,
+            "completions interleave: {intervals:?}"
+        );
+    }
+}
+
+#[test]
+fn select_is_refused_beyond_fd_setsize_for_that_point_only() {
+    let records = servers(&["--models", "select,epoll", "--clients", "2000"]);
+    assert_eq!(records[0]["status"], "refused");
+    let reason = records[0]["reason"].as_str().unwrap();
+    assert!(reason.contains("FD_SETSIZE (1024)"), "{reason}");
+    assert_served(&records[1]);
+}
+
+#[test]
+fn a_low_open_file_limit_caps_the_clients_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = assert_cmd::cargo::cargo_bin("bytepath");
+    let script = format!(
+        "ulimit -n 200 && exec {} servers --json --models epoll --clients 500 --duration 200ms --warmup 0s --out {}",
+        bin.display(),
+        dir.path().join("r").display()
+    );
+    let out = std::process::Command::new("sh")
+        .args(["-c", &script])
+        .output()
+        .unwrap();
+    assert_success(&out);
+    let records: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
+    let c = &records[0]["config"];
+    assert_eq!(c["clients_requested"], 500);
+    assert_eq!(c["clients"], 136, "200 minus the 64 reserved");
+    let reason = c["clients_capped_reason"].as_str().unwrap();
+    assert!(reason.contains("RLIMIT_NOFILE is 200"), "{reason}");
+    assert_served(&records[0]);
+}
+
+#[test]
+fn bad_input_is_one_line_and_exit_2() {
+    for (args, needle) in [
+        (
+            &["--models", "kqueue"][..],
+            "\"kqueue\": unknown server model",
+        ),
+        (&["--clients", "0"][..], "--clients: \"0\""),
+        (&["--size", "0"][..], "--size \"0\""),
+        (&["--rate", "fast"][..], "--rate \"fast\""),
+        (&["--duration", "soon"][..], "--duration \"soon\""),
+    ] {
+        let out = bytepath().arg("servers").args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+    }
+}
