@@ -294,6 +294,10 @@ pub struct ServersArgs {
     /// have, or at --duration).
     #[arg(long)]
     pub requests_per_connection: Option<String>,
+    /// CPU placement: split (the server process on the upper half of the allowed CPUs, the
+    /// load generator on the lower half; the default where two CPUs exist) or none.
+    #[arg(long)]
+    pub pin: Option<String>,
     /// Tests: this many extra clients that connect and never send, send half a request, or
     /// send half and disconnect.
     #[arg(long, default_value_t = 0, hide = true)]

@@ -178,3 +178,32 @@ fn bad_input_is_one_line_and_exit_2() {
         assert!(err.contains(needle), "{args:?}: {err}");
     }
 }
+
+#[test]
+fn split_placement_keeps_the_server_off_the_load_generators_cpus() {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if cpus < 2 {
+        eprintln!("skipped: --pin split needs 2 CPUs, this machine has {cpus}");
+        return;
+    }
+    let split = servers(&["--models", "epoll", "--clients", "4", "--pin", "split"]);
+    let r = &split[0];
+    assert_served(r);
+    let server_cpus = r["config"]["server_cpus"].as_array().unwrap().clone();
+    let client_cpus = r["config"]["client_cpus"].as_array().unwrap();
+    assert!(server_cpus.iter().all(|c| !client_cpus.contains(c)));
+    assert_eq!(
+        r["metrics"]["server"]["allowed_cpus"].as_array().unwrap(),
+        &server_cpus,
+        "the server process itself ran where the record says"
+    );
+    let none = servers(&["--models", "epoll", "--clients", "4", "--pin", "none"]);
+    assert_eq!(none[0]["config"]["server_cpus"], Value::Null);
+    assert_eq!(
+        none[0]["metrics"]["server"]["allowed_cpus"]
+            .as_array()
+            .unwrap()
+            .len(),
+        cpus
+    );
+}

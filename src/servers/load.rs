@@ -37,6 +37,8 @@ pub struct LoadSpec {
     pub requests_per_connection: Option<u64>,
     /// How long connecting may take before the connections still pending count as failed.
     pub setup_timeout: Duration,
+    /// CPUs the client threads run on (`--pin split`); `None`: any.
+    pub cpus: Option<Vec<usize>>,
 }
 
 /// One connection's completions, for the order test (`--record-connections`).
@@ -84,6 +86,11 @@ impl Load {
                 std::thread::Builder::new()
                     .name(format!("client-{t}"))
                     .spawn(move || {
+                        if let Some(cpus) = &spec.cpus {
+                            // A client that cannot be placed still runs; the record keeps
+                            // the intended placement, and allowed_cpus made it valid.
+                            let _ = crate::sys::affinity::pin_current_thread_to(cpus);
+                        }
                         let r = client_thread(&spec, t, base, &phase, &ready);
                         finished.fetch_add(1, Ordering::SeqCst);
                         r

@@ -42,6 +42,45 @@ pub struct ServersSpec {
     pub requests_per_connection: Option<u64>,
     pub stalled_clients: usize,
     pub record_connections: bool,
+    pub placement: Placement,
+}
+
+/// Where the server process and the load generator run (`--pin`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Placement {
+    /// "split" or "none".
+    pub pin: &'static str,
+    /// CPUs of every server thread (inherited from the server's first thread); `None`: any.
+    pub server_cpus: Option<Vec<usize>>,
+    /// CPUs of the load generator's threads; `None`: any.
+    pub client_cpus: Option<Vec<usize>>,
+}
+
+impl Placement {
+    /// split: the server on the upper half of the allowed CPUs, the clients on the lower half,
+    /// so the load generator never takes the server's CPU (the seeds ran them on two hosts).
+    pub fn parse(text: Option<&str>, cpus: &[usize]) -> Result<Placement, ConfigError> {
+        let split = cpus.len() >= 2;
+        match text.unwrap_or(if split { "split" } else { "none" }) {
+            "none" => Ok(Placement {
+                pin: "none",
+                server_cpus: None,
+                client_cpus: None,
+            }),
+            "split" if split => {
+                let (clients, server) = cpus.split_at(cpus.len() / 2);
+                Ok(Placement {
+                    pin: "split",
+                    server_cpus: Some(server.to_vec()),
+                    client_cpus: Some(clients.to_vec()),
+                })
+            }
+            "split" => Err(bad(format!(
+                "--pin split: needs at least 2 CPUs, this process may use {cpus:?}; allowed: none"
+            ))),
+            other => Err(bad(format!("--pin {other:?}: allowed: split, none"))),
+        }
+    }
 }
 
 fn bad(msg: String) -> ConfigError {
@@ -58,7 +97,7 @@ fn positive(flag: &str, text: &str) -> Result<u64, ConfigError> {
 }
 
 impl ServersSpec {
-    pub fn from_args(args: &ServersArgs) -> Result<ServersSpec, ConfigError> {
+    pub fn from_args(args: &ServersArgs, cpus: &[usize]) -> Result<ServersSpec, ConfigError> {
         let models = parse_list("--models", &args.models, ServerModel::parse)?;
         let clients = parse_list("--clients", &args.clients, |c| match c.parse::<usize>() {
             Ok(n) if (1..=1_000_000).contains(&n) => Ok(n),
@@ -108,6 +147,7 @@ impl ServersSpec {
                 .transpose()?,
             stalled_clients: args.stalled_clients,
             record_connections: args.record_connections,
+            placement: Placement::parse(args.pin.as_deref(), cpus)?,
         })
     }
 
@@ -208,7 +248,7 @@ mod tests {
     fn spec(extra: &[&str]) -> Result<ServersSpec, ConfigError> {
         let cli = crate::cli::Cli::parse_from([&["bytepath", "servers"][..], extra].concat());
         match cli.command {
-            crate::cli::Command::Servers(args) => ServersSpec::from_args(&args),
+            crate::cli::Command::Servers(args) => ServersSpec::from_args(&args, &[0, 1]),
             _ => unreachable!("parsed a servers command"),
         }
     }
@@ -225,6 +265,29 @@ mod tests {
                 (ServerModel::Uring, 100)
             ]
         );
+    }
+
+    #[test]
+    fn split_puts_the_server_on_the_upper_cpus_and_the_clients_below() {
+        let p = Placement::parse(None, &[0, 1]).unwrap();
+        assert_eq!(
+            (p.pin, p.server_cpus, p.client_cpus),
+            ("split", Some(vec![1]), Some(vec![0]))
+        );
+        let p = Placement::parse(Some("split"), &[2, 3, 5, 7]).unwrap();
+        assert_eq!(
+            (p.server_cpus, p.client_cpus),
+            (Some(vec![5, 7]), Some(vec![2, 3]))
+        );
+        assert_eq!(
+            Placement::parse(None, &[0]).unwrap().pin,
+            "none",
+            "one CPU: nothing to split"
+        );
+        let e = Placement::parse(Some("split"), &[0]).unwrap_err().0;
+        assert!(e.contains("at least 2 CPUs"), "{e}");
+        let e = Placement::parse(Some("half"), &[0, 1]).unwrap_err().0;
+        assert!(e.contains("allowed: split, none"), "{e}");
     }
 
     #[test]

@@ -35,6 +35,8 @@ pub struct ServerReport {
     /// VmRSS right after the fork: the part of the peak inherited, not grown by serving.
     pub rss_at_fork_bytes: Option<u64>,
     pub accepted: u64,
+    /// The CPUs the server's threads were allowed, read in the server after its placement.
+    pub allowed_cpus: Vec<usize>,
     pub errors: Vec<String>,
 }
 
@@ -45,13 +47,19 @@ pub struct ServerProcess {
     answers: OwnedFd,
 }
 
-/// Forks the server: the child starts `model` on `listener` and waits for the window.
-pub fn spawn(
-    model: ServerModel,
-    listener: TcpListener,
-    size: usize,
-    threads: usize,
-) -> io::Result<ServerProcess> {
+/// What server to start in the child, and where.
+#[derive(Clone, Copy)]
+pub struct ServerSetup<'a> {
+    pub model: ServerModel,
+    /// Request (and echo) size.
+    pub size: usize,
+    pub threads: usize,
+    /// CPUs every server thread may use; `None`: any.
+    pub cpus: Option<&'a [usize]>,
+}
+
+/// Forks the server: the child starts the model on `listener` and waits for the window.
+pub fn spawn(setup: ServerSetup<'_>, listener: TcpListener) -> io::Result<ServerProcess> {
     let (control_read, control_write) = fdio::pipe()?;
     let (answer_read, answer_write) = fdio::pipe()?;
     let parent = std::process::id();
@@ -59,15 +67,7 @@ pub fn spawn(
         Forked::Child => {
             drop(control_write);
             drop(answer_read);
-            let code = match child_main(
-                parent,
-                model,
-                listener,
-                size,
-                threads,
-                &control_read,
-                &answer_write,
-            ) {
+            let code = match child_main(parent, setup, listener, &control_read, &answer_write) {
                 Ok(()) => 0,
                 Err(_) => 1,
             };
@@ -111,14 +111,22 @@ fn write_all(fd: &OwnedFd, mut bytes: &[u8]) -> io::Result<()> {
 /// The child: never prints, leaves through `exit_now` (see `sys::process`).
 fn child_main(
     parent: u32,
-    model: ServerModel,
+    setup: ServerSetup<'_>,
     listener: TcpListener,
-    size: usize,
-    threads: usize,
     control: &OwnedFd,
     answers: &OwnedFd,
 ) -> io::Result<()> {
+    let ServerSetup {
+        model,
+        size,
+        threads,
+        cpus,
+    } = setup;
     process::prepare_child(parent)?;
+    // Before any server thread exists: they all inherit the placement.
+    if let Some(cpus) = cpus {
+        crate::sys::affinity::pin_current_thread_to(cpus)?;
+    }
     let rss_at_fork_bytes = status_field("VmRSS:");
     // Opened before any server thread exists, so `inherit` covers them all.
     let mut counters = ThreadCounters::open_inherited(CounterSelection::All);
@@ -143,6 +151,7 @@ fn child_main(
         peak_rss_bytes: status_field("VmHWM:"),
         rss_at_fork_bytes,
         accepted: stats.accepted_count(),
+        allowed_cpus: crate::sys::affinity::allowed_cpus()?,
         errors: stats.errors(),
     };
     let line = serde_json::to_string(&report).map_err(io::Error::other)? + "\n";

@@ -52,6 +52,8 @@ pub struct PointConfig {
     pub requests_per_connection: Option<u64>,
     pub stalled_clients: usize,
     pub open_file_limit: Option<u64>,
+    #[serde(flatten)]
+    pub placement: super::Placement,
 }
 
 /// A metric that may be unavailable, flattened as `key` and `key_unavailable_reason`.
@@ -109,6 +111,7 @@ fn server_json(r: &ServerReport, requests: u64) -> Value {
     out.insert("peak_rss_bytes".into(), json!(r.peak_rss_bytes));
     out.insert("rss_at_fork_bytes".into(), json!(r.rss_at_fork_bytes));
     out.insert("accepted_connections".into(), json!(r.accepted));
+    out.insert("allowed_cpus".into(), json!(r.allowed_cpus));
     Value::Object(out)
 }
 
@@ -220,8 +223,14 @@ fn measure(
         Ok(std::net::SocketAddr::V4(a)) => a,
         other => return Err(format!("listener address: {other:?}")),
     };
-    let mut server = process::spawn(model, listener, spec.size, spec.server_threads)
-        .map_err(|e| format!("forking the server: {e}"))?;
+    let setup = process::ServerSetup {
+        model,
+        size: spec.size,
+        threads: spec.server_threads,
+        cpus: spec.placement.server_cpus.as_deref(),
+    };
+    let mut server =
+        process::spawn(setup, listener).map_err(|e| format!("forking the server: {e}"))?;
     let stalled = open_stalled(addr, spec.stalled_clients, spec.size);
     let load = Load::start(&LoadSpec {
         addr,
@@ -231,6 +240,7 @@ fn measure(
         rate: spec.rate,
         requests_per_connection: spec.requests_per_connection,
         setup_timeout: Duration::from_secs(10) + Duration::from_millis(clients as u64),
+        cpus: spec.placement.client_cpus.clone(),
     })
     .map_err(|e| format!("starting the client threads: {e}"))?;
     load.wait_ready();
@@ -296,6 +306,7 @@ fn config(
         requests_per_connection: spec.requests_per_connection,
         stalled_clients: spec.stalled_clients,
         open_file_limit: limit,
+        placement: spec.placement.clone(),
     }
 }
 
@@ -374,7 +385,7 @@ fn point(
 pub fn command(args: &ServersArgs, interrupt: &AtomicBool) -> Result<Status, Error> {
     let cpus = sys::affinity::allowed_cpus()
         .map_err(|e| Error::Failed(format!("reading this process's CPU affinity: {e}")))?;
-    let spec = ServersSpec::from_args(args)?;
+    let spec = ServersSpec::from_args(args, &cpus)?;
     let points = spec.points();
     let marker = folder::marker(
         SERVERS_KIND,
@@ -492,6 +503,7 @@ fn args_json(args: &ServersArgs) -> Value {
 /// CSV columns: (header, JSON pointer into the record).
 const COLUMNS: &[(&str, &str)] = &[
     ("model", "/config/model"),
+    ("pin", "/config/pin"),
     ("clients", "/config/clients"),
     ("clients_requested", "/config/clients_requested"),
     ("status", "/status"),

@@ -4,13 +4,20 @@ use std::io;
 
 /// Pins the calling thread to one CPU.
 pub fn pin_current_thread(cpu: usize) -> io::Result<()> {
-    if cpu >= libc::CPU_SETSIZE as usize {
+    pin_current_thread_to(&[cpu])
+}
+
+/// Lets the calling thread run on `cpus` only; threads it starts afterwards inherit that.
+pub fn pin_current_thread_to(cpus: &[usize]) -> io::Result<()> {
+    if cpus.is_empty() || cpus.iter().any(|&c| c >= libc::CPU_SETSIZE as usize) {
         return Err(io::Error::from_raw_os_error(libc::EINVAL));
     }
-    // SAFETY: cpu_set_t is plain old data; CPU_SET writes inside it (index checked above).
+    // SAFETY: cpu_set_t is plain old data; CPU_SET writes inside it (indices checked above).
     let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    // SAFETY: cpu < CPU_SETSIZE, so the bit lies inside `set`.
-    unsafe { libc::CPU_SET(cpu, &mut set) };
+    for &cpu in cpus {
+        // SAFETY: cpu < CPU_SETSIZE, so the bit lies inside `set`.
+        unsafe { libc::CPU_SET(cpu, &mut set) };
+    }
     // SAFETY: pid 0 is the calling thread; `set` is a valid cpu_set_t of the size passed.
     cvt(unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) })?;
     Ok(())
