@@ -7,6 +7,7 @@ pub mod limits;
 pub mod markdown;
 pub mod plot;
 pub mod plots;
+pub mod study;
 pub mod summary;
 pub mod table;
 pub mod write;
