@@ -207,3 +207,34 @@ fn split_placement_keeps_the_server_off_the_load_generators_cpus() {
         cpus
     );
 }
+
+#[test]
+fn the_study_writes_its_report_and_report_re_renders_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = dir.path().join("r");
+    let out = bytepath()
+        .args(["servers", "--models", "select,epoll", "--clients", "2,2000"])
+        .args(["--duration", "200ms", "--warmup", "0s", "--out"])
+        .arg(&out_dir)
+        .timeout(std::time::Duration::from_secs(120))
+        .output()
+        .unwrap();
+    assert_success(&out);
+    let html = out_dir.join("report.html");
+    let first = std::fs::read_to_string(&html).expect("written at the end of the study");
+    std::fs::remove_file(&html).unwrap();
+
+    let out = bytepath().arg("report").arg(&out_dir).output().unwrap();
+    assert_success(&out);
+    let page = std::fs::read_to_string(&html).expect("re-rendered");
+    assert_eq!(page, first, "the folder alone renders the same report");
+    for model in ["select", "epoll"] {
+        assert!(page.contains(&format!("<td>{model}</td>")), "{model}");
+    }
+    for plot in ["servers-rps", "servers-p99", "servers-cpu", "servers-cs"] {
+        assert!(page.contains(&format!("data-plot=\"{plot}\"")), "{plot}");
+    }
+    assert!(page.contains("FD_SETSIZE (1024)"), "the refusal's reason");
+    let md = std::fs::read_to_string(out_dir.join("report.md")).unwrap();
+    assert_eq!(md.matches("| epoll |").count(), 2, "{md}");
+}

@@ -7,11 +7,10 @@ use super::record::{Figure, FileConfig, FileStudy, FileSummary, TransferRecord};
 use crate::error::Error;
 use crate::report::plot::axis::{Scale, TickFormat};
 use crate::report::plot::{self, escape, Datum, Panel, Plot, Series};
-use std::fmt::Write;
+use crate::report::study::{self, page, Table};
 use std::path::Path;
 
-pub const MARKDOWN: &str = "report.md";
-pub const HTML: &str = "report.html";
+pub use crate::report::study::{HTML, MARKDOWN};
 
 /// Sizes exactly: `98 MiB`, `4 KiB`, but `4097 B` (rounding would hide the awkward sizes).
 pub fn size_label(bytes: f64) -> String {
@@ -100,44 +99,25 @@ fn cpu(cpu: Option<usize>) -> String {
     cpu.map_or("any".into(), |c| c.to_string())
 }
 
+fn table(study: &FileStudy) -> Table {
+    let rows: Vec<Vec<String>> = rows(study).into_iter().map(Vec::from).collect();
+    Table {
+        marked: vec![false; rows.len()],
+        header: HEADER.to_vec(),
+        rows,
+    }
+}
+
 /// The table for stdout.
 pub fn text_table(study: &FileStudy) -> String {
-    let all = rows(study);
-    let widths: Vec<usize> = (0..HEADER.len())
-        .map(|i| {
-            all.iter()
-                .map(|r| r[i].chars().count())
-                .chain([HEADER[i].len()])
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    let line = |cells: Vec<&str>| {
-        let mut s = String::new();
-        for (i, c) in cells.iter().enumerate() {
-            let pad = widths[i] - c.chars().count();
-            let _ = write!(s, "{}{c}  ", " ".repeat(pad));
-        }
-        s.trim_end().to_string() + "\n"
-    };
-    let mut out = line(HEADER.to_vec());
-    for r in &all {
-        out += &line(r.iter().map(String::as_str).collect());
-    }
-    out
+    table(study).text()
 }
 
 pub fn markdown(study: &FileStudy) -> String {
     let mut out = String::from("# bytepath file: serving a file over a socket\n\n");
     out += &method(study);
-    out += "\n\n| ";
-    out += &HEADER.join(" | ");
-    out += " |\n|";
-    out += &"---|".repeat(HEADER.len());
-    out += "\n";
-    for r in rows(study) {
-        let _ = writeln!(out, "| {} |", r.join(" | "));
-    }
+    out += "\n\n";
+    out += &table(study).markdown();
     out += "\nPlots: see report.html (time and CPU per byte against file size).\n";
     out
 }
@@ -195,64 +175,31 @@ fn plot_of(id: &'static str, y_label: &str, data: Vec<Series>) -> String {
 }
 
 pub fn html(study: &FileStudy) -> String {
-    let mut out = String::from(
-        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>bytepath file</title>\
-         <style>body{font-family:sans-serif;max-width:1100px;margin:auto}\
-         table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}</style>\
-         </head><body>\n<h1>bytepath file: serving a file over a socket</h1>\n",
-    );
-    let _ = writeln!(out, "<p>{}</p>\n<table>\n<tr>", escape(&method(study)));
-    for h in HEADER {
-        let _ = write!(out, "<th>{}</th>", escape(h));
-    }
-    out += "</tr>\n";
-    for r in rows(study) {
-        out += "<tr>";
-        for c in r {
-            let _ = write!(out, "<td>{}</td>", escape(&c));
-        }
-        out += "</tr>\n";
-    }
-    out += "</table>\n<h2>Time per transfer</h2>\n";
-    out += &plot_of("file-time", "time (ms)", series(study, |r| r.time_ms));
-    out += "\n<h2>CPU per byte (both sides)</h2>\n";
-    out += &plot_of(
+    let mut body = format!("<p>{}</p>\n", escape(&method(study)));
+    body += &table(study).html();
+    body += "<h2>Time per transfer</h2>\n";
+    body += &plot_of("file-time", "time (ms)", series(study, |r| r.time_ms));
+    body += "\n<h2>CPU per byte (both sides)</h2>\n";
+    body += &plot_of(
         "file-cpu",
         "CPU ns per byte",
         series(study, |r| r.cpu_ns_per_byte),
     );
-    out += "\n</body></html>\n";
-    out
+    body += "\n";
+    page("bytepath file: serving a file over a socket", &body)
 }
 
-/// Writes report.md and report.html into the results folder.
 /// Re-renders the report of a file results folder from its marker and results.jsonl (what
 /// `bytepath report DIR` does for such a folder); returns the HTML path.
 pub fn rerender(dir: &Path) -> Result<std::path::PathBuf, Error> {
-    let read = |name: &str| {
-        let path = dir.join(name);
-        std::fs::read_to_string(&path).map_err(|source| Error::File { path, source })
-    };
-    let unreadable = |what: String| Error::Failed(format!("{}: {what}", dir.display()));
-    let marker: serde_json::Value = serde_json::from_str(&read(crate::sweep::folder::MARKER)?)
-        .map_err(|e| unreadable(format!("the marker is not JSON ({e})")))?;
-    let config: FileConfig = serde_json::from_value(marker["spec"].clone()).map_err(|e| {
-        unreadable(format!(
-            "the marker holds no file study configuration ({e})"
-        ))
-    })?;
-    let mut transfers = Vec::new();
-    for (i, line) in read(crate::sweep::folder::RESULTS_JSONL)?
-        .lines()
-        .enumerate()
-    {
-        match serde_json::from_str::<TransferRecord>(line) {
-            Ok(t) => transfers.push(t),
-            // A last line cut short by a crash is what incremental writing allows for.
-            Err(_) if line.trim().is_empty() => {}
-            Err(e) => return Err(unreadable(format!("results.jsonl line {}: {e}", i + 1))),
-        }
-    }
+    let config: FileConfig =
+        serde_json::from_value(study::marker(dir)?["spec"].clone()).map_err(|e| {
+            Error::Failed(format!(
+                "{}: the marker holds no file study configuration ({e})",
+                dir.display()
+            ))
+        })?;
+    let transfers: Vec<TransferRecord> = study::records(dir)?;
     let planned = config.sizes_bytes.len() * config.mechanisms.len() * config.reps as usize;
     let status = if transfers.iter().any(|t| !t.ok()) {
         "failed"
@@ -278,12 +225,9 @@ pub fn rerender(dir: &Path) -> Result<std::path::PathBuf, Error> {
     Ok(dir.join(HTML))
 }
 
+/// Writes report.md and report.html into the results folder.
 pub fn write(dir: &Path, study: &FileStudy) -> Result<(), Error> {
-    for (name, text) in [(MARKDOWN, markdown(study)), (HTML, html(study))] {
-        let path = dir.join(name);
-        std::fs::write(&path, text).map_err(|source| Error::File { path, source })?;
-    }
-    Ok(())
+    study::write(dir, &markdown(study), &html(study))
 }
 
 #[cfg(test)]

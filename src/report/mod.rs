@@ -7,6 +7,7 @@ pub mod limits;
 pub mod markdown;
 pub mod plot;
 pub mod plots;
+pub mod study;
 pub mod summary;
 pub mod table;
 pub mod write;
@@ -17,27 +18,48 @@ use crate::record::RunRecord;
 
 /// `bytepath report DIR`: re-render report.html and report.md from saved results.
 pub fn command(args: &ReportArgs) -> Result<Status, Error> {
-    let html = if is_file_study(&args.dir) {
-        if args.output.is_some() {
-            return Err(Error::Config(crate::config::ConfigError(
-                "--output: a file study's report is written into its results folder; leave --output out".into(),
-            )));
+    let html = match study_kind(&args.dir) {
+        Some(kind) => {
+            if args.output.is_some() {
+                return Err(Error::Config(crate::config::ConfigError(format!(
+                    "--output: a {kind} folder's report is written into the folder itself; leave --output out"
+                ))));
+            }
+            match kind {
+                StudyKind::File => crate::file::report::rerender(&args.dir)?,
+                StudyKind::Servers => crate::servers::report::rerender(&args.dir)?,
+            }
         }
-        crate::file::report::rerender(&args.dir)?
-    } else {
-        write_reports(&args.dir, args.output.as_deref())?
+        None => write_reports(&args.dir, args.output.as_deref())?,
     };
     println!("report: {}", html.display());
     Ok(Status::Success)
 }
 
-/// A results folder written by `bytepath file` (its marker says so): its records are
-/// transfers, not runs.
-fn is_file_study(dir: &std::path::Path) -> bool {
-    std::fs::read_to_string(dir.join(crate::sweep::folder::MARKER))
-        .ok()
-        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
-        .is_some_and(|m| m["kind"] == crate::file::FILE_KIND)
+/// A results folder written by a single-study command: its records are that study's
+/// (transfers, server points), not runs, and it renders its own report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum StudyKind {
+    File,
+    Servers,
+}
+
+impl std::fmt::Display for StudyKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            StudyKind::File => "file study",
+            StudyKind::Servers => "servers study",
+        })
+    }
+}
+
+/// Which study wrote `dir`, as its marker's kind says; None for sweeps and run folders.
+fn study_kind(dir: &std::path::Path) -> Option<StudyKind> {
+    match study::kind(dir)?.as_str() {
+        crate::file::FILE_KIND => Some(StudyKind::File),
+        crate::servers::record::SERVERS_KIND => Some(StudyKind::Servers),
+        _ => None,
+    }
 }
 
 /// Renders `dir/results.jsonl` into report.html (at `html_out`, default `dir/report.html`) and

@@ -8,6 +8,7 @@ pub mod model;
 pub mod process;
 pub mod readiness;
 pub mod record;
+pub mod report;
 pub mod uring;
 
 use crate::cli::ServersArgs;

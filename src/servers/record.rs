@@ -435,6 +435,7 @@ pub fn command(args: &ServersArgs, interrupt: &AtomicBool) -> Result<Status, Err
     if args.json {
         println!("{}", serde_json::to_string_pretty(&records).expect("JSON"));
     }
+    super::report::at_end(&results.dir, args.json)?;
     Ok(status)
 }
 

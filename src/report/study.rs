@@ -1,0 +1,192 @@
+//! What the reports of the single-study commands (`bytepath file`, `bytepath servers`) share:
+//! the names of their two files, one self-contained page skeleton, one table in three formats
+//! (aligned text, GitHub-flavoured Markdown, HTML), and reading a results folder back for
+//! `bytepath report DIR`. Kept in one place so the two studies' reports look and parse alike.
+use super::plot::escape;
+use crate::error::Error;
+use crate::sweep::folder::{MARKER, RESULTS_JSONL};
+use serde::de::DeserializeOwned;
+use std::fmt::Write;
+use std::path::Path;
+
+pub const MARKDOWN: &str = "report.md";
+pub const HTML: &str = "report.html";
+
+const STYLE: &str = "body{font-family:sans-serif;max-width:1100px;margin:auto;padding:0 1em}\
+table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}\
+tr.not-completed td{color:#a00}.note{color:#555}";
+
+/// A table: a header and rows of the same width.
+pub struct Table {
+    pub header: Vec<&'static str>,
+    pub rows: Vec<Vec<String>>,
+    /// Per row, whether it is marked as not measured (HTML only).
+    pub marked: Vec<bool>,
+}
+
+impl Table {
+    /// Columns padded to their widest cell, right-aligned, for stdout.
+    pub fn text(&self) -> String {
+        let widths: Vec<usize> = (0..self.header.len())
+            .map(|i| {
+                self.rows
+                    .iter()
+                    .map(|r| r[i].chars().count())
+                    .chain([self.header[i].chars().count()])
+                    .max()
+                    .unwrap_or(0)
+            })
+            .collect();
+        let line = |cells: Vec<&str>| {
+            let mut s = String::new();
+            for (i, c) in cells.iter().enumerate() {
+                let pad = widths[i] - c.chars().count();
+                let _ = write!(s, "{}{c}  ", " ".repeat(pad));
+            }
+            s.trim_end().to_string() + "\n"
+        };
+        let mut out = line(self.header.clone());
+        for r in &self.rows {
+            out += &line(r.iter().map(String::as_str).collect());
+        }
+        out
+    }
+
+    pub fn markdown(&self) -> String {
+        // A pipe or a newline inside a cell would end the cell or the row.
+        let cell = |t: &str| t.replace('|', "\\|").replace('\n', " ");
+        let mut out = format!("| {} |\n|", self.header.join(" | "));
+        out += &"---|".repeat(self.header.len());
+        out += "\n";
+        for r in &self.rows {
+            let cells: Vec<String> = r.iter().map(|c| cell(c)).collect();
+            let _ = writeln!(out, "| {} |", cells.join(" | "));
+        }
+        out
+    }
+
+    pub fn html(&self) -> String {
+        let mut out = String::from("<table>\n<tr>");
+        for h in &self.header {
+            let _ = write!(out, "<th>{}</th>", escape(h));
+        }
+        out += "</tr>\n";
+        for (i, r) in self.rows.iter().enumerate() {
+            let marked = self.marked.get(i).copied().unwrap_or(false);
+            out += if marked {
+                "<tr class=\"not-completed\">"
+            } else {
+                "<tr>"
+            };
+            for c in r {
+                let _ = write!(out, "<td>{}</td>", escape(c));
+            }
+            out += "</tr>\n";
+        }
+        out + "</table>\n"
+    }
+}
+
+/// A whole page around `body` (already HTML): inline CSS, no scripts, fonts or network, and
+/// well-formed XHTML so tests can parse it as XML.
+pub fn page(title: &str, body: &str) -> String {
+    format!(
+        "<!DOCTYPE html>\n<html xmlns=\"http://www.w3.org/1999/xhtml\" lang=\"en\"><head>\
+         <meta charset=\"utf-8\"/><title>{}</title><style>{STYLE}</style></head><body>\n\
+         <h1>{}</h1>\n{body}</body></html>\n",
+        escape(title),
+        escape(title)
+    )
+}
+
+/// Writes report.md and report.html into the results folder.
+pub fn write(dir: &Path, markdown: &str, html: &str) -> Result<(), Error> {
+    for (name, text) in [(MARKDOWN, markdown), (HTML, html)] {
+        let path = dir.join(name);
+        std::fs::write(&path, text).map_err(|source| Error::File { path, source })?;
+    }
+    Ok(())
+}
+
+fn read(dir: &Path, name: &str) -> Result<String, Error> {
+    let path = dir.join(name);
+    std::fs::read_to_string(&path).map_err(|source| Error::File { path, source })
+}
+
+fn unreadable(dir: &Path, what: String) -> Error {
+    Error::Failed(format!("{}: {what}", dir.display()))
+}
+
+/// The folder's marker (sweep.json).
+pub fn marker(dir: &Path) -> Result<serde_json::Value, Error> {
+    serde_json::from_str(&read(dir, MARKER)?)
+        .map_err(|e| unreadable(dir, format!("the marker is not JSON ({e})")))
+}
+
+/// The kind a results folder's marker names, if it has a readable one.
+pub fn kind(dir: &Path) -> Option<String> {
+    marker(dir).ok()?["kind"].as_str().map(str::to_string)
+}
+
+/// Every record in results.jsonl, in the order written.
+pub fn records<T: DeserializeOwned>(dir: &Path) -> Result<Vec<T>, Error> {
+    let mut out = Vec::new();
+    for (i, line) in read(dir, RESULTS_JSONL)?.lines().enumerate() {
+        match serde_json::from_str::<T>(line) {
+            Ok(t) => out.push(t),
+            // A last line cut short by a crash is what incremental writing allows for.
+            Err(_) if line.trim().is_empty() => {}
+            Err(e) => {
+                return Err(unreadable(
+                    dir,
+                    format!("results.jsonl line {}: {e}", i + 1),
+                ))
+            }
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table() -> Table {
+        Table {
+            header: vec!["model", "req/s"],
+            rows: vec![
+                vec!["epoll".into(), "123456".into()],
+                vec!["a|b".into(), "<1>".into()],
+            ],
+            marked: vec![false, true],
+        }
+    }
+
+    #[test]
+    fn text_columns_are_aligned_to_the_widest_cell() {
+        let text = table().text();
+        let widths: Vec<usize> = text.lines().map(|l| l.chars().count()).collect();
+        assert_eq!(widths, vec![13, 13, 13], "{text}"); // "epoll" + 2 + "123456"
+    }
+
+    #[test]
+    fn cells_are_escaped_for_markdown_and_html() {
+        let t = table();
+        assert!(t.markdown().contains("| a\\|b | <1> |"), "{}", t.markdown());
+        let page = page("t & u", &t.html());
+        let doc = roxmltree::Document::parse_with_options(
+            &page,
+            roxmltree::ParsingOptions {
+                allow_dtd: true,
+                ..Default::default()
+            },
+        )
+        .expect("well-formed XHTML");
+        let marked = doc
+            .descendants()
+            .filter(|n| n.attribute("class") == Some("not-completed"))
+            .count();
+        assert_eq!(marked, 1);
+        assert!(page.contains("&lt;1&gt;") && page.contains("t &amp; u"));
+    }
+}
