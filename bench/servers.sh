@@ -22,7 +22,8 @@
 # Why: (a) is the C10K question the event-driven models exist for; (b) is the seeds' table, kept
 # so the old models are compared on the same load generator and the same accounting (the server
 # in its own process, its CPU alone per request). bytepath places the server and the clients
-# itself (`--pin`, default split: server on the last allowed CPU, clients on the others).
+# itself (`--pin`, default split: server on the upper half of the allowed CPUs, clients on the
+# lower half).
 #
 # Exit status: 0 when every run ended and its results could be read (a missed target is
 # reported, not an error: a benchmark informs); 1 if a run did not end in time or left no
