@@ -6,7 +6,7 @@ use super::mechanisms::FileMechanism;
 use super::record::{Figure, FileConfig, FileStudy, FileSummary, TransferRecord};
 use crate::error::Error;
 use crate::report::plot::axis::{Scale, TickFormat};
-use crate::report::plot::{self, escape, Datum, Panel, Plot, Series};
+use crate::report::plot::{escape, Datum, Series};
 use crate::report::study::{self, page, Table};
 use std::path::Path;
 
@@ -155,23 +155,13 @@ fn series(study: &FileStudy, value: impl Fn(&FileSummary) -> Option<Figure>) -> 
 }
 
 fn plot_of(id: &'static str, y_label: &str, data: Vec<Series>) -> String {
-    plot::render(&Plot {
+    crate::report::study::log_plot(
         id,
-        x_label: "file size".into(),
-        y_label: y_label.into(),
-        x_scale: Scale::Log2,
-        x_format: TickFormat::Bytes,
-        y_scale: Scale::Log10,
-        panels: vec![Panel {
-            title: String::new(),
-            note: data
-                .iter()
-                .all(|s| s.data.is_empty())
-                .then(|| "nothing measured".to_string()),
-            series: data,
-        }],
-        columns: 1,
-    })
+        ("file size", Scale::Log2, TickFormat::Bytes),
+        y_label,
+        data,
+        "nothing measured",
+    )
 }
 
 pub fn html(study: &FileStudy) -> String {

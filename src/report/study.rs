@@ -147,6 +147,36 @@ pub fn records<T: DeserializeOwned>(dir: &Path) -> Result<Vec<T>, Error> {
     Ok(out)
 }
 
+/// One single-panel plot with a log y axis, one line per series: the shape every single-study
+/// report draws (time or CPU against file size, req/s against clients).
+pub fn log_plot(
+    id: &'static str,
+    x: (
+        &str,
+        super::plot::axis::Scale,
+        super::plot::axis::TickFormat,
+    ),
+    y_label: &str,
+    data: Vec<super::plot::Series>,
+    when_empty: &str,
+) -> String {
+    let empty = data.iter().all(|s| s.data.is_empty());
+    super::plot::render(&super::plot::Plot {
+        id,
+        x_label: x.0.into(),
+        y_label: y_label.into(),
+        x_scale: x.1,
+        x_format: x.2,
+        y_scale: super::plot::axis::Scale::Log10,
+        panels: vec![super::plot::Panel {
+            title: String::new(),
+            note: empty.then(|| when_empty.to_string()),
+            series: data,
+        }],
+        columns: 1,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -156,6 +156,20 @@ pub fn start(
 
 const LISTENER: u64 = u64::MAX;
 
+/// Files a new connection under its descriptor number (descriptors are small and dense, so
+/// the table is a vector indexed by them).
+fn keep(connections: &mut Vec<Option<Connection>>, fd: OwnedFd, size: usize) {
+    let raw = fd.as_raw_fd() as usize;
+    if connections.len() <= raw {
+        connections.resize_with(raw + 1, || None);
+    }
+    connections[raw] = Some(Connection {
+        fd,
+        echo: EchoState::new(size),
+        want: Want::Read,
+    });
+}
+
 fn interest(want: Want) -> u32 {
     match want {
         Want::Write => events::WRITABLE,
@@ -182,16 +196,8 @@ fn serve_epoll(
             let (token, _) = list.get(i);
             if token == LISTENER {
                 accept_pending(listener, stats, |fd| {
-                    let raw = fd.as_raw_fd() as usize;
-                    epoll.add(fd.as_fd(), events::READABLE, raw as u64)?;
-                    if connections.len() <= raw {
-                        connections.resize_with(raw + 1, || None);
-                    }
-                    connections[raw] = Some(Connection {
-                        fd,
-                        echo: EchoState::new(size),
-                        want: Want::Read,
-                    });
+                    epoll.add(fd.as_fd(), events::READABLE, fd.as_raw_fd() as u64)?;
+                    keep(&mut connections, fd, size);
                     Ok(())
                 })?;
                 continue;
@@ -295,15 +301,7 @@ fn serve_select(listener: &TcpListener, size: usize, stats: &ServerStats) -> io:
                     stats.error(events::BeyondFdSetSize(raw).to_string());
                     return Ok(());
                 }
-                let raw = raw as usize;
-                if connections.len() <= raw {
-                    connections.resize_with(raw + 1, || None);
-                }
-                connections[raw] = Some(Connection {
-                    fd,
-                    echo: EchoState::new(size),
-                    want: Want::Read,
-                });
+                keep(&mut connections, fd, size);
                 Ok(())
             })?;
         }

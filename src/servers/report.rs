@@ -6,7 +6,7 @@
 //! report from the folder alone.
 use crate::error::Error;
 use crate::report::plot::axis::{Scale, TickFormat};
-use crate::report::plot::{self, escape, Datum, Panel, Plot, Series};
+use crate::report::plot::{escape, Datum, Series};
 use crate::report::study::{self, page, Table, HTML};
 use crate::report::units;
 use serde_json::Value;
@@ -307,23 +307,13 @@ fn series(records: &[Value], value: impl Fn(&Value) -> Option<f64>) -> Vec<Serie
 }
 
 fn plot_of(id: &'static str, y_label: &str, data: Vec<Series>) -> String {
-    plot::render(&Plot {
+    crate::report::study::log_plot(
         id,
-        x_label: "clients".into(),
-        y_label: y_label.into(),
-        x_scale: Scale::Log10,
-        x_format: TickFormat::Number,
-        y_scale: Scale::Log10,
-        panels: vec![Panel {
-            title: String::new(),
-            note: data
-                .iter()
-                .all(|s| s.data.is_empty())
-                .then(|| "no completed point".to_string()),
-            series: data,
-        }],
-        columns: 1,
-    })
+        ("clients", Scale::Log10, TickFormat::Number),
+        y_label,
+        data,
+        "no completed point",
+    )
 }
 
 /// The four plots: (id, heading, y label, value).
