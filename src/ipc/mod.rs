@@ -363,6 +363,7 @@ fn args_json(args: &IpcArgs) -> serde_json::Value {
         "warmup": args.warmup, "pipe_size": args.pipe_size, "pin": args.pin,
         "udp_split": args.udp_split,
         "processes": args.processes,
+        "netns": args.network.netns, "mtu": args.network.mtu, "netem": args.network.netem,
     })
 }
 

@@ -66,10 +66,19 @@ pub fn leftover_pid(name: &str) -> Option<u32> {
     pid.parse().ok()
 }
 
-/// Whether `pid` is a running bytepath (a reused pid of another program does not count).
+/// Whether `pid` is a running bytepath: a reused pid of another program does not count, nor
+/// a killed one its parent has not reaped yet (a zombie keeps its name).
 fn is_live_bytepath(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/comm"))
-        .is_ok_and(|comm| comm.starts_with("bytepath"))
+    let named = std::fs::read_to_string(format!("/proc/{pid}/comm"))
+        .is_ok_and(|comm| comm.starts_with("bytepath"));
+    let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok();
+    // The state letter follows the name in parentheses: "pid (comm) S ...".
+    let running = state
+        .as_deref()
+        .and_then(|s| s.rsplit_once(')'))
+        .and_then(|(_, rest)| rest.split_whitespace().next())
+        .is_some_and(|state| !matches!(state, "Z" | "X"));
+    named && running
 }
 
 /// Names from `ip netns list` output (one per line, maybe followed by " (id: N)").
