@@ -36,7 +36,7 @@ pub enum Command {
     Probe(ProbeArgs),
 }
 
-/// Where the two sides run; shared by run, sweep, ipc and file.
+/// Where the two sides run; shared by run, sweep, ipc, file and servers.
 #[derive(Debug, Clone, Default, Args)]
 pub struct NetworkArgs {
     /// Run each side in its own network namespace, the two joined by a veth pair with private
@@ -330,6 +330,8 @@ pub struct ServersArgs {
     /// Tests: per-connection first and last completion times in each record.
     #[arg(long, hide = true)]
     pub record_connections: bool,
+    #[command(flatten)]
+    pub network: NetworkArgs,
     /// Print the records as one JSON array instead of one line per point.
     #[arg(long)]
     pub json: bool,

@@ -621,3 +621,43 @@ fn without_the_ip_command_the_error_names_it() {
         "bytepath: --netns needs the ip command (iproute2)"
     );
 }
+
+#[test]
+fn servers_listen_in_one_namespace_and_the_clients_connect_from_the_other() {
+    needs_netns!();
+    let dir = tempfile::tempdir().unwrap();
+    let out = run_and_check_cleanup(&[
+        "servers",
+        "--netns",
+        "--models",
+        "epoll,threaded",
+        "--clients",
+        "5",
+        "--duration",
+        "300ms",
+        "--warmup",
+        "50ms",
+        "--json",
+        "--out",
+        dir.path().to_str().unwrap(),
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let records = json_of(&out);
+    for r in records.as_array().unwrap() {
+        // The listener has only its veth address in the receiving namespace: a client outside
+        // the sending namespace would have no route to it.
+        assert_eq!(r["status"], "completed", "{r}");
+        assert!(u(&r["metrics"]["requests"]) > 0);
+        assert_eq!(u(&r["metrics"]["mismatched_requests"]), 0);
+        assert_eq!(r["config"]["network"]["placement"], "netns");
+        assert!(r["config"]["where_sides_run"]
+            .as_str()
+            .unwrap()
+            .contains("veth pair, MTU 1500"));
+    }
+}

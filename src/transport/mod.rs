@@ -112,6 +112,56 @@ impl Link {
         }
     }
 
+    /// Where the sides run, in words: the link alone, without a transport.
+    pub fn describe(&self) -> String {
+        match self {
+            Link::Loopback => "loopback (127.0.0.1)".into(),
+            Link::Veth(pair) => pair.describe(),
+        }
+    }
+
+    /// The address a server listens on: 127.0.0.1, or the receiving side's veth address.
+    pub fn server_addr(&self) -> std::net::Ipv4Addr {
+        match self {
+            Link::Loopback => std::net::Ipv4Addr::LOCALHOST,
+            Link::Veth(pair) => pair.names.receiver_addr,
+        }
+    }
+
+    /// Runs `f` where the receiving (server) side's sockets belong: here for loopback, on a
+    /// short-lived thread inside the receiver's namespace for `--netns`.
+    pub fn on_receiving_side<T: Send>(
+        &self,
+        f: impl FnOnce() -> io::Result<T> + Send,
+    ) -> io::Result<T> {
+        match self {
+            Link::Loopback => f(),
+            Link::Veth(pair) => crate::sys::netns::in_netns(&pair.receiver_ns, f),
+        }
+    }
+
+    /// As `on_receiving_side`, for the sending (client) side.
+    pub fn on_sending_side<T: Send>(
+        &self,
+        f: impl FnOnce() -> io::Result<T> + Send,
+    ) -> io::Result<T> {
+        match self {
+            Link::Loopback => f(),
+            Link::Veth(pair) => crate::sys::netns::in_netns(&pair.sender_ns, f),
+        }
+    }
+
+    /// For a dedicated client thread that enters the sending side's namespace itself and
+    /// stays there (`servers`' load generator): `None` for loopback.
+    pub fn sending_netns(&self) -> io::Result<Option<Arc<crate::sys::netns::NetnsHandle>>> {
+        match self {
+            Link::Loopback => Ok(None),
+            Link::Veth(pair) => Ok(Some(Arc::new(crate::sys::netns::NetnsHandle::open(
+                &pair.names.sender_netns,
+            )?))),
+        }
+    }
+
     /// The connector for `transport` in this placement: the one place that picks it, for
     /// every command. A transport that cannot cross namespaces is refused with the reason.
     pub fn connector(&self, transport: Transport) -> Result<Box<dyn FlowConnector + '_>, Error> {
