@@ -537,7 +537,7 @@ fn netem_is_applied_where_the_kernel_has_it_and_refused_in_one_line_where_not() 
         assert_eq!(out.status.code(), Some(2), "{err}");
         assert_eq!(
             err.trim(),
-            "bytepath: --netem: netem is not available in this kernel (module sch_netem missing); leave out --netem or load sch_netem"
+            "bytepath: --netem \"delay 1ms\": netem is not available in this kernel (module sch_netem missing); leave out --netem or load sch_netem"
         );
     }
 }

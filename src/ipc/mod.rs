@@ -265,6 +265,9 @@ pub fn command(args: &IpcArgs, interrupt: &AtomicBool) -> Result<Status, Error> 
     let env = Environment::detect(&cpus);
     // Set up once for every point; dropped (namespaces deleted) when the command returns.
     let link = Link::open(&spec.network)?;
+    if spec.network.is_netns() {
+        println!("ipc: sides in {}", link.describe());
+    }
     for reason in &spec.skip_reasons {
         println!("ipc: {reason}");
     }

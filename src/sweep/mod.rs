@@ -54,6 +54,9 @@ pub fn command(args: &SweepArgs, interrupt: &AtomicBool) -> Result<Status, Error
     let env = Environment::detect(&cpus);
     // Set up once for every point; dropped (namespaces deleted) when the sweep returns.
     let link = Link::open(&spec.network)?;
+    if spec.network.is_netns() {
+        println!("sweep: sides in {}", link.describe());
+    }
     let progress = Progress::new(todo.len(), points.len());
     let mut interrupted = false;
     for (index, point) in todo {

@@ -244,9 +244,9 @@ impl Building {
             args.extend(netem.split_whitespace());
             run("tc", &args).map_err(|e| match e {
                 VethError::Failed(text) if text.contains("qdisc kind is unknown") => {
-                    VethError::Missing(
-                        "--netem: netem is not available in this kernel (module sch_netem missing); leave out --netem or load sch_netem".into(),
-                    )
+                    VethError::Missing(format!(
+                        "--netem {netem:?}: netem is not available in this kernel (module sch_netem missing); leave out --netem or load sch_netem"
+                    ))
                 }
                 VethError::Failed(text) => VethError::Missing(format!(
                     "--netem {netem:?}: tc refused it ({text}); allowed: tc netem parameters such as \"delay 1ms rate 10gbit loss 0.1%\" (see tc-netem(8))"
@@ -325,7 +325,7 @@ mod tests {
     #[test]
     fn only_our_names_with_a_dead_pid_are_leftovers() {
         let list = "bytepath-100-a (id: 3)\nbytepath-100-b (id: 4)\nbytepath-200-a\n\
-                    bytepath-x-a\nbytepath-300-c\nother-100-a\nbytepath--a\nbytepath-100-ab\n";
+                    bytepath-x-a\nbytepath-test-enobufs-77\nbytepath-300-c\nother-100-a\nbytepath--a\nbytepath-100-ab\n";
         let live = |pid: u32| pid == 200;
         assert_eq!(
             leftovers(list, live),
