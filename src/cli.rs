@@ -15,7 +15,8 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Measure one point: a mechanism, a message size, a number of flows, over loopback TCP.
+    /// Measure one point: a mechanism, a message size, a number of flows, over loopback TCP
+    /// (or across two network namespaces with --netns).
     Run(RunArgs),
     /// Measure a matrix of points with confidence intervals; write results and a report.
     Sweep(SweepArgs),
@@ -33,6 +34,22 @@ pub enum Command {
     /// Measure what this machine can do: clocks, system-call cost, the memcpy roofline, which
     /// perf counters open and which zero-copy kernel features work.
     Probe(ProbeArgs),
+}
+
+/// Where the two sides run; shared by run, sweep, ipc, file and servers.
+#[derive(Debug, Clone, Default, Args)]
+pub struct NetworkArgs {
+    /// Run each side in its own network namespace, the two joined by a veth pair with private
+    /// addresses (needs root and the ip command); tcp and udp only.
+    #[arg(long)]
+    pub netns: bool,
+    /// With --netns: the veth MTU in bytes, 68 to 65535 (default 1500, like Ethernet).
+    #[arg(long)]
+    pub mtu: Option<String>,
+    /// With --netns: tc netem parameters for both veth ends, such as
+    /// "delay 1ms rate 10gbit loss 0.1%" (needs the sch_netem kernel module).
+    #[arg(long)]
+    pub netem: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -86,6 +103,8 @@ pub struct SweepArgs {
     /// Check every byte of every point (see `run --verify`).
     #[arg(long)]
     pub verify: bool,
+    #[command(flatten)]
+    pub network: NetworkArgs,
     /// Results folder; default ./bytepath-results/<timestamp>/.
     #[arg(long)]
     pub out: Option<std::path::PathBuf>,
@@ -127,6 +146,8 @@ pub struct FileArgs {
     /// perf counters to open per side: all, software, hardware, none.
     #[arg(long, default_value = "all")]
     pub counters: String,
+    #[command(flatten)]
+    pub network: NetworkArgs,
     /// Results folder; default ./bytepath-results/<timestamp>/.
     #[arg(long)]
     pub out: Option<std::path::PathBuf>,
@@ -171,6 +192,8 @@ pub struct IpcArgs {
     /// Run the two sides in two processes (fork) instead of two threads of one process.
     #[arg(long)]
     pub processes: bool,
+    #[command(flatten)]
+    pub network: NetworkArgs,
     /// Results folder; default ./bytepath-results/<timestamp>/.
     #[arg(long)]
     pub out: Option<std::path::PathBuf>,
@@ -258,6 +281,8 @@ pub struct RunArgs {
     /// stream; none for rr, because counters add a perf context switch to every round trip).
     #[arg(long, default_value = "auto")]
     pub counters: String,
+    #[command(flatten)]
+    pub network: NetworkArgs,
     /// Print one JSON document instead of the table.
     #[arg(long)]
     pub json: bool,
@@ -305,6 +330,8 @@ pub struct ServersArgs {
     /// Tests: per-connection first and last completion times in each record.
     #[arg(long, hide = true)]
     pub record_connections: bool,
+    #[command(flatten)]
+    pub network: NetworkArgs,
     /// Print the records as one JSON array instead of one line per point.
     #[arg(long)]
     pub json: bool,

@@ -7,6 +7,7 @@ use bytepath::config::RunSpec;
 use bytepath::environment::{mem_available, Environment};
 use bytepath::error::{Error, Status};
 use bytepath::report::{json::Json, table::Table, Exporter};
+use bytepath::transport::Link;
 use bytepath::{compare, engine, record, report, sweep, sys};
 use clap::Parser;
 use std::process::ExitCode;
@@ -69,7 +70,8 @@ fn main() -> ExitCode {
     }
 }
 
-/// The first Ctrl-C asks the run to stop and keep what it measured; a second one exits now.
+/// The first Ctrl-C asks the run to stop and keep what it measured; a second one exits now
+/// (no destructors run then: `--netns` namespaces stay behind until the next run removes them).
 fn catch_ctrl_c() -> anyhow::Result<()> {
     ctrlc::set_handler(|| {
         if INTERRUPTED.swap(true, Ordering::SeqCst) {
@@ -88,7 +90,9 @@ fn run(args: &RunArgs) -> anyhow::Result<Status> {
     // Best effort: if it fails, counters that cannot open say so with EMFILE as their reason.
     let _ = sys::raise_open_file_limit();
     catch_ctrl_c()?;
-    let connector = bytepath::transport::connector(spec.transport);
+    // Dropped when this function returns, whatever happened: the namespaces go with it.
+    let link = Link::open(&spec.network)?;
+    let connector = link.connector(spec.transport)?;
     let outcome = engine::run(&spec, &*connector, &INTERRUPTED)?;
     let record = record::build(&spec, &outcome, Environment::detect(&cpus));
     let text = if args.json {

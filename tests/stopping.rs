@@ -35,6 +35,7 @@ fn spec(ci_target: Option<f64>, max: Duration) -> RunSpec {
         counters: CounterSelection::None,
         udp_split: false,
         processes: false,
+        network: Default::default(),
     }
 }
 

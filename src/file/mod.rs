@@ -9,13 +9,15 @@ pub mod test_files;
 pub mod transfer;
 
 use crate::cli::FileArgs;
-use crate::config::{parse_bytes, parse_counters, parse_pinning, ConfigError, Pattern, Pinning};
+use crate::config::{
+    parse_bytes, parse_counters, parse_pinning, ConfigError, Network, Pattern, Pinning,
+};
 use crate::environment::Environment;
 use crate::error::{Error, Status};
 use crate::measure::counters::CounterSelection;
 use crate::sweep::folder::{self, Saved};
 use crate::sweep::spec::parse_list;
-use crate::transport::{self, FlowConnector, Transport};
+use crate::transport::{FlowConnector, Link, Transport};
 use mechanisms::FileMechanism;
 use record::{FileConfig, FileStudy, Residency, TransferRecord, SCHEMA_VERSION};
 use std::fs::File;
@@ -59,6 +61,8 @@ pub struct FileSpec {
     pub counters: CounterSelection,
     pub pinning: Pinning,
     pub cpus: Vec<usize>,
+    /// Where the server and client run (`--netns`, `--mtu`, `--netem`).
+    pub network: Network,
 }
 
 fn bad(msg: String) -> ConfigError {
@@ -119,6 +123,7 @@ impl FileSpec {
             counters: parse_counters(&args.counters, Pattern::Stream)?,
             pinning: parse_pinning(Some(args.pin.as_deref().unwrap_or(default_pin(cpus))), cpus)?,
             cpus: cpus.to_vec(),
+            network: Network::from_args(&args.network)?,
         })
     }
 
@@ -138,6 +143,7 @@ impl FileSpec {
             verify: self.verify,
             counters: self.counters.name().into(),
             where_sides_run: connector.describe(),
+            network: self.network.clone(),
             pin: self.pinning.name(),
             placement: self.placement(),
             recv_buffer_bytes: transfer::RECV_BUFFER,
@@ -173,7 +179,9 @@ pub fn command(args: &FileArgs, interrupt: &AtomicBool) -> Result<Status, Error>
     let cpus = crate::sys::affinity::allowed_cpus()
         .map_err(|e| Error::Failed(format!("reading this process's CPU affinity: {e}")))?;
     let spec = FileSpec::from_args(args, &cpus)?;
-    let connector = transport::connector(Transport::Tcp);
+    // Dropped when the command returns, whatever happened: the namespaces go with it.
+    let link = Link::open(&spec.network)?;
+    let connector = link.connector(Transport::Tcp)?;
     let user_file = match &spec.user_file {
         Some(path) => Some(test_files::user_file(path, spec.verify)?),
         None => None,

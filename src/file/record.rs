@@ -283,6 +283,9 @@ pub struct FileConfig {
     pub counters: String,
     /// The transport's own words for where the two sides ran.
     pub where_sides_run: String,
+    /// loopback, or netns with the veth MTU and netem (absent in folders from before --netns).
+    #[serde(default)]
+    pub network: crate::config::Network,
     pub pin: String,
     /// CPUs of the server (the flow's sending end) and the client; null = unpinned.
     pub placement: crate::config::FlowPlacement,

@@ -4,8 +4,8 @@
 //! point is a run record, written to a results folder as it finishes.
 use crate::cli::IpcArgs;
 use crate::config::{
-    self, parse_bytes, parse_duration, parse_pinning, ConfigError, Pattern, Pinning, RunSpec,
-    Stopping, MAX_MESSAGE_SIZE,
+    self, parse_bytes, parse_duration, parse_pinning, ConfigError, Network, Pattern, Pinning,
+    RunSpec, Stopping, MAX_MESSAGE_SIZE,
 };
 use crate::engine::{self, RunOutcome};
 use crate::environment::Environment;
@@ -15,7 +15,7 @@ use crate::mechanism::MechanismKind;
 use crate::record::{self, RunRecord, SweepPoint};
 use crate::sweep::folder::{self, Saved};
 use crate::sweep::spec::parse_list;
-use crate::transport::{self, Transport};
+use crate::transport::{Link, Transport};
 use crate::{report, sys};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -51,6 +51,8 @@ pub struct IpcSpec {
     pub skip_reasons: Vec<String>,
     /// `--processes`: client and server (sender and receiver) in two processes.
     pub processes: bool,
+    /// Where the sides run (`--netns`, `--mtu`, `--netem`).
+    pub network: Network,
 }
 
 /// Every transport, the default of `--transports`.
@@ -66,9 +68,13 @@ impl IpcSpec {
         let transports = parse_list("--transports", named.unwrap_or(ALL_TRANSPORTS), |t| {
             t.parse::<Transport>()
         })?;
+        let network = Network::from_args(&args.network)?;
+        let (transports, mut skip_reasons) =
+            placement_skips(transports, &network, named.is_some())?;
         let sizes = parse_list("--sizes", &args.sizes, parse_size)?;
-        let (skipped, skip_reasons) =
+        let (skipped, datagram_reasons) =
             datagram_skips(&transports, &sizes, args.udp_split, named.is_some())?;
+        skip_reasons.extend(datagram_reasons);
         let measures = parse_list("--measure", &args.measure, |m| match m {
             "latency" => Ok(Measure::Latency),
             "bandwidth" => Ok(Measure::Bandwidth),
@@ -121,6 +127,7 @@ impl IpcSpec {
             skipped,
             skip_reasons,
             processes: args.processes,
+            network,
         })
     }
 
@@ -172,8 +179,31 @@ impl IpcSpec {
             counters,
             udp_split: self.udp_split,
             processes: self.processes,
+            network: self.network.clone(),
         }
     }
+}
+
+/// The transports that cannot run in this placement (only tcp and udp cross namespaces):
+/// refused when named, otherwise left out with one line each saying why.
+fn placement_skips(
+    transports: Vec<Transport>,
+    network: &Network,
+    named: bool,
+) -> Result<(Vec<Transport>, Vec<String>), ConfigError> {
+    let mut kept = Vec::new();
+    let mut reasons = Vec::new();
+    for t in transports {
+        match network.carries(t) {
+            Ok(()) => kept.push(t),
+            Err(_) if named => return Err(network.check_transport(t).unwrap_err()),
+            Err(why) => reasons.push(format!(
+                "{} left out with --netns: {why} (name --transports to have it refused)",
+                t.name()
+            )),
+        }
+    }
+    Ok((kept, reasons))
 }
 
 /// The sizes each datagram transport cannot carry: refused when the transports were named,
@@ -233,6 +263,11 @@ pub fn command(args: &IpcArgs, interrupt: &AtomicBool) -> Result<Status, Error> 
     );
     let (mut results, _) = folder::open(args.out.as_deref(), false, &marker)?;
     let env = Environment::detect(&cpus);
+    // Set up once for every point; dropped (namespaces deleted) when the command returns.
+    let link = Link::open(&spec.network)?;
+    if spec.network.is_netns() {
+        println!("ipc: sides in {}", link.describe());
+    }
     for reason in &spec.skip_reasons {
         println!("ipc: {reason}");
     }
@@ -249,7 +284,9 @@ pub fn command(args: &IpcArgs, interrupt: &AtomicBool) -> Result<Status, Error> 
             break;
         }
         let run = spec.run_spec(measure, size, transport);
-        let outcome = engine::run(&run, &*transport::connector(transport), interrupt)
+        let outcome = link
+            .connector(transport)
+            .and_then(|connector| engine::run(&run, &*connector, interrupt))
             .unwrap_or_else(|e| RunOutcome::not_run(&run, e.to_string()));
         let mut record = record::build(&run, &outcome, env.clone());
         record.command = "ipc";
@@ -329,6 +366,7 @@ fn args_json(args: &IpcArgs) -> serde_json::Value {
         "warmup": args.warmup, "pipe_size": args.pipe_size, "pin": args.pin,
         "udp_split": args.udp_split,
         "processes": args.processes,
+        "netns": args.network.netns, "mtu": args.network.mtu, "netem": args.network.netem,
     })
 }
 

@@ -98,6 +98,8 @@ pub struct RunConfig {
     /// `--processes`: the two sides ran in two processes.
     pub processes: bool,
     pub where_sides_run: String,
+    /// loopback, or netns with the veth MTU and netem parameters.
+    pub network: crate::config::Network,
 }
 
 /// Every metric of one side, summed or merged over its threads.
@@ -358,6 +360,7 @@ fn run_config(spec: &RunSpec, outcome: &RunOutcome) -> RunConfig {
         tcp_nodelay: spec.tcp_nodelay(),
         processes: spec.processes,
         where_sides_run: where_sides_run.to_string(),
+        network: spec.network.clone(),
     }
 }
 

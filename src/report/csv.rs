@@ -62,6 +62,9 @@ const RUN: &[(&str, &str, Cell)] = &[
     ("counters", "/config/counters", Scalar),
     ("tcp_nodelay", "/config/tcp_nodelay", Scalar),
     ("where_sides_run", "/config/where_sides_run", Scalar),
+    ("network", "/config/network/placement", Scalar),
+    ("mtu_bytes", "/config/network/mtu", Scalar),
+    ("netem", "/config/network/netem", Scalar),
     ("measured_s", "/measured_s", Scalar),
 ];
 

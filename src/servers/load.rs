@@ -7,6 +7,7 @@
 //! omission).
 use crate::measure::histogram::LatencyHistogram;
 use crate::sys::events::{self, Epoll, EventList};
+use crate::sys::netns::NetnsHandle;
 use crate::sys::{socket, usage};
 use std::io;
 use std::net::SocketAddrV4;
@@ -39,6 +40,9 @@ pub struct LoadSpec {
     pub setup_timeout: Duration,
     /// CPUs the client threads run on (`--pin split`); `None`: any.
     pub cpus: Option<Vec<usize>>,
+    /// `--netns`: each client thread enters this namespace before it connects (the threads
+    /// are the load generator's own, so moving them moves nothing else).
+    pub netns: Option<Arc<NetnsHandle>>,
 }
 
 /// One connection's completions, for the order test (`--record-connections`).
@@ -226,6 +230,13 @@ fn client_thread(
         cpu: Duration::ZERO,
         spans: Vec::new(),
     };
+    if let Some(Err(e)) = spec.netns.as_ref().map(|ns| ns.enter()) {
+        ready.fetch_add(1, Ordering::SeqCst);
+        let mut r = result;
+        r.failed_connects = (index..spec.clients).step_by(spec.client_threads).count();
+        r.first_connect_error = Some(format!("entering the clients' network namespace: {e}"));
+        return r;
+    }
     let epoll = match Epoll::new() {
         Ok(e) => e,
         Err(e) => {

@@ -44,6 +44,8 @@ pub struct ServersSpec {
     pub stalled_clients: usize,
     pub record_connections: bool,
     pub placement: Placement,
+    /// Where the server and the load generator run (`--netns`, `--mtu`, `--netem`).
+    pub network: crate::config::Network,
 }
 
 /// Where the server process and the load generator run (`--pin`).
@@ -149,6 +151,7 @@ impl ServersSpec {
             stalled_clients: args.stalled_clients,
             record_connections: args.record_connections,
             placement: Placement::parse(args.pin.as_deref(), cpus)?,
+            network: crate::config::Network::from_args(&args.network)?,
         })
     }
 

@@ -11,8 +11,9 @@ use crate::measure::counters::{CounterEvent, CounterValue};
 use crate::measure::histogram::{LatencyHistogram, LatencySummary};
 use crate::sweep::folder::{self, Saved};
 use crate::sys;
+use crate::transport::Link;
 use serde_json::{json, Value};
-use std::net::{Ipv4Addr, SocketAddrV4, TcpListener};
+use std::net::{SocketAddrV4, TcpListener};
 use std::os::fd::AsFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -54,6 +55,9 @@ pub struct PointConfig {
     pub open_file_limit: Option<u64>,
     #[serde(flatten)]
     pub placement: super::Placement,
+    /// Where the server and the clients ran, in words and as data.
+    pub where_sides_run: String,
+    pub network: crate::config::Network,
 }
 
 /// A metric that may be unavailable, flattened as `key` and `key_unavailable_reason`.
@@ -184,13 +188,18 @@ fn metrics_json(m: &Measured, server: Option<&ServerReport>, client_threads: usi
 
 /// Stalled clients for the robustness tests: connect and never send, send half a request and
 /// stop, or send half and close. Held open until the point ends.
-fn open_stalled(addr: SocketAddrV4, n: usize, size: usize) -> Vec<std::net::TcpStream> {
+fn open_stalled(
+    link: &Link,
+    addr: SocketAddrV4,
+    n: usize,
+    size: usize,
+) -> Vec<std::net::TcpStream> {
     use std::io::Write;
     // Half a request: always short of a whole one (none at all for a 1-byte request).
     let half = vec![0u8; size / 2];
     let mut held = Vec::new();
     for i in 0..n {
-        let Ok(mut s) = std::net::TcpStream::connect(addr) else {
+        let Ok(mut s) = link.on_sending_side(|| std::net::TcpStream::connect(addr)) else {
             continue;
         };
         match i % 3 {
@@ -211,11 +220,14 @@ fn open_stalled(addr: SocketAddrV4, n: usize, size: usize) -> Vec<std::net::TcpS
 /// Measures one point; `Err` is a reason the point could not run at all.
 fn measure(
     spec: &ServersSpec,
+    link: &Link,
     model: ServerModel,
     clients: usize,
     interrupt: &AtomicBool,
 ) -> Result<(Measured, Result<ServerReport, String>), String> {
-    let listener = TcpListener::bind(SocketAddrV4::new(Ipv4Addr::LOCALHOST, 0))
+    // The listener, and so every connection the server accepts, lives on the receiving side.
+    let listener = link
+        .on_receiving_side(|| TcpListener::bind(SocketAddrV4::new(link.server_addr(), 0)))
         .map_err(|e| format!("binding the listener: {e}"))?;
     let backlog = (clients + spec.stalled_clients).min(i32::MAX as usize) as i32;
     sys::events::set_backlog(listener.as_fd(), backlog).map_err(|e| format!("listen: {e}"))?;
@@ -231,7 +243,7 @@ fn measure(
     };
     let mut server =
         process::spawn(setup, listener).map_err(|e| format!("forking the server: {e}"))?;
-    let stalled = open_stalled(addr, spec.stalled_clients, spec.size);
+    let stalled = open_stalled(link, addr, spec.stalled_clients, spec.size);
     let load = Load::start(&LoadSpec {
         addr,
         clients,
@@ -241,6 +253,9 @@ fn measure(
         requests_per_connection: spec.requests_per_connection,
         setup_timeout: Duration::from_secs(10) + Duration::from_millis(clients as u64),
         cpus: spec.placement.client_cpus.clone(),
+        netns: link
+            .sending_netns()
+            .map_err(|e| format!("opening the clients' network namespace: {e}"))?,
     })
     .map_err(|e| format!("starting the client threads: {e}"))?;
     load.wait_ready();
@@ -281,6 +296,7 @@ fn sleep_unless(d: Duration, load: &Load, interrupt: &AtomicBool) -> bool {
 
 fn config(
     spec: &ServersSpec,
+    link: &Link,
     model: ServerModel,
     clients: usize,
     requested: usize,
@@ -307,12 +323,18 @@ fn config(
         stalled_clients: spec.stalled_clients,
         open_file_limit: limit,
         placement: spec.placement.clone(),
+        where_sides_run: format!(
+            "{}; the server in a forked process, the clients in this one",
+            link.describe()
+        ),
+        network: spec.network.clone(),
     }
 }
 
 /// One point, measured or refused, as its record.
 fn point(
     spec: &ServersSpec,
+    link: &Link,
     model: ServerModel,
     requested: usize,
     limit: Option<u64>,
@@ -332,7 +354,7 @@ fn point(
         ),
         _ => (requested, None),
     };
-    let cfg = config(spec, model, clients, requested, capped, limit);
+    let cfg = config(spec, link, model, clients, requested, capped, limit);
     let mut record = json!({
         "schema_version": SERVERS_SCHEMA_VERSION,
         "command": "servers",
@@ -351,7 +373,7 @@ fn point(
         record["reason"] = json!(reason);
         return record;
     }
-    match measure(spec, model, clients, interrupt) {
+    match measure(spec, link, model, clients, interrupt) {
         Err(reason) => {
             record["status"] = json!(PointStatus::Failed);
             record["errors"] = json!([reason]);
@@ -397,6 +419,8 @@ pub fn command(args: &ServersArgs, interrupt: &AtomicBool) -> Result<Status, Err
     let (mut results, _) = folder::open_with(args.out.as_deref(), false, &marker, csv_columns())?;
     let limit = sys::raise_open_file_limit().ok();
     let env = serde_json::to_value(Environment::detect(&cpus)).expect("JSON");
+    // Set up once for every point; dropped (namespaces deleted) when the command returns.
+    let link = Link::open(&spec.network)?;
     if !args.json {
         println!(
             "servers: {} points, {} B requests, {} loop, RLIMIT_NOFILE {}, results in {}",
@@ -418,7 +442,7 @@ pub fn command(args: &ServersArgs, interrupt: &AtomicBool) -> Result<Status, Err
             status = Status::Interrupted;
             break;
         }
-        let mut record = point(&spec, model, clients, limit, interrupt);
+        let mut record = point(&spec, &link, model, clients, limit, interrupt);
         record["environment"] = env.clone();
         record["sweep_point"] = json!({"index": index, "total": points.len(), "key": format!("{}/{clients}", model.name())});
         if !args.json {
@@ -498,6 +522,7 @@ fn args_json(args: &ServersArgs) -> Value {
         "models": args.models, "clients": args.clients, "size": args.size,
         "duration": args.duration, "warmup": args.warmup, "rate": args.rate,
         "server_threads": args.server_threads, "client_threads": args.client_threads,
+        "netns": args.network.netns, "mtu": args.network.mtu, "netem": args.network.netem,
     })
 }
 
@@ -513,6 +538,9 @@ const COLUMNS: &[(&str, &str)] = &[
     ("loop", "/config/loop"),
     ("rate_per_s", "/config/rate_per_s"),
     ("server_threads", "/config/server_threads"),
+    ("network", "/config/network/placement"),
+    ("mtu_bytes", "/config/network/mtu"),
+    ("netem", "/config/network/netem"),
     ("requests", "/metrics/requests"),
     ("requests_per_s", "/metrics/requests_per_s"),
     ("latency_min_ns", "/metrics/latency_ns/min"),

@@ -13,7 +13,7 @@ use crate::engine::RunOutcome;
 use crate::environment::{mem_available, Environment};
 use crate::error::{Error, Status};
 use crate::record::{self, SweepPoint};
-use crate::transport;
+use crate::transport::Link;
 use crate::{report, sys};
 use folder::{ResultsFolder, Saved};
 use progress::Progress;
@@ -52,6 +52,11 @@ pub fn command(args: &SweepArgs, interrupt: &AtomicBool) -> Result<Status, Error
     print_plan(&spec, &results, &prior, todo.len());
     record_probe(&results.dir, &cpus)?;
     let env = Environment::detect(&cpus);
+    // Set up once for every point; dropped (namespaces deleted) when the sweep returns.
+    let link = Link::open(&spec.network)?;
+    if spec.network.is_netns() {
+        println!("sweep: sides in {}", link.describe());
+    }
     let progress = Progress::new(todo.len(), points.len());
     let mut interrupted = false;
     for (index, point) in todo {
@@ -60,7 +65,7 @@ pub fn command(args: &SweepArgs, interrupt: &AtomicBool) -> Result<Status, Error
             break;
         }
         progress.start(index, &point.key());
-        let record = measure(&spec, &point, (index, points.len()), &env, interrupt);
+        let record = measure(&spec, &link, &point, (index, points.len()), &env, interrupt);
         results.append(&record)?;
         progress.finish(index, &record.value);
         if record.value["interrupted"] == true {
@@ -76,6 +81,7 @@ pub fn command(args: &SweepArgs, interrupt: &AtomicBool) -> Result<Status, Error
 /// Measures one point; a point that cannot run becomes a failed record, never an error.
 fn measure(
     spec: &SweepSpec,
+    link: &Link,
     point: &Point,
     (index, total): (usize, usize),
     env: &Environment,
@@ -86,7 +92,8 @@ fn measure(
         Some(available) => run.check_memory(available).map_err(Error::from),
         None => Ok(()),
     }
-    .and_then(|()| engine::run(&run, &*transport::connector(run.transport), interrupt));
+    .and_then(|()| link.connector(run.transport))
+    .and_then(|connector| engine::run(&run, &*connector, interrupt));
     let sweep_point = SweepPoint {
         index,
         total,
@@ -135,6 +142,9 @@ fn arguments(args: &SweepArgs) -> Value {
         "recv_size": args.recv_size,
         "counters": args.counters,
         "verify": args.verify,
+        "netns": args.network.netns,
+        "mtu": args.network.mtu,
+        "netem": args.network.netem,
     })
 }
 

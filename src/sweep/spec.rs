@@ -3,7 +3,7 @@
 //! Single values are parsed by `config`'s parsers; this file only adds comma lists and the CI.
 use crate::cli::SweepArgs;
 use crate::config::{
-    self, ConfigError, Pattern, Pinning, RunSpec, Stopping, MAX_MESSAGE_SIZE, MAX_THREADS,
+    self, ConfigError, Network, Pattern, Pinning, RunSpec, Stopping, MAX_MESSAGE_SIZE, MAX_THREADS,
 };
 use crate::measure::counters::CounterSelection;
 use crate::mechanism::MechanismKind;
@@ -59,6 +59,8 @@ pub struct SweepSpec {
     /// The `--counters` text; resolved per pattern (`auto` differs between stream and rr).
     pub counters: String,
     pub verify: bool,
+    /// Where every point's sides run (`--netns`, `--mtu`, `--netem`).
+    pub network: Network,
 }
 
 impl SweepSpec {
@@ -85,6 +87,7 @@ impl SweepSpec {
             recv_size: parse_recv_size(args.recv_size.as_deref())?,
             counters: args.counters.clone(),
             verify: args.verify,
+            network: Network::from_args(&args.network)?,
         })
     }
 
@@ -144,6 +147,7 @@ impl SweepSpec {
             counters: self.counter_selection(point.pattern),
             udp_split: false,
             processes: false,
+            network: self.network.clone(),
         }
     }
 
@@ -154,7 +158,7 @@ impl SweepSpec {
     /// The effective settings as JSON, for the results folder's marker and for `--resume` to
     /// check that it continues the same sweep.
     pub fn to_json(&self) -> serde_json::Value {
-        serde_json::json!({
+        let mut json = serde_json::json!({
             "mechanisms": self.mechanisms.iter().map(|m| m.name()).collect::<Vec<_>>(),
             "patterns": self.patterns.iter().map(|p| p.name()).collect::<Vec<_>>(),
             "sizes_bytes": self.sizes,
@@ -168,7 +172,12 @@ impl SweepSpec {
             "recv_size_bytes": self.recv_size,
             "counters": self.counters,
             "verify": self.verify,
-        })
+        });
+        // Only when not loopback, so folders written before --netns existed still resume.
+        if self.network.is_netns() {
+            json["network"] = serde_json::to_value(&self.network).expect("JSON");
+        }
+        json
     }
 }
 

@@ -1,7 +1,7 @@
 //! The only `unsafe` code in bytepath: thin wrappers over the Linux system calls that std does
 //! not expose (sendmsg with flags, the MSG_ZEROCOPY error queue, affinity, per-thread rusage,
 //! fork and shared memory for `--processes`, readiness (select, poll, epoll) and io_uring for
-//! `servers`).
+//! `servers`, setns(2) for `--netns`).
 //! Each wrapper turns `-1` into `io::Error::last_os_error()` in one place (`cvt`).
 #![allow(unsafe_code)]
 
@@ -10,6 +10,7 @@ pub mod clock;
 pub mod events;
 pub mod fdio;
 pub mod file;
+pub mod netns;
 pub mod probe;
 pub mod process;
 pub mod ring;

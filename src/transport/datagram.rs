@@ -269,19 +269,32 @@ fn datagram_flows<S: AsFd + Into<OwnedFd>>(
         .collect()
 }
 
+/// Opens `flows` UDP flows: each a sender socket from `bind_sender` and a receiver socket from
+/// `bind_receiver`, connected to each other. Every placement shares this; only where the two
+/// sockets are created differs.
+pub fn udp_flows(
+    flows: usize,
+    options: &SocketOptions,
+    bind_sender: impl Fn() -> io::Result<UdpSocket>,
+    bind_receiver: impl Fn() -> io::Result<UdpSocket>,
+) -> io::Result<Vec<FlowEnds>> {
+    datagram_flows(flows, options, || {
+        let a = bind_sender()?;
+        let b = bind_receiver()?;
+        a.connect(b.local_addr()?)?;
+        b.connect(a.local_addr()?)?;
+        a.set_read_timeout(Some(RECEIVE_TIMEOUT))?;
+        b.set_read_timeout(Some(RECEIVE_TIMEOUT))?;
+        Ok((a, b))
+    })
+}
+
 pub struct UdpLoopback;
 
 impl FlowConnector for UdpLoopback {
     fn connect(&self, flows: usize, options: SocketOptions) -> io::Result<Vec<FlowEnds>> {
-        datagram_flows(flows, &options, || {
-            let a = UdpSocket::bind((Ipv4Addr::LOCALHOST, 0))?;
-            let b = UdpSocket::bind((Ipv4Addr::LOCALHOST, 0))?;
-            a.connect(b.local_addr()?)?;
-            b.connect(a.local_addr()?)?;
-            a.set_read_timeout(Some(RECEIVE_TIMEOUT))?;
-            b.set_read_timeout(Some(RECEIVE_TIMEOUT))?;
-            Ok((a, b))
-        })
+        let bind = || UdpSocket::bind((Ipv4Addr::LOCALHOST, 0));
+        udp_flows(flows, &options, bind, bind)
     }
 
     fn describe(&self) -> String {
@@ -476,6 +489,7 @@ mod tests {
             counters: CounterSelection::None,
             udp_split: false,
             processes: false,
+            network: Default::default(),
         };
         static NEVER: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
         let outcome = crate::engine::run(&spec, &DroppingRequests, &NEVER).unwrap();

@@ -2,12 +2,16 @@
 //! flows and works on `Endpoint`s, whatever is behind them: a TCP or Unix socket (one
 //! descriptor, send/recv with flags) or a pair of pipes (a read end and a write end,
 //! read/write), a datagram socket (each message one or more numbered datagrams) or a pair of
-//! shared-memory rings. Namespaces and remote hosts plug in here later.
+//! shared-memory rings. `Link` is where the two sides run (loopback, or two network namespaces
+//! joined by a veth pair with `--netns`); every command gets its connectors from it.
 pub mod datagram;
 pub mod local;
+pub mod netns;
 pub mod tcp;
+pub mod veth;
 
-use crate::config::ConfigError;
+use crate::config::{ConfigError, Network};
+use crate::error::Error;
 use crate::sys::ring::Ring;
 use crate::sys::{fdio, socket};
 use std::io::{self, IoSlice};
@@ -81,6 +85,102 @@ pub fn connector(transport: Transport) -> Box<dyn FlowConnector> {
         Transport::Shm => Box::new(local::ShmRings),
         Transport::Udp => Box::new(datagram::UdpLoopback),
         Transport::UnixDgram => Box::new(datagram::UnixDgramPair),
+    }
+}
+
+/// Where the two sides of every flow run, for the whole of one command: nothing to hold for
+/// loopback; for `--netns` the veth pair, whose namespaces are deleted when the link drops
+/// (also after a failed run or Ctrl-C, which only sets a flag so commands return normally).
+pub enum Link {
+    Loopback,
+    Veth(Box<veth::VethPair>),
+}
+
+impl Link {
+    /// Sets up the placement `network` asks for.
+    pub fn open(network: &Network) -> Result<Link, Error> {
+        if !network.is_netns() {
+            return Ok(Link::Loopback);
+        }
+        let mtu = network.mtu.unwrap_or(crate::config::network::DEFAULT_MTU);
+        match veth::VethPair::create(mtu, network.netem.as_deref()) {
+            Ok(pair) => Ok(Link::Veth(Box::new(pair))),
+            Err(veth::VethError::Missing(why)) => Err(Error::Config(ConfigError(why))),
+            Err(veth::VethError::Failed(why)) => {
+                Err(Error::Failed(format!("setting up --netns: {why}")))
+            }
+        }
+    }
+
+    /// Where the sides run, in words: the link alone, without a transport.
+    pub fn describe(&self) -> String {
+        match self {
+            Link::Loopback => "loopback (127.0.0.1)".into(),
+            Link::Veth(pair) => pair.describe(),
+        }
+    }
+
+    /// The address a server listens on: 127.0.0.1, or the receiving side's veth address.
+    pub fn server_addr(&self) -> std::net::Ipv4Addr {
+        match self {
+            Link::Loopback => std::net::Ipv4Addr::LOCALHOST,
+            Link::Veth(pair) => pair.names.receiver_addr,
+        }
+    }
+
+    /// Runs `f` where the receiving (server) side's sockets belong: here for loopback, on a
+    /// short-lived thread inside the receiver's namespace for `--netns`.
+    pub fn on_receiving_side<T: Send>(
+        &self,
+        f: impl FnOnce() -> io::Result<T> + Send,
+    ) -> io::Result<T> {
+        match self {
+            Link::Loopback => f(),
+            Link::Veth(pair) => crate::sys::netns::in_netns(&pair.receiver_ns, f),
+        }
+    }
+
+    /// As `on_receiving_side`, for the sending (client) side.
+    pub fn on_sending_side<T: Send>(
+        &self,
+        f: impl FnOnce() -> io::Result<T> + Send,
+    ) -> io::Result<T> {
+        match self {
+            Link::Loopback => f(),
+            Link::Veth(pair) => crate::sys::netns::in_netns(&pair.sender_ns, f),
+        }
+    }
+
+    /// For a dedicated client thread that enters the sending side's namespace itself and
+    /// stays there (`servers`' load generator): `None` for loopback.
+    pub fn sending_netns(&self) -> io::Result<Option<Arc<crate::sys::netns::NetnsHandle>>> {
+        match self {
+            Link::Loopback => Ok(None),
+            Link::Veth(pair) => Ok(Some(Arc::new(crate::sys::netns::NetnsHandle::open(
+                &pair.names.sender_netns,
+            )?))),
+        }
+    }
+
+    /// The connector for `transport` in this placement: the one place that picks it, for
+    /// every command. A transport that cannot cross namespaces is refused with the reason.
+    pub fn connector(&self, transport: Transport) -> Result<Box<dyn FlowConnector + '_>, Error> {
+        match (self, transport) {
+            (Link::Loopback, t) => Ok(connector(t)),
+            (Link::Veth(pair), Transport::Tcp) => Ok(Box::new(netns::NetnsTcp(pair))),
+            (Link::Veth(pair), Transport::Udp) => Ok(Box::new(netns::NetnsUdp(pair))),
+            (Link::Veth(pair), t) => {
+                let network = Network {
+                    placement: crate::config::network::Placement::Netns,
+                    mtu: Some(pair.mtu),
+                    netem: pair.netem.clone(),
+                };
+                Err(network.check_transport(t).err().map_or_else(
+                    || Error::Failed(format!("--netns has no connector for {}", t.name())),
+                    Error::Config,
+                ))
+            }
+        }
     }
 }
 

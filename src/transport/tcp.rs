@@ -2,7 +2,7 @@
 use super::{Endpoint, FlowConnector, FlowEnds, SocketOptions};
 use crate::sys::socket;
 use std::io;
-use std::net::{Ipv4Addr, TcpListener, TcpStream};
+use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
 use std::os::fd::AsFd;
 
 pub struct Loopback;
@@ -10,27 +10,39 @@ pub struct Loopback;
 impl FlowConnector for Loopback {
     fn connect(&self, flows: usize, options: SocketOptions) -> io::Result<Vec<FlowEnds>> {
         let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?;
-        let addr = listener.local_addr()?;
-        (0..flows)
-            .map(|_| {
-                // Connect then accept, one at a time, so flow i's two ends pair up.
-                let sender = TcpStream::connect(addr)?;
-                let (receiver, _) = listener.accept()?;
-                apply(&sender, options.nodelay, options.zerocopy_sender)?;
-                apply(&receiver, options.nodelay, options.zerocopy_receiver)?;
-                let send_buffer = max_send_buffer(&sender);
-                Ok(FlowEnds {
-                    sender: Endpoint::socket(sender),
-                    receiver: Endpoint::socket(receiver),
-                    send_buffer,
-                })
-            })
-            .collect()
+        tcp_flows(flows, options, &listener, TcpStream::connect)
     }
 
     fn describe(&self) -> String {
         "loopback (127.0.0.1), both sides in one process".into()
     }
+}
+
+/// Opens `flows` flows to `listener` (the receiving ends), each sender made by `connect`, with
+/// the run's options on both ends. Every placement shares this; only where the listener and
+/// the connecting sockets are created differs.
+pub fn tcp_flows(
+    flows: usize,
+    options: SocketOptions,
+    listener: &TcpListener,
+    connect: impl Fn(SocketAddr) -> io::Result<TcpStream>,
+) -> io::Result<Vec<FlowEnds>> {
+    let addr = listener.local_addr()?;
+    (0..flows)
+        .map(|_| {
+            // Connect then accept, one at a time, so flow i's two ends pair up.
+            let sender = connect(addr)?;
+            let (receiver, _) = listener.accept()?;
+            apply(&sender, options.nodelay, options.zerocopy_sender)?;
+            apply(&receiver, options.nodelay, options.zerocopy_receiver)?;
+            let send_buffer = max_send_buffer(&sender);
+            Ok(FlowEnds {
+                sender: Endpoint::socket(sender),
+                receiver: Endpoint::socket(receiver),
+                send_buffer,
+            })
+        })
+        .collect()
 }
 
 fn apply(stream: &TcpStream, nodelay: bool, zerocopy: bool) -> io::Result<()> {

@@ -8,6 +8,9 @@ use crate::transport::Transport;
 use std::fmt;
 use std::time::Duration;
 
+pub mod network;
+pub use network::Network;
+
 pub const MAX_MESSAGE_SIZE: usize = 64 << 20;
 pub const MAX_THREADS: usize = 1024;
 
@@ -157,6 +160,8 @@ pub struct RunSpec {
     pub udp_split: bool,
     /// `--processes`: the two sides of every flow run in two processes (fork), not two threads.
     pub processes: bool,
+    /// Where the sides run: loopback, or two network namespaces (`--netns`).
+    pub network: Network,
 }
 
 impl RunSpec {
@@ -177,6 +182,8 @@ impl RunSpec {
         let transport: Transport = args.transport.parse()?;
         let mechanism: MechanismKind = args.mechanism.parse()?;
         check_transport(transport, mechanism)?;
+        let network = Network::from_args(&args.network)?;
+        network.check_transport(transport)?;
         check_datagram_size(transport, message_size, args.udp_split)?;
         if transport.is_datagram() && recv_size.is_some() {
             return Err(bad(format!(
@@ -217,6 +224,7 @@ impl RunSpec {
             counters: parse_counters(&args.counters, pattern)?,
             udp_split: args.udp_split,
             processes: args.processes,
+            network,
         })
     }
 
