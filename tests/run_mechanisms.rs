@@ -73,7 +73,7 @@ fn odd_sizes_and_chunked_receives_keep_message_boundaries() {
 #[test]
 fn pin_same_puts_both_sides_of_a_flow_on_one_cpu() {
     let (r, code) = run_json(&["-m", "send", "-p", "rr", "-s", "64", "--pin", "same"]);
-    assert_eq!(code, 0);
+    assert_eq!(code, 0, "{}", r["errors"]);
     let p = &r["config"]["placement"][0];
     assert!(p["sender_cpu"].is_u64());
     assert_eq!(p["sender_cpu"], p["receiver_cpu"]);
