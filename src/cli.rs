@@ -31,6 +31,8 @@ pub enum Command {
     /// TCP server models (iterative, threaded, select, poll, epoll, io_uring) under many
     /// clients: requests/s, latency percentiles, and what the server alone costs.
     Servers(ServersArgs),
+    /// Serve remote runs: run the other side of `bytepath run --remote` on this host.
+    Server(ServerArgs),
     /// Measure what this machine can do: clocks, system-call cost, the memcpy roofline, which
     /// perf counters open and which zero-copy kernel features work.
     Probe(ProbeArgs),
@@ -283,9 +285,50 @@ pub struct RunArgs {
     pub counters: String,
     #[command(flatten)]
     pub network: NetworkArgs,
+    /// Run the other side on `bytepath server` at HOST[:PORT] (default port 5301): it sends
+    /// (stream) or answers (rr); this host receives or asks, and measures. tcp only.
+    #[arg(long)]
+    pub remote: Option<String>,
+    /// With --remote: a file holding the token the server was started with.
+    #[arg(long)]
+    pub token_file: Option<std::path::PathBuf>,
+    /// With --remote: this host sends and the server receives (not yet supported).
+    #[arg(long)]
+    pub reverse: bool,
     /// Print one JSON document instead of the table.
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ServerArgs {
+    /// Address to listen on; the loopback address unless another is given (0.0.0.0 for all).
+    #[arg(long, default_value = "127.0.0.1")]
+    pub bind: String,
+    /// Control port; 0 picks a free one (the first line of output names it).
+    #[arg(long, default_value = "5301")]
+    pub port: String,
+    /// A file holding a shared token: clients must prove they know it (HMAC-SHA256
+    /// challenge-response; the token never crosses the wire).
+    #[arg(long)]
+    pub token_file: Option<std::path::PathBuf>,
+    /// The most flows (threads) a client may ask for.
+    #[arg(long, default_value = "64")]
+    pub max_threads: String,
+    /// The longest measured time (and warm-up) a client may ask for.
+    #[arg(long, default_value = "60s")]
+    pub max_duration: String,
+    /// The largest message a client may ask for.
+    #[arg(long, default_value = "64M")]
+    pub max_message_size: String,
+    /// The most payload bytes one run may move; when set, only runs bounded by --bytes or
+    /// --messages are accepted.
+    #[arg(long)]
+    pub max_bytes: Option<String>,
+    /// How long to wait for a client's next message or data connection before ending its
+    /// session.
+    #[arg(long, default_value = "10s")]
+    pub timeout: String,
 }
 
 #[derive(Debug, Args)]

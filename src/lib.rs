@@ -15,6 +15,7 @@ pub mod ipc;
 pub mod measure;
 pub mod mechanism;
 pub mod record;
+pub mod remote;
 pub mod report;
 pub mod servers;
 pub mod stats;

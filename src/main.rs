@@ -51,6 +51,7 @@ fn main() -> ExitCode {
         Command::Servers(args) => {
             catch_ctrl_c().and_then(|()| Ok(bytepath::servers::command(&args, &INTERRUPTED)?))
         }
+        Command::Server(args) => server(&args),
         Command::Probe(args) => bytepath::calibrate::command(&args).map_err(Into::into),
     };
     match result {
@@ -84,16 +85,25 @@ fn catch_ctrl_c() -> anyhow::Result<()> {
 fn run(args: &RunArgs) -> anyhow::Result<Status> {
     let cpus = sys::affinity::allowed_cpus().context("reading this process's CPU affinity")?;
     let spec = RunSpec::from_args(args, &cpus).map_err(Error::from)?;
+    let remote = bytepath::config::remote_from_args(args).map_err(Error::from)?;
     if let Some(available) = mem_available() {
         spec.check_memory(available).map_err(Error::from)?;
     }
     // Best effort: if it fails, counters that cannot open say so with EMFILE as their reason.
     let _ = sys::raise_open_file_limit();
     catch_ctrl_c()?;
-    // Dropped when this function returns, whatever happened: the namespaces go with it.
-    let link = Link::open(&spec.network)?;
-    let connector = link.connector(spec.transport)?;
-    let outcome = engine::run(&spec, &*connector, &INTERRUPTED)?;
+    let outcome = match remote {
+        Some(remote) => {
+            let peer = bytepath::remote::client::RemotePeer::new(remote.target, remote.token);
+            engine::peer::run_with_peer(&spec, Box::new(peer), &INTERRUPTED)?
+        }
+        None => {
+            // Dropped at the end of this block, whatever happened: the namespaces go with it.
+            let link = Link::open(&spec.network)?;
+            let connector = link.connector(spec.transport)?;
+            engine::run(&spec, &*connector, &INTERRUPTED)?
+        }
+    };
     let record = record::build(&spec, &outcome, Environment::detect(&cpus));
     let text = if args.json {
         Json.export(&record)
@@ -102,4 +112,13 @@ fn run(args: &RunArgs) -> anyhow::Result<Status> {
     };
     print!("{text}");
     Ok(record.status_for_exit())
+}
+
+/// `bytepath server`: serves remote runs until the process is ended (Ctrl-C).
+fn server(args: &bytepath::cli::ServerArgs) -> anyhow::Result<Status> {
+    let config = bytepath::config::server_config(args).map_err(Error::from)?;
+    // Best effort, as for `run`: many flows need many descriptors.
+    let _ = sys::raise_open_file_limit();
+    bytepath::remote::server::serve(config)?;
+    Ok(Status::Success)
 }

@@ -274,6 +274,141 @@ impl RunSpec {
     }
 }
 
+/// `--remote HOST[:PORT]`: a host name, an IPv4 address, or an IPv6 address (in brackets
+/// when a port follows).
+pub fn parse_remote(text: &str) -> Result<crate::remote::client::Target, ConfigError> {
+    let bad_target = || {
+        bad(format!(
+            "--remote {text:?}: allowed: HOST or HOST:PORT (IPv6 as [ADDR]:PORT), port 1-65535"
+        ))
+    };
+    let text = text.trim();
+    let (host, port) = if let Some(rest) = text.strip_prefix('[') {
+        let (host, after) = rest.split_once(']').ok_or_else(bad_target)?;
+        match after {
+            "" => (host, None),
+            _ => (host, Some(after.strip_prefix(':').ok_or_else(bad_target)?)),
+        }
+    } else if text.matches(':').count() == 1 {
+        let (host, port) = text.split_once(':').expect("one colon");
+        (host, Some(port))
+    } else {
+        (text, None)
+    };
+    let port = match port {
+        Some(p) => p
+            .parse::<u16>()
+            .ok()
+            .filter(|&p| p > 0)
+            .ok_or_else(bad_target)?,
+        None => crate::remote::DEFAULT_PORT,
+    };
+    if host.is_empty() || host.chars().any(char::is_whitespace) {
+        return Err(bad_target());
+    }
+    Ok(crate::remote::client::Target {
+        host: host.to_string(),
+        port,
+    })
+}
+
+/// Where `run --remote` runs the other side, and the token to prove there.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RemoteRun {
+    pub target: crate::remote::client::Target,
+    pub token: Option<Vec<u8>>,
+}
+
+/// `run --remote` and its companions, or `None` for a local run.
+pub fn remote_from_args(args: &RunArgs) -> Result<Option<RemoteRun>, ConfigError> {
+    let Some(text) = &args.remote else {
+        if args.token_file.is_some() || args.reverse {
+            let flag = if args.reverse {
+                "--reverse"
+            } else {
+                "--token-file"
+            };
+            return Err(bad(format!(
+                "{flag}: applies with --remote HOST[:PORT] only"
+            )));
+        }
+        return Ok(None);
+    };
+    let target = parse_remote(text)?;
+    if args.transport != "tcp" {
+        return Err(bad(format!(
+            "--transport {} with --remote: remote runs carry tcp only",
+            args.transport
+        )));
+    }
+    if args.processes {
+        return Err(bad(
+            "--processes with --remote: the server already runs the other side in its own process; drop --processes",
+        ));
+    }
+    if args.network.netns {
+        return Err(bad(
+            "--netns with --remote: two placements at once; the sides are either in two namespaces on this host or on two hosts",
+        ));
+    }
+    if args.reverse {
+        return Err(bad(
+            "--reverse: not yet supported; with --remote the server sends (stream) or answers (rr) and this host measures",
+        ));
+    }
+    let token = match &args.token_file {
+        Some(path) => Some(crate::remote::protocol::read_token(path).map_err(bad)?),
+        None => None,
+    };
+    Ok(Some(RemoteRun { target, token }))
+}
+
+/// A `bytepath server` command line, checked.
+pub fn server_config(
+    args: &crate::cli::ServerArgs,
+) -> Result<crate::remote::server::ServerConfig, ConfigError> {
+    let bind = args.bind.trim().parse().map_err(|_| {
+        bad(format!(
+            "--bind {:?}: allowed: an IPv4 or IPv6 address such as 127.0.0.1 or 0.0.0.0",
+            args.bind
+        ))
+    })?;
+    let port = args.port.trim().parse::<u16>().map_err(|_| {
+        bad(format!(
+            "--port {:?}: allowed: 0 (pick a free port) to 65535",
+            args.port
+        ))
+    })?;
+    let max_threads = parse_threads(&args.max_threads)
+        .map_err(|e| bad(e.0.replacen("--threads", "--max-threads", 1)))?;
+    let max_message_size = parse_message_size(&args.max_message_size)
+        .map_err(|e| bad(e.0.replacen("--size", "--max-message-size", 1)))?;
+    let max_bytes = match &args.max_bytes {
+        Some(text) => Some(parse_bytes(text).filter(|&b| b > 0).ok_or_else(|| {
+            bad(format!(
+                "--max-bytes {text:?}: allowed: a size above 0 such as 64M or 10G"
+            ))
+        })?),
+        None => None,
+    };
+    let token = match &args.token_file {
+        Some(path) => Some(crate::remote::protocol::read_token(path).map_err(bad)?),
+        None => None,
+    };
+    Ok(crate::remote::server::ServerConfig {
+        bind,
+        port,
+        token,
+        limits: crate::remote::server::Limits {
+            max_threads,
+            max_duration: parse_duration("--max-duration", &args.max_duration, false)?,
+            max_message_size,
+            max_bytes,
+        },
+        timeout: parse_duration("--timeout", &args.timeout, false)?,
+    })
+}
+
 /// How long a run with `--messages` or `--bytes` may take when `--duration` does not say.
 pub const COUNTED_RUN_CAP: Duration = Duration::from_secs(600);
 

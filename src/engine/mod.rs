@@ -3,6 +3,7 @@
 //! collects each thread's sample. A watchdog shuts the sockets down if a side hangs. With
 //! `--processes` one side of every flow runs in a forked child (`processes`).
 pub mod control;
+pub mod peer;
 pub mod phases;
 pub mod processes;
 pub mod slices;
@@ -26,7 +27,7 @@ use std::time::{Duration, Instant};
 use worker::{Job, Role, ThreadSample, Worker};
 
 /// How long workers get to finish after the stop before the watchdog closes their sockets.
-const STOP_GRACE: Duration = Duration::from_secs(10);
+pub(crate) const STOP_GRACE: Duration = Duration::from_secs(10);
 const WORKER_STACK: usize = 512 << 10;
 
 /// What the engine hands back for one run.
@@ -156,10 +157,10 @@ pub fn run(
 }
 
 /// What every worker of a run shares.
-struct Shared {
-    control: Arc<Control>,
-    start: Arc<Barrier>,
-    board: Arc<SliceBoard>,
+pub struct Shared {
+    pub control: Arc<Control>,
+    pub start: Arc<Barrier>,
+    pub board: Arc<SliceBoard>,
 }
 
 /// The two workers of one flow, with their jobs.
@@ -169,16 +170,47 @@ fn flow_workers(
     pair: FlowEnds,
     shared: &Shared,
 ) -> [(Worker, Job); 2] {
+    [
+        side_worker(
+            spec,
+            flow,
+            Role::Sender,
+            pair.sender,
+            pair.send_buffer,
+            shared,
+        ),
+        side_worker(
+            spec,
+            flow,
+            Role::Receiver,
+            pair.receiver,
+            pair.send_buffer,
+            shared,
+        ),
+    ]
+}
+
+/// The worker of one side (`role`) of one flow, with its job. `send_buffer` is what the
+/// flow's sending end can hold in the kernel.
+pub fn side_worker(
+    spec: &RunSpec,
+    flow: usize,
+    role: Role,
+    endpoint: Endpoint,
+    send_buffer: usize,
+    shared: &Shared,
+) -> (Worker, Job) {
     let placement = spec.placement(flow);
     let ctx = FlowContext {
         flow: flow as u32,
         message_size: spec.message_size,
         fill_pattern: spec.verify,
-        send_buffer: pair.send_buffer,
+        send_buffer,
     };
     let receiver = |mode| Receiver::new(ctx.flow, spec.message_size, mode, spec.spin, spec.verify);
-    let (sender_job, receiver_job) = match spec.pattern {
-        Pattern::Stream => {
+    let job = match (spec.pattern, role) {
+        (Pattern::Stream, Role::Sender) => Job::StreamSend(mechanism::build(spec.mechanism, ctx)),
+        (Pattern::Stream, Role::Receiver) => {
             let mode = match (spec.framing(), spec.recv_size) {
                 (Some(framing), _) => RecvMode::Datagrams(framing),
                 (None, Some(chunk)) => RecvMode::Chunks { chunk },
@@ -186,62 +218,59 @@ fn flow_workers(
                     max_call: spec.message_size,
                 },
             };
-            (
-                Job::StreamSend(mechanism::build(spec.mechanism, ctx)),
-                Job::StreamReceive(receiver(mode)),
-            )
+            Job::StreamReceive(receiver(mode))
         }
-        Pattern::Rr => {
+        (Pattern::Rr, _) => {
             let mode = match spec.framing() {
                 Some(framing) => RecvMode::Datagrams(framing),
                 None => RecvMode::WholeMessage {
                     max_call: spec.recv_call_size(),
                 },
             };
-            (
-                Job::RrClient(mechanism::build(spec.mechanism, ctx), receiver(mode)),
-                Job::RrServer(receiver(mode), mechanism::build(spec.mechanism, ctx)),
-            )
+            let mech = mechanism::build(spec.mechanism, ctx);
+            match role {
+                Role::Sender => Job::RrClient(mech, receiver(mode)),
+                Role::Receiver => Job::RrServer(receiver(mode), mech),
+            }
         }
     };
-    // The statistics follow the stream receiver's throughput, or the rr client's round trips.
-    let measured_role = match spec.pattern {
-        Pattern::Stream => Role::Receiver,
-        Pattern::Rr => Role::Sender,
-    };
-    let worker = |role, cpu, endpoint: Endpoint| Worker {
+    let measured = role == measured_role(spec.pattern);
+    let worker = Worker {
         flow: ctx.flow,
         role,
-        cpu,
+        cpu: match role {
+            Role::Sender => placement.sender_cpu,
+            Role::Receiver => placement.receiver_cpu,
+        },
         message_size: spec.message_size,
         counters: spec.counters,
-        slices: (role == measured_role).then(|| (shared.board.clone(), spec.stopping.slice)),
+        slices: measured.then(|| (shared.board.clone(), spec.stopping.slice)),
         count: spec
             .stopping
             .messages_per_flow
-            .filter(|_| role == measured_role)
+            .filter(|_| measured)
             .map(|share| (share, spec.threads)),
         control: shared.control.clone(),
         start: shared.start.clone(),
         endpoint: Arc::new(endpoint),
     };
-    [
-        (
-            worker(Role::Sender, placement.sender_cpu, pair.sender),
-            sender_job,
-        ),
-        (
-            worker(Role::Receiver, placement.receiver_cpu, pair.receiver),
-            receiver_job,
-        ),
-    ]
+    (worker, job)
+}
+
+/// The side the statistics follow: the stream receiver's throughput, the rr client's round
+/// trips.
+pub fn measured_role(pattern: Pattern) -> Role {
+    match pattern {
+        Pattern::Stream => Role::Receiver,
+        Pattern::Rr => Role::Sender,
+    }
 }
 
 /// Running workers, and their endpoints for the watchdog.
-type Started = (Vec<JoinHandle<ThreadSample>>, Vec<Arc<Endpoint>>);
+pub type Started = (Vec<JoinHandle<ThreadSample>>, Vec<Arc<Endpoint>>);
 
 /// Starts one named thread per worker.
-fn spawn(workers: Vec<(Worker, Job)>) -> io::Result<Started> {
+pub fn spawn(workers: Vec<(Worker, Job)>) -> io::Result<Started> {
     let mut endpoints = Vec::with_capacity(workers.len());
     let mut handles = Vec::with_capacity(workers.len());
     for (worker, job) in workers {
@@ -257,7 +286,7 @@ fn spawn(workers: Vec<(Worker, Job)>) -> io::Result<Started> {
 }
 
 /// Joins every worker; after `deadline`, shuts their sockets down so blocked calls return.
-fn collect(
+pub(crate) fn collect(
     handles: Vec<JoinHandle<ThreadSample>>,
     endpoints: &[Arc<Endpoint>],
     deadline: Instant,

@@ -1,0 +1,124 @@
+//! A run whose other side is a peer outside this process: `bytepath server` on another host
+//! (`--remote`). Only the measured side's workers (stream receiver, rr client) run here; the
+//! peer runs the other side of every flow on its own schedule, released by `start` just before
+//! this side fixes its own, and sends its samples back when the run ends. Like a `--processes`
+//! child, a peer that fails or vanishes stops the run and shuts the flows down, so the local
+//! workers end at once, and every sample it did not send is marked missing with the reason.
+use super::control::Control;
+use super::slices::SliceBoard;
+use super::worker::ThreadSample;
+use super::{
+    collect, measured_role, phases, side_worker, spawn, RunOutcome, Shared, SliceSeries, STOP_GRACE,
+};
+use crate::config::{Pattern, RunSpec};
+use crate::error::Error;
+use crate::transport::{Endpoint, SocketOptions};
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Barrier};
+use std::time::Instant;
+
+/// One flow's local end, and what its sending end can hold in the kernel.
+pub struct LocalEnd {
+    pub endpoint: Endpoint,
+    pub send_buffer: usize,
+}
+
+/// The other side of every flow, run by a peer.
+pub trait Peer {
+    /// Opens the flows' local ends; when it returns, the peer's side of each is set up.
+    fn connect(&mut self, spec: &RunSpec, options: SocketOptions) -> Result<Vec<LocalEnd>, Error>;
+    /// Where the sides run, in the record's words.
+    fn describe(&self) -> String;
+    /// Releases the peer's side: its warm-up starts now, then its measured phase.
+    fn start(&mut self) -> Result<(), Error>;
+    /// Watches the peer until the run ends: on failure it stops `control` and aborts
+    /// `endpoints`.
+    fn watch(
+        self: Box<Self>,
+        endpoints: &[Arc<Endpoint>],
+        control: &Arc<Control>,
+    ) -> Result<Box<dyn PeerWatch>, Error>;
+}
+
+/// A peer while its results are awaited.
+pub trait PeerWatch {
+    /// This side's run ended: the peer must stop too.
+    fn stop(&mut self);
+    /// Adds the peer's samples to `samples`, waiting until `deadline`; then the flows are
+    /// aborted. Returns whether the watchdog fired.
+    fn finish(
+        self: Box<Self>,
+        deadline: Instant,
+        endpoints: &[Arc<Endpoint>],
+        samples: &mut Vec<ThreadSample>,
+    ) -> bool;
+}
+
+/// Runs `spec` with this process's side only and `peer` running the other.
+pub fn run_with_peer(
+    spec: &RunSpec,
+    mut peer: Box<dyn Peer>,
+    interrupt: &AtomicBool,
+) -> Result<RunOutcome, Error> {
+    let options = SocketOptions {
+        nodelay: spec.tcp_nodelay(),
+        zerocopy_sender: spec.mechanism.needs_zerocopy_socket(),
+        zerocopy_receiver: spec.mechanism.needs_zerocopy_socket() && spec.pattern == Pattern::Rr,
+        nonblocking_reads: spec.spin,
+        pipe_size: spec.pipe_size,
+        framing: spec.framing(),
+    };
+    let ends = peer.connect(spec, options)?;
+    let send_buffer_bytes = ends.first().map_or(0, |e| e.send_buffer);
+    let control = Arc::new(Control::new().map_err(Error::Setup)?);
+    let start = Arc::new(Barrier::new(spec.threads + 1));
+    let slice_count = phases::div_duration(spec.duration, spec.stopping.slice).max(1);
+    let board = Arc::new(SliceBoard::new(slice_count));
+    let shared = Shared {
+        control: control.clone(),
+        start: start.clone(),
+        board: board.clone(),
+    };
+    let role = measured_role(spec.pattern);
+    let workers = ends
+        .into_iter()
+        .enumerate()
+        .map(|(flow, end)| side_worker(spec, flow, role, end.endpoint, end.send_buffer, &shared))
+        .collect();
+    let placement = peer.describe();
+    let (handles, endpoints) = spawn(workers).map_err(Error::Setup)?;
+    let started = peer.start();
+    let mut watch = match started.and_then(|()| peer.watch(&endpoints, &control)) {
+        Ok(watch) => watch,
+        Err(e) => {
+            // The local workers wait at the start barrier: release them into a stopped run.
+            control.stop();
+            endpoints.iter().for_each(|ep| ep.abort());
+            start.wait();
+            let _ = collect(handles, &endpoints, Instant::now() + STOP_GRACE);
+            return Err(e);
+        }
+    };
+    let phases = phases::run_phases(spec, &control, &start, &board, interrupt);
+    watch.stop();
+    let deadline = Instant::now() + STOP_GRACE;
+    let (mut samples, mut watchdog_fired) = collect(handles, &endpoints, deadline);
+    watchdog_fired |= watch.finish(deadline, &endpoints, &mut samples);
+    let (bytes, messages) = board.read(phases.slices_used);
+    Ok(RunOutcome {
+        samples,
+        machine: phases.machine,
+        measured: phases.measured,
+        interrupted: phases.interrupted,
+        watchdog_fired,
+        placement,
+        send_buffer_bytes,
+        slices: SliceSeries {
+            length: spec.stopping.slice,
+            bytes,
+            messages,
+            stop: phases.stop,
+        },
+        not_run: None,
+    })
+}

@@ -1,0 +1,397 @@
+//! `bytepath run --remote HOST[:PORT]`: the client side of the control protocol. It asks the
+//! server to run the side of every flow the statistics do not follow (stream sender, rr
+//! server), opens the data connections tagged with the session cookie, releases the server's
+//! side with `Go`, and reads the server's samples back at the end.
+use super::protocol::{self, ErrorCode, FrameError, Message, RunRequest, DATA_TAG_BYTES, VERSION};
+use super::{apply_options, capabilities, remote_role};
+use crate::config::{Pattern, RunSpec};
+use crate::engine::control::Control;
+use crate::engine::peer::{LocalEnd, Peer, PeerWatch};
+use crate::engine::worker::{Role, ThreadSample};
+use crate::error::Error;
+use crate::transport::tcp::max_send_buffer;
+use crate::transport::{Endpoint, SocketOptions};
+use std::io::{self, Write};
+use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
+use std::sync::mpsc::{self, Receiver};
+use std::sync::Arc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+/// How long the client waits for the server at each step of the set-up.
+const STEP_TIMEOUT: Duration = Duration::from_secs(10);
+/// The watching thread's read timeout: how often it looks whether the run is over.
+const WATCH_POLL: Duration = Duration::from_millis(200);
+
+/// Where the server is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    pub host: String,
+    pub port: u16,
+}
+
+impl std::fmt::Display for Target {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.host.contains(':') {
+            write!(f, "[{}]:{}", self.host, self.port)
+        } else {
+            write!(f, "{}:{}", self.host, self.port)
+        }
+    }
+}
+
+/// The client's half of a remote run.
+pub struct RemotePeer {
+    target: Target,
+    token: Option<Vec<u8>>,
+    control: Option<TcpStream>,
+    /// The server's version and kernel, from its hello.
+    server_system: String,
+    pattern: Option<Pattern>,
+    /// Workers the server runs: (flow, role).
+    expected: Vec<(u32, Role)>,
+}
+
+impl RemotePeer {
+    pub fn new(target: Target, token: Option<Vec<u8>>) -> RemotePeer {
+        RemotePeer {
+            target,
+            token,
+            control: None,
+            server_system: String::new(),
+            pattern: None,
+            expected: Vec::new(),
+        }
+    }
+
+    fn fail(&self, what: impl std::fmt::Display) -> Error {
+        Error::Failed(format!("the server at {}: {what}", self.target))
+    }
+
+    fn stream(&mut self) -> &mut TcpStream {
+        self.control
+            .as_mut()
+            .expect("the control connection is open")
+    }
+
+    fn send(&mut self, message: &Message) -> Result<(), Error> {
+        let sent = protocol::write_message(self.stream(), message);
+        sent.map_err(|e| self.fail(format_args!("sending {}: {e}", message.kind())))
+    }
+
+    /// Reads the next message, turning the server's Error and Busy frames into errors.
+    fn receive(&mut self, expecting: &str) -> Result<Message, Error> {
+        match protocol::read_message(self.stream()) {
+            Ok(Message::Error { code, message }) => Err(self.refused(code, &message)),
+            Ok(Message::Busy { message }) => Err(self.fail(format_args!("busy: {message}"))),
+            Ok(m) => Ok(m),
+            Err(FrameError::Idle) => Err(self.fail(format_args!(
+                "no {expecting} within {} s",
+                STEP_TIMEOUT.as_secs()
+            ))),
+            Err(e) => Err(self.fail(format_args!("waiting for {expecting}: {e}"))),
+        }
+    }
+
+    fn refused(&self, code: ErrorCode, message: &str) -> Error {
+        // The server's refusals of what the user asked for are input errors (exit 2).
+        match code {
+            ErrorCode::Limit | ErrorCode::Refused | ErrorCode::Version | ErrorCode::Auth => {
+                crate::config::ConfigError(format!("--remote {}: {message}", self.target)).into()
+            }
+            _ => self.fail(format_args!("error: {message}")),
+        }
+    }
+
+    fn unexpected(&self, expecting: &str, got: &Message) -> Error {
+        self.fail(format_args!(
+            "expected {expecting}, got a {} message",
+            got.kind()
+        ))
+    }
+
+    fn handshake(&mut self) -> Result<(), Error> {
+        let addr = resolve(&self.target)?;
+        let stream = TcpStream::connect_timeout(&addr, STEP_TIMEOUT)
+            .map_err(|e| self.fail(format_args!("connecting: {e}")))?;
+        let setup = stream
+            .set_read_timeout(Some(STEP_TIMEOUT))
+            .and_then(|()| stream.set_write_timeout(Some(STEP_TIMEOUT)))
+            .and_then(|()| stream.set_nodelay(true));
+        setup.map_err(|e| self.fail(e))?;
+        self.control = Some(stream);
+        self.send(&Message::ClientHello {
+            version: VERSION,
+            capabilities: capabilities(),
+        })?;
+        let (version, system, challenge) = match self.receive("its hello")? {
+            Message::ServerHello {
+                version,
+                system,
+                challenge,
+                ..
+            } => (version, system, challenge),
+            other => return Err(self.unexpected("its hello", &other)),
+        };
+        if version != VERSION {
+            return Err(crate::config::ConfigError(format!(
+                "--remote {}: protocol version mismatch: this client speaks version {VERSION}, the server speaks version {version}; use the same bytepath release on both hosts",
+                self.target
+            ))
+            .into());
+        }
+        self.server_system = system;
+        let Some(challenge) = challenge else {
+            return Ok(());
+        };
+        let nonce =
+            protocol::from_hex(&challenge).ok_or_else(|| self.fail("its challenge is not hex"))?;
+        let Some(token) = &self.token else {
+            return Err(crate::config::ConfigError(format!(
+                "--remote {}: the server requires a token; give the same one with --token-file",
+                self.target
+            ))
+            .into());
+        };
+        let proof = protocol::to_hex(&protocol::proof(token, &nonce));
+        self.send(&Message::Auth { proof })
+    }
+
+    /// Asks for the run; returns the data port and the cookie.
+    fn request(&mut self, spec: &RunSpec) -> Result<(u16, Vec<u8>), Error> {
+        self.send(&Message::Run {
+            request: request_for(spec),
+        })?;
+        match self.receive("its answer to the run request")? {
+            Message::Accepted { data_port, cookie } => {
+                let cookie = protocol::from_hex(&cookie)
+                    .filter(|c| c.len() == protocol::COOKIE_BYTES)
+                    .ok_or_else(|| self.fail("its session cookie is not 16 bytes of hex"))?;
+                Ok((data_port, cookie))
+            }
+            other => Err(self.unexpected("accepted", &other)),
+        }
+    }
+
+    /// Opens the data connections, each tagged with the cookie and its flow index.
+    fn open_flows(
+        &self,
+        spec: &RunSpec,
+        options: SocketOptions,
+        port: u16,
+        cookie: &[u8],
+    ) -> Result<Vec<LocalEnd>, Error> {
+        let mut addr = resolve(&self.target)?;
+        addr.set_port(port);
+        let role = crate::engine::measured_role(spec.pattern);
+        (0..spec.threads)
+            .map(|flow| {
+                let mut stream = TcpStream::connect_timeout(&addr, STEP_TIMEOUT)?;
+                let mut tag = [0u8; DATA_TAG_BYTES];
+                tag[..cookie.len()].copy_from_slice(cookie);
+                tag[cookie.len()..].copy_from_slice(&(flow as u32).to_be_bytes());
+                stream.write_all(&tag)?;
+                apply_options(&stream, options, role)?;
+                let send_buffer = max_send_buffer(&stream);
+                Ok(LocalEnd {
+                    endpoint: Endpoint::socket(stream),
+                    send_buffer,
+                })
+            })
+            .collect::<io::Result<_>>()
+            .map_err(|e| self.fail(format_args!("opening data connections to port {port}: {e}")))
+    }
+}
+
+impl Peer for RemotePeer {
+    fn connect(&mut self, spec: &RunSpec, options: SocketOptions) -> Result<Vec<LocalEnd>, Error> {
+        self.handshake()?;
+        let (port, cookie) = self.request(spec)?;
+        let ends = self.open_flows(spec, options, port, &cookie)?;
+        match self.receive("ready")? {
+            Message::Ready => {}
+            other => return Err(self.unexpected("ready", &other)),
+        }
+        let role = remote_role(spec.pattern);
+        self.expected = (0..spec.threads as u32).map(|f| (f, role)).collect();
+        self.pattern = Some(spec.pattern);
+        Ok(ends)
+    }
+
+    fn describe(&self) -> String {
+        let side = match self.pattern {
+            Some(Pattern::Stream) | None => {
+                "sender; this host received and measured (like iperf3 -R)"
+            }
+            Some(Pattern::Rr) => "server (answering); this host ran the client and measured",
+        };
+        format!(
+            "remote: the server at {} ({}) ran the {side}",
+            self.target, self.server_system
+        )
+    }
+
+    fn start(&mut self) -> Result<(), Error> {
+        self.send(&Message::Go)
+    }
+
+    fn watch(
+        mut self: Box<Self>,
+        endpoints: &[Arc<Endpoint>],
+        control: &Arc<Control>,
+    ) -> Result<Box<dyn PeerWatch>, Error> {
+        let stream = self.control.take().expect("the control connection is open");
+        let writer = stream.try_clone().map_err(Error::Setup)?;
+        stream
+            .set_read_timeout(Some(WATCH_POLL))
+            .map_err(Error::Setup)?;
+        let (tx, rx) = mpsc::channel();
+        let endpoints = endpoints.to_vec();
+        let control = control.clone();
+        let target = self.target.clone();
+        thread::Builder::new()
+            .name("bytepath-remote-watch".into())
+            .spawn(move || {
+                let report = read_results(stream, &control);
+                if report.is_err() {
+                    control.stop();
+                    endpoints.iter().for_each(|ep| ep.abort());
+                }
+                let _ = tx.send(report);
+            })
+            .map_err(Error::Setup)?;
+        Ok(Box::new(RemoteWatch {
+            target,
+            writer,
+            results: rx,
+            expected: self.expected,
+        }))
+    }
+}
+
+/// The server's samples, or why they did not all come.
+type Results = Result<(Vec<ThreadSample>, Option<String>), (Vec<ThreadSample>, String)>;
+
+/// Reads `Sample` frames until `Done`. Before the local run ends, silence is expected; a
+/// closed or broken control connection is the server gone.
+fn read_results(mut stream: TcpStream, control: &Control) -> Results {
+    let mut samples = Vec::new();
+    let mut quiet_since: Option<Instant> = None;
+    loop {
+        match protocol::read_message(&mut stream) {
+            Ok(Message::Sample { sample }) => samples.push(*sample),
+            Ok(Message::Done { error, .. }) => {
+                let _ = protocol::write_message(&mut stream, &Message::Bye);
+                return Ok((samples, error));
+            }
+            Ok(Message::Error { message, .. }) => return Err((samples, message)),
+            Ok(other) => {
+                let why = format!("sent an unexpected {} message", other.kind());
+                return Err((samples, why));
+            }
+            Err(FrameError::Idle) => {
+                // After the local side stopped, the server has STOP_GRACE plus a step to report.
+                if control.is_stopped() {
+                    let since = *quiet_since.get_or_insert_with(Instant::now);
+                    if since.elapsed() > crate::engine::STOP_GRACE + STEP_TIMEOUT {
+                        return Err((samples, "sent no results after the run".into()));
+                    }
+                }
+            }
+            Err(e) => return Err((samples, format!("the control connection failed: {e}"))),
+        }
+    }
+}
+
+struct RemoteWatch {
+    target: Target,
+    writer: TcpStream,
+    results: Receiver<Results>,
+    expected: Vec<(u32, Role)>,
+}
+
+impl PeerWatch for RemoteWatch {
+    fn stop(&mut self) {
+        // The server may already be gone; the watching thread reports that.
+        let _ = protocol::write_message(&mut self.writer, &Message::Stop);
+    }
+
+    fn finish(
+        self: Box<Self>,
+        deadline: Instant,
+        endpoints: &[Arc<Endpoint>],
+        samples: &mut Vec<ThreadSample>,
+    ) -> bool {
+        let wait = deadline.saturating_duration_since(Instant::now()) + STEP_TIMEOUT;
+        let (theirs, why, fired) = match self.results.recv_timeout(wait) {
+            Ok(Ok((theirs, error))) => (theirs, error, false),
+            Ok(Err((theirs, why))) => (theirs, Some(why), false),
+            Err(_) => {
+                endpoints.iter().for_each(|ep| ep.abort());
+                (Vec::new(), Some("sent no results in time".into()), true)
+            }
+        };
+        samples.extend(theirs);
+        let why = why.unwrap_or_else(|| "its worker thread panicked".into());
+        for &(flow, role) in &self.expected {
+            if !samples.iter().any(|s| s.flow == flow && s.role == role) {
+                samples.push(missing(
+                    flow,
+                    role,
+                    format!("no result from the server at {}: {why}", self.target),
+                ));
+            }
+        }
+        fired
+    }
+}
+
+fn missing(flow: u32, role: Role, error: String) -> ThreadSample {
+    ThreadSample {
+        flow,
+        role,
+        window: None,
+        total_messages: 0,
+        sent_bytes: 0,
+        received_bytes: 0,
+        zerocopy: None,
+        verifier: None,
+        datagrams: None,
+        error: Some(error),
+        pid: 0,
+    }
+}
+
+fn resolve(target: &Target) -> Result<SocketAddr, Error> {
+    (target.host.as_str(), target.port)
+        .to_socket_addrs()
+        .ok()
+        .and_then(|mut addrs| addrs.next())
+        .ok_or_else(|| {
+            crate::config::ConfigError(format!(
+                "--remote {target}: the host name does not resolve to an address"
+            ))
+            .into()
+        })
+}
+
+/// The run request for `spec`: the fields the server's side needs.
+pub fn request_for(spec: &RunSpec) -> RunRequest {
+    RunRequest {
+        transport: spec.transport.name().into(),
+        mechanism: spec.mechanism.name().into(),
+        pattern: spec.pattern.name().into(),
+        message_size: spec.message_size as u64,
+        threads: spec.threads as u64,
+        duration_ms: spec.duration.as_millis() as u64,
+        warmup_ms: spec.warmup.as_millis() as u64,
+        total_bytes: spec
+            .stopping
+            .messages_per_flow
+            .map(|n| n * spec.threads as u64 * spec.message_size as u64),
+        recv_size: spec.recv_size.map(|r| r as u64),
+        spin: spec.spin,
+        verify: spec.verify,
+        counters: spec.counters.name().into(),
+    }
+}

@@ -1,0 +1,583 @@
+//! `bytepath server`: serves one remote run at a time. Every control connection gets its own
+//! thread and its own deadline; a client that sends garbage, too much, too little, or nothing
+//! gets an error frame (when it can still take one) and a closed connection, and the server
+//! goes on with the next. While a run is on, other clients are answered `busy`. A run's side
+//! here follows the schedule the client's `Go` fixes, stops on `Stop`, on the client's
+//! disappearance, or at the end of its schedule plus a grace, and sends its samples back.
+use super::protocol::{
+    self, ErrorCode, FrameError, Message, RunRequest, COOKIE_BYTES, DATA_TAG_BYTES, VERSION,
+};
+use super::{apply_options, capabilities, remote_role};
+use crate::config::{self, ConfigError, Pattern, Pinning, RunSpec, Stopping};
+use crate::engine::control::Control;
+use crate::engine::slices::SliceBoard;
+use crate::engine::worker::ThreadSample;
+use crate::engine::{self, Shared, STOP_GRACE};
+use crate::error::Error;
+use crate::transport::tcp::max_send_buffer;
+use crate::transport::{Endpoint, SocketOptions, Transport};
+use std::io::{Read, Write};
+use std::net::{IpAddr, Shutdown, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Barrier};
+use std::time::{Duration, Instant};
+
+/// Control connections open at once; more are answered `busy` (a flood of idle connections
+/// cannot exhaust threads).
+const MAX_OPEN: usize = 16;
+/// While a run is on, how often the session looks at its workers and the control connection.
+const RUN_POLL: Duration = Duration::from_millis(200);
+
+/// What a client may ask for.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Limits {
+    pub max_threads: usize,
+    pub max_duration: Duration,
+    pub max_message_size: usize,
+    /// Total payload bytes a run may move; when set, only runs bounded by `--bytes` or
+    /// `--messages` are accepted.
+    pub max_bytes: Option<u64>,
+}
+
+/// A validated `bytepath server` command line.
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    pub bind: IpAddr,
+    pub port: u16,
+    pub token: Option<Vec<u8>>,
+    pub limits: Limits,
+    /// How long the server waits for a client's next frame or data connection.
+    pub timeout: Duration,
+}
+
+/// A refusal: sent to the client as an error frame, logged, and the connection closed.
+struct Refusal {
+    code: ErrorCode,
+    message: String,
+}
+
+fn refuse(code: ErrorCode, message: impl Into<String>) -> Refusal {
+    Refusal {
+        code,
+        message: message.into(),
+    }
+}
+
+impl From<FrameError> for Refusal {
+    fn from(e: FrameError) -> Refusal {
+        refuse(e.code(), e.to_string())
+    }
+}
+
+struct State {
+    config: ServerConfig,
+    /// A run holds this while it is on.
+    busy: AtomicBool,
+    open: AtomicUsize,
+    sessions: AtomicU64,
+    system: String,
+}
+
+/// Listens until the process is ended; prints the bound address as the first line of stdout.
+pub fn serve(config: ServerConfig) -> Result<(), Error> {
+    let listener = TcpListener::bind((config.bind, config.port)).map_err(|e| {
+        Error::Failed(format!(
+            "--bind {} --port {}: cannot listen: {e}",
+            config.bind, config.port
+        ))
+    })?;
+    let addr = listener.local_addr().map_err(Error::Setup)?;
+    let auth = if config.token.is_some() {
+        "token required"
+    } else {
+        "no token"
+    };
+    println!("bytepath server listening on {addr} (protocol version {VERSION}, {auth})");
+    let _ = std::io::stdout().flush();
+    let state = Arc::new(State {
+        config,
+        busy: AtomicBool::new(false),
+        open: AtomicUsize::new(0),
+        sessions: AtomicU64::new(0),
+        system: system(),
+    });
+    for stream in listener.incoming() {
+        let mut stream = match stream {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("bytepath server: accept failed: {e}");
+                continue;
+            }
+        };
+        let id = state.sessions.fetch_add(1, Ordering::Relaxed) + 1;
+        if state.open.fetch_add(1, Ordering::AcqRel) >= MAX_OPEN {
+            state.open.fetch_sub(1, Ordering::AcqRel);
+            let message = format!("{MAX_OPEN} control connections are open; try again later");
+            let _ = protocol::write_message(&mut stream, &Message::Busy { message });
+            eprintln!("session {id}: busy (too many open control connections)");
+            continue;
+        }
+        let state = state.clone();
+        let spawned = std::thread::Builder::new()
+            .name(format!("bytepath-session-{id}"))
+            .spawn(move || {
+                handle(id, stream, &state);
+                state.open.fetch_sub(1, Ordering::AcqRel);
+            });
+        if let Err(e) = spawned {
+            eprintln!("session {id}: could not start a thread: {e}");
+        }
+    }
+    Ok(())
+}
+
+/// The server's bytepath version and kernel release, for the client's record.
+fn system() -> String {
+    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease")
+        .map(|k| k.trim().to_string())
+        .unwrap_or_else(|_| "unknown".into());
+    format!("bytepath {}, Linux {kernel}", env!("CARGO_PKG_VERSION"))
+}
+
+/// One control connection, start to end; logs one line.
+fn handle(id: u64, mut stream: TcpStream, state: &State) {
+    let peer = stream
+        .peer_addr()
+        .map_or("an unknown address".into(), |a| a.to_string());
+    let outcome = session(&mut stream, state);
+    let line = match outcome {
+        Ok(summary) => summary,
+        Err(refusal) => {
+            let frame = Message::Error {
+                code: refusal.code,
+                message: refusal.message.clone(),
+            };
+            let _ = protocol::write_message(&mut stream, &frame);
+            close_after_error(&stream);
+            format!("refused ({:?}): {}", refusal.code, refusal.message)
+        }
+    };
+    eprintln!("session {id} from {peer}: {line}");
+}
+
+/// Closes without a reset: whatever the client still sends is read and dropped for a moment,
+/// so the error frame is not thrown away by an RST before the client reads it.
+fn close_after_error(stream: &TcpStream) {
+    let _ = stream.shutdown(Shutdown::Write);
+    let _ = stream.set_read_timeout(Some(Duration::from_millis(100)));
+    let mut sink = [0u8; 4096];
+    let mut reader = stream;
+    for _ in 0..16 {
+        match reader.read(&mut sink) {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
+    }
+}
+
+fn send(stream: &mut TcpStream, message: &Message) -> Result<(), Refusal> {
+    protocol::write_message(stream, message).map_err(|e| {
+        refuse(
+            ErrorCode::Failed,
+            format!("sending {}: {e}", message.kind()),
+        )
+    })
+}
+
+fn expect(stream: &mut TcpStream, expecting: &str) -> Result<Message, Refusal> {
+    match protocol::read_message(stream) {
+        Ok(m) => Ok(m),
+        Err(FrameError::Idle) => Err(refuse(
+            ErrorCode::Timeout,
+            format!("no {expecting} arrived within the server's timeout"),
+        )),
+        Err(e) => Err(e.into()),
+    }
+}
+
+fn out_of_order(expecting: &str, got: &Message) -> Refusal {
+    refuse(
+        ErrorCode::OutOfOrder,
+        format!(
+            "expected a {expecting} message, got a {} message",
+            got.kind()
+        ),
+    )
+}
+
+/// Hello, authentication, the run request, and the run itself.
+fn session(stream: &mut TcpStream, state: &State) -> Result<String, Refusal> {
+    let timeout = state.config.timeout;
+    let setup = stream
+        .set_read_timeout(Some(timeout))
+        .and_then(|()| stream.set_write_timeout(Some(timeout)))
+        .and_then(|()| stream.set_nodelay(true));
+    setup.map_err(|e| refuse(ErrorCode::Failed, e.to_string()))?;
+    match expect(stream, "client_hello")? {
+        Message::ClientHello { version, .. } if version != VERSION => {
+            return Err(refuse(
+                ErrorCode::Version,
+                format!(
+                    "protocol version mismatch: the client speaks version {version}, this server speaks version {VERSION}"
+                ),
+            ))
+        }
+        Message::ClientHello { .. } => {}
+        other => return Err(out_of_order("client_hello", &other)),
+    }
+    let nonce = match &state.config.token {
+        Some(_) => {
+            Some(protocol::new_nonce().map_err(|e| refuse(ErrorCode::Failed, e.to_string()))?)
+        }
+        None => None,
+    };
+    send(
+        stream,
+        &Message::ServerHello {
+            version: VERSION,
+            capabilities: capabilities(),
+            system: state.system.clone(),
+            challenge: nonce.map(|n| protocol::to_hex(&n)),
+        },
+    )?;
+    if let (Some(token), Some(nonce)) = (&state.config.token, nonce) {
+        authenticate(stream, token, &nonce)?;
+    }
+    let request = match expect(stream, "run")? {
+        Message::Run { request } => request,
+        other => return Err(out_of_order("run", &other)),
+    };
+    let spec = spec_for(&request, &state.config.limits)?;
+    if state
+        .busy
+        .compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire)
+        .is_err()
+    {
+        let message = "another run is in progress; this server runs one at a time".to_string();
+        let _ = protocol::write_message(stream, &Message::Busy { message });
+        return Ok("busy: another run is in progress".into());
+    }
+    let result = run_side(stream, &spec, state);
+    state.busy.store(false, Ordering::Release);
+    let what = format!(
+        "tcp {} {} B x{} {} for {} ms",
+        spec.pattern.name(),
+        spec.message_size,
+        spec.threads,
+        spec.mechanism.name(),
+        spec.duration.as_millis()
+    );
+    result.map(|done| format!("{what}: {done}"))
+}
+
+fn authenticate(stream: &mut TcpStream, token: &[u8], nonce: &[u8]) -> Result<(), Refusal> {
+    let proof = match expect(stream, "auth")? {
+        Message::Auth { proof } => proof,
+        other => return Err(out_of_order("auth", &other)),
+    };
+    let valid =
+        protocol::from_hex(&proof).is_some_and(|p| protocol::proof_is_valid(token, nonce, &p));
+    if valid {
+        Ok(())
+    } else {
+        Err(refuse(
+            ErrorCode::Auth,
+            "wrong token: the proof does not match this server's --token-file",
+        ))
+    }
+}
+
+/// The server's side of a run, from the request: every value checked against the server's
+/// limits and the engine's own bounds.
+fn spec_for(request: &RunRequest, limits: &Limits) -> Result<RunSpec, Refusal> {
+    let invalid = |e: ConfigError| refuse(ErrorCode::Refused, e.0);
+    let limit = |message: String| refuse(ErrorCode::Limit, message);
+    if request.transport != "tcp" {
+        return Err(refuse(
+            ErrorCode::Refused,
+            format!(
+                "transport {:?}: this server runs tcp only",
+                request.transport
+            ),
+        ));
+    }
+    let mechanism = request.mechanism.parse().map_err(invalid)?;
+    config::check_transport(Transport::Tcp, mechanism).map_err(invalid)?;
+    let pattern: Pattern = request.pattern.parse().map_err(invalid)?;
+    let size = request.message_size;
+    if size == 0 || size > limits.max_message_size as u64 {
+        return Err(limit(format!(
+            "message size {size} bytes: this server allows 1 to {} (--max-message-size)",
+            limits.max_message_size
+        )));
+    }
+    let threads = request.threads;
+    if threads == 0 || threads > limits.max_threads as u64 {
+        return Err(limit(format!(
+            "{threads} threads: this server allows 1 to {} (--max-threads)",
+            limits.max_threads
+        )));
+    }
+    let duration = Duration::from_millis(request.duration_ms);
+    let warmup = Duration::from_millis(request.warmup_ms);
+    let max = limits.max_duration;
+    if duration.is_zero() || duration > max || warmup > max {
+        return Err(limit(format!(
+            "duration {} ms with warm-up {} ms: this server allows up to {} ms each (--max-duration)",
+            request.duration_ms,
+            request.warmup_ms,
+            max.as_millis()
+        )));
+    }
+    if let Some(max_bytes) = limits.max_bytes {
+        match request.total_bytes {
+            Some(b) if b <= max_bytes => {}
+            Some(b) => {
+                return Err(limit(format!(
+                    "{b} bytes: this server allows up to {max_bytes} bytes per run (--max-bytes)"
+                )))
+            }
+            None => {
+                return Err(limit(format!(
+                    "a run bounded by time only: this server allows up to {max_bytes} bytes per run (--max-bytes); ask with --bytes or --messages"
+                )))
+            }
+        }
+    }
+    let recv_size = match request.recv_size {
+        Some(r) if r == 0 || r > config::MAX_MESSAGE_SIZE as u64 => {
+            return Err(refuse(
+                ErrorCode::Refused,
+                format!(
+                    "recv size {r}: allowed 1 to {} bytes",
+                    config::MAX_MESSAGE_SIZE
+                ),
+            ))
+        }
+        r => r.map(|r| r as usize),
+    };
+    let spec = RunSpec {
+        transport: Transport::Tcp,
+        pipe_size: None,
+        mechanism,
+        pattern,
+        message_size: size as usize,
+        threads: threads as usize,
+        duration,
+        stopping: Stopping::fixed(duration),
+        warmup,
+        // The client's --pin places its own side; this side runs where the scheduler puts it.
+        pinning: Pinning::Unpinned,
+        cpus: Vec::new(),
+        recv_size,
+        spin: request.spin,
+        verify: request.verify,
+        counters: config::parse_counters(&request.counters, pattern).map_err(invalid)?,
+        udp_split: false,
+        processes: false,
+        // Across hosts the network is whatever joins them; loopback is the record's default.
+        network: config::Network::default(),
+    };
+    if let Some(available) = crate::environment::mem_available() {
+        spec.check_memory(available)
+            .map_err(|e| refuse(ErrorCode::Limit, e.0))?;
+    }
+    Ok(spec)
+}
+
+/// Accepts the run's data connections, runs this side, and sends its samples back.
+fn run_side(stream: &mut TcpStream, spec: &RunSpec, state: &State) -> Result<String, Refusal> {
+    let config = &state.config;
+    let failed = |what: &str, e: std::io::Error| refuse(ErrorCode::Failed, format!("{what}: {e}"));
+    let data =
+        TcpListener::bind((config.bind, 0)).map_err(|e| failed("binding the data port", e))?;
+    let port = data
+        .local_addr()
+        .map_err(|e| failed("the data port", e))?
+        .port();
+    let cookie: [u8; COOKIE_BYTES] =
+        protocol::random_bytes().map_err(|e| failed("making the session cookie", e))?;
+    send(
+        stream,
+        &Message::Accepted {
+            data_port: port,
+            cookie: protocol::to_hex(&cookie),
+        },
+    )?;
+    let flows = accept_flows(&data, &cookie, spec.threads, config.timeout)?;
+    drop(data);
+    let control = Arc::new(Control::new().map_err(|e| failed("mapping the schedule", e))?);
+    let start = Arc::new(Barrier::new(spec.threads + 1));
+    let shared = Shared {
+        control: control.clone(),
+        start: start.clone(),
+        board: Arc::new(SliceBoard::new(1)),
+    };
+    let options = SocketOptions {
+        nodelay: spec.tcp_nodelay(),
+        zerocopy_sender: spec.mechanism.needs_zerocopy_socket(),
+        zerocopy_receiver: spec.mechanism.needs_zerocopy_socket() && spec.pattern == Pattern::Rr,
+        ..SocketOptions::default()
+    };
+    let role = remote_role(spec.pattern);
+    let mut workers = Vec::with_capacity(flows.len());
+    for (flow, s) in flows.into_iter().enumerate() {
+        apply_options(&s, options, role).map_err(|e| failed("setting socket options", e))?;
+        let buffer = max_send_buffer(&s);
+        workers.push(engine::side_worker(
+            spec,
+            flow,
+            role,
+            Endpoint::socket(s),
+            buffer,
+            &shared,
+        ));
+    }
+    let (handles, endpoints) = engine::spawn(workers).map_err(|e| failed("starting workers", e))?;
+    // Workers reach the barrier once pinned with their counters open; before `Go` fixes the
+    // schedule they are in warm-up.
+    start.wait();
+    let released = send(stream, &Message::Ready).and_then(|()| match expect(stream, "go")? {
+        Message::Go => Ok(()),
+        other => Err(out_of_order("go", &other)),
+    });
+    let ended = match released {
+        Ok(()) => {
+            let end = control
+                .schedule(Instant::now(), spec.warmup, spec.duration)
+                .1;
+            follow(stream, &control, &handles, &endpoints, end + STOP_GRACE)
+        }
+        Err(refusal) => Err(refusal),
+    };
+    if ended.is_err() {
+        control.stop();
+        endpoints.iter().for_each(|ep| ep.abort());
+    }
+    let (samples, fired) = engine::collect(handles, &endpoints, Instant::now() + STOP_GRACE);
+    let ended = ended?;
+    report(stream, samples, fired || ended)
+}
+
+/// Waits for the run to end: a `Stop` stops this side, a vanished client aborts it, and past
+/// `deadline` the watchdog shuts the flows down. Returns whether the watchdog fired.
+fn follow(
+    stream: &mut TcpStream,
+    control: &Control,
+    handles: &[std::thread::JoinHandle<ThreadSample>],
+    endpoints: &[Arc<Endpoint>],
+    deadline: Instant,
+) -> Result<bool, Refusal> {
+    let _ = stream.set_read_timeout(Some(RUN_POLL));
+    let mut fired = false;
+    while handles.iter().any(|h| !h.is_finished()) {
+        match protocol::read_message(stream) {
+            Ok(Message::Stop) => control.stop(),
+            Ok(other) => return Err(out_of_order("stop", &other)),
+            Err(FrameError::Idle) => {}
+            Err(FrameError::Closed) => {
+                return Err(refuse(
+                    ErrorCode::Truncated,
+                    "the client closed the control connection during the run; its side was stopped",
+                ))
+            }
+            Err(e) => return Err(e.into()),
+        }
+        if Instant::now() > deadline && !fired {
+            endpoints.iter().for_each(|ep| ep.abort());
+            fired = true;
+        }
+    }
+    Ok(fired)
+}
+
+/// Sends this side's samples, one frame each, then `Done`.
+fn report(
+    stream: &mut TcpStream,
+    samples: Vec<ThreadSample>,
+    fired: bool,
+) -> Result<String, Refusal> {
+    let count = samples.len();
+    let errors = samples.iter().filter(|s| s.error.is_some()).count();
+    let bytes: u64 = samples.iter().map(|s| s.sent_bytes).sum();
+    for sample in samples {
+        send(
+            stream,
+            &Message::Sample {
+                sample: Box::new(sample),
+            },
+        )?;
+    }
+    let error = fired
+        .then(|| "the server's side did not finish in time; its flows were shut down".to_string());
+    send(
+        stream,
+        &Message::Done {
+            samples: count as u32,
+            error,
+        },
+    )?;
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(1)));
+    let _ = protocol::read_message(stream);
+    Ok(format!(
+        "done: {count} samples, {errors} with errors, {bytes} bytes sent"
+    ))
+}
+
+/// Accepts data connections until every flow has one: each must present the cookie and a flow
+/// index not yet taken within the timeout; anything else is dropped as a stray.
+fn accept_flows(
+    listener: &TcpListener,
+    cookie: &[u8],
+    threads: usize,
+    timeout: Duration,
+) -> Result<Vec<TcpStream>, Refusal> {
+    let failed = |e: std::io::Error| refuse(ErrorCode::Failed, format!("data port: {e}"));
+    listener.set_nonblocking(true).map_err(failed)?;
+    let deadline = Instant::now() + timeout;
+    let mut flows: Vec<Option<TcpStream>> = (0..threads).map(|_| None).collect();
+    let mut joined = 0;
+    while joined < threads {
+        if Instant::now() > deadline {
+            return Err(refuse(
+                ErrorCode::Timeout,
+                format!(
+                    "{joined} of {threads} data connections arrived within {} ms",
+                    timeout.as_millis()
+                ),
+            ));
+        }
+        let (s, from) = match listener.accept() {
+            Ok(pair) => pair,
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                std::thread::sleep(Duration::from_millis(2));
+                continue;
+            }
+            Err(e) => return Err(failed(e)),
+        };
+        match read_tag(&s, cookie, threads, timeout) {
+            Some(flow) if flows[flow].is_none() => {
+                flows[flow] = Some(s);
+                joined += 1;
+            }
+            _ => eprintln!("bytepath server: dropped a stray data connection from {from}"),
+        }
+    }
+    Ok(flows.into_iter().flatten().collect())
+}
+
+/// The flow index a data connection claims, if it presents the session's cookie.
+fn read_tag(s: &TcpStream, cookie: &[u8], threads: usize, timeout: Duration) -> Option<usize> {
+    s.set_nonblocking(false).ok()?;
+    s.set_read_timeout(Some(timeout)).ok()?;
+    let mut tag = [0u8; DATA_TAG_BYTES];
+    (&*s).read_exact(&mut tag).ok()?;
+    s.set_read_timeout(None).ok()?;
+    // A constant-time comparison: a stray must not learn the cookie byte by byte.
+    let differs = tag[..COOKIE_BYTES]
+        .iter()
+        .zip(cookie)
+        .fold(0u8, |acc, (a, b)| acc | (a ^ b));
+    let flow = u32::from_be_bytes(tag[COOKIE_BYTES..].try_into().ok()?) as usize;
+    (differs == 0 && flow < threads).then_some(flow)
+}

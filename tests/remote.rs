@@ -1,0 +1,320 @@
+//! `bytepath server` and `bytepath run --remote`: a server started here on loopback runs the
+//! other side and returns its metrics; bad clients of every kind (wrong token, other version,
+//! oversized frame, garbage, silence, killed mid-run) each leave it serving the next one.
+mod common;
+use common::{assert_delivered, bytepath, u};
+use serde_json::Value;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A `bytepath server` on a free loopback port, killed when dropped.
+struct Server {
+    child: Child,
+    port: u16,
+}
+
+impl Server {
+    fn start(extra: &[&str]) -> Server {
+        let mut child = Command::new(assert_cmd::cargo::cargo_bin("bytepath"))
+            .args(["server", "--port", "0", "--timeout", "1s"])
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("server started");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        // "bytepath server listening on 127.0.0.1:PORT (protocol version 1, ...)"
+        let port = line
+            .split_whitespace()
+            .nth(4)
+            .and_then(|addr| addr.rsplit(':').next()?.parse().ok())
+            .unwrap_or_else(|| panic!("no port in {line:?}"));
+        Server { child, port }
+    }
+
+    fn address(&self) -> String {
+        format!("127.0.0.1:{}", self.port)
+    }
+
+    fn still_running(&mut self) -> bool {
+        self.child.try_wait().unwrap().is_none()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn remote(server: &Server, args: &[&str]) -> std::process::Output {
+    bytepath()
+        .args(["run", "--json", "--duration", "300ms", "--warmup", "100ms"])
+        .args(["--remote", &server.address()])
+        .args(args)
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap()
+}
+
+/// A valid client gets a complete run with both sides, the server's side in its process.
+fn assert_serves(server: &mut Server, pattern: &str) -> Value {
+    let out = remote(
+        server,
+        &["-m", "send", "-p", pattern, "-s", "4K", "--verify"],
+    );
+    common::assert_success(&out);
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_delivered(&r, pattern);
+    // The server runs the side the statistics do not follow: the stream sender (listed
+    // first) or the rr server (listed second).
+    let theirs = if pattern == "stream" { 0 } else { 1 };
+    let server_pid = server.child.id() as u64;
+    assert_eq!(u(&r["sides"][theirs]["pid"]), server_pid, "{pattern}");
+    assert!(u(&r["sides"][0]["messages"]) > 0);
+    assert!(u(&r["sides"][1]["messages"]) > 0);
+    assert!(server.still_running());
+    r
+}
+
+fn frame(body: &[u8]) -> Vec<u8> {
+    let mut f = (body.len() as u32).to_be_bytes().to_vec();
+    f.extend_from_slice(body);
+    f
+}
+
+/// Reads one frame as JSON (the server's answer), then expects the connection closed.
+fn answer_then_close(s: &mut TcpStream) -> Value {
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let mut header = [0u8; 4];
+    s.read_exact(&mut header).unwrap();
+    let mut body = vec![0u8; u32::from_be_bytes(header) as usize];
+    s.read_exact(&mut body).unwrap();
+    let mut rest = Vec::new();
+    let _ = s.read_to_end(&mut rest);
+    assert!(rest.is_empty(), "more after the error: {rest:?}");
+    serde_json::from_slice(&body).unwrap()
+}
+
+fn raw(server: &Server, bytes: &[u8]) -> Value {
+    let mut s = TcpStream::connect(server.address()).unwrap();
+    s.write_all(bytes).unwrap();
+    answer_then_close(&mut s)
+}
+
+#[test]
+fn remote_stream_and_rr_hold_both_sides_verified() {
+    let mut server = Server::start(&[]);
+    let stream = assert_serves(&mut server, "stream");
+    let place = stream["config"]["where_sides_run"].as_str().unwrap();
+    assert!(
+        place.starts_with(&format!("remote: the server at {}", server.address())),
+        "{place}"
+    );
+    assert!(place.contains("ran the sender"), "{place}");
+    let rr = assert_serves(&mut server, "rr");
+    let place = rr["config"]["where_sides_run"].as_str().unwrap();
+    assert!(place.contains("ran the server"), "{place}");
+    assert!(u(&rr["sides"][0]["latency_ns"]["p50"]) > 0);
+}
+
+#[test]
+fn a_wrong_or_missing_token_is_refused_and_the_right_one_served() {
+    let dir = tempfile::tempdir().unwrap();
+    let (right, wrong) = (dir.path().join("right"), dir.path().join("wrong"));
+    std::fs::write(&right, "s3cret\n").unwrap();
+    std::fs::write(&wrong, "guess\n").unwrap();
+    let mut server = Server::start(&["--token-file", right.to_str().unwrap()]);
+    let out = remote(
+        &server,
+        &["-m", "send", "--token-file", wrong.to_str().unwrap()],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("wrong token"), "{err}");
+    let out = remote(&server, &["-m", "send"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("requires a token") && err.contains("--token-file"),
+        "{err}"
+    );
+    let out = remote(
+        &server,
+        &[
+            "-m",
+            "send",
+            "-p",
+            "rr",
+            "--token-file",
+            right.to_str().unwrap(),
+        ],
+    );
+    common::assert_success(&out);
+    assert!(server.still_running());
+}
+
+#[test]
+fn bad_frames_get_an_error_frame_and_a_close_and_the_next_client_is_served() {
+    let mut server = Server::start(&[]);
+    let hello = br#"{"type":"client_hello","version":999,"capabilities":[]}"#;
+    let e = raw(&server, &frame(hello));
+    assert_eq!(e["type"], "error");
+    assert_eq!(e["code"], "version");
+    let msg = e["message"].as_str().unwrap();
+    assert!(
+        msg.contains("version 999") && msg.contains("version 1"),
+        "{msg}"
+    );
+
+    let e = raw(&server, &(1u32 << 30).to_be_bytes());
+    assert_eq!(e["code"], "oversized", "{e}");
+    assert!(e["message"].as_str().unwrap().contains("1073741824"), "{e}");
+
+    // An HTTP request's first four bytes read as a length of about 1.2 GB.
+    assert_eq!(raw(&server, b"GET / HTTP/1.1\r\n\r\n")["code"], "oversized");
+    assert_eq!(
+        raw(&server, &frame(b"\xff\xfe garbage"))["code"],
+        "malformed"
+    );
+    // A valid message out of order: a run request before the hello.
+    assert_eq!(
+        raw(&server, &frame(br#"{"type":"stop"}"#))["code"],
+        "out_of_order"
+    );
+    // A frame cut short: the rest never comes.
+    let mut s = TcpStream::connect(server.address()).unwrap();
+    s.write_all(&[0, 0, 1, 0, b'{']).unwrap();
+    s.shutdown(std::net::Shutdown::Write).unwrap();
+    assert_eq!(answer_then_close(&mut s)["code"], "truncated");
+    assert_serves(&mut server, "rr");
+}
+
+#[test]
+fn a_silent_connection_times_out_without_holding_the_server() {
+    let mut server = Server::start(&[]);
+    let mut silent = TcpStream::connect(server.address()).unwrap();
+    // Served while the silent one is still open.
+    assert_serves(&mut server, "rr");
+    let started = Instant::now();
+    let e = answer_then_close(&mut silent);
+    assert_eq!(e["code"], "timeout", "{e}");
+    assert!(started.elapsed() < Duration::from_secs(5));
+    assert_serves(&mut server, "stream");
+}
+
+#[test]
+fn requests_over_the_limits_are_refused_naming_the_limit() {
+    let server = Server::start(&["--max-threads", "2", "--max-bytes", "1M"]);
+    let out = remote(&server, &["-m", "send", "-t", "4", "--bytes", "64K"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--max-threads") && err.contains("4 threads"),
+        "{err}"
+    );
+    let out = remote(&server, &["-m", "send"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--max-bytes"), "{err}");
+    let out = remote(&server, &["-m", "send", "--bytes", "512K"]);
+    common::assert_success(&out);
+}
+
+#[test]
+fn a_client_killed_mid_run_frees_the_server_and_others_meanwhile_get_busy() {
+    let mut server = Server::start(&[]);
+    let mut victim = Command::new(assert_cmd::cargo::cargo_bin("bytepath"))
+        .args([
+            "run", "-m", "send", "-p", "stream", "-s", "64K", "-d", "30s",
+        ])
+        .args(["--remote", &server.address()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    let out = remote(&server, &["-m", "send"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("busy"), "{err}");
+    victim.kill().unwrap(); // SIGKILL: no Stop, no goodbye.
+    victim.wait().unwrap();
+    let killed = Instant::now();
+    // The server notices within its poll and shutdown grace; until then it is still busy.
+    while killed.elapsed() < Duration::from_secs(10) {
+        let out = remote(&server, &["-m", "send", "-p", "rr"]);
+        if out.status.success() {
+            break;
+        }
+        assert!(String::from_utf8_lossy(&out.stderr).contains("busy"));
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(
+        killed.elapsed() < Duration::from_secs(10),
+        "still busy after 10 s"
+    );
+    assert_serves(&mut server, "rr");
+}
+
+#[test]
+fn a_server_that_vanishes_mid_run_fails_the_run_with_what_was_measured() {
+    let mut server = Server::start(&[]);
+    let address = server.address();
+    let client = std::thread::spawn(move || {
+        bytepath()
+            .args([
+                "run", "--json", "-m", "send", "-p", "rr", "-s", "64", "-d", "20s",
+            ])
+            .args(["--warmup", "100ms", "--remote", &address])
+            .timeout(Duration::from_secs(60))
+            .output()
+            .unwrap()
+    });
+    std::thread::sleep(Duration::from_millis(1500));
+    server.child.kill().unwrap();
+    let out = client.join().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_ne!(r["status"], "completed");
+    let errors = r["errors"].to_string();
+    assert!(errors.contains("no result from the server"), "{errors}");
+    assert!(
+        u(&r["sides"][0]["messages"]) > 0,
+        "the client's own figures are kept"
+    );
+}
+
+#[test]
+fn remote_flags_that_cannot_apply_are_refused() {
+    for (args, needle) in [
+        (&["--remote", "h:0"][..], "--remote \"h:0\""),
+        (
+            &["--remote", "h", "--transport", "unix"],
+            "remote runs carry tcp only",
+        ),
+        (
+            &["--remote", "h", "--processes"],
+            "--processes with --remote",
+        ),
+        (
+            &["--remote", "h", "--reverse"],
+            "--reverse: not yet supported",
+        ),
+        (&["--reverse"], "--reverse: applies with --remote"),
+    ] {
+        let out = bytepath()
+            .args(["run", "-m", "send"])
+            .args(args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+    }
+}
