@@ -150,4 +150,8 @@ fn a_child_that_dies_fails_the_run_at_once_with_an_error_naming_it() {
         "{errors}"
     );
     assert!(errors.contains("SIGKILL"), "{errors}");
+    assert_eq!(
+        r["statistics"]["stop_reason"], "side_failed",
+        "a dead side is not a planned end"
+    );
 }

@@ -29,6 +29,9 @@ pub enum StopReason {
     /// Every flow measured its `--messages`/`--bytes` share.
     CountReached,
     Interrupted,
+    /// A side failed (a forked or remote peer gone, a failed start) and stopped the run early;
+    /// the record's errors say which.
+    SideFailed,
 }
 
 impl StopReason {
@@ -39,6 +42,7 @@ impl StopReason {
             StopReason::FixedDuration => "fixed duration",
             StopReason::CountReached => "message count reached",
             StopReason::Interrupted => "interrupted",
+            StopReason::SideFailed => "a side failed",
         }
     }
 }
@@ -128,10 +132,14 @@ fn follow_slices(
             Wake::Stopped => {
                 let elapsed = Instant::now().saturating_duration_since(from);
                 let finished = div_duration(elapsed, slice).min(total);
-                return (
-                    board.complete(finished, spec.threads),
-                    StopReason::CountReached,
-                );
+                // The stop flag is raised by the last flow reaching its count, or by a side
+                // that failed; only the first is a planned end.
+                let reason = if control.flows_done() >= spec.threads {
+                    StopReason::CountReached
+                } else {
+                    StopReason::SideFailed
+                };
+                return (board.complete(finished, spec.threads), reason);
             }
         }
         // A late wake-up (a starved controller) may find several slices finished.
