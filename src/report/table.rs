@@ -144,11 +144,11 @@ fn placement(r: &RunRecord) -> String {
 }
 
 fn row(out: &mut String, label: &str, cells: [String; 2]) {
-    let _ = writeln!(
-        out,
-        "{label:<LABEL$}{:>COLUMN$}{:>COLUMN$}",
-        cells[0], cells[1]
-    );
+    // A cell wider than its column (a long n/a reason) keeps two spaces before it rather than
+    // running into its neighbour.
+    let width = |cell: &str| COLUMN.max(cell.chars().count() + 2);
+    let (a, b) = (width(&cells[0]), width(&cells[1]));
+    let _ = writeln!(out, "{label:<LABEL$}{:>a$}{:>b$}", cells[0], cells[1]);
 }
 
 fn both(r: &RunRecord, f: impl Fn(&SideMetrics) -> String) -> [String; 2] {
