@@ -69,6 +69,9 @@ impl IpcSpec {
             t.parse::<Transport>()
         })?;
         let network = Network::from_args(&args.network)?;
+        if args.remote.remote.is_some() {
+            return Err(bad("--remote with ipc: not yet supported".into()));
+        }
         let (transports, mut skip_reasons) =
             placement_skips(transports, &network, named.is_some())?;
         let sizes = parse_list("--sizes", &args.sizes, parse_size)?;

@@ -157,6 +157,13 @@ impl RemotePeer {
         self.send(&Message::Auth { proof })
     }
 
+    /// Says hello (and proves the token) without asking for a run, then says goodbye: whether
+    /// the server is there and would take this client, before a command's first point.
+    pub fn check(mut self) -> Result<(), Error> {
+        self.handshake()?;
+        self.send(&Message::Bye)
+    }
+
     /// Asks for the run; returns the data port and the cookie.
     fn request(&mut self, spec: &RunSpec) -> Result<(u16, Vec<u8>), Error> {
         self.send(&Message::Run {

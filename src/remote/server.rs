@@ -245,6 +245,8 @@ fn session(stream: &mut TcpStream, state: &State) -> Result<String, Refusal> {
     }
     let request = match expect(stream, "run")? {
         Message::Run { request } => request,
+        // A client checking, before its first point, that this server is there and takes it.
+        Message::Bye => return Ok("checked: hello only, no run".into()),
         other => return Err(out_of_order("run", &other)),
     };
     let spec = spec_for(&request, &state.config.limits)?;
@@ -455,6 +457,9 @@ fn run_side(stream: &mut TcpStream, spec: &RunSpec, state: &State) -> Result<Str
         endpoints.iter().for_each(|ep| ep.abort());
     }
     let (samples, fired) = engine::collect(handles, &endpoints, Instant::now() + STOP_GRACE);
+    // Free before the samples go back: a client (a sweep's next point) that asks again as soon
+    // as it has them must not be told busy.
+    state.busy.store(false, Ordering::Release);
     let ended = ended?;
     report(stream, samples, fired || ended)
 }
