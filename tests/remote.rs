@@ -453,3 +453,64 @@ fn a_remote_sweep_records_a_refused_point_and_goes_on_but_an_absent_server_is_on
     );
     assert!(!never.exists());
 }
+
+#[test]
+fn ipc_with_remote_measures_tcp_there_with_exact_counts_and_leaves_the_rest_out() {
+    let server = Server::start(&[]);
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("ipc");
+    let out = bytepath()
+        .args(["ipc", "--remote", &server.address()])
+        .args(["--sizes", "64,4K", "--trials", "200", "--bytes", "1M"])
+        .args(["--warmup", "50ms", "--out"])
+        .arg(&dir)
+        .timeout(Duration::from_secs(120))
+        .output()
+        .unwrap();
+    common::assert_success(&out);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    for t in ["pipe", "unix", "unix-dgram", "udp", "shm"] {
+        let line = format!("ipc: {t} left out with --remote: ");
+        assert_eq!(stdout.matches(&line).count(), 1, "{t}: {stdout}");
+    }
+    let all = records(&dir);
+    assert_eq!(all.len(), 4, "tcp × (latency, bandwidth) × 2 sizes");
+    let server_pid = server.child.id() as u64;
+    for r in &all {
+        assert_eq!(r["status"], "completed", "{r}");
+        assert_eq!(r["config"]["transport"], "tcp");
+        let place = r["config"]["where_sides_run"].as_str().unwrap();
+        assert!(place.starts_with("remote: the server at"), "{place}");
+        let ours = if r["config"]["pattern"] == "rr" {
+            // The rr client (listed first) asked exactly --trials round trips here.
+            assert_eq!(u(&r["sides"][1]["pid"]), server_pid);
+            assert_eq!(u(&r["sides"][0]["messages"]), 200, "{r}");
+            0
+        } else {
+            // The remote sender kept sending until told to stop; the receiver here counted.
+            assert_eq!(u(&r["sides"][0]["pid"]), server_pid);
+            assert!(u(&r["sides"][1]["payload_bytes"]) >= 1 << 20, "{r}");
+            1
+        };
+        assert_ne!(u(&r["sides"][ours]["pid"]), server_pid);
+    }
+
+    let out = bytepath()
+        .args([
+            "ipc",
+            "--remote",
+            &server.address(),
+            "--transports",
+            "tcp,unix",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("--transports unix with --remote")
+            && err.contains("allowed with --remote: tcp"),
+        "{err}"
+    );
+}
