@@ -85,7 +85,7 @@ fn catch_ctrl_c() -> anyhow::Result<()> {
 fn run(args: &RunArgs) -> anyhow::Result<Status> {
     let cpus = sys::affinity::allowed_cpus().context("reading this process's CPU affinity")?;
     let spec = RunSpec::from_args(args, &cpus).map_err(Error::from)?;
-    let remote = bytepath::config::remote_from_args(args, &spec.network).map_err(Error::from)?;
+    let remote = bytepath::config::remote_from_args(args, &spec).map_err(Error::from)?;
     if let Some(available) = mem_available() {
         spec.check_memory(available).map_err(Error::from)?;
     }

@@ -23,7 +23,8 @@ impl Sides {
     pub fn open(network: &Network, remote: Option<&RemoteRun>) -> Result<Sides, Error> {
         match remote {
             Some(remote) => {
-                RemotePeer::new(remote.target.clone(), remote.token.clone()).check()?;
+                RemotePeer::new(remote.target.clone(), remote.token.clone(), remote.reverse)
+                    .check()?;
                 Ok(Sides::Remote(remote.clone()))
             }
             None => Ok(Sides::Here(Link::open(network)?)),
@@ -64,7 +65,8 @@ impl Sides {
             }
             Sides::Remote(remote) => {
                 // One control session per run: the server serves one run at a time.
-                let peer = RemotePeer::new(remote.target.clone(), remote.token.clone());
+                let peer =
+                    RemotePeer::new(remote.target.clone(), remote.token.clone(), remote.reverse);
                 engine::peer::run_with_peer(spec, Box::new(peer), interrupt)
             }
         }

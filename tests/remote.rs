@@ -302,8 +302,12 @@ fn remote_flags_that_cannot_apply_are_refused() {
             "--processes with --remote",
         ),
         (
-            &["--remote", "h", "--reverse"],
-            "--reverse: not yet supported",
+            &["--remote", "h", "--reverse", "-p", "rr"],
+            "--reverse with --pattern rr",
+        ),
+        (
+            &["--remote", "h", "--reverse", "--bytes", "1M"],
+            "--reverse with --messages/--bytes",
         ),
         (&["--reverse"], "--reverse: applies with --remote"),
     ] {
@@ -513,4 +517,46 @@ fn ipc_with_remote_measures_tcp_there_with_exact_counts_and_leaves_the_rest_out(
             && err.contains("allowed with --remote: tcp"),
         "{err}"
     );
+}
+
+#[test]
+fn reverse_sends_from_here_and_the_server_receives_and_measures() {
+    let server = Server::start(&[]);
+    let out = remote(
+        &server,
+        &["--reverse", "-m", "copy", "-s", "64K", "--verify"],
+    );
+    common::assert_success(&out);
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_delivered(&r, "reverse");
+    let (sender, receiver) = (&r["sides"][0], &r["sides"][1]);
+    assert_eq!(receiver["side"], "receiver");
+    assert_eq!(u(&receiver["pid"]), server.child.id() as u64);
+    assert_ne!(u(&sender["pid"]), u(&receiver["pid"]));
+    // Every byte sent here arrived there (assert_delivered), and the figures follow the
+    // server's receiver: its per-slice series came back.
+    let stats = &r["statistics"];
+    assert_eq!(stats["side"], "receiver");
+    assert!(u(&stats["slices"]) >= 2, "{stats}");
+    assert!(stats["summary"]["mean"].as_f64().unwrap() > 0.0, "{stats}");
+    let place = r["config"]["where_sides_run"].as_str().unwrap();
+    assert!(place.contains("ran the receiver and measured"), "{place}");
+}
+
+#[test]
+fn reverse_is_refused_where_the_measuring_side_must_stay_here() {
+    for (args, needle) in [
+        (
+            &["sweep", "--remote", "h", "--reverse"][..],
+            "--reverse with sweep",
+        ),
+        (&["ipc", "--remote", "h", "--reverse"], "--reverse with ipc"),
+        (&["sweep", "--reverse"], "--reverse: applies with --remote"),
+    ] {
+        let out = bytepath().args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+    }
 }

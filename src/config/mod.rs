@@ -360,11 +360,8 @@ impl RemoteRun {
 }
 
 /// `run --remote` and its companions, or `None` for a run on this host.
-pub fn remote_from_args(
-    args: &RunArgs,
-    network: &Network,
-) -> Result<Option<RemoteRun>, ConfigError> {
-    let Some(remote) = RemoteRun::from_args(&args.remote, network)? else {
+pub fn remote_from_args(args: &RunArgs, spec: &RunSpec) -> Result<Option<RemoteRun>, ConfigError> {
+    let Some(remote) = RemoteRun::from_args(&args.remote, &spec.network)? else {
         return Ok(None);
     };
     if args.transport != "tcp" {
@@ -378,9 +375,14 @@ pub fn remote_from_args(
             "--processes with --remote: the server already runs the other side in its own process; drop --processes",
         ));
     }
-    if remote.reverse {
+    if remote.reverse && spec.pattern == Pattern::Rr {
         return Err(bad(
-            "--reverse: not yet supported; with --remote the server sends (stream) or answers (rr) and this host measures",
+            "--reverse with --pattern rr: in a round trip this host always asks and the server answers; --reverse applies to stream only",
+        ));
+    }
+    if remote.reverse && spec.stopping.messages_per_flow.is_some() {
+        return Err(bad(
+            "--reverse with --messages/--bytes: not supported yet (the count would be kept on the server); give --duration instead",
         ));
     }
     Ok(Some(remote))
