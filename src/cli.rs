@@ -54,6 +54,23 @@ pub struct NetworkArgs {
     pub netem: Option<String>,
 }
 
+/// Whether the other side runs on `bytepath server` on another host; shared by run, sweep and
+/// ipc.
+#[derive(Debug, Clone, Default, Args)]
+pub struct RemoteArgs {
+    /// Run the other side on `bytepath server` at HOST[:PORT] (default port 5301): it sends
+    /// (stream) or answers (rr); this host receives or asks, and measures. tcp only.
+    #[arg(long)]
+    pub remote: Option<String>,
+    /// With --remote: a file holding the token the server was started with.
+    #[arg(long)]
+    pub token_file: Option<std::path::PathBuf>,
+    /// With --remote, `run` with stream only: this host sends and the server receives and
+    /// measures (like iperf3 without -R).
+    #[arg(long)]
+    pub reverse: bool,
+}
+
 #[derive(Debug, Args)]
 pub struct ProbeArgs {
     /// Print one JSON document instead of the text block.
@@ -107,6 +124,8 @@ pub struct SweepArgs {
     pub verify: bool,
     #[command(flatten)]
     pub network: NetworkArgs,
+    #[command(flatten)]
+    pub remote: RemoteArgs,
     /// Results folder; default ./bytepath-results/<timestamp>/.
     #[arg(long)]
     pub out: Option<std::path::PathBuf>,
@@ -196,6 +215,8 @@ pub struct IpcArgs {
     pub processes: bool,
     #[command(flatten)]
     pub network: NetworkArgs,
+    #[command(flatten)]
+    pub remote: RemoteArgs,
     /// Results folder; default ./bytepath-results/<timestamp>/.
     #[arg(long)]
     pub out: Option<std::path::PathBuf>,
@@ -285,16 +306,8 @@ pub struct RunArgs {
     pub counters: String,
     #[command(flatten)]
     pub network: NetworkArgs,
-    /// Run the other side on `bytepath server` at HOST[:PORT] (default port 5301): it sends
-    /// (stream) or answers (rr); this host receives or asks, and measures. tcp only.
-    #[arg(long)]
-    pub remote: Option<String>,
-    /// With --remote: a file holding the token the server was started with.
-    #[arg(long)]
-    pub token_file: Option<std::path::PathBuf>,
-    /// With --remote: this host sends and the server receives (not yet supported).
-    #[arg(long)]
-    pub reverse: bool,
+    #[command(flatten)]
+    pub remote: RemoteArgs,
     /// Print one JSON document instead of the table.
     #[arg(long)]
     pub json: bool,

@@ -18,6 +18,7 @@ pub mod record;
 pub mod remote;
 pub mod report;
 pub mod servers;
+pub mod sides;
 pub mod stats;
 pub mod sweep;
 pub mod sys;

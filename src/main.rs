@@ -7,8 +7,8 @@ use bytepath::config::RunSpec;
 use bytepath::environment::{mem_available, Environment};
 use bytepath::error::{Error, Status};
 use bytepath::report::{json::Json, table::Table, Exporter};
-use bytepath::transport::Link;
-use bytepath::{compare, engine, record, report, sweep, sys};
+use bytepath::sides::Sides;
+use bytepath::{compare, record, report, sweep, sys};
 use clap::Parser;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -85,25 +85,16 @@ fn catch_ctrl_c() -> anyhow::Result<()> {
 fn run(args: &RunArgs) -> anyhow::Result<Status> {
     let cpus = sys::affinity::allowed_cpus().context("reading this process's CPU affinity")?;
     let spec = RunSpec::from_args(args, &cpus).map_err(Error::from)?;
-    let remote = bytepath::config::remote_from_args(args).map_err(Error::from)?;
+    let remote = bytepath::config::remote_from_args(args, &spec).map_err(Error::from)?;
     if let Some(available) = mem_available() {
         spec.check_memory(available).map_err(Error::from)?;
     }
     // Best effort: if it fails, counters that cannot open say so with EMFILE as their reason.
     let _ = sys::raise_open_file_limit();
     catch_ctrl_c()?;
-    let outcome = match remote {
-        Some(remote) => {
-            let peer = bytepath::remote::client::RemotePeer::new(remote.target, remote.token);
-            engine::peer::run_with_peer(&spec, Box::new(peer), &INTERRUPTED)?
-        }
-        None => {
-            // Dropped at the end of this block, whatever happened: the namespaces go with it.
-            let link = Link::open(&spec.network)?;
-            let connector = link.connector(spec.transport)?;
-            engine::run(&spec, &*connector, &INTERRUPTED)?
-        }
-    };
+    // Dropped at the end of this function, whatever happened: `--netns` namespaces go with it.
+    let sides = Sides::open(&spec.network, remote.as_ref())?;
+    let outcome = sides.run(&spec, &INTERRUPTED)?;
     let record = record::build(&spec, &outcome, Environment::detect(&cpus));
     let text = if args.json {
         Json.export(&record)

@@ -302,8 +302,12 @@ fn remote_flags_that_cannot_apply_are_refused() {
             "--processes with --remote",
         ),
         (
-            &["--remote", "h", "--reverse"],
-            "--reverse: not yet supported",
+            &["--remote", "h", "--reverse", "-p", "rr"],
+            "--reverse with --pattern rr",
+        ),
+        (
+            &["--remote", "h", "--reverse", "--bytes", "1M"],
+            "--reverse with --messages/--bytes",
         ),
         (&["--reverse"], "--reverse: applies with --remote"),
     ] {
@@ -312,6 +316,244 @@ fn remote_flags_that_cannot_apply_are_refused() {
             .args(args)
             .output()
             .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+    }
+}
+
+/// A tiny sweep (2 mechanisms × 1 size × 1 thread, short slices) with `--remote`.
+fn remote_sweep(server: &Server, dir: &std::path::Path, extra: &[&str]) -> std::process::Output {
+    bytepath()
+        .args([
+            "sweep",
+            "--sizes",
+            "4K",
+            "--slice",
+            "20ms",
+            "--min-time",
+            "100ms",
+        ])
+        .args(["--max-time", "300ms", "--warmup", "50ms", "--remote"])
+        .arg(server.address())
+        .arg("--out")
+        .arg(dir)
+        .args(extra)
+        .timeout(Duration::from_secs(120))
+        .output()
+        .unwrap()
+}
+
+fn records(dir: &std::path::Path) -> Vec<Value> {
+    std::fs::read_to_string(dir.join("results.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[test]
+fn a_remote_sweep_runs_every_point_against_the_server_and_resumes_only_there() {
+    let mut server = Server::start(&[]);
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("sweep");
+    let out = remote_sweep(
+        &server,
+        &dir,
+        &["--mechanisms", "send,copy", "--threads", "1", "--verify"],
+    );
+    common::assert_success(&out);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains(&format!(
+            "sides on two hosts: the server at {}",
+            server.address()
+        )),
+        "{stdout}"
+    );
+    let all = records(&dir);
+    assert_eq!(all.len(), 2);
+    let server_pid = server.child.id() as u64;
+    for r in &all {
+        assert_eq!(r["status"], "completed", "{r}");
+        assert_delivered(r, "stream");
+        // The server ran the sender (listed first); this process received and measured.
+        let (theirs, ours) = (u(&r["sides"][0]["pid"]), u(&r["sides"][1]["pid"]));
+        assert_eq!(theirs, server_pid);
+        assert_ne!(theirs, ours);
+        let place = r["config"]["where_sides_run"].as_str().unwrap();
+        assert!(
+            place.starts_with(&format!("remote: the server at {}", server.address())),
+            "{place}"
+        );
+    }
+    let marker: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("sweep.json")).unwrap()).unwrap();
+    assert_eq!(marker["spec"]["remote"], server.address().as_str());
+    // The same folder continued on loopback would mix placements: refused, naming the setting.
+    let out = bytepath()
+        .args([
+            "sweep",
+            "--sizes",
+            "4K",
+            "--slice",
+            "20ms",
+            "--min-time",
+            "100ms",
+        ])
+        .args(["--max-time", "300ms", "--warmup", "50ms"])
+        .args(["--mechanisms", "send,copy", "--threads", "1", "--verify"])
+        .arg("--resume")
+        .arg("--out")
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("(remote: "), "{err}");
+    assert!(server.still_running());
+}
+
+#[test]
+fn a_remote_sweep_records_a_refused_point_and_goes_on_but_an_absent_server_is_one_error() {
+    let server = Server::start(&["--max-threads", "1"]);
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("sweep");
+    let out = remote_sweep(&server, &dir, &["--mechanisms", "send", "--threads", "2,1"]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let all = records(&dir);
+    assert_eq!(all.len(), 2, "the sweep went on after the refused point");
+    assert_ne!(all[0]["status"], "completed");
+    let why = all[0]["errors"].to_string();
+    assert!(why.contains("--max-threads"), "{why}");
+    assert_eq!(all[1]["status"], "completed", "{}", all[1]);
+
+    // Nothing listens on the port a dropped server had: one line, exit 1, no folder made.
+    let gone = Server::start(&[]);
+    let address = gone.address();
+    drop(gone);
+    let never = tmp.path().join("never");
+    let out = bytepath()
+        .args([
+            "sweep",
+            "--mechanisms",
+            "send",
+            "--sizes",
+            "4K",
+            "--threads",
+            "1",
+        ])
+        .args(["--remote", &address, "--out"])
+        .arg(&never)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains(&address) && err.contains("connecting"),
+        "{err}"
+    );
+    assert!(!never.exists());
+}
+
+#[test]
+fn ipc_with_remote_measures_tcp_there_with_exact_counts_and_leaves_the_rest_out() {
+    let server = Server::start(&[]);
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("ipc");
+    let out = bytepath()
+        .args(["ipc", "--remote", &server.address()])
+        .args(["--sizes", "64,4K", "--trials", "200", "--bytes", "1M"])
+        .args(["--warmup", "50ms", "--out"])
+        .arg(&dir)
+        .timeout(Duration::from_secs(120))
+        .output()
+        .unwrap();
+    common::assert_success(&out);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    for t in ["pipe", "unix", "unix-dgram", "udp", "shm"] {
+        let line = format!("ipc: {t} left out with --remote: ");
+        assert_eq!(stdout.matches(&line).count(), 1, "{t}: {stdout}");
+    }
+    let all = records(&dir);
+    assert_eq!(all.len(), 4, "tcp × (latency, bandwidth) × 2 sizes");
+    let server_pid = server.child.id() as u64;
+    for r in &all {
+        assert_eq!(r["status"], "completed", "{r}");
+        assert_eq!(r["config"]["transport"], "tcp");
+        let place = r["config"]["where_sides_run"].as_str().unwrap();
+        assert!(place.starts_with("remote: the server at"), "{place}");
+        let ours = if r["config"]["pattern"] == "rr" {
+            // The rr client (listed first) asked exactly --trials round trips here.
+            assert_eq!(u(&r["sides"][1]["pid"]), server_pid);
+            assert_eq!(u(&r["sides"][0]["messages"]), 200, "{r}");
+            0
+        } else {
+            // The remote sender kept sending until told to stop; the receiver here counted.
+            assert_eq!(u(&r["sides"][0]["pid"]), server_pid);
+            assert!(u(&r["sides"][1]["payload_bytes"]) >= 1 << 20, "{r}");
+            1
+        };
+        assert_ne!(u(&r["sides"][ours]["pid"]), server_pid);
+    }
+
+    let out = bytepath()
+        .args([
+            "ipc",
+            "--remote",
+            &server.address(),
+            "--transports",
+            "tcp,unix",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("--transports unix with --remote")
+            && err.contains("allowed with --remote: tcp"),
+        "{err}"
+    );
+}
+
+#[test]
+fn reverse_sends_from_here_and_the_server_receives_and_measures() {
+    let server = Server::start(&[]);
+    let out = remote(
+        &server,
+        &["--reverse", "-m", "copy", "-s", "64K", "--verify"],
+    );
+    common::assert_success(&out);
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_delivered(&r, "reverse");
+    let (sender, receiver) = (&r["sides"][0], &r["sides"][1]);
+    assert_eq!(receiver["side"], "receiver");
+    assert_eq!(u(&receiver["pid"]), server.child.id() as u64);
+    assert_ne!(u(&sender["pid"]), u(&receiver["pid"]));
+    // Every byte sent here arrived there (assert_delivered), and the figures follow the
+    // server's receiver: its per-slice series came back.
+    let stats = &r["statistics"];
+    assert_eq!(stats["side"], "receiver");
+    assert!(u(&stats["slices"]) >= 2, "{stats}");
+    assert!(stats["summary"]["mean"].as_f64().unwrap() > 0.0, "{stats}");
+    let place = r["config"]["where_sides_run"].as_str().unwrap();
+    assert!(place.contains("ran the receiver and measured"), "{place}");
+}
+
+#[test]
+fn reverse_is_refused_where_the_measuring_side_must_stay_here() {
+    for (args, needle) in [
+        (
+            &["sweep", "--remote", "h", "--reverse"][..],
+            "--reverse with sweep",
+        ),
+        (&["ipc", "--remote", "h", "--reverse"], "--reverse with ipc"),
+        (&["sweep", "--reverse"], "--reverse: applies with --remote"),
+    ] {
+        let out = bytepath().args(args).output().unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
         assert!(err.contains(needle), "{args:?}: {err}");

@@ -312,29 +312,58 @@ pub fn parse_remote(text: &str) -> Result<crate::remote::client::Target, ConfigE
     })
 }
 
-/// Where `run --remote` runs the other side, and the token to prove there.
+/// Where `--remote` runs the other side, and the token to prove there.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RemoteRun {
     pub target: crate::remote::client::Target,
     pub token: Option<Vec<u8>>,
+    /// `--reverse`: this host sends and the server receives and measures (`run`, stream only).
+    pub reverse: bool,
 }
 
-/// `run --remote` and its companions, or `None` for a local run.
-pub fn remote_from_args(args: &RunArgs) -> Result<Option<RemoteRun>, ConfigError> {
-    let Some(text) = &args.remote else {
-        if args.token_file.is_some() || args.reverse {
-            let flag = if args.reverse {
-                "--reverse"
-            } else {
-                "--token-file"
-            };
-            return Err(bad(format!(
-                "{flag}: applies with --remote HOST[:PORT] only"
-            )));
+impl RemoteRun {
+    /// `--remote` and its companions, parsed once per command (run, sweep, ipc); `None` when
+    /// both sides run on this host. What only one command refuses is checked by that command.
+    pub fn from_args(
+        args: &crate::cli::RemoteArgs,
+        network: &Network,
+    ) -> Result<Option<RemoteRun>, ConfigError> {
+        let Some(text) = &args.remote else {
+            if args.token_file.is_some() || args.reverse {
+                let flag = if args.reverse {
+                    "--reverse"
+                } else {
+                    "--token-file"
+                };
+                return Err(bad(format!(
+                    "{flag}: applies with --remote HOST[:PORT] only"
+                )));
+            }
+            return Ok(None);
+        };
+        let target = parse_remote(text)?;
+        if network.is_netns() {
+            return Err(bad(
+                "--netns with --remote: two placements at once; the sides are either in two namespaces on this host or on two hosts",
+            ));
         }
+        let token = match &args.token_file {
+            Some(path) => Some(crate::remote::protocol::read_token(path).map_err(bad)?),
+            None => None,
+        };
+        Ok(Some(RemoteRun {
+            target,
+            token,
+            reverse: args.reverse,
+        }))
+    }
+}
+
+/// `run --remote` and its companions, or `None` for a run on this host.
+pub fn remote_from_args(args: &RunArgs, spec: &RunSpec) -> Result<Option<RemoteRun>, ConfigError> {
+    let Some(remote) = RemoteRun::from_args(&args.remote, &spec.network)? else {
         return Ok(None);
     };
-    let target = parse_remote(text)?;
     if args.transport != "tcp" {
         return Err(bad(format!(
             "--transport {} with --remote: remote runs carry tcp only",
@@ -346,21 +375,17 @@ pub fn remote_from_args(args: &RunArgs) -> Result<Option<RemoteRun>, ConfigError
             "--processes with --remote: the server already runs the other side in its own process; drop --processes",
         ));
     }
-    if args.network.netns {
+    if remote.reverse && spec.pattern == Pattern::Rr {
         return Err(bad(
-            "--netns with --remote: two placements at once; the sides are either in two namespaces on this host or on two hosts",
+            "--reverse with --pattern rr: in a round trip this host always asks and the server answers; --reverse applies to stream only",
         ));
     }
-    if args.reverse {
+    if remote.reverse && spec.stopping.messages_per_flow.is_some() {
         return Err(bad(
-            "--reverse: not yet supported; with --remote the server sends (stream) or answers (rr) and this host measures",
+            "--reverse with --messages/--bytes: not supported yet (the count would be kept on the server); give --duration instead",
         ));
     }
-    let token = match &args.token_file {
-        Some(path) => Some(crate::remote::protocol::read_token(path).map_err(bad)?),
-        None => None,
-    };
-    Ok(Some(RemoteRun { target, token }))
+    Ok(Some(remote))
 }
 
 /// A `bytepath server` command line, checked.

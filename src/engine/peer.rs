@@ -6,7 +6,7 @@
 //! workers end at once, and every sample it did not send is marked missing with the reason.
 use super::control::Control;
 use super::slices::SliceBoard;
-use super::worker::ThreadSample;
+use super::worker::{Role, ThreadSample};
 use super::{
     collect, measured_role, phases, side_worker, spawn, RunOutcome, Shared, SliceSeries, STOP_GRACE,
 };
@@ -15,7 +15,7 @@ use crate::error::Error;
 use crate::transport::{Endpoint, SocketOptions};
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Barrier};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// One flow's local end, and what its sending end can hold in the kernel.
 pub struct LocalEnd {
@@ -23,8 +23,21 @@ pub struct LocalEnd {
     pub send_buffer: usize,
 }
 
+/// The measured side's per-slice totals, when the peer ran that side.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PeerSlices {
+    pub length: Duration,
+    pub bytes: Vec<u64>,
+    pub messages: Vec<u64>,
+}
+
 /// The other side of every flow, run by a peer.
 pub trait Peer {
+    /// The side this process runs of every flow: the measured one unless the peer measures
+    /// (`run --remote --reverse`).
+    fn local_role(&self, pattern: Pattern) -> Role {
+        measured_role(pattern)
+    }
     /// Opens the flows' local ends; when it returns, the peer's side of each is set up.
     fn connect(&mut self, spec: &RunSpec, options: SocketOptions) -> Result<Vec<LocalEnd>, Error>;
     /// Where the sides run, in the record's words.
@@ -45,13 +58,13 @@ pub trait PeerWatch {
     /// This side's run ended: the peer must stop too.
     fn stop(&mut self);
     /// Adds the peer's samples to `samples`, waiting until `deadline`; then the flows are
-    /// aborted. Returns whether the watchdog fired.
+    /// aborted. Returns whether the watchdog fired, and the peer's slices if it measured.
     fn finish(
         self: Box<Self>,
         deadline: Instant,
         endpoints: &[Arc<Endpoint>],
         samples: &mut Vec<ThreadSample>,
-    ) -> bool;
+    ) -> (bool, Option<PeerSlices>);
 }
 
 /// Runs `spec` with this process's side only and `peer` running the other.
@@ -79,7 +92,9 @@ pub fn run_with_peer(
         start: start.clone(),
         board: board.clone(),
     };
-    let role = measured_role(spec.pattern);
+    let role = peer.local_role(spec.pattern);
+    // The peer measures: its slices replace this side's board, which nobody here writes.
+    let peer_measures = role != measured_role(spec.pattern);
     let workers = ends
         .into_iter()
         .enumerate()
@@ -103,8 +118,22 @@ pub fn run_with_peer(
     watch.stop();
     let deadline = Instant::now() + STOP_GRACE;
     let (mut samples, mut watchdog_fired) = collect(handles, &endpoints, deadline);
-    watchdog_fired |= watch.finish(deadline, &endpoints, &mut samples);
-    let (bytes, messages) = board.read(phases.slices_used);
+    let (fired, theirs) = watch.finish(deadline, &endpoints, &mut samples);
+    watchdog_fired |= fired;
+    let (length, bytes, messages) = match theirs {
+        // This schedule says how many slices the run used (fewer when interrupted).
+        Some(mut theirs) if peer_measures => {
+            theirs.bytes.truncate(phases.slices_used);
+            theirs.messages.truncate(phases.slices_used);
+            (theirs.length, theirs.bytes, theirs.messages)
+        }
+        // The peer failed to send them: its missing samples already fail the run.
+        _ if peer_measures => (spec.stopping.slice, Vec::new(), Vec::new()),
+        _ => {
+            let (bytes, messages) = board.read(phases.slices_used);
+            (spec.stopping.slice, bytes, messages)
+        }
+    };
     Ok(RunOutcome {
         samples,
         machine: phases.machine,
@@ -114,7 +143,7 @@ pub fn run_with_peer(
         placement,
         send_buffer_bytes,
         slices: SliceSeries {
-            length: spec.stopping.slice,
+            length,
             bytes,
             messages,
             stop: phases.stop,

@@ -1,11 +1,12 @@
 //! One thread's measured window: opened when the thread first sees the measure phase, closed
 //! when it first sees stop. Opening and closing read rusage and the perf counters; in between
 //! only counts and histogram samples are touched.
-use super::control::Phase;
-use super::slices::SliceClock;
+use super::control::{Control, Phase};
+use super::slices::{SliceBoard, SliceClock};
 use crate::measure::counters::{CounterSample, CounterSelection, ThreadCounters};
 use crate::measure::histogram::LatencyHistogram;
 use crate::sys::usage::{thread_usage, ThreadUsage};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 enum State {
@@ -36,6 +37,8 @@ pub struct Window {
     histogram: LatencyHistogram,
     /// Only on the measured side (stream receiver, rr client).
     slices: Option<SliceClock>,
+    /// Slices to count into once the window opens (and the schedule is surely fixed).
+    pending_slices: Option<(Arc<SliceBoard>, Duration, Arc<Control>)>,
     result: Option<(Duration, ThreadUsage, CounterSample)>,
 }
 
@@ -49,13 +52,21 @@ impl Window {
             bytes: 0,
             histogram: LatencyHistogram::new(),
             slices: None,
+            pending_slices: None,
             result: None,
         }
     }
 
-    /// Makes this window count its messages into measurement slices as well.
-    pub fn attach_slices(&mut self, clock: SliceClock) {
-        self.slices = Some(clock);
+    /// Makes this window count its messages into measurement slices as well, from the start
+    /// of the measured phase `control` holds when the window opens: on a server's side the
+    /// schedule is fixed only after the workers pass the start barrier (at the client's `Go`).
+    pub fn attach_slices(
+        &mut self,
+        board: Arc<SliceBoard>,
+        length: Duration,
+        control: Arc<Control>,
+    ) {
+        self.pending_slices = Some((board, length, control));
     }
 
     /// Follows the run's phase; returns whether samples now count.
@@ -105,6 +116,9 @@ impl Window {
     }
 
     fn open(&mut self, now: Instant) {
+        if let Some((board, length, control)) = self.pending_slices.take() {
+            self.slices = Some(SliceClock::new(board, control.measure_from(), length));
+        }
         let usage = thread_usage().unwrap_or_default();
         self.counters.start();
         self.state = State::Open {

@@ -2,7 +2,7 @@
 //! once per message and the phase once per message; everything else on the path is the
 //! mechanism's own system calls.
 use super::control::{Control, Phase};
-use super::slices::{SliceBoard, SliceClock};
+use super::slices::SliceBoard;
 use super::window::{Window, WindowResult};
 use crate::measure::counters::CounterSelection;
 use crate::mechanism::receive::{DatagramStats, Receiver, Verifier};
@@ -85,8 +85,7 @@ impl Worker {
         let mut window = Window::new(self.counters);
         self.start.wait();
         if let Some((board, length)) = &self.slices {
-            let from = self.control.measure_from();
-            window.attach_slices(SliceClock::new(board.clone(), from, *length));
+            window.attach_slices(board.clone(), *length, self.control.clone());
         }
         let mut totals = Totals::default();
         let ep = &*self.endpoint;

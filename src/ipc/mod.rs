@@ -13,9 +13,10 @@ use crate::error::{Error, Status};
 use crate::measure::counters::CounterSelection;
 use crate::mechanism::MechanismKind;
 use crate::record::{self, RunRecord, SweepPoint};
+use crate::sides::Sides;
 use crate::sweep::folder::{self, Saved};
 use crate::sweep::spec::parse_list;
-use crate::transport::{Link, Transport};
+use crate::transport::Transport;
 use crate::{report, sys};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -53,6 +54,8 @@ pub struct IpcSpec {
     pub processes: bool,
     /// Where the sides run (`--netns`, `--mtu`, `--netem`).
     pub network: Network,
+    /// `--remote`: the other side of every point on `bytepath server` there (tcp only).
+    pub remote: Option<config::RemoteRun>,
 }
 
 /// Every transport, the default of `--transports`.
@@ -69,8 +72,21 @@ impl IpcSpec {
             t.parse::<Transport>()
         })?;
         let network = Network::from_args(&args.network)?;
+        let remote = config::RemoteRun::from_args(&args.remote, &network)?;
+        if let Some(remote) = &remote {
+            if remote.reverse {
+                return Err(bad(
+                    "--reverse with ipc: ipc measures on this host; --reverse is for `run` (stream) only".into(),
+                ));
+            }
+            if args.processes {
+                return Err(bad(
+                    "--processes with --remote: the server already runs the other side in its own process; drop --processes".into(),
+                ));
+            }
+        }
         let (transports, mut skip_reasons) =
-            placement_skips(transports, &network, named.is_some())?;
+            placement_skips(transports, &network, remote.is_some(), named.is_some())?;
         let sizes = parse_list("--sizes", &args.sizes, parse_size)?;
         let (skipped, datagram_reasons) =
             datagram_skips(&transports, &sizes, args.udp_split, named.is_some())?;
@@ -128,6 +144,7 @@ impl IpcSpec {
             skip_reasons,
             processes: args.processes,
             network,
+            remote,
         })
     }
 
@@ -184,21 +201,29 @@ impl IpcSpec {
     }
 }
 
-/// The transports that cannot run in this placement (only tcp and udp cross namespaces):
-/// refused when named, otherwise left out with one line each saying why.
+/// The transports that cannot run in this placement (only tcp and udp cross namespaces, only
+/// tcp reaches a server): refused when named, otherwise left out with one line each saying why.
 fn placement_skips(
     transports: Vec<Transport>,
     network: &Network,
+    remote: bool,
     named: bool,
 ) -> Result<(Vec<Transport>, Vec<String>), ConfigError> {
+    let flag = if remote { "--remote" } else { "--netns" };
     let mut kept = Vec::new();
     let mut reasons = Vec::new();
     for t in transports {
-        match network.carries(t) {
+        match Sides::carries(network, remote, t) {
             Ok(()) => kept.push(t),
+            Err(why) if named && remote => {
+                return Err(bad(format!(
+                    "--transports {} with --remote: {why}; allowed with --remote: tcp",
+                    t.name()
+                )))
+            }
             Err(_) if named => return Err(network.check_transport(t).unwrap_err()),
             Err(why) => reasons.push(format!(
-                "{} left out with --netns: {why} (name --transports to have it refused)",
+                "{} left out with {flag}: {why} (name --transports to have it refused)",
                 t.name()
             )),
         }
@@ -261,12 +286,13 @@ pub fn command(args: &IpcArgs, interrupt: &AtomicBool) -> Result<Status, Error> 
         points.len(),
         "per measure and size, every transport in list order",
     );
+    // Set up once for every point, before the folder is made, so an unreachable server is one
+    // error and no empty folder; dropped (namespaces deleted) when the command returns.
+    let sides = Sides::open(&spec.network, spec.remote.as_ref())?;
     let (mut results, _) = folder::open(args.out.as_deref(), false, &marker)?;
     let env = Environment::detect(&cpus);
-    // Set up once for every point; dropped (namespaces deleted) when the command returns.
-    let link = Link::open(&spec.network)?;
-    if spec.network.is_netns() {
-        println!("ipc: sides in {}", link.describe());
+    if let Some(place) = sides.announce() {
+        println!("ipc: sides {place}");
     }
     for reason in &spec.skip_reasons {
         println!("ipc: {reason}");
@@ -284,9 +310,8 @@ pub fn command(args: &IpcArgs, interrupt: &AtomicBool) -> Result<Status, Error> 
             break;
         }
         let run = spec.run_spec(measure, size, transport);
-        let outcome = link
-            .connector(transport)
-            .and_then(|connector| engine::run(&run, &*connector, interrupt))
+        let outcome = sides
+            .run(&run, interrupt)
             .unwrap_or_else(|e| RunOutcome::not_run(&run, e.to_string()));
         let mut record = record::build(&run, &outcome, env.clone());
         record.command = "ipc";
@@ -367,6 +392,7 @@ fn args_json(args: &IpcArgs) -> serde_json::Value {
         "udp_split": args.udp_split,
         "processes": args.processes,
         "netns": args.network.netns, "mtu": args.network.mtu, "netem": args.network.netem,
+        "remote": args.remote.remote,
     })
 }
 

@@ -3,10 +3,10 @@
 //! server), opens the data connections tagged with the session cookie, releases the server's
 //! side with `Go`, and reads the server's samples back at the end.
 use super::protocol::{self, ErrorCode, FrameError, Message, RunRequest, DATA_TAG_BYTES, VERSION};
-use super::{apply_options, capabilities, remote_role};
+use super::{apply_options, capabilities, local_role, remote_role, REVERSE};
 use crate::config::{Pattern, RunSpec};
 use crate::engine::control::Control;
-use crate::engine::peer::{LocalEnd, Peer, PeerWatch};
+use crate::engine::peer::{LocalEnd, Peer, PeerSlices, PeerWatch};
 use crate::engine::worker::{Role, ThreadSample};
 use crate::error::Error;
 use crate::transport::tcp::max_send_buffer;
@@ -44,21 +44,27 @@ impl std::fmt::Display for Target {
 pub struct RemotePeer {
     target: Target,
     token: Option<Vec<u8>>,
+    /// `--reverse`: the server runs the measured side (stream receiver).
+    reverse: bool,
     control: Option<TcpStream>,
     /// The server's version and kernel, from its hello.
     server_system: String,
+    /// What the server's hello says it can run.
+    server_capabilities: Vec<String>,
     pattern: Option<Pattern>,
     /// Workers the server runs: (flow, role).
     expected: Vec<(u32, Role)>,
 }
 
 impl RemotePeer {
-    pub fn new(target: Target, token: Option<Vec<u8>>) -> RemotePeer {
+    pub fn new(target: Target, token: Option<Vec<u8>>, reverse: bool) -> RemotePeer {
         RemotePeer {
             target,
             token,
+            reverse,
             control: None,
             server_system: String::new(),
+            server_capabilities: Vec::new(),
             pattern: None,
             expected: Vec::new(),
         }
@@ -129,8 +135,11 @@ impl RemotePeer {
                 version,
                 system,
                 challenge,
-                ..
-            } => (version, system, challenge),
+                capabilities,
+            } => {
+                self.server_capabilities = capabilities;
+                (version, system, challenge)
+            }
             other => return Err(self.unexpected("its hello", &other)),
         };
         if version != VERSION {
@@ -141,6 +150,13 @@ impl RemotePeer {
             .into());
         }
         self.server_system = system;
+        if self.reverse && !self.server_capabilities.iter().any(|c| c == REVERSE) {
+            return Err(crate::config::ConfigError(format!(
+                "--remote {} --reverse: the server ({}) cannot run the measured side; use the same bytepath release on both hosts",
+                self.target, self.server_system
+            ))
+            .into());
+        }
         let Some(challenge) = challenge else {
             return Ok(());
         };
@@ -157,10 +173,17 @@ impl RemotePeer {
         self.send(&Message::Auth { proof })
     }
 
+    /// Says hello (and proves the token) without asking for a run, then says goodbye: whether
+    /// the server is there and would take this client, before a command's first point.
+    pub fn check(mut self) -> Result<(), Error> {
+        self.handshake()?;
+        self.send(&Message::Bye)
+    }
+
     /// Asks for the run; returns the data port and the cookie.
     fn request(&mut self, spec: &RunSpec) -> Result<(u16, Vec<u8>), Error> {
         self.send(&Message::Run {
-            request: request_for(spec),
+            request: request_for(spec, self.reverse),
         })?;
         match self.receive("its answer to the run request")? {
             Message::Accepted { data_port, cookie } => {
@@ -183,7 +206,7 @@ impl RemotePeer {
     ) -> Result<Vec<LocalEnd>, Error> {
         let mut addr = resolve(&self.target)?;
         addr.set_port(port);
-        let role = crate::engine::measured_role(spec.pattern);
+        let role = local_role(spec.pattern, self.reverse);
         (0..spec.threads)
             .map(|flow| {
                 let mut stream = TcpStream::connect_timeout(&addr, STEP_TIMEOUT)?;
@@ -212,14 +235,21 @@ impl Peer for RemotePeer {
             Message::Ready => {}
             other => return Err(self.unexpected("ready", &other)),
         }
-        let role = remote_role(spec.pattern);
+        let role = remote_role(spec.pattern, self.reverse);
         self.expected = (0..spec.threads as u32).map(|f| (f, role)).collect();
         self.pattern = Some(spec.pattern);
         Ok(ends)
     }
 
+    fn local_role(&self, pattern: Pattern) -> Role {
+        local_role(pattern, self.reverse)
+    }
+
     fn describe(&self) -> String {
         let side = match self.pattern {
+            Some(Pattern::Stream) if self.reverse => {
+                "receiver and measured; this host sent (like iperf3 without -R)"
+            }
             Some(Pattern::Stream) | None => {
                 "sender; this host received and measured (like iperf3 -R)"
             }
@@ -269,36 +299,59 @@ impl Peer for RemotePeer {
     }
 }
 
-/// The server's samples, or why they did not all come.
-type Results = Result<(Vec<ThreadSample>, Option<String>), (Vec<ThreadSample>, String)>;
+/// What the server sent back: its samples, its slices when it measured, and why its side
+/// failed, if it did.
+#[derive(Default)]
+struct Report {
+    samples: Vec<ThreadSample>,
+    slices: Option<PeerSlices>,
+    error: Option<String>,
+}
 
-/// Reads `Sample` frames until `Done`. Before the local run ends, silence is expected; a
-/// closed or broken control connection is the server gone.
-fn read_results(mut stream: TcpStream, control: &Control) -> Results {
-    let mut samples = Vec::new();
+/// Reads `Sample` (and `Slices`) frames until `Done`. Before the local run ends, silence is
+/// expected; a closed or broken control connection is the server gone (`Err`: the flows must
+/// be aborted).
+fn read_results(mut stream: TcpStream, control: &Control) -> Result<Report, Report> {
+    let mut report = Report::default();
     let mut quiet_since: Option<Instant> = None;
+    let failed = |mut report: Report, why: String| {
+        report.error = Some(why);
+        Err(report)
+    };
     loop {
         match protocol::read_message(&mut stream) {
-            Ok(Message::Sample { sample }) => samples.push(*sample),
+            Ok(Message::Sample { sample }) => report.samples.push(*sample),
+            Ok(Message::Slices {
+                slice_ns,
+                bytes,
+                messages,
+            }) => {
+                report.slices = Some(PeerSlices {
+                    length: Duration::from_nanos(slice_ns),
+                    bytes,
+                    messages,
+                })
+            }
             Ok(Message::Done { error, .. }) => {
                 let _ = protocol::write_message(&mut stream, &Message::Bye);
-                return Ok((samples, error));
+                report.error = error;
+                return Ok(report);
             }
-            Ok(Message::Error { message, .. }) => return Err((samples, message)),
+            Ok(Message::Error { message, .. }) => return failed(report, message),
             Ok(other) => {
                 let why = format!("sent an unexpected {} message", other.kind());
-                return Err((samples, why));
+                return failed(report, why);
             }
             Err(FrameError::Idle) => {
                 // After the local side stopped, the server has STOP_GRACE plus a step to report.
                 if control.is_stopped() {
                     let since = *quiet_since.get_or_insert_with(Instant::now);
                     if since.elapsed() > crate::engine::STOP_GRACE + STEP_TIMEOUT {
-                        return Err((samples, "sent no results after the run".into()));
+                        return failed(report, "sent no results after the run".into());
                     }
                 }
             }
-            Err(e) => return Err((samples, format!("the control connection failed: {e}"))),
+            Err(e) => return failed(report, format!("the control connection failed: {e}")),
         }
     }
 }
@@ -306,7 +359,7 @@ fn read_results(mut stream: TcpStream, control: &Control) -> Results {
 struct RemoteWatch {
     target: Target,
     writer: TcpStream,
-    results: Receiver<Results>,
+    results: Receiver<Result<Report, Report>>,
     expected: Vec<(u32, Role)>,
 }
 
@@ -321,18 +374,26 @@ impl PeerWatch for RemoteWatch {
         deadline: Instant,
         endpoints: &[Arc<Endpoint>],
         samples: &mut Vec<ThreadSample>,
-    ) -> bool {
+    ) -> (bool, Option<PeerSlices>) {
         let wait = deadline.saturating_duration_since(Instant::now()) + STEP_TIMEOUT;
-        let (theirs, why, fired) = match self.results.recv_timeout(wait) {
-            Ok(Ok((theirs, error))) => (theirs, error, false),
-            Ok(Err((theirs, why))) => (theirs, Some(why), false),
+        let (report, fired) = match self.results.recv_timeout(wait) {
+            Ok(Ok(report) | Err(report)) => (report, false),
             Err(_) => {
                 endpoints.iter().for_each(|ep| ep.abort());
-                (Vec::new(), Some("sent no results in time".into()), true)
+                let error = Some("sent no results in time".into());
+                (
+                    Report {
+                        error,
+                        ..Report::default()
+                    },
+                    true,
+                )
             }
         };
-        samples.extend(theirs);
-        let why = why.unwrap_or_else(|| "its worker thread panicked".into());
+        samples.extend(report.samples);
+        let why = report
+            .error
+            .unwrap_or_else(|| "its worker thread panicked".into());
         for &(flow, role) in &self.expected {
             if !samples.iter().any(|s| s.flow == flow && s.role == role) {
                 samples.push(missing(
@@ -342,7 +403,7 @@ impl PeerWatch for RemoteWatch {
                 ));
             }
         }
-        fired
+        (fired, report.slices)
     }
 }
 
@@ -376,7 +437,7 @@ fn resolve(target: &Target) -> Result<SocketAddr, Error> {
 }
 
 /// The run request for `spec`: the fields the server's side needs.
-pub fn request_for(spec: &RunSpec) -> RunRequest {
+pub fn request_for(spec: &RunSpec, reverse: bool) -> RunRequest {
     RunRequest {
         transport: spec.transport.name().into(),
         mechanism: spec.mechanism.name().into(),
@@ -393,5 +454,6 @@ pub fn request_for(spec: &RunSpec) -> RunRequest {
         spin: spec.spin,
         verify: spec.verify,
         counters: spec.counters.name().into(),
+        reverse,
     }
 }

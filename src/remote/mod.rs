@@ -18,15 +18,30 @@ use std::os::fd::AsFd;
 /// The port `bytepath server` listens on unless `--port` says otherwise.
 pub const DEFAULT_PORT: u16 = 5301;
 
+/// The capability a server announces when it can run the measured side (`run --reverse`).
+pub const REVERSE: &str = "reverse";
+
 /// What this build can run on the server's side, as the hellos announce it.
 pub fn capabilities() -> Vec<String> {
-    ["tcp", "stream", "rr", "verify"].map(String::from).to_vec()
+    ["tcp", "stream", "rr", "verify", REVERSE]
+        .map(String::from)
+        .to_vec()
 }
 
 /// The side the server runs: the one the statistics do not follow (stream sender, rr server),
-/// so the measured side, its clock and the statistics stay with the client.
-pub fn remote_role(pattern: Pattern) -> Role {
-    crate::engine::processes::child_role(pattern)
+/// so the measured side, its clock and the statistics stay with the client; with `reverse`
+/// (stream only) the measured one, the receiver, whose slices then travel back.
+pub fn remote_role(pattern: Pattern, reverse: bool) -> Role {
+    if reverse {
+        crate::engine::measured_role(pattern)
+    } else {
+        crate::engine::processes::child_role(pattern)
+    }
+}
+
+/// The side the client runs: the other one.
+pub fn local_role(pattern: Pattern, reverse: bool) -> Role {
+    remote_role(pattern, !reverse)
 }
 
 /// The run's socket options for the end of a data connection that plays `role`.

@@ -67,6 +67,11 @@ pub struct RunRequest {
     pub spin: bool,
     pub verify: bool,
     pub counters: String,
+    /// `--reverse` (stream only): the server runs the measured side, the receiver, and sends
+    /// its slices back. Left out when false, so a plain request reads as version 1 always did;
+    /// a server without the "reverse" capability refuses the field as unknown.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub reverse: bool,
 }
 
 /// One control frame's content.
@@ -107,6 +112,13 @@ pub enum Message {
     Sample {
         sample: Box<ThreadSample>,
     },
+    /// With `reverse`, before `Done`: the measured side's per-slice totals over the whole
+    /// measured phase (the client keeps as many slices as its own schedule used).
+    Slices {
+        slice_ns: u64,
+        bytes: Vec<u64>,
+        messages: Vec<u64>,
+    },
     /// Every sample was sent; `error` says why the server's side failed, if it did.
     Done {
         samples: u32,
@@ -133,6 +145,7 @@ impl Message {
             Message::Accepted { .. } => "accepted",
             Message::Ready => "ready",
             Message::Go => "go",
+            Message::Slices { .. } => "slices",
             Message::Stop => "stop",
             Message::Sample { .. } => "sample",
             Message::Done { .. } => "done",
@@ -374,6 +387,51 @@ mod tests {
                 assert_eq!(version, VERSION);
                 assert_eq!(capabilities, ["tcp"]);
             }
+            other => panic!("got {}", other.kind()),
+        }
+    }
+
+    #[test]
+    fn reverse_is_on_the_wire_only_when_asked_and_slices_round_trip() {
+        let mut request = RunRequest {
+            transport: "tcp".into(),
+            mechanism: "copy".into(),
+            pattern: "stream".into(),
+            message_size: 4096,
+            threads: 1,
+            duration_ms: 1000,
+            warmup_ms: 0,
+            total_bytes: None,
+            recv_size: None,
+            spin: false,
+            verify: false,
+            counters: "none".into(),
+            reverse: false,
+        };
+        // A plain request reads as version 1 always did, so older servers still take it.
+        let plain = serde_json::to_string(&request).unwrap();
+        assert!(!plain.contains("reverse"), "{plain}");
+        request.reverse = true;
+        let asked: RunRequest =
+            serde_json::from_str(&serde_json::to_string(&request).unwrap()).unwrap();
+        assert!(asked.reverse);
+
+        let mut wire = Vec::new();
+        let slices = Message::Slices {
+            slice_ns: 100_000_000,
+            bytes: vec![1, 2, 3],
+            messages: vec![4, 5, 6],
+        };
+        write_message(&mut wire, &slices).unwrap();
+        match read_message(&mut Cursor::new(wire)).unwrap() {
+            Message::Slices {
+                slice_ns,
+                bytes,
+                messages,
+            } => assert_eq!(
+                (slice_ns, bytes, messages),
+                (100_000_000, vec![1, 2, 3], vec![4, 5, 6])
+            ),
             other => panic!("got {}", other.kind()),
         }
     }

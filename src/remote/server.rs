@@ -245,6 +245,8 @@ fn session(stream: &mut TcpStream, state: &State) -> Result<String, Refusal> {
     }
     let request = match expect(stream, "run")? {
         Message::Run { request } => request,
+        // A client checking, before its first point, that this server is there and takes it.
+        Message::Bye => return Ok("checked: hello only, no run".into()),
         other => return Err(out_of_order("run", &other)),
     };
     let spec = spec_for(&request, &state.config.limits)?;
@@ -257,11 +259,12 @@ fn session(stream: &mut TcpStream, state: &State) -> Result<String, Refusal> {
         let _ = protocol::write_message(stream, &Message::Busy { message });
         return Ok("busy: another run is in progress".into());
     }
-    let result = run_side(stream, &spec, state);
+    let result = run_side(stream, &spec, request.reverse, state);
     state.busy.store(false, Ordering::Release);
     let what = format!(
-        "tcp {} {} B x{} {} for {} ms",
+        "tcp {}{} {} B x{} {} for {} ms",
         spec.pattern.name(),
+        if request.reverse { " reverse" } else { "" },
         spec.message_size,
         spec.threads,
         spec.mechanism.name(),
@@ -304,6 +307,18 @@ fn spec_for(request: &RunRequest, limits: &Limits) -> Result<RunSpec, Refusal> {
     let mechanism = request.mechanism.parse().map_err(invalid)?;
     config::check_transport(Transport::Tcp, mechanism).map_err(invalid)?;
     let pattern: Pattern = request.pattern.parse().map_err(invalid)?;
+    if request.reverse && pattern != Pattern::Stream {
+        return Err(refuse(
+            ErrorCode::Refused,
+            "reverse with rr: in a round trip the client always asks; reverse is for stream only",
+        ));
+    }
+    if request.reverse && request.total_bytes.is_some() {
+        return Err(refuse(
+            ErrorCode::Refused,
+            "reverse with a count (--bytes/--messages): not supported; give a duration",
+        ));
+    }
     let size = request.message_size;
     if size == 0 || size > limits.max_message_size as u64 {
         return Err(limit(format!(
@@ -386,7 +401,13 @@ fn spec_for(request: &RunRequest, limits: &Limits) -> Result<RunSpec, Refusal> {
 }
 
 /// Accepts the run's data connections, runs this side, and sends its samples back.
-fn run_side(stream: &mut TcpStream, spec: &RunSpec, state: &State) -> Result<String, Refusal> {
+/// With `reverse` this side is the measured one: its slices are kept and sent back too.
+fn run_side(
+    stream: &mut TcpStream,
+    spec: &RunSpec,
+    reverse: bool,
+    state: &State,
+) -> Result<String, Refusal> {
     let config = &state.config;
     let failed = |what: &str, e: std::io::Error| refuse(ErrorCode::Failed, format!("{what}: {e}"));
     let data =
@@ -408,10 +429,17 @@ fn run_side(stream: &mut TcpStream, spec: &RunSpec, state: &State) -> Result<Str
     drop(data);
     let control = Arc::new(Control::new().map_err(|e| failed("mapping the schedule", e))?);
     let start = Arc::new(Barrier::new(spec.threads + 1));
+    // Only the measured side publishes slices; the other needs a board it never writes.
+    let slice_count = if reverse {
+        engine::phases::div_duration(spec.duration, spec.stopping.slice).max(1)
+    } else {
+        1
+    };
+    let board = Arc::new(SliceBoard::new(slice_count));
     let shared = Shared {
         control: control.clone(),
         start: start.clone(),
-        board: Arc::new(SliceBoard::new(1)),
+        board: board.clone(),
     };
     let options = SocketOptions {
         nodelay: spec.tcp_nodelay(),
@@ -419,7 +447,7 @@ fn run_side(stream: &mut TcpStream, spec: &RunSpec, state: &State) -> Result<Str
         zerocopy_receiver: spec.mechanism.needs_zerocopy_socket() && spec.pattern == Pattern::Rr,
         ..SocketOptions::default()
     };
-    let role = remote_role(spec.pattern);
+    let role = remote_role(spec.pattern, reverse);
     let mut workers = Vec::with_capacity(flows.len());
     for (flow, s) in flows.into_iter().enumerate() {
         apply_options(&s, options, role).map_err(|e| failed("setting socket options", e))?;
@@ -455,8 +483,19 @@ fn run_side(stream: &mut TcpStream, spec: &RunSpec, state: &State) -> Result<Str
         endpoints.iter().for_each(|ep| ep.abort());
     }
     let (samples, fired) = engine::collect(handles, &endpoints, Instant::now() + STOP_GRACE);
+    // Free before the samples go back: a client (a sweep's next point) that asks again as soon
+    // as it has them must not be told busy.
+    state.busy.store(false, Ordering::Release);
     let ended = ended?;
-    report(stream, samples, fired || ended)
+    let slices = reverse.then(|| {
+        let (bytes, messages) = board.read(slice_count);
+        Message::Slices {
+            slice_ns: spec.stopping.slice.as_nanos() as u64,
+            bytes,
+            messages,
+        }
+    });
+    report(stream, samples, slices, fired || ended)
 }
 
 /// Waits for the run to end: a `Stop` stops this side, a vanished client aborts it, and past
@@ -491,15 +530,17 @@ fn follow(
     Ok(fired)
 }
 
-/// Sends this side's samples, one frame each, then `Done`.
+/// Sends this side's samples, one frame each, its slices when it measured, then `Done`.
 fn report(
     stream: &mut TcpStream,
     samples: Vec<ThreadSample>,
+    slices: Option<Message>,
     fired: bool,
 ) -> Result<String, Refusal> {
     let count = samples.len();
     let errors = samples.iter().filter(|s| s.error.is_some()).count();
-    let bytes: u64 = samples.iter().map(|s| s.sent_bytes).sum();
+    let sent: u64 = samples.iter().map(|s| s.sent_bytes).sum();
+    let received: u64 = samples.iter().map(|s| s.received_bytes).sum();
     for sample in samples {
         send(
             stream,
@@ -507,6 +548,9 @@ fn report(
                 sample: Box::new(sample),
             },
         )?;
+    }
+    if let Some(slices) = slices {
+        send(stream, &slices)?;
     }
     let error = fired
         .then(|| "the server's side did not finish in time; its flows were shut down".to_string());
@@ -520,7 +564,7 @@ fn report(
     let _ = stream.set_read_timeout(Some(Duration::from_secs(1)));
     let _ = protocol::read_message(stream);
     Ok(format!(
-        "done: {count} samples, {errors} with errors, {bytes} bytes sent"
+        "done: {count} samples, {errors} with errors, {sent} bytes sent, {received} received"
     ))
 }
 

@@ -194,8 +194,15 @@ fn check_marker(dir: &Path, marker: &Value) -> Result<(), Error> {
     let now: Value = serde_json::from_str(&marker["spec"].to_string()).expect("JSON");
     let empty = serde_json::Map::new();
     let then = saved["spec"].as_object().unwrap_or(&empty);
-    for (key, value) in now.as_object().unwrap_or(&empty) {
-        if then.get(key) != Some(value) {
+    let now = now.as_object().unwrap_or(&empty);
+    // Both ways: a setting only present when used (`network`, `remote`) must not be dropped
+    // on resume either, or a remote sweep would be continued on loopback.
+    let keys = now
+        .keys()
+        .chain(then.keys().filter(|k| !now.contains_key(*k)));
+    for key in keys {
+        let value = now.get(key).unwrap_or(&Value::Null);
+        if then.get(key).unwrap_or(&Value::Null) != value {
             return Err(bad(format!(
                 "--resume: {} was started with other settings ({key}: {} then, {value} now); give the same flags as when it started",
                 dir.display(),

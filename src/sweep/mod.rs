@@ -8,12 +8,11 @@ pub mod spec;
 use crate::calibrate;
 use crate::cli::SweepArgs;
 use crate::config::format_cpu_list;
-use crate::engine;
 use crate::engine::RunOutcome;
 use crate::environment::{mem_available, Environment};
 use crate::error::{Error, Status};
 use crate::record::{self, SweepPoint};
-use crate::transport::Link;
+use crate::sides::Sides;
 use crate::{report, sys};
 use folder::{ResultsFolder, Saved};
 use progress::Progress;
@@ -40,6 +39,9 @@ pub fn command(args: &SweepArgs, interrupt: &AtomicBool) -> Result<Status, Error
         points.len(),
         ORDER,
     );
+    // Set up once for every point, before the folder is made, so an unreachable server is
+    // one error and no empty folder; dropped (namespaces deleted) when the sweep returns.
+    let sides = Sides::open(&spec.network, spec.remote.as_ref())?;
     let (mut results, prior) = folder::open(args.out.as_deref(), args.resume, &marker)?;
     // Best effort: counters that cannot open say so with EMFILE as their reason.
     let _ = sys::raise_open_file_limit();
@@ -52,10 +54,8 @@ pub fn command(args: &SweepArgs, interrupt: &AtomicBool) -> Result<Status, Error
     print_plan(&spec, &results, &prior, todo.len());
     record_probe(&results.dir, &cpus)?;
     let env = Environment::detect(&cpus);
-    // Set up once for every point; dropped (namespaces deleted) when the sweep returns.
-    let link = Link::open(&spec.network)?;
-    if spec.network.is_netns() {
-        println!("sweep: sides in {}", link.describe());
+    if let Some(place) = sides.announce() {
+        println!("sweep: sides {place}");
     }
     let progress = Progress::new(todo.len(), points.len());
     let mut interrupted = false;
@@ -65,7 +65,14 @@ pub fn command(args: &SweepArgs, interrupt: &AtomicBool) -> Result<Status, Error
             break;
         }
         progress.start(index, &point.key());
-        let record = measure(&spec, &link, &point, (index, points.len()), &env, interrupt);
+        let record = measure(
+            &spec,
+            &sides,
+            &point,
+            (index, points.len()),
+            &env,
+            interrupt,
+        );
         results.append(&record)?;
         progress.finish(index, &record.value);
         if record.value["interrupted"] == true {
@@ -81,7 +88,7 @@ pub fn command(args: &SweepArgs, interrupt: &AtomicBool) -> Result<Status, Error
 /// Measures one point; a point that cannot run becomes a failed record, never an error.
 fn measure(
     spec: &SweepSpec,
-    link: &Link,
+    sides: &Sides,
     point: &Point,
     (index, total): (usize, usize),
     env: &Environment,
@@ -92,8 +99,7 @@ fn measure(
         Some(available) => run.check_memory(available).map_err(Error::from),
         None => Ok(()),
     }
-    .and_then(|()| link.connector(run.transport))
-    .and_then(|connector| engine::run(&run, &*connector, interrupt));
+    .and_then(|()| sides.run(&run, interrupt));
     let sweep_point = SweepPoint {
         index,
         total,
@@ -145,6 +151,7 @@ fn arguments(args: &SweepArgs) -> Value {
         "netns": args.network.netns,
         "mtu": args.network.mtu,
         "netem": args.network.netem,
+        "remote": args.remote.remote,
     })
 }
 

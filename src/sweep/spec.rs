@@ -61,6 +61,8 @@ pub struct SweepSpec {
     pub verify: bool,
     /// Where every point's sides run (`--netns`, `--mtu`, `--netem`).
     pub network: Network,
+    /// `--remote`: every point's other side runs on `bytepath server` there.
+    pub remote: Option<config::RemoteRun>,
 }
 
 impl SweepSpec {
@@ -71,6 +73,13 @@ impl SweepSpec {
         }
         let (slice, min_time, max_time) = parse_times(args)?;
         let default_pin = if cpus.len() >= 2 { "cross" } else { "same" };
+        let network = Network::from_args(&args.network)?;
+        let remote = config::RemoteRun::from_args(&args.remote, &network)?;
+        if remote.as_ref().is_some_and(|r| r.reverse) {
+            return Err(ConfigError(
+                "--reverse with sweep: a sweep stops each point on the CI of slices it watches live, which the measuring side would then hold on the server; --reverse is for `run` (stream) only".into(),
+            ));
+        }
         Ok(SweepSpec {
             mechanisms: parse_list("--mechanisms", &args.mechanisms, |t| t.parse())?,
             patterns,
@@ -87,7 +96,8 @@ impl SweepSpec {
             recv_size: parse_recv_size(args.recv_size.as_deref())?,
             counters: args.counters.clone(),
             verify: args.verify,
-            network: Network::from_args(&args.network)?,
+            network,
+            remote,
         })
     }
 
@@ -176,6 +186,10 @@ impl SweepSpec {
         // Only when not loopback, so folders written before --netns existed still resume.
         if self.network.is_netns() {
             json["network"] = serde_json::to_value(&self.network).expect("JSON");
+        }
+        // The server, so `--resume` continues against the same one (the token is not kept).
+        if let Some(remote) = &self.remote {
+            json["remote"] = remote.target.to_string().into();
         }
         json
     }

@@ -1,0 +1,74 @@
+//! Where the two sides of every flow run, chosen once per command: both on this host (over
+//! loopback, or in two network namespaces joined by a veth pair: a `Link`), or the other side
+//! on `bytepath server` on another host (a `Peer`). `run`, `sweep` and `ipc` open one `Sides`
+//! from their arguments and run every point through it, so no command picks a placement itself.
+use crate::config::{Network, RemoteRun, RunSpec};
+use crate::engine::{self, RunOutcome};
+use crate::error::Error;
+use crate::remote::client::RemotePeer;
+use crate::transport::{Link, Transport};
+use std::sync::atomic::AtomicBool;
+
+/// The placement of one command's runs, held for the whole command (a `--netns` link's
+/// namespaces are deleted when it drops).
+pub enum Sides {
+    Here(Link),
+    Remote(RemoteRun),
+}
+
+impl Sides {
+    /// Sets up where the sides run. A remote server is asked for its hello (and the token
+    /// checked) now, so an unreachable server or a wrong token is one error before any point,
+    /// not a failed record per point.
+    pub fn open(network: &Network, remote: Option<&RemoteRun>) -> Result<Sides, Error> {
+        match remote {
+            Some(remote) => {
+                RemotePeer::new(remote.target.clone(), remote.token.clone(), remote.reverse)
+                    .check()?;
+                Ok(Sides::Remote(remote.clone()))
+            }
+            None => Ok(Sides::Here(Link::open(network)?)),
+        }
+    }
+
+    /// Where the sides run, in words, for a command's opening lines ("sides …"); `None` for
+    /// plain loopback, which needs no mention.
+    pub fn announce(&self) -> Option<String> {
+        match self {
+            Sides::Here(Link::Loopback) => None,
+            Sides::Here(link) => Some(format!("in {}", link.describe())),
+            Sides::Remote(remote) => Some(format!(
+                "on two hosts: the server at {} runs the unmeasured side, this host measures",
+                remote.target
+            )),
+        }
+    }
+
+    /// Whether `transport` can run in this placement, or why not: the server carries tcp
+    /// only; a veth pair carries IP sockets only.
+    pub fn carries(network: &Network, remote: bool, transport: Transport) -> Result<(), String> {
+        if remote && transport != Transport::Tcp {
+            return Err(format!(
+                "{} cannot reach another host; bytepath server carries tcp only",
+                transport.name()
+            ));
+        }
+        network.carries(transport)
+    }
+
+    /// Runs one point in this placement.
+    pub fn run(&self, spec: &RunSpec, interrupt: &AtomicBool) -> Result<RunOutcome, Error> {
+        match self {
+            Sides::Here(link) => {
+                let connector = link.connector(spec.transport)?;
+                engine::run(spec, &*connector, interrupt)
+            }
+            Sides::Remote(remote) => {
+                // One control session per run: the server serves one run at a time.
+                let peer =
+                    RemotePeer::new(remote.target.clone(), remote.token.clone(), remote.reverse);
+                engine::peer::run_with_peer(spec, Box::new(peer), interrupt)
+            }
+        }
+    }
+}
