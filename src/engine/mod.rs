@@ -52,6 +52,34 @@ pub struct RunOutcome {
 }
 
 impl RunOutcome {
+    /// A run that was measured: the controller's phases, every side's samples, and the
+    /// (slice length, bytes, messages) of the measured side's slices.
+    pub fn measured(
+        phases: phases::Phases,
+        samples: Vec<ThreadSample>,
+        watchdog_fired: bool,
+        placement: String,
+        send_buffer_bytes: usize,
+        (length, bytes, messages): (Duration, Vec<u64>, Vec<u64>),
+    ) -> RunOutcome {
+        RunOutcome {
+            samples,
+            machine: phases.machine,
+            measured: phases.measured,
+            interrupted: phases.interrupted,
+            watchdog_fired,
+            placement,
+            send_buffer_bytes,
+            slices: SliceSeries {
+                length,
+                bytes,
+                messages,
+                stop: phases.stop,
+            },
+            not_run: None,
+        }
+    }
+
     /// The outcome of a point that could not start (refused or failed before measuring).
     pub fn not_run(spec: &RunSpec, reason: String) -> RunOutcome {
         RunOutcome {
@@ -138,22 +166,14 @@ pub fn run(
     }
     // Read after the join: every worker has published every slice it finished.
     let (bytes, messages) = board.read(phases.slices_used);
-    Ok(RunOutcome {
+    Ok(RunOutcome::measured(
+        phases,
         samples,
-        machine: phases.machine,
-        measured: phases.measured,
-        interrupted: phases.interrupted,
         watchdog_fired,
         placement,
         send_buffer_bytes,
-        slices: SliceSeries {
-            length: spec.stopping.slice,
-            bytes,
-            messages,
-            stop: phases.stop,
-        },
-        not_run: None,
-    })
+        (spec.stopping.slice, bytes, messages),
+    ))
 }
 
 /// What every worker of a run shares.

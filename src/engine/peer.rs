@@ -7,9 +7,7 @@
 use super::control::Control;
 use super::slices::SliceBoard;
 use super::worker::{Role, ThreadSample};
-use super::{
-    collect, measured_role, phases, side_worker, spawn, RunOutcome, Shared, SliceSeries, STOP_GRACE,
-};
+use super::{collect, measured_role, phases, side_worker, spawn, RunOutcome, Shared, STOP_GRACE};
 use crate::config::{Pattern, RunSpec};
 use crate::error::Error;
 use crate::transport::{Endpoint, SocketOptions};
@@ -134,20 +132,12 @@ pub fn run_with_peer(
             (spec.stopping.slice, bytes, messages)
         }
     };
-    Ok(RunOutcome {
+    Ok(RunOutcome::measured(
+        phases,
         samples,
-        machine: phases.machine,
-        measured: phases.measured,
-        interrupted: phases.interrupted,
         watchdog_fired,
         placement,
         send_buffer_bytes,
-        slices: SliceSeries {
-            length,
-            bytes,
-            messages,
-            stop: phases.stop,
-        },
-        not_run: None,
-    })
+        (length, bytes, messages),
+    ))
 }

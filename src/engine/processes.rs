@@ -239,13 +239,8 @@ impl Watch {
             Err(e) => e,
         };
         let pid = self.process.id();
-        for &(flow, role) in &self.expected {
-            if !samples.iter().any(|s| s.flow == flow && s.role == role) {
-                let error =
-                    format!("no result from the child process (pid {pid}, {status}): {why}");
-                samples.push(missing(flow, role, pid, error));
-            }
-        }
+        let error = format!("no result from the child process (pid {pid}, {status}): {why}");
+        super::worker::fill_missing(samples, &self.expected, pid, &error);
         fired
     }
 }
@@ -259,22 +254,6 @@ fn read_report(results: &mut File) -> Result<Report, String> {
         return Err("it ended without a report (crashed or killed)".into());
     }
     serde_json::from_slice(&bytes).map_err(|e| format!("its report could not be read: {e}"))
-}
-
-fn missing(flow: u32, role: Role, pid: u32, error: String) -> ThreadSample {
-    ThreadSample {
-        flow,
-        role,
-        window: None,
-        total_messages: 0,
-        sent_bytes: 0,
-        received_bytes: 0,
-        zerocopy: None,
-        verifier: None,
-        datagrams: None,
-        error: Some(error),
-        pid,
-    }
 }
 
 fn setup(message: String) -> Error {

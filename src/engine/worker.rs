@@ -71,6 +71,39 @@ pub struct ThreadSample {
     pub pid: u32,
 }
 
+impl ThreadSample {
+    /// The sample of a side that never reported (a dead child, a lost server): only why.
+    pub fn missing(flow: u32, role: Role, pid: u32, error: String) -> ThreadSample {
+        ThreadSample {
+            flow,
+            role,
+            window: None,
+            total_messages: 0,
+            sent_bytes: 0,
+            received_bytes: 0,
+            zerocopy: None,
+            verifier: None,
+            datagrams: None,
+            error: Some(error),
+            pid,
+        }
+    }
+}
+
+/// Adds a `missing` sample, saying `error`, for every expected (flow, role) with no sample.
+pub fn fill_missing(
+    samples: &mut Vec<ThreadSample>,
+    expected: &[(u32, Role)],
+    pid: u32,
+    error: &str,
+) {
+    for &(flow, role) in expected {
+        if !samples.iter().any(|s| s.flow == flow && s.role == role) {
+            samples.push(ThreadSample::missing(flow, role, pid, error.to_string()));
+        }
+    }
+}
+
 /// Counts that survive an error in the loop.
 #[derive(Default)]
 struct Totals {

@@ -394,32 +394,9 @@ impl PeerWatch for RemoteWatch {
         let why = report
             .error
             .unwrap_or_else(|| "its worker thread panicked".into());
-        for &(flow, role) in &self.expected {
-            if !samples.iter().any(|s| s.flow == flow && s.role == role) {
-                samples.push(missing(
-                    flow,
-                    role,
-                    format!("no result from the server at {}: {why}", self.target),
-                ));
-            }
-        }
+        let error = format!("no result from the server at {}: {why}", self.target);
+        crate::engine::worker::fill_missing(samples, &self.expected, 0, &error);
         (fired, report.slices)
-    }
-}
-
-fn missing(flow: u32, role: Role, error: String) -> ThreadSample {
-    ThreadSample {
-        flow,
-        role,
-        window: None,
-        total_messages: 0,
-        sent_bytes: 0,
-        received_bytes: 0,
-        zerocopy: None,
-        verifier: None,
-        datagrams: None,
-        error: Some(error),
-        pid: 0,
     }
 }
 
