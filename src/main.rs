@@ -94,6 +94,7 @@ fn run(args: &RunArgs) -> anyhow::Result<Status> {
     catch_ctrl_c()?;
     // Dropped at the end of this function, whatever happened: `--netns` namespaces go with it.
     let sides = Sides::open(&spec.network, remote.as_ref())?;
+    let spec = sides.place(spec);
     let outcome = sides.run(&spec, &INTERRUPTED)?;
     let record = record::build(&spec, &outcome, Environment::detect(&cpus));
     let text = if args.json {

@@ -56,6 +56,21 @@ impl Sides {
         network.carries(transport)
     }
 
+    /// `spec` as run in this placement: its `network` says where the sides ran, so the record
+    /// built from it does too. Run and record the returned spec.
+    pub fn place(&self, spec: RunSpec) -> RunSpec {
+        match self {
+            Sides::Here(_) => spec,
+            Sides::Remote(_) => RunSpec {
+                network: Network {
+                    placement: crate::config::network::Placement::Remote,
+                    ..Network::default()
+                },
+                ..spec
+            },
+        }
+    }
+
     /// Runs one point in this placement.
     pub fn run(&self, spec: &RunSpec, interrupt: &AtomicBool) -> Result<RunOutcome, Error> {
         match self {

@@ -118,6 +118,7 @@ fn remote_stream_and_rr_hold_both_sides_verified() {
         "{place}"
     );
     assert!(place.contains("ran the sender"), "{place}");
+    assert_eq!(stream["config"]["network"]["placement"], "remote");
     let rr = assert_serves(&mut server, "rr");
     let place = rr["config"]["where_sides_run"].as_str().unwrap();
     assert!(place.contains("ran the server"), "{place}");

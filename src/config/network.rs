@@ -19,6 +19,9 @@ pub enum Placement {
     Loopback,
     /// Each side in its own network namespace, joined by a veth pair.
     Netns,
+    /// The other side on `bytepath server` on another host (`--remote`); what joins the two
+    /// hosts is theirs, not bytepath's.
+    Remote,
 }
 
 /// The network the flows cross, as every record states it (`config.network`).

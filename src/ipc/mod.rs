@@ -309,7 +309,7 @@ pub fn command(args: &IpcArgs, interrupt: &AtomicBool) -> Result<Status, Error> 
             status = Status::Interrupted;
             break;
         }
-        let run = spec.run_spec(measure, size, transport);
+        let run = sides.place(spec.run_spec(measure, size, transport));
         let outcome = sides
             .run(&run, interrupt)
             .unwrap_or_else(|e| RunOutcome::not_run(&run, e.to_string()));

@@ -94,7 +94,7 @@ fn measure(
     env: &Environment,
     interrupt: &AtomicBool,
 ) -> Saved {
-    let run = spec.run_spec(point);
+    let run = sides.place(spec.run_spec(point));
     let outcome = match mem_available() {
         Some(available) => run.check_memory(available).map_err(Error::from),
         None => Ok(()),
