@@ -169,6 +169,9 @@ pub struct FileArgs {
     pub counters: String,
     #[command(flatten)]
     pub network: NetworkArgs,
+    // With --remote the server writes each test file and sends it; this host receives.
+    #[command(flatten)]
+    pub remote: RemoteArgs,
     /// Results folder; default ./bytepath-results/<timestamp>/.
     #[arg(long)]
     pub out: Option<std::path::PathBuf>,
@@ -338,6 +341,10 @@ pub struct ServerArgs {
     /// --messages are accepted.
     #[arg(long)]
     pub max_bytes: Option<String>,
+    /// The largest test file `file --remote` may ask for (it is written in this host's
+    /// temporary folder for the transfer and removed after it).
+    #[arg(long, default_value = "4G")]
+    pub max_file_size: String,
     /// How long to wait for a client's next message or data connection before ending its
     /// session.
     #[arg(long, default_value = "10s")]

@@ -429,6 +429,14 @@ pub fn server_config(
             max_duration: parse_duration("--max-duration", &args.max_duration, false)?,
             max_message_size,
             max_bytes,
+            max_file_size: parse_bytes(&args.max_file_size)
+                .filter(|&b| b > 0)
+                .ok_or_else(|| {
+                    bad(format!(
+                        "--max-file-size {:?}: allowed: a size above 0 such as 64M or 4G",
+                        args.max_file_size
+                    ))
+                })?,
         },
         timeout: parse_duration("--timeout", &args.timeout, false)?,
     })

@@ -10,11 +10,14 @@ pub mod transfer;
 
 use crate::cli::FileArgs;
 use crate::config::{
-    parse_bytes, parse_counters, parse_pinning, ConfigError, Network, Pattern, Pinning,
+    parse_bytes, parse_counters, parse_pinning, ConfigError, Network, Pattern, Pinning, RemoteRun,
 };
 use crate::environment::Environment;
 use crate::error::{Error, Status};
 use crate::measure::counters::CounterSelection;
+use crate::remote::client::RemotePeer;
+use crate::remote::protocol::FileRequest;
+use crate::sides::Sides;
 use crate::sweep::folder::{self, Saved};
 use crate::sweep::spec::parse_list;
 use crate::transport::{FlowConnector, Link, Transport};
@@ -30,7 +33,7 @@ pub const FILE_KIND: &str = "bytepath file results";
 /// The seeds' file sizes, the default of `--sizes`.
 const SEED_SIZES: &str = "7M,21M,63M,98M,200M,350M,700M,1G";
 /// A chunk above this is refused: it would be one huge buffer, not a chunk.
-const MAX_CHUNK: u64 = 64 << 20;
+pub(crate) const MAX_CHUNK: u64 = 64 << 20;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Cache {
@@ -63,6 +66,8 @@ pub struct FileSpec {
     pub cpus: Vec<usize>,
     /// Where the server and client run (`--netns`, `--mtu`, `--netem`).
     pub network: Network,
+    /// `--remote`: `bytepath server` there writes and sends the files; this host receives.
+    pub remote: Option<RemoteRun>,
 }
 
 fn bad(msg: String) -> ConfigError {
@@ -112,6 +117,21 @@ impl FileSpec {
                 )))
             }
         };
+        let network = Network::from_args(&args.network)?;
+        let remote = RemoteRun::from_args(&args.remote, &network)?;
+        if let Some(r) = &remote {
+            if args.file.is_some() {
+                return Err(bad(format!(
+                    "--file with --remote {}: the file would have to be on the server; with --remote the server writes test files of --sizes",
+                    r.target
+                )));
+            }
+            if r.reverse {
+                return Err(bad(
+                    "--reverse with file: the server always sends the file and this host receives; drop --reverse".into(),
+                ));
+            }
+        }
         Ok(FileSpec {
             sizes,
             mechanisms,
@@ -123,7 +143,8 @@ impl FileSpec {
             counters: parse_counters(&args.counters, Pattern::Stream)?,
             pinning: parse_pinning(Some(args.pin.as_deref().unwrap_or(default_pin(cpus))), cpus)?,
             cpus: cpus.to_vec(),
-            network: Network::from_args(&args.network)?,
+            network,
+            remote,
         })
     }
 
@@ -132,7 +153,21 @@ impl FileSpec {
         self.pinning.placement(0, &self.cpus)
     }
 
-    fn config(&self, sizes: &[u64], connector: &dyn FlowConnector) -> FileConfig {
+    fn config(&self, sizes: &[u64], server: Server<'_>) -> FileConfig {
+        let (where_sides_run, timing) = match server {
+            Server::Here(connector) => (
+                connector.describe(),
+                "CLOCK_MONOTONIC (Instant): server's first system call of the transfer to the client's receipt of the last byte",
+            ),
+            Server::Remote(remote) => (
+                format!(
+                    "remote: bytepath server at {} wrote each test file, prepared its cache and sent it; this host received{} and measured",
+                    remote.target,
+                    if self.verify { ", hashed" } else { "" }
+                ),
+                "CLOCK_MONOTONIC (Instant) on this host: from just before it told the server to send (FileGo) to its receipt of the last byte; includes one network round trip",
+            ),
+        };
         FileConfig {
             sizes_bytes: sizes.to_vec(),
             mechanisms: self.mechanisms.clone(),
@@ -142,18 +177,19 @@ impl FileSpec {
             reps: self.reps,
             verify: self.verify,
             counters: self.counters.name().into(),
-            where_sides_run: connector.describe(),
+            where_sides_run,
+            remote: self.remote.as_ref().map(|r| r.target.to_string()),
             network: self.network.clone(),
             pin: self.pinning.name(),
             placement: self.placement(),
             recv_buffer_bytes: transfer::RECV_BUFFER,
-            timing: "CLOCK_MONOTONIC (Instant): server's first system call of the transfer to the client's receipt of the last byte".into(),
+            timing: timing.into(),
         }
     }
 }
 
 /// splice moves at most a pipe's worth per call, and the pipe is sized to the chunk.
-fn check_pipe_size(chunk: usize, text: &str) -> Result<(), ConfigError> {
+pub(crate) fn check_pipe_size(chunk: usize, text: &str) -> Result<(), ConfigError> {
     let max = std::fs::read_to_string("/proc/sys/fs/pipe-max-size")
         .ok()
         .and_then(|t| t.trim().parse::<usize>().ok())
@@ -179,15 +215,33 @@ pub fn command(args: &FileArgs, interrupt: &AtomicBool) -> Result<Status, Error>
     let cpus = crate::sys::affinity::allowed_cpus()
         .map_err(|e| Error::Failed(format!("reading this process's CPU affinity: {e}")))?;
     let spec = FileSpec::from_args(args, &cpus)?;
-    // Dropped when the command returns, whatever happened: the namespaces go with it.
-    let link = Link::open(&spec.network)?;
-    let connector = link.connector(Transport::Tcp)?;
+    // Held for the whole command: a --netns link's namespaces go when it drops. A remote
+    // server is asked now whether it is there, takes this client and serves files, so a wrong
+    // address or an older server is one error before any transfer.
+    let sides = match &spec.remote {
+        Some(remote) => {
+            RemotePeer::new(remote.target.clone(), remote.token.clone(), false).check_file()?;
+            Sides::Remote(remote.clone())
+        }
+        None => Sides::Here(Link::open(&spec.network)?),
+    };
+    let connector = match &sides {
+        Sides::Here(link) => Some(link.connector(Transport::Tcp)?),
+        Sides::Remote(_) => None,
+    };
+    let server = match (&sides, &connector) {
+        (Sides::Remote(remote), _) => Server::Remote(remote),
+        (Sides::Here(_), Some(connector)) => Server::Here(&**connector),
+        (Sides::Here(_), None) => unreachable!("a link has a connector"),
+    };
     let user_file = match &spec.user_file {
         Some(path) => Some(test_files::user_file(path, spec.verify)?),
         None => None,
     };
     let temp = std::env::temp_dir();
-    if user_file.is_none() {
+    // With --remote the files are written on the server, which checks its own space.
+    let local_files = user_file.is_none() && spec.remote.is_none();
+    if local_files {
         let available = test_files::available_space(&temp).map_err(|source| Error::File {
             path: temp.clone(),
             source,
@@ -200,7 +254,7 @@ pub fn command(args: &FileArgs, interrupt: &AtomicBool) -> Result<Status, Error>
     };
     let marker = folder::marker(
         FILE_KIND,
-        serde_json::to_value(spec.config(&sizes, &*connector)).expect("JSON"),
+        serde_json::to_value(spec.config(&sizes, server)).expect("JSON"),
         serde_json::json!({}),
         sizes.len() * spec.mechanisms.len() * spec.reps as usize,
         "per size, per repetition, every mechanism in list order",
@@ -209,9 +263,9 @@ pub fn command(args: &FileArgs, interrupt: &AtomicBool) -> Result<Status, Error>
         folder::open_with(args.out.as_deref(), false, &marker, record::csv_columns())?;
     // Removed on drop: on every return from here on, `?` included, and after Ctrl-C, which only
     // sets `interrupt` and lets this function return normally.
-    let test_folder = match user_file {
-        Some(_) => None,
-        None => Some(TestFolder::create(&temp).map_err(|source| Error::File {
+    let test_folder = match local_files {
+        false => None,
+        true => Some(TestFolder::create(&temp).map_err(|source| Error::File {
             path: temp.clone(),
             source,
         })?),
@@ -219,16 +273,23 @@ pub fn command(args: &FileArgs, interrupt: &AtomicBool) -> Result<Status, Error>
     if let Some(t) = &test_folder {
         eprintln!("file: test files in {}", t.dir.display());
     }
+    if let Sides::Remote(remote) = &sides {
+        eprintln!(
+            "file: the server at {} writes and sends the files; this host receives",
+            remote.target
+        );
+    }
     eprintln!("file: results in {}", results.dir.display());
-    let source = match (&user_file, &test_folder) {
-        (Some(f), _) => Source::User(f),
-        (None, Some(t)) => Source::Test(t),
-        (None, None) => unreachable!("test files have a folder"),
+    let source = match (&user_file, &test_folder, &sides) {
+        (Some(f), _, _) => Source::User(f),
+        (None, Some(t), _) => Source::Test(t),
+        (None, None, Sides::Remote(_)) => Source::Server,
+        (None, None, Sides::Here(_)) => unreachable!("test files here have a folder"),
     };
     let mut transfers = Vec::new();
     let status = measure_all(
         &spec,
-        &*connector,
+        server,
         &sizes,
         source,
         interrupt,
@@ -238,7 +299,7 @@ pub fn command(args: &FileArgs, interrupt: &AtomicBool) -> Result<Status, Error>
     let study = FileStudy {
         schema_version: SCHEMA_VERSION,
         command: "file",
-        config: spec.config(&sizes, &*connector),
+        config: spec.config(&sizes, server),
         environment: Some(Environment::detect(
             &crate::sys::affinity::allowed_cpus().unwrap_or_default(),
         )),
@@ -261,17 +322,27 @@ pub fn command(args: &FileArgs, interrupt: &AtomicBool) -> Result<Status, Error>
     Ok(status)
 }
 
+/// Where the server side of every transfer runs: a thread here, on a flow from the link's
+/// connector, or `bytepath server` on another host (`--remote`).
+#[derive(Clone, Copy)]
+enum Server<'a> {
+    Here(&'a dyn FlowConnector),
+    Remote(&'a RemoteRun),
+}
+
 /// Where the served files come from.
 #[derive(Clone, Copy)]
 enum Source<'a> {
     User(&'a ServedFile),
     Test(&'a TestFolder),
+    /// The remote server writes a test file per transfer.
+    Server,
 }
 
 /// Every size in turn: its test file written (or the user's file), then all its transfers.
 fn measure_all(
     spec: &FileSpec,
-    connector: &dyn FlowConnector,
+    server: Server<'_>,
     sizes: &[u64],
     source: Source<'_>,
     interrupt: &AtomicBool,
@@ -281,9 +352,10 @@ fn measure_all(
     let mut status = Status::Success;
     for &size in sizes {
         let served = match source {
-            Source::User(f) => f.clone(),
+            Source::User(f) => Some(f.clone()),
+            Source::Server => None,
             Source::Test(t) => match t.write(size, spec.verify, interrupt) {
-                Ok(f) => f,
+                Ok(f) => Some(f),
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {
                     return Ok(Status::Interrupted)
                 }
@@ -295,7 +367,76 @@ fn measure_all(
                 }
             },
         };
-        match measure_size(spec, connector, &served, interrupt, results, transfers)? {
+        let measured = match (server, &served) {
+            (Server::Here(connector), Some(served)) => {
+                let file_error = |source| Error::File {
+                    path: served.path.clone(),
+                    source,
+                };
+                if spec.cache == Cache::Warm {
+                    read_through(served).map_err(file_error)?;
+                }
+                measure_size(
+                    spec,
+                    size,
+                    interrupt,
+                    results,
+                    transfers,
+                    |mechanism, rep| {
+                        let residency = prepare_cache(served, spec.cache).map_err(file_error)?;
+                        let setup = transfer::Setup {
+                            connector,
+                            placement: spec.placement(),
+                            chunk: spec.chunk,
+                            counters: spec.counters,
+                        };
+                        let measured = transfer::transfer(served, mechanism, setup);
+                        Ok(record_of(
+                            size,
+                            mechanism,
+                            rep,
+                            Some(residency),
+                            measured.map_err(|e| e.to_string()),
+                        ))
+                    },
+                )?
+            }
+            (Server::Remote(remote), _) => {
+                measure_size(
+                    spec,
+                    size,
+                    interrupt,
+                    results,
+                    transfers,
+                    |mechanism, rep| {
+                        let request = FileRequest {
+                            size,
+                            mechanism: mechanism.name().into(),
+                            chunk: spec.chunk as u64,
+                            cache: spec.cache.name().into(),
+                            verify: spec.verify,
+                            counters: spec.counters.name().into(),
+                        };
+                        let measured = transfer::transfer_remote(
+                            remote,
+                            &request,
+                            rep,
+                            spec.placement(),
+                            spec.counters,
+                        );
+                        let measured = match measured {
+                            // A refusal (a limit, an older server) holds for every transfer.
+                            Err(Error::Config(e)) => return Err(Error::Config(e)),
+                            other => other.map_err(|e| e.to_string()),
+                        };
+                        let residency = measured.as_ref().ok().and_then(|m| m.residency);
+                        Ok(record_of(size, mechanism, rep, residency, measured))
+                    },
+                )?
+            }
+            (Server::Here(_), None) => unreachable!("a study here has its files here"),
+        };
+        match measured {
             Status::Success => {}
             Status::Failed => status = Status::Failed,
             Status::Interrupted => return Ok(Status::Interrupted),
@@ -304,35 +445,26 @@ fn measure_all(
     Ok(status)
 }
 
-/// All repetitions of every mechanism for one file.
+/// All repetitions of every mechanism for one size; `one` measures one transfer.
 fn measure_size(
     spec: &FileSpec,
-    connector: &dyn FlowConnector,
-    served: &ServedFile,
+    size: u64,
     interrupt: &AtomicBool,
     results: &mut folder::ResultsFolder,
     transfers: &mut Vec<TransferRecord>,
+    mut one: impl FnMut(FileMechanism, u32) -> Result<TransferRecord, Error>,
 ) -> Result<Status, Error> {
-    let file_error = |source| Error::File {
-        path: served.path.clone(),
-        source,
-    };
-    if spec.cache == Cache::Warm {
-        read_through(served).map_err(file_error)?;
-    }
     let mut status = Status::Success;
     for rep in 0..spec.reps {
         for &mechanism in &spec.mechanisms {
             if interrupt.load(Ordering::SeqCst) {
                 return Ok(Status::Interrupted);
             }
-            let residency = prepare_cache(served, spec.cache).map_err(file_error)?;
-            let record = measure_one(spec, connector, served, mechanism, rep, residency);
+            let record = one(mechanism, rep)?;
             if !record.ok() {
                 status = Status::Failed;
                 eprintln!(
-                    "file: {} B {} rep {rep}: {}",
-                    served.len,
+                    "file: {size} B {} rep {rep}: {}",
                     mechanism.name(),
                     record
                         .error
@@ -349,20 +481,20 @@ fn measure_size(
     Ok(status)
 }
 
-fn measure_one(
-    spec: &FileSpec,
-    connector: &dyn FlowConnector,
-    served: &ServedFile,
+/// One transfer's record, from what it measured or why it failed.
+fn record_of(
+    size: u64,
     mechanism: FileMechanism,
     rep: u32,
-    residency: Residency,
+    residency: Option<Residency>,
+    measured: Result<transfer::Measured, String>,
 ) -> TransferRecord {
     let mut record = TransferRecord {
         schema_version: SCHEMA_VERSION,
-        size_bytes: served.len,
+        size_bytes: size,
         mechanism,
         rep,
-        residency_before: Some(residency),
+        residency_before: residency,
         elapsed_ms: None,
         throughput_gbps: None,
         server_syscalls: None,
@@ -372,13 +504,7 @@ fn measure_one(
         verified: None,
         error: None,
     };
-    let setup = transfer::Setup {
-        connector,
-        placement: spec.placement(),
-        chunk: spec.chunk,
-        counters: spec.counters,
-    };
-    match transfer::transfer(served, mechanism, setup) {
+    match measured {
         Ok(m) => {
             let secs = m.elapsed.as_secs_f64();
             record.elapsed_ms = Some(secs * 1e3);
@@ -390,13 +516,13 @@ fn measure_one(
             record.client = Some(m.client);
             record.verified = m.verified;
         }
-        Err(e) => record.error = Some(e.to_string()),
+        Err(e) => record.error = Some(e),
     }
     record
 }
 
 /// Warm: reads the whole file once, so its pages are cached.
-fn read_through(served: &ServedFile) -> std::io::Result<()> {
+pub(crate) fn read_through(served: &ServedFile) -> std::io::Result<()> {
     let mut file = File::open(&served.path)?;
     let mut buf = vec![0u8; 1 << 20];
     while file.read(&mut buf)? > 0 {}
@@ -405,7 +531,7 @@ fn read_through(served: &ServedFile) -> std::io::Result<()> {
 
 /// Cold: fsync (dirty pages cannot be dropped) and POSIX_FADV_DONTNEED. Either way, returns
 /// what mincore says is resident now, so the report shows what was achieved, not intended.
-fn prepare_cache(served: &ServedFile, cache: Cache) -> std::io::Result<Residency> {
+pub(crate) fn prepare_cache(served: &ServedFile, cache: Cache) -> std::io::Result<Residency> {
     let file = File::open(&served.path)?;
     if cache == Cache::Cold {
         file.sync_all()?;

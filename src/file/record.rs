@@ -283,6 +283,9 @@ pub struct FileConfig {
     pub counters: String,
     /// The transport's own words for where the two sides ran.
     pub where_sides_run: String,
+    /// `--remote`: the server that wrote and sent the files (absent for a study on this host).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remote: Option<String>,
     /// loopback, or netns with the veth MTU and netem (absent in folders from before --netns).
     #[serde(default)]
     pub network: crate::config::Network,

@@ -265,6 +265,7 @@ mod tests {
                 verify: false,
                 counters: "none".into(),
                 where_sides_run: "test".into(),
+                remote: None,
                 network: Default::default(),
                 pin: "cross".into(),
                 placement: crate::config::FlowPlacement {

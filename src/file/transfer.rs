@@ -5,10 +5,13 @@
 //! transfer to the moment the client holds the last byte; each side's RUSAGE_THREAD usage and
 //! perf counters cover its own part of the transfer.
 use super::mechanisms::FileMechanism;
-use super::record::SideUsage;
+use super::record::{Residency, SideUsage};
 use super::test_files::ServedFile;
-use crate::config::FlowPlacement;
+use crate::config::{FlowPlacement, RemoteRun};
+use crate::error::Error;
 use crate::measure::counters::{CounterSelection, ThreadCounters};
+use crate::remote::client::{RemotePeer, FILE_DATA_IDLE};
+use crate::remote::protocol::FileRequest;
 use crate::sys::{affinity, usage};
 use crate::transport::{Endpoint, FlowConnector, SocketOptions};
 use std::fs::File;
@@ -31,12 +34,16 @@ pub struct Measured {
     pub client: SideUsage,
     /// The received bytes' hash equals the file's (None without --verify).
     pub verified: Option<bool>,
+    /// With --remote, what the server's mincore saw before the transfer (the cache is the
+    /// server's there); `None` here, where the caller prepared and measured it.
+    pub residency: Option<Residency>,
 }
 
-struct ServerSide {
+/// What the sending side measured (a local server thread, or `bytepath server`'s session).
+pub(crate) struct ServerSide {
     first_byte: Instant,
-    syscalls: u64,
-    usage: SideUsage,
+    pub(crate) syscalls: u64,
+    pub(crate) usage: SideUsage,
 }
 
 struct ClientSide {
@@ -107,6 +114,70 @@ pub fn transfer(
         server: server.usage,
         client: client.usage,
         verified: served.hash.map(|h| client.hash == Some(h)),
+        residency: None,
+    })
+}
+
+/// Measures one transfer whose server side is `bytepath server` (`file --remote`): the server
+/// writes the file and prepares its cache, this host receives on one data connection with the
+/// same receive loop as a local client (on a thread pinned where that client would be). Time
+/// runs on this host's clock from just before it sends `FileGo` to its last byte, so it
+/// includes one network round trip (the go out, the first byte back). A refusal is `Err`
+/// (`Error::Config`: the request cannot succeed); any other failure is `Err(Error::Failed)`.
+pub fn transfer_remote(
+    remote: &RemoteRun,
+    request: &FileRequest,
+    rep: u32,
+    placement: FlowPlacement,
+    counters: CounterSelection,
+) -> Result<Measured, Error> {
+    let peer = RemotePeer::new(remote.target.clone(), remote.token.clone(), false);
+    let (mut session, data) = peer.open_file(request)?;
+    let endpoint = Endpoint::socket(data);
+    let (len, verify) = (request.size, request.verify);
+    let received = std::thread::scope(|scope| {
+        let client = scope.spawn(|| -> Result<(Instant, ClientSide), Error> {
+            pin(placement.receiver_cpu).map_err(Error::Setup)?;
+            let go = session.go(rep)?;
+            let client =
+                receive(&endpoint, len, verify, counters, &Barrier::new(1)).map_err(|e| match e
+                    .kind()
+                {
+                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => Error::Failed(format!(
+                        "receiving the file: nothing arrived for {} s",
+                        FILE_DATA_IDLE.as_secs()
+                    )),
+                    _ => Error::Failed(format!("receiving the file: {e}")),
+                })?;
+            Ok((go, client))
+        });
+        client
+            .join()
+            .map_err(|_| Error::Failed("the client thread panicked".into()))
+    });
+    drop(endpoint);
+    let (go, client) = received??;
+    let expected = session.hash;
+    let sent = session.sent()?;
+    if let Some(e) = sent.error {
+        return Err(Error::Failed(e));
+    }
+    if client.received != len {
+        return Err(Error::Failed(format!(
+            "the client received {} of {len} B",
+            client.received
+        )));
+    }
+    let missing = || Error::Failed("the server reported no usage for a sent file".into());
+    Ok(Measured {
+        elapsed: client.last_byte.saturating_duration_since(go),
+        bytes_received: client.received,
+        server_syscalls: sent.syscalls.ok_or_else(missing)?,
+        client_syscalls: client.syscalls,
+        server: sent.server.ok_or_else(missing)?,
+        client: client.usage,
+        verified: verify.then(|| expected.is_some() && client.hash == expected),
+        residency: Some(sent.residency),
     })
 }
 
@@ -116,7 +187,7 @@ fn pin(cpu: Option<usize>) -> io::Result<()> {
 
 /// The server thread: sends the file, then closes its end, so a client that got too little
 /// sees EOF instead of waiting forever.
-fn serve(
+pub(crate) fn serve(
     endpoint: Endpoint,
     mut sender: Box<dyn super::mechanisms::FileSender + Send>,
     file: &File,

@@ -2,13 +2,16 @@
 //! server to run the side of every flow the statistics do not follow (stream sender, rr
 //! server), opens the data connections tagged with the session cookie, releases the server's
 //! side with `Go`, and reads the server's samples back at the end.
-use super::protocol::{self, ErrorCode, FrameError, Message, RunRequest, DATA_TAG_BYTES, VERSION};
-use super::{apply_options, capabilities, local_role, remote_role, REVERSE};
+use super::protocol::{
+    self, ErrorCode, FileRequest, FrameError, Message, RunRequest, DATA_TAG_BYTES, VERSION,
+};
+use super::{apply_options, capabilities, local_role, remote_role, FILE, REVERSE};
 use crate::config::{Pattern, RunSpec};
 use crate::engine::control::Control;
 use crate::engine::peer::{LocalEnd, Peer, PeerSlices, PeerWatch};
 use crate::engine::worker::{Role, ThreadSample};
 use crate::error::Error;
+use crate::file::record::{Residency, SideUsage};
 use crate::transport::tcp::max_send_buffer;
 use crate::transport::{Endpoint, SocketOptions};
 use std::io::{self, Write};
@@ -22,6 +25,9 @@ use std::time::{Duration, Instant};
 const STEP_TIMEOUT: Duration = Duration::from_secs(10);
 /// The watching thread's read timeout: how often it looks whether the run is over.
 const WATCH_POLL: Duration = Duration::from_millis(200);
+/// file study: how long a file's data connection may stay silent before the transfer fails
+/// (a server host gone without a reset would otherwise hold the receive forever).
+pub const FILE_DATA_IDLE: Duration = STEP_TIMEOUT;
 
 /// Where the server is.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -173,6 +179,71 @@ impl RemotePeer {
         self.send(&Message::Auth { proof })
     }
 
+    /// Refuses a server whose hello does not announce `capability` (an older release).
+    fn require(&self, capability: &str, what: &str) -> Result<(), Error> {
+        if self.server_capabilities.iter().any(|c| c == capability) {
+            return Ok(());
+        }
+        Err(crate::config::ConfigError(format!(
+            "--remote {}: the server ({}) cannot {what}; use the same bytepath release on both hosts",
+            self.target, self.server_system
+        ))
+        .into())
+    }
+
+    /// file study: `check` for `file --remote`, which also needs the server to serve files.
+    pub fn check_file(mut self) -> Result<(), Error> {
+        self.handshake()?;
+        let able = self.require(FILE, "serve files (file --remote)");
+        self.send(&Message::Bye)?;
+        able
+    }
+
+    /// file study: asks the server to write and prepare the file, and opens the one data
+    /// connection (cookie, flow index 0). The server writes the whole file before it answers,
+    /// so that step may take as long as writing it does.
+    pub fn open_file(mut self, request: &FileRequest) -> Result<(FileSession, TcpStream), Error> {
+        self.handshake()?;
+        self.require(FILE, "serve files (file --remote)")?;
+        self.send(&Message::FileRun {
+            request: request.clone(),
+        })?;
+        // A slow disk writes 16 MiB/s; past that the server is taken to be gone.
+        let writing = STEP_TIMEOUT + Duration::from_secs(request.size / (16 << 20));
+        self.stream()
+            .set_read_timeout(Some(writing))
+            .map_err(Error::Setup)?;
+        let (port, cookie, hash) = match self.receive("its answer to the file request")? {
+            Message::FileAccepted {
+                data_port,
+                cookie,
+                hash,
+            } => (data_port, cookie, hash),
+            other => return Err(self.unexpected("file_accepted", &other)),
+        };
+        self.stream()
+            .set_read_timeout(Some(STEP_TIMEOUT))
+            .map_err(Error::Setup)?;
+        let cookie = protocol::from_hex(&cookie)
+            .filter(|c| c.len() == protocol::COOKIE_BYTES)
+            .ok_or_else(|| self.fail("its session cookie is not 16 bytes of hex"))?;
+        let mut addr = resolve(&self.target)?;
+        addr.set_port(port);
+        let data = TcpStream::connect_timeout(&addr, STEP_TIMEOUT).and_then(|mut stream| {
+            let mut tag = [0u8; DATA_TAG_BYTES];
+            tag[..cookie.len()].copy_from_slice(&cookie);
+            stream.write_all(&tag)?; // flow index 0: the tag's last four bytes stay zero
+            stream.set_read_timeout(Some(FILE_DATA_IDLE))?;
+            Ok(stream)
+        });
+        let data = data.map_err(|e| {
+            self.fail(format_args!(
+                "opening the data connection to port {port}: {e}"
+            ))
+        })?;
+        Ok((FileSession { peer: self, hash }, data))
+    }
+
     /// Says hello (and proves the token) without asking for a run, then says goodbye: whether
     /// the server is there and would take this client, before a command's first point.
     pub fn check(mut self) -> Result<(), Error> {
@@ -223,6 +294,51 @@ impl RemotePeer {
             })
             .collect::<io::Result<_>>()
             .map_err(|e| self.fail(format_args!("opening data connections to port {port}: {e}")))
+    }
+}
+
+/// file study: one remote file transfer between `FileAccepted` and `FileSent`.
+pub struct FileSession {
+    peer: RemotePeer,
+    /// The file's xxh3-64 as the server computed it (when verifying).
+    pub hash: Option<u64>,
+}
+
+/// What the server reported after sending.
+pub struct FileSent {
+    pub server: Option<SideUsage>,
+    pub syscalls: Option<u64>,
+    pub residency: Residency,
+    pub error: Option<String>,
+}
+
+impl FileSession {
+    /// Tells the server to send; returns the instant just before the message left.
+    pub fn go(&mut self, rep: u32) -> Result<Instant, Error> {
+        let go = Instant::now();
+        self.peer.send(&Message::FileGo { rep })?;
+        Ok(go)
+    }
+
+    /// Reads the server's report (after this host has read to EOF) and says goodbye.
+    pub fn sent(mut self) -> Result<FileSent, Error> {
+        match self.peer.receive("its report of the sent file")? {
+            Message::FileSent {
+                server,
+                syscalls,
+                residency,
+                error,
+            } => {
+                let _ = self.peer.send(&Message::Bye);
+                Ok(FileSent {
+                    server,
+                    syscalls,
+                    residency,
+                    error,
+                })
+            }
+            other => Err(self.peer.unexpected("file_sent", &other)),
+        }
     }
 }
 

@@ -4,6 +4,7 @@
 //! ends. Data connections are plain TCP, apart from the control connection, and carry nothing
 //! but the session cookie and flow index before the engine's bytes.
 pub mod client;
+pub mod file_server;
 pub mod protocol;
 pub mod server;
 
@@ -20,10 +21,12 @@ pub const DEFAULT_PORT: u16 = 5301;
 
 /// The capability a server announces when it can run the measured side (`run --reverse`).
 pub const REVERSE: &str = "reverse";
+/// The capability a server announces when it serves `file --remote`.
+pub const FILE: &str = "file";
 
 /// What this build can run on the server's side, as the hellos announce it.
 pub fn capabilities() -> Vec<String> {
-    ["tcp", "stream", "rr", "verify", REVERSE]
+    ["tcp", "stream", "rr", "verify", REVERSE, FILE]
         .map(String::from)
         .to_vec()
 }

@@ -5,6 +5,7 @@
 //! allocate more than `MAX_FRAME`. Token authentication is HMAC-SHA256 (RFC 2104) over a fresh
 //! server nonce: the token itself never crosses the wire.
 use crate::engine::worker::ThreadSample;
+use crate::file::record::{Residency, SideUsage};
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
 use std::fmt;
@@ -132,6 +133,46 @@ pub enum Message {
         message: String,
     },
     Bye,
+    // file study: `file --remote`, one control session per transfer. The server writes the test
+    // file and prepares its cache before `FileAccepted`, so the client's clock, started at
+    // `FileGo`, covers the sending only (and one round trip).
+    FileRun {
+        request: FileRequest,
+    },
+    FileAccepted {
+        data_port: u16,
+        /// Hex; the one data connection presents these bytes first (flow index 0).
+        cookie: String,
+        /// The file's xxh3-64, when the request asked to verify.
+        hash: Option<u64>,
+    },
+    /// Send the file now; `rep` only names the transfer in the server's log.
+    FileGo {
+        rep: u32,
+    },
+    /// The file was sent (or failed to be) and the data connection closed.
+    FileSent {
+        /// The sending thread's usage over the send calls; absent when sending failed.
+        server: Option<SideUsage>,
+        syscalls: Option<u64>,
+        /// What mincore said just before `FileAccepted`, after the cache was prepared.
+        residency: Residency,
+        error: Option<String>,
+    },
+}
+
+/// file study: what `file --remote` asks the server to serve for one transfer.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileRequest {
+    pub size: u64,
+    pub mechanism: String,
+    pub chunk: u64,
+    /// warm or cold.
+    pub cache: String,
+    pub verify: bool,
+    /// Which perf counters the sending thread opens (all, software, hardware, none).
+    pub counters: String,
 }
 
 impl Message {
@@ -152,6 +193,11 @@ impl Message {
             Message::Busy { .. } => "busy",
             Message::Error { .. } => "error",
             Message::Bye => "bye",
+            // file study
+            Message::FileRun { .. } => "file_run",
+            Message::FileAccepted { .. } => "file_accepted",
+            Message::FileGo { .. } => "file_go",
+            Message::FileSent { .. } => "file_sent",
         }
     }
 }

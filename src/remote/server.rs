@@ -37,6 +37,8 @@ pub struct Limits {
     /// Total payload bytes a run may move; when set, only runs bounded by `--bytes` or
     /// `--messages` are accepted.
     pub max_bytes: Option<u64>,
+    /// The largest test file `file --remote` may ask this server to write and send.
+    pub max_file_size: u64,
 }
 
 /// A validated `bytepath server` command line.
@@ -51,12 +53,12 @@ pub struct ServerConfig {
 }
 
 /// A refusal: sent to the client as an error frame, logged, and the connection closed.
-struct Refusal {
+pub(super) struct Refusal {
     code: ErrorCode,
     message: String,
 }
 
-fn refuse(code: ErrorCode, message: impl Into<String>) -> Refusal {
+pub(super) fn refuse(code: ErrorCode, message: impl Into<String>) -> Refusal {
     Refusal {
         code,
         message: message.into(),
@@ -69,10 +71,10 @@ impl From<FrameError> for Refusal {
     }
 }
 
-struct State {
-    config: ServerConfig,
+pub(super) struct State {
+    pub(super) config: ServerConfig,
     /// A run holds this while it is on.
-    busy: AtomicBool,
+    pub(super) busy: AtomicBool,
     open: AtomicUsize,
     sessions: AtomicU64,
     system: String,
@@ -175,7 +177,7 @@ fn close_after_error(stream: &TcpStream) {
     }
 }
 
-fn send(stream: &mut TcpStream, message: &Message) -> Result<(), Refusal> {
+pub(super) fn send(stream: &mut TcpStream, message: &Message) -> Result<(), Refusal> {
     protocol::write_message(stream, message).map_err(|e| {
         refuse(
             ErrorCode::Failed,
@@ -184,7 +186,7 @@ fn send(stream: &mut TcpStream, message: &Message) -> Result<(), Refusal> {
     })
 }
 
-fn expect(stream: &mut TcpStream, expecting: &str) -> Result<Message, Refusal> {
+pub(super) fn expect(stream: &mut TcpStream, expecting: &str) -> Result<Message, Refusal> {
     match protocol::read_message(stream) {
         Ok(m) => Ok(m),
         Err(FrameError::Idle) => Err(refuse(
@@ -195,7 +197,7 @@ fn expect(stream: &mut TcpStream, expecting: &str) -> Result<Message, Refusal> {
     }
 }
 
-fn out_of_order(expecting: &str, got: &Message) -> Refusal {
+pub(super) fn out_of_order(expecting: &str, got: &Message) -> Refusal {
     refuse(
         ErrorCode::OutOfOrder,
         format!(
@@ -247,6 +249,8 @@ fn session(stream: &mut TcpStream, state: &State) -> Result<String, Refusal> {
         Message::Run { request } => request,
         // A client checking, before its first point, that this server is there and takes it.
         Message::Bye => return Ok("checked: hello only, no run".into()),
+        // file study
+        Message::FileRun { request } => return super::file_server::serve(stream, &request, state),
         other => return Err(out_of_order("run", &other)),
     };
     let spec = spec_for(&request, &state.config.limits)?;
@@ -570,7 +574,7 @@ fn report(
 
 /// Accepts data connections until every flow has one: each must present the cookie and a flow
 /// index not yet taken within the timeout; anything else is dropped as a stray.
-fn accept_flows(
+pub(super) fn accept_flows(
     listener: &TcpListener,
     cookie: &[u8],
     threads: usize,
