@@ -21,9 +21,12 @@ pub const DEFAULT_PORT: u16 = 5301;
 /// The capability a server announces when it can run the measured side (`run --reverse`).
 pub const REVERSE: &str = "reverse";
 
+/// The capability a server announces when it can run `bytepath servers` models.
+pub const SERVERS: &str = "servers";
+
 /// What this build can run on the server's side, as the hellos announce it.
 pub fn capabilities() -> Vec<String> {
-    ["tcp", "stream", "rr", "verify", REVERSE]
+    ["tcp", "stream", "rr", "verify", REVERSE, SERVERS]
         .map(String::from)
         .to_vec()
 }
