@@ -334,6 +334,9 @@ pub struct ServerArgs {
     /// The longest measured time (and warm-up) a client may ask for.
     #[arg(long, default_value = "60s")]
     pub max_duration: String,
+    /// `bytepath servers --remote`: the most client connections one point may ask for.
+    #[arg(long, default_value = "20000")]
+    pub max_clients: String,
     /// The largest message a client may ask for.
     #[arg(long, default_value = "64M")]
     pub max_message_size: String,
@@ -395,6 +398,10 @@ pub struct ServersArgs {
     pub record_connections: bool,
     #[command(flatten)]
     pub network: NetworkArgs,
+    /// With --remote: each point's server model runs on `bytepath server` at HOST[:PORT],
+    /// which reports what the server alone cost; this host runs the load generator.
+    #[command(flatten)]
+    pub remote: RemoteArgs,
     /// Print the records as one JSON array instead of one line per point.
     #[arg(long)]
     pub json: bool,

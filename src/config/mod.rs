@@ -437,6 +437,15 @@ pub fn server_config(
                         args.max_file_size
                     ))
                 })?,
+            max_clients: match args.max_clients.trim().parse::<usize>() {
+                Ok(n) if n > 0 => n,
+                _ => {
+                    return Err(bad(format!(
+                        "--max-clients {:?}: allowed: a whole number above 0",
+                        args.max_clients
+                    )))
+                }
+            },
         },
         timeout: parse_duration("--timeout", &args.timeout, false)?,
     })

@@ -5,13 +5,15 @@
 use super::protocol::{
     self, ErrorCode, FileRequest, FrameError, Message, RunRequest, DATA_TAG_BYTES, VERSION,
 };
-use super::{apply_options, capabilities, local_role, remote_role, FILE, REVERSE};
+use super::{apply_options, capabilities, local_role, remote_role, FILE, REVERSE, SERVERS};
 use crate::config::{Pattern, RunSpec};
 use crate::engine::control::Control;
 use crate::engine::peer::{LocalEnd, Peer, PeerSlices, PeerWatch};
 use crate::engine::worker::{Role, ThreadSample};
 use crate::error::Error;
 use crate::file::record::{Residency, SideUsage};
+use crate::servers::model::ServerModel;
+use crate::servers::process::{ServerReport, ServerSide};
 use crate::transport::tcp::max_send_buffer;
 use crate::transport::{Endpoint, SocketOptions};
 use std::io::{self, Write};
@@ -60,6 +62,8 @@ pub struct RemotePeer {
     pattern: Option<Pattern>,
     /// Workers the server runs: (flow, role).
     expected: Vec<(u32, Role)>,
+    /// `bytepath servers --remote`: the server must fork server models.
+    servers: bool,
 }
 
 impl RemotePeer {
@@ -73,6 +77,15 @@ impl RemotePeer {
             server_capabilities: Vec::new(),
             pattern: None,
             expected: Vec::new(),
+            servers: false,
+        }
+    }
+
+    /// A peer for `bytepath servers --remote`: the server forks each point's server model.
+    pub fn for_servers(target: Target, token: Option<Vec<u8>>) -> RemotePeer {
+        RemotePeer {
+            servers: true,
+            ..RemotePeer::new(target, token, false)
         }
     }
 
@@ -163,6 +176,13 @@ impl RemotePeer {
             ))
             .into());
         }
+        if self.servers && !self.server_capabilities.iter().any(|c| c == SERVERS) {
+            return Err(crate::config::ConfigError(format!(
+                "--remote {} with servers: the server ({}) cannot run server models; use the same bytepath release on both hosts",
+                self.target, self.server_system
+            ))
+            .into());
+        }
         let Some(challenge) = challenge else {
             return Ok(());
         };
@@ -249,6 +269,41 @@ impl RemotePeer {
     pub fn check(mut self) -> Result<(), Error> {
         self.handshake()?;
         self.send(&Message::Bye)
+    }
+
+    /// Like `check`, and returns the server's version and kernel for the record.
+    pub fn check_system(mut self) -> Result<String, Error> {
+        self.handshake()?;
+        self.send(&Message::Bye)?;
+        Ok(self.server_system)
+    }
+
+    /// Asks the server to fork `model` for one `bytepath servers` point.
+    pub fn servers_run(
+        mut self,
+        model: ServerModel,
+        size: usize,
+        server_threads: usize,
+        clients: usize,
+    ) -> Result<ServersAnswer, Error> {
+        self.handshake()?;
+        self.send(&Message::ServersRun {
+            model: model.name().into(),
+            size: size as u64,
+            server_threads: server_threads as u64,
+            clients: clients as u64,
+        })?;
+        match self.receive("its answer to the servers request")? {
+            Message::ServersAccepted { port } => Ok(ServersAnswer::Accepted {
+                port,
+                server: RemoteServer { peer: self },
+            }),
+            Message::ServersSkipped { reason } => Ok(ServersAnswer::Skipped(format!(
+                "the server at {}: {reason}",
+                self.target
+            ))),
+            other => Err(self.unexpected("servers_accepted", &other)),
+        }
     }
 
     /// Asks for the run; returns the data port and the cookie.
@@ -516,7 +571,55 @@ impl PeerWatch for RemoteWatch {
     }
 }
 
-fn resolve(target: &Target) -> Result<SocketAddr, Error> {
+/// The server's answer to a `servers_run`.
+pub enum ServersAnswer {
+    /// The model listens on `port` of the server's host.
+    Accepted { port: u16, server: RemoteServer },
+    /// The model cannot run there (io_uring unavailable): why.
+    Skipped(String),
+}
+
+/// A `bytepath servers` point's server, forked by `bytepath server` on the other host and
+/// driven over the control connection.
+pub struct RemoteServer {
+    peer: RemotePeer,
+}
+
+impl ServerSide for RemoteServer {
+    fn start_window(&mut self) -> io::Result<()> {
+        protocol::write_message(self.peer.stream(), &Message::ServersWindow)
+    }
+
+    fn end_window(&mut self, deadline: Duration) -> Result<ServerReport, String> {
+        self.peer
+            .send(&Message::ServersStop)
+            .map_err(|e| e.to_string())?;
+        // The server needs its own deadline for its process's report, plus the trip back.
+        let _ = self
+            .peer
+            .stream()
+            .set_read_timeout(Some(deadline + STEP_TIMEOUT));
+        match self.peer.receive("the server's report") {
+            Ok(Message::ServersReport { report }) => Ok(*report),
+            Ok(other) => Err(self.peer.unexpected("servers_report", &other).to_string()),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+
+    /// The server says so in its answer to `servers_stop`; nothing to look at before.
+    fn ended(&mut self) -> Option<String> {
+        None
+    }
+
+    fn close(mut self: Box<Self>) {
+        // `bye` back means the point's server process is gone and the next point may start.
+        let _ = self.peer.send(&Message::Bye);
+        let _ = self.peer.stream().set_read_timeout(Some(STEP_TIMEOUT));
+        let _ = protocol::read_message(self.peer.stream());
+    }
+}
+
+pub fn resolve(target: &Target) -> Result<SocketAddr, Error> {
     (target.host.as_str(), target.port)
         .to_socket_addrs()
         .ok()

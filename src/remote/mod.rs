@@ -24,9 +24,12 @@ pub const REVERSE: &str = "reverse";
 /// The capability a server announces when it serves `file --remote`.
 pub const FILE: &str = "file";
 
+/// The capability a server announces when it can run `bytepath servers` models.
+pub const SERVERS: &str = "servers";
+
 /// What this build can run on the server's side, as the hellos announce it.
 pub fn capabilities() -> Vec<String> {
-    ["tcp", "stream", "rr", "verify", REVERSE, FILE]
+    ["tcp", "stream", "rr", "verify", REVERSE, FILE, SERVERS]
         .map(String::from)
         .to_vec()
 }

@@ -159,6 +159,30 @@ pub enum Message {
         residency: Residency,
         error: Option<String>,
     },
+    // servers study: `bytepath servers --remote`, one control session per point.
+    /// Fork this server model on a listener of the server's own (`--bind`, port 0).
+    ServersRun {
+        model: String,
+        size: u64,
+        server_threads: u64,
+        clients: u64,
+    },
+    /// The model runs and listens on `port`; the client's load generator may connect.
+    ServersAccepted {
+        port: u16,
+    },
+    /// The model cannot run on this server (io_uring unavailable): the point is skipped.
+    ServersSkipped {
+        reason: String,
+    },
+    /// The client's measured window starts now.
+    ServersWindow,
+    /// The client's measured window ended: measure no more and report.
+    ServersStop,
+    /// What the server process alone cost over the window.
+    ServersReport {
+        report: Box<crate::servers::process::ServerReport>,
+    },
 }
 
 /// file study: what `file --remote` asks the server to serve for one transfer.
@@ -198,6 +222,12 @@ impl Message {
             Message::FileAccepted { .. } => "file_accepted",
             Message::FileGo { .. } => "file_go",
             Message::FileSent { .. } => "file_sent",
+            Message::ServersRun { .. } => "servers_run",
+            Message::ServersAccepted { .. } => "servers_accepted",
+            Message::ServersSkipped { .. } => "servers_skipped",
+            Message::ServersWindow => "servers_window",
+            Message::ServersStop => "servers_stop",
+            Message::ServersReport { .. } => "servers_report",
         }
     }
 }

@@ -14,10 +14,12 @@ use crate::engine::slices::SliceBoard;
 use crate::engine::worker::ThreadSample;
 use crate::engine::{self, Shared, STOP_GRACE};
 use crate::error::Error;
+use crate::servers::{self, model::ServerModel, process::ServerSetup};
 use crate::transport::tcp::max_send_buffer;
 use crate::transport::{Endpoint, SocketOptions, Transport};
 use std::io::{Read, Write};
 use std::net::{IpAddr, Shutdown, TcpListener, TcpStream};
+use std::os::fd::AsFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
@@ -39,6 +41,8 @@ pub struct Limits {
     pub max_bytes: Option<u64>,
     /// The largest test file `file --remote` may ask this server to write and send.
     pub max_file_size: u64,
+    /// Client connections one `bytepath servers` point may ask for.
+    pub max_clients: usize,
 }
 
 /// A validated `bytepath server` command line.
@@ -251,16 +255,35 @@ fn session(stream: &mut TcpStream, state: &State) -> Result<String, Refusal> {
         Message::Bye => return Ok("checked: hello only, no run".into()),
         // file study
         Message::FileRun { request } => return super::file_server::serve(stream, &request, state),
+        Message::ServersRun {
+            model,
+            size,
+            server_threads,
+            clients,
+        } => {
+            let setup = match servers_point(&model, size, server_threads, clients, &state.config)? {
+                ServersPoint::Run(setup) => setup,
+                ServersPoint::Skipped(reason) => {
+                    send(
+                        stream,
+                        &Message::ServersSkipped {
+                            reason: reason.clone(),
+                        },
+                    )?;
+                    return Ok(format!("servers {model}: skipped: {reason}"));
+                }
+            };
+            if !take_turn(stream, state) {
+                return Ok("busy: another run is in progress".into());
+            }
+            let result = servers_side(stream, setup, clients as usize, state);
+            state.busy.store(false, Ordering::Release);
+            return result.map(|done| format!("servers {model} x{clients} clients: {done}"));
+        }
         other => return Err(out_of_order("run", &other)),
     };
     let spec = spec_for(&request, &state.config.limits)?;
-    if state
-        .busy
-        .compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire)
-        .is_err()
-    {
-        let message = "another run is in progress; this server runs one at a time".to_string();
-        let _ = protocol::write_message(stream, &Message::Busy { message });
+    if !take_turn(stream, state) {
         return Ok("busy: another run is in progress".into());
     }
     let result = run_side(stream, &spec, request.reverse, state);
@@ -275,6 +298,201 @@ fn session(stream: &mut TcpStream, state: &State) -> Result<String, Refusal> {
         spec.duration.as_millis()
     );
     result.map(|done| format!("{what}: {done}"))
+}
+
+/// Takes the server for one run, or answers `busy`: one test at a time.
+fn take_turn(stream: &mut TcpStream, state: &State) -> bool {
+    let taken = state
+        .busy
+        .compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire)
+        .is_ok();
+    if !taken {
+        let message = "another run is in progress; this server runs one at a time".to_string();
+        let _ = protocol::write_message(stream, &Message::Busy { message });
+    }
+    taken
+}
+
+/// What a `servers_run` request asks for, once checked.
+enum ServersPoint {
+    Run(ServerSetup<'static>),
+    /// The model cannot run on this host; not the client's mistake, so a skipped point.
+    Skipped(String),
+}
+
+/// Checks a `servers_run` request against the server's limits and the models' own bounds.
+fn servers_point(
+    model: &str,
+    size: u64,
+    threads: u64,
+    clients: u64,
+    config: &ServerConfig,
+) -> Result<ServersPoint, Refusal> {
+    let limits = &config.limits;
+    let limit = |message: String| refuse(ErrorCode::Limit, message);
+    let model = ServerModel::parse(model).map_err(|e| refuse(ErrorCode::Refused, e.0))?;
+    if size == 0 || size > limits.max_message_size as u64 {
+        return Err(limit(format!(
+            "request size {size} bytes: this server allows 1 to {} (--max-message-size)",
+            limits.max_message_size
+        )));
+    }
+    if threads == 0 || threads > limits.max_threads as u64 {
+        return Err(limit(format!(
+            "{threads} server threads: this server allows 1 to {} (--max-threads)",
+            limits.max_threads
+        )));
+    }
+    if threads > 1 && model != ServerModel::Epoll {
+        return Err(refuse(
+            ErrorCode::Refused,
+            format!("{threads} server threads: only the epoll model has worker threads"),
+        ));
+    }
+    if clients == 0 || clients > limits.max_clients as u64 {
+        return Err(limit(format!(
+            "{clients} clients: this server allows 1 to {} (--max-clients)",
+            limits.max_clients
+        )));
+    }
+    let clients = clients as usize;
+    // The forked server holds one descriptor per client, under this process's limit.
+    if let Ok(open_files) = crate::sys::raise_open_file_limit() {
+        let allowed = crate::servers::clients_allowed(open_files);
+        if clients > allowed {
+            return Err(limit(format!(
+                "{clients} clients: RLIMIT_NOFILE on the server is {open_files}, room for {allowed} clients"
+            )));
+        }
+    }
+    if model == ServerModel::Select {
+        if let Some(reason) = crate::servers::select_refusal(clients) {
+            return Err(limit(reason));
+        }
+    }
+    if model == ServerModel::Uring {
+        if let Err(reason) = crate::sys::uring::probe() {
+            return Ok(ServersPoint::Skipped(format!("on the server: {reason}")));
+        }
+    }
+    Ok(ServersPoint::Run(ServerSetup {
+        model,
+        size: size as usize,
+        threads: threads as usize,
+        // The client's --pin places its load generator only; this side runs where the
+        // scheduler puts it.
+        cpus: None,
+    }))
+}
+
+/// One `bytepath servers` point: forks the model on a listener of its own (the same fork as a
+/// point on one host), lets the client's clients at it, measures it over the client's window,
+/// and keeps it serving until the client says its clients are gone.
+fn servers_side(
+    stream: &mut TcpStream,
+    setup: ServerSetup<'static>,
+    clients: usize,
+    state: &State,
+) -> Result<String, Refusal> {
+    let failed = |what: &str, e: std::io::Error| refuse(ErrorCode::Failed, format!("{what}: {e}"));
+    let listener = TcpListener::bind((state.config.bind, 0))
+        .map_err(|e| failed("binding the servers listener", e))?;
+    let backlog = clients.min(i32::MAX as usize) as i32;
+    crate::sys::events::set_backlog(listener.as_fd(), backlog).map_err(|e| failed("listen", e))?;
+    let port = listener
+        .local_addr()
+        .map_err(|e| failed("the servers listener", e))?
+        .port();
+    let mut server =
+        servers::process::spawn(setup, listener).map_err(|e| failed("forking the server", e))?;
+    let result = follow_point(stream, &mut server, port, clients, state);
+    // Stopped before the client hears `bye`, so its next point does not find this one busy.
+    server.close();
+    state.busy.store(false, Ordering::Release);
+    if result.is_ok() {
+        let _ = protocol::write_message(stream, &Message::Bye);
+    }
+    result
+}
+
+fn follow_point(
+    stream: &mut TcpStream,
+    server: &mut servers::process::ServerProcess,
+    port: u16,
+    clients: usize,
+    state: &State,
+) -> Result<String, Refusal> {
+    send(stream, &Message::ServersAccepted { port })?;
+    // Setting up the clients (up to 10 s and a millisecond per client on the client's side)
+    // and a warm-up come before the window; the window is at most --max-duration.
+    let config = &state.config;
+    let patience = config.limits.max_duration
+        + config.timeout
+        + Duration::from_secs(10)
+        + Duration::from_millis(clients as u64);
+    wait_for(stream, server, "servers_window", patience)?;
+    server
+        .start_window()
+        .map_err(|e| refuse(ErrorCode::Failed, format!("starting the window: {e}")))?;
+    wait_for(stream, server, "servers_stop", patience)?;
+    let report = server
+        .end_window(Duration::from_secs(10))
+        .map_err(|e| refuse(ErrorCode::Failed, e))?;
+    let summary = format!(
+        "{} accepted, {} server threads, {} errors",
+        report.accepted,
+        report.threads,
+        report.errors.len()
+    );
+    send(
+        stream,
+        &Message::ServersReport {
+            report: Box::new(report),
+        },
+    )?;
+    // The server keeps serving until the client's clients are closed and it says `bye`.
+    // Whatever ends that wait, the report is already with the client.
+    let _ = wait_for(stream, server, "bye", patience);
+    Ok(summary)
+}
+
+/// Waits for the client's next step; a server process that ended meanwhile, a client gone,
+/// or `patience` run out ends the point.
+fn wait_for(
+    stream: &mut TcpStream,
+    server: &mut servers::process::ServerProcess,
+    expecting: &str,
+    patience: Duration,
+) -> Result<(), Refusal> {
+    let until = Instant::now() + patience;
+    let _ = stream.set_read_timeout(Some(RUN_POLL));
+    loop {
+        let got = protocol::read_message(stream);
+        match got {
+            Ok(Message::ServersWindow) if expecting == "servers_window" => return Ok(()),
+            Ok(Message::ServersStop) if expecting == "servers_stop" => return Ok(()),
+            Ok(Message::Bye) if expecting == "bye" => return Ok(()),
+            Ok(other) => return Err(out_of_order(expecting, &other)),
+            Err(FrameError::Idle) => {}
+            Err(FrameError::Closed) => return Err(refuse(
+                ErrorCode::Truncated,
+                "the client closed the control connection during the point; its server was stopped",
+            )),
+            Err(e) => return Err(e.into()),
+        }
+        if let Some(reason) = server.ended() {
+            return Err(refuse(ErrorCode::Failed, reason));
+        }
+        if Instant::now() > until {
+            return Err(refuse(
+                ErrorCode::Timeout,
+                format!(
+                    "no {expecting} within {} ms; the point's server was stopped",
+                    patience.as_millis()
+                ),
+            ));
+        }
+    }
 }
 
 fn authenticate(stream: &mut TcpStream, token: &[u8], nonce: &[u8]) -> Result<(), Refusal> {

@@ -46,6 +46,8 @@ pub struct ServersSpec {
     pub placement: Placement,
     /// Where the server and the load generator run (`--netns`, `--mtu`, `--netem`).
     pub network: crate::config::Network,
+    /// `--remote`: every point's server runs on `bytepath server` on another host.
+    pub remote: Option<crate::config::RemoteRun>,
 }
 
 /// Where the server process and the load generator run (`--pin`).
@@ -134,6 +136,13 @@ impl ServersSpec {
                 "--server-threads {server_threads}: only the epoll model has worker threads; allowed: 1, or --models epoll"
             )));
         }
+        let network = crate::config::Network::from_args(&args.network)?;
+        // Refuses --netns with --remote: two placements at once.
+        let remote = crate::config::RemoteRun::from_args(&args.remote, &network)?;
+        let placement = match &remote {
+            None => Placement::parse(args.pin.as_deref(), cpus)?,
+            Some(_) => remote_placement(args, cpus)?,
+        };
         Ok(ServersSpec {
             models,
             clients,
@@ -150,8 +159,9 @@ impl ServersSpec {
                 .transpose()?,
             stalled_clients: args.stalled_clients,
             record_connections: args.record_connections,
-            placement: Placement::parse(args.pin.as_deref(), cpus)?,
-            network: crate::config::Network::from_args(&args.network)?,
+            placement,
+            network,
+            remote,
         })
     }
 
@@ -161,6 +171,30 @@ impl ServersSpec {
             .iter()
             .flat_map(|&c| self.models.iter().map(move |&m| (m, c)))
             .collect()
+    }
+}
+
+/// With --remote the server process runs on the other host, where this host cannot place it,
+/// and the load generator has this host to itself: nothing to split, so `--pin split` is
+/// refused and the placement is none. The stalled clients of the robustness tests and
+/// `--reverse` (a `run` flag) do not apply.
+fn remote_placement(args: &ServersArgs, cpus: &[usize]) -> Result<Placement, ConfigError> {
+    if args.remote.reverse {
+        return Err(bad(
+            "--reverse with servers: the server always runs on the --remote host and this host always runs the clients; --reverse is for `run` (stream) only".into(),
+        ));
+    }
+    if args.stalled_clients > 0 {
+        return Err(bad(
+            "--stalled-clients with --remote: the stalled clients are a test on one host; allowed: 0".into(),
+        ));
+    }
+    match args.pin.as_deref() {
+        None | Some("none") => Placement::parse(Some("none"), cpus),
+        Some("split") => Err(bad(
+            "--pin split with --remote: the server process runs on the other host, where this host cannot place it, and the load generator has this host to itself; allowed: none".into(),
+        )),
+        Some(other) => Err(bad(format!("--pin {other:?}: allowed: none (with --remote)"))),
     }
 }
 

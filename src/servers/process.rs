@@ -40,6 +40,35 @@ pub struct ServerReport {
     pub errors: Vec<String>,
 }
 
+/// What a point needs of its server, wherever it runs: this host's forked `ServerProcess`, or
+/// one forked by `bytepath server` on another host (`remote::client::RemoteServer`). One
+/// point loop drives either.
+pub trait ServerSide {
+    /// Starts the measured window.
+    fn start_window(&mut self) -> io::Result<()>;
+    /// Ends the window and collects the report; the server keeps serving until `close`.
+    fn end_window(&mut self, deadline: Duration) -> Result<ServerReport, String>;
+    /// Why the server has ended before `close`, if it has.
+    fn ended(&mut self) -> Option<String>;
+    /// Ends the server (its clients are gone by now).
+    fn close(self: Box<Self>);
+}
+
+impl ServerSide for ServerProcess {
+    fn start_window(&mut self) -> io::Result<()> {
+        ServerProcess::start_window(self)
+    }
+    fn end_window(&mut self, deadline: Duration) -> Result<ServerReport, String> {
+        ServerProcess::end_window(self, deadline)
+    }
+    fn ended(&mut self) -> Option<String> {
+        ServerProcess::ended(self)
+    }
+    fn close(self: Box<Self>) {
+        ServerProcess::close(*self)
+    }
+}
+
 /// A running server process and its two pipe ends.
 pub struct ServerProcess {
     child: ChildProcess,

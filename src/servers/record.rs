@@ -2,18 +2,19 @@
 //! the CSV columns. Values that could not be measured are null with a `<key>_unavailable_reason`.
 use super::load::{self, ConnectionSpan, Load, LoadSpec};
 use super::model::ServerModel;
-use super::process::{self, ServerReport};
+use super::process::{self, ServerReport, ServerSide};
 use super::ServersSpec;
 use crate::cli::ServersArgs;
 use crate::environment::Environment;
 use crate::error::{Error, Status};
 use crate::measure::counters::{CounterEvent, CounterValue};
 use crate::measure::histogram::{LatencyHistogram, LatencySummary};
+use crate::remote::client::{self, RemotePeer, ServersAnswer};
 use crate::sweep::folder::{self, Saved};
 use crate::sys;
 use crate::transport::Link;
 use serde_json::{json, Value};
-use std::net::{SocketAddrV4, TcpListener};
+use std::net::{Ipv4Addr, SocketAddrV4, TcpListener};
 use std::os::fd::AsFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -217,23 +218,75 @@ fn open_stalled(
     held
 }
 
-/// Measures one point; `Err` is a reason the point could not run at all.
-fn measure(
+/// `--remote`: the host whose `bytepath server` forks every point's server model.
+pub struct RemoteServers {
+    pub run: crate::config::RemoteRun,
+    /// The address the load generator connects to (the server's listener port comes per point).
+    pub addr: Ipv4Addr,
+    /// The server's version and kernel, from its hello.
+    pub system: String,
+}
+
+impl RemoteServers {
+    /// Says hello (and proves the token) once, so an unreachable server, a wrong token or a
+    /// server without server models is one error before any point.
+    fn open(run: &crate::config::RemoteRun) -> Result<RemoteServers, Error> {
+        let addr = match client::resolve(&run.target)? {
+            std::net::SocketAddr::V4(a) => *a.ip(),
+            std::net::SocketAddr::V6(a) => {
+                return Err(crate::config::ConfigError(format!(
+                    "--remote {}: resolves to the IPv6 address {}; the load generator connects over IPv4 only; give an IPv4 address",
+                    run.target,
+                    a.ip()
+                ))
+                .into())
+            }
+        };
+        let system =
+            RemotePeer::for_servers(run.target.clone(), run.token.clone()).check_system()?;
+        Ok(RemoteServers {
+            run: run.clone(),
+            addr,
+            system,
+        })
+    }
+}
+
+/// Why a point was not measured: its status and reason.
+type NotRun = (PointStatus, String);
+
+/// Starts the point's server, forked here or on the remote host; returns it and the address
+/// its clients connect to.
+fn start_server(
     spec: &ServersSpec,
     link: &Link,
+    remote: Option<&RemoteServers>,
     model: ServerModel,
     clients: usize,
-    interrupt: &AtomicBool,
-) -> Result<(Measured, Result<ServerReport, String>), String> {
+) -> Result<(Box<dyn ServerSide>, SocketAddrV4), NotRun> {
+    let failed = |reason: String| (PointStatus::Failed, reason);
+    if let Some(remote) = remote {
+        let peer = RemotePeer::for_servers(remote.run.target.clone(), remote.run.token.clone());
+        return match peer.servers_run(model, spec.size, spec.server_threads, clients) {
+            Ok(ServersAnswer::Accepted { port, server }) => {
+                Ok((Box::new(server), SocketAddrV4::new(remote.addr, port)))
+            }
+            Ok(ServersAnswer::Skipped(reason)) => Err((PointStatus::Skipped, reason)),
+            // The server's limits and refusals: this point is refused, the study goes on.
+            Err(Error::Config(e)) => Err((PointStatus::Refused, e.0)),
+            Err(e) => Err(failed(e.to_string())),
+        };
+    }
     // The listener, and so every connection the server accepts, lives on the receiving side.
     let listener = link
         .on_receiving_side(|| TcpListener::bind(SocketAddrV4::new(link.server_addr(), 0)))
-        .map_err(|e| format!("binding the listener: {e}"))?;
+        .map_err(|e| failed(format!("binding the listener: {e}")))?;
     let backlog = (clients + spec.stalled_clients).min(i32::MAX as usize) as i32;
-    sys::events::set_backlog(listener.as_fd(), backlog).map_err(|e| format!("listen: {e}"))?;
+    sys::events::set_backlog(listener.as_fd(), backlog)
+        .map_err(|e| failed(format!("listen: {e}")))?;
     let addr = match listener.local_addr() {
         Ok(std::net::SocketAddr::V4(a)) => a,
-        other => return Err(format!("listener address: {other:?}")),
+        other => return Err(failed(format!("listener address: {other:?}"))),
     };
     let setup = process::ServerSetup {
         model,
@@ -241,8 +294,22 @@ fn measure(
         threads: spec.server_threads,
         cpus: spec.placement.server_cpus.as_deref(),
     };
-    let mut server =
-        process::spawn(setup, listener).map_err(|e| format!("forking the server: {e}"))?;
+    let server =
+        process::spawn(setup, listener).map_err(|e| failed(format!("forking the server: {e}")))?;
+    Ok((Box::new(server), addr))
+}
+
+/// Measures one point; `Err` says why the point could not run at all.
+fn measure(
+    spec: &ServersSpec,
+    link: &Link,
+    remote: Option<&RemoteServers>,
+    model: ServerModel,
+    clients: usize,
+    interrupt: &AtomicBool,
+) -> Result<(Measured, Result<ServerReport, String>), NotRun> {
+    let (mut server, addr) = start_server(spec, link, remote, model, clients)?;
+    let failed = |reason: String| (PointStatus::Failed, reason);
     let stalled = open_stalled(link, addr, spec.stalled_clients, spec.size);
     let load = Load::start(&LoadSpec {
         addr,
@@ -255,9 +322,9 @@ fn measure(
         cpus: spec.placement.client_cpus.clone(),
         netns: link
             .sending_netns()
-            .map_err(|e| format!("opening the clients' network namespace: {e}"))?,
+            .map_err(|e| failed(format!("opening the clients' network namespace: {e}")))?,
     })
-    .map_err(|e| format!("starting the client threads: {e}"))?;
+    .map_err(|e| failed(format!("starting the client threads: {e}")))?;
     load.wait_ready();
     if !spec.warmup.is_zero() {
         load.set_phase(load::WARMUP);
@@ -294,9 +361,23 @@ fn sleep_unless(d: Duration, load: &Load, interrupt: &AtomicBool) -> bool {
     false
 }
 
+/// Where the server and the clients ran, in words.
+fn where_sides_run(link: &Link, remote: Option<&RemoteServers>) -> String {
+    match remote {
+        None => format!(
+            "{}; the server in a forked process, the clients in this one",
+            link.describe()
+        ),
+        Some(r) => format!(
+            "remote: the server at {} ({}) ran the server model in a process it forked; this host ran the clients (unpinned) and measured",
+            r.run.target, r.system
+        ),
+    }
+}
+
 fn config(
     spec: &ServersSpec,
-    link: &Link,
+    where_sides_run: String,
     model: ServerModel,
     clients: usize,
     requested: usize,
@@ -323,10 +404,7 @@ fn config(
         stalled_clients: spec.stalled_clients,
         open_file_limit: limit,
         placement: spec.placement.clone(),
-        where_sides_run: format!(
-            "{}; the server in a forked process, the clients in this one",
-            link.describe()
-        ),
+        where_sides_run,
         network: spec.network.clone(),
     }
 }
@@ -335,6 +413,7 @@ fn config(
 fn point(
     spec: &ServersSpec,
     link: &Link,
+    remote: Option<&RemoteServers>,
     model: ServerModel,
     requested: usize,
     limit: Option<u64>,
@@ -354,7 +433,8 @@ fn point(
         ),
         _ => (requested, None),
     };
-    let cfg = config(spec, link, model, clients, requested, capped, limit);
+    let place = where_sides_run(link, remote);
+    let cfg = config(spec, place, model, clients, requested, capped, limit);
     let mut record = json!({
         "schema_version": SERVERS_SCHEMA_VERSION,
         "command": "servers",
@@ -363,7 +443,8 @@ fn point(
     });
     let not_run = if model == ServerModel::Select {
         super::select_refusal(clients + extra).map(|r| (PointStatus::Refused, r))
-    } else if model == ServerModel::Uring {
+    } else if model == ServerModel::Uring && remote.is_none() {
+        // Remote: the server probes its own kernel and says whether to skip.
         sys::uring::probe().err().map(|r| (PointStatus::Skipped, r))
     } else {
         None
@@ -373,10 +454,14 @@ fn point(
         record["reason"] = json!(reason);
         return record;
     }
-    match measure(spec, link, model, clients, interrupt) {
-        Err(reason) => {
+    match measure(spec, link, remote, model, clients, interrupt) {
+        Err((PointStatus::Failed, reason)) => {
             record["status"] = json!(PointStatus::Failed);
             record["errors"] = json!([reason]);
+        }
+        Err((status, reason)) => {
+            record["status"] = json!(status);
+            record["reason"] = json!(reason);
         }
         Ok((m, report)) => {
             let mut errors: Vec<String> = Vec::new();
@@ -421,6 +506,7 @@ pub fn command(args: &ServersArgs, interrupt: &AtomicBool) -> Result<Status, Err
     let env = serde_json::to_value(Environment::detect(&cpus)).expect("JSON");
     // Set up once for every point; dropped (namespaces deleted) when the command returns.
     let link = Link::open(&spec.network)?;
+    let remote = spec.remote.as_ref().map(RemoteServers::open).transpose()?;
     if !args.json {
         println!(
             "servers: {} points, {} B requests, {} loop, RLIMIT_NOFILE {}, results in {}",
@@ -442,7 +528,15 @@ pub fn command(args: &ServersArgs, interrupt: &AtomicBool) -> Result<Status, Err
             status = Status::Interrupted;
             break;
         }
-        let mut record = point(&spec, &link, model, clients, limit, interrupt);
+        let mut record = point(
+            &spec,
+            &link,
+            remote.as_ref(),
+            model,
+            clients,
+            limit,
+            interrupt,
+        );
         record["environment"] = env.clone();
         record["sweep_point"] = json!({"index": index, "total": points.len(), "key": format!("{}/{clients}", model.name())});
         if !args.json {
@@ -523,6 +617,7 @@ fn args_json(args: &ServersArgs) -> Value {
         "duration": args.duration, "warmup": args.warmup, "rate": args.rate,
         "server_threads": args.server_threads, "client_threads": args.client_threads,
         "netns": args.network.netns, "mtu": args.network.mtu, "netem": args.network.netem,
+        "remote": args.remote.remote,
     })
 }
 
