@@ -59,7 +59,7 @@ pub struct NetworkArgs {
 #[derive(Debug, Clone, Default, Args)]
 pub struct RemoteArgs {
     /// Run the other side on `bytepath server` at HOST[:PORT] (default port 5301): it sends
-    /// (stream) or answers (rr); this host receives or asks, and measures. tcp only.
+    /// (stream) or answers (rr); this host receives or asks, and measures. tcp and udp.
     #[arg(long)]
     pub remote: Option<String>,
     /// With --remote: a file holding the token the server was started with.

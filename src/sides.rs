@@ -44,14 +44,11 @@ impl Sides {
         }
     }
 
-    /// Whether `transport` can run in this placement, or why not: the server carries tcp
-    /// only; a veth pair carries IP sockets only.
+    /// Whether `transport` can run in this placement, or why not: the server carries tcp and
+    /// udp only; a veth pair carries IP sockets only.
     pub fn carries(network: &Network, remote: bool, transport: Transport) -> Result<(), String> {
-        if remote && transport != Transport::Tcp {
-            return Err(format!(
-                "{} cannot reach another host; bytepath server carries tcp only",
-                transport.name()
-            ));
+        if remote {
+            remote_carries(transport)?;
         }
         network.carries(transport)
     }
@@ -85,5 +82,17 @@ impl Sides {
                 engine::peer::run_with_peer(spec, Box::new(peer), interrupt)
             }
         }
+    }
+}
+
+/// Whether `bytepath server` can carry `transport` to another host, or why not: only IP
+/// sockets leave the host, and the server carries tcp and udp.
+pub fn remote_carries(transport: Transport) -> Result<(), String> {
+    match transport {
+        Transport::Tcp | Transport::Udp => Ok(()),
+        _ => Err(format!(
+            "{} cannot reach another host (it never leaves this machine's kernel); bytepath server carries tcp and udp only",
+            transport.name()
+        )),
     }
 }

@@ -296,7 +296,7 @@ fn remote_flags_that_cannot_apply_are_refused() {
         (&["--remote", "h:0"][..], "--remote \"h:0\""),
         (
             &["--remote", "h", "--transport", "unix"],
-            "remote runs carry tcp only",
+            "bytepath server carries tcp and udp only",
         ),
         (
             &["--remote", "h", "--processes"],
@@ -460,7 +460,7 @@ fn a_remote_sweep_records_a_refused_point_and_goes_on_but_an_absent_server_is_on
 }
 
 #[test]
-fn ipc_with_remote_measures_tcp_there_with_exact_counts_and_leaves_the_rest_out() {
+fn ipc_with_remote_measures_tcp_and_udp_there_with_exact_counts_and_leaves_the_rest_out() {
     let server = Server::start(&[]);
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("ipc");
@@ -474,16 +474,20 @@ fn ipc_with_remote_measures_tcp_there_with_exact_counts_and_leaves_the_rest_out(
         .unwrap();
     common::assert_success(&out);
     let stdout = String::from_utf8_lossy(&out.stdout);
-    for t in ["pipe", "unix", "unix-dgram", "udp", "shm"] {
+    for t in ["pipe", "unix", "unix-dgram", "shm"] {
         let line = format!("ipc: {t} left out with --remote: ");
         assert_eq!(stdout.matches(&line).count(), 1, "{t}: {stdout}");
     }
+    assert!(!stdout.contains("udp left out"), "{stdout}");
     let all = records(&dir);
-    assert_eq!(all.len(), 4, "tcp × (latency, bandwidth) × 2 sizes");
+    assert_eq!(all.len(), 8, "(tcp, udp) × (latency, bandwidth) × 2 sizes");
+    for t in ["tcp", "udp"] {
+        let points = all.iter().filter(|r| r["config"]["transport"] == t);
+        assert_eq!(points.count(), 4, "{t}");
+    }
     let server_pid = server.child.id() as u64;
     for r in &all {
         assert_eq!(r["status"], "completed", "{r}");
-        assert_eq!(r["config"]["transport"], "tcp");
         let place = r["config"]["where_sides_run"].as_str().unwrap();
         assert!(place.starts_with("remote: the server at"), "{place}");
         let ours = if r["config"]["pattern"] == "rr" {
@@ -515,7 +519,7 @@ fn ipc_with_remote_measures_tcp_there_with_exact_counts_and_leaves_the_rest_out(
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(
         err.contains("--transports unix with --remote")
-            && err.contains("allowed with --remote: tcp"),
+            && err.contains("allowed with --remote: tcp, udp"),
         "{err}"
     );
 }
@@ -559,5 +563,50 @@ fn reverse_is_refused_where_the_measuring_side_must_stay_here() {
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
         assert!(err.contains(needle), "{args:?}: {err}");
         assert_eq!(err.lines().count(), 1, "{err}");
+    }
+}
+
+/// udp across the placement: the server's socket is joined by the client's hello, which never
+/// counts as data; both sides' datagram numbers add up and every byte verifies.
+#[test]
+fn remote_udp_rr_and_stream_carry_numbered_datagrams_verified() {
+    let mut server = Server::start(&[]);
+    for (pattern, size) in [("rr", "64"), ("stream", "1K")] {
+        let out = remote(
+            &server,
+            &[
+                "--transport",
+                "udp",
+                "-m",
+                "send",
+                "-p",
+                pattern,
+                "-s",
+                size,
+                "--verify",
+            ],
+        );
+        common::assert_success(&out);
+        let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(r["status"], "completed", "{pattern}: {r}");
+        assert_eq!(r["config"]["transport"], "udp");
+        let theirs = if pattern == "stream" { 0 } else { 1 };
+        assert_eq!(u(&r["sides"][theirs]["pid"]), server.child.id() as u64);
+        assert_ne!(u(&r["sides"][1 - theirs]["pid"]), server.child.id() as u64);
+        assert!(u(&r["sides"][0]["messages"]) > 0, "{pattern}");
+        assert!(u(&r["sides"][1]["messages"]) > 0, "{pattern}");
+        let forward = &r["datagrams"]["forward"];
+        let (sent, received) = (u(&forward["sent"]), u(&forward["received"]));
+        assert!(sent >= received && received > 0, "{pattern}: {forward}");
+        // A hello read as data would show as a reordered or mismatched datagram.
+        assert_eq!(u(&forward["reordered"]), 0, "{pattern}: {forward}");
+        if pattern == "rr" {
+            let back = &r["datagrams"]["back"];
+            assert!(u(&back["received"]) > 0, "{back}");
+        }
+        assert_eq!(r["verify"]["enabled"], true);
+        assert!(u(&r["verify"]["checked_bytes"]) > 0, "{pattern}");
+        assert_eq!(u(&r["verify"]["mismatched_bytes"]), 0, "{pattern}");
+        assert!(server.still_running());
     }
 }

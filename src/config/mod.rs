@@ -364,10 +364,11 @@ pub fn remote_from_args(args: &RunArgs, spec: &RunSpec) -> Result<Option<RemoteR
     let Some(remote) = RemoteRun::from_args(&args.remote, &spec.network)? else {
         return Ok(None);
     };
-    if args.transport != "tcp" {
+    if !matches!(spec.transport, Transport::Tcp | Transport::Udp) {
         return Err(bad(format!(
-            "--transport {} with --remote: remote runs carry tcp only",
-            args.transport
+            "--transport {} with --remote: {}",
+            args.transport,
+            crate::sides::remote_carries(spec.transport).unwrap_err()
         )));
     }
     if args.processes {

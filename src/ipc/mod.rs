@@ -54,7 +54,7 @@ pub struct IpcSpec {
     pub processes: bool,
     /// Where the sides run (`--netns`, `--mtu`, `--netem`).
     pub network: Network,
-    /// `--remote`: the other side of every point on `bytepath server` there (tcp only).
+    /// `--remote`: the other side of every point on `bytepath server` there (tcp and udp).
     pub remote: Option<config::RemoteRun>,
 }
 
@@ -201,8 +201,8 @@ impl IpcSpec {
     }
 }
 
-/// The transports that cannot run in this placement (only tcp and udp cross namespaces, only
-/// tcp reaches a server): refused when named, otherwise left out with one line each saying why.
+/// The transports that cannot run in this placement (only tcp and udp cross namespaces or
+/// reach a server): refused when named, otherwise left out with one line each saying why.
 fn placement_skips(
     transports: Vec<Transport>,
     network: &Network,
@@ -217,7 +217,7 @@ fn placement_skips(
             Ok(()) => kept.push(t),
             Err(why) if named && remote => {
                 return Err(bad(format!(
-                    "--transports {} with --remote: {why}; allowed with --remote: tcp",
+                    "--transports {} with --remote: {why}; allowed with --remote: tcp, udp",
                     t.name()
                 )))
             }

@@ -5,7 +5,7 @@
 use super::protocol::{
     self, ErrorCode, FileRequest, FrameError, Message, RunRequest, DATA_TAG_BYTES, VERSION,
 };
-use super::{apply_options, capabilities, local_role, remote_role, FILE, REVERSE, SERVERS};
+use super::{apply_options, capabilities, local_role, remote_role, FILE, REVERSE, SERVERS, UDP};
 use crate::config::{Pattern, RunSpec};
 use crate::engine::control::Control;
 use crate::engine::peer::{LocalEnd, Peer, PeerSlices, PeerWatch};
@@ -14,10 +14,12 @@ use crate::error::Error;
 use crate::file::record::{Residency, SideUsage};
 use crate::servers::model::ServerModel;
 use crate::servers::process::{ServerReport, ServerSide};
+use crate::transport::datagram::{send_buffer, RECEIVE_TIMEOUT};
 use crate::transport::tcp::max_send_buffer;
-use crate::transport::{Endpoint, SocketOptions};
+use crate::transport::{Endpoint, SocketOptions, Transport};
 use std::io::{self, Write};
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
+use std::os::fd::AsFd;
 use std::sync::mpsc::{self, Receiver};
 use std::sync::Arc;
 use std::thread;
@@ -306,20 +308,66 @@ impl RemotePeer {
         }
     }
 
-    /// Asks for the run; returns the data port and the cookie.
-    fn request(&mut self, spec: &RunSpec) -> Result<(u16, Vec<u8>), Error> {
+    /// Asks for the run; returns the data port, the cookie, and (udp) every flow's port.
+    fn request(&mut self, spec: &RunSpec) -> Result<(u16, Vec<u8>, Vec<u16>), Error> {
+        if spec.transport == Transport::Udp && !self.server_capabilities.iter().any(|c| c == UDP) {
+            return Err(crate::config::ConfigError(format!(
+                "--remote {} --transport udp: the server ({}) carries tcp only; use the same bytepath release on both hosts",
+                self.target, self.server_system
+            ))
+            .into());
+        }
         self.send(&Message::Run {
             request: request_for(spec, self.reverse),
         })?;
         match self.receive("its answer to the run request")? {
-            Message::Accepted { data_port, cookie } => {
+            Message::Accepted {
+                data_port,
+                cookie,
+                udp_ports,
+            } => {
                 let cookie = protocol::from_hex(&cookie)
                     .filter(|c| c.len() == protocol::COOKIE_BYTES)
                     .ok_or_else(|| self.fail("its session cookie is not 16 bytes of hex"))?;
-                Ok((data_port, cookie))
+                if spec.transport == Transport::Udp && udp_ports.len() != spec.threads {
+                    return Err(self.fail(format_args!(
+                        "it named {} udp ports for {} flows",
+                        udp_ports.len(),
+                        spec.threads
+                    )));
+                }
+                Ok((data_port, cookie, udp_ports))
             }
             other => Err(self.unexpected("accepted", &other)),
         }
+    }
+
+    /// Joins one udp flow to each of the server's `ports` (`udp`), then tells it `Joined`.
+    fn open_udp_flows(
+        &mut self,
+        options: SocketOptions,
+        ports: &[u16],
+        cookie: &[u8],
+    ) -> Result<Vec<LocalEnd>, Error> {
+        let framing = options
+            .framing
+            .ok_or_else(|| Error::Setup(io::Error::other("a udp flow needs the run's framing")))?;
+        let server = resolve(&self.target)?;
+        let sockets = super::udp::join_at_client(server, ports, cookie, STEP_TIMEOUT)
+            .map_err(|e| self.fail(format_args!("joining the udp flows: {e}")))?;
+        self.send(&Message::Joined)?;
+        sockets
+            .into_iter()
+            .map(|s| {
+                s.set_read_timeout(Some(RECEIVE_TIMEOUT))?;
+                let send_buffer = send_buffer(s.as_fd())?;
+                Ok(LocalEnd {
+                    endpoint: Endpoint::datagram(s, framing),
+                    send_buffer,
+                })
+            })
+            .collect::<io::Result<_>>()
+            .map_err(|e| self.fail(format_args!("setting up the udp flows: {e}")))
     }
 
     /// Opens the data connections, each tagged with the cookie and its flow index.
@@ -400,8 +448,12 @@ impl FileSession {
 impl Peer for RemotePeer {
     fn connect(&mut self, spec: &RunSpec, options: SocketOptions) -> Result<Vec<LocalEnd>, Error> {
         self.handshake()?;
-        let (port, cookie) = self.request(spec)?;
-        let ends = self.open_flows(spec, options, port, &cookie)?;
+        let (port, cookie, udp_ports) = self.request(spec)?;
+        let ends = if spec.transport == Transport::Udp {
+            self.open_udp_flows(options, &udp_ports, &cookie)?
+        } else {
+            self.open_flows(spec, options, port, &cookie)?
+        };
         match self.receive("ready")? {
             Message::Ready => {}
             other => return Err(self.unexpected("ready", &other)),
@@ -651,5 +703,6 @@ pub fn request_for(spec: &RunSpec, reverse: bool) -> RunRequest {
         verify: spec.verify,
         counters: spec.counters.name().into(),
         reverse,
+        udp_split: spec.udp_split && spec.transport == Transport::Udp,
     }
 }

@@ -1,17 +1,20 @@
 //! Remote placement: `bytepath server` on one host runs the side of every flow the statistics
 //! do not follow, `bytepath run --remote HOST[:PORT]` on the other drives the run and measures.
 //! `protocol` is the versioned, size-bounded control protocol; `server` and `client` its two
-//! ends. Data connections are plain TCP, apart from the control connection, and carry nothing
-//! but the session cookie and flow index before the engine's bytes.
+//! ends. Data connections are plain TCP (or, for udp, connected UDP sockets joined by a hello
+//! datagram: `udp`), apart from the control connection, and carry nothing but the session
+//! cookie and flow index before the engine's bytes.
 pub mod client;
 pub mod file_server;
 pub mod protocol;
 pub mod server;
+pub mod udp;
 
 use crate::config::Pattern;
 use crate::engine::worker::Role;
 use crate::sys::socket;
 use crate::transport::SocketOptions;
+use protocol::{COOKIE_BYTES, DATA_TAG_BYTES};
 use std::io;
 use std::net::TcpStream;
 use std::os::fd::AsFd;
@@ -26,10 +29,12 @@ pub const FILE: &str = "file";
 
 /// The capability a server announces when it can run `bytepath servers` models.
 pub const SERVERS: &str = "servers";
+/// The capability a server announces when it carries udp flows (`run --remote --transport udp`).
+pub const UDP: &str = "udp";
 
 /// What this build can run on the server's side, as the hellos announce it.
 pub fn capabilities() -> Vec<String> {
-    ["tcp", "stream", "rr", "verify", REVERSE, FILE, SERVERS]
+    ["tcp", UDP, "stream", "rr", "verify", REVERSE, FILE, SERVERS]
         .map(String::from)
         .to_vec()
 }
@@ -66,4 +71,26 @@ pub fn apply_options(stream: &TcpStream, options: SocketOptions, role: Role) -> 
         })?;
     }
     Ok(())
+}
+
+/// What a flow presents first: the session cookie, then its flow index (u32 BE).
+pub fn data_tag(cookie: &[u8], flow: usize) -> [u8; DATA_TAG_BYTES] {
+    let mut tag = [0u8; DATA_TAG_BYTES];
+    tag[..COOKIE_BYTES].copy_from_slice(&cookie[..COOKIE_BYTES]);
+    tag[COOKIE_BYTES..].copy_from_slice(&(flow as u32).to_be_bytes());
+    tag
+}
+
+/// The flow index `tag` claims, if it presents `cookie` and names one of `threads` flows.
+pub fn tag_flow(tag: &[u8], cookie: &[u8], threads: usize) -> Option<usize> {
+    if tag.len() != DATA_TAG_BYTES || cookie.len() != COOKIE_BYTES {
+        return None;
+    }
+    // A constant-time comparison: a stray must not learn the cookie byte by byte.
+    let differs = tag[..COOKIE_BYTES]
+        .iter()
+        .zip(cookie)
+        .fold(0u8, |acc, (a, b)| acc | (a ^ b));
+    let flow = u32::from_be_bytes(tag[COOKIE_BYTES..].try_into().ok()?) as usize;
+    (differs == 0 && flow < threads).then_some(flow)
 }

@@ -55,6 +55,8 @@ pub enum ErrorCode {
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RunRequest {
+    /// "tcp" or "udp" (a server without the "udp" capability refuses anything but tcp).
+    #[serde(default = "tcp")]
     pub transport: String,
     pub mechanism: String,
     pub pattern: String,
@@ -73,6 +75,14 @@ pub struct RunRequest {
     /// a server without the "reverse" capability refuses the field as unknown.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub reverse: bool,
+    /// `--udp-split` (udp only): a message larger than one datagram goes as several. Left out
+    /// when false, like `reverse`, so a tcp request reads as it always did.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub udp_split: bool,
+}
+
+fn tcp() -> String {
+    "tcp".into()
 }
 
 /// One control frame's content.
@@ -102,7 +112,16 @@ pub enum Message {
         data_port: u16,
         /// Hex; every data connection presents these bytes first.
         cookie: String,
+        /// udp only: the server's data port of every flow, in flow order (`data_port` is the
+        /// first). Each flow's socket first sends its tag (cookie + flow index) as one "hello"
+        /// datagram to its port and repeats it until the server echoes it back; the server then
+        /// takes only that address's datagrams on that port. Absent for tcp.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        udp_ports: Vec<u16>,
     },
+    /// udp only, client to server: every flow's hello was echoed and no more hellos will be
+    /// sent, so the server may clear the repeats from its sockets before the data begins.
+    Joined,
     /// The server's workers are set up and waiting for `Go`.
     Ready,
     /// Warm-up starts now on the server; the measured phase follows it.
@@ -208,6 +227,7 @@ impl Message {
             Message::Auth { .. } => "auth",
             Message::Run { .. } => "run",
             Message::Accepted { .. } => "accepted",
+            Message::Joined => "joined",
             Message::Ready => "ready",
             Message::Go => "go",
             Message::Slices { .. } => "slices",
@@ -483,10 +503,35 @@ mod tests {
             verify: false,
             counters: "none".into(),
             reverse: false,
+            udp_split: false,
         };
         // A plain request reads as version 1 always did, so older servers still take it.
         let plain = serde_json::to_string(&request).unwrap();
         assert!(!plain.contains("reverse"), "{plain}");
+        assert!(!plain.contains("udp_split"), "{plain}");
+        // A request without a transport (an older client's shape) is a tcp one.
+        let no_transport = plain.replace("\"transport\":\"tcp\",", "");
+        assert!(!no_transport.contains("transport"), "{no_transport}");
+        let read: RunRequest = serde_json::from_str(&no_transport).unwrap();
+        assert_eq!(read.transport, "tcp");
+        // Accepted for tcp carries no udp ports; for udp it lists them.
+        let tcp = Message::Accepted {
+            data_port: 7,
+            cookie: "00".into(),
+            udp_ports: Vec::new(),
+        };
+        let tcp = serde_json::to_string(&tcp).unwrap();
+        assert!(!tcp.contains("udp_ports"), "{tcp}");
+        let udp = serde_json::to_string(&Message::Accepted {
+            data_port: 7,
+            cookie: "00".into(),
+            udp_ports: vec![7, 8],
+        })
+        .unwrap();
+        match parse(udp.as_bytes()).unwrap() {
+            Message::Accepted { udp_ports, .. } => assert_eq!(udp_ports, [7, 8]),
+            other => panic!("{}", other.kind()),
+        }
         request.reverse = true;
         let asked: RunRequest =
             serde_json::from_str(&serde_json::to_string(&request).unwrap()).unwrap();

@@ -15,10 +15,11 @@ use crate::engine::worker::ThreadSample;
 use crate::engine::{self, Shared, STOP_GRACE};
 use crate::error::Error;
 use crate::servers::{self, model::ServerModel, process::ServerSetup};
+use crate::transport::datagram::{send_buffer, Framing, RECEIVE_TIMEOUT};
 use crate::transport::tcp::max_send_buffer;
 use crate::transport::{Endpoint, SocketOptions, Transport};
 use std::io::{Read, Write};
-use std::net::{IpAddr, Shutdown, TcpListener, TcpStream};
+use std::net::{IpAddr, Shutdown, TcpListener, TcpStream, UdpSocket};
 use std::os::fd::AsFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier};
@@ -289,7 +290,8 @@ fn session(stream: &mut TcpStream, state: &State) -> Result<String, Refusal> {
     let result = run_side(stream, &spec, request.reverse, state);
     state.busy.store(false, Ordering::Release);
     let what = format!(
-        "tcp {}{} {} B x{} {} for {} ms",
+        "{} {}{} {} B x{} {} for {} ms",
+        spec.transport.name(),
         spec.pattern.name(),
         if request.reverse { " reverse" } else { "" },
         spec.message_size,
@@ -517,17 +519,24 @@ fn authenticate(stream: &mut TcpStream, token: &[u8], nonce: &[u8]) -> Result<()
 fn spec_for(request: &RunRequest, limits: &Limits) -> Result<RunSpec, Refusal> {
     let invalid = |e: ConfigError| refuse(ErrorCode::Refused, e.0);
     let limit = |message: String| refuse(ErrorCode::Limit, message);
-    if request.transport != "tcp" {
+    let transport = match request.transport.as_str() {
+        "tcp" => Transport::Tcp,
+        "udp" => Transport::Udp,
+        other => {
+            return Err(refuse(
+                ErrorCode::Refused,
+                format!("transport {other:?}: this server carries tcp and udp only"),
+            ))
+        }
+    };
+    if request.udp_split && transport != Transport::Udp {
         return Err(refuse(
             ErrorCode::Refused,
-            format!(
-                "transport {:?}: this server runs tcp only",
-                request.transport
-            ),
+            "udp_split with tcp: splitting applies to udp only",
         ));
     }
     let mechanism = request.mechanism.parse().map_err(invalid)?;
-    config::check_transport(Transport::Tcp, mechanism).map_err(invalid)?;
+    config::check_transport(transport, mechanism).map_err(invalid)?;
     let pattern: Pattern = request.pattern.parse().map_err(invalid)?;
     if request.reverse && pattern != Pattern::Stream {
         return Err(refuse(
@@ -547,6 +556,14 @@ fn spec_for(request: &RunRequest, limits: &Limits) -> Result<RunSpec, Refusal> {
             "message size {size} bytes: this server allows 1 to {} (--max-message-size)",
             limits.max_message_size
         )));
+    }
+    // The spec's framing is taken as checked from here on.
+    config::check_datagram_size(transport, size as usize, request.udp_split).map_err(invalid)?;
+    if transport == Transport::Udp && request.recv_size.is_some() {
+        return Err(refuse(
+            ErrorCode::Refused,
+            "recv size with udp: a datagram is received whole, one per call",
+        ));
     }
     let threads = request.threads;
     if threads == 0 || threads > limits.max_threads as u64 {
@@ -594,7 +611,7 @@ fn spec_for(request: &RunRequest, limits: &Limits) -> Result<RunSpec, Refusal> {
         r => r.map(|r| r as usize),
     };
     let spec = RunSpec {
-        transport: Transport::Tcp,
+        transport,
         pipe_size: None,
         mechanism,
         pattern,
@@ -610,7 +627,7 @@ fn spec_for(request: &RunRequest, limits: &Limits) -> Result<RunSpec, Refusal> {
         spin: request.spin,
         verify: request.verify,
         counters: config::parse_counters(&request.counters, pattern).map_err(invalid)?,
-        udp_split: false,
+        udp_split: request.udp_split,
         processes: false,
         // Across hosts the network is whatever joins them; loopback is the record's default.
         network: config::Network::default(),
@@ -630,25 +647,11 @@ fn run_side(
     reverse: bool,
     state: &State,
 ) -> Result<String, Refusal> {
-    let config = &state.config;
     let failed = |what: &str, e: std::io::Error| refuse(ErrorCode::Failed, format!("{what}: {e}"));
-    let data =
-        TcpListener::bind((config.bind, 0)).map_err(|e| failed("binding the data port", e))?;
-    let port = data
-        .local_addr()
-        .map_err(|e| failed("the data port", e))?
-        .port();
-    let cookie: [u8; COOKIE_BYTES] =
-        protocol::random_bytes().map_err(|e| failed("making the session cookie", e))?;
-    send(
-        stream,
-        &Message::Accepted {
-            data_port: port,
-            cookie: protocol::to_hex(&cookie),
-        },
-    )?;
-    let flows = accept_flows(&data, &cookie, spec.threads, config.timeout)?;
-    drop(data);
+    let flows = match spec.framing() {
+        Some(framing) => udp_flows(stream, spec.threads, framing, &state.config)?,
+        None => tcp_flows(stream, spec, reverse, &state.config)?,
+    };
     let control = Arc::new(Control::new().map_err(|e| failed("mapping the schedule", e))?);
     let start = Arc::new(Barrier::new(spec.threads + 1));
     // Only the measured side publishes slices; the other needs a board it never writes.
@@ -663,26 +666,14 @@ fn run_side(
         start: start.clone(),
         board: board.clone(),
     };
-    let options = SocketOptions {
-        nodelay: spec.tcp_nodelay(),
-        zerocopy_sender: spec.mechanism.needs_zerocopy_socket(),
-        zerocopy_receiver: spec.mechanism.needs_zerocopy_socket() && spec.pattern == Pattern::Rr,
-        ..SocketOptions::default()
-    };
     let role = remote_role(spec.pattern, reverse);
-    let mut workers = Vec::with_capacity(flows.len());
-    for (flow, s) in flows.into_iter().enumerate() {
-        apply_options(&s, options, role).map_err(|e| failed("setting socket options", e))?;
-        let buffer = max_send_buffer(&s);
-        workers.push(engine::side_worker(
-            spec,
-            flow,
-            role,
-            Endpoint::socket(s),
-            buffer,
-            &shared,
-        ));
-    }
+    let workers = flows
+        .into_iter()
+        .enumerate()
+        .map(|(flow, (endpoint, buffer))| {
+            engine::side_worker(spec, flow, role, endpoint, buffer, &shared)
+        })
+        .collect();
     let (handles, endpoints) = engine::spawn(workers).map_err(|e| failed("starting workers", e))?;
     // Workers reach the barrier once pinned with their counters open; before `Go` fixes the
     // schedule they are in warm-up.
@@ -718,6 +709,92 @@ fn run_side(
         }
     });
     report(stream, samples, slices, fired || ended)
+}
+
+/// The run's tcp flows: a data listener, `Accepted`, and one tagged connection per flow, each
+/// with the run's socket options; with what each one's send buffer holds.
+fn tcp_flows(
+    stream: &mut TcpStream,
+    spec: &RunSpec,
+    reverse: bool,
+    config: &ServerConfig,
+) -> Result<Vec<(Endpoint, usize)>, Refusal> {
+    let failed = |what: &str, e: std::io::Error| refuse(ErrorCode::Failed, format!("{what}: {e}"));
+    let data =
+        TcpListener::bind((config.bind, 0)).map_err(|e| failed("binding the data port", e))?;
+    let port = data
+        .local_addr()
+        .map_err(|e| failed("the data port", e))?
+        .port();
+    let cookie = new_cookie()?;
+    send(
+        stream,
+        &Message::Accepted {
+            data_port: port,
+            cookie: protocol::to_hex(&cookie),
+            udp_ports: Vec::new(),
+        },
+    )?;
+    let flows = accept_flows(&data, &cookie, spec.threads, config.timeout)?;
+    let options = SocketOptions {
+        nodelay: spec.tcp_nodelay(),
+        zerocopy_sender: spec.mechanism.needs_zerocopy_socket(),
+        zerocopy_receiver: spec.mechanism.needs_zerocopy_socket() && spec.pattern == Pattern::Rr,
+        ..SocketOptions::default()
+    };
+    let role = remote_role(spec.pattern, reverse);
+    flows
+        .into_iter()
+        .map(|s| {
+            apply_options(&s, options, role).map_err(|e| failed("setting socket options", e))?;
+            let buffer = max_send_buffer(&s);
+            Ok((Endpoint::socket(s), buffer))
+        })
+        .collect()
+}
+
+/// The run's udp flows: one socket per flow on `--bind`, their ports in `Accepted`, each joined
+/// by the client's hello (`udp`), then set up as `UdpLoopback` sets up its sockets.
+fn udp_flows(
+    stream: &mut TcpStream,
+    threads: usize,
+    framing: Framing,
+    config: &ServerConfig,
+) -> Result<Vec<(Endpoint, usize)>, Refusal> {
+    let failed = |what: &str, e: std::io::Error| refuse(ErrorCode::Failed, format!("{what}: {e}"));
+    let sockets = (0..threads)
+        .map(|_| UdpSocket::bind((config.bind, 0)))
+        .collect::<std::io::Result<Vec<_>>>()
+        .map_err(|e| failed("binding the udp data ports", e))?;
+    let ports = sockets
+        .iter()
+        .map(|s| s.local_addr().map(|a| a.port()))
+        .collect::<std::io::Result<Vec<_>>>()
+        .map_err(|e| failed("the udp data ports", e))?;
+    let cookie = new_cookie()?;
+    send(
+        stream,
+        &Message::Accepted {
+            data_port: ports[0],
+            cookie: protocol::to_hex(&cookie),
+            udp_ports: ports,
+        },
+    )?;
+    let sockets = super::udp::join_at_server(stream, sockets, &cookie, config.timeout)?;
+    sockets
+        .into_iter()
+        .map(|s| {
+            s.set_read_timeout(Some(RECEIVE_TIMEOUT))?;
+            let buffer = send_buffer(s.as_fd())?;
+            Ok((Endpoint::datagram(s, framing), buffer))
+        })
+        .collect::<std::io::Result<_>>()
+        .map_err(|e| failed("setting up the udp flows", e))
+}
+
+fn new_cookie() -> Result<[u8; COOKIE_BYTES], Refusal> {
+    protocol::random_bytes()
+        .map_err(|e| refuse(ErrorCode::Failed, format!("making the session cookie: {e}")))
 }
 
 /// Waits for the run to end: a `Stop` stops this side, a vanished client aborts it, and past
@@ -839,11 +916,5 @@ fn read_tag(s: &TcpStream, cookie: &[u8], threads: usize, timeout: Duration) -> 
     let mut tag = [0u8; DATA_TAG_BYTES];
     (&*s).read_exact(&mut tag).ok()?;
     s.set_read_timeout(None).ok()?;
-    // A constant-time comparison: a stray must not learn the cookie byte by byte.
-    let differs = tag[..COOKIE_BYTES]
-        .iter()
-        .zip(cookie)
-        .fold(0u8, |acc, (a, b)| acc | (a ^ b));
-    let flow = u32::from_be_bytes(tag[COOKIE_BYTES..].try_into().ok()?) as usize;
-    (differs == 0 && flow < threads).then_some(flow)
+    super::tag_flow(&tag, cookie, threads)
 }

@@ -245,7 +245,7 @@ fn framing(options: &SocketOptions) -> io::Result<Framing> {
     })
 }
 
-fn send_buffer(fd: BorrowedFd<'_>) -> io::Result<usize> {
+pub fn send_buffer(fd: BorrowedFd<'_>) -> io::Result<usize> {
     Ok(socket::get_int_option(fd, libc::SOL_SOCKET, libc::SO_SNDBUF)?.max(0) as usize)
 }
 

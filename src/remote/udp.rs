@@ -1,0 +1,144 @@
+//! udp flows across hosts. The server binds one UDP socket per flow and names their ports in
+//! `Accepted`; the client's socket for each flow sends its tag (cookie + flow index) as one
+//! "hello" datagram to that port and repeats it every `HELLO_REPEAT` until the server echoes it
+//! (UDP may lose either). The server connects each socket to the address its hello came from, so
+//! no stray can join or feed a flow afterwards. The client then says `Joined`, and the server
+//! clears the repeated hellos from its sockets: no hello is ever read as data, so the engine's
+//! datagram numbering and accounting run exactly as over loopback.
+use super::protocol::{self, ErrorCode, FrameError, Message, DATA_TAG_BYTES};
+use super::server::{out_of_order, refuse, Refusal};
+use super::{data_tag, tag_flow};
+use std::io;
+use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, TcpStream, UdpSocket};
+use std::time::{Duration, Instant};
+
+/// How long the client waits for a hello's echo before sending it again.
+pub const HELLO_REPEAT: Duration = Duration::from_millis(50);
+/// How often either side looks at its sockets while flows are joining.
+const JOIN_POLL: Duration = Duration::from_millis(1);
+
+/// A datagram that can only be a stray: every hello and its echo is exactly a tag long.
+fn is_tag(n: usize) -> bool {
+    n == DATA_TAG_BYTES
+}
+
+/// Client: one connected UDP socket per flow, each joined to the server's port for that flow.
+/// Fails when some flow's hello is not echoed within `patience`.
+pub fn join_at_client(
+    server: SocketAddr,
+    ports: &[u16],
+    cookie: &[u8],
+    patience: Duration,
+) -> io::Result<Vec<UdpSocket>> {
+    let unspecified: SocketAddr = match server {
+        SocketAddr::V4(_) => (Ipv4Addr::UNSPECIFIED, 0).into(),
+        SocketAddr::V6(_) => (Ipv6Addr::UNSPECIFIED, 0).into(),
+    };
+    let sockets = ports
+        .iter()
+        .map(|&port| {
+            let s = UdpSocket::bind(unspecified)?;
+            s.connect(SocketAddr::new(server.ip(), port))?;
+            s.set_nonblocking(true)?;
+            Ok(s)
+        })
+        .collect::<io::Result<Vec<_>>>()?;
+    let mut echoed = vec![false; sockets.len()];
+    let deadline = Instant::now() + patience;
+    let mut buf = [0u8; 64];
+    while echoed.iter().any(|e| !e) {
+        if Instant::now() > deadline {
+            let missing = echoed.iter().filter(|e| !**e).count();
+            return Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                format!(
+                    "{missing} of {} udp flows got no answer to their hello within {} ms",
+                    sockets.len(),
+                    patience.as_millis()
+                ),
+            ));
+        }
+        for (flow, s) in sockets.iter().enumerate().filter(|(f, _)| !echoed[*f]) {
+            // A refused or lost hello is sent again at the next round; nothing to report yet.
+            let _ = s.send(&data_tag(cookie, flow));
+        }
+        let resend_at = Instant::now() + HELLO_REPEAT;
+        while Instant::now() < resend_at && echoed.iter().any(|e| !e) {
+            for (flow, s) in sockets.iter().enumerate() {
+                while let Ok(n) = s.recv(&mut buf) {
+                    if is_tag(n) && tag_flow(&buf[..n], cookie, sockets.len()) == Some(flow) {
+                        echoed[flow] = true;
+                    }
+                }
+            }
+            std::thread::sleep(JOIN_POLL);
+        }
+    }
+    for s in &sockets {
+        s.set_nonblocking(false)?;
+    }
+    Ok(sockets)
+}
+
+/// Server: waits until every flow's socket has a hello with the session's cookie and its own
+/// flow index, connects it to the hello's sender and echoes every such hello (repeats too, as
+/// an echo may be lost), until the client says `Joined`; then clears what is queued, so the
+/// repeats are never read as data. Datagrams without the cookie are dropped: a stray cannot join.
+pub(super) fn join_at_server(
+    control: &mut TcpStream,
+    sockets: Vec<UdpSocket>,
+    cookie: &[u8],
+    timeout: Duration,
+) -> Result<Vec<UdpSocket>, Refusal> {
+    let failed = |e: io::Error| refuse(ErrorCode::Failed, format!("udp data port: {e}"));
+    for s in &sockets {
+        s.set_nonblocking(true).map_err(failed)?;
+    }
+    let threads = sockets.len();
+    let mut joined = vec![false; threads];
+    let deadline = Instant::now() + timeout;
+    let mut buf = [0u8; 64];
+    control.set_read_timeout(Some(JOIN_POLL)).map_err(failed)?;
+    loop {
+        for (flow, s) in sockets.iter().enumerate() {
+            while let Ok((n, from)) = s.recv_from(&mut buf) {
+                if !(is_tag(n) && tag_flow(&buf[..n], cookie, threads) == Some(flow)) {
+                    eprintln!("bytepath server: dropped a stray udp datagram from {from}");
+                    continue;
+                }
+                if !joined[flow] {
+                    s.connect(from).map_err(failed)?;
+                    joined[flow] = true;
+                }
+                let _ = s.send(&buf[..n]);
+            }
+        }
+        let count = joined.iter().filter(|j| **j).count();
+        if count == threads {
+            match protocol::read_message(control) {
+                Ok(Message::Joined) => break,
+                Ok(other) => return Err(out_of_order("joined", &other)),
+                Err(FrameError::Idle) => {}
+                Err(e) => return Err(e.into()),
+            }
+        } else {
+            std::thread::sleep(JOIN_POLL);
+        }
+        if Instant::now() > deadline {
+            return Err(refuse(
+                ErrorCode::Timeout,
+                format!(
+                    "{count} of {threads} udp flows joined within {} ms",
+                    timeout.as_millis()
+                ),
+            ));
+        }
+    }
+    control.set_read_timeout(Some(timeout)).map_err(failed)?;
+    for s in &sockets {
+        // Connected now: only the client's repeated hellos can be queued.
+        while s.recv(&mut buf).is_ok() {}
+        s.set_nonblocking(false).map_err(failed)?;
+    }
+    Ok(sockets)
+}
