@@ -59,8 +59,8 @@ pub struct ServerConfig {
 
 /// A refusal: sent to the client as an error frame, logged, and the connection closed.
 pub(super) struct Refusal {
-    code: ErrorCode,
-    message: String,
+    pub(super) code: ErrorCode,
+    pub(super) message: String,
 }
 
 pub(super) fn refuse(code: ErrorCode, message: impl Into<String>) -> Refusal {

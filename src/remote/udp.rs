@@ -142,3 +142,65 @@ pub(super) fn join_at_server(
     }
     Ok(sockets)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::TcpListener;
+
+    #[test]
+    fn a_stray_cannot_join_and_no_hello_is_left_to_be_read_as_data() {
+        let cookie = [7u8; 16];
+        let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).unwrap();
+        let mut client_control = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (mut server_control, _) = listener.accept().unwrap();
+        let sockets: Vec<UdpSocket> = (0..2)
+            .map(|_| UdpSocket::bind((Ipv4Addr::LOCALHOST, 0)).unwrap())
+            .collect();
+        let ports: Vec<u16> = sockets
+            .iter()
+            .map(|s| s.local_addr().unwrap().port())
+            .collect();
+        // Before the client: a wrong cookie, and the right cookie claiming another flow.
+        let stray = UdpSocket::bind((Ipv4Addr::LOCALHOST, 0)).unwrap();
+        let to = |p: u16| SocketAddr::from((Ipv4Addr::LOCALHOST, p));
+        stray
+            .send_to(&data_tag(&[9u8; 16], 0), to(ports[0]))
+            .unwrap();
+        stray.send_to(&data_tag(&cookie, 0), to(ports[1])).unwrap();
+        let server = std::thread::spawn(move || {
+            join_at_server(
+                &mut server_control,
+                sockets,
+                &cookie,
+                Duration::from_secs(5),
+            )
+            .map_err(|r| r.message)
+        });
+        let server_addr = to(0);
+        let client = join_at_client(server_addr, &ports, &cookie, Duration::from_secs(5)).unwrap();
+        // Hellos repeated after their echo are still in the server's queue until `Joined`.
+        for (flow, s) in client.iter().enumerate() {
+            s.send(&data_tag(&cookie, flow)).unwrap();
+        }
+        protocol::write_message(&mut client_control, &Message::Joined).unwrap();
+        let joined = server.join().unwrap().unwrap();
+        for (c, s) in client.iter().zip(&joined) {
+            assert_eq!(s.peer_addr().unwrap(), c.local_addr().unwrap());
+            c.send(b"data").unwrap();
+            let mut buf = [0u8; 64];
+            let n = s.recv(&mut buf).unwrap();
+            assert_eq!(
+                &buf[..n],
+                b"data",
+                "the first datagram read is data, not a hello"
+            );
+        }
+        // The stray, never joined, reaches neither socket.
+        stray.send_to(b"stray", to(ports[0])).unwrap();
+        joined[0]
+            .set_read_timeout(Some(Duration::from_millis(50)))
+            .unwrap();
+        assert!(joined[0].recv(&mut [0u8; 64]).is_err());
+    }
+}
