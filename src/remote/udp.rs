@@ -3,8 +3,9 @@
 //! "hello" datagram to that port and repeats it every `HELLO_REPEAT` until the server echoes it
 //! (UDP may lose either). The server connects each socket to the address its hello came from, so
 //! no stray can join or feed a flow afterwards. The client then says `Joined`, and the server
-//! clears the repeated hellos from its sockets: no hello is ever read as data, so the engine's
-//! datagram numbering and accounting run exactly as over loopback.
+//! clears the repeated hellos from its sockets, so the engine's datagram numbering and
+//! accounting run exactly as over loopback. Only a repeat that the network delays by more than a
+//! whole control round trip (it must arrive after `Joined`) could still be read as one datagram.
 use super::protocol::{self, ErrorCode, FrameError, Message, DATA_TAG_BYTES};
 use super::server::{out_of_order, refuse, Refusal};
 use super::{data_tag, tag_flow};
