@@ -460,12 +460,18 @@ fn a_killed_server_process_fails_the_run_and_still_removes_the_namespaces() {
 }
 
 /// The first child process of `pid` (the forked side of `--processes`).
+/// The forked bytepath child of `pid`: not an `ip` or `tc` it runs while setting up the link,
+/// which may have exited by the time it would be killed.
 fn wait_for_child_of(pid: u32) -> u32 {
     let deadline = Instant::now() + Duration::from_secs(20);
+    let bytepath = std::fs::canonicalize(env!("CARGO_BIN_EXE_bytepath")).unwrap();
     loop {
         let children =
             std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).unwrap_or_default();
-        if let Some(child) = children.split_whitespace().next() {
+        let forked = children.split_whitespace().find(|c| {
+            std::fs::read_link(format!("/proc/{c}/exe")).is_ok_and(|exe| exe == bytepath)
+        });
+        if let Some(child) = forked {
             return child.parse().unwrap();
         }
         assert!(Instant::now() < deadline, "bytepath {pid} forked no server");
