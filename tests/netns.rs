@@ -108,12 +108,7 @@ fn tcp_stream_and_rr_cross_the_veth_pair_verified_and_leave_no_namespace() {
             ]
             .concat(),
         );
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        common::assert_success(&out);
         let r = json_of(&out);
         assert_verified_across_veth(&r, 1500);
         assert!(u(&r["sides"][0]["messages"]) > 0, "{pattern}");
@@ -145,12 +140,7 @@ fn udp_rr_and_a_jumbo_mtu_are_recorded() {
         ]
         .concat(),
     );
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::assert_success(&out);
     let r = json_of(&out);
     assert_verified_across_veth(&r, 9000);
     assert!(r["config"]["where_sides_run"]
@@ -179,12 +169,7 @@ fn ipc_over_tcp_and_udp_crosses_namespaces() {
         "--out",
         dir.path().to_str().unwrap(),
     ]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::assert_success(&out);
     let text = std::fs::read_to_string(dir.path().join("results.jsonl")).unwrap();
     let records: Vec<Value> = text
         .lines()
@@ -242,12 +227,7 @@ fn ipc_leaves_out_transports_that_never_reach_a_network_device_unless_named() {
         "--out",
         dir.path().to_str().unwrap(),
     ]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::assert_success(&out);
     let stdout = String::from_utf8_lossy(&out.stdout);
     for t in ["pipe", "unix", "unix-dgram", "shm"] {
         assert!(
@@ -274,12 +254,7 @@ fn file_is_served_across_namespaces_and_verified() {
         "--out",
         dir.path().to_str().unwrap(),
     ]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::assert_success(&out);
     let study = json_of(&out);
     assert_eq!(study["config"]["network"]["placement"], "netns");
     assert!(study["config"]["where_sides_run"]
@@ -321,12 +296,7 @@ fn a_tiny_sweep_runs_every_point_across_namespaces() {
         "--out",
         dir.path().to_str().unwrap(),
     ]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::assert_success(&out);
     let text = std::fs::read_to_string(dir.path().join("results.jsonl")).unwrap();
     assert_eq!(text.lines().count(), 2);
     for line in text.lines() {
@@ -406,12 +376,7 @@ fn the_namespaces_of_a_killed_run_are_removed_by_the_next_run() {
     child.wait().unwrap();
     // SIGKILL runs no destructor: the namespaces outlive their process until a run cleans up.
     let out = run_and_check_cleanup(&[&["run", "--netns", "-m", "send"][..], &SHORT].concat());
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::assert_success(&out);
     assert_eq!(
         names_of(pid),
         Vec::<String>::new(),
@@ -647,12 +612,7 @@ fn servers_listen_in_one_namespace_and_the_clients_connect_from_the_other() {
         "--out",
         dir.path().to_str().unwrap(),
     ]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::assert_success(&out);
     let records = json_of(&out);
     for r in records.as_array().unwrap() {
         // The listener has only its veth address in the receiving namespace: a client outside
