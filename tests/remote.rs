@@ -2,56 +2,12 @@
 //! other side and returns its metrics; bad clients of every kind (wrong token, other version,
 //! oversized frame, garbage, silence, killed mid-run) each leave it serving the next one.
 mod common;
-use common::{assert_delivered, bytepath, u};
+use common::{assert_delivered, bytepath, u, Server};
 use serde_json::Value;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-
-/// A `bytepath server` on a free loopback port, killed when dropped.
-struct Server {
-    child: Child,
-    port: u16,
-}
-
-impl Server {
-    fn start(extra: &[&str]) -> Server {
-        let mut child = Command::new(assert_cmd::cargo::cargo_bin("bytepath"))
-            .args(["server", "--port", "0", "--timeout", "1s"])
-            .args(extra)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("server started");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        // "bytepath server listening on 127.0.0.1:PORT (protocol version 1, ...)"
-        let port = line
-            .split_whitespace()
-            .nth(4)
-            .and_then(|addr| addr.rsplit(':').next()?.parse().ok())
-            .unwrap_or_else(|| panic!("no port in {line:?}"));
-        Server { child, port }
-    }
-
-    fn address(&self) -> String {
-        format!("127.0.0.1:{}", self.port)
-    }
-
-    fn still_running(&mut self) -> bool {
-        self.child.try_wait().unwrap().is_none()
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 fn remote(server: &Server, args: &[&str]) -> std::process::Output {
     bytepath()
@@ -110,7 +66,7 @@ fn raw(server: &Server, bytes: &[u8]) -> Value {
 
 #[test]
 fn remote_stream_and_rr_hold_both_sides_verified() {
-    let mut server = Server::start(&[]);
+    let mut server = Server::start("1s", &[]);
     let stream = assert_serves(&mut server, "stream");
     let place = stream["config"]["where_sides_run"].as_str().unwrap();
     assert!(
@@ -131,7 +87,7 @@ fn a_wrong_or_missing_token_is_refused_and_the_right_one_served() {
     let (right, wrong) = (dir.path().join("right"), dir.path().join("wrong"));
     std::fs::write(&right, "s3cret\n").unwrap();
     std::fs::write(&wrong, "guess\n").unwrap();
-    let mut server = Server::start(&["--token-file", right.to_str().unwrap()]);
+    let mut server = Server::start("1s", &["--token-file", right.to_str().unwrap()]);
     let out = remote(
         &server,
         &["-m", "send", "--token-file", wrong.to_str().unwrap()],
@@ -162,7 +118,7 @@ fn a_wrong_or_missing_token_is_refused_and_the_right_one_served() {
 
 #[test]
 fn bad_frames_get_an_error_frame_and_a_close_and_the_next_client_is_served() {
-    let mut server = Server::start(&[]);
+    let mut server = Server::start("1s", &[]);
     let hello = br#"{"type":"client_hello","version":999,"capabilities":[]}"#;
     let e = raw(&server, &frame(hello));
     assert_eq!(e["type"], "error");
@@ -198,7 +154,7 @@ fn bad_frames_get_an_error_frame_and_a_close_and_the_next_client_is_served() {
 
 #[test]
 fn a_silent_connection_times_out_without_holding_the_server() {
-    let mut server = Server::start(&[]);
+    let mut server = Server::start("1s", &[]);
     let mut silent = TcpStream::connect(server.address()).unwrap();
     // Served while the silent one is still open.
     assert_serves(&mut server, "rr");
@@ -211,7 +167,7 @@ fn a_silent_connection_times_out_without_holding_the_server() {
 
 #[test]
 fn requests_over_the_limits_are_refused_naming_the_limit() {
-    let server = Server::start(&["--max-threads", "2", "--max-bytes", "1M"]);
+    let server = Server::start("1s", &["--max-threads", "2", "--max-bytes", "1M"]);
     let out = remote(&server, &["-m", "send", "-t", "4", "--bytes", "64K"]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
@@ -228,7 +184,7 @@ fn requests_over_the_limits_are_refused_naming_the_limit() {
 
 #[test]
 fn a_client_killed_mid_run_frees_the_server_and_others_meanwhile_get_busy() {
-    let mut server = Server::start(&[]);
+    let mut server = Server::start("1s", &[]);
     let mut victim = Command::new(assert_cmd::cargo::cargo_bin("bytepath"))
         .args([
             "run", "-m", "send", "-p", "stream", "-s", "64K", "-d", "30s",
@@ -264,7 +220,7 @@ fn a_client_killed_mid_run_frees_the_server_and_others_meanwhile_get_busy() {
 
 #[test]
 fn a_server_that_vanishes_mid_run_fails_the_run_with_what_was_measured() {
-    let mut server = Server::start(&[]);
+    let mut server = Server::start("1s", &[]);
     let address = server.address();
     let client = std::thread::spawn(move || {
         bytepath()
@@ -356,7 +312,7 @@ fn records(dir: &std::path::Path) -> Vec<Value> {
 
 #[test]
 fn a_remote_sweep_runs_every_point_against_the_server_and_resumes_only_there() {
-    let mut server = Server::start(&[]);
+    let mut server = Server::start("1s", &[]);
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("sweep");
     let out = remote_sweep(
@@ -418,7 +374,7 @@ fn a_remote_sweep_runs_every_point_against_the_server_and_resumes_only_there() {
 
 #[test]
 fn a_remote_sweep_records_a_refused_point_and_goes_on_but_an_absent_server_is_one_error() {
-    let server = Server::start(&["--max-threads", "1"]);
+    let server = Server::start("1s", &["--max-threads", "1"]);
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("sweep");
     let out = remote_sweep(&server, &dir, &["--mechanisms", "send", "--threads", "2,1"]);
@@ -431,7 +387,7 @@ fn a_remote_sweep_records_a_refused_point_and_goes_on_but_an_absent_server_is_on
     assert_eq!(all[1]["status"], "completed", "{}", all[1]);
 
     // Nothing listens on the port a dropped server had: one line, exit 1, no folder made.
-    let gone = Server::start(&[]);
+    let gone = Server::start("1s", &[]);
     let address = gone.address();
     drop(gone);
     let never = tmp.path().join("never");
@@ -461,7 +417,7 @@ fn a_remote_sweep_records_a_refused_point_and_goes_on_but_an_absent_server_is_on
 
 #[test]
 fn ipc_with_remote_measures_tcp_and_udp_there_with_exact_counts_and_leaves_the_rest_out() {
-    let server = Server::start(&[]);
+    let server = Server::start("1s", &[]);
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("ipc");
     let out = bytepath()
@@ -526,7 +482,7 @@ fn ipc_with_remote_measures_tcp_and_udp_there_with_exact_counts_and_leaves_the_r
 
 #[test]
 fn reverse_sends_from_here_and_the_server_receives_and_measures() {
-    let server = Server::start(&[]);
+    let server = Server::start("1s", &[]);
     let out = remote(
         &server,
         &["--reverse", "-m", "copy", "-s", "64K", "--verify"],
@@ -570,7 +526,7 @@ fn reverse_is_refused_where_the_measuring_side_must_stay_here() {
 /// counts as data; both sides' datagram numbers add up and every byte verifies.
 #[test]
 fn remote_udp_rr_and_stream_carry_numbered_datagrams_verified() {
-    let mut server = Server::start(&[]);
+    let mut server = Server::start("1s", &[]);
     for (pattern, size) in [("rr", "64"), ("stream", "1K")] {
         let out = remote(
             &server,

@@ -2,55 +2,12 @@
 //! every test file, this host receives and verifies; nothing is left in either side's temporary
 //! folder; what cannot work is refused in one line (exit 2) and leaves the server serving.
 mod common;
-use common::{assert_success, bytepath, u};
+use common::{assert_success, bytepath, u, Server};
 use serde_json::Value;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
 use std::time::Duration;
-
-/// A `bytepath server` on a free loopback port with its own temporary folder, killed on drop.
-struct Server {
-    child: Child,
-    port: u16,
-    temp: tempfile::TempDir,
-}
-
-impl Server {
-    fn start(extra: &[&str]) -> Server {
-        let temp = tempfile::tempdir().unwrap();
-        let mut child = Command::new(assert_cmd::cargo::cargo_bin("bytepath"))
-            .args(["server", "--port", "0", "--timeout", "2s"])
-            .args(extra)
-            .env("TMPDIR", temp.path())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("server started");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let port = line
-            .split_whitespace()
-            .nth(4)
-            .and_then(|addr| addr.rsplit(':').next()?.parse().ok())
-            .unwrap_or_else(|| panic!("no port in {line:?}"));
-        Server { child, port, temp }
-    }
-
-    fn address(&self) -> String {
-        format!("127.0.0.1:{}", self.port)
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 fn entries(dir: &Path) -> Vec<String> {
     std::fs::read_dir(dir)
@@ -81,7 +38,7 @@ fn remote_file(address: &str, args: &[&str], temp: &Path) -> std::process::Outpu
 
 #[test]
 fn every_mechanism_is_served_remotely_verified_with_both_sides_measured_and_nothing_left() {
-    let server = Server::start(&[]);
+    let server = Server::start("2s", &[]);
     let here = tempfile::tempdir().unwrap();
     let out = remote_file(
         &server.address(),
@@ -125,7 +82,7 @@ fn every_mechanism_is_served_remotely_verified_with_both_sides_measured_and_noth
 
 #[test]
 fn a_file_over_the_servers_limit_is_refused_naming_it_and_the_next_client_is_served() {
-    let server = Server::start(&["--max-file-size", "1M"]);
+    let server = Server::start("2s", &["--max-file-size", "1M"]);
     let here = tempfile::tempdir().unwrap();
     let out = remote_file(
         &server.address(),

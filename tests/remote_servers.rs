@@ -1,47 +1,11 @@
 //! `bytepath servers --remote`: the server models run on a loopback `bytepath server`, which
 //! reports what the server alone cost; this process runs the load generator and measures.
 mod common;
-use common::{bytepath, u};
+use common::{bytepath, u, Server};
 use serde_json::{json, Value};
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::process::{Child, Command, Stdio};
 use std::time::Duration;
-
-/// A `bytepath server` on a free loopback port, killed when dropped.
-struct Server {
-    child: Child,
-    port: u16,
-}
-
-impl Server {
-    fn start(extra: &[&str]) -> Server {
-        let mut child = Command::new(assert_cmd::cargo::cargo_bin("bytepath"))
-            .args(["server", "--port", "0", "--timeout", "2s"])
-            .args(extra)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("server started");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let port = line
-            .split_whitespace()
-            .nth(4)
-            .and_then(|addr| addr.rsplit(':').next()?.parse().ok())
-            .unwrap_or_else(|| panic!("no port in {line:?}"));
-        Server { child, port }
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 fn servers(port: u16, args: &[&str]) -> (Vec<Value>, std::process::Output) {
     let dir = tempfile::tempdir().unwrap();
@@ -66,7 +30,7 @@ fn servers(port: u16, args: &[&str]) -> (Vec<Value>, std::process::Output) {
 
 #[test]
 fn every_model_is_served_by_the_remote_server_and_measured_here() {
-    let server = Server::start(&[]);
+    let server = Server::start("2s", &[]);
     let (records, out) = servers(
         server.port,
         &["--models", "epoll,select,iterative", "--clients", "1,15"],
@@ -101,7 +65,7 @@ fn every_model_is_served_by_the_remote_server_and_measured_here() {
 
 #[test]
 fn clients_above_the_server_limit_are_refused_and_the_server_serves_the_next_client() {
-    let server = Server::start(&["--max-clients", "10"]);
+    let server = Server::start("2s", &["--max-clients", "10"]);
     let (records, out) = servers(server.port, &["--models", "epoll", "--clients", "11,2"]);
     assert!(out.status.success(), "{out:?}");
     assert_eq!(records[0]["status"], "refused");

@@ -95,3 +95,53 @@ pub fn assert_delivered(r: &Value, what: &str) {
         );
     }
 }
+
+/// A `bytepath server` on a free loopback port, with a temporary folder of its own (`TMPDIR`),
+/// killed when dropped.
+pub struct Server {
+    pub child: std::process::Child,
+    pub port: u16,
+    pub temp: tempfile::TempDir,
+}
+
+impl Server {
+    /// Starts a server whose every read times out after `timeout` (e.g. "1s"), with `extra`.
+    pub fn start(timeout: &str, extra: &[&str]) -> Server {
+        use std::io::BufRead;
+        let temp = tempfile::tempdir().unwrap();
+        let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("bytepath"))
+            .args(["server", "--port", "0", "--timeout", timeout])
+            .args(extra)
+            .env("TMPDIR", temp.path())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("server started");
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        // "bytepath server listening on 127.0.0.1:PORT (protocol version 1, ...)"
+        let port = line
+            .split_whitespace()
+            .nth(4)
+            .and_then(|addr| addr.rsplit(':').next()?.parse().ok())
+            .unwrap_or_else(|| panic!("no port in {line:?}"));
+        Server { child, port, temp }
+    }
+
+    pub fn address(&self) -> String {
+        format!("127.0.0.1:{}", self.port)
+    }
+
+    pub fn still_running(&mut self) -> bool {
+        self.child.try_wait().unwrap().is_none()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
