@@ -404,15 +404,7 @@ echo
 {
   echo "quantity|bytepath|peer|ratio|within +-10 %?"
   printf '%s\n' "${ROWS[@]}"
-} | python3 -c '
-import sys
-rows = [l.rstrip("\n").split("|") for l in sys.stdin if l.strip()]
-w = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-for n, r in enumerate(rows):
-    print("  ".join(c.ljust(w[i]) if i in (0, 4) else c.rjust(w[i]) for i, c in enumerate(r)).rstrip())
-    if n == 0:
-        print("  ".join("-" * x for x in w))
-'
+} | print_table 0 4
 echo
 if ((${#NOTES[@]})); then
   echo "Notes on OUTSIDE rows (what differs between the two measurements):"

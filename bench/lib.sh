@@ -95,6 +95,21 @@ stop_server() { # pid
 }
 
 fmt() { python3 -c "import sys; print(format(float(sys.argv[1]), sys.argv[2]))" "$1" "$2"; }
+# Prints "|"-separated rows from stdin (the first is the header) as aligned columns with a rule
+# under the header; the columns whose 0-based indexes are given are left-aligned, the rest
+# right-aligned (numbers).
+print_table() { # left_column...
+  python3 -c '
+import sys
+left = {int(a) for a in sys.argv[1:]}
+rows = [l.rstrip("\n").split("|") for l in sys.stdin if l.strip()]
+w = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+for n, r in enumerate(rows):
+    print("  ".join(c.ljust(w[i]) if i in left else c.rjust(w[i]) for i, c in enumerate(r)).rstrip())
+    if n == 0:
+        print("  ".join("-" * x for x in w))
+' "$@"
+}
 ratio() { python3 -c "import sys; print(format(float(sys.argv[1]) / float(sys.argv[2]), '.3f'))" "$1" "$2"; }
 
 # sockperf ping-pong over loopback -> RESULT mean and RESULT2 p50 FULL round trip, µs (sockperf

@@ -205,15 +205,7 @@ echo
 {
   echo "case|bytepath|peer|ratio|target|result"
   printf '%s\n' "${ROWS[@]}"
-} | python3 -c '
-import sys
-rows = [l.rstrip("\n").split("|") for l in sys.stdin if l.strip()]
-w = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-for n, r in enumerate(rows):
-    print("  ".join(c.ljust(w[i]) if i in (0, 5) else c.rjust(w[i]) for i, c in enumerate(r)).rstrip())
-    if n == 0:
-        print("  ".join("-" * x for x in w))
-'
+} | print_table 0 5
 echo
 echo "(ratios on a noisy 2-vCPU VM vary from run to run; REPEAT=N repeats every pair)"
 exit 0

@@ -155,14 +155,5 @@ echo
 {
   echo "part|model|clients|status|req/s|p50 us|p99 us|server CPU ns/req|cs/req|accepted and served"
   cat "$ROWS_FILE"
-} | python3 -c '
-import sys
-rows = [l.rstrip("\n").split("|") for l in sys.stdin if l.strip()]
-w = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-left = (0, 1, 3, 9)
-for n, r in enumerate(rows):
-    print("  ".join(c.ljust(w[i]) if i in left else c.rjust(w[i]) for i, c in enumerate(r)).rstrip())
-    if n == 0:
-        print("  ".join("-" * x for x in w))
-'
+} | print_table 0 1 3 9
 exit 0
