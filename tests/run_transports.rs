@@ -6,7 +6,20 @@ use common::{assert_delivered, bytepath, run_json, u};
 
 #[test]
 fn unix_and_pipe_flows_deliver_every_byte_for_every_copying_mechanism() {
-    for transport in ["unix", "pipe", "shm"] {
+    every_copying_point(&["unix", "pipe", "shm"], "24K", |r, what, transport, _| {
+        assert_eq!(r["config"]["transport"], transport);
+        assert_delivered(r, what);
+    });
+}
+
+/// Runs every copying mechanism in stream and rr over each transport, 2 flows, --verify, and
+/// hands each successful record to `check` with (what, transport, pattern).
+fn every_copying_point(
+    transports: &[&str],
+    size: &str,
+    check: impl Fn(&serde_json::Value, &str, &str, &str),
+) {
+    for &transport in transports {
         for mechanism in ["send", "copy", "gather"] {
             for pattern in ["stream", "rr"] {
                 let what = format!("{transport}/{mechanism}/{pattern}");
@@ -18,14 +31,13 @@ fn unix_and_pipe_flows_deliver_every_byte_for_every_copying_mechanism() {
                     "-p",
                     pattern,
                     "-s",
-                    "24K",
+                    size,
                     "-t",
                     "2",
                     "--verify",
                 ]);
                 assert_eq!(code, 0, "{what}: {}", r["errors"]);
-                assert_eq!(r["config"]["transport"], transport);
-                assert_delivered(&r, &what);
+                check(&r, &what, transport, pattern);
             }
         }
     }
@@ -130,54 +142,39 @@ fn checked_payload(r: &serde_json::Value) -> u64 {
 
 #[test]
 fn datagram_flows_number_every_datagram_and_verify_every_byte_received() {
-    for transport in ["udp", "unix-dgram"] {
-        for mechanism in ["send", "copy", "gather"] {
-            for pattern in ["stream", "rr"] {
-                let what = format!("{transport}/{mechanism}/{pattern}");
-                let (r, code) = run_json(&[
-                    "--transport",
-                    transport,
-                    "-m",
-                    mechanism,
-                    "-p",
-                    pattern,
-                    "-s",
-                    "1K",
-                    "-t",
-                    "2",
-                    "--verify",
-                ]);
-                assert_eq!(code, 0, "{what}: {}", r["errors"]);
-                assert_eq!(r["verify"]["mismatched_bytes"], 0, "{what}");
+    every_copying_point(
+        &["udp", "unix-dgram"],
+        "1K",
+        |r, what, transport, pattern| {
+            assert_eq!(r["verify"]["mismatched_bytes"], 0, "{what}");
+            assert_eq!(
+                u(&r["verify"]["checked_bytes"]),
+                checked_payload(r),
+                "{what}"
+            );
+            let d = &r["datagrams"];
+            assert_eq!(d["datagrams_per_message"], 1, "{what}");
+            let forward = &d["forward"];
+            assert!(u(&forward["received"]) > 0, "{what}");
+            assert_eq!(
+                u(&forward["received"]) + u(&forward["lost"]),
+                u(&forward["sent"]),
+                "{what}"
+            );
+            if pattern == "rr" {
                 assert_eq!(
-                    u(&r["verify"]["checked_bytes"]),
-                    checked_payload(&r),
-                    "{what}"
+                    u(&d["back"]["sent"]),
+                    u(&forward["received"]),
+                    "{what}: every request that arrived was answered"
                 );
-                let d = &r["datagrams"];
-                assert_eq!(d["datagrams_per_message"], 1, "{what}");
-                let forward = &d["forward"];
-                assert!(u(&forward["received"]) > 0, "{what}");
-                assert_eq!(
-                    u(&forward["received"]) + u(&forward["lost"]),
-                    u(&forward["sent"]),
-                    "{what}"
-                );
-                if pattern == "rr" {
-                    assert_eq!(
-                        u(&d["back"]["sent"]),
-                        u(&forward["received"]),
-                        "{what}: every request that arrived was answered"
-                    );
-                }
-                if transport == "unix-dgram" {
-                    // AF_UNIX datagram senders block on a full receiver instead of dropping.
-                    assert_eq!(u(&forward["lost"]), 0, "{what}");
-                    assert_eq!(r["transfer"]["all_delivered"], true, "{what}");
-                }
             }
-        }
-    }
+            if transport == "unix-dgram" {
+                // AF_UNIX datagram senders block on a full receiver instead of dropping.
+                assert_eq!(u(&forward["lost"]), 0, "{what}");
+                assert_eq!(r["transfer"]["all_delivered"], true, "{what}");
+            }
+        },
+    );
 }
 
 #[test]
