@@ -236,6 +236,19 @@ impl RunSpec {
         })
     }
 
+    /// The options every flow of this run needs, on whichever side opens it.
+    pub fn socket_options(&self) -> crate::transport::SocketOptions {
+        let zerocopy = self.mechanism.needs_zerocopy_socket();
+        crate::transport::SocketOptions {
+            nodelay: self.tcp_nodelay(),
+            zerocopy_sender: zerocopy,
+            zerocopy_receiver: zerocopy && self.pattern == Pattern::Rr,
+            nonblocking_reads: self.spin,
+            pipe_size: self.pipe_size,
+            framing: self.framing(),
+        }
+    }
+
     /// TCP_NODELAY: request/response must not wait for Nagle (meaningless off TCP).
     pub fn tcp_nodelay(&self) -> bool {
         self.transport == Transport::Tcp && self.pattern == Pattern::Rr

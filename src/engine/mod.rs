@@ -15,7 +15,7 @@ use crate::error::Error;
 use crate::measure::machine::MachineCpu;
 use crate::mechanism::receive::{Receiver, RecvMode};
 use crate::mechanism::{self, FlowContext};
-use crate::transport::{Endpoint, FlowConnector, FlowEnds, SocketOptions};
+use crate::transport::{Endpoint, FlowConnector, FlowEnds};
 use control::Control;
 use phases::StopReason;
 use slices::SliceBoard;
@@ -115,14 +115,7 @@ pub fn run(
     connector: &dyn FlowConnector,
     interrupt: &AtomicBool,
 ) -> Result<RunOutcome, Error> {
-    let options = SocketOptions {
-        nodelay: spec.tcp_nodelay(),
-        zerocopy_sender: spec.mechanism.needs_zerocopy_socket(),
-        zerocopy_receiver: spec.mechanism.needs_zerocopy_socket() && spec.pattern == Pattern::Rr,
-        nonblocking_reads: spec.spin,
-        pipe_size: spec.pipe_size,
-        framing: spec.framing(),
-    };
+    let options = spec.socket_options();
     let flows: Vec<FlowEnds> = connector
         .connect(spec.threads, options)
         .map_err(Error::Setup)?;

@@ -71,14 +71,7 @@ pub fn run_with_peer(
     mut peer: Box<dyn Peer>,
     interrupt: &AtomicBool,
 ) -> Result<RunOutcome, Error> {
-    let options = SocketOptions {
-        nodelay: spec.tcp_nodelay(),
-        zerocopy_sender: spec.mechanism.needs_zerocopy_socket(),
-        zerocopy_receiver: spec.mechanism.needs_zerocopy_socket() && spec.pattern == Pattern::Rr,
-        nonblocking_reads: spec.spin,
-        pipe_size: spec.pipe_size,
-        framing: spec.framing(),
-    };
+    let options = spec.socket_options();
     let ends = peer.connect(spec, options)?;
     let send_buffer_bytes = ends.first().map_or(0, |e| e.send_buffer);
     let control = Arc::new(Control::new().map_err(Error::Setup)?);

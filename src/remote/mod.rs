@@ -12,12 +12,10 @@ pub mod udp;
 
 use crate::config::Pattern;
 use crate::engine::worker::Role;
-use crate::sys::socket;
 use crate::transport::SocketOptions;
 use protocol::{COOKIE_BYTES, DATA_TAG_BYTES};
 use std::io;
 use std::net::TcpStream;
-use std::os::fd::AsFd;
 
 /// The port `bytepath server` listens on unless `--port` says otherwise.
 pub const DEFAULT_PORT: u16 = 5301;
@@ -57,20 +55,11 @@ pub fn local_role(pattern: Pattern, reverse: bool) -> Role {
 
 /// The run's socket options for the end of a data connection that plays `role`.
 pub fn apply_options(stream: &TcpStream, options: SocketOptions, role: Role) -> io::Result<()> {
-    stream.set_nodelay(options.nodelay)?;
     let zerocopy = match role {
         Role::Sender => options.zerocopy_sender,
         Role::Receiver => options.zerocopy_receiver,
     };
-    if zerocopy {
-        socket::enable_zerocopy(stream.as_fd()).map_err(|e| {
-            io::Error::new(
-                e.kind(),
-                format!("SO_ZEROCOPY not supported on this socket: {e}"),
-            )
-        })?;
-    }
-    Ok(())
+    crate::transport::tcp::apply(stream, options.nodelay, zerocopy)
 }
 
 /// What a flow presents first: the session cookie, then its flow index (u32 BE).

@@ -17,7 +17,7 @@ use crate::error::Error;
 use crate::servers::{self, model::ServerModel, process::ServerSetup};
 use crate::transport::datagram::{send_buffer, Framing, RECEIVE_TIMEOUT};
 use crate::transport::tcp::max_send_buffer;
-use crate::transport::{Endpoint, SocketOptions, Transport};
+use crate::transport::{Endpoint, Transport};
 use std::io::{Read, Write};
 use std::net::{IpAddr, Shutdown, TcpListener, TcpStream, UdpSocket};
 use std::os::fd::AsFd;
@@ -736,12 +736,7 @@ fn tcp_flows(
         },
     )?;
     let flows = accept_flows(&data, &cookie, spec.threads, config.timeout)?;
-    let options = SocketOptions {
-        nodelay: spec.tcp_nodelay(),
-        zerocopy_sender: spec.mechanism.needs_zerocopy_socket(),
-        zerocopy_receiver: spec.mechanism.needs_zerocopy_socket() && spec.pattern == Pattern::Rr,
-        ..SocketOptions::default()
-    };
+    let options = spec.socket_options();
     let role = remote_role(spec.pattern, reverse);
     flows
         .into_iter()

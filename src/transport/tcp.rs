@@ -45,7 +45,8 @@ pub fn tcp_flows(
         .collect()
 }
 
-fn apply(stream: &TcpStream, nodelay: bool, zerocopy: bool) -> io::Result<()> {
+/// TCP_NODELAY as asked, and SO_ZEROCOPY on an end that sends with MSG_ZEROCOPY.
+pub fn apply(stream: &TcpStream, nodelay: bool, zerocopy: bool) -> io::Result<()> {
     stream.set_nodelay(nodelay)?;
     if zerocopy {
         socket::enable_zerocopy(stream.as_fd()).map_err(|e| {
