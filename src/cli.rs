@@ -83,9 +83,16 @@ pub struct ProbeArgs {
 
 #[derive(Debug, Args)]
 pub struct SweepArgs {
-    /// Mechanisms, comma-separated (send, copy, gather, zerocopy).
+    /// Mechanisms, comma-separated (send, copy, gather, zerocopy, uring, uring-gather,
+    /// uring-zc, splice, sendfile), or all.
     #[arg(long, default_value = "send,copy,gather,zerocopy")]
     pub mechanisms: String,
+    /// io_uring mechanisms: sends submitted together (see `run --queue-depth`).
+    #[arg(long)]
+    pub queue_depth: Option<String>,
+    /// How every point's receiving side takes bytes (see `run --recv`).
+    #[arg(long, default_value = "recv")]
+    pub recv: String,
     /// Message sizes, comma-separated (256, 1K, 4KiB, 512k …).
     #[arg(long, default_value = "256,1K,4K,16K,64K,512K")]
     pub sizes: String,
@@ -256,9 +263,18 @@ pub struct RunArgs {
     #[arg(long)]
     pub pipe_size: Option<String>,
     /// How the sender hands a message to the kernel: send (reference, one prebuilt buffer),
-    /// copy (serialize 8 fields, send), gather (sendmsg over 8 fields), zerocopy (MSG_ZEROCOPY).
+    /// copy (serialize 8 fields, send), gather (sendmsg over 8 fields), zerocopy (MSG_ZEROCOPY),
+    /// uring (io_uring send), uring-gather (io_uring sendmsg over 8 fields), uring-zc (io_uring
+    /// send-zc), splice (vmsplice into a pipe, splice to the socket), sendfile (from a memfd).
     #[arg(long, short = 'm')]
     pub mechanism: String,
+    /// io_uring mechanisms: sends submitted together, linked in order (default 16).
+    #[arg(long)]
+    pub queue_depth: Option<String>,
+    /// How the receiving side takes bytes: recv, uring-recv (io_uring, provided buffers),
+    /// zc-recv (TCP_ZEROCOPY_RECEIVE mapping), trunc (MSG_TRUNC: discards, delivers nothing).
+    #[arg(long, default_value = "recv")]
+    pub recv: String,
     /// Message size in bytes (8 heap fields of size/8 each); accepts 256, 1K, 4KiB, 512k, 1M.
     #[arg(long, short = 's', default_value = "4096")]
     pub size: String,

@@ -68,8 +68,14 @@ impl Sides {
         }
     }
 
-    /// Runs one point in this placement.
+    /// Runs one point in this placement; a point whose mechanism or receive path this kernel
+    /// lacks is skipped with the probe's reason.
     pub fn run(&self, spec: &RunSpec, interrupt: &AtomicBool) -> Result<RunOutcome, Error> {
+        let probed = crate::mechanism::probe(spec.mechanism)
+            .and_then(|()| crate::mechanism::recv_path::probe(spec.recv_path));
+        if let Err(reason) = probed {
+            return Ok(RunOutcome::skipped(spec, reason));
+        }
         match self {
             Sides::Here(link) => {
                 let connector = link.connector(spec.transport)?;

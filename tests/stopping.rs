@@ -36,6 +36,8 @@ fn spec(ci_target: Option<f64>, max: Duration) -> RunSpec {
         udp_split: false,
         processes: false,
         network: Default::default(),
+        queue_depth: bytepath::config::DEFAULT_QUEUE_DEPTH,
+        recv_path: Default::default(),
     }
 }
 

@@ -2,6 +2,7 @@
 //! is one line that names the value and says what is allowed.
 use crate::cli::RunArgs;
 use crate::measure::counters::CounterSelection;
+use crate::mechanism::recv_path::RecvPath;
 use crate::mechanism::MechanismKind;
 use crate::transport::datagram::Framing;
 use crate::transport::Transport;
@@ -162,6 +163,59 @@ pub struct RunSpec {
     pub processes: bool,
     /// Where the sides run: loopback, or two network namespaces (`--netns`).
     pub network: Network,
+    /// io_uring mechanisms: sends submitted together (`--queue-depth`).
+    pub queue_depth: u32,
+    /// How receiving sides take bytes from the kernel (`--recv`).
+    pub recv_path: RecvPath,
+}
+
+/// `--queue-depth` when not given.
+pub const DEFAULT_QUEUE_DEPTH: u32 = 16;
+/// The largest `--queue-depth`: sends submitted together share one submission queue.
+pub const MAX_QUEUE_DEPTH: u32 = 4096;
+
+/// Parses `--queue-depth`: submissions in flight at once.
+pub fn parse_queue_depth(text: Option<&str>) -> Result<u32, ConfigError> {
+    let Some(text) = text else {
+        return Ok(DEFAULT_QUEUE_DEPTH);
+    };
+    match text.trim().parse::<u32>() {
+        Ok(n) if (1..=MAX_QUEUE_DEPTH).contains(&n) => Ok(n),
+        _ => Err(bad(format!(
+            "--queue-depth {text:?}: allowed: a whole number from 1 to {MAX_QUEUE_DEPTH}"
+        ))),
+    }
+}
+
+/// Refuses a receive path the transport cannot carry, and `--verify` with one that delivers
+/// no bytes to check.
+pub fn check_recv_path(
+    path: RecvPath,
+    transport: Transport,
+    verify: bool,
+) -> Result<(), ConfigError> {
+    if let Some(allowed) = path.transports() {
+        if !allowed.contains(&transport) {
+            return Err(bad(format!(
+                "--recv {} with --transport {}: allowed only with {}",
+                path.name(),
+                transport.name(),
+                names(allowed)
+            )));
+        }
+    }
+    if verify && !path.delivers_data() {
+        return Err(bad(format!(
+            "--recv {} with --verify: MSG_TRUNC discards the bytes in the kernel, so there is nothing to check; leave out --verify",
+            path.name()
+        )));
+    }
+    Ok(())
+}
+
+fn names(transports: &[Transport]) -> String {
+    let list: Vec<&str> = transports.iter().map(|t| t.name()).collect();
+    list.join(" and ")
 }
 
 impl RunSpec {
@@ -182,6 +236,15 @@ impl RunSpec {
         let transport: Transport = args.transport.parse()?;
         let mechanism: MechanismKind = args.mechanism.parse()?;
         check_transport(transport, mechanism)?;
+        if args.queue_depth.is_some() && !mechanism.uses_queue_depth() {
+            return Err(bad(format!(
+                "--queue-depth with --mechanism {}: applies to uring, uring-gather and uring-zc only",
+                mechanism.name()
+            )));
+        }
+        let queue_depth = parse_queue_depth(args.queue_depth.as_deref())?;
+        let recv_path: RecvPath = args.recv.parse()?;
+        check_recv_path(recv_path, transport, args.verify)?;
         let network = Network::from_args(&args.network)?;
         network.check_transport(transport)?;
         check_datagram_size(transport, message_size, args.udp_split)?;
@@ -225,6 +288,8 @@ impl RunSpec {
             udp_split: args.udp_split,
             processes: args.processes,
             network,
+            queue_depth,
+            recv_path,
         })
     }
 
@@ -240,7 +305,7 @@ impl RunSpec {
     pub fn socket_options(&self) -> crate::transport::SocketOptions {
         let zerocopy = self.mechanism.needs_zerocopy_socket();
         crate::transport::SocketOptions {
-            nodelay: self.tcp_nodelay(),
+            nodelay: self.tcp_nodelay() || self.mechanism.needs_nodelay(),
             zerocopy_sender: zerocopy,
             zerocopy_receiver: zerocopy && self.pattern == Pattern::Rr,
             nonblocking_reads: self.spin,
@@ -262,9 +327,10 @@ impl RunSpec {
     /// Refuses a run whose message buffers would not fit in half the available memory.
     pub fn check_memory(&self, available: u64) -> Result<(), ConfigError> {
         let per_sender = match self.mechanism {
-            MechanismKind::Zerocopy => {
+            MechanismKind::Zerocopy | MechanismKind::UringZc => {
                 crate::mechanism::zerocopy_pool_size(self.message_size, 4 << 20)
             }
+            MechanismKind::Uring | MechanismKind::UringGather => self.queue_depth as usize,
             _ => 2,
         } * self.message_size;
         let per_receiver = self.recv_size.unwrap_or(0).max(self.message_size);
@@ -520,13 +586,15 @@ pub fn check_datagram_size(
 }
 
 pub fn check_transport(transport: Transport, mechanism: MechanismKind) -> Result<(), ConfigError> {
-    if mechanism == MechanismKind::Zerocopy && transport != Transport::Tcp {
-        return Err(bad(format!(
-            "--mechanism zerocopy with --transport {}: MSG_ZEROCOPY works on TCP sockets only; use --transport tcp or another mechanism",
-            transport.name()
-        )));
+    match mechanism.transports() {
+        Some(allowed) if !allowed.contains(&transport) => Err(bad(format!(
+            "--mechanism {} with --transport {}: allowed only with {}; use another transport or mechanism",
+            mechanism.name(),
+            transport.name(),
+            names(allowed)
+        ))),
+        _ => Ok(()),
     }
-    Ok(())
 }
 
 /// Parses a byte count: plain digits, or with K/KB/KiB, M/MB/MiB, G/GB/GiB (all binary, any case).

@@ -49,6 +49,8 @@ pub struct RunOutcome {
     pub slices: SliceSeries,
     /// Why the point never ran (its record keeps the configuration and says so).
     pub not_run: Option<String>,
+    /// This kernel lacks what the point needs (the probe's reason): skipped, not failed.
+    pub skipped: Option<String>,
 }
 
 impl RunOutcome {
@@ -77,6 +79,16 @@ impl RunOutcome {
                 stop: phases.stop,
             },
             not_run: None,
+            skipped: None,
+        }
+    }
+
+    /// A point this kernel cannot run (a mechanism or receive path its probe refused).
+    pub fn skipped(spec: &RunSpec, reason: String) -> RunOutcome {
+        RunOutcome {
+            not_run: None,
+            skipped: Some(reason),
+            ..RunOutcome::not_run(spec, String::new())
         }
     }
 
@@ -97,6 +109,7 @@ impl RunOutcome {
                 stop: StopReason::Interrupted,
             },
             not_run: Some(reason),
+            skipped: None,
         }
     }
 }
@@ -134,7 +147,7 @@ pub fn run(
     };
     let mut workers = Vec::with_capacity(2 * spec.threads);
     for (flow, pair) in flows.into_iter().enumerate() {
-        workers.extend(flow_workers(spec, flow, pair, &shared));
+        workers.extend(flow_workers(spec, flow, pair, &shared).map_err(Error::Setup)?);
     }
     let mut placement = connector.describe();
     let child = match split {
@@ -182,8 +195,8 @@ fn flow_workers(
     flow: usize,
     pair: FlowEnds,
     shared: &Shared,
-) -> [(Worker, Job); 2] {
-    [
+) -> io::Result<[(Worker, Job); 2]> {
+    Ok([
         side_worker(
             spec,
             flow,
@@ -191,7 +204,7 @@ fn flow_workers(
             pair.sender,
             pair.send_buffer,
             shared,
-        ),
+        )?,
         side_worker(
             spec,
             flow,
@@ -199,8 +212,8 @@ fn flow_workers(
             pair.receiver,
             pair.send_buffer,
             shared,
-        ),
-    ]
+        )?,
+    ])
 }
 
 /// The worker of one side (`role`) of one flow, with its job. `send_buffer` is what the
@@ -212,17 +225,19 @@ pub fn side_worker(
     endpoint: Endpoint,
     send_buffer: usize,
     shared: &Shared,
-) -> (Worker, Job) {
+) -> io::Result<(Worker, Job)> {
     let placement = spec.placement(flow);
     let ctx = FlowContext {
         flow: flow as u32,
         message_size: spec.message_size,
         fill_pattern: spec.verify,
         send_buffer,
+        queue_depth: spec.queue_depth,
+        flush_each: spec.pattern == Pattern::Rr,
     };
     let receiver = |mode| Receiver::new(ctx.flow, spec.message_size, mode, spec.spin, spec.verify);
     let job = match (spec.pattern, role) {
-        (Pattern::Stream, Role::Sender) => Job::StreamSend(mechanism::build(spec.mechanism, ctx)),
+        (Pattern::Stream, Role::Sender) => Job::StreamSend(mechanism::build(spec.mechanism, ctx)?),
         (Pattern::Stream, Role::Receiver) => {
             let mode = match (spec.framing(), spec.recv_size) {
                 (Some(framing), _) => RecvMode::Datagrams(framing),
@@ -240,7 +255,7 @@ pub fn side_worker(
                     max_call: spec.recv_call_size(),
                 },
             };
-            let mech = mechanism::build(spec.mechanism, ctx);
+            let mech = mechanism::build(spec.mechanism, ctx)?;
             match role {
                 Role::Sender => Job::RrClient(mech, receiver(mode)),
                 Role::Receiver => Job::RrServer(receiver(mode), mech),
@@ -267,7 +282,7 @@ pub fn side_worker(
         start: shared.start.clone(),
         endpoint: Arc::new(endpoint),
     };
-    (worker, job)
+    Ok((worker, job))
 }
 
 /// The side the statistics follow: the stream receiver's throughput, the rr client's round

@@ -90,7 +90,8 @@ pub fn run_with_peer(
         .into_iter()
         .enumerate()
         .map(|(flow, end)| side_worker(spec, flow, role, end.endpoint, end.send_buffer, &shared))
-        .collect();
+        .collect::<std::io::Result<Vec<_>>>()
+        .map_err(Error::Setup)?;
     let placement = peer.describe();
     let (handles, endpoints) = spawn(workers).map_err(Error::Setup)?;
     let started = peer.start();

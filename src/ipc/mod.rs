@@ -197,6 +197,8 @@ impl IpcSpec {
             udp_split: self.udp_split,
             processes: self.processes,
             network: self.network.clone(),
+            queue_depth: crate::config::DEFAULT_QUEUE_DEPTH,
+            recv_path: Default::default(),
         }
     }
 }

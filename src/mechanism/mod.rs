@@ -6,11 +6,15 @@ mod gather;
 pub mod message;
 pub mod pattern;
 pub mod receive;
+pub mod recv_path;
 mod send;
+mod sendfile;
+mod splice;
+mod uring;
 mod zerocopy;
 
 use crate::config::ConfigError;
-use crate::transport::Endpoint;
+use crate::transport::{Endpoint, Transport};
 use std::io::{self, IoSlice};
 
 pub use zerocopy::{pool_size as zerocopy_pool_size, ZerocopyStats};
@@ -26,15 +30,34 @@ pub enum MechanismKind {
     Gather,
     /// sendmsg(MSG_ZEROCOPY) over the fields, completions read from the error queue.
     Zerocopy,
+    /// io_uring IORING_OP_SEND of a contiguous buffer, `--queue-depth` sends per submission.
+    Uring,
+    /// io_uring IORING_OP_SENDMSG with the 8-entry iovec over the fields.
+    UringGather,
+    /// io_uring IORING_OP_SEND_ZC: a buffer is reused only after its notification.
+    UringZc,
+    /// vmsplice(2) of the message into a pipe, then splice(2) from the pipe to the socket.
+    Splice,
+    /// sendfile(2) from a memfd holding the message (the page-cache path).
+    Sendfile,
 }
 
 impl MechanismKind {
-    pub const ALL: [MechanismKind; 4] = [
+    pub const ALL: [MechanismKind; 9] = [
         MechanismKind::Send,
         MechanismKind::Copy,
         MechanismKind::Gather,
         MechanismKind::Zerocopy,
+        MechanismKind::Uring,
+        MechanismKind::UringGather,
+        MechanismKind::UringZc,
+        MechanismKind::Splice,
+        MechanismKind::Sendfile,
     ];
+
+    /// What `--mechanisms all` means.
+    pub const NAMES: &'static str =
+        "send, copy, gather, zerocopy, uring, uring-gather, uring-zc, splice, sendfile";
 
     pub fn name(self) -> &'static str {
         match self {
@@ -42,12 +65,43 @@ impl MechanismKind {
             MechanismKind::Copy => "copy",
             MechanismKind::Gather => "gather",
             MechanismKind::Zerocopy => "zerocopy",
+            MechanismKind::Uring => "uring",
+            MechanismKind::UringGather => "uring-gather",
+            MechanismKind::UringZc => "uring-zc",
+            MechanismKind::Splice => "splice",
+            MechanismKind::Sendfile => "sendfile",
         }
     }
 
     /// Whether the sending socket needs SO_ZEROCOPY.
     pub fn needs_zerocopy_socket(self) -> bool {
         self == MechanismKind::Zerocopy
+    }
+
+    /// Zero-copy sends are released on ACK: with Nagle and delayed ACKs a small pool of
+    /// buffers crawls (KERNEL-NOTES), so these always set TCP_NODELAY.
+    pub fn needs_nodelay(self) -> bool {
+        self == MechanismKind::UringZc
+    }
+
+    /// Whether `--queue-depth` shapes this mechanism (io_uring submissions).
+    pub fn uses_queue_depth(self) -> bool {
+        matches!(
+            self,
+            MechanismKind::Uring | MechanismKind::UringGather | MechanismKind::UringZc
+        )
+    }
+
+    /// The transports this mechanism can send on, in words for the refusal; `None`: any.
+    pub fn transports(self) -> Option<&'static [Transport]> {
+        match self {
+            MechanismKind::Zerocopy | MechanismKind::UringZc => Some(&[Transport::Tcp]),
+            MechanismKind::Uring
+            | MechanismKind::UringGather
+            | MechanismKind::Splice
+            | MechanismKind::Sendfile => Some(&[Transport::Tcp, Transport::Unix]),
+            _ => None,
+        }
     }
 }
 
@@ -59,7 +113,8 @@ impl std::str::FromStr for MechanismKind {
             .find(|m| m.name() == s)
             .ok_or_else(|| {
                 ConfigError(format!(
-                    "--mechanism {s:?}: unknown mechanism; allowed: send, copy, gather, zerocopy"
+                    "--mechanism {s:?}: unknown mechanism; allowed: {}",
+                    MechanismKind::NAMES
                 ))
             })
     }
@@ -75,6 +130,11 @@ pub struct FlowContext {
     /// What the sender's kernel side can hold (socket send buffer, pipe size): it bounds how
     /// many messages can be in flight.
     pub send_buffer: usize,
+    /// io_uring mechanisms: sends submitted together (`--queue-depth`).
+    pub queue_depth: u32,
+    /// Every message must be on its way when `send_message` returns (rr: the peer answers only
+    /// a whole request). Stream lets a batching mechanism hold messages until its batch is full.
+    pub flush_each: bool,
 }
 
 /// One flow's sender. Buffers handed to the kernel by reference stay owned by the mechanism
@@ -94,12 +154,33 @@ pub trait SendMechanism: Send {
     }
 }
 
-pub fn build(kind: MechanismKind, ctx: FlowContext) -> Box<dyn SendMechanism> {
-    match kind {
+/// The mechanism of one flow's sender. Mechanisms that need kernel objects (a ring, a pipe, a
+/// memfd) create them here, so a failure is a setup error of the run, not of a message.
+pub fn build(kind: MechanismKind, ctx: FlowContext) -> io::Result<Box<dyn SendMechanism>> {
+    Ok(match kind {
         MechanismKind::Send => Box::new(send::SendReference::new(ctx)),
         MechanismKind::Copy => Box::new(copy::TwoCopy::new(ctx)),
         MechanismKind::Gather => Box::new(gather::Gather::new(ctx)),
         MechanismKind::Zerocopy => Box::new(zerocopy::Zerocopy::new(ctx)),
+        MechanismKind::Uring | MechanismKind::UringGather | MechanismKind::UringZc => {
+            uring::build(kind, ctx)?
+        }
+        MechanismKind::Splice => splice::build(ctx)?,
+        MechanismKind::Sendfile => sendfile::build(ctx)?,
+    })
+}
+
+/// Whether this kernel offers what `kind` needs, tried at run time; `Err` is the reason, in
+/// one line, for the point to be skipped with.
+pub fn probe(kind: MechanismKind) -> Result<(), String> {
+    match kind {
+        MechanismKind::Send | MechanismKind::Copy | MechanismKind::Gather => Ok(()),
+        MechanismKind::Zerocopy => Ok(()),
+        MechanismKind::Uring | MechanismKind::UringGather | MechanismKind::UringZc => {
+            uring::probe(kind)
+        }
+        MechanismKind::Splice => splice::probe(),
+        MechanismKind::Sendfile => sendfile::probe(),
     }
 }
 
@@ -201,6 +282,6 @@ mod tests {
             assert_eq!(m.name().parse::<MechanismKind>().unwrap(), m);
         }
         let err = "zero".parse::<MechanismKind>().unwrap_err().0;
-        assert!(err.contains("\"zero\"") && err.contains("send, copy, gather, zerocopy"));
+        assert!(err.contains("\"zero\"") && err.contains("uring-zc, splice, sendfile"));
     }
 }

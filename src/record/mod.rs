@@ -95,6 +95,10 @@ pub struct RunConfig {
     pub verify: bool,
     pub counters: crate::measure::counters::CounterSelection,
     pub tcp_nodelay: bool,
+    /// io_uring mechanisms: sends submitted together (`--queue-depth`).
+    pub queue_depth: Option<u32>,
+    /// How the receiving sides took bytes from the kernel (`--recv`).
+    pub recv: crate::mechanism::recv_path::RecvPath,
     /// `--processes`: the two sides ran in two processes.
     pub processes: bool,
     pub where_sides_run: String,
@@ -244,6 +248,9 @@ pub struct RunRecord {
     pub machine_wide_cpu: Option<MachineCpu>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub machine_wide_cpu_unavailable_reason: Option<String>,
+    /// Why a skipped point was not run: what this kernel lacks, from the run-time probe.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub skipped_reason: Option<String>,
     pub notes: Vec<String>,
 }
 
@@ -258,7 +265,9 @@ impl RunRecord {
     }
 
     pub fn status_for_exit(&self) -> crate::error::Status {
-        if self.interrupted {
+        if self.skipped_reason.is_some() {
+            crate::error::Status::Failed
+        } else if self.interrupted {
             crate::error::Status::Interrupted
         } else if self.passed() {
             crate::error::Status::Success
@@ -288,7 +297,8 @@ pub fn build(spec: &RunSpec, outcome: &RunOutcome, env: Environment) -> RunRecor
         Pattern::Stream => &sides[Role::Receiver as usize],
         Pattern::Rr => &sides[Role::Sender as usize],
     };
-    if errors.is_empty() && !outcome.interrupted && measured.messages == 0 {
+    let skipped = outcome.skipped.is_some();
+    if errors.is_empty() && !outcome.interrupted && !skipped && measured.messages == 0 {
         errors.push(format!(
             "no message completed on the {} side in the measured phase: its figures are not a measurement",
             measured.side
@@ -298,6 +308,8 @@ pub fn build(spec: &RunSpec, outcome: &RunOutcome, env: Environment) -> RunRecor
     let zerocopy = zerocopy_report(outcome);
     let status = if !errors.is_empty() {
         "failed"
+    } else if skipped {
+        "skipped"
     } else if outcome.interrupted {
         "interrupted"
     } else {
@@ -325,7 +337,8 @@ pub fn build(spec: &RunSpec, outcome: &RunOutcome, env: Environment) -> RunRecor
         verify: verify_report(spec, outcome),
         transfer,
         machine_wide_cpu: outcome.machine.clone().ok(),
-        machine_wide_cpu_unavailable_reason: outcome.machine.clone().err(),
+        machine_wide_cpu_unavailable_reason: outcome.machine.clone().err().filter(|_| !skipped),
+        skipped_reason: outcome.skipped.clone(),
     }
 }
 
@@ -357,7 +370,12 @@ fn run_config(spec: &RunSpec, outcome: &RunOutcome) -> RunConfig {
         spin: spec.spin,
         verify: spec.verify,
         counters: spec.counters,
-        tcp_nodelay: spec.tcp_nodelay(),
+        tcp_nodelay: spec.socket_options().nodelay,
+        queue_depth: spec
+            .mechanism
+            .uses_queue_depth()
+            .then_some(spec.queue_depth),
+        recv: spec.recv_path,
         processes: spec.processes,
         where_sides_run: where_sides_run.to_string(),
         network: spec.network.clone(),
@@ -521,6 +539,9 @@ fn run_errors(spec: &RunSpec, outcome: &RunOutcome) -> Vec<String> {
         .collect();
     if let Some(reason) = &outcome.not_run {
         errors.push(format!("the point did not run: {reason}"));
+        return errors;
+    }
+    if outcome.skipped.is_some() {
         return errors;
     }
     let expected = 2 * spec.threads;

@@ -79,6 +79,12 @@ pub struct RunRequest {
     /// when false, like `reverse`, so a tcp request reads as it always did.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub udp_split: bool,
+    /// io_uring mechanisms: sends submitted together. Left out for other mechanisms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue_depth: Option<u32>,
+    /// How the server's receiving side takes bytes ("recv" when left out).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recv: Option<String>,
 }
 
 fn tcp() -> String {
@@ -504,6 +510,8 @@ mod tests {
             counters: "none".into(),
             reverse: false,
             udp_split: false,
+            queue_depth: None,
+            recv: None,
         };
         // A plain request reads as version 1 always did, so older servers still take it.
         let plain = serde_json::to_string(&request).unwrap();

@@ -535,8 +535,17 @@ fn spec_for(request: &RunRequest, limits: &Limits) -> Result<RunSpec, Refusal> {
             "udp_split with tcp: splitting applies to udp only",
         ));
     }
-    let mechanism = request.mechanism.parse().map_err(invalid)?;
+    let mechanism: crate::mechanism::MechanismKind = request.mechanism.parse().map_err(invalid)?;
     config::check_transport(transport, mechanism).map_err(invalid)?;
+    let queue_depth = match request.queue_depth {
+        Some(q) => config::parse_queue_depth(Some(&q.to_string())).map_err(invalid)?,
+        None => config::DEFAULT_QUEUE_DEPTH,
+    };
+    let recv_path: crate::mechanism::recv_path::RecvPath = match &request.recv {
+        Some(text) => text.parse().map_err(invalid)?,
+        None => Default::default(),
+    };
+    config::check_recv_path(recv_path, transport, request.verify).map_err(invalid)?;
     let pattern: Pattern = request.pattern.parse().map_err(invalid)?;
     if request.reverse && pattern != Pattern::Stream {
         return Err(refuse(
@@ -631,6 +640,8 @@ fn spec_for(request: &RunRequest, limits: &Limits) -> Result<RunSpec, Refusal> {
         processes: false,
         // Across hosts the network is whatever joins them; loopback is the record's default.
         network: config::Network::default(),
+        queue_depth,
+        recv_path,
     };
     if let Some(available) = crate::environment::mem_available() {
         spec.check_memory(available)
@@ -673,7 +684,8 @@ fn run_side(
         .map(|(flow, (endpoint, buffer))| {
             engine::side_worker(spec, flow, role, endpoint, buffer, &shared)
         })
-        .collect();
+        .collect::<std::io::Result<Vec<_>>>()
+        .map_err(|e| failed("setting up the mechanism", e))?;
     let (handles, endpoints) = engine::spawn(workers).map_err(|e| failed("starting workers", e))?;
     // Workers reach the barrier once pinned with their counters open; before `Go` fixes the
     // schedule they are in warm-up.

@@ -312,7 +312,13 @@ pub fn overview(data: &Dataset, source: &str) -> String {
         "{} points from {source}: {completed} completed",
         data.points.len()
     );
-    let others = data.points.len() - completed;
+    let skipped = count("skipped");
+    if skipped > 0 {
+        s += &format!(
+            ", {skipped} skipped because this kernel lacks what they need (listed in the table with the reason)"
+        );
+    }
+    let others = data.points.len() - completed - skipped;
     if others > 0 {
         s += &format!(
             ", {others} failed or interrupted (listed in the table, left out of plots and answers)"

@@ -15,6 +15,10 @@ impl Exporter for Table {
     fn export(&self, r: &RunRecord) -> String {
         let mut out = String::new();
         header(&mut out, r);
+        if let Some(reason) = &r.skipped_reason {
+            let _ = writeln!(out, "\nskipped: {reason}");
+            return out;
+        }
         headline(&mut out, r);
         metrics(&mut out, r);
         footer(&mut out, r);
@@ -52,6 +56,15 @@ fn header(out: &mut String, r: &RunRecord) {
         "  receive size: {} B per recv ({})",
         c.recv_size_bytes, c.recv_mode
     );
+    if c.recv != crate::mechanism::recv_path::RecvPath::Recv {
+        let _ = writeln!(out, "  receive path: --recv {}", c.recv.name());
+    }
+    if let Some(depth) = c.queue_depth {
+        let _ = writeln!(
+            out,
+            "  io_uring: {depth} sends per submission, linked so they go out in order"
+        );
+    }
     if c.spin {
         let _ = writeln!(
             out,

@@ -236,7 +236,11 @@ fn load_prior(dir: &Path) -> Result<Prior, Error> {
                 line.line_number
             )));
         };
-        if line.record["status"] != "completed" {
+        // A skipped point is not measured again: the kernel still lacks what it needs.
+        if !matches!(
+            line.record["status"].as_str(),
+            Some("completed" | "skipped")
+        ) {
             prior.remeasured += 1;
         } else if prior.done.insert(key.to_string()) {
             prior.records.push(Saved {

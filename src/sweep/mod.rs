@@ -191,7 +191,7 @@ fn print_plan(spec: &SweepSpec, results: &ResultsFolder, prior: &folder::Prior, 
     }
 }
 
-/// Whether every record in the folder passed (completed, no verify mismatch).
+/// Whether every record in the folder passed (completed or skipped, no verify mismatch).
 fn record_statuses(results: &ResultsFolder) -> Result<Vec<bool>, Error> {
     let path = results.dir.join(folder::RESULTS_JSONL);
     let text = std::fs::read_to_string(&path).map_err(|source| Error::File { path, source })?;
@@ -199,7 +199,8 @@ fn record_statuses(results: &ResultsFolder) -> Result<Vec<bool>, Error> {
         .lines()
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
         .map(|r| {
-            r["status"] == "completed" && r["verify"]["mismatched_bytes"].as_u64().unwrap_or(0) == 0
+            matches!(r["status"].as_str(), Some("completed" | "skipped"))
+                && r["verify"]["mismatched_bytes"].as_u64().unwrap_or(0) == 0
         })
         .collect())
 }

@@ -82,6 +82,10 @@ pub fn point_line(index: usize, total: usize, record: &Value) -> String {
                 .unwrap_or_default();
             format!("{head}  FAILED: {}", errors.join("; "))
         }
+        Some("skipped") => {
+            let reason = record["skipped_reason"].as_str().unwrap_or("?");
+            format!("{head}  skipped: {reason}")
+        }
         Some("interrupted") => {
             format!("{head}  interrupted: saved as interrupted; --resume measures it again")
         }

@@ -6,7 +6,9 @@ use crate::config::{
     self, ConfigError, Network, Pattern, Pinning, RunSpec, Stopping, MAX_MESSAGE_SIZE, MAX_THREADS,
 };
 use crate::measure::counters::CounterSelection;
+use crate::mechanism::recv_path::RecvPath;
 use crate::mechanism::MechanismKind;
+use crate::transport::Transport;
 use std::time::Duration;
 
 /// Largest accepted `--ci`: beyond ±50 % a confidence interval says nothing useful.
@@ -63,6 +65,9 @@ pub struct SweepSpec {
     pub network: Network,
     /// `--remote`: every point's other side runs on `bytepath server` there.
     pub remote: Option<config::RemoteRun>,
+    /// io_uring points: sends submitted together.
+    pub queue_depth: u32,
+    pub recv_path: RecvPath,
 }
 
 impl SweepSpec {
@@ -80,8 +85,22 @@ impl SweepSpec {
                 "--reverse with sweep: a sweep stops each point on the CI of slices it watches live, which the measuring side would then hold on the server; --reverse is for `run` (stream) only".into(),
             ));
         }
+        let mechanisms = match args.mechanisms.trim() {
+            "all" => MechanismKind::ALL.to_vec(),
+            text => parse_list("--mechanisms", text, |t| t.parse())?,
+        };
+        if args.queue_depth.is_some() && !mechanisms.iter().any(|m| m.uses_queue_depth()) {
+            return Err(bad(
+                "--queue-depth without an io_uring mechanism: applies to uring, uring-gather and uring-zc only",
+            ));
+        }
+        for &m in &mechanisms {
+            config::check_transport(Transport::Tcp, m)?;
+        }
+        let recv_path: RecvPath = args.recv.parse()?;
+        config::check_recv_path(recv_path, Transport::Tcp, args.verify)?;
         Ok(SweepSpec {
-            mechanisms: parse_list("--mechanisms", &args.mechanisms, |t| t.parse())?,
+            mechanisms,
             patterns,
             sizes: parse_list("--sizes", &args.sizes, config::parse_message_size)?,
             threads: parse_list("--threads", &args.threads, config::parse_threads)?,
@@ -98,6 +117,8 @@ impl SweepSpec {
             verify: args.verify,
             network,
             remote,
+            queue_depth: config::parse_queue_depth(args.queue_depth.as_deref())?,
+            recv_path,
         })
     }
 
@@ -158,6 +179,8 @@ impl SweepSpec {
             udp_split: false,
             processes: false,
             network: self.network.clone(),
+            queue_depth: self.queue_depth,
+            recv_path: self.recv_path,
         }
     }
 
@@ -190,6 +213,13 @@ impl SweepSpec {
         // The server, so `--resume` continues against the same one (the token is not kept).
         if let Some(remote) = &self.remote {
             json["remote"] = remote.target.to_string().into();
+        }
+        // Only when they differ from the defaults, so older folders still resume.
+        if self.mechanisms.iter().any(|m| m.uses_queue_depth()) {
+            json["queue_depth"] = self.queue_depth.into();
+        }
+        if self.recv_path != RecvPath::Recv {
+            json["recv"] = self.recv_path.name().into();
         }
         json
     }

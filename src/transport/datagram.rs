@@ -490,6 +490,8 @@ mod tests {
             udp_split: false,
             processes: false,
             network: Default::default(),
+            queue_depth: crate::config::DEFAULT_QUEUE_DEPTH,
+            recv_path: Default::default(),
         };
         static NEVER: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
         let outcome = crate::engine::run(&spec, &DroppingRequests, &NEVER).unwrap();
