@@ -113,3 +113,45 @@ fn unknown_counter_selection_is_refused() {
         &["--counters", "\"most\"", "auto, all"],
     );
 }
+
+#[test]
+fn bad_queue_depths_and_receive_paths_are_refused() {
+    refuse(
+        &["-m", "uring", "--queue-depth", "0"],
+        &["--queue-depth \"0\"", "1 to 4096"],
+    );
+    refuse(
+        &["-m", "uring", "--queue-depth", "5000"],
+        &["\"5000\"", "1 to 4096"],
+    );
+    refuse(&["-m", "uring-zc", "--queue-depth", "deep"], &["\"deep\""]);
+    refuse(
+        &["-m", "copy", "--queue-depth", "4"],
+        &["--mechanism copy", "uring, uring-gather and uring-zc only"],
+    );
+    refuse(
+        &["-m", "send", "--recv", "mmap"],
+        &["--recv \"mmap\"", "recv, uring-recv, zc-recv, trunc"],
+    );
+    refuse(
+        &["-m", "send", "--recv", "trunc", "--verify"],
+        &["--recv trunc with --verify", "nothing to check"],
+    );
+    refuse(
+        &["-m", "send", "--recv", "zc-recv", "--transport", "unix"],
+        &["--recv zc-recv with --transport unix", "tcp"],
+    );
+    for mechanism in ["uring", "uring-gather", "splice", "sendfile"] {
+        refuse(
+            &["-m", mechanism, "--transport", "pipe"],
+            &[mechanism, "--transport pipe", "tcp and unix"],
+        );
+    }
+    refuse(
+        &["-m", "uring-zc", "--transport", "unix"],
+        &[
+            "--mechanism uring-zc with --transport unix",
+            "only with tcp",
+        ],
+    );
+}

@@ -56,6 +56,13 @@ fn malformed_lists_and_values_are_refused_with_exit_code_2() {
             "slice ≤ min-time",
         ),
         (&["--resume"], "--resume: needs --out"),
+        (&["--queue-depth", "8"], "without an io_uring mechanism"),
+        (
+            &["--mechanisms", "uring", "--queue-depth", "0"],
+            "--queue-depth \"0\": allowed: a whole number from 1 to 4096",
+        ),
+        (&["--recv", "mmap"], "--recv \"mmap\": unknown receive path"),
+        (&["--recv", "trunc", "--verify"], "nothing to check"),
     ];
     for (args, expected) in cases {
         refused(args, None, expected);

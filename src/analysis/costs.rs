@@ -27,10 +27,15 @@ pub fn zerocopy_answer(points: &[&Point]) -> Answer {
         let z = p.zerocopy.expect("filtered");
         (n + z.completions, c + z.copied)
     });
+    let mut mechanisms: Vec<&str> = zc.iter().map(|p| p.mechanism.as_str()).collect();
+    mechanisms.sort_by_key(|m| super::mechanism_rank(m));
+    mechanisms.dedup();
     let rests_on = format!(
         "zerocopy.completions and zerocopy.copied (completions flagged \
-         SO_EE_CODE_ZEROCOPY_COPIED) of {} zerocopy points",
-        zc.len()
+         SO_EE_CODE_ZEROCOPY_COPIED for zerocopy, IORING_NOTIF_USAGE_ZC_COPIED for uring-zc) \
+         of {} zero-copy points ({})",
+        zc.len(),
+        mechanisms.join(", ")
     );
     if completions == 0.0 {
         return Answer {
@@ -43,9 +48,9 @@ pub fn zerocopy_answer(points: &[&Point]) -> Answer {
     let percent = copied / completions * 100.0;
     let meaning = if percent >= 99.5 {
         "No send avoided its copy. Data delivered to a local socket (loopback, veth) is always \
-         copied, so zerocopy's figures here measure the cost of the MSG_ZEROCOPY interface \
-         (page pinning, completion notifications on the error queue), not zero-copy \
-         transmission; only a real NIC can show the saving."
+         copied, so the zero-copy figures here measure the cost of the zero-copy interface \
+         (page pinning, completion notifications), not zero-copy transmission; only a real \
+         NIC can show the saving."
     } else if percent > 0.5 {
         "Part of the traffic went out without a copy; the rest fell back to copying (the \
          kernel does so for small sends, local destinations and devices without \
@@ -62,7 +67,14 @@ pub fn zerocopy_answer(points: &[&Point]) -> Answer {
     {
         details.push(format!("sides ran on: {w}"));
     }
-    details.push(per_point_copied(&zc));
+    if mechanisms.len() > 1 {
+        for m in &mechanisms {
+            let of: Vec<&Point> = zc.iter().filter(|p| p.mechanism == *m).copied().collect();
+            details.push(format!("{m}: {}", per_point_copied(&of)));
+        }
+    } else {
+        details.push(per_point_copied(&zc));
+    }
     Answer {
         question,
         finding: format!(

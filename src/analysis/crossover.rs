@@ -207,6 +207,11 @@ pub fn answer(points: &[&Point], challenger: &str, baseline: &str) -> Answer {
     let question = match challenger {
         "gather" => "From which message size does gather (one copy) beat copy (two copies)?",
         "zerocopy" => "From which message size does zerocopy beat copy?",
+        "uring" => "From which message size does io_uring send (uring) beat send()?",
+        "uring-gather" => "From which message size does io_uring sendmsg (uring-gather) beat sendmsg (gather)?",
+        "uring-zc" => "From which message size does io_uring zero-copy send (uring-zc) beat io_uring send (uring)?",
+        "splice" => "From which message size does vmsplice+splice beat send()?",
+        "sendfile" => "From which message size does sendfile from a memfd beat send()?",
         _ => "From which message size does one mechanism beat another?",
     };
     let per_threads = compare(points, challenger, baseline);

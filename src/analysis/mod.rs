@@ -52,16 +52,35 @@ impl Dataset {
 /// All answers the report gives, in the order it gives them.
 pub fn answers(data: &Dataset) -> Vec<Answer> {
     let stream = data.completed_with_pattern("stream");
-    vec![
+    let mut answers = vec![
         crossover::answer(&stream, "gather", "copy"),
         crossover::answer(&stream, "zerocopy", "copy"),
+    ];
+    // The other paths are asked about only where the results hold them.
+    for (challenger, baseline) in OTHER_PATHS {
+        if stream.iter().any(|p| p.mechanism == challenger) {
+            answers.push(crossover::answer(&stream, challenger, baseline));
+        }
+    }
+    answers.extend([
         costs::zerocopy_answer(&data.completed()),
         costs::serialization_answer(&stream),
         scaling::answer(&stream, online_cpus(data)),
         costs::cache_answer(&stream),
         surprise::answer(&data.completed()),
-    ]
+    ]);
+    answers
 }
+
+/// Each further sending path and the path it is set against: the same call without io_uring,
+/// io_uring without zero copy, and user-memory send for the pipe and page-cache paths.
+const OTHER_PATHS: [(&str, &str); 5] = [
+    ("uring", "send"),
+    ("uring-gather", "gather"),
+    ("uring-zc", "uring"),
+    ("splice", "send"),
+    ("sendfile", "send"),
+];
 
 fn online_cpus(data: &Dataset) -> Option<f64> {
     data.records.iter().find_map(|r| {
@@ -88,7 +107,17 @@ pub fn size_label(size: f64) -> String {
 
 /// Where a mechanism sorts: the reference first, then by fewer copies, then any other.
 pub fn mechanism_rank(mechanism: &str) -> usize {
-    const ORDER: [&str; 4] = ["send", "copy", "gather", "zerocopy"];
+    const ORDER: [&str; 9] = [
+        "send",
+        "copy",
+        "gather",
+        "zerocopy",
+        "uring",
+        "uring-gather",
+        "uring-zc",
+        "splice",
+        "sendfile",
+    ];
     ORDER
         .iter()
         .position(|m| *m == mechanism)

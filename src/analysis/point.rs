@@ -16,6 +16,8 @@ pub struct Latency {
 pub struct ZerocopyCounts {
     pub completions: f64,
     pub copied: f64,
+    /// Messages in one flow's buffer pool (a buffer waits for its completion before reuse).
+    pub pool_messages: Option<f64>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -30,9 +32,13 @@ pub struct Point {
     pub transport: Option<String>,
     pub pattern: String,
     pub spin: bool,
+    /// The receive path (`--recv`), when it is not plain recv.
+    pub recv: Option<String>,
     pub size: f64,
     pub threads: f64,
     pub status: String,
+    /// Why a skipped point was not run (what the kernel lacks).
+    pub skipped_reason: Option<String>,
     /// The statistics block's summary: receiver Gbit/s for stream, client round trips/s for rr.
     pub headline: Option<Summary>,
     pub headline_metric: String,
@@ -72,6 +78,9 @@ impl Point {
         let mut name = self.mechanism.clone();
         if let Some(t) = &self.transport {
             name += &format!(" over {t}");
+        }
+        if let Some(recv) = &self.recv {
+            name += &format!(" ({recv})");
         }
         if self.spin {
             name += " (spin)";
@@ -152,8 +161,13 @@ pub fn from_record(record: &Value, line: usize) -> Result<Point, String> {
         line,
         key,
         spin: config["spin"].as_bool().unwrap_or(false),
+        recv: config["recv"]
+            .as_str()
+            .filter(|r| *r != "recv")
+            .map(str::to_string),
         transport,
         status: record["status"].as_str().unwrap_or("unknown").to_string(),
+        skipped_reason: record["skipped_reason"].as_str().map(str::to_string),
         headline,
         headline_metric,
         headline_missing,
@@ -260,6 +274,7 @@ fn zerocopy_counts(z: &Value) -> Option<ZerocopyCounts> {
     Some(ZerocopyCounts {
         completions: z["completions"].as_f64()?,
         copied: z["copied"].as_f64()?,
+        pool_messages: z["pool_messages"].as_f64(),
     })
 }
 

@@ -157,11 +157,12 @@ pub fn record(shape: &Shape) -> Value {
         "{}/{}/{}/{}",
         shape.mechanism, shape.pattern, shape.size, shape.threads
     );
-    let zerocopy = (shape.mechanism == "zerocopy").then(|| {
+    let zerocopy = matches!(shape.mechanism, "zerocopy" | "uring-zc").then(|| {
         let calls = 10_000.0;
         let copied = (calls * shape.copied_fraction).round();
         json!({"send_calls": calls, "completions": calls, "copied": copied,
-               "copied_anyway_percent": copied / calls * 100.0, "summary": "synthetic"})
+               "copied_anyway_percent": copied / calls * 100.0, "pool_messages": 66,
+               "summary": "synthetic"})
     });
     let placement: Vec<Value> = (0..shape.threads)
         .map(|_| json!({"sender_cpu": 0, "receiver_cpu": 1}))

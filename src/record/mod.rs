@@ -305,7 +305,7 @@ pub fn build(spec: &RunSpec, outcome: &RunOutcome, env: Environment) -> RunRecor
         ));
     }
     let transfer = transfer_totals(outcome, errors.is_empty());
-    let zerocopy = zerocopy_report(outcome);
+    let zerocopy = zerocopy_report(spec.mechanism, outcome);
     let status = if !errors.is_empty() {
         "failed"
     } else if skipped {
@@ -592,7 +592,7 @@ fn transfer_totals(outcome: &RunOutcome, no_errors: bool) -> TransferTotals {
     t
 }
 
-fn zerocopy_report(outcome: &RunOutcome) -> Option<ZerocopyReport> {
+fn zerocopy_report(mechanism: MechanismKind, outcome: &RunOutcome) -> Option<ZerocopyReport> {
     let mut total: Option<ZerocopyStats> = None;
     for z in outcome.samples.iter().filter_map(|s| s.zerocopy.as_ref()) {
         total.get_or_insert_with(Default::default).add(z);
@@ -602,9 +602,10 @@ fn zerocopy_report(outcome: &RunOutcome) -> Option<ZerocopyReport> {
     let summary = match percent {
         None => "no zero-copy completion arrived".to_string(),
         Some(p) if p >= 99.95 => format!(
-            "copied anyway: {p:.1} % — the kernel copied every MSG_ZEROCOPY send (it always does \
+            "copied anyway: {p:.1} % — the kernel copied every {} send (it always does \
              for data delivered to a local socket, as on loopback and veth); no send avoided its \
-             copy, so these figures measure the zero-copy API's cost, not zero-copy transmission"
+             copy, so these figures measure the zero-copy API's cost, not zero-copy transmission",
+            zero_copy_call(mechanism)
         ),
         Some(p) => format!(
             "copied anyway: {p:.1} % — {:.1} % of completed sends avoided the copy",
@@ -616,6 +617,14 @@ fn zerocopy_report(outcome: &RunOutcome) -> Option<ZerocopyReport> {
         copied_anyway_percent: percent,
         summary,
     })
+}
+
+/// The call whose sends a zero-copy report counts.
+fn zero_copy_call(mechanism: MechanismKind) -> &'static str {
+    match mechanism {
+        MechanismKind::UringZc => "io_uring SEND_ZC",
+        _ => "MSG_ZEROCOPY",
+    }
 }
 
 impl DatagramReport {

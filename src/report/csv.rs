@@ -61,11 +61,14 @@ const RUN: &[(&str, &str, Cell)] = &[
     ("verify", "/config/verify", Scalar),
     ("counters", "/config/counters", Scalar),
     ("tcp_nodelay", "/config/tcp_nodelay", Scalar),
+    ("queue_depth", "/config/queue_depth", Scalar),
+    ("recv", "/config/recv", Scalar),
     ("where_sides_run", "/config/where_sides_run", Scalar),
     ("network", "/config/network/placement", Scalar),
     ("mtu_bytes", "/config/network/mtu", Scalar),
     ("netem", "/config/network/netem", Scalar),
     ("measured_s", "/measured_s", Scalar),
+    ("skipped_reason", "/skipped_reason", Scalar),
 ];
 
 /// The slice statistics and the stopping rule.

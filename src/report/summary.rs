@@ -344,6 +344,7 @@ pub fn table(data: &Dataset) -> (Vec<&'static str>, Vec<Vec<String>>) {
         "CPU-ns/byte (both sides)",
         "of memcpy roofline",
         "CPU per message, in getpid calls",
+        "zero copy: copied anyway, pool",
         "datagrams lost",
         "CI met",
     ];
@@ -375,9 +376,24 @@ fn row(p: &Point, limits: Option<&super::limits::Limits>) -> Vec<String> {
             .as_ref()
             .map_or("n/a".to_string(), |l| units::duration_ns(f(l)))
     };
+    let status = match &p.skipped_reason {
+        Some(reason) => format!("skipped: {reason}"),
+        None => p.status.clone(),
+    };
+    let zero_copy = p.zerocopy.map_or("—".into(), |z| {
+        let copied = if z.completions > 0.0 {
+            format!("{:.1} %", z.copied / z.completions * 100.0)
+        } else {
+            "no completion".into()
+        };
+        match z.pool_messages {
+            Some(n) => format!("{copied}, pool {n:.0} messages"),
+            None => copied,
+        }
+    });
     vec![
         p.key.clone(),
-        p.status.clone(),
+        status,
         figure,
         latency(|l| l.p50_ns),
         latency(|l| l.p99_ns),
@@ -385,6 +401,7 @@ fn row(p: &Point, limits: Option<&super::limits::Limits>) -> Vec<String> {
             .map_or("n/a".into(), |v| format!("{v:.3}")),
         against(&|l| roofline_share(p, l).map(|s| format!("{:.0} %", s * 100.0))),
         against(&|l| message_cost_in_syscalls(p, l).map(|n| format!("{n:.1}"))),
+        zero_copy,
         p.datagrams_lost_percent
             .map_or("—".into(), |v| format!("{v:.2} %")),
         match p.ci_target_met {
@@ -439,13 +456,35 @@ mod tests {
     }
 
     #[test]
+    fn zero_copy_points_show_the_copied_share_and_pool_and_skipped_points_their_reason() {
+        let mut zc = Shape::stream("uring-zc", 65536, 1, 10.0);
+        zc.copied_fraction = 1.0;
+        let mut skipped = data(&[zc, Shape::stream("splice", 4096, 1, 10.0)]);
+        skipped.points[1].status = "skipped".into();
+        skipped.points[1].skipped_reason = Some("splice unsupported here".into());
+        let (header, rows) = table(&skipped);
+        let column = header
+            .iter()
+            .position(|h| h.starts_with("zero copy"))
+            .unwrap();
+        assert!(
+            rows[0][column].starts_with("100.0 %, pool "),
+            "{}",
+            rows[0][column]
+        );
+        assert_eq!(rows[1][1], "skipped: splice unsupported here");
+        assert!(overview(&skipped, "r").contains("1 skipped because this kernel lacks"));
+    }
+
+    #[test]
     fn table_rows_show_throughput_with_its_ci() {
         let (header, rows) = table(&data(&[Shape::stream("copy", 4096, 1, 10.0)]));
         assert_eq!(header.len(), rows[0].len());
         assert_eq!(rows[0][0], "copy/stream/4096/1");
         assert_eq!(rows[0][2], "10.00 ± 0.20 Gbit/s");
-        assert_eq!(rows[0][8], "—", "a TCP point loses no datagrams");
-        assert_eq!(rows[0][9], "yes");
+        assert_eq!(rows[0][8], "—", "copy has no zero-copy accounting");
+        assert_eq!(rows[0][9], "—", "a TCP point loses no datagrams");
+        assert_eq!(rows[0][10], "yes");
         assert_eq!(
             (rows[0][6].as_str(), rows[0][7].as_str()),
             ("n/a", "n/a"),
