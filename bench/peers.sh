@@ -122,34 +122,6 @@ EOF
 )" || die "could not parse bytepath rr output"
 }
 
-iperf3_stream() { # size client_cpu server_cpu -> received Gbit/s
-  local size="$1" ccpu="$2" scpu="$3" spid
-  local slog="$WORK/iperf3-server.log" out="$WORK/iperf3.json"
-  next_free_port
-  timeout "$RUN_LIMIT" taskset -c "$scpu" iperf3 -s -1 -B 127.0.0.1 -p "$PORT" >"$slog" 2>&1 &
-  spid=$!
-  SERVER_PIDS+=("$spid")
-  wait_bound tcp "$PORT" "$spid" "$slog"
-  if ! timeout "$RUN_LIMIT" taskset -c "$ccpu" iperf3 -c 127.0.0.1 -p "$PORT" \
-      -l "$size" -t "$DURATION" -O "$WARMUP" -J >"$out" 2>"$out.err"; then
-    cat "$out" "$out.err" "$slog" >&2
-    die "iperf3 client ($size) failed"
-  fi
-  wait "$spid" 2>/dev/null || true # -1: the server exits after its client
-  stop_server "$spid"
-  RESULT="$(python3 - "$out" <<'EOF'
-import json, sys
-d = json.load(open(sys.argv[1]))
-if "error" in d:
-    sys.exit(d["error"])
-v = d["end"]["sum_received"]["bits_per_second"] / 1e9
-if v <= 0:
-    sys.exit("no throughput")
-print(v)
-EOF
-)" || { cat "$out" >&2; die "could not parse iperf3 output"; }
-}
-
 # ---------------------------------------------------------------- table ----
 ROWS=()
 add_row() { ROWS+=("$1|$2|$3|$4|$5|$6"); } # case, bytepath, peer, ratio, target, verdict
