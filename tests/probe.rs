@@ -159,6 +159,31 @@ fn every_kernel_feature_is_a_yes_or_a_no_with_a_reason() {
             .unwrap_or_else(|| panic!("{name}: {f}"));
         assert_eq!(available, f["unavailable_reason"].is_null(), "{name}: {f}");
     }
+    // Every --mechanism and --recv choice, by the probe a run makes before it starts.
+    let paths = features["paths"].as_array().unwrap();
+    let names: Vec<(&str, &str)> = paths
+        .iter()
+        .map(|p| (p["flag"].as_str().unwrap(), p["name"].as_str().unwrap()))
+        .collect();
+    assert_eq!(names.len(), 13, "{names:?}");
+    for name in ["send", "zerocopy", "uring-zc", "splice", "sendfile"] {
+        assert!(names.contains(&("--mechanism", name)), "{name}");
+    }
+    for name in ["recv", "uring-recv", "zc-recv", "trunc"] {
+        assert!(names.contains(&("--recv", name)), "{name}");
+    }
+    for path in paths {
+        let available = path["available"].as_bool().unwrap();
+        assert_eq!(available, path["unavailable_reason"].is_null(), "{path}");
+    }
+    let always = |flag: &str, name: &str| {
+        paths
+            .iter()
+            .find(|p| p["flag"] == flag && p["name"] == name)
+            .map(|p| p["available"] == true)
+    };
+    assert_eq!(always("--mechanism", "send"), Some(true));
+    assert_eq!(always("--recv", "recv"), Some(true));
     let limits = &p["kernel_limits"];
     for key in [
         "optmem_max_bytes",

@@ -20,6 +20,34 @@ pub struct Features {
     pub sendfile: Feature,
     pub splice: Feature,
     pub tcp_zerocopy_receive: Feature,
+    /// Each sending mechanism and receive path, by the probe a run makes before it starts.
+    pub paths: Vec<PathFeature>,
+}
+
+/// One `--mechanism` or `--recv` choice and whether this kernel runs it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PathFeature {
+    pub flag: &'static str,
+    pub name: &'static str,
+    #[serde(flatten)]
+    pub feature: Feature,
+}
+
+/// The run-time probe of every mechanism and receive path.
+fn paths() -> Vec<PathFeature> {
+    use crate::mechanism::{self, recv_path, MechanismKind};
+    const TRIED: &str = "the probe a run makes before it starts";
+    let mechanisms = MechanismKind::ALL.into_iter().map(|m| PathFeature {
+        flag: "--mechanism",
+        name: m.name(),
+        feature: Feature::from_result(TRIED, mechanism::probe(m)),
+    });
+    let receive = recv_path::RecvPath::ALL.into_iter().map(|p| PathFeature {
+        flag: "--recv",
+        name: p.name(),
+        feature: Feature::from_result(TRIED, recv_path::probe(p)),
+    });
+    mechanisms.chain(receive).collect()
 }
 
 /// Whether a feature worked when tried, and what was tried.
@@ -89,6 +117,7 @@ pub fn measure() -> Features {
              connected loopback TCP socket",
             tcp_zerocopy_receive(),
         ),
+        paths: paths(),
     }
 }
 

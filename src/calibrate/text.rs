@@ -244,6 +244,18 @@ fn features(out: &mut String, f: &Features, l: &KernelLimits) {
     feature_line(out, "sendfile", &f.sendfile);
     feature_line(out, "splice", &f.splice);
     feature_line(out, "TCP_ZEROCOPY_RECEIVE", &f.tcp_zerocopy_receive);
+    for flag in ["--mechanism", "--recv"] {
+        let of_flag = || f.paths.iter().filter(move |p| p.flag == flag);
+        let usable: Vec<&str> = of_flag()
+            .filter(|p| p.feature.available)
+            .map(|p| p.name)
+            .collect();
+        let _ = writeln!(out, "  {flag:<22}runs here: {}", usable.join(", "));
+        for p in of_flag().filter(|p| !p.feature.available) {
+            let reason = p.feature.unavailable_reason.as_deref().unwrap_or("unknown");
+            let _ = writeln!(out, "    {:<20}no ({reason})", p.name);
+        }
+    }
     let num = |v: Option<u64>, r: &Option<String>| or_na(v, r, |n| n.to_string());
     let size = |v: Option<u64>, r: &Option<String>| or_na(v, r, bytes);
     let rows = [
