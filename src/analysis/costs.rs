@@ -375,6 +375,28 @@ mod tests {
     }
 
     #[test]
+    fn the_copied_share_is_given_per_zero_copy_mechanism_when_there_are_two() {
+        let mut msg = Shape::stream("zerocopy", 65536, 1, 10.0);
+        msg.copied_fraction = 1.0;
+        let mut ring = Shape::stream("uring-zc", 65536, 1, 10.0);
+        ring.copied_fraction = 0.5;
+        let a = zerocopy_answer(&data(&[msg, ring]).completed());
+        assert!(a.finding.contains("75.0 %"), "{}", a.finding);
+        assert!(
+            a.rests_on.contains("(zerocopy, uring-zc)"),
+            "{}",
+            a.rests_on
+        );
+        assert_eq!(
+            &a.details[1..],
+            [
+                "zerocopy: per point: 100.0 % at every point (1 point)",
+                "uring-zc: per point: 50.0 % at every point (1 point)"
+            ]
+        );
+    }
+
+    #[test]
     fn partly_copied_zerocopy_says_both_paths_mix() {
         let mut s = Shape::stream("zerocopy", 65536, 1, 10.0);
         s.copied_fraction = 0.25;
