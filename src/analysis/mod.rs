@@ -190,6 +190,29 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_further_paths_are_asked_about_only_where_measured() {
+        use synthetic::{jsonl, Shape};
+        let questions = |shapes: &[Shape]| -> Vec<&'static str> {
+            let data = load::parse(&jsonl(shapes), "r").unwrap();
+            answers(&data).iter().map(|a| a.question).collect()
+        };
+        let plain = questions(&[Shape::stream("copy", 4096, 1, 10.0)]);
+        assert!(!plain.iter().any(|q| q.contains("io_uring")), "{plain:?}");
+        let with_uring = questions(&[
+            Shape::stream("send", 4096, 1, 10.0),
+            Shape::stream("uring", 4096, 1, 12.0),
+        ]);
+        assert_eq!(
+            with_uring.len(),
+            plain.len() + 1,
+            "one more question: {with_uring:?}"
+        );
+        assert!(with_uring
+            .iter()
+            .any(|q| q.contains("io_uring send (uring) beat send()")));
+    }
+
+    #[test]
     fn sizes_read_as_people_write_them() {
         assert_eq!(size_label(64.0), "64 B");
         assert_eq!(size_label(4096.0), "4 KiB");
