@@ -11,6 +11,7 @@ mod send;
 mod sendfile;
 mod splice;
 mod uring;
+mod uring_zc;
 mod zerocopy;
 
 use crate::config::ConfigError;
