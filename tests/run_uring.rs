@@ -101,3 +101,18 @@ fn queue_depths_out_of_range_are_refused_in_one_line() {
         );
     }
 }
+
+#[test]
+fn a_queue_depth_whose_buffers_cannot_fit_is_refused_before_allocating() {
+    // uring-zc keeps at least one 64 MiB buffer per queue-depth entry: 256 GiB here.
+    for mechanism in ["uring", "uring-zc"] {
+        let out = bytepath()
+            .args(["run", "-m", mechanism, "-s", "64M", "--queue-depth", "4096"])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{mechanism}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{mechanism}: {err}");
+        assert!(err.contains("needs about"), "{mechanism}: {err}");
+    }
+}
