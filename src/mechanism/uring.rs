@@ -139,8 +139,6 @@ pub(super) struct UringSender<M: SlotMemory> {
     /// SEND_ZC: slots are reused round-robin, each once its notification came.
     pub(super) zc: Option<Notifications>,
     pub(super) next_slot: usize,
-    /// Chains submitted again after a short or cancelled send.
-    pub(super) resubmissions: u64,
 }
 
 impl<M: SlotMemory> UringSender<M> {
@@ -161,7 +159,6 @@ impl<M: SlotMemory> UringSender<M> {
             ctx,
             zc: (op == SendOp::SendZc).then(|| Notifications::new(slots)),
             next_slot: 0,
-            resubmissions: 0,
         })
     }
 
@@ -182,7 +179,7 @@ impl<M: SlotMemory> UringSender<M> {
         let UringSender {
             ring, batch, zc, ..
         } = self;
-        let resubmissions = send_in_order(batch, |chain| {
+        let sent = send_in_order(batch, |chain| {
             let last = chain.len() - 1;
             for (i, p) in chain.iter().enumerate() {
                 ring.push(fd, p.slot, p.done, i < last, i as u32)?;
@@ -195,8 +192,7 @@ impl<M: SlotMemory> UringSender<M> {
             Ok(())
         });
         self.batch.clear();
-        self.resubmissions += resubmissions?;
-        Ok(())
+        sent.map(drop)
     }
 }
 
