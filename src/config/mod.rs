@@ -327,8 +327,13 @@ impl RunSpec {
     /// Refuses a run whose message buffers would not fit in half the available memory.
     pub fn check_memory(&self, available: u64) -> Result<(), ConfigError> {
         let per_sender = match self.mechanism {
-            MechanismKind::Zerocopy | MechanismKind::UringZc => {
+            MechanismKind::Zerocopy => {
                 crate::mechanism::zerocopy_pool_size(self.message_size, 4 << 20)
+            }
+            // uring-zc's pool holds at least one buffer per queue-depth entry.
+            MechanismKind::UringZc => {
+                crate::mechanism::zerocopy_pool_size(self.message_size, 4 << 20)
+                    .max(self.queue_depth as usize)
             }
             MechanismKind::Uring | MechanismKind::UringGather => self.queue_depth as usize,
             _ => 2,

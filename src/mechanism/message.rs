@@ -47,6 +47,11 @@ impl Message {
         }
     }
 
+    /// The 8 fields, each its own heap allocation (io_uring lends them to the kernel).
+    pub fn fields(&self) -> &[Box<[u8]>; FIELDS] {
+        &self.fields
+    }
+
     /// The gather list over the 8 fields.
     pub fn iov(&self) -> [IoSlice<'_>; FIELDS] {
         std::array::from_fn(|i| IoSlice::new(&self.fields[i]))

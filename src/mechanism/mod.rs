@@ -11,6 +11,7 @@ mod send;
 mod sendfile;
 mod splice;
 mod uring;
+mod uring_zc;
 mod zerocopy;
 
 use crate::config::ConfigError;
@@ -19,8 +20,9 @@ use std::io::{self, IoSlice};
 
 pub use zerocopy::{pool_size as zerocopy_pool_size, ZerocopyStats};
 
+/// Records name a mechanism as the CLI does (`uring-gather`, not `uring_gather`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
+#[serde(rename_all = "kebab-case")]
 pub enum MechanismKind {
     /// Reference: one prebuilt contiguous buffer, send() — what iperf3 and netperf do.
     Send,
@@ -274,6 +276,13 @@ mod tests {
         })
         .unwrap();
         assert_eq!(calls, 2);
+    }
+
+    #[test]
+    fn records_name_every_mechanism_as_the_cli_does() {
+        for m in MechanismKind::ALL {
+            assert_eq!(serde_json::to_value(m).unwrap(), m.name());
+        }
     }
 
     #[test]

@@ -1,15 +1,594 @@
-//! io_uring senders: `uring` (IORING_OP_SEND), `uring-gather` (IORING_OP_SENDMSG over the 8
-//! fields) and `uring-zc` (IORING_OP_SEND_ZC). Being built on branch uring-send.
-use super::{FlowContext, MechanismKind, SendMechanism};
+//! `uring`, `uring-gather`, `uring-zc`: the sending side through io_uring (io_uring(7),
+//! io_uring_prep_send(3), io_uring_prep_sendmsg(3), io_uring_prep_send_zc(3)).
+//! io_uring does not order independent sends on one socket, so messages go out in batches of
+//! `--queue-depth` linked entries (IOSQE_IO_LINK on all but the last), each with MSG_WAITALL.
+//! A batch is submitted when full, or at once when every message must be on its way (rr), and
+//! the next one only after every result of this one is in. A send that still ends short fails
+//! the link: it and the cancelled rest are resubmitted from where each stopped, in order.
+//! Buffers stay with the ring (`sys::uring_send`) until the kernel is done with them; the
+//! zero-copy side (notifications, buffer pool) is in `uring_zc`.
+use super::message::Message;
+use super::uring_zc::Notifications;
+use super::{pattern, FlowContext, MechanismKind, SendMechanism, ZerocopyStats};
+use crate::sys::uring_send::{self, Completion, LentMemory, SendOp, SendRing};
+use crate::transport::Endpoint;
 use std::io;
+use std::os::fd::BorrowedFd;
+use std::time::Instant;
 
-pub fn build(kind: MechanismKind, _ctx: FlowContext) -> io::Result<Box<dyn SendMechanism>> {
-    Err(io::Error::new(
-        io::ErrorKind::Unsupported,
-        format!("{} is not built yet", kind.name()),
-    ))
+/// A message's memory as one slot of the ring holds it.
+pub(super) trait SlotMemory: LentMemory + Sized {
+    /// A message of `ctx`'s size, holding message 0's pattern.
+    fn allocate(ctx: &FlowContext) -> Self;
+    /// Writes the pattern of message `seed`.
+    fn fill(&mut self, seed: u64);
 }
 
+/// `uring` and `uring-zc`: one contiguous buffer.
+impl SlotMemory for Box<[u8]> {
+    fn allocate(ctx: &FlowContext) -> Self {
+        let mut buf = vec![0u8; ctx.message_size].into_boxed_slice();
+        pattern::fill(pattern::message_seed(ctx.flow, 0), 0, &mut buf);
+        buf
+    }
+
+    fn fill(&mut self, seed: u64) {
+        pattern::fill(seed, 0, self);
+    }
+}
+
+/// `uring-gather`: the 8 separately allocated fields.
+impl SlotMemory for Message {
+    fn allocate(ctx: &FlowContext) -> Self {
+        Message::new(ctx.message_size, ctx.flow)
+    }
+
+    fn fill(&mut self, seed: u64) {
+        Message::fill(self, seed);
+    }
+}
+
+/// One message of a batch: its slot, its length, how much the kernel has taken, and the
+/// result of its latest submission.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Pending {
+    pub slot: usize,
+    pub len: usize,
+    pub done: usize,
+    pub result: Option<i32>,
+}
+
+impl Pending {
+    pub fn new(slot: usize, len: usize) -> Pending {
+        Pending {
+            slot,
+            len,
+            done: 0,
+            result: None,
+        }
+    }
+}
+
+/// Applies the results of one linked submission of `chain` (in stream order). Returns the
+/// index of the first message to resubmit (it ended short, was interrupted, or was cancelled
+/// behind one that did), or `None` when the kernel took every byte. A message that took bytes
+/// after an earlier one stopped would have reordered the stream: that is an error, as is any
+/// result other than bytes, ECANCELED, EINTR or EAGAIN.
+pub(crate) fn settle(chain: &mut [Pending]) -> io::Result<Option<usize>> {
+    let mut first_unfinished = None;
+    for (i, p) in chain.iter_mut().enumerate() {
+        let res = p.result.take().expect("every submitted send has a result");
+        if res > 0 {
+            if let Some(k) = first_unfinished {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!("io_uring send {i} of a linked batch took bytes after send {k} stopped: stream order lost"),
+                ));
+            }
+            p.done += res as usize;
+            if p.done > p.len {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!(
+                        "io_uring send took {} bytes of a {}-byte message",
+                        p.done, p.len
+                    ),
+                ));
+            }
+        } else if res == 0 {
+            return Err(io::ErrorKind::WriteZero.into());
+        } else if !matches!(-res, libc::ECANCELED | libc::EINTR | libc::EAGAIN) {
+            return Err(io::Error::from_raw_os_error(-res));
+        }
+        if p.done < p.len {
+            first_unfinished.get_or_insert(i);
+        }
+    }
+    Ok(first_unfinished)
+}
+
+/// Sends `batch` in order: `submit` sends `batch[first..]` as one linked chain and fills
+/// every entry's `result`; whatever did not finish is submitted again from where it stopped.
+/// Returns how many resubmissions it took. `submit` is a parameter so this is tested without
+/// a kernel.
+pub(crate) fn send_in_order(
+    batch: &mut [Pending],
+    mut submit: impl FnMut(&mut [Pending]) -> io::Result<()>,
+) -> io::Result<u64> {
+    let mut first = 0;
+    let mut resubmissions = 0;
+    while first < batch.len() {
+        submit(&mut batch[first..])?;
+        match settle(&mut batch[first..])? {
+            None => break,
+            Some(i) => {
+                first += i;
+                resubmissions += 1;
+            }
+        }
+    }
+    Ok(resubmissions)
+}
+
+/// One flow's io_uring sender.
+pub(super) struct UringSender<M: SlotMemory> {
+    pub(super) ring: SendRing<M>,
+    /// Messages appended since the last submission (capacity `queue_depth`).
+    pub(super) batch: Vec<Pending>,
+    pub(super) ctx: FlowContext,
+    /// SEND_ZC: slots are reused round-robin, each once its notification came.
+    pub(super) zc: Option<Notifications>,
+    pub(super) next_slot: usize,
+}
+
+impl<M: SlotMemory> UringSender<M> {
+    /// `queue_depth` slots for SEND and SENDMSG (a slot is free again at its result); for
+    /// SEND_ZC the zero-copy pool, at least `queue_depth`.
+    pub(super) fn new(op: SendOp, ctx: FlowContext) -> io::Result<UringSender<M>> {
+        let depth = ctx.queue_depth.max(1);
+        let slots = match op {
+            SendOp::SendZc => {
+                super::zerocopy_pool_size(ctx.message_size, ctx.send_buffer).max(depth as usize)
+            }
+            SendOp::Send | SendOp::SendMsg => depth as usize,
+        };
+        let memory = (0..slots).map(|_| M::allocate(&ctx)).collect();
+        Ok(UringSender {
+            ring: SendRing::new(op, memory, depth)?,
+            batch: Vec::with_capacity(depth as usize),
+            ctx,
+            zc: (op == SendOp::SendZc).then(|| Notifications::new(slots)),
+            next_slot: 0,
+        })
+    }
+
+    /// The slot for the next message: its place in the batch, or for SEND_ZC the next of the
+    /// pool once the kernel has released it.
+    fn take_slot(&mut self, seq: u64) -> io::Result<usize> {
+        if self.zc.is_none() {
+            return Ok(self.batch.len());
+        }
+        let slot = self.next_slot;
+        self.next_slot = (slot + 1) % self.ring.slots();
+        self.wait_released(slot, seq)?;
+        Ok(slot)
+    }
+
+    /// Submits the batch and waits for all of it, resubmitting what ended short.
+    fn flush(&mut self, fd: BorrowedFd<'_>) -> io::Result<()> {
+        let UringSender {
+            ring, batch, zc, ..
+        } = self;
+        let sent = send_in_order(batch, |chain| {
+            let last = chain.len() - 1;
+            for (i, p) in chain.iter().enumerate() {
+                ring.push(fd, p.slot, p.done, i < last, i as u32)?;
+            }
+            let mut results = 0;
+            while results < chain.len() {
+                ring.wait(chain.len() - results, None)?;
+                results += reap(ring, chain, zc);
+            }
+            Ok(())
+        });
+        self.batch.clear();
+        sent.map(drop)
+    }
+}
+
+/// Takes every queued completion: results into `chain` by tag, notifications into `zc`.
+/// Returns how many results it took.
+pub(super) fn reap<M: LentMemory>(
+    ring: &mut SendRing<M>,
+    chain: &mut [Pending],
+    zc: &mut Option<Notifications>,
+) -> usize {
+    let mut results = 0;
+    while let Some(c) = ring.next_completion() {
+        if let Some(z) = zc.as_mut() {
+            z.count(&c);
+        }
+        if let Completion::Sent { tag, result, .. } = c {
+            chain[tag as usize].result = Some(result);
+            results += 1;
+        }
+    }
+    results
+}
+
+impl<M: SlotMemory> SendMechanism for UringSender<M> {
+    fn send_message(&mut self, ep: &Endpoint, seq: u64) -> io::Result<()> {
+        let fd = socket_of(ep)?;
+        let slot = self.take_slot(seq)?;
+        if self.ctx.fill_pattern {
+            let seed = pattern::message_seed(self.ctx.flow, seq);
+            self.ring
+                .memory_mut(slot)
+                .expect("a taken slot is free")
+                .fill(seed);
+        }
+        self.batch.push(Pending::new(slot, self.ctx.message_size));
+        if self.ctx.flush_each || self.batch.len() >= self.ctx.queue_depth.max(1) as usize {
+            self.flush(fd)?;
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self, ep: &Endpoint, deadline: Instant) -> io::Result<()> {
+        let fd = socket_of(ep)?;
+        if !self.batch.is_empty() {
+            self.flush(fd)?;
+        }
+        self.wait_all_released(deadline)
+    }
+
+    fn zerocopy_stats(&self) -> Option<ZerocopyStats> {
+        self.zc.as_ref().map(|z| z.stats)
+    }
+}
+
+/// io_uring sends here go to sockets; config refuses the other transports.
+fn socket_of(ep: &Endpoint) -> io::Result<BorrowedFd<'_>> {
+    ep.socket_fd()
+        .ok_or_else(|| io::Error::new(io::ErrorKind::Unsupported, "io_uring sends need a socket"))
+}
+
+fn op_of(kind: MechanismKind) -> SendOp {
+    match kind {
+        MechanismKind::Uring => SendOp::Send,
+        MechanismKind::UringGather => SendOp::SendMsg,
+        MechanismKind::UringZc => SendOp::SendZc,
+        other => unreachable!("{} is not an io_uring mechanism", other.name()),
+    }
+}
+
+pub fn build(kind: MechanismKind, ctx: FlowContext) -> io::Result<Box<dyn SendMechanism>> {
+    let op = op_of(kind);
+    Ok(match op {
+        SendOp::Send | SendOp::SendZc => Box::new(UringSender::<Box<[u8]>>::new(op, ctx)?),
+        SendOp::SendMsg => Box::new(UringSender::<Message>::new(op, ctx)?),
+    })
+}
+
+/// Whether this kernel can run `kind`: io_uring can be set up and has its opcode
+/// (IORING_REGISTER_PROBE); `Err` is the reason in one line.
 pub fn probe(kind: MechanismKind) -> Result<(), String> {
-    Err(format!("{} is not built yet", kind.name()))
+    let op = op_of(kind);
+    let name = match op {
+        SendOp::Send => "SEND",
+        SendOp::SendMsg => "SENDMSG",
+        SendOp::SendZc => "SEND_ZC",
+    };
+    match uring_send::supports(op) {
+        Ok(true) => Ok(()),
+        Ok(false) => Err(format!(
+            "io_uring {name} unsupported by this kernel (IORING_REGISTER_PROBE)"
+        )),
+        Err(e) => Err(format!(
+            "io_uring unavailable: setup or IORING_REGISTER_PROBE failed: {e}"
+        )),
+    }
+}
+
+/// Loopback TCP pairs and a checking reader, for this module's tests and `uring_zc`'s.
+#[cfg(test)]
+pub(super) mod loopback {
+    use super::super::receive::Verifier;
+    use super::super::{FlowContext, MechanismKind, SendMechanism};
+    use crate::sys::socket;
+    use crate::transport::Endpoint;
+    use std::io::Read;
+    use std::net::{TcpListener, TcpStream};
+    use std::os::fd::AsFd;
+    use std::thread::JoinHandle;
+    use std::time::{Duration, Instant};
+
+    /// A connected loopback TCP pair: the sender's endpoint (TCP_NODELAY, as zero copy gets
+    /// it) and the receiver's stream, whose receive buffer is `receive_buffer` when given.
+    pub fn pair(receive_buffer: Option<i32>) -> (Endpoint, TcpStream) {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        if let Some(bytes) = receive_buffer {
+            // Set on the listener so the accepted socket's window is small from the start.
+            socket::set_int_option(listener.as_fd(), libc::SOL_SOCKET, libc::SO_RCVBUF, bytes)
+                .unwrap();
+        }
+        let sender = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        sender.set_nodelay(true).unwrap();
+        let (receiver, _) = listener.accept().unwrap();
+        (Endpoint::socket(sender), receiver)
+    }
+
+    /// Reads until EOF, after sleeping `delay`, checking every byte against flow `flow`'s
+    /// pattern.
+    pub fn reader(
+        mut stream: TcpStream,
+        flow: u32,
+        size: usize,
+        delay: Duration,
+    ) -> JoinHandle<Verifier> {
+        std::thread::spawn(move || {
+            std::thread::sleep(delay);
+            let mut verifier = Verifier::new(flow, size);
+            let mut buf = vec![0u8; 256 << 10];
+            loop {
+                match stream.read(&mut buf) {
+                    Ok(0) => return verifier,
+                    Ok(n) => verifier.check(&buf[..n]),
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(e) => panic!("reader: {e}"),
+                }
+            }
+        })
+    }
+
+    /// Sends messages `0..count` through `mech`, finishes it, and ends the stream.
+    pub fn send(mech: &mut dyn SendMechanism, ep: &Endpoint, count: u64) -> std::io::Result<()> {
+        for seq in 0..count {
+            mech.send_message(ep, seq)?;
+        }
+        mech.finish(ep, Instant::now() + Duration::from_secs(10))?;
+        ep.finish_writing()
+    }
+
+    /// A flow context with the pattern written into every message.
+    pub fn context(size: usize, queue_depth: u32, flush_each: bool) -> FlowContext {
+        FlowContext {
+            flow: 3,
+            message_size: size,
+            fill_pattern: true,
+            send_buffer: 256 << 10,
+            queue_depth,
+            flush_each,
+        }
+    }
+
+    /// Whether this kernel has `kind`; prints why a test is skipped when not.
+    pub fn available(kind: MechanismKind) -> bool {
+        match super::probe(kind) {
+            Ok(()) => true,
+            Err(reason) => {
+                eprintln!("skipped: {reason}");
+                false
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::loopback::{available, context, pair, reader, send};
+    use super::*;
+    use proptest::prelude::*;
+    use std::collections::VecDeque;
+    use std::time::Duration;
+
+    /// 8-byte messages (1-byte fields), an odd field size, and the sizes of the measurements.
+    const SIZES: [usize; 5] = [8, 4096 + 8 * 3, 64 << 10, 512 << 10, 1 << 20];
+
+    /// Every byte of every message arrives in order, at every size and queue depth, whether
+    /// batches fill (the last one partial, flushed by `finish`) or go one message at a time.
+    fn delivers_every_byte_in_order(kind: MechanismKind) {
+        if !available(kind) {
+            return;
+        }
+        for size in SIZES {
+            for depth in [1u32, 3, 16] {
+                for flush_each in [false, true] {
+                    let what = format!(
+                        "{} size {size} depth {depth} flush_each {flush_each}",
+                        kind.name()
+                    );
+                    let count = (depth + depth / 2 + 1) as u64;
+                    let (ep, rx) = pair(None);
+                    let check = reader(rx, 3, size, Duration::ZERO);
+                    let mut mech = build(kind, context(size, depth, flush_each)).unwrap();
+                    send(mech.as_mut(), &ep, count).unwrap_or_else(|e| panic!("{what}: {e}"));
+                    let v = check.join().unwrap();
+                    assert_eq!(v.checked_bytes, count * size as u64, "{what}");
+                    assert_eq!(v.wrong_bytes, 0, "{what}: {:?}", v.first);
+                    if let Some(z) = mech.zerocopy_stats() {
+                        assert!(z.send_calls >= count, "{what}: {z:?}");
+                        assert_eq!(z.completions, z.send_calls, "{what}: {z:?}");
+                        assert_eq!(z.outstanding_at_end, 0, "{what}");
+                        assert!(z.pool_messages >= depth as usize, "{what}");
+                    } else {
+                        assert_ne!(kind, MechanismKind::UringZc);
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn uring_delivers_every_byte_in_order() {
+        delivers_every_byte_in_order(MechanismKind::Uring);
+    }
+
+    #[test]
+    fn uring_gather_delivers_every_byte_in_order() {
+        delivers_every_byte_in_order(MechanismKind::UringGather);
+    }
+
+    #[test]
+    fn uring_zc_delivers_every_byte_in_order() {
+        delivers_every_byte_in_order(MechanismKind::UringZc);
+    }
+
+    #[test]
+    fn this_kernel_supports_all_three_opcodes_and_says_so() {
+        for kind in [
+            MechanismKind::Uring,
+            MechanismKind::UringGather,
+            MechanismKind::UringZc,
+        ] {
+            if let Err(reason) = probe(kind) {
+                assert!(
+                    !reason.contains('\n') && reason.starts_with("io_uring "),
+                    "{reason}"
+                );
+                eprintln!("{}: {reason}", kind.name());
+            }
+        }
+    }
+
+    /// What the stand-in kernel does with the next send of a chain.
+    #[derive(Debug, Clone, Copy)]
+    enum Step {
+        /// Takes every byte.
+        Whole,
+        /// Takes this many bytes (fewer than asked), then fails the link.
+        Short(usize),
+        /// Takes nothing and fails with this errno.
+        Fail(i32),
+    }
+
+    /// A stand-in for io_uring on a stream socket: sends of a linked chain run in order and
+    /// put their bytes on `wire`; after a short or failed one, the rest come back -ECANCELED.
+    struct FakeKernel {
+        messages: Vec<Vec<u8>>,
+        wire: Vec<u8>,
+        script: VecDeque<Step>,
+        submissions: usize,
+    }
+
+    impl FakeKernel {
+        fn new(sizes: &[usize], script: &[Step]) -> FakeKernel {
+            let messages = sizes
+                .iter()
+                .enumerate()
+                .map(|(i, &n)| (0..n).map(|b| (i * 31 + b) as u8).collect())
+                .collect();
+            FakeKernel {
+                messages,
+                wire: Vec::new(),
+                script: script.iter().copied().collect(),
+                submissions: 0,
+            }
+        }
+
+        fn submit(&mut self, chain: &mut [Pending]) -> io::Result<()> {
+            self.submissions += 1;
+            let mut failed = false;
+            for p in chain {
+                if failed {
+                    p.result = Some(-libc::ECANCELED);
+                    continue;
+                }
+                let rest = &self.messages[p.slot][p.done..];
+                let took = match self.script.pop_front().unwrap_or(Step::Whole) {
+                    Step::Whole => rest.len(),
+                    Step::Short(n) => n.min(rest.len() - 1),
+                    Step::Fail(errno) => {
+                        failed = true;
+                        p.result = Some(-errno);
+                        continue;
+                    }
+                };
+                failed = took < rest.len();
+                self.wire.extend_from_slice(&rest[..took]);
+                p.result = Some(if took == 0 { -libc::EINTR } else { took as i32 });
+            }
+            Ok(())
+        }
+
+        fn run(&mut self) -> io::Result<u64> {
+            let mut batch: Vec<Pending> = (0..self.messages.len())
+                .map(|i| Pending::new(i, self.messages[i].len()))
+                .collect();
+            send_in_order(&mut batch, |chain| self.submit(chain))
+        }
+
+        fn expected(&self) -> Vec<u8> {
+            self.messages.concat()
+        }
+    }
+
+    #[test]
+    fn a_short_send_and_the_cancelled_rest_are_resubmitted_in_order() {
+        let mut k = FakeKernel::new(&[100, 100, 100, 100], &[Step::Whole, Step::Short(37)]);
+        assert_eq!(k.run().unwrap(), 1);
+        assert_eq!(k.wire, k.expected(), "no byte lost or repeated");
+        assert_eq!(k.submissions, 2);
+    }
+
+    #[test]
+    fn interrupted_and_would_block_results_are_retried() {
+        let script = [
+            Step::Fail(libc::EINTR),
+            Step::Whole,
+            Step::Fail(libc::EAGAIN),
+        ];
+        let mut k = FakeKernel::new(&[10, 10], &script);
+        assert_eq!(k.run().unwrap(), 2);
+        assert_eq!(k.wire, k.expected());
+    }
+
+    #[test]
+    fn a_real_error_ends_the_batch_with_it() {
+        let mut k = FakeKernel::new(&[10, 10, 10], &[Step::Whole, Step::Fail(libc::EPIPE)]);
+        let err = k.run().unwrap_err();
+        assert_eq!(err.raw_os_error(), Some(libc::EPIPE));
+    }
+
+    #[test]
+    fn bytes_taken_after_a_send_that_stopped_are_refused_as_lost_order() {
+        let mut chain = [Pending::new(0, 20), Pending::new(1, 20)];
+        chain[0].result = Some(10);
+        chain[1].result = Some(20);
+        let err = settle(&mut chain).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::InvalidData);
+        assert!(err.to_string().contains("stream order lost"), "{err}");
+    }
+
+    #[test]
+    fn a_send_that_takes_nothing_is_an_error_not_a_hang() {
+        let mut chain = [Pending::new(0, 20)];
+        chain[0].result = Some(0);
+        assert_eq!(
+            settle(&mut chain).unwrap_err().kind(),
+            io::ErrorKind::WriteZero
+        );
+    }
+
+    fn step() -> impl Strategy<Value = Step> {
+        prop_oneof![
+            4 => Just(Step::Whole),
+            3 => (0usize..300).prop_map(Step::Short),
+            1 => Just(Step::Fail(libc::EINTR)),
+            1 => Just(Step::Fail(libc::EAGAIN)),
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn any_mix_of_short_interrupted_and_cancelled_sends_delivers_each_byte_once(
+            sizes in proptest::collection::vec(1usize..400, 1..20),
+            script in proptest::collection::vec(step(), 0..40),
+        ) {
+            let mut k = FakeKernel::new(&sizes, &script);
+            k.run().unwrap();
+            let expected = k.expected();
+            prop_assert_eq!(k.wire, expected);
+        }
+    }
 }

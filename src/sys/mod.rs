@@ -1,7 +1,7 @@
 //! The only `unsafe` code in bytepath: thin wrappers over the Linux system calls that std does
 //! not expose (sendmsg with flags, the MSG_ZEROCOPY error queue, affinity, per-thread rusage,
 //! fork and shared memory for `--processes`, readiness (select, poll, epoll) and io_uring for
-//! `servers`, setns(2) for `--netns`).
+//! `servers`, io_uring sends for the uring mechanisms, setns(2) for `--netns`).
 //! Each wrapper turns `-1` into `io::Error::last_os_error()` in one place (`cvt`).
 #![allow(unsafe_code)]
 
@@ -17,6 +17,7 @@ pub mod ring;
 pub mod shared;
 pub mod socket;
 pub mod uring;
+pub mod uring_send;
 pub mod usage;
 pub mod zerocopy;
 

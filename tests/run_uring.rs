@@ -1,0 +1,118 @@
+//! The io_uring senders end to end: `uring`, `uring-gather` and `uring-zc` deliver every byte,
+//! checked, in stream and rr, at the smallest and a large queue depth; `uring-zc` accounts for
+//! its notifications like `zerocopy`; bad queue depths are refused. Skipped, with the probe's
+//! reason, where the kernel lacks io_uring or the opcode.
+mod common;
+use bytepath::mechanism::{self, MechanismKind};
+use common::{assert_delivered, bytepath, run_json, u};
+use serde_json::Value;
+
+const MECHANISMS: [MechanismKind; 3] = [
+    MechanismKind::Uring,
+    MechanismKind::UringGather,
+    MechanismKind::UringZc,
+];
+
+fn available(kind: MechanismKind) -> bool {
+    match mechanism::probe(kind) {
+        Ok(()) => true,
+        Err(reason) => {
+            eprintln!("{} skipped: {reason}", kind.name());
+            false
+        }
+    }
+}
+
+fn assert_notifications_accounted(r: &Value, what: &str) {
+    let z = &r["zerocopy"];
+    assert!(u(&z["send_calls"]) > 0, "{what}: no SEND_ZC");
+    assert_eq!(
+        z["completions"], z["send_calls"],
+        "{what}: every send is notified exactly once"
+    );
+    assert_eq!(z["outstanding_at_end"], 0, "{what}");
+    assert!(u(&z["pool_messages"]) > 0, "{what}");
+    let pct = z["copied_anyway_percent"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("{what}: copied share reported: {z}"));
+    assert!((0.0..=100.0).contains(&pct), "{what}: {pct}");
+}
+
+#[test]
+fn every_uring_mechanism_delivers_every_byte_in_stream_and_rr() {
+    for kind in MECHANISMS.into_iter().filter(|&k| available(k)) {
+        let name = kind.name();
+        for pattern in ["stream", "rr"] {
+            let what = format!("{name}/{pattern}");
+            let (r, code) = run_json(&[
+                "-m", name, "-p", pattern, "-s", "24K", "-t", "2", "--verify",
+            ]);
+            assert_eq!(code, 0, "{what}: {}", r["errors"]);
+            assert_delivered(&r, &what);
+            assert_eq!(r["config"]["mechanism"], name);
+            if kind == MechanismKind::UringZc {
+                assert_notifications_accounted(&r, &what);
+            } else {
+                assert!(r["zerocopy"].is_null(), "{what}");
+            }
+        }
+    }
+}
+
+#[test]
+fn the_smallest_and_a_large_queue_depth_both_deliver() {
+    for kind in MECHANISMS.into_iter().filter(|&k| available(k)) {
+        for depth in ["1", "64"] {
+            let what = format!("{} --queue-depth {depth}", kind.name());
+            let (r, code) = run_json(&[
+                "-m",
+                kind.name(),
+                "-s",
+                "24K",
+                "--queue-depth",
+                depth,
+                "--verify",
+            ]);
+            assert_eq!(code, 0, "{what}: {}", r["errors"]);
+            assert_delivered(&r, &what);
+            assert_eq!(r["config"]["queue_depth"].to_string(), depth, "{what}");
+            if kind == MechanismKind::UringZc {
+                assert_notifications_accounted(&r, &what);
+                assert!(u(&r["zerocopy"]["pool_messages"]) >= 64 || depth == "1");
+            }
+        }
+    }
+}
+
+#[test]
+fn queue_depths_out_of_range_are_refused_in_one_line() {
+    for depth in ["0", "5000"] {
+        let out = bytepath()
+            .args(["run", "-m", "uring", "--queue-depth", depth])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{depth}: {err}");
+        assert!(out.stdout.is_empty(), "{depth}: nothing measured");
+        assert_eq!(err.trim_end().lines().count(), 1, "{depth}: {err}");
+        assert!(
+            err.contains(&format!("--queue-depth \"{depth}\"")) && err.contains("1 to 4096"),
+            "{err}"
+        );
+    }
+}
+
+#[test]
+fn a_queue_depth_whose_buffers_cannot_fit_is_refused_before_allocating() {
+    // uring-zc keeps at least one 64 MiB buffer per queue-depth entry: 256 GiB here.
+    for mechanism in ["uring", "uring-zc"] {
+        let out = bytepath()
+            .args(["run", "-m", mechanism, "-s", "64M", "--queue-depth", "4096"])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{mechanism}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{mechanism}: {err}");
+        assert!(err.contains("needs about"), "{mechanism}: {err}");
+    }
+}
