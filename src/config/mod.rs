@@ -213,6 +213,18 @@ pub fn check_recv_path(
     Ok(())
 }
 
+/// Why a mechanism is bound to the transports it allows.
+fn transport_rule(mechanism: MechanismKind) -> &'static str {
+    match mechanism {
+        MechanismKind::Zerocopy => "MSG_ZEROCOPY works on TCP sockets only",
+        MechanismKind::UringZc => "io_uring SEND_ZC sends zero copy on TCP sockets only",
+        MechanismKind::Splice | MechanismKind::Sendfile => {
+            "splice and sendfile move pages into a stream socket"
+        }
+        _ => "io_uring sends here go to stream sockets",
+    }
+}
+
 fn names(transports: &[Transport]) -> String {
     let list: Vec<&str> = transports.iter().map(|t| t.name()).collect();
     list.join(" and ")
@@ -593,9 +605,10 @@ pub fn check_datagram_size(
 pub fn check_transport(transport: Transport, mechanism: MechanismKind) -> Result<(), ConfigError> {
     match mechanism.transports() {
         Some(allowed) if !allowed.contains(&transport) => Err(bad(format!(
-            "--mechanism {} with --transport {}: allowed only with {}; use another transport or mechanism",
+            "--mechanism {} with --transport {}: {}; allowed only with {}; use another transport or mechanism",
             mechanism.name(),
             transport.name(),
+            transport_rule(mechanism),
             names(allowed)
         ))),
         _ => Ok(()),
