@@ -280,12 +280,51 @@ pub fn probe(kind: MechanismKind) -> Result<(), String> {
         SendOp::SendZc => "SEND_ZC",
     };
     match uring_send::supports(op) {
-        Ok(true) => Ok(()),
-        Ok(false) => Err(format!(
-            "io_uring {name} unsupported by this kernel (IORING_REGISTER_PROBE)"
-        )),
-        Err(e) => Err(format!(
-            "io_uring unavailable: setup or IORING_REGISTER_PROBE failed: {e}"
+        Ok(true) => {}
+        Ok(false) => {
+            return Err(format!(
+                "io_uring {name} unsupported by this kernel (IORING_REGISTER_PROBE)"
+            ))
+        }
+        Err(e) => {
+            return Err(format!(
+                "io_uring unavailable: setup or IORING_REGISTER_PROBE failed: {e}"
+            ))
+        }
+    }
+    if op == SendOp::SendZc {
+        // Kernels 6.0 and 6.1 have SEND_ZC but not IORING_SEND_ZC_REPORT_USAGE: only a real
+        // send shows whether the copied-anyway share can be reported.
+        one_zero_copy_send().map_err(|e| {
+            format!("io_uring SEND_ZC with IORING_SEND_ZC_REPORT_USAGE failed on loopback TCP: {e}")
+        })?;
+    }
+    Ok(())
+}
+
+/// One 4 KiB SEND_ZC over a loopback TCP pair, through the mechanism itself, until its
+/// notification arrives.
+fn one_zero_copy_send() -> io::Result<()> {
+    let listener = std::net::TcpListener::bind((std::net::Ipv4Addr::LOCALHOST, 0))?;
+    let client = std::net::TcpStream::connect(listener.local_addr()?)?;
+    let (_server, _) = listener.accept()?;
+    let ep = Endpoint::socket(client);
+    let ctx = FlowContext {
+        flow: 0,
+        message_size: 4096,
+        fill_pattern: false,
+        send_buffer: 4096,
+        queue_depth: 1,
+        flush_each: true,
+    };
+    let mut mech = build(MechanismKind::UringZc, ctx)?;
+    mech.send_message(&ep, 0)?;
+    mech.finish(&ep, Instant::now() + std::time::Duration::from_secs(2))?;
+    match mech.zerocopy_stats() {
+        Some(z) if z.completions == 1 => Ok(()),
+        _ => Err(io::Error::new(
+            io::ErrorKind::TimedOut,
+            "the notification did not arrive within 2 s",
         )),
     }
 }
