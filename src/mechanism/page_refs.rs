@@ -25,7 +25,7 @@ pub struct SpliceStats {
     /// splice: pipe-sized pieces the messages went through (one per message while the message
     /// fits the pipe). sendfile: 0.
     pub pieces: u64,
-    /// System calls that moved bytes: vmsplice + splice, or sendfile.
+    /// System calls made to move the bytes (vmsplice + splice, or sendfile), retries included.
     pub calls: u64,
     /// Calls retried after EINTR or EAGAIN (EAGAIN waits for the socket to drain).
     pub retried_calls: u64,
