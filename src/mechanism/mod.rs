@@ -4,6 +4,7 @@ pub mod completions;
 mod copy;
 mod gather;
 pub mod message;
+pub mod page_refs;
 pub mod pattern;
 pub mod receive;
 pub mod recv_path;
@@ -18,6 +19,7 @@ use crate::config::ConfigError;
 use crate::transport::{Endpoint, Transport};
 use std::io::{self, IoSlice};
 
+pub use page_refs::SpliceStats;
 pub use zerocopy::{pool_size as zerocopy_pool_size, ZerocopyStats};
 
 /// Records name a mechanism as the CLI does (`uring-gather`, not `uring_gather`).
@@ -152,6 +154,12 @@ pub trait SendMechanism: Send {
 
     /// Zero-copy accounting, for mechanisms that have it.
     fn zerocopy_stats(&self) -> Option<ZerocopyStats> {
+        None
+    }
+
+    /// Page-reference accounting (`splice`, `sendfile`): gifted pages, fresh pages, pieces,
+    /// system calls per message.
+    fn splice_stats(&self) -> Option<SpliceStats> {
         None
     }
 }

@@ -2,6 +2,7 @@
 //! of a whole file, mincore(2) (how much of it is resident), posix_fadvise(2) with
 //! POSIX_FADV_DONTNEED (drop its clean pages) and statvfs(3) (free space for test files).
 use super::cvt;
+use super::pages::page_size;
 use std::fs::File;
 use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd};
@@ -47,12 +48,25 @@ pub fn splice_from_file(
     Ok(n as usize)
 }
 
-/// splice(2) from a pipe into a socket (neither side has an offset).
+/// splice(2) from a pipe into a socket (neither side has an offset), with SPLICE_F_MORE: the
+/// caller has more to send.
 pub fn splice_to_socket(
     pipe_out: BorrowedFd<'_>,
     socket: BorrowedFd<'_>,
     count: usize,
 ) -> io::Result<usize> {
+    splice_pipe_to_socket(pipe_out, socket, count, true)
+}
+
+/// splice(2) from a pipe into a socket; `more` sets SPLICE_F_MORE (the socket sees MSG_MORE:
+/// more data follows, so TCP need not push what it has).
+pub fn splice_pipe_to_socket(
+    pipe_out: BorrowedFd<'_>,
+    socket: BorrowedFd<'_>,
+    count: usize,
+    more: bool,
+) -> io::Result<usize> {
+    let flags = libc::SPLICE_F_MOVE | if more { libc::SPLICE_F_MORE } else { 0 };
     // SAFETY: no pointers besides the two null offsets, which splice allows for pipes and
     // sockets; both descriptors are open.
     let n = cvt(unsafe {
@@ -62,7 +76,7 @@ pub fn splice_to_socket(
             socket.as_raw_fd(),
             std::ptr::null_mut(),
             count,
-            libc::SPLICE_F_MOVE | libc::SPLICE_F_MORE,
+            flags,
         )
     })?;
     Ok(n as usize)
@@ -126,16 +140,6 @@ impl Drop for Mapping {
         unsafe {
             libc::munmap(self.ptr, self.len);
         }
-    }
-}
-
-fn page_size() -> usize {
-    // SAFETY: sysconf has no memory-safety preconditions.
-    let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    if p > 0 {
-        p as usize
-    } else {
-        4096
     }
 }
 

@@ -1,7 +1,9 @@
 //! The only `unsafe` code in bytepath: thin wrappers over the Linux system calls that std does
 //! not expose (sendmsg with flags, the MSG_ZEROCOPY error queue, affinity, per-thread rusage,
 //! fork and shared memory for `--processes`, readiness (select, poll, epoll) and io_uring for
-//! `servers`, io_uring sends for the uring mechanisms, setns(2) for `--netns`).
+//! `servers`, io_uring sends for the uring mechanisms, setns(2) for `--netns`, and the
+//! page-referencing calls of the `splice` and `sendfile` senders: vmsplice(2), madvise(2),
+//! memfd_create(2), fallocate(2)).
 //! Each wrapper turns `-1` into `io::Error::last_os_error()` in one place (`cvt`).
 #![allow(unsafe_code)]
 
@@ -11,6 +13,7 @@ pub mod events;
 pub mod fdio;
 pub mod file;
 pub mod netns;
+pub mod pages;
 pub mod probe;
 pub mod process;
 pub mod ring;
