@@ -7,6 +7,11 @@ pub mod message;
 pub mod pattern;
 pub mod receive;
 pub mod recv_path;
+mod recv_source;
+#[cfg(test)]
+mod recv_tests;
+mod recv_uring;
+mod recv_zc;
 mod send;
 mod sendfile;
 mod splice;
