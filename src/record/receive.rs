@@ -37,7 +37,17 @@ pub(super) fn report(spec: &RunSpec, outcome: &RunOutcome) -> Option<ReceiveRepo
             "--recv trunc: recv(MSG_TRUNC) counted {} B that the kernel discarded: not delivered to the process, not verifiable; a lower bound on receive cost, not a receive",
             stats.discarded_bytes
         ),
-        RecvPath::ZcRecv => zc_summary(&stats, mapped_percent, spec.mechanism.name()),
+        RecvPath::ZcRecv => {
+            let mut s = zc_summary(&stats, mapped_percent, spec.mechanism.name());
+            let one_process = !spec.processes
+                && spec.network.placement != crate::config::network::Placement::Remote;
+            if stats.mapped_bytes > 0 && one_process {
+                s += "; both sides share one memory map here, so each call that replaces mapped \
+                      pages also shoots down the TLB of the CPU running the other side \
+                      (--processes avoids that)";
+            }
+            s
+        }
         RecvPath::UringRecv => format!(
             "--recv uring-recv: {} completions into {} provided buffers of {} B, {} receive, {} re-arms, {} ENOBUFS{}",
             stats.calls,
