@@ -169,6 +169,11 @@ pub struct RunSpec {
     pub recv_path: RecvPath,
 }
 
+/// `--recv zc-recv`: pages of payload per full TCP segment, so every segment can be mapped
+/// whole. TCP_MAXSEG takes at most 32767 (the kernel's MAX_TCP_WINDOW; 15 pages are refused
+/// with EINVAL), so 7 pages (28672 B) is the most it can ask for.
+pub const ZC_SEGMENT_PAGES: u32 = 7;
+
 /// `--queue-depth` when not given.
 pub const DEFAULT_QUEUE_DEPTH: u32 = 16;
 /// The largest `--queue-depth`: sends submitted together share one submission queue.
@@ -323,6 +328,8 @@ impl RunSpec {
             nonblocking_reads: self.spin,
             pipe_size: self.pipe_size,
             framing: self.framing(),
+            tcp_maxseg: (self.recv_path == RecvPath::ZcRecv && self.transport == Transport::Tcp)
+                .then(|| crate::transport::tcp::page_multiple_maxseg(ZC_SEGMENT_PAGES)),
         }
     }
 

@@ -235,7 +235,16 @@ pub fn side_worker(
         queue_depth: spec.queue_depth,
         flush_each: spec.pattern == Pattern::Rr,
     };
-    let receiver = |mode| Receiver::new(ctx.flow, spec.message_size, mode, spec.spin, spec.verify);
+    let receiver = |mode| {
+        Receiver::new(
+            ctx.flow,
+            spec.message_size,
+            mode,
+            spec.spin,
+            spec.verify,
+            spec.recv_path,
+        )
+    };
     let job = match (spec.pattern, role) {
         (Pattern::Stream, Role::Sender) => Job::StreamSend(mechanism::build(spec.mechanism, ctx)?),
         (Pattern::Stream, Role::Receiver) => {

@@ -6,6 +6,7 @@ use super::slices::SliceBoard;
 use super::window::{Window, WindowResult};
 use crate::measure::counters::CounterSelection;
 use crate::mechanism::receive::{DatagramStats, Receiver, Verifier};
+use crate::mechanism::recv_path::ReceivePathStats;
 use crate::mechanism::{SendMechanism, ZerocopyStats};
 use crate::sys::affinity;
 use crate::transport::Endpoint;
@@ -66,6 +67,9 @@ pub struct ThreadSample {
     pub verifier: Option<Verifier>,
     /// Datagram transports: numbering, loss and timeouts seen by this side.
     pub datagrams: Option<DatagramStats>,
+    /// What this side's receive path (`--recv`) did, for sides that receive.
+    #[serde(default)]
+    pub receive: Option<ReceivePathStats>,
     pub error: Option<String>,
     /// The process the thread ran in.
     pub pid: u32,
@@ -84,6 +88,7 @@ impl ThreadSample {
             zerocopy: None,
             verifier: None,
             datagrams: None,
+            receive: None,
             error: Some(error),
             pid,
         }
@@ -153,6 +158,7 @@ impl Worker {
             sent_bytes: totals.bytes,
             received_bytes: receiver.as_ref().map_or(0, |r| r.bytes_total),
             zerocopy,
+            receive: receiver.as_ref().map(Receiver::path_stats),
             verifier: receiver.and_then(|r| r.verifier),
             datagrams,
             error: result.err().map(|e| e.to_string()),

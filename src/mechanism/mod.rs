@@ -8,6 +8,11 @@ pub mod page_refs;
 pub mod pattern;
 pub mod receive;
 pub mod recv_path;
+mod recv_source;
+#[cfg(test)]
+mod recv_tests;
+mod recv_uring;
+mod recv_zc;
 mod send;
 mod sendfile;
 mod splice;

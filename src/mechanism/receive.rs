@@ -1,8 +1,13 @@
 //! The receiving side: recv(2) into a message buffer until a whole message has arrived, or in
 //! fixed chunks (`--recv-size`, as netperf reads 128 KiB at a time), counting message
 //! boundaries by byte count; or one datagram per call, numbered, counting loss and reordering.
-//! With `--verify` every byte is checked against the pattern.
+//! With `--verify` every byte is checked against the pattern. How stream bytes leave the
+//! kernel is the receive path's (`--recv`): recv(2) into the message buffer, an io_uring into
+//! provided buffers (`recv_uring`), pages mapped by TCP_ZEROCOPY_RECEIVE (`recv_zc`), or
+//! recv(MSG_TRUNC), which counts bytes the kernel discards.
 use super::pattern;
+use super::recv_path::{ReceivePathStats, RecvPath};
+use super::recv_source::Source;
 use crate::transport::datagram::{Framing, RECEIVE_TIMEOUT, SEQ_BYTES};
 use crate::transport::Endpoint;
 use std::io;
@@ -196,7 +201,10 @@ impl Numbering {
 }
 
 pub struct Receiver {
+    /// The message (or chunk) buffer: recv(2) fills it, zc-recv copies into it what it does
+    /// not map, trunc passes it without it being written; uring-recv has its own buffers.
     buf: Vec<u8>,
+    source: Source,
     mode: RecvMode,
     message_size: usize,
     /// Bytes of the current message already in.
@@ -210,14 +218,32 @@ pub struct Receiver {
 }
 
 impl Receiver {
-    pub fn new(flow: u32, message_size: usize, mode: RecvMode, spin: bool, verify: bool) -> Self {
+    /// A receiver taking bytes by `path` (datagrams always arrive by recv(2); config refuses
+    /// other paths for them). Kernel objects a path needs are made on the first receive, in
+    /// the thread that receives.
+    pub fn new(
+        flow: u32,
+        message_size: usize,
+        mode: RecvMode,
+        spin: bool,
+        verify: bool,
+        path: RecvPath,
+    ) -> Self {
         let len = match mode {
-            RecvMode::WholeMessage { .. } => message_size,
+            // recv(2) assembles the whole message in the buffer; the other paths take at most
+            // one call's worth at a time.
+            RecvMode::WholeMessage { .. } if path == RecvPath::Recv => message_size,
+            RecvMode::WholeMessage { max_call } => message_size.min(max_call),
             RecvMode::Chunks { chunk } => chunk,
             RecvMode::Datagrams(framing) => framing.part_len,
         };
+        let source = match mode {
+            RecvMode::Datagrams(_) => Source::new(RecvPath::Recv, len),
+            _ => Source::new(path, len),
+        };
         Receiver {
-            buf: vec![0u8; len],
+            buf: vec![0u8; if source.uses_buffer() { len } else { 0 }],
+            source,
             mode,
             message_size,
             pos: 0,
@@ -230,6 +256,20 @@ impl Receiver {
                 _ => None,
             },
         }
+    }
+
+    /// uring-recv with `count` provided buffers of `len` bytes (tests shrink the ring).
+    #[cfg(test)]
+    pub(crate) fn with_uring_buffers(mut self, count: u16, len: u32) -> Self {
+        assert!(!self.source.uses_buffer(), "a uring-recv receiver");
+        self.source = Source::Uring(super::recv_uring::UringSource::with_geometry(count, len));
+        self
+    }
+
+    /// The message buffer (tests check that trunc leaves it unwritten).
+    #[cfg(test)]
+    pub(crate) fn buffer(&self) -> &[u8] {
+        &self.buf
     }
 
     /// What the datagram numbering saw (datagram transports only).
@@ -345,12 +385,10 @@ impl Receiver {
     fn receive_message(&mut self, ep: &Endpoint, max_call: usize) -> io::Result<Received> {
         loop {
             let want = (self.message_size - self.pos).min(max_call);
-            let range = self.pos..self.pos + want;
-            let n = recv_once(ep, &mut self.buf[range], self.spin)?;
+            let n = self.pull(ep, self.pos, want)?;
             if n == 0 {
                 return self.at_eof();
             }
-            self.take(self.pos, n);
             self.pos += n;
             if self.pos == self.message_size {
                 self.pos = 0;
@@ -365,11 +403,10 @@ impl Receiver {
     }
 
     fn receive_chunk(&mut self, ep: &Endpoint, chunk: usize) -> io::Result<Received> {
-        let n = recv_once(ep, &mut self.buf[..chunk], self.spin)?;
+        let n = self.pull(ep, 0, chunk)?;
         if n == 0 {
             return self.at_eof();
         }
-        self.take(0, n);
         let total = self.pos + n;
         self.pos = total % self.message_size;
         let messages = (total / self.message_size) as u64;
@@ -381,11 +418,20 @@ impl Receiver {
         })
     }
 
-    fn take(&mut self, start: usize, n: usize) {
+    /// Takes up to `want` bytes (at least 1) of the stream by the receive path, verifies and
+    /// counts them; recv(2) reads them into the buffer at `at`. 0: the peer closed.
+    fn pull(&mut self, ep: &Endpoint, at: usize, want: usize) -> io::Result<usize> {
+        let verifier = self.verifier.as_mut();
+        let n = self
+            .source
+            .pull(ep, &mut self.buf, (at, want), self.spin, verifier)?;
         self.bytes_total += n as u64;
-        if let Some(v) = self.verifier.as_mut() {
-            v.check(&self.buf[start..start + n]);
-        }
+        Ok(n)
+    }
+
+    /// What this receiver's path did over the run.
+    pub fn path_stats(&self) -> ReceivePathStats {
+        self.source.stats(self.bytes_total)
     }
 
     fn at_eof(&self) -> io::Result<Received> {
@@ -402,19 +448,6 @@ impl Receiver {
             eof: true,
             ..Received::default()
         })
-    }
-}
-
-/// One recv(2) or read(2); with `spin`, busy-polls non-blocking calls instead of sleeping in
-/// the kernel.
-fn recv_once(ep: &Endpoint, buf: &mut [u8], spin: bool) -> io::Result<usize> {
-    loop {
-        match ep.read(buf, spin) {
-            Ok(n) => return Ok(n),
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) if spin && e.kind() == io::ErrorKind::WouldBlock => std::hint::spin_loop(),
-            Err(e) => return Err(e),
-        }
     }
 }
 
@@ -470,7 +503,14 @@ mod tests {
         let data = messages(0, 40, 10);
         a.write_all(&data).unwrap();
         drop(a);
-        let mut r = Receiver::new(0, 40, RecvMode::Chunks { chunk: 128 }, false, true);
+        let mut r = Receiver::new(
+            0,
+            40,
+            RecvMode::Chunks { chunk: 128 },
+            false,
+            true,
+            RecvPath::Recv,
+        );
         // One recv of 128 bytes completes three 40-byte messages and keeps 8 bytes of the fourth:
         // a receiver reading one message per call would report 1 here.
         let first = r.receive(&b).unwrap();
@@ -519,6 +559,7 @@ mod tests {
             RecvMode::Datagrams(eight_byte_datagrams()),
             false,
             false,
+            RecvPath::Recv,
         );
         for seq in [0, 1, 3, 2, 4] {
             raw.send(&datagram(seq)).unwrap();
@@ -546,6 +587,7 @@ mod tests {
             RecvMode::Datagrams(eight_byte_datagrams()),
             false,
             false,
+            RecvPath::Recv,
         );
         raw.send(&datagram(3)).unwrap();
         raw.send(&datagram(5)).unwrap();
@@ -562,7 +604,14 @@ mod tests {
         let b = Endpoint::socket(b);
         a.write_all(&[0u8; 10]).unwrap();
         drop(a);
-        let mut r = Receiver::new(0, 16, RecvMode::WholeMessage { max_call: 16 }, false, false);
+        let mut r = Receiver::new(
+            0,
+            16,
+            RecvMode::WholeMessage { max_call: 16 },
+            false,
+            false,
+            RecvPath::Recv,
+        );
         let err = r.receive(&b).unwrap_err();
         assert_eq!(err.kind(), io::ErrorKind::UnexpectedEof);
     }

@@ -14,7 +14,9 @@ use crate::sys::usage::ThreadUsage;
 use serde::ser::{SerializeMap, Serializer};
 use serde::Serialize;
 
+mod receive;
 mod results;
+pub use receive::ReceiveReport;
 pub use results::{
     check_schema, point_key, read_results, read_results_file, ResultLine, ResultsFile,
 };
@@ -242,6 +244,9 @@ pub struct RunRecord {
     pub statistics: crate::stats::point::PointStatistics,
     pub sides: Vec<SideMetrics>,
     pub zerocopy: Option<ZerocopyReport>,
+    /// `--recv` other than recv: what the receive path did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub receive: Option<ReceiveReport>,
     pub datagrams: Option<DatagramReport>,
     pub verify: VerifyReport,
     pub transfer: TransferTotals,
@@ -304,8 +309,11 @@ pub fn build(spec: &RunSpec, outcome: &RunOutcome, env: Environment) -> RunRecor
             measured.side
         ));
     }
-    let transfer = transfer_totals(outcome, errors.is_empty());
+    let mut transfer = transfer_totals(outcome, errors.is_empty());
+    // trunc: the kernel counted the bytes and discarded them; none reached the process.
+    transfer.all_delivered &= spec.recv_path.delivers_data();
     let zerocopy = zerocopy_report(spec.mechanism, outcome);
+    let receive = receive::report(spec, outcome);
     let status = if !errors.is_empty() {
         "failed"
     } else if skipped {
@@ -327,12 +335,13 @@ pub fn build(spec: &RunSpec, outcome: &RunOutcome, env: Environment) -> RunRecor
         interrupted: outcome.interrupted,
         errors,
         config: run_config(spec, outcome),
-        notes: notes(spec, &env, zerocopy.as_ref()),
+        notes: notes(spec, &env, zerocopy.as_ref(), receive.as_ref()),
         environment: env,
         measured_s: outcome.measured.as_secs_f64(),
         statistics: crate::stats::point::point_statistics(spec, &outcome.slices),
         sides: sides.into(),
         zerocopy,
+        receive,
         datagrams: datagram_report(spec, outcome),
         verify: verify_report(spec, outcome),
         transfer,
@@ -720,7 +729,12 @@ fn verify_report(spec: &RunSpec, outcome: &RunOutcome) -> VerifyReport {
     report
 }
 
-fn notes(spec: &RunSpec, env: &Environment, zerocopy: Option<&ZerocopyReport>) -> Vec<String> {
+fn notes(
+    spec: &RunSpec,
+    env: &Environment,
+    zerocopy: Option<&ZerocopyReport>,
+    receive: Option<&ReceiveReport>,
+) -> Vec<String> {
     let mut notes = Vec::new();
     if !env.pmu_available {
         notes.push(
@@ -749,6 +763,9 @@ fn notes(spec: &RunSpec, env: &Environment, zerocopy: Option<&ZerocopyReport>) -
     }
     if let Some(z) = zerocopy {
         notes.push(z.summary.clone());
+    }
+    if let Some(r) = receive {
+        notes.push(r.summary.clone());
     }
     if spec.transport.is_datagram() {
         notes.push(format!(

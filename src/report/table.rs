@@ -57,7 +57,16 @@ fn header(out: &mut String, r: &RunRecord) {
         c.recv_size_bytes, c.recv_mode
     );
     if c.recv != crate::mechanism::recv_path::RecvPath::Recv {
-        let _ = writeln!(out, "  receive path: --recv {}", c.recv.name());
+        let _ = writeln!(
+            out,
+            "  receive path: --recv {}{}",
+            c.recv.name(),
+            if c.recv.delivers_data() {
+                ""
+            } else {
+                " (recv(MSG_TRUNC): the kernel discards the bytes; NOT delivered, nothing verified)"
+            }
+        );
     }
     if let Some(depth) = c.queue_depth {
         let _ = writeln!(
@@ -86,8 +95,13 @@ fn headline(out: &mut String, r: &RunRecord) {
         ),
         (crate::config::Pattern::Rr, None) => "no round trip completed".to_string(),
         (crate::config::Pattern::Stream, _) => format!(
-            "{:.3} Gbit/s received whole, {} messages/s",
+            "{:.3} Gbit/s {}, {} messages/s",
             receiver.throughput_gbps,
+            if r.config.recv.delivers_data() {
+                "received whole"
+            } else {
+                "counted and discarded in the kernel (--recv trunc: NOT delivered)"
+            },
             count(receiver.messages_per_s)
         ),
     };
@@ -261,7 +275,12 @@ fn latency_rows(out: &mut String, r: &RunRecord) {
     if r.config.pattern == crate::config::Pattern::Stream {
         let _ = writeln!(
             out,
-            "  (sender figures count bytes handed to the kernel; receiver figures count bytes received whole)"
+            "  (sender figures count bytes handed to the kernel; receiver figures count bytes {})",
+            if r.config.recv.delivers_data() {
+                "received whole"
+            } else {
+                "the kernel discarded (--recv trunc: NOT delivered)"
+            }
         );
     }
     for s in &r.sides {
@@ -287,6 +306,9 @@ fn footer(out: &mut String, r: &RunRecord) {
         );
         let _ = writeln!(out, "  {}", z.summary);
     }
+    if let Some(rx) = &r.receive {
+        let _ = writeln!(out, "receive: {}", rx.summary);
+    }
     if let Some(d) = &r.datagrams {
         let _ = writeln!(out, "datagrams: {}", d.summary);
     }
@@ -304,7 +326,9 @@ fn footer(out: &mut String, r: &RunRecord) {
         } else {
             String::new()
         },
-        if t.all_delivered {
+        if !r.config.recv.delivers_data() {
+            "counted, then discarded in the kernel (--recv trunc): NOT delivered"
+        } else if t.all_delivered {
             "all delivered"
         } else {
             "NOT all delivered"

@@ -20,8 +20,10 @@ pub mod ring;
 pub mod shared;
 pub mod socket;
 pub mod uring;
+pub mod uring_recv;
 pub mod uring_send;
 pub mod usage;
+pub mod zc_receive;
 pub mod zerocopy;
 
 use std::io;

@@ -82,45 +82,8 @@ pub fn splice(input: BorrowedFd<'_>, output: BorrowedFd<'_>, len: usize) -> io::
     Ok(n as usize)
 }
 
-/// `struct tcp_zerocopy_receive` from <linux/tcp.h> (64 bytes; libc does not define it).
-#[repr(C)]
-#[derive(Debug, Default, Clone, Copy)]
-pub struct TcpZerocopyReceive {
-    pub address: u64,
-    pub length: u32,
-    pub recv_skip_hint: u32,
-    pub inq: u32,
-    pub err: i32,
-    pub copybuf_address: u64,
-    pub copybuf_len: i32,
-    pub flags: u32,
-    pub msg_control: u64,
-    pub msg_controllen: u64,
-    pub msg_flags: u32,
-    pub reserved: u32,
-}
-
-const _: () = assert!(std::mem::size_of::<TcpZerocopyReceive>() == 64);
-
-/// getsockopt(TCP_ZEROCOPY_RECEIVE) with no mapping (address 0, length 0): a kernel with the
-/// option answers with the queue state; one without says ENOPROTOOPT (or EINVAL for a struct
-/// size it does not know).
-pub fn tcp_zerocopy_receive(fd: BorrowedFd<'_>) -> io::Result<TcpZerocopyReceive> {
-    let mut zc = TcpZerocopyReceive::default();
-    let mut len = std::mem::size_of::<TcpZerocopyReceive>() as libc::socklen_t;
-    // SAFETY: zc and len are valid and writable; len holds zc's size, and address 0 with
-    // length 0 asks the kernel to map nothing into this process.
-    cvt(unsafe {
-        libc::getsockopt(
-            fd.as_raw_fd(),
-            libc::IPPROTO_TCP,
-            libc::TCP_ZEROCOPY_RECEIVE,
-            (&mut zc as *mut TcpZerocopyReceive).cast(),
-            &mut len,
-        )
-    })?;
-    Ok(zc)
-}
+/// TCP_ZEROCOPY_RECEIVE lives with the receive path that uses it.
+pub use super::zc_receive::{tcp_zerocopy_receive, TcpZerocopyReceive};
 
 /// A resource limit's soft and hard values; `None` is RLIM_INFINITY (unlimited).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,8 +1,9 @@
 //! Socket calls with the flags std does not expose: send(2), sendmsg(2), recv(2),
-//! setsockopt(2), poll(2), shutdown(2).
+//! setsockopt(2), poll(2), shutdown(2), and connect(2) of a TCP socket set up first.
 use super::cvt;
 use std::io::{self, IoSlice};
-use std::os::fd::{AsRawFd, BorrowedFd};
+use std::net::{SocketAddr, TcpStream};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
 
 pub use libc::{MSG_DONTWAIT, MSG_ZEROCOPY};
 
@@ -72,6 +73,48 @@ pub fn get_int_option(fd: BorrowedFd<'_>, level: i32, name: i32) -> io::Result<i
 /// Enables MSG_ZEROCOPY on the socket (SO_ZEROCOPY); without it the flag is silently ignored.
 pub fn enable_zerocopy(fd: BorrowedFd<'_>) -> io::Result<()> {
     set_int_option(fd, libc::SOL_SOCKET, libc::SO_ZEROCOPY, 1)
+}
+
+/// A TCP socket(2) connected to `addr` (IPv4) after `setup` ran on it: options that must be
+/// in place before the handshake (TCP_MAXSEG is announced in the SYN).
+pub fn connect_tcp(
+    addr: SocketAddr,
+    setup: impl FnOnce(BorrowedFd<'_>) -> io::Result<()>,
+) -> io::Result<TcpStream> {
+    let SocketAddr::V4(v4) = addr else {
+        return Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            "connect_tcp: IPv4 only",
+        ));
+    };
+    // SAFETY: socket(2) touches no memory of ours.
+    let fd = cvt(unsafe {
+        libc::socket(
+            libc::AF_INET,
+            libc::SOCK_STREAM | libc::SOCK_CLOEXEC,
+            libc::IPPROTO_TCP,
+        )
+    })?;
+    // SAFETY: socket succeeded: a new descriptor that nothing else owns.
+    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    setup(fd.as_fd())?;
+    let sin = libc::sockaddr_in {
+        sin_family: libc::AF_INET as libc::sa_family_t,
+        sin_port: v4.port().to_be(),
+        sin_addr: libc::in_addr {
+            s_addr: u32::from(*v4.ip()).to_be(),
+        },
+        sin_zero: [0; 8],
+    };
+    // SAFETY: sin is a valid sockaddr_in whose size is passed; the kernel only reads it.
+    cvt(unsafe {
+        libc::connect(
+            fd.as_raw_fd(),
+            (&sin as *const libc::sockaddr_in).cast(),
+            std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t,
+        )
+    })?;
+    Ok(TcpStream::from(fd))
 }
 
 /// Readiness bits for `poll`.

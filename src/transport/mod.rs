@@ -199,6 +199,9 @@ pub struct SocketOptions {
     pub pipe_size: Option<usize>,
     /// How messages map onto datagrams, datagram transports only.
     pub framing: Option<datagram::Framing>,
+    /// TCP_MAXSEG on both ends, set before the handshake (`--recv zc-recv`: segments whose
+    /// payload is whole pages, which TCP_ZEROCOPY_RECEIVE can map).
+    pub tcp_maxseg: Option<u32>,
 }
 
 /// One side's end of a flow.

@@ -5,12 +5,12 @@
 //! (client) ends in the sender's. After that the engine, `ipc` and `file` use the flows as they
 //! use loopback ones; the socket options code is the loopback connectors'.
 use super::datagram::udp_flows;
-use super::tcp::tcp_flows;
+use super::tcp::{self, tcp_flows};
 use super::veth::VethPair;
 use super::{FlowConnector, FlowEnds, SocketOptions};
 use crate::sys::netns::in_netns;
 use std::io;
-use std::net::{TcpListener, TcpStream, UdpSocket};
+use std::net::{TcpListener, UdpSocket};
 
 /// TCP across the veth pair: the listener (and so every accepted end) in the receiver's
 /// namespace, each connecting end in the sender's.
@@ -23,7 +23,7 @@ impl FlowConnector for NetnsTcp<'_> {
             TcpListener::bind((pair.names.receiver_addr, 0))
         })?;
         tcp_flows(flows, options, &listener, |addr| {
-            in_netns(&pair.sender_ns, || TcpStream::connect(addr))
+            in_netns(&pair.sender_ns, || tcp::connect(addr, options))
         })
     }
 

@@ -10,7 +10,7 @@ pub struct Loopback;
 impl FlowConnector for Loopback {
     fn connect(&self, flows: usize, options: SocketOptions) -> io::Result<Vec<FlowEnds>> {
         let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?;
-        tcp_flows(flows, options, &listener, TcpStream::connect)
+        tcp_flows(flows, options, &listener, |addr| connect(addr, options))
     }
 
     fn describe(&self) -> String {
@@ -28,6 +28,10 @@ pub fn tcp_flows(
     connect: impl Fn(SocketAddr) -> io::Result<TcpStream>,
 ) -> io::Result<Vec<FlowEnds>> {
     let addr = listener.local_addr()?;
+    if let Some(mss) = options.tcp_maxseg {
+        // Read from the listener when a SYN arrives: every flow accepted below announces it.
+        set_maxseg(listener.as_fd(), mss)?;
+    }
     (0..flows)
         .map(|_| {
             // Connect then accept, one at a time, so flow i's two ends pair up.
@@ -43,6 +47,34 @@ pub fn tcp_flows(
             })
         })
         .collect()
+}
+
+/// A TCP connection to `addr` with the options that must precede the handshake.
+pub fn connect(addr: SocketAddr, options: SocketOptions) -> io::Result<TcpStream> {
+    match options.tcp_maxseg {
+        None => TcpStream::connect(addr),
+        Some(mss) => socket::connect_tcp(addr, |fd| set_maxseg(fd, mss)),
+    }
+}
+
+fn set_maxseg(fd: std::os::fd::BorrowedFd<'_>, mss: u32) -> io::Result<()> {
+    socket::set_int_option(fd, libc::IPPROTO_TCP, libc::TCP_MAXSEG, mss as i32)
+        .map_err(|e| io::Error::new(e.kind(), format!("setting TCP_MAXSEG {mss}: {e}")))
+}
+
+/// The TCP_MAXSEG that makes every full segment carry `pages` whole 4096-byte pages of
+/// payload: the option bounds the segment with its TCP options, and timestamps (when
+/// net.ipv4.tcp_timestamps is on, as on both ends of a loopback flow) take 12 bytes of it.
+pub fn page_multiple_maxseg(pages: u32) -> u32 {
+    let timestamps = std::fs::read_to_string("/proc/sys/net/ipv4/tcp_timestamps")
+        .map(|t| t.trim() != "0")
+        .unwrap_or(true);
+    pages * 4096 + if timestamps { 12 } else { 0 }
+}
+
+/// The payload of a full segment on this connection (TCP_MAXSEG read back: the MSS in use).
+pub fn segment_payload(fd: std::os::fd::BorrowedFd<'_>) -> io::Result<u32> {
+    socket::get_int_option(fd, libc::IPPROTO_TCP, libc::TCP_MAXSEG).map(|v| v.max(0) as u32)
 }
 
 /// TCP_NODELAY as asked, and SO_ZEROCOPY on an end that sends with MSG_ZEROCOPY.
