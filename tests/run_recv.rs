@@ -180,3 +180,47 @@ fn impossible_receive_paths_are_refused_in_one_line() {
         &["--recv uring-recv", "tcp and unix"],
     );
 }
+
+#[test]
+fn a_sweep_over_trunc_keeps_the_receive_figures_in_its_csv() {
+    let dir = std::env::temp_dir().join(format!("bytepath-recv-csv-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let out = bytepath()
+        .args([
+            "sweep",
+            "--mechanisms",
+            "send",
+            "--sizes",
+            "64K",
+            "--threads",
+            "1",
+            "--recv",
+            "trunc",
+            "--min-time",
+            "200ms",
+            "--max-time",
+            "300ms",
+            "--warmup",
+            "0s",
+            "--counters",
+            "none",
+            "--out",
+        ])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut csv = csv::Reader::from_path(dir.join("results.csv")).unwrap();
+    let header = csv.headers().unwrap().clone();
+    let row = csv.records().next().unwrap().unwrap();
+    let get = |name: &str| row[header.iter().position(|h| h == name).unwrap()].to_string();
+    assert_eq!(get("recv"), "trunc");
+    assert_eq!(get("receive_delivers_data"), "false");
+    assert!(get("receive_discarded_bytes").parse::<u64>().unwrap() > 0);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -197,6 +197,18 @@ const TAIL: &[(&str, &str, Cell)] = &[
     ),
     ("zerocopy_bad_ranges", "/zerocopy/bad_ranges", Scalar),
     ("zerocopy_pool_messages", "/zerocopy/pool_messages", Scalar),
+    ("receive_delivers_data", "/receive/delivers_data", Scalar),
+    ("receive_calls", "/receive/calls", Scalar),
+    ("receive_mapped_bytes", "/receive/mapped_bytes", Scalar),
+    ("receive_copied_bytes", "/receive/copied_bytes", Scalar),
+    ("receive_mapped_percent", "/receive/mapped_percent", Scalar),
+    (
+        "receive_discarded_bytes",
+        "/receive/discarded_bytes",
+        Scalar,
+    ),
+    ("receive_segment_bytes", "/receive/segment_bytes", Scalar),
+    ("receive_reason", "/receive/reason", Scalar),
     (
         "datagrams_per_message",
         "/datagrams/datagrams_per_message",
