@@ -1,7 +1,7 @@
-//! The io_uring senders end to end: `uring`, `uring-gather` and `uring-zc` deliver every byte,
-//! checked, in stream and rr, at the smallest and a large queue depth; `uring-zc` accounts for
-//! its notifications like `zerocopy`; bad queue depths are refused. Skipped, with the probe's
-//! reason, where the kernel lacks io_uring or the opcode.
+//! The io_uring senders' queue depth end to end (stream and rr delivery of every mechanism is
+//! in run_mechanisms.rs): the smallest and a large depth deliver every byte, checked, and
+//! `uring-zc` accounts for its notifications like `zerocopy`; bad depths are refused. Skipped,
+//! with the probe's reason, where the kernel lacks io_uring or the opcode.
 mod common;
 use bytepath::mechanism::{self, MechanismKind};
 use common::{assert_delivered, bytepath, run_json, u};
@@ -36,27 +36,6 @@ fn assert_notifications_accounted(r: &Value, what: &str) {
         .as_f64()
         .unwrap_or_else(|| panic!("{what}: copied share reported: {z}"));
     assert!((0.0..=100.0).contains(&pct), "{what}: {pct}");
-}
-
-#[test]
-fn every_uring_mechanism_delivers_every_byte_in_stream_and_rr() {
-    for kind in MECHANISMS.into_iter().filter(|&k| available(k)) {
-        let name = kind.name();
-        for pattern in ["stream", "rr"] {
-            let what = format!("{name}/{pattern}");
-            let (r, code) = run_json(&[
-                "-m", name, "-p", pattern, "-s", "24K", "-t", "2", "--verify",
-            ]);
-            assert_eq!(code, 0, "{what}: {}", r["errors"]);
-            assert_delivered(&r, &what);
-            assert_eq!(r["config"]["mechanism"], name);
-            if kind == MechanismKind::UringZc {
-                assert_notifications_accounted(&r, &what);
-            } else {
-                assert!(r["zerocopy"].is_null(), "{what}");
-            }
-        }
-    }
 }
 
 #[test]
