@@ -45,3 +45,29 @@ fn splice_and_sendfile_on_a_pipe_transport_are_refused_in_one_line() {
         assert!(out.stdout.is_empty(), "{mechanism}: nothing measured");
     }
 }
+
+#[test]
+fn the_record_says_how_pages_were_handed_over() {
+    // splice with --verify: whole pages, so every message is gifted, and each new message is
+    // written into fresh pages; vmsplice + splice is at least two calls a message.
+    let (r, code) = run_json(&["-m", "splice", "-s", "64K", "--verify"]);
+    assert_eq!(code, 0, "{}", r["errors"]);
+    let p = &r["page_refs"];
+    let messages = p["messages"].as_u64().unwrap();
+    assert!(messages > 0, "{p}");
+    assert_eq!(p["gifted_messages"], messages, "{p}");
+    assert_eq!(p["fresh_page_messages"], messages, "{p}");
+    assert!(p["calls_per_message"].as_f64().unwrap() >= 2.0, "{p}");
+    // sendfile without --verify: the memfd is written once, one call a message at least.
+    let (r, code) = run_json(&["-m", "sendfile", "-s", "24K"]);
+    assert_eq!(code, 0, "{}", r["errors"]);
+    let p = &r["page_refs"];
+    assert_eq!(p["fresh_page_messages"], 0, "{p}");
+    assert_eq!(p["gifted_messages"], 0, "{p}");
+    assert!(p["calls_per_message"].as_f64().unwrap() >= 1.0, "{p}");
+    let (r, _) = run_json(&["-m", "send", "-s", "24K"]);
+    assert!(
+        r["page_refs"].is_null(),
+        "only the page-referencing senders have the block"
+    );
+}

@@ -5,6 +5,7 @@ use super::control::{Control, Phase};
 use super::slices::SliceBoard;
 use super::window::{Window, WindowResult};
 use crate::measure::counters::CounterSelection;
+use crate::mechanism::page_refs::SpliceStats;
 use crate::mechanism::receive::{DatagramStats, Receiver, Verifier};
 use crate::mechanism::recv_path::ReceivePathStats;
 use crate::mechanism::{SendMechanism, ZerocopyStats};
@@ -70,6 +71,9 @@ pub struct ThreadSample {
     /// What this side's receive path (`--recv`) did, for sides that receive.
     #[serde(default)]
     pub receive: Option<ReceivePathStats>,
+    /// `splice` and `sendfile` senders: system calls, pieces, gifted and fresh pages.
+    #[serde(default)]
+    pub page_refs: Option<SpliceStats>,
     pub error: Option<String>,
     /// The process the thread ran in.
     pub pid: u32,
@@ -89,6 +93,7 @@ impl ThreadSample {
             verifier: None,
             datagrams: None,
             receive: None,
+            page_refs: None,
             error: Some(error),
             pid,
         }
@@ -138,11 +143,13 @@ impl Worker {
             // Wake the peer thread, which may be blocked on this flow.
             ep.abort();
         }
-        let (zerocopy, receiver) = match job {
-            Job::StreamSend(m) => (m.zerocopy_stats(), None),
+        let (mech, receiver) = match job {
+            Job::StreamSend(m) => (Some(m), None),
             Job::StreamReceive(r) => (None, Some(r)),
-            Job::RrClient(m, r) | Job::RrServer(r, m) => (m.zerocopy_stats(), Some(r)),
+            Job::RrClient(m, r) | Job::RrServer(r, m) => (Some(m), Some(r)),
         };
+        let zerocopy = mech.as_ref().and_then(|m| m.zerocopy_stats());
+        let page_refs = mech.as_ref().and_then(|m| m.splice_stats());
         let datagrams = ep.datagrams_sent().map(|sent| DatagramStats {
             sent,
             ..receiver
@@ -159,6 +166,7 @@ impl Worker {
             received_bytes: receiver.as_ref().map_or(0, |r| r.bytes_total),
             zerocopy,
             receive: receiver.as_ref().map(Receiver::path_stats),
+            page_refs,
             verifier: receiver.and_then(|r| r.verifier),
             datagrams,
             error: result.err().map(|e| e.to_string()),

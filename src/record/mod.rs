@@ -8,6 +8,7 @@ use crate::environment::Environment;
 use crate::measure::counters::{CounterEvent, CounterSample, CounterValue, Scope};
 use crate::measure::histogram::{LatencyHistogram, LatencySummary};
 use crate::measure::machine::MachineCpu;
+use crate::mechanism::page_refs::SpliceStats;
 use crate::mechanism::receive::{DatagramStats, Mismatch, KEPT_MISMATCHES};
 use crate::mechanism::{MechanismKind, ZerocopyStats};
 use crate::sys::usage::ThreadUsage;
@@ -143,6 +144,27 @@ pub struct ZerocopyReport {
     pub summary: String,
 }
 
+/// The page-referencing senders' accounting, summed over every sending side.
+#[derive(Debug, Clone, Serialize)]
+pub struct PageRefsReport {
+    #[serde(flatten)]
+    pub stats: SpliceStats,
+    pub calls_per_message: Option<f64>,
+    pub summary: String,
+}
+
+fn page_refs_report(outcome: &RunOutcome) -> Option<PageRefsReport> {
+    let mut total: Option<SpliceStats> = None;
+    for s in outcome.samples.iter().filter_map(|s| s.page_refs.as_ref()) {
+        total.get_or_insert_with(Default::default).add(s);
+    }
+    total.map(|stats| PageRefsReport {
+        calls_per_message: stats.calls_per_message(),
+        summary: stats.summary(),
+        stats,
+    })
+}
+
 /// Datagrams one way over the whole run (all phases).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 pub struct DatagramDirection {
@@ -244,6 +266,9 @@ pub struct RunRecord {
     pub statistics: crate::stats::point::PointStatistics,
     pub sides: Vec<SideMetrics>,
     pub zerocopy: Option<ZerocopyReport>,
+    /// `splice` and `sendfile`: how the senders handed pages to the kernel.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub page_refs: Option<PageRefsReport>,
     /// `--recv` other than recv: what the receive path did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub receive: Option<ReceiveReport>,
@@ -341,6 +366,7 @@ pub fn build(spec: &RunSpec, outcome: &RunOutcome, env: Environment) -> RunRecor
         statistics: crate::stats::point::point_statistics(spec, &outcome.slices),
         sides: sides.into(),
         zerocopy,
+        page_refs: page_refs_report(outcome),
         receive,
         datagrams: datagram_report(spec, outcome),
         verify: verify_report(spec, outcome),

@@ -197,6 +197,23 @@ const TAIL: &[(&str, &str, Cell)] = &[
     ),
     ("zerocopy_bad_ranges", "/zerocopy/bad_ranges", Scalar),
     ("zerocopy_pool_messages", "/zerocopy/pool_messages", Scalar),
+    ("pages_messages", "/page_refs/messages", Scalar),
+    (
+        "pages_calls_per_message",
+        "/page_refs/calls_per_message",
+        Scalar,
+    ),
+    (
+        "pages_gifted_messages",
+        "/page_refs/gifted_messages",
+        Scalar,
+    ),
+    (
+        "pages_fresh_page_messages",
+        "/page_refs/fresh_page_messages",
+        Scalar,
+    ),
+    ("pages_pipe_bytes", "/page_refs/pipe_bytes", Scalar),
     ("receive_delivers_data", "/receive/delivers_data", Scalar),
     ("receive_calls", "/receive/calls", Scalar),
     ("receive_mapped_bytes", "/receive/mapped_bytes", Scalar),

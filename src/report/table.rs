@@ -306,6 +306,9 @@ fn footer(out: &mut String, r: &RunRecord) {
         );
         let _ = writeln!(out, "  {}", z.summary);
     }
+    if let Some(p) = &r.page_refs {
+        let _ = writeln!(out, "pages: {}", p.summary);
+    }
     if let Some(rx) = &r.receive {
         let _ = writeln!(out, "receive: {}", rx.summary);
     }
