@@ -59,6 +59,9 @@ fn every_mechanism_delivers_every_byte_in_stream_and_rr() {
             assert_eq!(code, 0, "{what}");
             assert_delivered(&r, &what);
             assert_eq!(r["config"]["mechanism"], mechanism);
+            // uring-zc always sets TCP_NODELAY (its buffers come back on ACK); others only for rr.
+            let nodelay = kind == MechanismKind::UringZc || pattern == "rr";
+            assert_eq!(r["config"]["tcp_nodelay"], nodelay, "{what}");
             if matches!(kind, MechanismKind::Zerocopy | MechanismKind::UringZc) {
                 assert_zerocopy_accounted(&r, &what);
             } else {

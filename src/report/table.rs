@@ -68,6 +68,12 @@ fn header(out: &mut String, r: &RunRecord) {
             }
         );
     }
+    if c.tcp_nodelay && c.pattern == crate::config::Pattern::Stream {
+        let _ = writeln!(
+            out,
+            "  TCP_NODELAY: on (zero-copy buffers come back on ACK; Nagle with delayed ACKs would stall them), unlike the other stream mechanisms"
+        );
+    }
     if let Some(depth) = c.queue_depth {
         let _ = writeln!(
             out,
