@@ -175,7 +175,7 @@ impl ZcSource {
             _ if self.map_requests == 0 => format!(
                 "nothing mapped: every receive asked for less than one {page} B page, so there was nothing to map"
             ),
-            _ => "nothing mapped: the kernel declined every page it was asked to map; it maps only whole, order-0 pages at offset 0 that no file owns, and this data was in other pages (on loopback, TCP copies send/sendmsg data into the socket's page-frag compound pages, which it refuses)".to_string(),
+            _ => "nothing mapped: the kernel declined every page it was asked to map; it maps only whole, order-0 pages at offset 0 that no file owns, and this data was in other pages (on loopback, TCP copies send/sendmsg data into the socket's page-frag compound pages, and splice and sendfile hand over pages that a process or a file still owns, all of which it refuses)".to_string(),
         })
     }
 }
