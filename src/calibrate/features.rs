@@ -4,10 +4,11 @@
 //! RLIMIT_MEMLOCK and RLIMIT_NOFILE from getrlimit(2)).
 use crate::sys::probe::{self, Limit};
 use crate::sys::socket::{enable_zerocopy, get_int_option};
+use crate::transport::tcp::probe_pair;
 use serde::Serialize;
 use std::fs::File;
 use std::io::{self, Read, Seek, Write};
-use std::net::{Ipv4Addr, TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::os::fd::AsFd;
 
 /// Bytes each data-moving probe sends and checks.
@@ -121,19 +122,12 @@ pub fn measure() -> Features {
     }
 }
 
-fn loopback_pair() -> io::Result<(TcpStream, TcpStream)> {
-    let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?;
-    let client = TcpStream::connect(listener.local_addr()?)?;
-    let (server, _) = listener.accept()?;
-    Ok((client, server))
-}
-
 fn context(what: &str) -> impl Fn(io::Error) -> String + '_ {
     move |e| format!("{what}: {e}")
 }
 
 fn msg_zerocopy() -> Result<(), String> {
-    let (client, _server) = loopback_pair().map_err(context("loopback TCP pair"))?;
+    let (client, _server) = probe_pair().map_err(context("loopback TCP pair"))?;
     enable_zerocopy(client.as_fd()).map_err(context("setsockopt(SO_ZEROCOPY)"))?;
     match get_int_option(client.as_fd(), libc::SOL_SOCKET, libc::SO_ZEROCOPY) {
         Ok(1) => Ok(()),
@@ -210,7 +204,7 @@ fn move_all(what: &str, mut step: impl FnMut(usize) -> io::Result<usize>) -> Res
 
 fn sendfile() -> Result<(), String> {
     let file = pattern_file().map_err(context("temporary file"))?;
-    let (client, server) = loopback_pair().map_err(context("loopback TCP pair"))?;
+    let (client, server) = probe_pair().map_err(context("loopback TCP pair"))?;
     move_all("sendfile", |left| {
         probe::sendfile(client.as_fd(), file.as_fd(), left)
     })?;
@@ -219,7 +213,7 @@ fn sendfile() -> Result<(), String> {
 
 fn splice() -> Result<(), String> {
     let file = pattern_file().map_err(context("temporary file"))?;
-    let (client, server) = loopback_pair().map_err(context("loopback TCP pair"))?;
+    let (client, server) = probe_pair().map_err(context("loopback TCP pair"))?;
     let (pipe_out, pipe_in) = probe::pipe().map_err(context("pipe2"))?;
     // A pipe holds 64 KiB by default: the whole probe fits, so fill it, then drain it.
     move_all("splice file -> pipe", |left| {
@@ -232,7 +226,7 @@ fn splice() -> Result<(), String> {
 }
 
 fn tcp_zerocopy_receive() -> Result<(), String> {
-    let (_client, server) = loopback_pair().map_err(context("loopback TCP pair"))?;
+    let (_client, server) = probe_pair().map_err(context("loopback TCP pair"))?;
     match probe::tcp_zerocopy_receive(server.as_fd()) {
         Ok(_) => Ok(()),
         Err(e) => Err(match e.raw_os_error() {

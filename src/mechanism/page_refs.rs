@@ -8,7 +8,7 @@
 //! (`--verify`) must write every message into fresh pages (see the two senders).
 use crate::sys::socket::{self, POLLOUT};
 use std::io;
-use std::net::{Ipv4Addr, TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::os::fd::{AsFd, BorrowedFd};
 
 /// Accounting of one `splice` or `sendfile` flow (or, summed, of a side).
@@ -113,9 +113,7 @@ pub(crate) fn probe_on_loopback(
 ) -> Result<(), String> {
     use std::io::Read;
     let pair = || -> io::Result<(TcpStream, TcpStream)> {
-        let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?;
-        let client = TcpStream::connect(listener.local_addr()?)?;
-        let (server, _) = listener.accept()?;
+        let (client, server) = crate::transport::tcp::probe_pair()?;
         server.set_read_timeout(Some(std::time::Duration::from_secs(2)))?;
         Ok((client, server))
     };

@@ -83,18 +83,11 @@ pub fn probe(path: RecvPath) -> Result<(), String> {
         .clone()
 }
 
-/// A connected loopback TCP pair (client, server) for the probes.
-pub(crate) fn loopback_pair() -> io::Result<(std::net::TcpStream, std::net::TcpStream)> {
-    let listener = std::net::TcpListener::bind((std::net::Ipv4Addr::LOCALHOST, 0))?;
-    let client = std::net::TcpStream::connect(listener.local_addr()?)?;
-    let (server, _) = listener.accept()?;
-    Ok((client, server))
-}
-
 /// recv(MSG_TRUNC) on TCP must count the bytes and leave the buffer untouched.
 fn probe_trunc() -> Result<(), String> {
     use std::io::Write;
-    let (mut client, server) = loopback_pair().map_err(|e| format!("loopback TCP pair: {e}"))?;
+    let (mut client, server) =
+        crate::transport::tcp::probe_pair().map_err(|e| format!("loopback TCP pair: {e}"))?;
     client.write_all(&[0x55; 8]).map_err(|e| e.to_string())?;
     let ep = Endpoint::socket(server);
     let mut buf = [0xAAu8; 8];
@@ -238,7 +231,7 @@ mod tests {
     #[test]
     fn trunc_counts_the_bytes_and_writes_nothing() {
         use std::io::Write;
-        let (mut client, server) = loopback_pair().unwrap();
+        let (mut client, server) = crate::transport::tcp::probe_pair().unwrap();
         client.write_all(&[1u8; 100]).unwrap();
         drop(client);
         let ep = Endpoint::socket(server);

@@ -7,7 +7,7 @@
 //! needs segments of whole pages (TCP_MAXSEG, set by the connector) and a sender whose data
 //! sits in such pages (see `reason`).
 use super::receive::Verifier;
-use super::recv_path::{loopback_pair, not_a_socket, ReceivePathStats, RecvPath};
+use super::recv_path::{not_a_socket, ReceivePathStats, RecvPath};
 use crate::sys::socket;
 use crate::sys::zc_receive::{page_size, ZcRegion};
 use crate::transport::Endpoint;
@@ -182,7 +182,8 @@ impl ZcSource {
 
 /// Whether this kernel maps a TCP socket and answers TCP_ZEROCOPY_RECEIVE on it.
 pub fn probe() -> Result<(), String> {
-    let (_client, server) = loopback_pair().map_err(|e| format!("loopback TCP pair: {e}"))?;
+    let (_client, server) =
+        crate::transport::tcp::probe_pair().map_err(|e| format!("loopback TCP pair: {e}"))?;
     match ZcRegion::new(server.as_fd(), 1) {
         Ok(_) => Ok(()),
         Err(e) => Err(match e.raw_os_error() {

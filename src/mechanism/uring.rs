@@ -305,9 +305,7 @@ pub fn probe(kind: MechanismKind) -> Result<(), String> {
 /// One 4 KiB SEND_ZC over a loopback TCP pair, through the mechanism itself, until its
 /// notification arrives.
 fn one_zero_copy_send() -> io::Result<()> {
-    let listener = std::net::TcpListener::bind((std::net::Ipv4Addr::LOCALHOST, 0))?;
-    let client = std::net::TcpStream::connect(listener.local_addr()?)?;
-    let (_server, _) = listener.accept()?;
+    let (client, _server) = crate::transport::tcp::probe_pair()?;
     let ep = Endpoint::socket(client);
     let ctx = FlowContext {
         flow: 0,

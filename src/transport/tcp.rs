@@ -7,6 +7,15 @@ use std::os::fd::AsFd;
 
 pub struct Loopback;
 
+/// One connected loopback TCP pair (client, server) with no options: what the run-time probes
+/// try a kernel feature on.
+pub fn probe_pair() -> io::Result<(TcpStream, TcpStream)> {
+    let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?;
+    let client = TcpStream::connect(listener.local_addr()?)?;
+    let (server, _) = listener.accept()?;
+    Ok((client, server))
+}
+
 impl FlowConnector for Loopback {
     fn connect(&self, flows: usize, options: SocketOptions) -> io::Result<Vec<FlowEnds>> {
         let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?;
