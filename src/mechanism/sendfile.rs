@@ -11,7 +11,6 @@ use std::fs::File;
 use std::io;
 use std::os::fd::{AsFd, BorrowedFd};
 use std::os::unix::fs::FileExt;
-use std::sync::OnceLock;
 
 pub struct Sendfile {
     memfd: File,
@@ -107,10 +106,7 @@ impl SendMechanism for Sendfile {
 /// Whether memfd_create and sendfile from a memfd to a socket work here: tried once per
 /// process on a loopback TCP pair, the bytes checked.
 pub fn probe() -> Result<(), String> {
-    static PROBED: OnceLock<Result<(), String>> = OnceLock::new();
-    PROBED
-        .get_or_init(|| page_refs::probe_on_loopback(probe_send))
-        .clone()
+    page_refs::probe_on_loopback(probe_send)
 }
 
 fn probe_send(socket: BorrowedFd<'_>, data: &[u8]) -> Result<(), String> {

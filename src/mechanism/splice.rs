@@ -13,7 +13,6 @@ use crate::sys::pages::{page_size, vmsplice, PageBuffer, SPLICE_F_GIFT};
 use crate::transport::Endpoint;
 use std::io;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
-use std::sync::OnceLock;
 
 /// SPLICE_F_MORE (the socket sees MSG_MORE) on every piece of a message but the last: TCP then
 /// need not push a short segment at each piece boundary, since the next piece follows at
@@ -178,10 +177,7 @@ impl SendMechanism for Splice {
 /// Whether vmsplice into a pipe and splice from it to a socket work here: tried once per
 /// process on a loopback TCP pair, the bytes checked.
 pub fn probe() -> Result<(), String> {
-    static PROBED: OnceLock<Result<(), String>> = OnceLock::new();
-    PROBED
-        .get_or_init(|| page_refs::probe_on_loopback(probe_send))
-        .clone()
+    page_refs::probe_on_loopback(probe_send)
 }
 
 fn probe_send(socket: BorrowedFd<'_>, data: &[u8]) -> Result<(), String> {
