@@ -112,11 +112,15 @@ impl Ring {
         let h = self.header();
         let tail = h.tail.load(SeqCst);
         let avail = loop {
+            // `closed` is read before `head`: the writer publishes its last bytes before it
+            // closes, so a reader that sees the close also sees those bytes. Read the other
+            // way round, a close landing between the two loads would end the stream early.
+            let closed = h.closed.load(SeqCst) != 0;
             let avail = (h.head.load(SeqCst) - tail) as usize;
             if avail > 0 || buf.is_empty() {
                 break avail;
             }
-            if h.closed.load(SeqCst) != 0 {
+            if closed {
                 return Ok(0);
             }
             if nonblocking {
