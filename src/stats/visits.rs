@@ -1,0 +1,230 @@
+//! Uncertainty that covers re-runs. A point measured in several short visits spread over a
+//! study gets its interval from the visit means (between-visit variation, Student's t on
+//! visits − 1 degrees of freedom): the regime changes of a shared VM, which last seconds and
+//! fall between visits, are inside that variation. Comparisons of two mechanisms rest on the
+//! per-round paired log-ratio (both visited back to back in each round), and comparisons of two
+//! studies on Welch's t over log visit means. Ratios are taken on the log scale so that A/B and
+//! B/A get mirror-image intervals and a multiplicative regime shift cancels in a pair.
+//! Kalibera & Jones, "Rigorous Benchmarking in Reasonable Time" (ISMM 2013), motivate the
+//! levels; no overlap of two intervals is ever used as a test.
+use super::{t_975, Summary};
+
+/// How a visited point's interval is computed, as records and reports state it.
+pub const VISIT_METHOD: &str =
+    "mean of visit means; 95 % CI by Student's t on visits − 1 degrees of freedom";
+/// How a paired comparison's interval is computed.
+pub const PAIRED_METHOD: &str = "geometric mean of per-round ratios (mechanisms visited back to \
+     back in each round, order alternating); 95 % CI by Student's t on the per-round log-ratios";
+/// How `compare` judges a point of two studies.
+pub const WELCH_METHOD: &str = "ratio of geometric means of the visit means; 95 % CI by Welch's \
+     t on the log visit means of both studies";
+
+/// Mean and 95 % interval of a point's visit means: independent values by construction, so no
+/// autocorrelation correction. Needs at least two visits.
+pub fn summarize_visits(values: &[f64]) -> Option<Summary> {
+    let n = values.len();
+    if n < 2 {
+        return None;
+    }
+    let (mean, var) = mean_var(values);
+    let stddev = var.sqrt();
+    let half = t_975(n - 1) * stddev / (n as f64).sqrt();
+    Some(Summary {
+        n,
+        mean,
+        stddev,
+        ci95_low: mean - half,
+        ci95_high: mean + half,
+        ci95_half_width: half,
+        ci95_rel: if mean != 0.0 {
+            half / mean.abs()
+        } else {
+            f64::INFINITY
+        },
+        lag1_autocorrelation: 0.0,
+        n_effective: n as f64,
+    })
+}
+
+/// A ratio (A/B, or new/old) with its 95 % interval.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct RatioInterval {
+    pub ratio: f64,
+    pub low: f64,
+    pub high: f64,
+    /// Pairs (paired) or the smaller of the two visit counts (Welch).
+    pub n: usize,
+    /// Degrees of freedom of the t quantile used.
+    pub df: f64,
+}
+
+/// Which way a ratio's interval points.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    /// The whole interval is above 1.
+    Higher,
+    /// The whole interval is below 1.
+    Lower,
+    /// The interval includes 1: the two cannot be told apart.
+    Indistinguishable,
+}
+
+impl RatioInterval {
+    pub fn direction(&self) -> Direction {
+        if self.low > 1.0 {
+            Direction::Higher
+        } else if self.high < 1.0 {
+            Direction::Lower
+        } else {
+            Direction::Indistinguishable
+        }
+    }
+}
+
+/// The paired ratio of A over B from per-round pairs `(a, b)`: the geometric mean of a/b and
+/// the interval of the mean log-ratio. Pairs with a non-positive value carry no ratio and are
+/// left out; needs two usable pairs.
+pub fn paired_ratio(pairs: &[(f64, f64)]) -> Option<RatioInterval> {
+    let logs: Vec<f64> = pairs
+        .iter()
+        .filter(|(a, b)| *a > 0.0 && *b > 0.0 && a.is_finite() && b.is_finite())
+        .map(|(a, b)| (a / b).ln())
+        .collect();
+    let n = logs.len();
+    if n < 2 {
+        return None;
+    }
+    let (mean, var) = mean_var(&logs);
+    let half = t_975(n - 1) * (var / n as f64).sqrt();
+    Some(RatioInterval {
+        ratio: mean.exp(),
+        low: (mean - half).exp(),
+        high: (mean + half).exp(),
+        n,
+        df: (n - 1) as f64,
+    })
+}
+
+/// new/old from two studies' visit means of one point: Welch's t on the log values (unequal
+/// variances, Welch–Satterthwaite degrees of freedom, rounded down). Needs two positive visit
+/// means on each side.
+pub fn welch_ratio(new: &[f64], old: &[f64]) -> Option<RatioInterval> {
+    let logs = |v: &[f64]| -> Vec<f64> {
+        v.iter()
+            .filter(|x| **x > 0.0 && x.is_finite())
+            .map(|x| x.ln())
+            .collect()
+    };
+    let (a, b) = (logs(new), logs(old));
+    if a.len() < 2 || b.len() < 2 {
+        return None;
+    }
+    let ((ma, va), (mb, vb)) = (mean_var(&a), mean_var(&b));
+    let (sa, sb) = (va / a.len() as f64, vb / b.len() as f64);
+    let se2 = sa + sb;
+    let df = if se2 == 0.0 {
+        (a.len() + b.len() - 2) as f64
+    } else {
+        se2 * se2
+            / (sa * sa / (a.len() - 1) as f64 + sb * sb / (b.len() - 1) as f64)
+                .max(f64::MIN_POSITIVE)
+    };
+    let half = t_975((df.floor() as usize).max(1)) * se2.sqrt();
+    let diff = ma - mb;
+    Some(RatioInterval {
+        ratio: diff.exp(),
+        low: (diff - half).exp(),
+        high: (diff + half).exp(),
+        n: a.len().min(b.len()),
+        df,
+    })
+}
+
+/// Mean and sample variance (n − 1); `values` holds at least two.
+fn mean_var(values: &[f64]) -> (f64, f64) {
+    let n = values.len() as f64;
+    let mean = values.iter().sum::<f64>() / n;
+    let var = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0);
+    (mean, var)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_visit_interval_uses_t_on_visits_minus_one() {
+        let s = summarize_visits(&[10.0, 12.0, 14.0]).unwrap();
+        // sd = 2, t(2) = 4.303, half = 4.303 * 2 / sqrt(3) = 4.9687
+        assert_eq!(s.mean, 12.0);
+        assert!((s.ci95_half_width - 4.9687).abs() < 1e-3, "{s:?}");
+        assert_eq!((s.n, s.n_effective), (3, 3.0));
+        assert!(summarize_visits(&[1.0]).is_none());
+    }
+
+    #[test]
+    fn the_paired_ratio_on_a_hand_computed_example() {
+        // Ratios 2, 2.2, 1.8 -> logs 0.693147, 0.788457, 0.587787; mean 0.689797,
+        // sd 0.100372, half = 4.303 * 0.100372 / sqrt(3) = 0.249356.
+        let r = paired_ratio(&[(20.0, 10.0), (22.0, 10.0), (9.0, 5.0)]).unwrap();
+        assert!((r.ratio - 0.689797f64.exp()).abs() < 1e-4, "{r:?}");
+        assert!(
+            (r.low - (0.689797f64 - 0.249356).exp()).abs() < 1e-3,
+            "{r:?}"
+        );
+        assert!(
+            (r.high - (0.689797f64 + 0.249356).exp()).abs() < 1e-3,
+            "{r:?}"
+        );
+        assert_eq!(r.direction(), Direction::Higher);
+        assert_eq!((r.n, r.df), (3, 2.0));
+    }
+
+    #[test]
+    fn a_ratio_whose_interval_includes_one_cannot_be_told_apart() {
+        let r = paired_ratio(&[(11.0, 10.0), (9.5, 10.0), (10.4, 10.0)]).unwrap();
+        assert!(r.low < 1.0 && r.high > 1.0, "{r:?}");
+        assert_eq!(r.direction(), Direction::Indistinguishable);
+        let lower = paired_ratio(&[(5.0, 10.0), (5.2, 10.0), (4.9, 10.0)]).unwrap();
+        assert_eq!(lower.direction(), Direction::Lower);
+    }
+
+    #[test]
+    fn a_shared_regime_shift_cancels_in_a_pair() {
+        // Both mechanisms 2x faster in the second round: the pair still reads 1.5 exactly.
+        let r = paired_ratio(&[(15.0, 10.0), (30.0, 20.0), (15.0, 10.0)]).unwrap();
+        assert!(
+            (r.ratio - 1.5).abs() < 1e-12 && (r.high - r.low) < 1e-9,
+            "{r:?}"
+        );
+    }
+
+    #[test]
+    fn pairs_without_a_positive_value_are_left_out() {
+        assert!(paired_ratio(&[(1.0, 0.0), (2.0, 1.0)]).is_none());
+        assert_eq!(
+            paired_ratio(&[(1.0, 0.0), (2.0, 1.0), (2.2, 1.0)])
+                .unwrap()
+                .n,
+            2
+        );
+    }
+
+    #[test]
+    fn welch_finds_a_known_shift_and_not_a_null_one() {
+        let old = [10.0, 10.4, 9.7, 10.2, 9.9];
+        let shifted: Vec<f64> = old.iter().map(|v| v * 1.2).collect();
+        let up = welch_ratio(&shifted, &old).unwrap();
+        assert!((up.ratio - 1.2).abs() < 1e-9);
+        assert_eq!(up.direction(), Direction::Higher);
+        let same = welch_ratio(&[10.1, 9.8, 10.3, 10.0, 9.9], &old).unwrap();
+        assert_eq!(same.direction(), Direction::Indistinguishable, "{same:?}");
+        assert!(welch_ratio(&[1.0], &old).is_none());
+    }
+
+    #[test]
+    fn welch_degrees_of_freedom_fall_between_the_smaller_sample_and_the_pooled_count() {
+        let r = welch_ratio(&[1.0, 1.1, 0.9], &[1.0, 1.5, 0.6, 1.2, 0.8, 1.1]).unwrap();
+        assert!(r.df >= 2.0 && r.df <= 7.0, "{r:?}");
+    }
+}
