@@ -102,20 +102,29 @@ pub struct SweepArgs {
     /// Patterns, comma-separated (stream, rr).
     #[arg(long, default_value = "stream")]
     pub patterns: String,
-    /// Stop a point once the 95 % CI of its throughput is within ± this share of the mean.
+    /// Give a point further visits until the 95 % CI of its visit means is within ± this share
+    /// of their mean (or the budget is spent).
     #[arg(long, default_value = "2%")]
     pub ci: String,
-    /// Shortest measured time per point.
-    #[arg(long, default_value = "500ms")]
-    pub min_time: String,
-    /// Longest measured time per point, whether or not the CI target was met.
-    #[arg(long, default_value = "5s")]
-    pub max_time: String,
-    /// Length of one measurement slice (the unit the CI is computed over).
+    /// Visits every point gets, at least: its interval comes from the visit means (2 to 1000).
+    #[arg(long, default_value = "3")]
+    pub visits: String,
+    /// Measured time of one visit (after its warm-up).
+    #[arg(long, default_value = "300ms")]
+    pub visit: String,
+    /// Time per point, on average, for the whole sweep's visits (set-up and warm-up included):
+    /// once points × budget is spent no further visits are added. The minimum visits and the
+    /// counter visits are always made.
+    #[arg(long, default_value = "2s")]
+    pub budget: String,
+    /// Seed of the shuffled visit order (default: a fresh one, printed and recorded).
+    #[arg(long)]
+    pub seed: Option<String>,
+    /// Length of one slice inside a visit (diagnostics of a visit's steadiness).
     #[arg(long, default_value = "100ms")]
     pub slice: String,
-    /// Warm-up before each point, excluded from every figure.
-    #[arg(long, default_value = "200ms")]
+    /// Warm-up before each visit, excluded from every figure.
+    #[arg(long, default_value = "100ms")]
     pub warmup: String,
     /// CPU placement for every point (see `run --pin`); default: cross where two CPUs exist.
     #[arg(long)]
@@ -123,7 +132,8 @@ pub struct SweepArgs {
     /// Bytes per recv() call (see `run --recv-size`).
     #[arg(long)]
     pub recv_size: Option<String>,
-    /// perf counters per thread (see `run --counters`).
+    /// perf counters per thread, opened in one visit of each point's own, never in the visits
+    /// the headline figures come from (auto = all; none = no counter visits).
     #[arg(long, default_value = "auto")]
     pub counters: String,
     /// Check every byte of every point (see `run --verify`).
@@ -136,7 +146,7 @@ pub struct SweepArgs {
     /// Results folder; default ./bytepath-results/<timestamp>/.
     #[arg(long)]
     pub out: Option<std::path::PathBuf>,
-    /// Continue the sweep in --out, skipping the points already measured there.
+    /// Continue the sweep in --out: keep its finished visits and make the missing ones.
     #[arg(long)]
     pub resume: bool,
 }

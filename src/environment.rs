@@ -2,7 +2,7 @@
 //! honestly (kernel, CPU, counters available, the limits that shape zero copy).
 use crate::measure::counters::{perf_event_paranoid, pmu_present};
 
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Environment {
     pub hostname: String,
     pub kernel_release: String,
@@ -16,7 +16,7 @@ pub struct Environment {
     pub optmem_max_bytes: Option<u64>,
     pub tcp_wmem_max_bytes: Option<u64>,
     pub loopback_mtu: Option<u64>,
-    pub clock: &'static str,
+    pub clock: String,
 }
 
 fn read_trimmed(path: &str) -> Option<String> {
@@ -53,7 +53,7 @@ impl Environment {
             tcp_wmem_max_bytes: read_trimmed("/proc/sys/net/ipv4/tcp_wmem")
                 .and_then(|t| t.split_whitespace().nth(2)?.parse().ok()),
             loopback_mtu: read_number("/sys/class/net/lo/mtu"),
-            clock: "CLOCK_MONOTONIC via vDSO, read once per message",
+            clock: "CLOCK_MONOTONIC via vDSO, read once per message".into(),
         }
     }
 }

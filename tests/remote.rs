@@ -289,10 +289,10 @@ fn remote_sweep(server: &Server, dir: &std::path::Path, extra: &[&str]) -> std::
             "4K",
             "--slice",
             "20ms",
-            "--min-time",
+            "--visit",
             "100ms",
         ])
-        .args(["--max-time", "300ms", "--warmup", "50ms", "--remote"])
+        .args(["--budget", "300ms", "--warmup", "50ms", "--remote"])
         .arg(server.address())
         .arg("--out")
         .arg(dir)
@@ -356,10 +356,10 @@ fn a_remote_sweep_runs_every_point_against_the_server_and_resumes_only_there() {
             "4K",
             "--slice",
             "20ms",
-            "--min-time",
+            "--visit",
             "100ms",
         ])
-        .args(["--max-time", "300ms", "--warmup", "50ms"])
+        .args(["--budget", "300ms", "--warmup", "50ms"])
         .args(["--mechanisms", "send,copy", "--threads", "1", "--verify"])
         .arg("--resume")
         .arg("--out")

@@ -112,15 +112,19 @@ fn a_folder_without_results_is_exit_2() {
 
 #[test]
 fn a_newer_schema_is_exit_2_naming_the_line() {
+    let now = bytepath::record::SCHEMA_VERSION;
     let newer = jsonl(&[Shape::stream("gather", 4096, 1, 10.0)]).replacen(
-        "\"schema_version\":1",
-        "\"schema_version\":2",
+        &format!("\"schema_version\":{now}"),
+        &format!("\"schema_version\":{}", now + 1),
         1,
     );
     let newer = jsonl(&[Shape::stream("copy", 4096, 1, 10.0)]) + &newer;
     assert_bad_input(
         &folder("newer-schema", Some(&newer)),
-        "results.jsonl:2: schema_version 2; this bytepath reads 1 to 1",
+        &format!(
+            "results.jsonl:2: schema_version {}; this bytepath reads 1 to {now}",
+            now + 1
+        ),
     );
 }
 

@@ -7,7 +7,7 @@ use common::{bytepath, run_json, u};
 fn json_has_schema_config_environment_and_per_side_metrics_with_units() {
     let (r, code) = run_json(&["-m", "copy", "-s", "4K", "-t", "1"]);
     assert_eq!(code, 0);
-    assert_eq!(r["schema_version"], 1);
+    assert_eq!(r["schema_version"], bytepath::record::SCHEMA_VERSION);
     for key in [
         "mechanism",
         "pattern",

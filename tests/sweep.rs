@@ -1,6 +1,7 @@
 //! `bytepath sweep` end to end: one tiny sweep (2 mechanisms × 2 sizes × 1 thread, short
-//! slices) is run once and its folder checked: the CSV's fixed header and rows, the JSONL
-//! records, the marker, loading with Python's csv module, and snapshots of the export shapes.
+//! visits, a fixed seed) is run once and its folder checked: the CSV's fixed header and rows,
+//! the points' records and their visits, the visit order the seed gives, the marker, loading
+//! with Python's csv module, and snapshots of the export shapes.
 mod common;
 
 use bytepath::report::csv;
@@ -35,12 +36,14 @@ fn tiny_sweep() -> &'static Path {
             .args([
                 "--slice",
                 "20ms",
-                "--min-time",
+                "--visit",
                 "100ms",
-                "--max-time",
+                "--budget",
                 "300ms",
                 "--warmup",
                 "50ms",
+                "--seed",
+                "11",
             ])
             .arg("--out")
             .arg(&dir)
@@ -96,14 +99,22 @@ fn the_csv_has_the_fixed_header_and_one_row_per_point() {
     }
 }
 
+fn visits(dir: &Path) -> Vec<Value> {
+    std::fs::read_to_string(dir.join("visits.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("each line is one visit record"))
+        .collect()
+}
+
 #[test]
-fn the_jsonl_round_trips_one_record_per_point_in_the_interleaved_order() {
+fn each_point_has_one_record_whose_figure_comes_from_its_visits() {
     let records = jsonl(tiny_sweep());
     let keys: Vec<&str> = records
         .iter()
         .map(|r| r["sweep_point"]["key"].as_str().unwrap())
         .collect();
-    // The second (threads, size) group starts with the second mechanism.
+    // The matrix's order (rotated within each group), one record per point.
     assert_eq!(
         keys,
         [
@@ -113,13 +124,85 @@ fn the_jsonl_round_trips_one_record_per_point_in_the_interleaved_order() {
             "send/stream/4096/1"
         ]
     );
+    let visits = visits(tiny_sweep());
     for (i, r) in records.iter().enumerate() {
         assert_eq!(r["sweep_point"]["index"], i);
-        assert_eq!(r["sweep_point"]["total"], 4);
-        assert_eq!(r["command"], "sweep");
-        assert_eq!(r["config"]["duration_s"], 0.3);
-        assert!(r["statistics"].is_object(), "{r}");
+        assert_eq!((r["command"].as_str(), r["status"].as_str()), (Some("sweep"), Some("completed")));
+        assert_eq!(r["config"]["duration_s"], 0.1, "one visit's measured time");
+        let st = &r["statistics"];
+        assert_eq!(st["basis"], "visits");
+        assert!(st["method"].as_str().unwrap().contains("visits − 1 degrees of freedom"));
+        assert_eq!(st["counters_open"], false);
+        assert_eq!(st["visits"]["count"], 3);
+        assert_eq!(st["visits"]["rounds"], serde_json::json!([0, 1, 2]));
+        assert_eq!(st["visits"]["counters_round"], 3);
+        // The point's values are its headline visits' figures, round by round.
+        let key = keys[i];
+        let mine: Vec<&Value> = visits
+            .iter()
+            .filter(|v| v["visit"]["key"] == key && v["visit"]["kind"] == "headline")
+            .collect();
+        let figures: Vec<f64> = mine
+            .iter()
+            .map(|v| v["sides"][1]["throughput_gbps"].as_f64().unwrap())
+            .collect();
+        let values: Vec<f64> = st["values"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_f64().unwrap())
+            .collect();
+        assert_eq!(values, figures);
+        let mean = figures.iter().sum::<f64>() / 3.0;
+        assert!((st["summary"]["mean"].as_f64().unwrap() - mean).abs() < 1e-9);
+        // Counts add up over the headline visits only.
+        let bytes: u64 = mine.iter().map(|v| v["sides"][1]["payload_bytes"].as_u64().unwrap()).sum();
+        assert_eq!(r["sides"][1]["payload_bytes"].as_u64().unwrap(), bytes);
     }
+}
+
+#[test]
+fn every_visit_is_saved_and_counters_open_only_in_the_counter_visits() {
+    let visits = visits(tiny_sweep());
+    assert_eq!(visits.len(), 4 * 3 + 4, "3 headline visits and 1 counter visit per point");
+    for v in &visits {
+        let (kind, counters) = (&v["visit"]["kind"], &v["config"]["counters"]);
+        match kind.as_str() {
+            Some("headline") => assert_eq!(counters, "none", "{v}"),
+            Some("counters") => assert_eq!(counters, "all", "{v}"),
+            other => panic!("kind {other:?}"),
+        }
+        assert_eq!(v["visit"]["seed"], 11);
+        assert!(v["visit"]["wall_s"].as_f64().unwrap() > 0.1);
+    }
+    let positions: Vec<u64> = visits.iter().map(|v| v["visit"]["position"].as_u64().unwrap()).collect();
+    assert_eq!(positions, (0..16).collect::<Vec<u64>>());
+}
+
+#[test]
+fn the_visit_order_is_the_one_the_seed_gives() {
+    use bytepath::sweep::schedule::Schedule;
+    // The tiny sweep's matrix: points 0-1 at 256 B, 2-3 at 4 KiB (see the first test).
+    let keys = ["send/stream/256/1", "gather/stream/256/1", "gather/stream/4096/1", "send/stream/4096/1"];
+    let mut schedule = Schedule::new(vec![vec![0, 1], vec![2, 3]], 11);
+    let mut expected: Vec<(String, u64, &str)> = Vec::new();
+    for round in 0..3 {
+        for v in schedule.round(round, &[0, 1], true) {
+            expected.push((keys[v.point].into(), round as u64, "headline"));
+        }
+    }
+    for v in schedule.counter_round(3) {
+        expected.push((keys[v.point].into(), 3, "counters"));
+    }
+    let made: Vec<(String, u64, &str)> = visits(tiny_sweep())
+        .iter()
+        .map(|v| {
+            let info = &v["visit"];
+            let kind = if info["kind"] == "headline" { "headline" } else { "counters" };
+            (info["key"].as_str().unwrap().into(), info["round"].as_u64().unwrap(), kind)
+        })
+        .collect();
+    assert_eq!(made, expected);
 }
 
 #[test]
@@ -187,6 +270,7 @@ fn a_sweep_record_matches_its_snapshot() {
         ".environment" => "[environment]",
         ".notes" => "[notes]",
         ".statistics.values" => "[values]",
+        ".statistics.visits.rounds" => "[rounds]",
         ".statistics.stop_reason" => "[stop reason]",
         ".statistics.ci_target_met" => "[met]",
         ".sides[].counter_scope" => "[scope]",

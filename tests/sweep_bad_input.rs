@@ -47,14 +47,10 @@ fn malformed_lists_and_values_are_refused_with_exit_code_2() {
         (&["--ci", "0"], "--ci"),
         (&["--ci", "60%"], "--ci"),
         (&["--ci=-2%"], "--ci"),
-        (
-            &["--min-time", "2s", "--max-time", "1s"],
-            "min-time ≤ max-time",
-        ),
-        (
-            &["--slice", "1s", "--min-time", "500ms"],
-            "slice ≤ min-time",
-        ),
+        (&["--slice", "1s", "--visit", "500ms"], "slice ≤ visit"),
+        (&["--visits", "1"], "--visits \"1\": allowed: a whole number from 2 to 1000"),
+        (&["--budget", "soon"], "--budget \"soon\": allowed"),
+        (&["--seed", "x"], "--seed \"x\": allowed: a whole number"),
         (&["--resume"], "--resume: needs --out"),
         (&["--queue-depth", "8"], "without an io_uring mechanism"),
         (
@@ -96,12 +92,12 @@ const ONE_POINT: [&str; 14] = [
     "1",
     "--slice",
     "10ms",
-    "--min-time",
-    "20ms",
-    "--max-time",
+    "--visit",
+    "50ms",
+    "--budget",
     "50ms",
     "--warmup",
-    "0s",
+    "20ms",
 ];
 
 /// A real one-point sweep in `dir`.
@@ -129,10 +125,10 @@ fn an_existing_sweep_is_continued_only_with_resume_and_the_same_flags() {
 }
 
 #[test]
-fn results_from_a_newer_schema_are_refused_on_resume() {
+fn visits_from_a_newer_schema_are_refused_on_resume() {
     let dir = temp_dir("newer");
     one_point_sweep(&dir);
-    let jsonl = dir.join("results.jsonl");
+    let jsonl = dir.join("visits.jsonl");
     let before = std::fs::read_to_string(&jsonl).unwrap();
     std::fs::write(&jsonl, format!("{before}{{\"schema_version\": 99}}\n")).unwrap();
     let mut args = ONE_POINT.to_vec();

@@ -1,5 +1,6 @@
-//! A sweep stopped by Ctrl-C keeps every point it finished and exits 130; `--resume` measures
-//! the rest without repeating any, so the final files hold each point exactly once.
+//! A sweep stopped by Ctrl-C in the middle of a round keeps every visit it finished and exits
+//! 130; `--resume` makes exactly the missing visits, in the order the recorded seed gives, so
+//! the folder ends with every point visited the right number of times and no visit twice.
 mod common;
 
 use serde_json::Value;
@@ -8,7 +9,9 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-const FLAGS: [&str; 16] = [
+/// 6 points, 2 visits each, no counter visits, a budget too small for any further round:
+/// exactly 12 visits.
+const FLAGS: [&str; 18] = [
     "sweep",
     "--mechanisms",
     "send,copy,gather",
@@ -18,43 +21,51 @@ const FLAGS: [&str; 16] = [
     "1",
     "--slice",
     "20ms",
-    "--min-time",
+    "--visit",
     "100ms",
-    "--max-time",
-    "300ms",
+    "--visits",
+    "2",
+    "--budget",
+    "10ms",
     "--warmup",
     "50ms",
     "--counters=none",
 ];
 
-fn lines(dir: &Path) -> Vec<String> {
-    std::fs::read_to_string(dir.join("results.jsonl"))
+fn lines(dir: &Path, file: &str) -> Vec<String> {
+    std::fs::read_to_string(dir.join(file))
         .unwrap_or_default()
         .lines()
         .map(str::to_string)
         .collect()
 }
 
-fn key_and_status(line: &str) -> (String, String) {
+fn visit_of(line: &str) -> (String, u64, String) {
     let r: Value = serde_json::from_str(line).expect("a JSON record");
-    let key = r["sweep_point"]["key"].as_str().unwrap().to_string();
-    (key, r["status"].as_str().unwrap().to_string())
+    let v = &r["visit"];
+    (
+        v["key"].as_str().unwrap().to_string(),
+        v["round"].as_u64().unwrap(),
+        r["status"].as_str().unwrap().to_string(),
+    )
 }
 
-/// Starts the sweep, waits for its first saved point, sends SIGINT, returns the exit code.
-fn interrupt_after_first_point(dir: &Path) -> i32 {
+/// Starts the sweep, waits for its third saved visit (inside the first round of six), sends
+/// SIGINT, returns the exit code.
+fn interrupt_mid_round(dir: &Path) -> i32 {
     let bin = assert_cmd::cargo::cargo_bin("bytepath");
     let mut child = Command::new(bin)
         .args(FLAGS)
+        .args(["--seed", "5"])
         .arg("--out")
         .arg(dir)
         .stdout(Stdio::null())
         .spawn()
         .unwrap();
     let deadline = Instant::now() + Duration::from_secs(60);
-    while lines(dir).is_empty() {
-        assert!(Instant::now() < deadline, "no point was saved within 60 s");
-        std::thread::sleep(Duration::from_millis(10));
+    while lines(dir, "visits.jsonl").len() < 3 {
+        assert!(Instant::now() < deadline, "no visit was saved within 60 s");
+        std::thread::sleep(Duration::from_millis(5));
     }
     let kill = Command::new("kill")
         .args(["-INT", &child.id().to_string()])
@@ -65,17 +76,25 @@ fn interrupt_after_first_point(dir: &Path) -> i32 {
 }
 
 #[test]
-fn ctrl_c_keeps_finished_points_and_resume_measures_only_the_rest() {
+fn ctrl_c_mid_round_keeps_finished_visits_and_resume_makes_only_the_missing_ones() {
     let dir = std::env::temp_dir().join(format!("bytepath-sweep-resume-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    assert_eq!(interrupt_after_first_point(&dir), 130);
-    let first = lines(&dir);
-    let completed: Vec<&String> = first
+    assert_eq!(interrupt_mid_round(&dir), 130);
+    let first = lines(&dir, "visits.jsonl");
+    let finished: Vec<&String> = first
         .iter()
-        .filter(|l| key_and_status(l).1 == "completed")
+        .filter(|l| visit_of(l).2 == "completed")
         .collect();
-    assert!(!completed.is_empty() && first.len() < 6, "{first:?}");
+    assert!(
+        finished.len() >= 3 && finished.len() < 12,
+        "stopped mid-way: {first:?}"
+    );
+    // The points measured so far are in results.jsonl already, marked as short of visits.
+    let partial = lines(&dir, "results.jsonl");
+    assert!(!partial.is_empty());
+    assert!(partial.iter().all(|l| l.contains("\"status\":\"interrupted\"")));
 
+    // Resumed without --seed: the recorded seed gives the same order.
     let out = common::bytepath()
         .args(FLAGS)
         .arg("--out")
@@ -86,28 +105,33 @@ fn ctrl_c_keeps_finished_points_and_resume_measures_only_the_rest() {
         .unwrap();
     common::assert_success(&out);
     let stdout = String::from_utf8_lossy(&out.stdout);
-    let measured_now = stdout.lines().filter(|l| l.starts_with('[')).count();
-    assert_eq!(measured_now, 6 - completed.len(), "{stdout}");
+    let made_now = stdout.lines().filter(|l| l.starts_with("round ")).count();
+    assert_eq!(made_now, 12 - finished.len(), "{stdout}");
 
-    let last = lines(&dir);
-    for line in &completed {
-        assert!(
-            last.contains(line),
-            "a completed point was measured again: {line}"
-        );
+    let last = lines(&dir, "visits.jsonl");
+    for line in &finished {
+        assert!(last.contains(line), "a finished visit was made again: {line}");
     }
-    let mut count: BTreeMap<String, usize> = BTreeMap::new();
+    let mut count: BTreeMap<(String, u64), usize> = BTreeMap::new();
     for line in &last {
-        let (key, status) = key_and_status(line);
+        let (key, round, status) = visit_of(line);
         assert_eq!(status, "completed");
-        *count.entry(key).or_default() += 1;
+        *count.entry((key, round)).or_default() += 1;
     }
-    assert_eq!(count.len(), 6, "{count:?}");
-    assert!(count.values().all(|&n| n == 1), "{count:?}");
+    assert_eq!(count.len(), 12, "{count:?}");
+    assert!(count.values().all(|&n| n == 1), "no visit twice: {count:?}");
 
+    let points: Vec<Value> = lines(&dir, "results.jsonl")
+        .iter()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(points.len(), 6);
+    for p in &points {
+        assert_eq!(p["status"], "completed", "{p}");
+        assert_eq!(p["statistics"]["visits"]["count"], 2);
+        assert_eq!(p["statistics"]["visits"]["rounds"], serde_json::json!([0, 1]));
+    }
     let mut csv = csv::Reader::from_path(dir.join("results.csv")).unwrap();
-    let mut csv_keys: Vec<String> = csv.records().map(|r| r.unwrap()[1].to_string()).collect();
-    csv_keys.sort();
-    assert_eq!(csv_keys, count.keys().cloned().collect::<Vec<_>>());
+    assert_eq!(csv.records().count(), 6);
     std::fs::remove_dir_all(&dir).unwrap();
 }

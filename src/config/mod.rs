@@ -24,7 +24,7 @@ fn bad(msg: impl Into<String>) -> ConfigError {
     ConfigError(msg.into())
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Pattern {
     Stream,
@@ -107,29 +107,27 @@ impl Pinning {
     }
 }
 
-/// When a point's measured phase ends. The phase is cut into slices of `slice`; after
-/// `min_time`, a point with a `ci_target` stops as soon as the 95 % confidence interval of its
-/// per-slice figure is within ±target of the mean; every point stops at the run's `duration`.
+/// When a point's measured phase ends: at the run's `duration`, or once every flow's measured
+/// side has completed its share of messages. The phase is cut into slices of `slice`, which the
+/// record keeps as diagnostics of the run's steadiness. (A study's interval comes from several
+/// visits of each point, never from stopping one stretch once its slices agree: re-testing an
+/// interval after every slice narrows it, and the slices of one stretch do not see the regimes a
+/// shared machine moves between.)
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Stopping {
     pub slice: Duration,
-    pub min_time: Duration,
-    /// Relative half-width, e.g. 0.02 for ±2 %; `None` measures the whole duration.
-    pub ci_target: Option<f64>,
     /// Stop once every flow's measured side has completed this many messages.
     pub messages_per_flow: Option<u64>,
 }
 
 impl Stopping {
-    /// `bytepath run`: the whole duration, cut into (at most) 100 ms slices, at least five.
+    /// The whole duration, cut into (at most) 100 ms slices, at least five.
     pub fn fixed(duration: Duration) -> Stopping {
         let slice = Duration::from_millis(100)
             .min(duration / 5)
             .max(Duration::from_millis(1));
         Stopping {
             slice,
-            min_time: duration,
-            ci_target: None,
             messages_per_flow: None,
         }
     }

@@ -1,30 +1,26 @@
 //! The controller's side of a run: fix the schedule, release the workers, then wake at each
-//! slice boundary to read the board, and end the measured phase when the 95 % confidence
-//! interval is within the target (after the minimum time), at the maximum time, or on Ctrl-C.
+//! slice boundary, and end the measured phase at its duration, when every flow has measured its
+//! count, or on Ctrl-C. The slices are diagnostics of the run's steadiness; no interval is
+//! tested while the run goes on (stopping at the first tight interval would narrow it).
 //! Also reads machine-wide CPU time around the measured phase.
 use super::control::Control;
 use super::slices::SliceBoard;
 use crate::config::{Pattern, RunSpec};
 use crate::measure::machine::MachineCpu;
-use crate::stats;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Barrier;
 use std::time::{Duration, Instant};
 
 /// Workers publish a slice on their first message after its end; give them this long.
 const PUBLISH_GRACE: Duration = Duration::from_millis(5);
-/// The CI needs a few slices to mean anything.
-pub const MIN_SLICES: usize = 3;
 
 /// Why the measured phase ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum StopReason {
-    /// The CI reached the target after the minimum time.
-    CiTargetMet,
-    /// The maximum time ran out first.
+    /// A count (`--messages`/`--bytes`) was not reached before the duration, its cap, ran out.
     MaxTime,
-    /// No CI target: the whole duration was measured (`bytepath run`).
+    /// The whole duration was measured.
     FixedDuration,
     /// Every flow measured its `--messages`/`--bytes` share.
     CountReached,
@@ -37,12 +33,22 @@ pub enum StopReason {
 impl StopReason {
     pub fn describe(self) -> &'static str {
         match self {
-            StopReason::CiTargetMet => "CI target met",
             StopReason::MaxTime => "maximum time reached",
             StopReason::FixedDuration => "fixed duration",
             StopReason::CountReached => "message count reached",
             StopReason::Interrupted => "interrupted",
             StopReason::SideFailed => "a side failed",
+        }
+    }
+
+    /// The name records use (snake case, as serialized).
+    pub fn name(self) -> &'static str {
+        match self {
+            StopReason::MaxTime => "max_time",
+            StopReason::FixedDuration => "fixed_duration",
+            StopReason::CountReached => "count_reached",
+            StopReason::Interrupted => "interrupted",
+            StopReason::SideFailed => "side_failed",
         }
     }
 }
@@ -119,7 +125,6 @@ fn follow_slices(
 ) -> (usize, StopReason) {
     let slice = spec.stopping.slice;
     let total = board.len();
-    let min_slices = MIN_SLICES.max(div_duration(spec.stopping.min_time, slice));
     let mut done = 0;
     while done < total {
         match sleep_until(
@@ -145,26 +150,12 @@ fn follow_slices(
         // A late wake-up (a starved controller) may find several slices finished.
         let elapsed = Instant::now().saturating_duration_since(from + PUBLISH_GRACE);
         done = div_duration(elapsed, slice).clamp(done + 1, total);
-        if let Some(target) = spec.stopping.ci_target {
-            // Judge only slices every measured thread has published: a slice still missing a
-            // thread's share reads low and would make the interval look wider than it is.
-            let final_slices = board.complete(done, spec.threads);
-            if final_slices >= min_slices && ci_within(spec, board, final_slices, target) {
-                return (final_slices, StopReason::CiTargetMet);
-            }
-        }
     }
-    let reason = match (spec.stopping.ci_target, spec.stopping.messages_per_flow) {
-        (None, None) => StopReason::FixedDuration,
-        _ => StopReason::MaxTime,
+    let reason = match spec.stopping.messages_per_flow {
+        None => StopReason::FixedDuration,
+        Some(_) => StopReason::MaxTime,
     };
     (total, reason)
-}
-
-fn ci_within(spec: &RunSpec, board: &SliceBoard, done: usize, target: f64) -> bool {
-    let (bytes, messages) = board.read(done);
-    let values = slice_values(spec.pattern, spec.stopping.slice, &bytes, &messages);
-    stats::summarize(&values).is_some_and(|s| s.ci95_rel <= target)
 }
 
 /// How many whole `slice`s fit in `span`.

@@ -316,7 +316,7 @@ pub fn command(args: &IpcArgs, interrupt: &AtomicBool) -> Result<Status, Error> 
             .run(&run, interrupt)
             .unwrap_or_else(|e| RunOutcome::not_run(&run, e.to_string()));
         let mut record = record::build(&run, &outcome, env.clone());
-        record.command = "ipc";
+        record.command = "ipc".into();
         record.sweep_point = Some(SweepPoint {
             index,
             total: points.len(),
@@ -366,7 +366,7 @@ fn figures(measure: Measure, r: &RunRecord) -> String {
     if !r.errors.is_empty() {
         return format!("{head} failed: {}", r.errors.join("; "));
     }
-    let cut = if r.statistics.stop_reason == engine::phases::StopReason::MaxTime {
+    let cut = if r.statistics.stop_reason == engine::phases::StopReason::MaxTime.name() {
         " (cut at --max-time)"
     } else {
         ""

@@ -114,7 +114,7 @@ impl CounterEvent {
 /// Which events a run opens. Per-thread counters ride along on every context switch (the
 /// kernel saves and restores them), which adds about 2 µs per switch on these VMs: enough to
 /// slow a same-CPU round trip by a third, so latency runs can leave them off.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CounterSelection {
     All,

@@ -13,7 +13,7 @@ pub struct LatencyHistogram {
 }
 
 /// The summary every side reports.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct LatencySummary {
     pub count: u64,
     pub min: u64,

@@ -3,7 +3,7 @@
 use crate::sys::clock_ticks_per_second;
 
 /// Aggregate "cpu" line of /proc/stat, in seconds.
-#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct MachineCpu {
     pub user_s: f64,
     pub system_s: f64,

@@ -28,7 +28,7 @@ pub use page_refs::SpliceStats;
 pub use zerocopy::{pool_size as zerocopy_pool_size, ZerocopyStats};
 
 /// Records name a mechanism as the CLI does (`uring-gather`, not `uring_gather`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum MechanismKind {
     /// Reference: one prebuilt contiguous buffer, send() — what iperf3 and netperf do.

@@ -12,17 +12,21 @@ use crate::mechanism::page_refs::SpliceStats;
 use crate::mechanism::receive::{DatagramStats, Mismatch, KEPT_MISMATCHES};
 use crate::mechanism::{MechanismKind, ZerocopyStats};
 use crate::sys::usage::ThreadUsage;
+use serde::de::{Deserializer, MapAccess, Visitor};
 use serde::ser::{SerializeMap, Serializer};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-mod receive;
+pub mod aggregate;
+pub(crate) mod receive;
 mod results;
 pub use receive::ReceiveReport;
 pub use results::{
     check_schema, point_key, read_results, read_results_file, ResultLine, ResultsFile,
 };
 
-pub const SCHEMA_VERSION: u32 = 1;
+/// 2: points measured in visits (`statistics.basis`, `statistics.visits`, visits.jsonl);
+/// statistics fields `min_time_s`/`max_time_s` gone, `method`, `basis`, `counters_open` added.
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// A measured value, or why there is none.
 #[derive(Debug, Clone, PartialEq)]
@@ -42,7 +46,7 @@ impl Metric {
 
 /// Named metrics, serialized as `key: value|null` plus `key_unavailable_reason`.
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct MetricSet(pub Vec<(&'static str, Metric)>);
+pub struct MetricSet(pub Vec<(String, Metric)>);
 
 impl MetricSet {
     pub fn get(&self, key: &str) -> Option<&Metric> {
@@ -66,15 +70,53 @@ impl Serialize for MetricSet {
     }
 }
 
+/// Reads `key: value|null` entries back, attaching each `key_unavailable_reason` to its key
+/// (the order of the keys is kept as written).
+impl<'de> Deserialize<'de> for MetricSet {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Entries;
+        impl<'de> Visitor<'de> for Entries {
+            type Value = MetricSet;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a map of metrics")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<MetricSet, A::Error> {
+                let mut values: Vec<(String, Option<f64>)> = Vec::new();
+                let mut reasons: Vec<(String, String)> = Vec::new();
+                while let Some(key) = map.next_key::<String>()? {
+                    match key.strip_suffix("_unavailable_reason") {
+                        Some(base) => reasons.push((base.to_string(), map.next_value()?)),
+                        None => values.push((key, map.next_value()?)),
+                    }
+                }
+                let metrics = values.into_iter().map(|(key, value)| {
+                    let metric = match value {
+                        Some(v) => Metric::Value(v),
+                        None => Metric::Unavailable(
+                            reasons
+                                .iter()
+                                .find(|(k, _)| *k == key)
+                                .map_or_else(|| "no reason was recorded".into(), |(_, r)| r.clone()),
+                        ),
+                    };
+                    (key, metric)
+                });
+                Ok(MetricSet(metrics.collect()))
+            }
+        }
+        d.deserialize_map(Entries)
+    }
+}
+
 impl RunConfig {
     pub fn mechanism_name(&self) -> &'static str {
         self.mechanism.name()
     }
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RunConfig {
-    pub transport: &'static str,
+    pub transport: String,
     /// Bytes each direction can hold: the pipe buffer the kernel granted, or the ring size.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub channel_buffer_bytes: Option<usize>,
@@ -93,7 +135,7 @@ pub struct RunConfig {
     /// Per flow: the CPUs of its sender (client) and receiver (server) threads; null = unpinned.
     pub placement: Vec<crate::config::FlowPlacement>,
     pub recv_size_bytes: usize,
-    pub recv_mode: &'static str,
+    pub recv_mode: String,
     pub spin: bool,
     pub verify: bool,
     pub counters: crate::measure::counters::CounterSelection,
@@ -110,9 +152,9 @@ pub struct RunConfig {
 }
 
 /// Every metric of one side, summed or merged over its threads.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SideMetrics {
-    pub side: &'static str,
+    pub side: String,
     pub threads: usize,
     /// The process this side's threads ran in (null when none reported).
     pub pid: Option<u32>,
@@ -121,7 +163,7 @@ pub struct SideMetrics {
     pub elapsed_s: f64,
     pub throughput_gbps: f64,
     pub messages_per_s: f64,
-    pub latency_definition: &'static str,
+    pub latency_definition: String,
     pub latency_ns: Option<LatencySummary>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub latency_ns_unavailable_reason: Option<String>,
@@ -136,7 +178,7 @@ pub struct SideMetrics {
     pub derived: MetricSet,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ZerocopyReport {
     #[serde(flatten)]
     pub stats: ZerocopyStats,
@@ -145,7 +187,7 @@ pub struct ZerocopyReport {
 }
 
 /// The page-referencing senders' accounting, summed over every sending side.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PageRefsReport {
     #[serde(flatten)]
     pub stats: SpliceStats,
@@ -158,15 +200,21 @@ fn page_refs_report(outcome: &RunOutcome) -> Option<PageRefsReport> {
     for s in outcome.samples.iter().filter_map(|s| s.page_refs.as_ref()) {
         total.get_or_insert_with(Default::default).add(s);
     }
-    total.map(|stats| PageRefsReport {
-        calls_per_message: stats.calls_per_message(),
-        summary: stats.summary(),
-        stats,
-    })
+    total.map(PageRefsReport::from_stats)
+}
+
+impl PageRefsReport {
+    pub fn from_stats(stats: SpliceStats) -> PageRefsReport {
+        PageRefsReport {
+            calls_per_message: stats.calls_per_message(),
+            summary: stats.summary(),
+            stats,
+        }
+    }
 }
 
 /// Datagrams one way over the whole run (all phases).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct DatagramDirection {
     pub sent: u64,
     pub received: u64,
@@ -176,6 +224,15 @@ pub struct DatagramDirection {
 }
 
 impl DatagramDirection {
+    /// Two counts of one direction added (a point's visits).
+    pub fn add(&mut self, other: &DatagramDirection) {
+        self.sent += other.sent;
+        self.received += other.received;
+        self.lost += other.lost;
+        self.reordered += other.reordered;
+        self.lost_percent = (self.sent > 0).then(|| 100.0 * self.lost as f64 / self.sent as f64);
+    }
+
     fn new(from: &DatagramStats, to: &DatagramStats) -> DatagramDirection {
         let lost = from.sent.saturating_sub(to.received);
         DatagramDirection {
@@ -200,7 +257,7 @@ impl DatagramDirection {
 }
 
 /// Loss and ordering of a datagram transport: never hidden inside a throughput figure.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct DatagramReport {
     pub datagrams_per_message: u32,
     pub datagram_bytes: usize,
@@ -221,7 +278,7 @@ pub struct DatagramReport {
     pub summary: String,
 }
 
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct VerifyReport {
     pub enabled: bool,
     pub checked_bytes: u64,
@@ -230,7 +287,7 @@ pub struct VerifyReport {
 }
 
 /// Bytes over the whole run (warm-up and drain included): what was sent must have arrived.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct TransferTotals {
     pub sender_sent_bytes: u64,
     pub receiver_received_bytes: u64,
@@ -239,8 +296,32 @@ pub struct TransferTotals {
     pub all_delivered: bool,
 }
 
+/// What a visit is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum VisitKind {
+    /// No perf counter open: the headline figures come from these.
+    Headline,
+    /// Perf counters open: counter figures only, labelled as such.
+    Counters,
+}
+
+/// Where one visit sits in a study (present on the lines of visits.jsonl only).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct VisitInfo {
+    pub key: String,
+    pub round: usize,
+    pub kind: VisitKind,
+    /// Position in the order this session made its visits (0-based).
+    pub position: usize,
+    /// Set-up, warm-up, measured phase and tear-down of this visit: what it cost the budget.
+    pub wall_s: f64,
+    /// The seed the study's visit order was drawn from.
+    pub seed: u64,
+}
+
 /// Where a run sits in a sweep (absent for `bytepath run`).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SweepPoint {
     /// Position in the order the sweep measured its points (0-based).
     pub index: usize,
@@ -249,15 +330,18 @@ pub struct SweepPoint {
     pub key: String,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RunRecord {
     pub schema_version: u32,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sweep_point: Option<SweepPoint>,
-    pub bytepath_version: &'static str,
-    pub command: &'static str,
+    /// A visit's line in visits.jsonl: which point, round and purpose.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub visit: Option<VisitInfo>,
+    pub bytepath_version: String,
+    pub command: String,
     pub timestamp_unix_s: u64,
-    pub status: &'static str,
+    pub status: String,
     pub interrupted: bool,
     pub errors: Vec<String>,
     pub config: RunConfig,
@@ -287,6 +371,15 @@ pub struct RunRecord {
 impl RunRecord {
     pub fn side(&self, role: Role) -> &SideMetrics {
         &self.sides[role as usize]
+    }
+
+    /// The figure a study's statistics follow: the stream receiver's Gbit/s, the rr client's
+    /// round trips per second (whole measured window).
+    pub fn headline_value(&self) -> f64 {
+        match self.config.pattern {
+            Pattern::Stream => self.sides[1].throughput_gbps,
+            Pattern::Rr => self.sides[0].messages_per_s,
+        }
     }
 
     /// A failure, a mismatch or an interruption: the run's figures are not a clean result.
@@ -351,12 +444,13 @@ pub fn build(spec: &RunSpec, outcome: &RunOutcome, env: Environment) -> RunRecor
     RunRecord {
         schema_version: SCHEMA_VERSION,
         sweep_point: None,
-        bytepath_version: env!("CARGO_PKG_VERSION"),
-        command: "run",
+        visit: None,
+        bytepath_version: env!("CARGO_PKG_VERSION").into(),
+        command: "run".into(),
         timestamp_unix_s: std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs()),
-        status,
+        status: status.into(),
         interrupted: outcome.interrupted,
         errors,
         config: run_config(spec, outcome),
@@ -380,7 +474,7 @@ pub fn build(spec: &RunSpec, outcome: &RunOutcome, env: Environment) -> RunRecor
 fn run_config(spec: &RunSpec, outcome: &RunOutcome) -> RunConfig {
     let where_sides_run = outcome.placement.as_str();
     RunConfig {
-        transport: spec.transport.name(),
+        transport: spec.transport.name().into(),
         channel_buffer_bytes: matches!(
             spec.transport,
             crate::transport::Transport::Pipe | crate::transport::Transport::Shm
@@ -401,7 +495,8 @@ fn run_config(spec: &RunSpec, outcome: &RunOutcome) -> RunConfig {
         recv_mode: match (spec.pattern, spec.recv_size) {
             (Pattern::Stream, Some(_)) => "chunks: every recv asks for recv_size_bytes",
             _ => "whole message: recv until the message is complete",
-        },
+        }
+        .into(),
         spin: spec.spin,
         verify: spec.verify,
         counters: spec.counters,
@@ -477,7 +572,7 @@ fn side_metrics(
     };
     let (counter_set, scope, multiplexed) = counter_metrics(counters.as_ref());
     SideMetrics {
-        side: name,
+        side: name.into(),
         threads: samples.len(),
         pid: samples.first().map(|s| s.pid),
         messages,
@@ -488,7 +583,7 @@ fn side_metrics(
             .fold(0.0, f64::max),
         throughput_gbps: rate(&|w| w.bytes as f64 * 8.0) / 1e9,
         messages_per_s: rate(&|w| w.messages as f64),
-        latency_definition,
+        latency_definition: latency_definition.into(),
         latency_ns,
         latency_ns_unavailable_reason: latency_reason,
         cpu_user_s: usage.user.as_secs_f64(),
@@ -521,7 +616,7 @@ fn counter_metrics(sample: Option<&CounterSample>) -> (MetricSet, Option<Scope>,
                 Metric::Value(*value)
             }
         };
-        set.0.push((event.key(), metric));
+        set.0.push((event.key().into(), metric));
     }
     (set, scope, multiplexed)
 }
@@ -550,13 +645,13 @@ fn derived_metrics(counters: &MetricSet, bytes: u64) -> MetricSet {
         Metric::Unavailable(r) => Err(r),
     };
     MetricSet(vec![
-        ("cycles_per_byte", ratio(get("cycles"), bytes.clone(), 1.0)),
+        ("cycles_per_byte".into(), ratio(get("cycles"), bytes.clone(), 1.0)),
         (
-            "instructions_per_cycle",
+            "instructions_per_cycle".into(),
             ratio(get("instructions"), cycles, 1.0),
         ),
         (
-            "llc_misses_per_kib",
+            "llc_misses_per_kib".into(),
             ratio(get("llc_load_misses"), bytes, 1024.0),
         ),
     ])
@@ -632,7 +727,11 @@ fn zerocopy_report(mechanism: MechanismKind, outcome: &RunOutcome) -> Option<Zer
     for z in outcome.samples.iter().filter_map(|s| s.zerocopy.as_ref()) {
         total.get_or_insert_with(Default::default).add(z);
     }
-    let stats = total?;
+    Some(ZerocopyReport::from_stats(mechanism, total?))
+}
+
+impl ZerocopyReport {
+    pub fn from_stats(mechanism: MechanismKind, stats: ZerocopyStats) -> ZerocopyReport {
     let percent = stats.copied_percent();
     let summary = match percent {
         None => "no zero-copy completion arrived".to_string(),
@@ -647,11 +746,12 @@ fn zerocopy_report(mechanism: MechanismKind, outcome: &RunOutcome) -> Option<Zer
             100.0 - p
         ),
     };
-    Some(ZerocopyReport {
+    ZerocopyReport {
         stats,
         copied_anyway_percent: percent,
         summary,
-    })
+    }
+    }
 }
 
 /// The call whose sends a zero-copy report counts.
@@ -663,6 +763,27 @@ fn zero_copy_call(mechanism: MechanismKind) -> &'static str {
 }
 
 impl DatagramReport {
+    /// The summary sentence, from the report's own figures.
+    pub fn describe(&self) -> String {
+        let mut summary = self.forward.describe("sender → receiver");
+        if let Some(b) = &self.back {
+            summary += &format!(
+                "; {}; {} round trips lost (no answer within {} ms), {} late answers discarded",
+                b.describe("answers"),
+                self.lost_round_trips,
+                self.receive_timeout_ms,
+                self.stale_answers
+            );
+        }
+        if self.datagrams_per_message > 1 {
+            summary += &format!(
+                "; each message split into {} datagrams (--udp-split), {} arrived incomplete (a part lost)",
+                self.datagrams_per_message, self.incomplete_messages
+            );
+        }
+        summary
+    }
+
     /// Loss in a few words, for one-line outputs.
     pub fn brief(&self) -> String {
         let mut s = format!(
@@ -707,23 +828,7 @@ fn datagram_report(spec: &RunSpec, outcome: &RunOutcome) -> Option<DatagramRepor
         .filter(|s| s.datagrams.is_some_and(|d| d.end_marker_lost))
         .count() as u64;
     let lost_round_trips = if rr { sender.timeouts } else { 0 };
-    let mut summary = forward.describe("sender → receiver");
-    if let Some(b) = &back {
-        summary += &format!(
-            "; {}; {lost_round_trips} round trips lost (no answer within {} ms), {} late answers discarded",
-            b.describe("answers"),
-            crate::transport::datagram::RECEIVE_TIMEOUT.as_millis(),
-            sender.stale_answers
-        );
-    }
-    if framing.parts > 1 {
-        summary += &format!(
-            "; each message split into {} datagrams (--udp-split), {} arrived incomplete (a part lost)",
-            framing.parts,
-            sender.incomplete_messages + receiver.incomplete_messages
-        );
-    }
-    Some(DatagramReport {
+    let mut report = DatagramReport {
         datagrams_per_message: framing.parts,
         datagram_bytes: framing.part_len,
         sequence_number_bytes: crate::transport::datagram::SEQ_BYTES,
@@ -734,8 +839,10 @@ fn datagram_report(spec: &RunSpec, outcome: &RunOutcome) -> Option<DatagramRepor
         stale_answers: sender.stale_answers,
         incomplete_messages: sender.incomplete_messages + receiver.incomplete_messages,
         end_markers_lost,
-        summary,
-    })
+        summary: String::new(),
+    };
+    report.summary = report.describe();
+    Some(report)
 }
 
 fn verify_report(spec: &RunSpec, outcome: &RunOutcome) -> VerifyReport {
@@ -755,7 +862,7 @@ fn verify_report(spec: &RunSpec, outcome: &RunOutcome) -> VerifyReport {
     report
 }
 
-fn notes(
+pub(crate) fn notes(
     spec: &RunSpec,
     env: &Environment,
     zerocopy: Option<&ZerocopyReport>,

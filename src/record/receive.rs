@@ -4,10 +4,10 @@
 use crate::config::RunSpec;
 use crate::engine::RunOutcome;
 use crate::mechanism::recv_path::{ReceivePathStats, RecvPath};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// What the receive path (`--recv`) did, summed over every receiving side (both sides in rr).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ReceiveReport {
     #[serde(flatten)]
     pub stats: ReceivePathStats,
@@ -28,6 +28,12 @@ pub(super) fn report(spec: &RunSpec, outcome: &RunOutcome) -> Option<ReceiveRepo
     for r in outcome.samples.iter().filter_map(|s| s.receive.as_ref()) {
         stats.add(r);
     }
+    Some(from_stats(spec, stats))
+}
+
+/// The receive block of summed `stats` (a run's sides, or a point's visits).
+pub(super) fn from_stats(spec: &RunSpec, stats: ReceivePathStats) -> ReceiveReport {
+    let path = spec.recv_path;
     let mapped_percent = (path == RecvPath::ZcRecv)
         .then(|| stats.mapped_percent())
         .flatten();
@@ -67,12 +73,12 @@ pub(super) fn report(spec: &RunSpec, outcome: &RunOutcome) -> Option<ReceiveRepo
             }
         ),
     };
-    Some(ReceiveReport {
+    ReceiveReport {
         delivers_data: path.delivers_data(),
         mapped_percent,
         summary,
         stats,
-    })
+    }
 }
 
 fn zc_summary(stats: &ReceivePathStats, mapped: Option<f64>, sender: &str) -> String {

@@ -142,7 +142,7 @@ fn headline(out: &mut String, r: &RunRecord) {
         st.slice_s * 1e3,
         st.side,
         st.outliers.total(),
-        st.stop_reason.describe()
+        crate::stats::point::describe_stop(&st.stop_reason)
     );
 }
 
@@ -232,11 +232,11 @@ fn metrics(out: &mut String, r: &RunRecord) {
         }),
     );
     for i in 0..r.sides[0].counters.0.len() {
-        let key = r.sides[0].counters.0[i].0;
+        let key = r.sides[0].counters.0[i].0.as_str();
         row(out, key, both(r, |s| metric(s.counters.get(key), count)));
     }
     for i in 0..r.sides[0].derived.0.len() {
-        let key = r.sides[0].derived.0[i].0;
+        let key = r.sides[0].derived.0[i].0.as_str();
         row(
             out,
             key,

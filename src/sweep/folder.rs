@@ -23,7 +23,7 @@ fn bad(msg: impl Into<String>) -> Error {
     ConfigError(msg.into()).into()
 }
 
-fn file_error(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
+pub fn file_error(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
     move |source| Error::File {
         path: path.to_path_buf(),
         source,
@@ -90,6 +90,21 @@ pub fn open_with(
     marker: &Value,
     columns: Vec<csv::Column>,
 ) -> Result<(ResultsFolder, Prior), Error> {
+    let (dir, resumed) = prepare(out, resume, marker)?;
+    if resumed {
+        let prior = Prior {
+            resumed: true,
+            ..load_prior(&dir)?
+        };
+        let folder = rewrite(&dir, &prior.records, columns)?;
+        return Ok((folder, prior));
+    }
+    Ok((rewrite(&dir, &[], columns)?, Prior::default()))
+}
+
+/// Chooses the folder and makes it a results folder: a new one gets `marker`; with `--resume`
+/// an existing one must hold the same study. Returns the folder and whether it was resumed.
+pub fn prepare(out: Option<&Path>, resume: bool, marker: &Value) -> Result<(PathBuf, bool), Error> {
     let dir = match out {
         None if resume => {
             return Err(bad(
@@ -107,19 +122,14 @@ pub fn open_with(
             )));
         }
         check_marker(&dir, marker)?;
-        let prior = Prior {
-            resumed: true,
-            ..load_prior(&dir)?
-        };
-        let folder = rewrite(&dir, &prior.records, columns)?;
-        return Ok((folder, prior));
+        return Ok((dir, true));
     }
     claim_dir(&dir)?;
     write_atomically(
         &dir.join(MARKER),
         &(serde_json::to_string_pretty(marker).expect("JSON") + "\n"),
     )?;
-    Ok((rewrite(&dir, &[], columns)?, Prior::default()))
+    Ok((dir, false))
 }
 
 /// Accepts a folder that does not exist yet or is empty; refuses anything else untouched.
@@ -183,6 +193,12 @@ pub fn marker(kind: &str, spec: Value, arguments: Value, points: usize, order: &
     })
 }
 
+/// The seed a sweep in `dir` started with (from its marker), if it has one.
+pub fn saved_seed(dir: &Path) -> Option<u64> {
+    let text = fs::read_to_string(dir.join(MARKER)).ok()?;
+    serde_json::from_str::<Value>(&text).ok()?["spec"]["seed"].as_u64()
+}
+
 /// A resumed sweep must be the same sweep: same schema family, same settings.
 fn check_marker(dir: &Path, marker: &Value) -> Result<(), Error> {
     let path = dir.join(MARKER);
@@ -190,6 +206,12 @@ fn check_marker(dir: &Path, marker: &Value) -> Result<(), Error> {
     let saved: Value = serde_json::from_str(&text)
         .map_err(|e| bad(format!("{}: not a bytepath marker ({e})", path.display())))?;
     record::check_schema(&path, None, &saved)?;
+    if saved["kind"] == SWEEP_KIND && saved["schema_version"].as_u64() < Some(2) {
+        return Err(bad(format!(
+            "--resume: {} holds a sweep of schema 1, whose points were measured as one stretch each; this bytepath measures points in visits and cannot continue it; start a new folder (`bytepath report` and `compare` still read it)",
+            dir.display()
+        )));
+    }
     // Round-trip the current spec through the same parser, so floats compare exactly.
     let now: Value = serde_json::from_str(&marker["spec"].to_string()).expect("JSON");
     let empty = serde_json::Map::new();
@@ -278,7 +300,7 @@ fn rewrite(
     })
 }
 
-fn write_atomically(path: &Path, text: &str) -> Result<(), Error> {
+pub fn write_atomically(path: &Path, text: &str) -> Result<(), Error> {
     let tmp = path.with_extension("tmp");
     let mut file = File::create(&tmp).map_err(file_error(&tmp))?;
     file.write_all(text.as_bytes())

@@ -1,9 +1,16 @@
-//! `bytepath sweep`: a matrix of points, measured in an interleaved order, written as it goes.
-//! Every finished point is appended to the results folder before the next starts; a point that
-//! fails is recorded and the sweep goes on; Ctrl-C ends the sweep after the current point.
+//! `bytepath sweep`: a matrix of points, each measured in several short visits spread over the
+//! whole sweep. Rounds visit every point once in a seeded shuffled order (`schedule`); a
+//! point's figure and interval come from its visit means, so the regimes a shared machine
+//! moves between, which last seconds, fall inside its interval instead of between points.
+//! After the minimum rounds and one round of counter visits, further rounds go to the points
+//! still short of the CI target, neediest first, until the budget is spent. Every visit is
+//! saved as it finishes and every point's record after every round; a visit that fails is
+//! recorded and the sweep goes on; Ctrl-C ends the sweep after the current visit.
 pub mod folder;
 pub mod progress;
+pub mod schedule;
 pub mod spec;
+pub mod visit_log;
 
 use crate::calibrate;
 use crate::cli::SweepArgs;
@@ -11,26 +18,46 @@ use crate::config::format_cpu_list;
 use crate::engine::RunOutcome;
 use crate::environment::{mem_available, Environment};
 use crate::error::{Error, Status};
-use crate::record::{self, SweepPoint};
+use crate::record::{self, RunRecord, SweepPoint, VisitInfo, VisitKind};
 use crate::sides::Sides;
+use crate::stats::point::VisitPlan;
 use crate::{report, sys};
-use folder::{ResultsFolder, Saved};
 use progress::Progress;
+use schedule::{PlannedVisit, Schedule};
 use serde_json::{json, Value};
 use spec::{Point, SweepSpec};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+use visit_log::{VisitFolder, VisitLog};
 
-/// How the points are ordered, as the marker records it.
 /// The probe of the machine the sweep ran on (see `bytepath probe`).
 pub const PROBE_JSON: &str = "probe.json";
 
-const ORDER: &str = "groups of (pattern, threads, size) in list order; within group g the \
-                     mechanism list is rotated left by g";
+/// How the visits are ordered, as the marker records it.
+const ORDER: &str = "rounds of visits: in each round the groups of (pattern, threads, size) in \
+     a seeded shuffled order, each group's mechanisms back to back in an order drawn from the \
+     seed and reversed on every other visit of the group; after the minimum rounds one round of \
+     counter visits, then rounds of the groups still short of the CI target, neediest first, \
+     until the budget is spent";
+
+/// How the sweep's rounds ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ending {
+    TargetMet,
+    BudgetSpent,
+    Interrupted,
+}
 
 pub fn command(args: &SweepArgs, interrupt: &AtomicBool) -> Result<Status, Error> {
     let cpus = sys::affinity::allowed_cpus()
         .map_err(|e| Error::Failed(format!("reading this process's CPU affinity: {e}")))?;
-    let spec = SweepSpec::from_args(args, &cpus)?;
+    let mut spec = SweepSpec::from_args(args, &cpus)?;
+    if args.resume && !spec.seed_given {
+        // The order is replayed from the seed the sweep started with.
+        if let Some(seed) = args.out.as_deref().and_then(folder::saved_seed) {
+            spec.seed = seed;
+        }
+    }
     let points = spec.points();
     let marker = folder::marker(
         folder::SWEEP_KIND,
@@ -42,76 +69,234 @@ pub fn command(args: &SweepArgs, interrupt: &AtomicBool) -> Result<Status, Error
     // Set up once for every point, before the folder is made, so an unreachable server is
     // one error and no empty folder; dropped (namespaces deleted) when the sweep returns.
     let sides = Sides::open(&spec.network, spec.remote.as_ref())?;
-    let (mut results, prior) = folder::open(args.out.as_deref(), args.resume, &marker)?;
+    let (results, prior) = visit_log::open(args.out.as_deref(), args.resume, &marker)?;
     // Best effort: counters that cannot open say so with EMFILE as their reason.
     let _ = sys::raise_open_file_limit();
-    let todo: Vec<(usize, Point)> = points
-        .iter()
-        .copied()
-        .enumerate()
-        .filter(|(_, p)| !prior.done.contains(&p.key()))
-        .collect();
-    print_plan(&spec, &results, &prior, todo.len());
+    print_plan(&spec, &results, &prior);
     record_probe(&results.dir, &cpus)?;
-    let env = Environment::detect(&cpus);
     if let Some(place) = sides.announce() {
         println!("sweep: sides {place}");
     }
-    let progress = Progress::new(todo.len(), points.len());
-    let mut interrupted = false;
-    for (index, point) in todo {
-        if interrupt.load(Ordering::SeqCst) {
-            interrupted = true;
-            break;
-        }
-        progress.start(index, &point.key());
-        let record = measure(
-            &spec,
-            &sides,
-            &point,
-            (index, points.len()),
-            &env,
-            interrupt,
-        );
-        results.append(&record)?;
-        progress.finish(index, &record.value);
-        if record.value["interrupted"] == true {
-            interrupted = true;
-            break;
-        }
+    let mut sweep = Sweep {
+        progress: Progress::new(planned_visits(&spec), points.len()),
+        spec: &spec,
+        points: &points,
+        sides: &sides,
+        env: Environment::detect(&cpus),
+        interrupt,
+        folder: results,
+        log: VisitLog::new(prior.visits),
+        position: 0,
+    };
+    let ending = sweep.run()?;
+    sweep.progress.done();
+    let records = sweep.point_records(ending);
+    sweep.folder.write_points(&records)?;
+    for (index, r) in records.iter().enumerate() {
+        let at = r.sweep_point.as_ref().map_or(index, |p| p.index);
+        let value = serde_json::to_value(r).expect("a record serializes");
+        println!("{}", progress::point_line(at, points.len(), &value));
     }
-    progress.done();
-    let all = record_statuses(&results)?;
-    finish(&results, interrupted, &all)
+    finish(&sweep.folder, ending, &records)
 }
 
-/// Measures one point; a point that cannot run becomes a failed record, never an error.
-fn measure(
-    spec: &SweepSpec,
-    sides: &Sides,
-    point: &Point,
-    (index, total): (usize, usize),
-    env: &Environment,
-    interrupt: &AtomicBool,
-) -> Saved {
-    let run = sides.place(spec.run_spec(point));
-    let outcome = match mem_available() {
-        Some(available) => run.check_memory(available).map_err(Error::from),
-        None => Ok(()),
+/// Visits the minimum rounds and the counter round hold: the bar's first length.
+fn planned_visits(spec: &SweepSpec) -> usize {
+    spec.total() * (spec.min_visits + usize::from(spec.counter_visits()))
+}
+
+/// The points of each (pattern, threads, size): what one round visits back to back.
+fn groups(points: &[Point]) -> Vec<Vec<usize>> {
+    let mut groups: Vec<((crate::config::Pattern, usize, usize), Vec<usize>)> = Vec::new();
+    for (i, p) in points.iter().enumerate() {
+        let at = (p.pattern, p.threads, p.message_size);
+        match groups.iter_mut().find(|(g, _)| *g == at) {
+            Some((_, members)) => members.push(i),
+            None => groups.push((at, vec![i])),
+        }
     }
-    .and_then(|()| sides.run(&run, interrupt));
-    let sweep_point = SweepPoint {
-        index,
-        total,
-        key: point.key(),
-    };
-    let outcome = outcome.unwrap_or_else(|e| RunOutcome::not_run(&run, e.to_string()));
-    let mut record = record::build(&run, &outcome, env.clone());
-    record.command = "sweep";
-    record.sweep_point = Some(sweep_point);
-    Saved {
-        line: serde_json::to_string(&record).expect("the record serializes"),
-        value: serde_json::to_value(&record).expect("the record serializes"),
+    groups.into_iter().map(|(_, members)| members).collect()
+}
+
+/// One sweep under way.
+struct Sweep<'a> {
+    spec: &'a SweepSpec,
+    points: &'a [Point],
+    sides: &'a Sides,
+    env: Environment,
+    interrupt: &'a AtomicBool,
+    folder: VisitFolder,
+    log: VisitLog,
+    progress: Progress,
+    /// Visits made by this session so far.
+    position: usize,
+}
+
+impl Sweep<'_> {
+    /// The minimum rounds, the counter round, then adaptive rounds while the budget lasts.
+    fn run(&mut self) -> Result<Ending, Error> {
+        let mut schedule = Schedule::new(groups(self.points), self.spec.seed);
+        let all: Vec<usize> = (0..schedule.group_count()).collect();
+        let mut round = 0;
+        while round < self.spec.min_visits {
+            if !self.run_round(schedule.round(round, &all, true), false)? {
+                return Ok(Ending::Interrupted);
+            }
+            round += 1;
+        }
+        if self.spec.counter_visits() {
+            if !self.run_round(schedule.counter_round(round), false)? {
+                return Ok(Ending::Interrupted);
+            }
+            round += 1;
+        }
+        loop {
+            let needy = self.needy_groups(&groups(self.points), round);
+            if needy.is_empty() {
+                return Ok(Ending::TargetMet);
+            }
+            if self.budget_spent() {
+                return Ok(Ending::BudgetSpent);
+            }
+            let visits = schedule.round(round, &needy, false);
+            self.progress.extend(visits.len());
+            if !self.run_round(visits, true)? {
+                return Ok(Ending::Interrupted);
+            }
+            round += 1;
+        }
+    }
+
+    fn budget_spent(&self) -> bool {
+        self.log.spent() >= self.spec.total_budget()
+    }
+
+    /// Groups with a point short of the target (judged on rounds before `round`), neediest
+    /// first.
+    fn needy_groups(&self, groups: &[Vec<usize>], round: usize) -> Vec<usize> {
+        let mut needy: Vec<(usize, f64)> = groups
+            .iter()
+            .enumerate()
+            .filter_map(|(g, members)| {
+                let need = members
+                    .iter()
+                    .filter_map(|&i| {
+                        let key = self.points[i].key();
+                        self.log.need(&key, round, self.spec.ci_target)
+                    })
+                    .fold(0.0, f64::max);
+                (need > 1.0).then_some((g, need))
+            })
+            .collect();
+        needy.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        needy.into_iter().map(|(g, _)| g).collect()
+    }
+
+    /// Makes the round's visits not made yet; in an adaptive round (`budgeted`) no group is
+    /// started once the budget is spent. Writes every point's record afterwards. Returns
+    /// false when Ctrl-C ended it.
+    fn run_round(&mut self, visits: Vec<PlannedVisit>, budgeted: bool) -> Result<bool, Error> {
+        let mut group = None;
+        for planned in visits {
+            if self.interrupt.load(Ordering::SeqCst) {
+                return Ok(false);
+            }
+            if budgeted && group != Some(planned.group) && self.budget_spent() {
+                break;
+            }
+            group = Some(planned.group);
+            let key = self.points[planned.point].key();
+            if self.log.made(&key, planned.round, planned.kind) || self.log.skipped(&key) {
+                continue;
+            }
+            self.progress.start(&planned, &key);
+            let visit = self.visit(&planned);
+            self.folder.append(&visit)?;
+            let value = serde_json::to_value(&visit).expect("a record serializes");
+            self.progress.finish(&planned, &value);
+            let interrupted = visit.interrupted;
+            self.log.add(visit);
+            if interrupted {
+                return Ok(false);
+            }
+        }
+        self.folder.write_points(&self.point_records(Ending::BudgetSpent))?;
+        Ok(true)
+    }
+
+    /// Measures one visit; a visit that cannot run becomes a failed record, never an error.
+    fn visit(&mut self, planned: &PlannedVisit) -> RunRecord {
+        let point = &self.points[planned.point];
+        let counters = planned.kind == VisitKind::Counters;
+        let run = self.sides.place(self.spec.run_spec(point, counters));
+        let started = Instant::now();
+        let outcome = match mem_available() {
+            Some(available) => run.check_memory(available).map_err(Error::from),
+            None => Ok(()),
+        }
+        .and_then(|()| self.sides.run(&run, self.interrupt));
+        let outcome = outcome.unwrap_or_else(|e| RunOutcome::not_run(&run, e.to_string()));
+        let mut record = record::build(&run, &outcome, self.env.clone());
+        record.command = "sweep".into();
+        record.sweep_point = Some(self.sweep_point(planned.point));
+        record.visit = Some(VisitInfo {
+            key: point.key(),
+            round: planned.round,
+            kind: planned.kind,
+            position: self.position,
+            wall_s: started.elapsed().as_secs_f64(),
+            seed: self.spec.seed,
+        });
+        self.position += 1;
+        record
+    }
+
+    fn sweep_point(&self, index: usize) -> SweepPoint {
+        SweepPoint {
+            index,
+            total: self.points.len(),
+            key: self.points[index].key(),
+        }
+    }
+
+    /// Every visited point's record, in the matrix's order.
+    fn point_records(&self, ending: Ending) -> Vec<RunRecord> {
+        self.points
+            .iter()
+            .enumerate()
+            .filter_map(|(i, point)| {
+                let key = point.key();
+                let met = self
+                    .log
+                    .need(&key, usize::MAX, self.spec.ci_target)
+                    .is_some_and(|n| n <= 1.0);
+                let stop = match (met, ending) {
+                    (true, _) => "ci_target_met",
+                    (false, Ending::Interrupted) => "interrupted",
+                    (false, _) => "budget_spent",
+                };
+                let visits = self.log.of(&key);
+                let counters_round = visits
+                    .iter()
+                    .filter_map(|r| r.visit.as_ref())
+                    .find(|v| v.kind == VisitKind::Counters)
+                    .map(|v| v.round);
+                let plan = VisitPlan {
+                    min_visits: self.spec.min_visits,
+                    visit_s: self.spec.visit.as_secs_f64(),
+                    warmup_s: self.spec.warmup.as_secs_f64(),
+                    slice_s: self.spec.slice.as_secs_f64(),
+                    ci_target: Some(self.spec.ci_target),
+                    stop_reason: stop.into(),
+                    counters_round,
+                };
+                let run = self.sides.place(self.spec.run_spec(point, false));
+                let mut record =
+                    record::aggregate::point_record(&run, self.env.clone(), &visits, &plan)?;
+                record.sweep_point = Some(self.sweep_point(i));
+                Some(record)
+            })
+            .collect()
     }
 }
 
@@ -140,8 +325,10 @@ fn arguments(args: &SweepArgs) -> Value {
         "threads": args.threads,
         "patterns": args.patterns,
         "ci": args.ci,
-        "min_time": args.min_time,
-        "max_time": args.max_time,
+        "visits": args.visits,
+        "visit": args.visit,
+        "budget": args.budget,
+        "seed": args.seed,
         "slice": args.slice,
         "warmup": args.warmup,
         "pin": args.pin,
@@ -155,7 +342,7 @@ fn arguments(args: &SweepArgs) -> Value {
     })
 }
 
-fn print_plan(spec: &SweepSpec, results: &ResultsFolder, prior: &folder::Prior, todo: usize) {
+fn print_plan(spec: &SweepSpec, results: &VisitFolder, prior: &visit_log::PriorVisits) {
     let pin = if spec.pin_defaulted {
         format!(
             "{} (default: this process may use CPUs {})",
@@ -168,46 +355,41 @@ fn print_plan(spec: &SweepSpec, results: &ResultsFolder, prior: &folder::Prior, 
     let n =
         |count: usize, what: &str| format!("{count} {what}{}", if count == 1 { "" } else { "s" });
     println!(
-        "sweep: {} ({} × {} × {} × {}), pin {pin}, CI target ±{} %, {}–{} s per point, results in {}",
+        "sweep: {} ({} × {} × {} × {}), pin {pin}, results in {}",
         n(spec.total(), "point"),
         n(spec.mechanisms.len(), "mechanism"),
         n(spec.patterns.len(), "pattern"),
         n(spec.sizes.len(), "size"),
         n(spec.threads.len(), "thread count"),
-        spec.ci_target * 100.0,
-        spec.min_time.as_secs_f64(),
-        spec.max_time.as_secs_f64(),
         results.dir.display()
+    );
+    println!(
+        "visits: at least {} of {:.0} ms per point (after {:.0} ms warm-up each){}; more to the points whose 95 % CI is wider than ±{} %, until {:.0} s are spent ({:.1} s per point); order seed {}{}",
+        spec.min_visits,
+        spec.visit.as_secs_f64() * 1e3,
+        spec.warmup.as_secs_f64() * 1e3,
+        if spec.counter_visits() { ", plus one with perf counters open" } else { "" },
+        spec.ci_target * 100.0,
+        spec.total_budget().as_secs_f64(),
+        spec.budget.as_secs_f64(),
+        spec.seed,
+        if spec.seed_given { "" } else { " (drawn; --seed repeats the order)" }
     );
     if prior.resumed {
         println!(
-            "resuming: {} points already measured, {todo} to measure ({} failed or interrupted measured again)",
-            prior.done.len(),
-            prior.remeasured
+            "resuming: {} visits already made, {} failed or interrupted made again",
+            prior.visits.len(),
+            prior.dropped
         );
     }
     if prior.truncated_line {
-        eprintln!("bytepath: the last line of results.jsonl was cut short (a crash while writing it); that point is measured again");
+        eprintln!("bytepath: the last line of visits.jsonl was cut short (a crash while writing it); that visit is made again");
     }
-}
-
-/// Whether every record in the folder passed (completed or skipped, no verify mismatch).
-fn record_statuses(results: &ResultsFolder) -> Result<Vec<bool>, Error> {
-    let path = results.dir.join(folder::RESULTS_JSONL);
-    let text = std::fs::read_to_string(&path).map_err(|source| Error::File { path, source })?;
-    Ok(text
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .map(|r| {
-            matches!(r["status"].as_str(), Some("completed" | "skipped"))
-                && r["verify"]["mismatched_bytes"].as_u64().unwrap_or(0) == 0
-        })
-        .collect())
 }
 
 /// Renders the reports (a failure there keeps the results), prints where everything is, and
 /// gives the sweep's status.
-fn finish(results: &ResultsFolder, interrupted: bool, passed: &[bool]) -> Result<Status, Error> {
+fn finish(results: &VisitFolder, ending: Ending, records: &[RunRecord]) -> Result<Status, Error> {
     let dir = &results.dir;
     println!("results: {}", dir.join(folder::RESULTS_CSV).display());
     match report::write_reports(dir, None) {
@@ -218,15 +400,20 @@ fn finish(results: &ResultsFolder, interrupted: bool, passed: &[bool]) -> Result
             dir.display()
         ),
     }
-    let failed = passed.iter().filter(|&&p| !p).count();
-    if interrupted {
-        println!("interrupted: `bytepath sweep --out {} --resume` (with the same flags) measures the remaining points", dir.display());
+    if ending == Ending::Interrupted {
+        println!("interrupted: `bytepath sweep --out {} --resume` (with the same flags) makes the remaining visits", dir.display());
         return Ok(Status::Interrupted);
     }
+    let failed = records
+        .iter()
+        .filter(|r| {
+            !matches!(r.status.as_str(), "completed" | "skipped") || r.verify.mismatched_bytes > 0
+        })
+        .count();
     if failed > 0 {
         eprintln!(
             "bytepath: {failed} of {} points failed; see the errors column of results.csv",
-            passed.len()
+            records.len()
         );
         return Ok(Status::Failed);
     }

@@ -1,5 +1,8 @@
-//! What a sweep shows while it runs: an indicatif progress bar (current point, done/total, ETA)
-//! when stdout is a terminal, and one plain line per finished point otherwise (logs, CI).
+//! What a sweep shows while it runs: an indicatif progress bar (round, current visit,
+//! done/planned, ETA) when stdout is a terminal, and one plain line per finished visit
+//! otherwise (logs, CI); at the end one line per point with its interval.
+use super::schedule::PlannedVisit;
+use crate::record::VisitKind;
 use crate::report::units;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde_json::Value;
@@ -11,15 +14,13 @@ pub struct Progress {
 }
 
 impl Progress {
-    /// `to_measure` points in this session, out of `total` in the matrix.
-    pub fn new(to_measure: usize, total: usize) -> Progress {
+    /// `planned` visits (the minimum rounds; adaptive rounds extend it), `total` points.
+    pub fn new(planned: usize, total: usize) -> Progress {
         let bar = std::io::stdout().is_terminal().then(|| {
-            let bar = ProgressBar::with_draw_target(
-                Some(to_measure as u64),
-                ProgressDrawTarget::stdout(),
-            );
+            let bar =
+                ProgressBar::with_draw_target(Some(planned as u64), ProgressDrawTarget::stdout());
             let style = ProgressStyle::with_template(
-                "{bar:30.cyan/blue} {pos}/{len} points, ETA {eta}  {msg}",
+                "{bar:30.cyan/blue} {pos}/{len} visits, ETA {eta}  {msg}",
             )
             .expect("the template is valid");
             bar.set_style(style.progress_chars("=> "));
@@ -28,34 +29,29 @@ impl Progress {
         Progress { bar, total }
     }
 
-    /// A point is starting (`index` is its 0-based position in the sweep's order).
-    pub fn start(&self, index: usize, key: &str) {
+    /// An adaptive round adds `visits` to the plan.
+    pub fn extend(&self, visits: usize) {
         if let Some(bar) = &self.bar {
-            bar.set_message(format!(
-                "measuring {key} (point {} of {})",
-                index + 1,
-                self.total
-            ));
+            bar.inc_length(visits as u64);
         }
     }
 
-    /// A point has finished and its record is saved.
-    pub fn finish(&self, index: usize, record: &Value) {
-        let line = point_line(index, self.total, record);
+    /// A visit is starting.
+    pub fn start(&self, planned: &PlannedVisit, key: &str) {
+        if let Some(bar) = &self.bar {
+            bar.set_message(format!("{}: {key}", round_label(planned)));
+        }
+    }
+
+    /// A visit has finished and is saved.
+    pub fn finish(&self, planned: &PlannedVisit, record: &Value) {
+        let line = visit_line(planned, self.total, record);
         match &self.bar {
             Some(bar) => {
                 bar.println(line);
                 bar.inc(1);
             }
             None => println!("{line}"),
-        }
-    }
-
-    /// A line that is not about one point (kept above the bar).
-    pub fn say(&self, text: &str) {
-        match &self.bar {
-            Some(bar) => bar.println(text),
-            None => println!("{text}"),
         }
     }
 
@@ -66,7 +62,63 @@ impl Progress {
     }
 }
 
-/// `[ 3/16] gather/stream/4096/2  12.345 Gbit/s ± 1.2 %  (ci_target_met)`.
+fn round_label(planned: &PlannedVisit) -> String {
+    match planned.kind {
+        VisitKind::Headline => format!("round {}", planned.round + 1),
+        VisitKind::Counters => "counters".into(),
+    }
+}
+
+/// `round 2: [ 3/16] gather/stream/4096/2  12.345 Gbit/s` — one visit's own figure.
+pub fn visit_line(planned: &PlannedVisit, total: usize, record: &Value) -> String {
+    let width = total.to_string().len();
+    let key = record.pointer("/visit/key").and_then(Value::as_str).unwrap_or("?");
+    let head = format!(
+        "{}: [{:>width$}/{total}] {key}",
+        round_label(planned),
+        planned.point + 1
+    );
+    match outcome(record) {
+        Some(problem) => format!("{head}  {problem}"),
+        None if planned.kind == VisitKind::Counters => {
+            format!("{head}  perf counters open (kept apart from the headline figures)")
+        }
+        None => format!("{head}  {}", visit_figure(record)),
+    }
+}
+
+/// What went wrong with a record, if anything.
+fn outcome(record: &Value) -> Option<String> {
+    match record["status"].as_str() {
+        Some("failed") => {
+            let errors: Vec<&str> = record["errors"]
+                .as_array()
+                .map(|a| a.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            Some(format!("FAILED: {}", errors.join("; ")))
+        }
+        Some("skipped") => Some(format!(
+            "skipped: {}",
+            record["skipped_reason"].as_str().unwrap_or("?")
+        )),
+        Some("interrupted") => Some("interrupted: --resume makes it again".into()),
+        _ => None,
+    }
+}
+
+/// A visit's whole-window figure of the measured side.
+fn visit_figure(record: &Value) -> String {
+    match record["config"]["pattern"].as_str() {
+        Some("rr") => record["sides"][0]["messages_per_s"]
+            .as_f64()
+            .map_or("no figure".into(), |v| format!("{} round trips/s", units::count(v))),
+        _ => record["sides"][1]["throughput_gbps"]
+            .as_f64()
+            .map_or("no figure".into(), |v| format!("{v:.3} Gbit/s")),
+    }
+}
+
+/// `[ 3/16] gather/stream/4096/2  12.345 Gbit/s ± 1.2 %  (4 visits; ci_target_met)`.
 pub fn point_line(index: usize, total: usize, record: &Value) -> String {
     let width = total.to_string().len();
     let key = record
@@ -74,22 +126,9 @@ pub fn point_line(index: usize, total: usize, record: &Value) -> String {
         .and_then(Value::as_str)
         .unwrap_or("?");
     let head = format!("[{:>width$}/{total}] {key}", index + 1);
-    match record["status"].as_str() {
-        Some("failed") => {
-            let errors: Vec<&str> = record["errors"]
-                .as_array()
-                .map(|a| a.iter().filter_map(Value::as_str).collect())
-                .unwrap_or_default();
-            format!("{head}  FAILED: {}", errors.join("; "))
-        }
-        Some("skipped") => {
-            let reason = record["skipped_reason"].as_str().unwrap_or("?");
-            format!("{head}  skipped: {reason}")
-        }
-        Some("interrupted") => {
-            format!("{head}  interrupted: saved as interrupted; --resume measures it again")
-        }
-        _ => {
+    match outcome(record) {
+        Some(problem) => format!("{head}  {problem}"),
+        None => {
             let mismatch = record
                 .pointer("/verify/mismatched_bytes")
                 .and_then(Value::as_u64)
@@ -123,9 +162,13 @@ pub fn headline(record: &Value) -> String {
         (Some(v), _) => format!("{v:.3} Gbit/s"),
     };
     let ci = ci.map_or(String::new(), |c| format!(" ± {:.1} %", c * 100.0));
+    let visits = stats
+        .pointer("/visits/count")
+        .and_then(Value::as_u64)
+        .map_or(String::new(), |n| format!("{n} visits; "));
     let stop = stats["stop_reason"]
         .as_str()
-        .map_or(String::new(), |r| format!("  ({r})"));
+        .map_or(String::new(), |r| format!("  ({visits}{r})"));
     format!("{figure}{ci}{stop}")
 }
 
@@ -141,12 +184,35 @@ mod tests {
             "sweep_point": {"key": "gather/stream/4096/2"},
             "config": {"pattern": "stream"},
             "statistics": {"metric": "throughput_gbps", "stop_reason": "ci_target_met",
-                           "summary": {"mean": 12.3456, "ci95_rel": 0.012}},
+                           "summary": {"mean": 12.3456, "ci95_rel": 0.012},
+                           "visits": {"count": 4}},
         });
         assert_eq!(
             point_line(2, 16, &record),
-            "[ 3/16] gather/stream/4096/2  12.346 Gbit/s ± 1.2 %  (ci_target_met)"
+            "[ 3/16] gather/stream/4096/2  12.346 Gbit/s ± 1.2 %  (4 visits; ci_target_met)"
         );
+    }
+
+    #[test]
+    fn a_visit_line_gives_its_round_and_its_own_figure() {
+        let record = json!({
+            "status": "completed",
+            "visit": {"key": "copy/rr/64/1"},
+            "config": {"pattern": "rr"},
+            "sides": [{"messages_per_s": 45_200.0}, {}],
+        });
+        let mut planned = PlannedVisit {
+            point: 4,
+            group: 0,
+            round: 1,
+            kind: VisitKind::Headline,
+        };
+        assert_eq!(
+            visit_line(&planned, 12, &record),
+            "round 2: [ 5/12] copy/rr/64/1  45.2 k round trips/s"
+        );
+        planned.kind = VisitKind::Counters;
+        assert!(visit_line(&planned, 12, &record).starts_with("counters: [ 5/12] copy/rr/64/1  perf counters open"));
     }
 
     #[test]

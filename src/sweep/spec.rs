@@ -1,6 +1,7 @@
 //! `bytepath sweep` flags -> a validated `SweepSpec`: the matrix (mechanisms × patterns × sizes
-//! × threads), the stopping rule every point shares, and the order the points are measured in.
+//! × threads) and how every point is visited (visits, visit length, budget, seed, CI target).
 //! Single values are parsed by `config`'s parsers; this file only adds comma lists and the CI.
+//! The order of the visits is `schedule`'s.
 use crate::cli::SweepArgs;
 use crate::config::{
     self, ConfigError, Network, Pattern, Pinning, RunSpec, Stopping, MAX_MESSAGE_SIZE, MAX_THREADS,
@@ -13,6 +14,8 @@ use std::time::Duration;
 
 /// Largest accepted `--ci`: beyond ±50 % a confidence interval says nothing useful.
 pub const MAX_CI_PERCENT: f64 = 50.0;
+/// `--visits` bounds: an interval needs two visit means; a thousand is far past any budget.
+pub const VISIT_BOUNDS: (usize, usize) = (2, 1000);
 
 fn bad(msg: impl Into<String>) -> ConfigError {
     ConfigError(msg.into())
@@ -49,9 +52,16 @@ pub struct SweepSpec {
     pub threads: Vec<usize>,
     /// Relative CI half-width target (0.02 = ±2 %).
     pub ci_target: f64,
+    /// Visits every point gets at least.
+    pub min_visits: usize,
+    /// Measured time of one visit.
+    pub visit: Duration,
+    /// Time per point, on average, over the whole sweep's visits.
+    pub budget: Duration,
+    /// Seed of the visit order, and whether `--seed` gave it.
+    pub seed: u64,
+    pub seed_given: bool,
     pub slice: Duration,
-    pub min_time: Duration,
-    pub max_time: Duration,
     pub warmup: Duration,
     pub pinning: Pinning,
     /// Whether `--pin` was left out and the default placement was chosen.
@@ -76,13 +86,13 @@ impl SweepSpec {
         for &pattern in &patterns {
             config::parse_counters(&args.counters, pattern)?;
         }
-        let (slice, min_time, max_time) = parse_times(args)?;
+        let (visit, slice) = parse_times(args)?;
         let default_pin = if cpus.len() >= 2 { "cross" } else { "same" };
         let network = Network::from_args(&args.network)?;
         let remote = config::RemoteRun::from_args(&args.remote, &network)?;
         if remote.as_ref().is_some_and(|r| r.reverse) {
             return Err(ConfigError(
-                "--reverse with sweep: a sweep stops each point on the CI of slices it watches live, which the measuring side would then hold on the server; --reverse is for `run` (stream) only".into(),
+                "--reverse with sweep: a sweep reads each visit's figures on this host, which --reverse would leave on the server; --reverse is for `run` (stream) only".into(),
             ));
         }
         let mechanisms = match args.mechanisms.trim() {
@@ -105,9 +115,12 @@ impl SweepSpec {
             sizes: parse_list("--sizes", &args.sizes, config::parse_message_size)?,
             threads: parse_list("--threads", &args.threads, config::parse_threads)?,
             ci_target: parse_ci(&args.ci)?,
+            min_visits: parse_visits(&args.visits)?,
+            visit,
+            budget: config::parse_duration("--budget", &args.budget, false)?,
+            seed: parse_seed(args.seed.as_deref())?,
+            seed_given: args.seed.is_some(),
             slice,
-            min_time,
-            max_time,
             warmup: config::parse_duration("--warmup", &args.warmup, true)?,
             pinning: config::parse_pinning(Some(args.pin.as_deref().unwrap_or(default_pin)), cpus)?,
             pin_defaulted: args.pin.is_none(),
@@ -153,8 +166,10 @@ impl SweepSpec {
         out
     }
 
-    /// The run of one point: the shared settings with the point's own values.
-    pub fn run_spec(&self, point: &Point) -> RunSpec {
+    /// The run of one visit of a point: the shared settings with the point's own values.
+    /// Perf counters are opened only in a counter visit (`counters`), never in the visits the
+    /// headline figures come from.
+    pub fn run_spec(&self, point: &Point, counters: bool) -> RunSpec {
         RunSpec {
             transport: crate::transport::Transport::Tcp,
             pipe_size: None,
@@ -162,12 +177,10 @@ impl SweepSpec {
             pattern: point.pattern,
             message_size: point.message_size,
             threads: point.threads,
-            duration: self.max_time,
+            duration: self.visit,
             stopping: Stopping {
                 messages_per_flow: None,
                 slice: self.slice,
-                min_time: self.min_time,
-                ci_target: Some(self.ci_target),
             },
             warmup: self.warmup,
             pinning: self.pinning.clone(),
@@ -175,7 +188,11 @@ impl SweepSpec {
             recv_size: self.recv_size,
             spin: false,
             verify: self.verify,
-            counters: self.counter_selection(point.pattern),
+            counters: if counters {
+                self.counter_selection()
+            } else {
+                CounterSelection::None
+            },
             udp_split: false,
             processes: false,
             network: self.network.clone(),
@@ -184,8 +201,20 @@ impl SweepSpec {
         }
     }
 
-    fn counter_selection(&self, pattern: Pattern) -> CounterSelection {
-        config::parse_counters(&self.counters, pattern).unwrap_or(CounterSelection::None)
+    /// What a counter visit opens: `auto` is every counter, for rr too (a counter visit's
+    /// context-switch cost stays out of the headline figures).
+    pub fn counter_selection(&self) -> CounterSelection {
+        config::parse_counters(&self.counters, Pattern::Stream).unwrap_or(CounterSelection::None)
+    }
+
+    /// Whether each point gets a counter visit.
+    pub fn counter_visits(&self) -> bool {
+        self.counter_selection() != CounterSelection::None
+    }
+
+    /// The whole sweep's visit budget: points × `--budget`.
+    pub fn total_budget(&self) -> Duration {
+        self.budget * self.total() as u32
     }
 
     /// The effective settings as JSON, for the results folder's marker and for `--resume` to
@@ -197,9 +226,11 @@ impl SweepSpec {
             "sizes_bytes": self.sizes,
             "threads": self.threads,
             "ci_target_rel": self.ci_target,
+            "min_visits": self.min_visits,
+            "visit_s": self.visit.as_secs_f64(),
+            "budget_per_point_s": self.budget.as_secs_f64(),
+            "seed": self.seed,
             "slice_s": self.slice.as_secs_f64(),
-            "min_time_s": self.min_time.as_secs_f64(),
-            "max_time_s": self.max_time.as_secs_f64(),
             "warmup_s": self.warmup.as_secs_f64(),
             "pin": self.pinning.name(),
             "recv_size_bytes": self.recv_size,
@@ -261,24 +292,46 @@ pub fn parse_ci(text: &str) -> Result<f64, ConfigError> {
     config::parse_percent("--ci", text, MAX_CI_PERCENT)
 }
 
-/// `--slice` ≤ `--min-time` ≤ `--max-time`, all above zero.
-fn parse_times(args: &SweepArgs) -> Result<(Duration, Duration, Duration), ConfigError> {
+/// `--visit` and `--slice`, both above zero, a slice no longer than a visit.
+fn parse_times(args: &SweepArgs) -> Result<(Duration, Duration), ConfigError> {
+    let visit = config::parse_duration("--visit", &args.visit, false)?;
     let slice = config::parse_duration("--slice", &args.slice, false)?;
-    let min_time = config::parse_duration("--min-time", &args.min_time, false)?;
-    let max_time = config::parse_duration("--max-time", &args.max_time, false)?;
-    if min_time > max_time {
+    if slice > visit {
         return Err(bad(format!(
-            "--min-time {} is longer than --max-time {}; allowed: min-time ≤ max-time",
-            args.min_time, args.max_time
+            "--slice {} is longer than --visit {}; allowed: slice ≤ visit (a visit is cut into slices)",
+            args.slice, args.visit
         )));
     }
-    if slice > min_time {
-        return Err(bad(format!(
-            "--slice {} is longer than --min-time {}; allowed: slice ≤ min-time (the CI needs several slices)",
-            args.slice, args.min_time
-        )));
+    Ok((visit, slice))
+}
+
+/// `--visits`: a whole number from 2 to 1000.
+pub fn parse_visits(text: &str) -> Result<usize, ConfigError> {
+    let (lo, hi) = VISIT_BOUNDS;
+    match text.trim().parse::<usize>() {
+        Ok(n) if (lo..=hi).contains(&n) => Ok(n),
+        _ => Err(bad(format!(
+            "--visits {text:?}: allowed: a whole number from {lo} to {hi} (an interval needs two visit means)"
+        ))),
     }
-    Ok((slice, min_time, max_time))
+}
+
+/// `--seed`: a whole number up to 2^64 - 1; without one, a fresh seed from the OS.
+pub fn parse_seed(text: Option<&str>) -> Result<u64, ConfigError> {
+    match text {
+        Some(t) => t.trim().parse::<u64>().map_err(|_| {
+            bad(format!(
+                "--seed {t:?}: allowed: a whole number from 0 to {}",
+                u64::MAX
+            ))
+        }),
+        None => {
+            let mut bytes = [0u8; 8];
+            getrandom::fill(&mut bytes)
+                .map_err(|e| bad(format!("--seed: no seed given and none from the OS ({e})")))?;
+            Ok(u64::from_le_bytes(bytes))
+        }
+    }
 }
 
 fn parse_recv_size(text: Option<&str>) -> Result<Option<usize>, ConfigError> {
@@ -344,15 +397,15 @@ mod tests {
     }
 
     #[test]
-    fn times_must_nest_slice_within_min_within_max() {
-        assert!(spec(&["--min-time", "2s", "--max-time", "1s"])
+    fn a_slice_must_fit_in_a_visit() {
+        assert!(spec(&["--slice", "600ms", "--visit", "500ms"])
             .unwrap_err()
             .0
-            .contains("min-time ≤ max-time"));
-        assert!(spec(&["--slice", "600ms", "--min-time", "500ms"])
+            .contains("slice ≤ visit"));
+        assert!(spec(&["--budget", "0s"])
             .unwrap_err()
             .0
-            .contains("slice ≤ min-time"));
+            .starts_with("--budget"));
         assert!(spec(&["--slice", "0s"])
             .unwrap_err()
             .0
@@ -392,31 +445,43 @@ mod tests {
     }
 
     #[test]
-    fn counters_resolve_per_pattern() {
+    fn counters_open_only_in_a_counter_visit_and_auto_is_all_for_both_patterns() {
         let s = spec(&["--patterns", "stream,rr"]).unwrap();
-        let point = |pattern| Point {
-            mechanism: MechanismKind::Send,
-            pattern,
-            message_size: 64,
-            threads: 1,
-        };
-        assert_eq!(
-            s.run_spec(&point(Pattern::Stream)).counters,
-            CounterSelection::All
-        );
-        assert_eq!(
-            s.run_spec(&point(Pattern::Rr)).counters,
-            CounterSelection::None
-        );
+        for pattern in [Pattern::Stream, Pattern::Rr] {
+            let point = Point {
+                mechanism: MechanismKind::Send,
+                pattern,
+                message_size: 64,
+                threads: 1,
+            };
+            assert_eq!(s.run_spec(&point, false).counters, CounterSelection::None);
+            assert_eq!(s.run_spec(&point, true).counters, CounterSelection::All);
+        }
+        assert!(s.counter_visits());
+        assert!(!spec(&["--counters", "none"]).unwrap().counter_visits());
     }
 
     #[test]
-    fn a_point_runs_until_max_time_with_the_ci_target() {
-        let s = spec(&["--ci", "3%", "--max-time", "2s", "--min-time", "1s"]).unwrap();
-        let run = s.run_spec(&s.points()[0]);
-        assert_eq!(run.duration, Duration::from_secs(2));
-        assert_eq!(run.stopping.min_time, Duration::from_secs(1));
-        assert_eq!(run.stopping.ci_target, Some(0.03));
+    fn a_visit_runs_for_the_visit_length_with_no_stopping_rule() {
+        let s = spec(&["--visit", "400ms", "--slice", "50ms", "--budget", "3s"]).unwrap();
+        let run = s.run_spec(&s.points()[0], false);
+        assert_eq!(run.duration, Duration::from_millis(400));
+        assert_eq!(run.stopping.slice, Duration::from_millis(50));
+        assert_eq!(run.stopping.messages_per_flow, None);
+        assert_eq!(s.total_budget(), Duration::from_secs(3 * 96));
+    }
+
+    #[test]
+    fn visits_and_seed_are_checked_and_a_missing_seed_is_drawn() {
+        assert_eq!(spec(&["--visits", "5"]).unwrap().min_visits, 5);
+        for bad in ["1", "0", "1001", "x", "2.5"] {
+            let err = spec(&["--visits", bad]).unwrap_err().0;
+            assert!(err.starts_with("--visits") && err.contains("2 to 1000"), "{err}");
+        }
+        let s = spec(&["--seed", "42"]).unwrap();
+        assert_eq!((s.seed, s.seed_given), (42, true));
+        assert!(spec(&["--seed=-1"]).unwrap_err().0.starts_with("--seed"));
+        assert!(!spec(&[]).unwrap().seed_given);
     }
 
     #[test]
@@ -509,13 +574,13 @@ mod tests {
         }
 
         #[test]
-        fn times_are_accepted_exactly_when_slice_min_and_max_nest(slice in 1u64..500, min in 1u64..500, max in 1u64..500) {
-            let (slice_ms, min_ms, max_ms) = (format!("{slice}ms"), format!("{min}ms"), format!("{max}ms"));
-            let result = spec(&["--slice", &slice_ms, "--min-time", &min_ms, "--max-time", &max_ms]);
-            prop_assert_eq!(result.is_ok(), slice <= min && min <= max);
+        fn times_are_accepted_exactly_when_the_slice_fits_the_visit(slice in 1u64..500, visit in 1u64..500) {
+            let (slice_ms, visit_ms) = (format!("{slice}ms"), format!("{visit}ms"));
+            let result = spec(&["--slice", &slice_ms, "--visit", &visit_ms]);
+            prop_assert_eq!(result.is_ok(), slice <= visit);
             if let Ok(s) = result {
                 prop_assert_eq!(s.slice, Duration::from_millis(slice));
-                prop_assert_eq!(s.max_time, Duration::from_millis(max));
+                prop_assert_eq!(s.visit, Duration::from_millis(visit));
             }
         }
 

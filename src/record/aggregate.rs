@@ -1,0 +1,307 @@
+//! A visited point's record, built from its visit records (the lines of visits.jsonl): the
+//! headline figures from the visits with no perf counter open, the counter figures from the
+//! point's counter visit, the statistics from the visit means. Counts and CPU time are summed
+//! over the headline visits; rates are the mean of the visit rates (every visit is as long as
+//! the others, so this is the mean the interval is about); latency percentiles are the median
+//! over visits of each visit's percentile (a histogram per visit is not kept). Nothing is
+//! recomputed from a visit's threads: a point's record reads the same whether the visits were
+//! just measured or read back for `--resume`.
+use super::{
+    notes, DatagramReport, PageRefsReport, RunRecord, SideMetrics, VerifyReport, VisitKind,
+    ZerocopyReport, KEPT_MISMATCHES,
+};
+use crate::config::RunSpec;
+use crate::environment::Environment;
+use crate::measure::histogram::LatencySummary;
+use crate::record::{Metric, MetricSet};
+use crate::stats::point::{slice_cv, visit_statistics, VisitPlan, VisitValue};
+
+/// What the point-level latency means, added to each side's definition.
+const LATENCY_OVER_VISITS: &str =
+    "; for a point measured in visits, each percentile is the median over visits of that visit's percentile";
+
+/// The point's record from its `visits` (headline and counter visits, any order). `None`
+/// when no visit ran.
+pub fn point_record(
+    spec: &RunSpec,
+    env: Environment,
+    visits: &[&RunRecord],
+    plan: &VisitPlan,
+) -> Option<RunRecord> {
+    let kind = |r: &&&RunRecord| r.visit.as_ref().map(|v| v.kind);
+    let counters = visits.iter().find(|r| kind(r) == Some(VisitKind::Counters));
+    let mut headline: Vec<&RunRecord> = visits
+        .iter()
+        .filter(|r| kind(r) != Some(VisitKind::Counters))
+        .copied()
+        .collect();
+    headline.sort_by_key(|r| r.visit.as_ref().map_or(0, |v| v.round));
+    let first = headline.first().or(counters)?;
+    if first.skipped_reason.is_some() {
+        return Some(RunRecord {
+            visit: None,
+            ..(*first).clone()
+        });
+    }
+    let measured: Vec<&RunRecord> = headline
+        .iter()
+        .filter(|r| r.status == "completed")
+        .copied()
+        .collect();
+    let mut record = (*first).clone();
+    record.visit = None;
+    record.errors = visit_errors(visits);
+    record.status = status(&record.errors, measured.len(), plan.min_visits).into();
+    record.interrupted = record.status == "interrupted";
+    record.timestamp_unix_s = visits.iter().map(|r| r.timestamp_unix_s).max().unwrap_or(0);
+    record.measured_s = measured.iter().map(|r| r.measured_s).sum();
+    record.statistics = visit_statistics(spec.pattern, &visit_values(&measured), plan);
+    record.sides = (0..2)
+        .map(|i| side(&measured, counters.map(|c| &c.sides[i]), i, &first.sides[i]))
+        .collect();
+    sum_reports(&mut record, spec, &measured);
+    record.machine_wide_cpu = sum_machine(&measured);
+    record.machine_wide_cpu_unavailable_reason = record
+        .machine_wide_cpu
+        .is_none()
+        .then(|| "not read in every visit (a starved controller, or no visit measured)".into());
+    record.notes = notes(
+        spec,
+        &env,
+        record.zerocopy.as_ref(),
+        record.receive.as_ref(),
+    );
+    record.notes.push(visit_note(plan, measured.len(), counters.is_some()));
+    record.environment = env;
+    Some(record)
+}
+
+/// Every visit's errors, each naming its visit.
+fn visit_errors(visits: &[&RunRecord]) -> Vec<String> {
+    visits
+        .iter()
+        .flat_map(|r| {
+            let at = r
+                .visit
+                .as_ref()
+                .map_or("visit".to_string(), |v| format!("round {} visit", v.round));
+            r.errors.iter().map(move |e| format!("{at}: {e}"))
+        })
+        .collect()
+}
+
+fn status(errors: &[String], measured: usize, min_visits: usize) -> &'static str {
+    if !errors.is_empty() {
+        "failed"
+    } else if measured < min_visits {
+        "interrupted"
+    } else {
+        "completed"
+    }
+}
+
+/// Each measured visit's headline figure (the measured side's whole-window rate), its round
+/// and its slices' spread.
+fn visit_values(measured: &[&RunRecord]) -> Vec<VisitValue> {
+    measured
+        .iter()
+        .map(|r| {
+            VisitValue {
+                round: r.visit.as_ref().map_or(0, |v| v.round),
+                mean: r.headline_value(),
+                slices: r.statistics.slices,
+                slice_cv: slice_cv(&r.statistics.values),
+            }
+        })
+        .collect()
+}
+
+/// One side over the measured visits; its counters from the counter visit.
+fn side(
+    measured: &[&RunRecord],
+    counted: Option<&SideMetrics>,
+    i: usize,
+    first: &SideMetrics,
+) -> SideMetrics {
+    let sides: Vec<&SideMetrics> = measured.iter().map(|r| &r.sides[i]).collect();
+    let n = sides.len().max(1) as f64;
+    let sum_u = |f: fn(&SideMetrics) -> u64| sides.iter().map(|s| f(s)).sum::<u64>();
+    let sum_f = |f: fn(&SideMetrics) -> f64| sides.iter().map(|s| f(s)).fold(0.0, |a, b| a + b);
+    let (bytes, cpu_user_s, cpu_sys_s) = (
+        sum_u(|s| s.payload_bytes),
+        sum_f(|s| s.cpu_user_s),
+        sum_f(|s| s.cpu_sys_s),
+    );
+    let latency = latency_over_visits(&sides);
+    let no_counters = |set: &MetricSet| {
+        MetricSet(
+            set.0
+                .iter()
+                .map(|(k, _)| {
+                    let why = "counted in no visit of this point (--counters none)";
+                    (k.clone(), Metric::Unavailable(why.into()))
+                })
+                .collect(),
+        )
+    };
+    SideMetrics {
+        side: first.side.clone(),
+        threads: first.threads,
+        pid: first.pid,
+        messages: sum_u(|s| s.messages),
+        payload_bytes: bytes,
+        elapsed_s: sum_f(|s| s.elapsed_s),
+        throughput_gbps: sum_f(|s| s.throughput_gbps) / n,
+        messages_per_s: sum_f(|s| s.messages_per_s) / n,
+        latency_definition: format!("{}{LATENCY_OVER_VISITS}", first.latency_definition),
+        latency_ns_unavailable_reason: latency
+            .is_none()
+            .then(|| first.latency_ns_unavailable_reason.clone())
+            .flatten()
+            .or_else(|| latency.is_none().then(|| "no visit measured a latency".into())),
+        latency_ns: latency,
+        cpu_user_s,
+        cpu_sys_s,
+        cpu_ns_per_byte: (bytes > 0).then(|| (cpu_user_s + cpu_sys_s) * 1e9 / bytes as f64),
+        voluntary_context_switches: sum_u(|s| s.voluntary_context_switches),
+        involuntary_context_switches: sum_u(|s| s.involuntary_context_switches),
+        counters: counted.map_or_else(|| no_counters(&first.counters), |c| c.counters.clone()),
+        derived: counted.map_or_else(|| no_counters(&first.derived), |c| c.derived.clone()),
+        counter_scope: counted.and_then(|c| c.counter_scope),
+        counters_multiplexed: counted.is_some_and(|c| c.counters_multiplexed),
+    }
+}
+
+/// Each percentile's median over the visits that measured one; counts added, extremes kept,
+/// the mean weighted by each visit's count.
+fn latency_over_visits(sides: &[&SideMetrics]) -> Option<LatencySummary> {
+    let all: Vec<LatencySummary> = sides.iter().filter_map(|s| s.latency_ns).collect();
+    if all.is_empty() {
+        return None;
+    }
+    let median = |f: fn(&LatencySummary) -> u64| -> u64 {
+        let mut v: Vec<u64> = all.iter().map(f).collect();
+        v.sort_unstable();
+        let mid = v.len() / 2;
+        if v.len() % 2 == 1 {
+            v[mid]
+        } else {
+            (v[mid - 1] + v[mid]) / 2
+        }
+    };
+    let count: u64 = all.iter().map(|l| l.count).sum();
+    Some(LatencySummary {
+        count,
+        min: all.iter().map(|l| l.min).min().unwrap_or(0),
+        p50: median(|l| l.p50),
+        p90: median(|l| l.p90),
+        p99: median(|l| l.p99),
+        p99_9: median(|l| l.p99_9),
+        max: all.iter().map(|l| l.max).max().unwrap_or(0),
+        mean: all.iter().map(|l| l.mean * l.count as f64).sum::<f64>() / count.max(1) as f64,
+    })
+}
+
+/// The per-run blocks summed over the measured visits.
+fn sum_reports(record: &mut RunRecord, spec: &RunSpec, measured: &[&RunRecord]) {
+    let zerocopy = measured.iter().filter_map(|r| r.zerocopy.as_ref());
+    record.zerocopy = zerocopy.fold(None, |acc: Option<ZerocopyReport>, z| {
+        let mut stats = acc.map_or_else(Default::default, |a| a.stats);
+        stats.add(&z.stats);
+        Some(ZerocopyReport::from_stats(spec.mechanism, stats))
+    });
+    let page_refs = measured.iter().filter_map(|r| r.page_refs.as_ref());
+    record.page_refs = page_refs.fold(None, |acc: Option<PageRefsReport>, p| {
+        let mut stats = acc.map_or_else(Default::default, |a| a.stats);
+        stats.add(&p.stats);
+        Some(PageRefsReport::from_stats(stats))
+    });
+    let receive = measured.iter().filter_map(|r| r.receive.as_ref());
+    record.receive = receive.fold(None, |acc: Option<super::ReceiveReport>, r| {
+        let mut stats = acc.map_or_else(
+            || crate::mechanism::recv_path::ReceivePathStats::new(spec.recv_path),
+            |a| a.stats,
+        );
+        stats.add(&r.stats);
+        Some(super::receive::from_stats(spec, stats))
+    });
+    record.datagrams = sum_datagrams(measured);
+    record.verify = sum_verify(spec, measured);
+    let mut transfer = super::TransferTotals {
+        all_delivered: !measured.is_empty(),
+        ..Default::default()
+    };
+    for t in measured.iter().map(|r| &r.transfer) {
+        transfer.sender_sent_bytes += t.sender_sent_bytes;
+        transfer.receiver_received_bytes += t.receiver_received_bytes;
+        transfer.receiver_sent_bytes += t.receiver_sent_bytes;
+        transfer.sender_received_bytes += t.sender_received_bytes;
+        transfer.all_delivered &= t.all_delivered;
+    }
+    record.transfer = transfer;
+}
+
+fn sum_datagrams(measured: &[&RunRecord]) -> Option<DatagramReport> {
+    let mut all = measured.iter().filter_map(|r| r.datagrams.as_ref());
+    let mut total = all.next()?.clone();
+    for d in all {
+        total.forward.add(&d.forward);
+        if let (Some(b), Some(o)) = (total.back.as_mut(), d.back.as_ref()) {
+            b.add(o);
+        }
+        total.lost_round_trips += d.lost_round_trips;
+        total.stale_answers += d.stale_answers;
+        total.incomplete_messages += d.incomplete_messages;
+        total.end_markers_lost += d.end_markers_lost;
+    }
+    total.summary = total.describe();
+    Some(total)
+}
+
+fn sum_verify(spec: &RunSpec, measured: &[&RunRecord]) -> VerifyReport {
+    let mut report = VerifyReport {
+        enabled: spec.verify,
+        ..Default::default()
+    };
+    for v in measured.iter().map(|r| &r.verify) {
+        report.checked_bytes += v.checked_bytes;
+        report.mismatched_bytes += v.mismatched_bytes;
+        let room = KEPT_MISMATCHES.saturating_sub(report.first_mismatches.len());
+        report
+            .first_mismatches
+            .extend(v.first_mismatches.iter().take(room).copied());
+    }
+    report
+}
+
+/// Machine-wide CPU over the measured visits, when every one of them read it.
+fn sum_machine(measured: &[&RunRecord]) -> Option<crate::measure::machine::MachineCpu> {
+    measured.iter().try_fold(
+        crate::measure::machine::MachineCpu::default(),
+        |acc, r| {
+            let m = r.machine_wide_cpu?;
+            Some(crate::measure::machine::MachineCpu {
+                user_s: acc.user_s + m.user_s,
+                system_s: acc.system_s + m.system_s,
+                softirq_s: acc.softirq_s + m.softirq_s,
+                irq_s: acc.irq_s + m.irq_s,
+                idle_s: acc.idle_s + m.idle_s,
+            })
+        },
+    )
+    .filter(|_| !measured.is_empty())
+}
+
+fn visit_note(plan: &VisitPlan, measured: usize, counted: bool) -> String {
+    let counters = if counted {
+        "perf counter figures come from a visit of their own, not from these"
+    } else {
+        "no visit opened perf counters"
+    };
+    format!(
+        "measured in {measured} visits of {:.0} ms (after {:.0} ms of warm-up each), spread over the study in a seeded shuffled order; the figure and its interval come from the visit means ({}); {counters}",
+        plan.visit_s * 1e3,
+        plan.warmup_s * 1e3,
+        crate::stats::visits::VISIT_METHOD
+    )
+}

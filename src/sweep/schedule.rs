@@ -1,0 +1,164 @@
+//! The order of a sweep's visits. Points are grouped by what a comparison holds equal (pattern,
+//! flows, size); a round visits groups in a seeded shuffled order, and inside a group visits
+//! its mechanisms back to back, so every pair of mechanisms is compared within seconds. Each
+//! group's mechanism order is drawn once from the seed and reversed on every other visit of
+//! the group, so in any pair each mechanism goes first equally often and a drift within a
+//! round does not read as a difference between them. The whole order follows from the seed
+//! and from which groups each round includes, so `--resume` replays it exactly and skips the
+//! visits already made.
+pub use crate::record::VisitKind;
+
+/// One visit to make: which point (its index in the matrix), in which round, for what.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct PlannedVisit {
+    pub point: usize,
+    pub group: usize,
+    pub round: usize,
+    pub kind: VisitKind,
+}
+
+/// The seeded order of a study's visits.
+pub struct Schedule {
+    /// Each group's points, in the order drawn from the seed.
+    groups: Vec<Vec<usize>>,
+    /// Headline visits each group has been given so far (its parity reverses the order).
+    visited: Vec<usize>,
+    rng: fastrand::Rng,
+}
+
+impl Schedule {
+    /// `groups` holds point indexes; every point belongs to exactly one group.
+    pub fn new(mut groups: Vec<Vec<usize>>, seed: u64) -> Schedule {
+        let mut rng = fastrand::Rng::with_seed(seed);
+        for group in &mut groups {
+            rng.shuffle(group);
+        }
+        Schedule {
+            visited: vec![0; groups.len()],
+            groups,
+            rng,
+        }
+    }
+
+    pub fn group_count(&self) -> usize {
+        self.groups.len()
+    }
+
+    /// A headline round over `which` groups. With `shuffled` the groups come in a seeded random
+    /// order; without, in the order given (adaptive rounds give the neediest first).
+    pub fn round(&mut self, round: usize, which: &[usize], shuffled: bool) -> Vec<PlannedVisit> {
+        let mut order = which.to_vec();
+        if shuffled {
+            self.rng.shuffle(&mut order);
+        }
+        let mut out = Vec::new();
+        for g in order {
+            let reversed = self.visited[g] % 2 == 1;
+            self.visited[g] += 1;
+            let members = &self.groups[g];
+            let ordered: Box<dyn Iterator<Item = &usize>> = if reversed {
+                Box::new(members.iter().rev())
+            } else {
+                Box::new(members.iter())
+            };
+            out.extend(ordered.map(|&point| PlannedVisit {
+                point,
+                group: g,
+                round,
+                kind: VisitKind::Headline,
+            }));
+        }
+        out
+    }
+
+    /// A counter round: one counter visit of every point of every group, groups shuffled.
+    pub fn counter_round(&mut self, round: usize) -> Vec<PlannedVisit> {
+        let mut order: Vec<usize> = (0..self.groups.len()).collect();
+        self.rng.shuffle(&mut order);
+        order
+            .into_iter()
+            .flat_map(|g| {
+                self.groups[g].iter().map(move |&point| PlannedVisit {
+                    point,
+                    group: g,
+                    round,
+                    kind: VisitKind::Counters,
+                })
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn groups() -> Vec<Vec<usize>> {
+        vec![vec![0, 1, 2], vec![3, 4, 5], vec![6, 7, 8], vec![9, 10, 11]]
+    }
+
+    fn three_rounds(seed: u64) -> Vec<PlannedVisit> {
+        let mut s = Schedule::new(groups(), seed);
+        (0..3).flat_map(|r| s.round(r, &[0, 1, 2, 3], true)).collect()
+    }
+
+    #[test]
+    fn the_same_seed_gives_the_same_order_and_another_seed_another() {
+        assert_eq!(three_rounds(7), three_rounds(7));
+        assert_ne!(three_rounds(7), three_rounds(8));
+    }
+
+    #[test]
+    fn a_group_is_visited_back_to_back_and_every_point_once_per_round() {
+        for round in three_rounds(3).chunks(12) {
+            let mut points: Vec<usize> = round.iter().map(|v| v.point).collect();
+            for chunk in round.chunks(3) {
+                assert!(chunk.iter().all(|v| v.group == chunk[0].group), "{chunk:?}");
+            }
+            points.sort();
+            assert_eq!(points, (0..12).collect::<Vec<_>>());
+        }
+    }
+
+    #[test]
+    fn in_every_pair_each_member_goes_first_on_alternate_visits() {
+        let visits = three_rounds(11);
+        let position = |round: usize, point: usize| {
+            visits
+                .iter()
+                .position(|v| v.round == round && v.point == point)
+                .unwrap()
+        };
+        for (a, b) in [(0, 1), (0, 2), (4, 5), (9, 11)] {
+            let first: Vec<bool> = (0..3).map(|r| position(r, a) < position(r, b)).collect();
+            assert_eq!(first, [first[0], !first[0], first[0]], "pair {a},{b}");
+        }
+    }
+
+    #[test]
+    fn an_adaptive_round_keeps_the_given_group_order_and_each_groups_alternation() {
+        let mut s = Schedule::new(groups(), 5);
+        let first = s.round(0, &[0, 1, 2, 3], true);
+        let order_of = |visits: &[PlannedVisit], g: usize| -> Vec<usize> {
+            visits.iter().filter(|v| v.group == g).map(|v| v.point).collect()
+        };
+        let adaptive = s.round(1, &[2, 0], false);
+        assert_eq!(adaptive[0].group, 2);
+        assert_eq!(adaptive.len(), 6);
+        let mut reversed = order_of(&first, 2);
+        reversed.reverse();
+        assert_eq!(order_of(&adaptive, 2), reversed);
+        let later = s.round(2, &[2], false);
+        assert_eq!(order_of(&later, 2), order_of(&first, 2));
+    }
+
+    #[test]
+    fn a_counter_round_visits_every_point_once_for_counters() {
+        let mut s = Schedule::new(groups(), 1);
+        let round = s.counter_round(4);
+        assert_eq!(round.len(), 12);
+        assert!(round
+            .iter()
+            .all(|v| v.kind == VisitKind::Counters && v.round == 4));
+    }
+}
