@@ -1,11 +1,15 @@
-//! `bytepath compare OLD NEW`: per point, the ratio new/old of the statistics' mean (receiver
-//! Gbit/s for stream, round trips/s for rr; higher is better for both) with its 95 % interval,
-//! and a verdict: faster or slower only where that interval excludes 1.
+//! `bytepath compare OLD NEW`: per point, the ratio new/old of the headline figure (receiver
+//! Gbit/s for stream, round trips/s for rr; higher is better for both) with its 95 % interval
+//! from the visit-level spread of both folders (Welch's t on the log visit means: the two
+//! studies ran at different times, so their visits are not paired), and a verdict: faster or
+//! slower only where that interval excludes 1. A point measured as one stretch (schema 1) has
+//! no visits to judge it by and is said so, never judged on its slices.
 use crate::cli::CompareArgs;
 use crate::config::parse_percent;
 use crate::error::{Error, Status};
 use crate::record::{point_key, read_results};
-use crate::stats::{ratio, Summary};
+use crate::stats::visits::{welch_ratio, RatioInterval, WELCH_METHOD};
+use crate::stats::Summary;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -15,7 +19,7 @@ pub enum Verdict {
     Faster,
     Slower,
     NoSignificantChange,
-    /// One side has no confidence interval (fewer than two slices).
+    /// One side has fewer than two visit means (or was measured as one stretch).
     CannotJudge,
 }
 
@@ -26,8 +30,10 @@ pub struct PointChange {
     pub old: Option<Summary>,
     pub new: Option<Summary>,
     /// new/old and its 95 % interval.
-    pub ratio: Option<(f64, f64, f64)>,
+    pub ratio: Option<RatioInterval>,
     pub verdict: Verdict,
+    /// Why no verdict could be given.
+    pub why_not: Option<String>,
 }
 
 pub fn command(args: &CompareArgs) -> Result<Status, Error> {
@@ -69,28 +75,50 @@ fn summary(record: &Value) -> Option<Summary> {
     serde_json::from_value(record["statistics"]["summary"].clone()).ok()
 }
 
+/// A point's visit means, or why it has none to compare.
+pub fn visit_means(record: &Value) -> Result<Vec<f64>, String> {
+    let statistics = &record["statistics"];
+    if statistics["basis"] != "visits" {
+        return Err(
+            "measured as one stretch (no visits): a re-run cannot be judged from its slices".into(),
+        );
+    }
+    Ok(statistics["values"]
+        .as_array()
+        .map(|v| v.iter().filter_map(Value::as_f64).collect())
+        .unwrap_or_default())
+}
+
 pub fn compare(old: &BTreeMap<String, Value>, new: &BTreeMap<String, Value>) -> Vec<PointChange> {
     old.iter()
-        .filter_map(|(key, o)| new.get(key).map(|n| change(key, summary(o), summary(n))))
+        .filter_map(|(key, o)| new.get(key).map(|n| change(key, o, n)))
         .collect()
 }
 
-pub fn change(key: &str, old: Option<Summary>, new: Option<Summary>) -> PointChange {
-    let r = match (&old, &new) {
-        (Some(o), Some(n)) if o.mean > 0.0 => Some(ratio(n, o)),
-        _ => None,
-    };
-    let verdict = match r {
-        None => Verdict::CannotJudge,
-        Some((_, lo, _)) if lo > 1.0 => Verdict::Faster,
-        Some((_, _, hi)) if hi < 1.0 => Verdict::Slower,
-        Some(_) => Verdict::NoSignificantChange,
+/// One point of two folders: Welch's interval of new/old on the log visit means.
+pub fn change(key: &str, old: &Value, new: &Value) -> PointChange {
+    let judged = visit_means(old).and_then(|o| {
+        let n = visit_means(new)?;
+        welch_ratio(&n, &o).ok_or_else(|| {
+            format!(
+                "{} and {} positive visit means; Welch's interval needs 2 on each side",
+                o.len(),
+                n.len()
+            )
+        })
+    });
+    let verdict = match &judged {
+        Err(_) => Verdict::CannotJudge,
+        Ok(r) if r.low > 1.0 => Verdict::Faster,
+        Ok(r) if r.high < 1.0 => Verdict::Slower,
+        Ok(_) => Verdict::NoSignificantChange,
     };
     PointChange {
         key: key.to_string(),
-        old,
-        new,
-        ratio: r,
+        old: summary(old),
+        new: summary(new),
+        why_not: judged.as_ref().err().cloned(),
+        ratio: judged.ok(),
         verdict,
     }
 }
@@ -98,7 +126,7 @@ pub fn change(key: &str, old: Option<Summary>, new: Option<Summary>) -> PointCha
 /// Slower, significantly, and by more than `limit` (a share such as 0.05).
 fn is_regression(c: &PointChange, limit: Option<f64>) -> bool {
     match (c.verdict, c.ratio, limit) {
-        (Verdict::Slower, Some((r, _, _)), Some(limit)) => r < 1.0 - limit,
+        (Verdict::Slower, Some(r), Some(limit)) => r.ratio < 1.0 - limit,
         _ => false,
     }
 }
@@ -120,8 +148,8 @@ fn render(
         "point", "old mean ±CI", "new mean ±CI", "new/old [95 % CI]"
     );
     for c in changes {
-        let r = c.ratio.map_or("-".to_string(), |(r, lo, hi)| {
-            format!("{r:.3} [{lo:.3}, {hi:.3}]")
+        let r = c.ratio.map_or("-".to_string(), |r| {
+            format!("{:.3} [{:.3}, {:.3}]", r.ratio, r.low, r.high)
         });
         let _ = writeln!(
             out,
@@ -151,7 +179,16 @@ fn render(
             let _ = writeln!(out, "only in {label}: {}", only.join(", "));
         }
     }
-    let _ = writeln!(out, "(figure: receiver Gbit/s for stream, client round trips/s for rr; higher is better; a verdict needs the ratio's 95 % interval to exclude 1)");
+    let mut reasons: Vec<&str> = changes
+        .iter()
+        .filter_map(|c| c.why_not.as_deref())
+        .collect();
+    reasons.sort();
+    reasons.dedup();
+    for why in reasons {
+        let _ = writeln!(out, "cannot be judged: {why}");
+    }
+    let _ = writeln!(out, "(figure: receiver Gbit/s for stream, client round trips/s for rr; higher is better; new/old: {WELCH_METHOD}; a verdict needs that interval to exclude 1)");
     out
 }
 
@@ -171,40 +208,46 @@ fn describe(v: Verdict) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stats::summarize;
+    use serde_json::json;
 
-    fn s(values: &[f64]) -> Option<Summary> {
-        summarize(values)
+    fn visited(values: &[f64]) -> Value {
+        json!({"statistics": {"basis": "visits", "values": values,
+                              "summary": crate::stats::visits::summarize_visits(values)}})
     }
 
     #[test]
     fn a_clear_gain_is_faster_and_a_clear_loss_is_slower() {
-        let old = s(&[10.0, 10.1, 9.9, 10.0, 10.05]);
-        let new = s(&[12.0, 12.1, 11.9, 12.0, 12.05]);
-        assert_eq!(change("k", old, new).verdict, Verdict::Faster);
-        assert_eq!(change("k", new, old).verdict, Verdict::Slower);
+        let old = visited(&[10.0, 10.4, 9.8, 10.1]);
+        let new = visited(&[12.0, 12.3, 11.7, 12.1]);
+        assert_eq!(change("k", &old, &new).verdict, Verdict::Faster);
+        assert_eq!(change("k", &new, &old).verdict, Verdict::Slower);
     }
 
     #[test]
-    fn overlapping_noise_is_no_significant_change() {
-        let old = s(&[10.0, 11.0, 9.0, 10.5, 9.5]);
-        let new = s(&[10.2, 11.1, 9.3, 10.4, 9.9]);
-        assert_eq!(change("k", old, new).verdict, Verdict::NoSignificantChange);
-    }
-
-    #[test]
-    fn a_point_without_a_ci_cannot_be_judged() {
+    fn noise_between_visits_is_no_significant_change() {
+        let old = visited(&[10.0, 11.0, 9.0, 10.5]);
+        let new = visited(&[10.2, 11.1, 9.3, 10.4]);
         assert_eq!(
-            change("k", None, s(&[1.0, 2.0])).verdict,
-            Verdict::CannotJudge
+            change("k", &old, &new).verdict,
+            Verdict::NoSignificantChange
         );
     }
 
     #[test]
+    fn a_point_without_visits_cannot_be_judged_and_says_why() {
+        let one_stretch = json!({"statistics": {"basis": "slices", "values": [1.0, 2.0, 3.0]}});
+        let c = change("k", &one_stretch, &visited(&[1.0, 2.0]));
+        assert_eq!(c.verdict, Verdict::CannotJudge);
+        assert!(c.why_not.unwrap().contains("one stretch"));
+        let c = change("k", &visited(&[1.0]), &visited(&[1.0, 2.0]));
+        assert_eq!(c.verdict, Verdict::CannotJudge);
+    }
+
+    #[test]
     fn only_significant_losses_beyond_the_limit_are_regressions() {
-        let old = s(&[10.0, 10.1, 9.9, 10.0]);
-        let small = change("k", old, s(&[9.7, 9.75, 9.72, 9.71])); // 3 % slower
-        let big = change("k", old, s(&[8.0, 8.1, 7.9, 8.0])); // 20 % slower
+        let old = visited(&[10.0, 10.1, 9.9, 10.0]);
+        let small = change("k", &old, &visited(&[9.7, 9.75, 9.72, 9.71])); // 3 % slower
+        let big = change("k", &old, &visited(&[8.0, 8.1, 7.9, 8.0])); // 20 % slower
         assert_eq!(small.verdict, Verdict::Slower);
         assert!(!is_regression(&small, Some(0.05)));
         assert!(is_regression(&big, Some(0.05)));

@@ -1,10 +1,10 @@
-//! `bytepath compare` on folders built from a real run record: an identical folder shows no
-//! significant change, a halved one is a regression that fails --fail-on-regression, and bad
-//! folders are refused with one line and exit 2. The record's statistics are pinned to a ±1 %
-//! interval: a 300 ms run on a loaded machine can have an interval wide enough that even a halved
-//! mean is no significant change, which is right for compare and wrong for a fixture.
+//! `bytepath compare` on synthetic folders of points measured in visits: a folder against
+//! itself and against a re-run with other visit noise but the same means shows no change; a
+//! known 20 % shift is found and fails --fail-on-regression; a point measured as one stretch
+//! (schema 1) is not judged and says why; bad folders are refused with one line and exit 2.
 mod common;
-use common::{bytepath, run_json};
+use bytepath::analysis::synthetic::{jsonl, Shape};
+use common::bytepath;
 use serde_json::Value;
 use std::path::Path;
 
@@ -14,62 +14,99 @@ fn folder(dir: &Path, records: &[Value]) {
     std::fs::write(dir.join("results.jsonl"), lines.join("\n") + "\n").unwrap();
 }
 
-fn scaled(record: &Value, factor: f64) -> Value {
-    let mut r = record.clone();
-    for key in ["mean", "stddev", "ci95_low", "ci95_high", "ci95_half_width"] {
-        let v = r["statistics"]["summary"][key].as_f64().unwrap();
-        r["statistics"]["summary"][key] = (v * factor).into();
+fn write(dir: &Path, shapes: &[Shape]) {
+    std::fs::create_dir_all(dir).unwrap();
+    std::fs::write(dir.join("results.jsonl"), jsonl(shapes)).unwrap();
+}
+
+/// Eight points with a few percent of visit noise each.
+fn study(scale: f64, pair_noise: f64) -> Vec<Shape> {
+    let mut shapes = Vec::new();
+    for mechanism in ["send", "copy", "gather", "zerocopy"] {
+        for size in [4096, 65536] {
+            let mut s = Shape::stream(mechanism, size, 1, 10.0 * scale);
+            s.ci_rel = 0.05;
+            s.pair_noise = pair_noise;
+            shapes.push(s);
+        }
     }
-    r
+    shapes
+}
+
+fn compare(old: &Path, new: &Path, extra: &[&str]) -> (Option<i32>, String) {
+    let out = bytepath()
+        .arg("compare")
+        .args(extra)
+        .arg(old)
+        .arg(new)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    (
+        out.status.code(),
+        text + &String::from_utf8_lossy(&out.stderr),
+    )
 }
 
 #[test]
-fn identical_results_show_no_change_and_a_halved_point_is_a_regression() {
-    let (mut record, _) = run_json(&["-m", "gather", "-s", "4K"]);
-    record["statistics"]["summary"] = serde_json::json!({
-        "n": 10, "mean": 10.0, "stddev": 0.14, "ci95_low": 9.9, "ci95_high": 10.1,
-        "ci95_half_width": 0.1, "ci95_rel": 0.01, "lag1_autocorrelation": 0.0, "n_effective": 10.0
-    });
+fn a_rerun_shows_no_change_and_a_known_shift_is_found() {
     let tmp = tempfile::tempdir().unwrap();
-    let tmp = tmp.path();
-    let (old, same, worse) = (tmp.join("old"), tmp.join("same"), tmp.join("worse"));
-    folder(&old, std::slice::from_ref(&record));
-    folder(&same, std::slice::from_ref(&record));
-    folder(&worse, &[scaled(&record, 0.5)]);
+    let dir = |name: &str| tmp.path().join(name);
+    write(&dir("old"), &study(1.0, 0.01));
+    // The same means, visited with other noise: a re-run of the same build.
+    write(&dir("rerun"), &study(1.0, 0.03));
+    write(&dir("faster"), &study(1.2, 0.01));
 
-    let out = bytepath()
-        .args(["compare"])
-        .arg(&old)
-        .arg(&same)
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{text}");
+    let (code, text) = compare(&dir("old"), &dir("old"), &[]);
+    assert_eq!(code, Some(0), "{text}");
     assert!(
-        text.contains("gather/stream/4096/1") && text.contains("no significant change"),
+        text.contains("8 points compared: 0 faster, 0 slower, 8 no significant change"),
         "{text}"
     );
-
-    let out = bytepath()
-        .args(["compare", "--fail-on-regression", "5%"])
-        .arg(&old)
-        .arg(&worse)
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(1), "{text}");
-    assert!(text.contains("slower") && text.contains("0.500"), "{text}");
-    assert!(String::from_utf8_lossy(&out.stderr).contains("got slower by more than 5.0 %"));
-
-    let out = bytepath()
-        .args(["compare"])
-        .arg(&old)
-        .arg(&worse)
-        .output()
-        .unwrap();
+    let (_, text) = compare(&dir("old"), &dir("rerun"), &[]);
     assert!(
-        out.status.success(),
+        text.contains("0 faster, 0 slower, 8 no significant change"),
+        "{text}"
+    );
+    assert!(text.contains("Welch's t on the log visit means"), "{text}");
+
+    let (_, text) = compare(&dir("old"), &dir("faster"), &[]);
+    assert!(text.contains("8 faster, 0 slower"), "{text}");
+    assert!(text.contains("1.200 ["), "{text}");
+    let (code, text) = compare(&dir("faster"), &dir("old"), &["--fail-on-regression", "5%"]);
+    assert_eq!(code, Some(1), "{text}");
+    assert!(
+        text.contains("8 point(s) got slower by more than 5.0 %"),
+        "{text}"
+    );
+    let (code, _) = compare(&dir("faster"), &dir("old"), &[]);
+    assert_eq!(
+        code,
+        Some(0),
         "without --fail-on-regression a slower point is reported, not failed"
+    );
+}
+
+#[test]
+fn a_point_measured_as_one_stretch_is_not_judged_on_its_slices() {
+    let tmp = tempfile::tempdir().unwrap();
+    let old: Vec<Value> = jsonl(&study(1.0, 0.01)[..1])
+        .lines()
+        .map(|l| {
+            let mut r: Value = serde_json::from_str(l).unwrap();
+            r["schema_version"] = 1.into();
+            r["statistics"]["basis"] = Value::Null;
+            r
+        })
+        .collect();
+    folder(&tmp.path().join("v1"), &old);
+    write(&tmp.path().join("v2"), &study(2.0, 0.01)[..1]);
+    let (code, text) = compare(&tmp.path().join("v1"), &tmp.path().join("v2"), &[]);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(text.contains("1 cannot be judged"), "{text}");
+    assert!(
+        text.contains("cannot be judged: measured as one stretch"),
+        "{text}"
     );
 }
 

@@ -284,13 +284,7 @@ fn remote_flags_that_cannot_apply_are_refused() {
 fn remote_sweep(server: &Server, dir: &std::path::Path, extra: &[&str]) -> std::process::Output {
     bytepath()
         .args([
-            "sweep",
-            "--sizes",
-            "4K",
-            "--slice",
-            "20ms",
-            "--visit",
-            "100ms",
+            "sweep", "--sizes", "4K", "--slice", "20ms", "--visit", "100ms",
         ])
         .args(["--budget", "300ms", "--warmup", "50ms", "--remote"])
         .arg(server.address())
@@ -351,13 +345,7 @@ fn a_remote_sweep_runs_every_point_against_the_server_and_resumes_only_there() {
     // The same folder continued on loopback would mix placements: refused, naming the setting.
     let out = bytepath()
         .args([
-            "sweep",
-            "--sizes",
-            "4K",
-            "--slice",
-            "20ms",
-            "--visit",
-            "100ms",
+            "sweep", "--sizes", "4K", "--slice", "20ms", "--visit", "100ms",
         ])
         .args(["--budget", "300ms", "--warmup", "50ms"])
         .args(["--mechanisms", "send,copy", "--threads", "1", "--verify"])

@@ -34,16 +34,8 @@ fn tiny_sweep() -> &'static Path {
                 "1",
             ])
             .args([
-                "--slice",
-                "20ms",
-                "--visit",
-                "100ms",
-                "--budget",
-                "300ms",
-                "--warmup",
-                "50ms",
-                "--seed",
-                "11",
+                "--slice", "20ms", "--visit", "200ms", "--budget", "300ms", "--warmup", "50ms",
+                "--seed", "11",
             ])
             .arg("--out")
             .arg(&dir)
@@ -127,11 +119,17 @@ fn each_point_has_one_record_whose_figure_comes_from_its_visits() {
     let visits = visits(tiny_sweep());
     for (i, r) in records.iter().enumerate() {
         assert_eq!(r["sweep_point"]["index"], i);
-        assert_eq!((r["command"].as_str(), r["status"].as_str()), (Some("sweep"), Some("completed")));
-        assert_eq!(r["config"]["duration_s"], 0.1, "one visit's measured time");
+        assert_eq!(
+            (r["command"].as_str(), r["status"].as_str()),
+            (Some("sweep"), Some("completed"))
+        );
+        assert_eq!(r["config"]["duration_s"], 0.2, "one visit's measured time");
         let st = &r["statistics"];
         assert_eq!(st["basis"], "visits");
-        assert!(st["method"].as_str().unwrap().contains("visits − 1 degrees of freedom"));
+        assert!(st["method"]
+            .as_str()
+            .unwrap()
+            .contains("visits − 1 degrees of freedom"));
         assert_eq!(st["counters_open"], false);
         assert_eq!(st["visits"]["count"], 3);
         assert_eq!(st["visits"]["rounds"], serde_json::json!([0, 1, 2]));
@@ -156,7 +154,10 @@ fn each_point_has_one_record_whose_figure_comes_from_its_visits() {
         let mean = figures.iter().sum::<f64>() / 3.0;
         assert!((st["summary"]["mean"].as_f64().unwrap() - mean).abs() < 1e-9);
         // Counts add up over the headline visits only.
-        let bytes: u64 = mine.iter().map(|v| v["sides"][1]["payload_bytes"].as_u64().unwrap()).sum();
+        let bytes: u64 = mine
+            .iter()
+            .map(|v| v["sides"][1]["payload_bytes"].as_u64().unwrap())
+            .sum();
         assert_eq!(r["sides"][1]["payload_bytes"].as_u64().unwrap(), bytes);
     }
 }
@@ -164,7 +165,11 @@ fn each_point_has_one_record_whose_figure_comes_from_its_visits() {
 #[test]
 fn every_visit_is_saved_and_counters_open_only_in_the_counter_visits() {
     let visits = visits(tiny_sweep());
-    assert_eq!(visits.len(), 4 * 3 + 4, "3 headline visits and 1 counter visit per point");
+    assert_eq!(
+        visits.len(),
+        4 * 3 + 4,
+        "3 headline visits and 1 counter visit per point"
+    );
     for v in &visits {
         let (kind, counters) = (&v["visit"]["kind"], &v["config"]["counters"]);
         match kind.as_str() {
@@ -173,9 +178,12 @@ fn every_visit_is_saved_and_counters_open_only_in_the_counter_visits() {
             other => panic!("kind {other:?}"),
         }
         assert_eq!(v["visit"]["seed"], 11);
-        assert!(v["visit"]["wall_s"].as_f64().unwrap() > 0.1);
+        assert!(v["visit"]["wall_s"].as_f64().unwrap() > 0.2);
     }
-    let positions: Vec<u64> = visits.iter().map(|v| v["visit"]["position"].as_u64().unwrap()).collect();
+    let positions: Vec<u64> = visits
+        .iter()
+        .map(|v| v["visit"]["position"].as_u64().unwrap())
+        .collect();
     assert_eq!(positions, (0..16).collect::<Vec<u64>>());
 }
 
@@ -183,7 +191,12 @@ fn every_visit_is_saved_and_counters_open_only_in_the_counter_visits() {
 fn the_visit_order_is_the_one_the_seed_gives() {
     use bytepath::sweep::schedule::Schedule;
     // The tiny sweep's matrix: points 0-1 at 256 B, 2-3 at 4 KiB (see the first test).
-    let keys = ["send/stream/256/1", "gather/stream/256/1", "gather/stream/4096/1", "send/stream/4096/1"];
+    let keys = [
+        "send/stream/256/1",
+        "gather/stream/256/1",
+        "gather/stream/4096/1",
+        "send/stream/4096/1",
+    ];
     let mut schedule = Schedule::new(vec![vec![0, 1], vec![2, 3]], 11);
     let mut expected: Vec<(String, u64, &str)> = Vec::new();
     for round in 0..3 {
@@ -198,8 +211,16 @@ fn the_visit_order_is_the_one_the_seed_gives() {
         .iter()
         .map(|v| {
             let info = &v["visit"];
-            let kind = if info["kind"] == "headline" { "headline" } else { "counters" };
-            (info["key"].as_str().unwrap().into(), info["round"].as_u64().unwrap(), kind)
+            let kind = if info["kind"] == "headline" {
+                "headline"
+            } else {
+                "counters"
+            };
+            (
+                info["key"].as_str().unwrap().into(),
+                info["round"].as_u64().unwrap(),
+                kind,
+            )
         })
         .collect();
     assert_eq!(made, expected);

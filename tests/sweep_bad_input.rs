@@ -48,7 +48,10 @@ fn malformed_lists_and_values_are_refused_with_exit_code_2() {
         (&["--ci", "60%"], "--ci"),
         (&["--ci=-2%"], "--ci"),
         (&["--slice", "1s", "--visit", "500ms"], "slice ≤ visit"),
-        (&["--visits", "1"], "--visits \"1\": allowed: a whole number from 2 to 1000"),
+        (
+            &["--visits", "1"],
+            "--visits \"1\": allowed: a whole number from 2 to 1000",
+        ),
         (&["--budget", "soon"], "--budget \"soon\": allowed"),
         (&["--seed", "x"], "--seed \"x\": allowed: a whole number"),
         (&["--resume"], "--resume: needs --out"),

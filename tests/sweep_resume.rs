@@ -22,7 +22,7 @@ const FLAGS: [&str; 18] = [
     "--slice",
     "20ms",
     "--visit",
-    "100ms",
+    "200ms",
     "--visits",
     "2",
     "--budget",
@@ -92,7 +92,9 @@ fn ctrl_c_mid_round_keeps_finished_visits_and_resume_makes_only_the_missing_ones
     // The points measured so far are in results.jsonl already, marked as short of visits.
     let partial = lines(&dir, "results.jsonl");
     assert!(!partial.is_empty());
-    assert!(partial.iter().all(|l| l.contains("\"status\":\"interrupted\"")));
+    assert!(partial
+        .iter()
+        .all(|l| l.contains("\"status\":\"interrupted\"")));
 
     // Resumed without --seed: the recorded seed gives the same order.
     let out = common::bytepath()
@@ -110,7 +112,10 @@ fn ctrl_c_mid_round_keeps_finished_visits_and_resume_makes_only_the_missing_ones
 
     let last = lines(&dir, "visits.jsonl");
     for line in &finished {
-        assert!(last.contains(line), "a finished visit was made again: {line}");
+        assert!(
+            last.contains(line),
+            "a finished visit was made again: {line}"
+        );
     }
     let mut count: BTreeMap<(String, u64), usize> = BTreeMap::new();
     for line in &last {
@@ -129,7 +134,10 @@ fn ctrl_c_mid_round_keeps_finished_visits_and_resume_makes_only_the_missing_ones
     for p in &points {
         assert_eq!(p["status"], "completed", "{p}");
         assert_eq!(p["statistics"]["visits"]["count"], 2);
-        assert_eq!(p["statistics"]["visits"]["rounds"], serde_json::json!([0, 1]));
+        assert_eq!(
+            p["statistics"]["visits"]["rounds"],
+            serde_json::json!([0, 1])
+        );
     }
     let mut csv = csv::Reader::from_path(dir.join("results.csv")).unwrap();
     assert_eq!(csv.records().count(), 6);

@@ -2,13 +2,15 @@
 //! reference), how much MSG_ZEROCOPY traffic the kernel copied anyway (kernel doc
 //! Documentation/networking/msg_zerocopy.rst, "Deferred copies"), and which cache level one
 //! copy fewer relieves most (perf_event_open(2) L1D and LL read-miss counters).
+use super::paired::{self, PAIRED_BASIS};
 use super::point::Point;
 use super::{
     capitalize, distinct, find, percent_change, plural, size_label, size_range, threads_label,
     Answer,
 };
 use crate::record::Metric;
-use crate::stats::{disjoint, quantile, ratio};
+use crate::stats::quantile;
+use crate::stats::visits::Direction;
 
 fn median(values: &mut [f64]) -> f64 {
     values.sort_by(f64::total_cmp);
@@ -122,7 +124,7 @@ fn per_point_copied(zc: &[&Point]) -> String {
 struct Serialization {
     size: f64,
     extra_ns_per_byte: Option<f64>,
-    /// "lower", "higher" or "no significant difference"; None without CIs.
+    /// "lower", "higher" or "cannot be told apart"; None without paired visits.
     throughput: Option<&'static str>,
     line: String,
 }
@@ -140,22 +142,32 @@ fn serialization_at(copy: &Point, send: &Point) -> Serialization {
         ),
         _ => "sender CPU-ns/byte not measured".into(),
     };
-    let (verdict, throughput) = match (copy.throughput_with_ci().1, send.throughput_with_ci().1) {
-        (Some(c), Some(s)) if disjoint(&c, &s) => {
-            let (r, lo, hi) = ratio(&c, &s);
-            let text = format!(
-                "throughput {} (95 % CI {} to {})",
-                percent_change(r),
-                percent_change(lo),
-                percent_change(hi)
-            );
-            (Some(if r < 1.0 { "lower" } else { "higher" }), text)
-        }
-        (Some(_), Some(_)) => (
-            Some("no significant difference"),
-            "throughput: no significant difference (CIs overlap)".into(),
+    let (verdict, throughput) = match paired::direction(copy, send) {
+        Ok((Direction::Indistinguishable, r)) => (
+            Some("cannot be told apart"),
+            format!(
+                "throughput: cannot be told apart (paired 95 % CI {} to {})",
+                percent_change(r.low),
+                percent_change(r.high)
+            ),
         ),
-        _ => (None, "throughput: no CI".into()),
+        Ok((d, r)) => {
+            let text = format!(
+                "throughput {} (paired 95 % CI {} to {})",
+                percent_change(r.ratio),
+                percent_change(r.low),
+                percent_change(r.high)
+            );
+            (
+                Some(if d == Direction::Lower {
+                    "lower"
+                } else {
+                    "higher"
+                }),
+                text,
+            )
+        }
+        Err(why) => (None, format!("throughput: not compared ({why})")),
     };
     Serialization {
         size: copy.size,
@@ -168,7 +180,7 @@ fn serialization_at(copy: &Point, send: &Point) -> Serialization {
 /// " Throughput of copy against send: lower at 4 KiB, 64 KiB; no significant difference at 256 B."
 fn throughput_summary(pairs: &[Serialization]) -> String {
     let mut parts = Vec::new();
-    for verdict in ["lower", "higher", "no significant difference"] {
+    for verdict in ["lower", "higher", "cannot be told apart"] {
         let at: Vec<String> = pairs
             .iter()
             .filter(|p| p.throughput == Some(verdict))
@@ -208,8 +220,8 @@ pub fn serialization_answer(points: &[&Point]) -> Answer {
         .copied()
         .collect();
     let rests_on = format!(
-        "sender cpu_ns_per_byte (getrusage) and receiver throughput CIs of copy and send \
-         stream points at the same size and thread count ({})",
+        "sender cpu_ns_per_byte (getrusage) of copy and send stream points at the same size \
+         and thread count ({}); their throughput from {PAIRED_BASIS}",
         size_range(&used)
     );
     let Some((threads, pairs)) = chosen else {
@@ -468,14 +480,14 @@ mod tests {
     }
 
     #[test]
-    fn serialization_with_overlapping_cis_reports_no_significant_difference() {
+    fn serialization_within_the_rounds_noise_cannot_be_told_apart() {
         let d = data(&[
-            Shape::stream("send", 4096, 1, 10.05),
+            Shape::stream("send", 4096, 1, 10.01),
             Shape::stream("copy", 4096, 1, 10.0),
         ]);
         let a = serialization_answer(&d.completed());
         assert!(
-            a.details[0].contains("no significant difference"),
+            a.details[0].contains("throughput: cannot be told apart (paired 95 % CI"),
             "{}",
             a.details[0]
         );

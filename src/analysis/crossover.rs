@@ -1,24 +1,26 @@
 //! "From which message size does one mechanism beat another?" A mechanism beats another at a
-//! size only where the 95 % confidence intervals of their stream throughput are disjoint
-//! (`stats::disjoint`); the answer is given per thread count.
+//! size only where the 95 % interval of their per-round paired throughput ratio excludes 1
+//! (`paired`); where it includes 1 the two cannot be told apart on this machine. The answer is
+//! given per thread count.
+use super::paired::{self, PAIRED_BASIS};
 use super::point::Point;
 use super::{
     capitalize, distinct, find, percent_change, size_label, size_range, threads_label, Answer,
 };
-use crate::stats::{disjoint, ratio, Summary};
+use crate::stats::visits::Direction;
 
 /// How a challenger compares with a baseline across the sizes of one thread count.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Crossover {
-    /// Faster, CIs disjoint, at `from` and at every larger size measured; `ratio` is
-    /// (challenger / baseline, low, high) at `from`. `slower_at` lists smaller sizes where the
-    /// baseline was significantly faster.
+    /// Faster (the paired interval above 1) at `from` and at every larger size measured;
+    /// `ratio` is (challenger / baseline, low, high) at `from`. `slower_at` lists smaller sizes
+    /// where the baseline was faster.
     BeatsFrom {
         from: f64,
         ratio: (f64, f64, f64),
         slower_at: Vec<f64>,
     },
-    /// The CIs overlap at every size up to `up_to`.
+    /// The paired interval includes 1 at every size up to `up_to`.
     NoSignificantDifference {
         up_to: f64,
     },
@@ -37,22 +39,6 @@ pub struct PerThreads {
     pub outcome: Crossover,
     /// The sizes compared, ascending.
     pub sizes: Vec<f64>,
-}
-
-enum Verdict {
-    Faster,
-    Slower,
-    Tie,
-}
-
-fn verdict(challenger: &Summary, baseline: &Summary) -> Verdict {
-    if !disjoint(challenger, baseline) {
-        Verdict::Tie
-    } else if challenger.mean > baseline.mean {
-        Verdict::Faster
-    } else {
-        Verdict::Slower
-    }
 }
 
 /// The comparison at every thread count where both mechanisms have stream points.
@@ -78,42 +64,36 @@ pub fn compare(points: &[&Point], challenger: &str, baseline: &str) -> Vec<PerTh
 }
 
 fn classify(pairs: &[(f64, &Point, &Point)]) -> Crossover {
-    let with_ci: Vec<(f64, Summary, Summary)> = pairs
-        .iter()
-        .filter_map(|(size, c, b)| {
-            Some((*size, c.throughput_with_ci().1?, b.throughput_with_ci().1?))
-        })
-        .collect();
-    let Some(&(up_to, ..)) = with_ci.last() else {
-        let why = pairs
-            .iter()
-            .find_map(|(_, c, b)| c.headline_missing.clone().or(b.headline_missing.clone()))
-            .unwrap_or_else(|| "no throughput confidence intervals".into());
-        return Crossover::CannotBeSaid(why);
+    let mut judged = Vec::new();
+    let mut why = None;
+    for (size, c, b) in pairs {
+        match paired::direction(c, b) {
+            Ok((d, r)) => judged.push((*size, d, r)),
+            Err(e) => why = why.or(Some(e)),
+        }
+    }
+    let Some(&(up_to, ..)) = judged.last() else {
+        return Crossover::CannotBeSaid(why.unwrap_or_else(|| "no paired visits".into()));
     };
-    let verdicts: Vec<(f64, Verdict)> = with_ci
-        .iter()
-        .map(|(size, c, b)| (*size, verdict(c, b)))
-        .collect();
-    let sizes_where = |want: fn(&Verdict) -> bool| -> Vec<f64> {
-        verdicts
+    let sizes_where = |want: Direction| -> Vec<f64> {
+        judged
             .iter()
-            .filter(|(_, v)| want(v))
-            .map(|(s, _)| *s)
+            .filter(|(_, d, _)| *d == want)
+            .map(|(s, ..)| *s)
             .collect()
     };
-    let faster_at = sizes_where(|v| matches!(v, Verdict::Faster));
-    let slower_at = sizes_where(|v| matches!(v, Verdict::Slower));
-    let trailing = verdicts
+    let faster_at = sizes_where(Direction::Higher);
+    let slower_at = sizes_where(Direction::Lower);
+    let trailing = judged
         .iter()
         .rev()
-        .take_while(|(_, v)| matches!(v, Verdict::Faster))
+        .take_while(|(_, d, _)| *d == Direction::Higher)
         .count();
     if trailing > 0 {
-        let (from, c, b) = with_ci[with_ci.len() - trailing];
+        let (from, _, r) = judged[judged.len() - trailing];
         return Crossover::BeatsFrom {
             from,
-            ratio: ratio(&c, &b),
+            ratio: (r.ratio, r.low, r.high),
             slower_at,
         };
     }
@@ -171,7 +151,7 @@ pub fn describe(c: &PerThreads, challenger: &str, baseline: &str) -> String {
             s
         }
         Crossover::NoSignificantDifference { up_to } => format!(
-            "at {at}: no significant difference between {challenger} and {baseline} up to {}",
+            "at {at}: {challenger} and {baseline} cannot be told apart on this machine up to {} (every paired interval includes 1)",
             size_label(*up_to)
         ),
         Crossover::NotFromAnySize {
@@ -222,8 +202,7 @@ pub fn answer(points: &[&Point], challenger: &str, baseline: &str) -> Answer {
         .collect();
     let count = |name: &str| used.iter().filter(|p| p.series() == name).count();
     let rests_on = format!(
-        "receiver throughput and its 95 % CI (statistics.summary) of {} {challenger} and {} \
-         {baseline} stream points, {}; \"beats\" means the two CIs do not overlap",
+        "receiver throughput of {} {challenger} and {} {baseline} stream points, {}: {PAIRED_BASIS}",
         count(challenger),
         count(baseline),
         size_range(&used)
@@ -268,9 +247,9 @@ mod tests {
     }
 
     #[test]
-    fn gather_beats_copy_from_the_first_size_of_a_run_of_disjoint_wins() {
+    fn gather_beats_copy_from_the_first_size_of_a_run_of_paired_wins() {
         let shapes: Vec<Shape> = [
-            pair(1024, 10.0, 10.1),
+            pair(1024, 10.0, 10.01),
             pair(4096, 10.0, 12.0),
             pair(16384, 10.0, 13.0),
         ]
@@ -286,8 +265,8 @@ mod tests {
     }
 
     #[test]
-    fn overlapping_intervals_are_no_significant_difference() {
-        let shapes: Vec<Shape> = [pair(1024, 10.0, 10.1), pair(4096, 10.0, 9.9)].concat();
+    fn paired_intervals_that_include_one_cannot_be_told_apart() {
+        let shapes: Vec<Shape> = [pair(1024, 10.0, 10.01), pair(4096, 10.0, 9.99)].concat();
         let d = data(&shapes);
         let c = compare(&d.completed(), "gather", "copy");
         assert_eq!(
@@ -295,7 +274,28 @@ mod tests {
             Crossover::NoSignificantDifference { up_to: 4096.0 }
         );
         let text = answer(&d.completed(), "gather", "copy").finding;
-        assert!(text.contains("no significant difference between gather and copy up to 4 KiB"));
+        assert!(
+            text.contains("gather and copy cannot be told apart on this machine up to 4 KiB"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_verdict_flips_to_cannot_be_told_apart_when_the_pair_is_noisier() {
+        // The same 3 % gain: beats with quiet rounds, cannot be told apart with noisy ones.
+        let quiet: Vec<Shape> = pair(4096, 10.0, 10.3).into();
+        let d = data(&quiet);
+        assert!(matches!(
+            compare(&d.completed(), "gather", "copy")[0].outcome,
+            Crossover::BeatsFrom { .. }
+        ));
+        let mut noisy = quiet.clone();
+        noisy.iter_mut().for_each(|s| s.pair_noise = 0.05);
+        let d = data(&noisy);
+        assert_eq!(
+            compare(&d.completed(), "gather", "copy")[0].outcome,
+            Crossover::NoSignificantDifference { up_to: 4096.0 }
+        );
     }
 
     #[test]
@@ -323,13 +323,13 @@ mod tests {
     }
 
     #[test]
-    fn without_statistics_it_cannot_be_said_and_says_why() {
+    fn without_visits_it_cannot_be_said_and_says_why() {
         let mut shapes: Vec<Shape> = pair(4096, 10.0, 20.0).into();
         shapes.iter_mut().for_each(|s| s.statistics = false);
         let d = data(&shapes);
         let text = answer(&d.completed(), "gather", "copy").finding;
         assert!(
-            text.contains("cannot be said: the record has no statistics block"),
+            text.contains("cannot be said: no per-visit figures"),
             "{text}"
         );
     }
@@ -345,7 +345,7 @@ mod tests {
     fn each_thread_count_gets_its_own_line() {
         let mut shapes: Vec<Shape> = pair(4096, 10.0, 12.0).into();
         shapes.push(Shape::stream("copy", 4096, 2, 18.0));
-        shapes.push(Shape::stream("gather", 4096, 2, 18.1));
+        shapes.push(Shape::stream("gather", 4096, 2, 18.02));
         let a = answer(&data(&shapes).completed(), "gather", "copy");
         assert!(
             a.finding.starts_with("At 1 thread: gather beats copy"),
@@ -353,6 +353,10 @@ mod tests {
             a.finding
         );
         assert_eq!(a.details.len(), 1);
-        assert!(a.details[0].starts_with("at 2 threads: no significant difference"));
+        assert!(
+            a.details[0].starts_with("at 2 threads: gather and copy cannot be told apart"),
+            "{}",
+            a.details[0]
+        );
     }
 }

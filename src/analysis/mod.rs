@@ -4,6 +4,7 @@
 pub mod costs;
 pub mod crossover;
 pub mod load;
+pub mod paired;
 pub mod point;
 pub mod scaling;
 pub mod surprise;

@@ -44,6 +44,9 @@ pub struct Point {
     pub headline_metric: String,
     /// Why `headline` is missing (no statistics block, or its own stated reason).
     pub headline_missing: Option<String>,
+    /// Each headline visit's figure with its round (points measured in visits); empty for a
+    /// point of one contiguous stretch (schema 1, or `bytepath run`).
+    pub visits: Vec<(usize, f64)>,
     /// Receiver (stream) or client (rr) throughput from the side figures.
     pub throughput_gbps: f64,
     /// Receiver (stream) or client (rr) messages per second; for rr, round trips per second.
@@ -171,6 +174,7 @@ pub fn from_record(record: &Value, line: usize) -> Result<Point, String> {
         headline,
         headline_metric,
         headline_missing,
+        visits: visits(statistics),
         throughput_gbps: figure("throughput_gbps")?,
         messages_per_s: figure("messages_per_s")?,
         latency: latency(main_side),
@@ -214,6 +218,25 @@ fn headline(record: &Value) -> (Option<Summary>, String, Option<String>) {
                 .unwrap_or("the statistics block has no summary");
             (None, metric, Some(why.to_string()))
         }
+    }
+}
+
+/// (round, value) of each visit, when the statistics come from visits.
+fn visits(statistics: &Value) -> Vec<(usize, f64)> {
+    if statistics["basis"] != "visits" {
+        return Vec::new();
+    }
+    let values = statistics["values"].as_array();
+    let rounds = statistics
+        .pointer("/visits/rounds")
+        .and_then(Value::as_array);
+    match (values, rounds) {
+        (Some(values), Some(rounds)) => rounds
+            .iter()
+            .zip(values)
+            .filter_map(|(r, v)| Some((r.as_u64()? as usize, v.as_f64()?)))
+            .collect(),
+        _ => Vec::new(),
     }
 }
 

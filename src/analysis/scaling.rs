@@ -1,9 +1,11 @@
 //! Thread scaling efficiency per mechanism: throughput at N threads / (N × throughput at 1
 //! thread), at every size measured at both, with the ratio's 95 % interval where both points
-//! carry one (`stats::ratio`).
+//! were measured in visits (Welch's t on their log visit means: the two points sit in different
+//! groups, so they were not visited back to back and are not paired).
 use super::point::Point;
 use super::{distinct, find, mechanism_rank, size_label, threads_label, Answer};
-use crate::stats::{quantile, ratio};
+use crate::stats::quantile;
+use crate::stats::visits::welch_ratio;
 
 /// Efficiency of one mechanism at `threads` and one size.
 #[derive(Debug, Clone, PartialEq)]
@@ -12,7 +14,7 @@ pub struct Efficiency {
     pub threads: f64,
     pub size: f64,
     pub efficiency: f64,
-    /// (low, high) of the 95 % interval, where both points have a CI.
+    /// (low, high) of the 95 % interval, where both points were measured in visits.
     pub interval: Option<(f64, f64)>,
 }
 
@@ -40,20 +42,18 @@ pub fn efficiencies(points: &[&Point]) -> Vec<Efficiency> {
                 ) else {
                     continue;
                 };
-                let (t1, ci1) = one.throughput_with_ci();
-                let (tn, cin) = many.throughput_with_ci();
+                let (t1, tn) = (one.throughput_with_ci().0, many.throughput_with_ci().0);
                 if t1 <= 0.0 {
                     continue;
                 }
+                let values = |p: &Point| -> Vec<f64> { p.visits.iter().map(|(_, v)| *v).collect() };
                 out.push(Efficiency {
                     series: name.clone(),
                     threads,
                     size,
                     efficiency: tn / (threads * t1),
-                    interval: ci1.zip(cin).map(|(a, b)| {
-                        let (_, lo, hi) = ratio(&b, &a);
-                        (lo / threads, hi / threads)
-                    }),
+                    interval: welch_ratio(&values(many), &values(one))
+                        .map(|r| (r.low / threads, r.high / threads)),
                 });
             }
         }

@@ -1,7 +1,11 @@
-//! Deterministic synthetic run records in the shape `bytepath run --json` writes them (plus
-//! the sweep's `sweep_point` and the `statistics` block), for the report's tests and demos.
+//! Deterministic synthetic point records in the shape a sweep writes them (a run record with
+//! the sweep's `sweep_point` and a `statistics` block from visits), for the report's tests and
+//! demos. Every point is visited in the same rounds; each round carries a machine regime that
+//! every point shares (which sets a point's own interval, `ci_rel`) and a small noise of each
+//! mechanism's own (`pair_noise`, which sets how tight a paired comparison is), as on a real
+//! machine whose throughput moves for seconds at a time.
 use crate::measure::counters::CounterEvent;
-use crate::stats::summarize;
+use crate::stats::visits::{summarize_visits, VISIT_METHOD};
 use serde_json::{json, Value};
 
 /// What a synthetic point looks like; the record is derived from it.
@@ -13,8 +17,10 @@ pub struct Shape {
     pub threads: u64,
     /// Receiver Gbit/s (stream) or client round trips/s (rr): the statistics metric's mean.
     pub mean: f64,
-    /// Relative 95 % CI half-width of the statistics summary.
+    /// Relative 95 % CI half-width of the statistics summary (from the shared regimes).
     pub ci_rel: f64,
+    /// Each visit's own relative noise, not shared with other points of its round.
+    pub pair_noise: f64,
     pub statistics: bool,
     pub pmu: bool,
     pub sender_cpu_ns_per_byte: f64,
@@ -41,6 +47,7 @@ impl Shape {
             threads,
             mean: gbps,
             ci_rel: 0.02,
+            pair_noise: 0.005,
             statistics: true,
             pmu: false,
             sender_cpu_ns_per_byte: cpu,
@@ -62,26 +69,52 @@ impl Shape {
     }
 }
 
-/// Ten slice values around `mean` whose 95 % CI half-width is `ci_rel` of the mean.
-fn slices(mean: f64, ci_rel: f64) -> Vec<f64> {
-    const OFFSETS: [f64; 10] = [-1.0, 1.0, -0.5, 0.5, -0.25, 0.25, -0.75, 0.75, 0.0, 0.0];
-    // t(9) · sd(OFFSETS) / sqrt(10) = 0.4618 per unit of spread.
-    let spread = ci_rel * mean / 0.4618;
-    OFFSETS.iter().map(|o| mean + o * spread).collect()
+/// The machine's regime in each of the five rounds (shared by every point of a round).
+const REGIMES: [f64; 5] = [-1.0, 1.0, -0.5, 0.5, 0.0];
+/// t(4) · sd(REGIMES) / sqrt(5): the relative CI half-width per unit of regime amplitude.
+const CI_PER_AMPLITUDE: f64 = 0.981_464;
+
+/// Each mechanism's own noise over the five rounds, one pattern per mechanism name.
+fn own_noise(mechanism: &str) -> [f64; 5] {
+    const PATTERNS: [[f64; 5]; 4] = [
+        [1.0, -1.0, 0.5, -0.5, 0.0],
+        [-0.5, 0.5, 1.0, 0.0, -1.0],
+        [0.0, 1.0, -1.0, -0.5, 0.5],
+        [0.5, 0.0, -0.5, 1.0, -1.0],
+    ];
+    let hash = mechanism.bytes().fold(0usize, |h, b| h * 31 + b as usize);
+    PATTERNS[hash % PATTERNS.len()]
+}
+
+/// The five visit means of a point: its mean in each round's regime, with its own noise.
+pub fn visit_values(shape: &Shape) -> Vec<f64> {
+    let amplitude = shape.ci_rel / CI_PER_AMPLITUDE;
+    let noise = own_noise(shape.mechanism);
+    REGIMES
+        .iter()
+        .zip(noise)
+        .map(|(r, n)| shape.mean * (1.0 + amplitude * r) * (1.0 + shape.pair_noise * n))
+        .collect()
 }
 
 fn statistics(shape: &Shape) -> Value {
-    let values = slices(shape.mean, shape.ci_rel);
-    let summary = summarize(&values);
+    let values = visit_values(shape);
+    let summary = summarize_visits(&values);
     let rr = shape.pattern == "rr";
+    let met = shape.ci_rel <= 0.05;
     json!({
+        "basis": "visits", "method": VISIT_METHOD,
         "metric": if rr { "round_trips_per_s" } else { "throughput_gbps" },
         "side": if rr { "client" } else { "receiver" },
-        "slice_s": 0.1, "slices": values.len(), "values": values, "summary": summary,
-        "ci_target_rel": 0.05, "ci_target_met": shape.ci_rel <= 0.05,
-        "stop_reason": if shape.ci_rel <= 0.05 { "ci_target_met" } else { "max_time" },
+        "slice_s": 0.1, "slices": 15, "values": values, "summary": summary,
+        "ci_target_rel": 0.05, "ci_target_met": met,
+        "stop_reason": if met { "ci_target_met" } else { "budget_spent" },
         "outliers": {"low_severe": 0, "low_mild": 0, "high_mild": 0, "high_severe": 0},
-        "min_time_s": 1.0, "max_time_s": 5.0,
+        "counters_open": false,
+        "visits": {"count": 5, "min_visits": 3, "visit_s": 0.3, "warmup_s": 0.1,
+                   "rounds": [0, 1, 2, 3, 4],
+                   "between_visit_cv": summary.map(|s| s.stddev / s.mean),
+                   "within_visit_cv": 0.01, "counters_round": 3, "seed": 1},
     })
 }
 
@@ -146,7 +179,7 @@ fn side(shape: &Shape, name: &str, cpu_ns_per_byte: f64) -> Value {
     })
 }
 
-/// One record for `shape`, schema version 1.
+/// One record for `shape`, in the current schema.
 pub fn record(shape: &Shape) -> Value {
     let names = if shape.pattern == "rr" {
         ["client", "server"]
@@ -168,15 +201,16 @@ pub fn record(shape: &Shape) -> Value {
         .map(|_| json!({"sender_cpu": 0, "receiver_cpu": 1}))
         .collect();
     let mut r = json!({
-        "schema_version": 1, "bytepath_version": "0.1.0", "command": "sweep",
+        "schema_version": crate::record::SCHEMA_VERSION, "bytepath_version": "0.1.0",
+        "command": "sweep",
         "sweep_point": {"index": 0, "total": 1, "key": key},
         "status": shape.status, "interrupted": shape.status == "interrupted", "errors": [],
         "config": {"transport": "tcp", "mechanism": shape.mechanism, "pattern": shape.pattern,
             "message_size_bytes": shape.size, "field_size_bytes": shape.size / 8, "fields": 8,
-            "threads": shape.threads, "duration_s": 5.0, "warmup_s": 1.0, "pin": "cross",
+            "threads": shape.threads, "duration_s": 0.3, "warmup_s": 0.1, "pin": "cross",
             "placement": placement, "recv_size_bytes": shape.size,
             "recv_mode": "whole message: recv until the message is complete", "spin": false,
-            "verify": false, "counters": if shape.pattern == "rr" { "none" } else { "all" },
+            "verify": false, "counters": "none",
             "tcp_nodelay": shape.pattern == "rr",
             "where_sides_run": "loopback (127.0.0.1), both sides in one process"},
         "environment": {"hostname": "synthetic", "kernel_release": "6.1.0-synthetic",
@@ -264,9 +298,24 @@ mod tests {
     use super::*;
 
     #[test]
-    fn slices_have_the_requested_relative_ci() {
-        let s = summarize(&slices(10.0, 0.03)).unwrap();
-        assert!((s.ci95_rel - 0.03).abs() < 1e-3, "{}", s.ci95_rel);
+    fn visits_have_the_requested_relative_ci() {
+        let mut shape = Shape::stream("copy", 4096, 1, 10.0);
+        shape.ci_rel = 0.03;
+        shape.pair_noise = 0.0;
+        let s = summarize_visits(&visit_values(&shape)).unwrap();
+        assert!((s.ci95_rel - 0.03).abs() < 1e-4, "{}", s.ci95_rel);
+    }
+
+    #[test]
+    fn two_points_of_a_round_share_its_regime_and_differ_by_their_own_noise() {
+        let (a, b) = (
+            Shape::stream("copy", 4096, 1, 10.0),
+            Shape::stream("gather", 4096, 1, 12.0),
+        );
+        let pairs: Vec<(f64, f64)> = visit_values(&b).into_iter().zip(visit_values(&a)).collect();
+        let r = crate::stats::visits::paired_ratio(&pairs).unwrap();
+        assert!((r.ratio - 1.2).abs() < 0.01, "{r:?}");
+        assert!(r.high / r.low < 1.03, "tight: {r:?}");
     }
 
     #[test]
@@ -276,7 +325,7 @@ mod tests {
         assert_eq!(lines.len(), demo_sweep(false).len());
         for line in lines {
             let v: Value = serde_json::from_str(line).unwrap();
-            assert_eq!(v["schema_version"], 1);
+            assert_eq!(v["schema_version"], crate::record::SCHEMA_VERSION);
         }
     }
 }

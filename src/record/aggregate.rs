@@ -71,7 +71,9 @@ pub fn point_record(
         record.zerocopy.as_ref(),
         record.receive.as_ref(),
     );
-    record.notes.push(visit_note(plan, measured.len(), counters.is_some()));
+    record
+        .notes
+        .push(visit_note(plan, measured.len(), counters.is_some()));
     record.environment = env;
     Some(record)
 }
@@ -105,13 +107,11 @@ fn status(errors: &[String], measured: usize, min_visits: usize) -> &'static str
 fn visit_values(measured: &[&RunRecord]) -> Vec<VisitValue> {
     measured
         .iter()
-        .map(|r| {
-            VisitValue {
-                round: r.visit.as_ref().map_or(0, |v| v.round),
-                mean: r.headline_value(),
-                slices: r.statistics.slices,
-                slice_cv: slice_cv(&r.statistics.values),
-            }
+        .map(|r| VisitValue {
+            round: r.visit.as_ref().map_or(0, |v| v.round),
+            mean: r.headline_value(),
+            slices: r.statistics.slices,
+            slice_cv: slice_cv(&r.statistics.values),
         })
         .collect()
 }
@@ -158,7 +158,11 @@ fn side(
             .is_none()
             .then(|| first.latency_ns_unavailable_reason.clone())
             .flatten()
-            .or_else(|| latency.is_none().then(|| "no visit measured a latency".into())),
+            .or_else(|| {
+                latency
+                    .is_none()
+                    .then(|| "no visit measured a latency".into())
+            }),
         latency_ns: latency,
         cpu_user_s,
         cpu_sys_s,
@@ -276,9 +280,9 @@ fn sum_verify(spec: &RunSpec, measured: &[&RunRecord]) -> VerifyReport {
 
 /// Machine-wide CPU over the measured visits, when every one of them read it.
 fn sum_machine(measured: &[&RunRecord]) -> Option<crate::measure::machine::MachineCpu> {
-    measured.iter().try_fold(
-        crate::measure::machine::MachineCpu::default(),
-        |acc, r| {
+    measured
+        .iter()
+        .try_fold(crate::measure::machine::MachineCpu::default(), |acc, r| {
             let m = r.machine_wide_cpu?;
             Some(crate::measure::machine::MachineCpu {
                 user_s: acc.user_s + m.user_s,
@@ -287,9 +291,8 @@ fn sum_machine(measured: &[&RunRecord]) -> Option<crate::measure::machine::Machi
                 irq_s: acc.irq_s + m.irq_s,
                 idle_s: acc.idle_s + m.idle_s,
             })
-        },
-    )
-    .filter(|_| !measured.is_empty())
+        })
+        .filter(|_| !measured.is_empty())
 }
 
 fn visit_note(plan: &VisitPlan, measured: usize, counted: bool) -> String {

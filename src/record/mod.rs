@@ -93,10 +93,10 @@ impl<'de> Deserialize<'de> for MetricSet {
                     let metric = match value {
                         Some(v) => Metric::Value(v),
                         None => Metric::Unavailable(
-                            reasons
-                                .iter()
-                                .find(|(k, _)| *k == key)
-                                .map_or_else(|| "no reason was recorded".into(), |(_, r)| r.clone()),
+                            reasons.iter().find(|(k, _)| *k == key).map_or_else(
+                                || "no reason was recorded".into(),
+                                |(_, r)| r.clone(),
+                            ),
                         ),
                     };
                     (key, metric)
@@ -645,7 +645,10 @@ fn derived_metrics(counters: &MetricSet, bytes: u64) -> MetricSet {
         Metric::Unavailable(r) => Err(r),
     };
     MetricSet(vec![
-        ("cycles_per_byte".into(), ratio(get("cycles"), bytes.clone(), 1.0)),
+        (
+            "cycles_per_byte".into(),
+            ratio(get("cycles"), bytes.clone(), 1.0),
+        ),
         (
             "instructions_per_cycle".into(),
             ratio(get("instructions"), cycles, 1.0),
@@ -732,25 +735,25 @@ fn zerocopy_report(mechanism: MechanismKind, outcome: &RunOutcome) -> Option<Zer
 
 impl ZerocopyReport {
     pub fn from_stats(mechanism: MechanismKind, stats: ZerocopyStats) -> ZerocopyReport {
-    let percent = stats.copied_percent();
-    let summary = match percent {
-        None => "no zero-copy completion arrived".to_string(),
-        Some(p) if p >= 99.95 => format!(
-            "copied anyway: {p:.1} % — the kernel copied every {} send (it always does \
+        let percent = stats.copied_percent();
+        let summary = match percent {
+            None => "no zero-copy completion arrived".to_string(),
+            Some(p) if p >= 99.95 => format!(
+                "copied anyway: {p:.1} % — the kernel copied every {} send (it always does \
              for data delivered to a local socket, as on loopback and veth); no send avoided its \
              copy, so these figures measure the zero-copy API's cost, not zero-copy transmission",
-            zero_copy_call(mechanism)
-        ),
-        Some(p) => format!(
-            "copied anyway: {p:.1} % — {:.1} % of completed sends avoided the copy",
-            100.0 - p
-        ),
-    };
-    ZerocopyReport {
-        stats,
-        copied_anyway_percent: percent,
-        summary,
-    }
+                zero_copy_call(mechanism)
+            ),
+            Some(p) => format!(
+                "copied anyway: {p:.1} % — {:.1} % of completed sends avoided the copy",
+                100.0 - p
+            ),
+        };
+        ZerocopyReport {
+            stats,
+            copied_anyway_percent: percent,
+            summary,
+        }
     }
 }
 

@@ -137,21 +137,39 @@ fn ci_rule(data: &Dataset) -> (String, String) {
     }
     let stops: Vec<String> = stops.iter().map(|(r, n)| format!("{r} ×{n}")).collect();
     let target = if targets.is_empty() {
-        "no CI target (fixed duration)".to_string()
+        "no CI target".to_string()
     } else {
         format!(
             "target ±{} of the mean, met at {met} of {judged} points",
             range(&targets.iter().map(|t| t * 100.0).collect::<Vec<_>>(), " %")
         )
     };
+    let visited = points.iter().filter(|p| !p.visits.is_empty()).count();
+    let rule = if visited > 0 {
+        format!(
+            "95 % confidence interval of the mean of each point's visit means (Student's t on \
+             visits − 1 degrees of freedom: between-visit variation, which holds the machine's \
+             regime changes), present at {with_stats} of {} points",
+            points.len()
+        )
+    } else {
+        format!(
+            "95 % confidence interval of the mean of per-slice values of one contiguous stretch \
+             per point (Student's t on the effective sample size n(1-ρ)/(1+ρ)), present at \
+             {with_stats} of {} points; such an interval describes that stretch only and does \
+             not cover a re-run, so these records support no comparison between mechanisms \
+             (measure again in visits)",
+            points.len()
+        )
+    };
     (
         "CI rule".into(),
         format!(
-            "95 % confidence interval of the mean of per-slice values (Student's t on the \
-             effective sample size n(1-ρ)/(1+ρ), ρ the lag-1 autocorrelation of the slices, so a \
-             drifting point gets a wider interval), present at {with_stats} of {} points; {target}; stop reasons: {}. A mechanism \"beats\" another \
-             only where the two intervals do not overlap.",
-            points.len(),
+            "{rule}; {target}; stop reasons: {}. A mechanism \"beats\" another only where the \
+             95 % interval of their per-round paired ratio (visited back to back in each round, \
+             order alternating; Student's t on the per-round log-ratios) excludes 1; otherwise \
+             the two cannot be told apart on this machine. Overlap of two intervals is never \
+             used as a test.",
             if stops.is_empty() {
                 "none recorded".to_string()
             } else {
@@ -217,7 +235,7 @@ fn outliers(data: &Dataset) -> String {
         .map(|(k, n)| format!("{} {n:.0}", k.replace('_', " ")))
         .collect();
     format!(
-        "slices beyond Tukey's fences (1.5 and 3 IQR), counted and kept in the mean: {}",
+        "values (visit means, or slices of a one-stretch point) beyond Tukey's fences (1.5 and 3 IQR; needs 4 values), counted and kept in the mean: {}",
         parts.join(", ")
     )
 }
@@ -243,27 +261,59 @@ fn counters(data: &Dataset) -> String {
     }
 }
 
-/// Clock, warm-up, slices, CI rule, placement, pattern, receive size, counters.
+/// How points measured in visits were visited: counts, length, order, spread; `None` when no
+/// record has visits.
+fn visits_text(data: &Dataset) -> Option<String> {
+    let counts = numbers(data, "/statistics/visits/count");
+    if counts.is_empty() {
+        return None;
+    }
+    // Rounded to a tenth of a percent: the spreads are estimates from a few visits.
+    let pct = |pointer: &str| -> Vec<f64> {
+        numbers(data, pointer)
+            .iter()
+            .map(|x| (x * 1000.0).round() / 10.0)
+            .collect()
+    };
+    let between = pct("/statistics/visits/between_visit_cv");
+    let within = pct("/statistics/visits/within_visit_cv");
+    let seed = distinct_text(data, "/statistics/visits/seed").join(", ");
+    Some(format!(
+        "{} visits per point (at least {}) of {} measured time each, spread over the study in a \
+         seeded shuffled order{}; spread of a point's visit means around their mean: {} \
+         (between visits) against {} within a visit (slices), so intervals from slices alone \
+         would be too narrow for a re-run",
+        range(&counts, ""),
+        range(&numbers(data, "/statistics/visits/min_visits"), ""),
+        range(&numbers(data, "/statistics/visits/visit_s"), " s"),
+        if seed.is_empty() {
+            String::new()
+        } else {
+            format!(" (seed {seed})")
+        },
+        if between.is_empty() {
+            "not measured".into()
+        } else {
+            range(&between, " %")
+        },
+        if within.is_empty() {
+            "not measured".into()
+        } else {
+            range(&within, " %")
+        },
+    ))
+}
+
+/// Clock, warm-up, visits, slices, CI rule, placement, pattern, receive size, counters.
 pub fn method(data: &Dataset) -> Rows {
     let slices = numbers(data, "/statistics/slices");
     let slice_s = numbers(data, "/statistics/slice_s");
-    let (min_t, max_t) = (
-        numbers(data, "/statistics/min_time_s"),
-        numbers(data, "/statistics/max_time_s"),
-    );
-    let adaptive = !numbers(data, "/statistics/ci_target_rel").is_empty();
-    let duration = if min_t.is_empty() || !adaptive {
+    let duration = visits_text(data).unwrap_or_else(|| {
         format!(
-            "fixed: {} per point",
+            "one contiguous stretch of {} per point",
             range(&numbers(data, "/config/duration_s"), " s")
         )
-    } else {
-        format!(
-            "adaptive: at least {}, at most {} per point",
-            range(&min_t, " s"),
-            range(&max_t, " s")
-        )
-    };
+    });
     let slices = if slices.is_empty() {
         "not recorded (no statistics block)".to_string()
     } else {
@@ -285,12 +335,13 @@ pub fn method(data: &Dataset) -> Rows {
     } else {
         format!("busy-polling (--spin) at {spin} points, shown as their own series")
     };
-    let warmup = range(&numbers(data, "/config/warmup_s"), " s") + " before each measured phase";
+    let warmup = range(&numbers(data, "/config/warmup_s"), " s")
+        + " before each measured phase (each visit)";
     let text = |pointer: &str| joined(data, pointer, "unknown");
     vec![
         ("clock".into(), text("/environment/clock")),
         ("warm-up".into(), warmup),
-        ("duration".into(), duration),
+        ("visits".into(), duration),
         ("slices".into(), slices),
         ci_rule(data),
         ("outliers".into(), outliers(data)),
@@ -442,7 +493,18 @@ mod tests {
             ci.contains("target ±5 % of the mean, met at 1 of 2 points"),
             "{ci}"
         );
-        assert!(ci.contains("ci_target_met ×1, max_time ×1"), "{ci}");
+        assert!(ci.contains("ci_target_met ×1, budget_spent ×1"), "{ci}");
+        assert!(
+            ci.contains("Student's t on visits − 1 degrees of freedom"),
+            "{ci}"
+        );
+        assert!(ci.contains("per-round paired ratio"), "{ci}");
+        let visits = &rows.iter().find(|r| r.0 == "visits").unwrap().1;
+        assert!(
+            visits.starts_with("5 visits per point (at least 3)"),
+            "{visits}"
+        );
+        assert!(visits.contains("(seed 1)"), "{visits}");
         let placement = &rows.iter().find(|r| r.0 == "CPU placement").unwrap().1;
         assert_eq!(placement, "cross: flow 0 sender CPU 0 → receiver CPU 1");
     }
@@ -478,7 +540,11 @@ mod tests {
 
     #[test]
     fn table_rows_show_throughput_with_its_ci() {
-        let (header, rows) = table(&data(&[Shape::stream("copy", 4096, 1, 10.0)]));
+        let quiet = Shape {
+            pair_noise: 0.0,
+            ..Shape::stream("copy", 4096, 1, 10.0)
+        };
+        let (header, rows) = table(&data(&[quiet]));
         assert_eq!(header.len(), rows[0].len());
         assert_eq!(rows[0][0], "copy/stream/4096/1");
         assert_eq!(rows[0][2], "10.00 ± 0.20 Gbit/s");

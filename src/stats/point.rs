@@ -71,6 +71,8 @@ pub struct VisitStatistics {
     pub within_visit_cv: Option<f64>,
     /// The round of the visit that opened perf counters (its figures are not in `values`).
     pub counters_round: Option<usize>,
+    /// The seed the study's visit order was drawn from.
+    pub seed: Option<u64>,
 }
 
 /// The metric and measured side a pattern's statistics follow.
@@ -130,10 +132,15 @@ pub struct VisitPlan {
     pub ci_target: Option<f64>,
     pub stop_reason: String,
     pub counters_round: Option<usize>,
+    pub seed: Option<u64>,
 }
 
 /// The statistics of a visited point: estimate and interval from the visit means.
-pub fn visit_statistics(pattern: Pattern, visits: &[VisitValue], plan: &VisitPlan) -> PointStatistics {
+pub fn visit_statistics(
+    pattern: Pattern,
+    visits: &[VisitValue],
+    plan: &VisitPlan,
+) -> PointStatistics {
     let values: Vec<f64> = visits.iter().map(|v| v.mean).collect();
     let summary = summarize_visits(&values);
     let reason = summary.is_none().then(|| {
@@ -164,9 +171,12 @@ pub fn visit_statistics(pattern: Pattern, visits: &[VisitValue], plan: &VisitPla
             visit_s: plan.visit_s,
             warmup_s: plan.warmup_s,
             rounds: visits.iter().map(|v| v.round).collect(),
-            between_visit_cv: summary.filter(|s| s.mean != 0.0).map(|s| s.stddev / s.mean.abs()),
+            between_visit_cv: summary
+                .filter(|s| s.mean != 0.0)
+                .map(|s| s.stddev / s.mean.abs()),
             within_visit_cv: (!cvs.is_empty()).then(|| cvs.iter().sum::<f64>() / cvs.len() as f64),
             counters_round: plan.counters_round,
+            seed: plan.seed,
         }),
         summary,
         summary_unavailable_reason: reason,
@@ -208,6 +218,7 @@ mod tests {
             ci_target: Some(0.02),
             stop_reason: "budget_spent".into(),
             counters_round: Some(3),
+            seed: Some(9),
         }
     }
 
@@ -220,14 +231,20 @@ mod tests {
             slice_cv: Some(0.01),
         });
         let s = visit_statistics(Pattern::Stream, &visits, &plan());
-        assert_eq!((s.basis, s.metric.as_str()), (Basis::Visits, "throughput_gbps"));
+        assert_eq!(
+            (s.basis, s.metric.as_str()),
+            (Basis::Visits, "throughput_gbps")
+        );
         assert_eq!(s.values, vec![10.0, 12.0, 14.0]);
         let v = s.visits.as_ref().unwrap();
         assert_eq!((v.count, v.rounds.clone()), (3, vec![0, 1, 2]));
         assert!((s.summary.unwrap().ci95_half_width - 4.9687).abs() < 1e-3);
         assert!((v.between_visit_cv.unwrap() - 2.0 / 12.0).abs() < 1e-9);
         assert_eq!(v.within_visit_cv, Some(0.01));
-        assert_eq!((s.ci_target_met, s.slices, s.counters_open), (Some(false), 9, false));
+        assert_eq!(
+            (s.ci_target_met, s.slices, s.counters_open),
+            (Some(false), 9, false)
+        );
     }
 
     #[test]

@@ -220,7 +220,8 @@ impl Sweep<'_> {
                 return Ok(false);
             }
         }
-        self.folder.write_points(&self.point_records(Ending::BudgetSpent))?;
+        self.folder
+            .write_points(&self.point_records(Ending::BudgetSpent))?;
         Ok(true)
     }
 
@@ -289,6 +290,7 @@ impl Sweep<'_> {
                     ci_target: Some(self.spec.ci_target),
                     stop_reason: stop.into(),
                     counters_round,
+                    seed: Some(self.spec.seed),
                 };
                 let run = self.sides.place(self.spec.run_spec(point, false));
                 let mut record =

@@ -72,7 +72,10 @@ fn round_label(planned: &PlannedVisit) -> String {
 /// `round 2: [ 3/16] gather/stream/4096/2  12.345 Gbit/s` — one visit's own figure.
 pub fn visit_line(planned: &PlannedVisit, total: usize, record: &Value) -> String {
     let width = total.to_string().len();
-    let key = record.pointer("/visit/key").and_then(Value::as_str).unwrap_or("?");
+    let key = record
+        .pointer("/visit/key")
+        .and_then(Value::as_str)
+        .unwrap_or("?");
     let head = format!(
         "{}: [{:>width$}/{total}] {key}",
         round_label(planned),
@@ -111,7 +114,9 @@ fn visit_figure(record: &Value) -> String {
     match record["config"]["pattern"].as_str() {
         Some("rr") => record["sides"][0]["messages_per_s"]
             .as_f64()
-            .map_or("no figure".into(), |v| format!("{} round trips/s", units::count(v))),
+            .map_or("no figure".into(), |v| {
+                format!("{} round trips/s", units::count(v))
+            }),
         _ => record["sides"][1]["throughput_gbps"]
             .as_f64()
             .map_or("no figure".into(), |v| format!("{v:.3} Gbit/s")),
@@ -212,7 +217,8 @@ mod tests {
             "round 2: [ 5/12] copy/rr/64/1  45.2 k round trips/s"
         );
         planned.kind = VisitKind::Counters;
-        assert!(visit_line(&planned, 12, &record).starts_with("counters: [ 5/12] copy/rr/64/1  perf counters open"));
+        assert!(visit_line(&planned, 12, &record)
+            .starts_with("counters: [ 5/12] copy/rr/64/1  perf counters open"));
     }
 
     #[test]

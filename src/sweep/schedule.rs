@@ -99,7 +99,9 @@ mod tests {
 
     fn three_rounds(seed: u64) -> Vec<PlannedVisit> {
         let mut s = Schedule::new(groups(), seed);
-        (0..3).flat_map(|r| s.round(r, &[0, 1, 2, 3], true)).collect()
+        (0..3)
+            .flat_map(|r| s.round(r, &[0, 1, 2, 3], true))
+            .collect()
     }
 
     #[test]
@@ -140,7 +142,11 @@ mod tests {
         let mut s = Schedule::new(groups(), 5);
         let first = s.round(0, &[0, 1, 2, 3], true);
         let order_of = |visits: &[PlannedVisit], g: usize| -> Vec<usize> {
-            visits.iter().filter(|v| v.group == g).map(|v| v.point).collect()
+            visits
+                .iter()
+                .filter(|v| v.group == g)
+                .map(|v| v.point)
+                .collect()
         };
         let adaptive = s.round(1, &[2, 0], false);
         assert_eq!(adaptive[0].group, 2);

@@ -476,7 +476,10 @@ mod tests {
         assert_eq!(spec(&["--visits", "5"]).unwrap().min_visits, 5);
         for bad in ["1", "0", "1001", "x", "2.5"] {
             let err = spec(&["--visits", bad]).unwrap_err().0;
-            assert!(err.starts_with("--visits") && err.contains("2 to 1000"), "{err}");
+            assert!(
+                err.starts_with("--visits") && err.contains("2 to 1000"),
+                "{err}"
+            );
         }
         let s = spec(&["--seed", "42"]).unwrap();
         assert_eq!((s.seed, s.seed_given), (42, true));

@@ -26,8 +26,9 @@ pub struct VisitFolder {
 #[derive(Default)]
 pub struct PriorVisits {
     pub resumed: bool,
-    /// Finished visits (completed or skipped), in the order they were made.
-    pub visits: Vec<RunRecord>,
+    /// Finished visits (completed or skipped), in the order they were made, each with its
+    /// line as saved (a resume rewrites it byte for byte).
+    pub visits: Vec<(String, RunRecord)>,
     /// Failed or interrupted visits dropped: made again.
     pub dropped: usize,
     /// A last line cut short by a crash, dropped.
@@ -52,7 +53,7 @@ pub fn open(
     let lines: String = prior
         .visits
         .iter()
-        .map(|r| serde_json::to_string(r).expect("a record serializes") + "\n")
+        .map(|(line, _)| format!("{line}\n"))
         .collect();
     let path = dir.join(VISITS_JSONL);
     write_atomically(&path, &lines)?;
@@ -89,7 +90,7 @@ fn load(dir: &Path) -> Result<PriorVisits, Error> {
             return Err(bad_line(&path, i, "a record without its visit block"));
         }
         if matches!(visit.status.as_str(), "completed" | "skipped") {
-            prior.visits.push(visit);
+            prior.visits.push((line.to_string(), visit));
         } else {
             prior.dropped += 1;
         }
@@ -98,8 +99,12 @@ fn load(dir: &Path) -> Result<PriorVisits, Error> {
 }
 
 fn bad_line(path: &Path, index: usize, why: &str) -> Error {
-    crate::config::ConfigError(format!("{}:{}: not a visit record ({why})", path.display(), index + 1))
-        .into()
+    crate::config::ConfigError(format!(
+        "{}:{}: not a visit record ({why})",
+        path.display(),
+        index + 1
+    ))
+    .into()
 }
 
 impl VisitFolder {
@@ -141,9 +146,9 @@ pub struct VisitLog {
 }
 
 impl VisitLog {
-    pub fn new(prior: Vec<RunRecord>) -> VisitLog {
+    pub fn new(prior: Vec<(String, RunRecord)>) -> VisitLog {
         let mut log = VisitLog::default();
-        for visit in prior {
+        for (_, visit) in prior {
             log.add(visit);
         }
         log

@@ -1,0 +1,96 @@
+//! Paired comparisons of two points: the two mechanisms were visited back to back in every
+//! round (order alternating), so each round gives one ratio in which the machine's regime of
+//! that moment cancels; the answer is the ratio's 95 % interval over rounds
+//! (`stats::visits::paired_ratio`). "Beats" means that interval excludes 1; otherwise the two
+//! cannot be told apart on this machine. Overlap of two intervals is never a test.
+use super::point::Point;
+use crate::stats::visits::{paired_ratio, Direction, RatioInterval};
+
+/// Rests-on text shared by every answer that compares two mechanisms.
+pub const PAIRED_BASIS: &str = "per-round paired ratios of the headline figure (the two \
+     mechanisms visited back to back in each round, order alternating); 95 % CI by Student's t \
+     on the per-round log-ratios; \"beats\" means that interval excludes 1";
+
+/// `a` over `b` from the rounds in which both were visited, or why it cannot be had.
+pub fn ratio(a: &Point, b: &Point) -> Result<RatioInterval, String> {
+    if a.visits.is_empty() || b.visits.is_empty() {
+        return Err(format!(
+            "no per-visit figures for {} (a point measured as one stretch, as sweeps before schema 2 did; measure it again to compare)",
+            if a.visits.is_empty() { &a.key } else { &b.key }
+        ));
+    }
+    let pairs: Vec<(f64, f64)> = a
+        .visits
+        .iter()
+        .filter_map(|(round, va)| {
+            let (_, vb) = b.visits.iter().find(|(r, _)| r == round)?;
+            Some((*va, *vb))
+        })
+        .collect();
+    paired_ratio(&pairs).ok_or_else(|| {
+        format!(
+            "{} and {} share {} round(s) with figures; a paired interval needs 2",
+            a.key,
+            b.key,
+            pairs.len()
+        )
+    })
+}
+
+/// How `a` compares with `b` where both were measured: higher, lower or indistinguishable.
+pub fn direction(a: &Point, b: &Point) -> Result<(Direction, RatioInterval), String> {
+    ratio(a, b).map(|r| (r.direction(), r))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::point::from_record;
+    use crate::analysis::synthetic::{record, Shape};
+
+    fn point(shape: Shape) -> Point {
+        from_record(&record(&shape), 1).unwrap()
+    }
+
+    #[test]
+    fn a_clear_gain_is_higher_even_when_each_points_own_interval_is_wide() {
+        // ±20 % per point from the shared regimes: overlapping intervals, yet a 10 % gain
+        // shows in every round.
+        let mut a = Shape::stream("gather", 4096, 1, 11.0);
+        let mut b = Shape::stream("copy", 4096, 1, 10.0);
+        a.ci_rel = 0.2;
+        b.ci_rel = 0.2;
+        let (pa, pb) = (point(a), point(b));
+        let (ha, hb) = (pa.headline.unwrap(), pb.headline.unwrap());
+        assert!(ha.ci95_low < hb.ci95_high, "the intervals overlap");
+        let (d, r) = direction(&pa, &pb).unwrap();
+        assert_eq!(d, Direction::Higher, "{r:?}");
+        assert!((r.ratio - 1.1).abs() < 0.01);
+    }
+
+    #[test]
+    fn a_difference_within_the_rounds_noise_cannot_be_told_apart() {
+        let mut a = Shape::stream("gather", 4096, 1, 10.02);
+        a.pair_noise = 0.02;
+        let (d, r) = direction(&point(a), &point(Shape::stream("copy", 4096, 1, 10.0))).unwrap();
+        assert_eq!(d, Direction::Indistinguishable, "{r:?}");
+    }
+
+    #[test]
+    fn points_without_visits_say_why_they_cannot_be_paired() {
+        let mut r = record(&Shape::stream("copy", 4096, 1, 10.0));
+        r["statistics"]["basis"] = "slices".into();
+        let old = from_record(&r, 1).unwrap();
+        let why = ratio(&point(Shape::stream("gather", 4096, 1, 10.0)), &old).unwrap_err();
+        assert!(why.contains("measured as one stretch"), "{why}");
+    }
+
+    #[test]
+    fn rounds_are_matched_not_positions() {
+        let a = point(Shape::stream("gather", 4096, 1, 10.0));
+        let mut b = a.clone();
+        b.key = "other".into();
+        b.visits = vec![(7, 1.0), (8, 1.0)];
+        assert!(ratio(&a, &b).unwrap_err().contains("share 0 round(s)"));
+    }
+}
