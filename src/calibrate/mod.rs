@@ -30,7 +30,7 @@ pub struct Effort {
     pub step_budget: Duration,
     pub tsc_calibrations: usize,
     pub tsc_interval: Duration,
-    /// Timed copies of the 64 MiB buffer.
+    /// Timed copies of the DRAM-sized buffer.
     pub dram_trials: usize,
     /// Timed batches of copies of the L2-sized buffer.
     pub cache_trials: usize,

@@ -222,6 +222,69 @@ mod tests {
         assert!(welch_ratio(&[1.0], &old).is_none());
     }
 
+    /// A standard normal draw (Box–Muller) from a seeded generator.
+    fn normal(rng: &mut fastrand::Rng) -> f64 {
+        let (u, v) = (rng.f64().max(f64::MIN_POSITIVE), rng.f64());
+        (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
+    }
+
+    /// One simulated point: `visits` visits of `slices` slices each around `mean`. Each visit
+    /// lands in a regime of its own (a shift of 8 % sd, as the machine's regimes last longer
+    /// than a visit) and its slices follow an AR(1) process (ρ = 0.6, 3 % sd) around it.
+    fn simulated_point(
+        rng: &mut fastrand::Rng,
+        mean: f64,
+        visits: usize,
+        slices: usize,
+    ) -> Vec<Vec<f64>> {
+        (0..visits)
+            .map(|_| {
+                let regime = mean * (1.0 + 0.08 * normal(rng));
+                let mut noise = 0.0;
+                (0..slices)
+                    .map(|_| {
+                        noise = 0.6 * noise + 0.8 * 0.03 * normal(rng);
+                        regime * (1.0 + noise)
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_visit_interval_covers_the_true_mean_and_the_per_slice_interval_does_not() {
+        let mut rng = fastrand::Rng::with_seed(2013);
+        let (points, mean) = (5000, 10.0);
+        let (mut by_visits, mut by_slices) = (0, 0);
+        for _ in 0..points {
+            let visits = simulated_point(&mut rng, mean, 4, 3);
+            let means: Vec<f64> = visits
+                .iter()
+                .map(|v| v.iter().sum::<f64>() / v.len() as f64)
+                .collect();
+            let v = summarize_visits(&means).unwrap();
+            by_visits += usize::from(v.ci95_low <= mean && mean <= v.ci95_high);
+            // The old method: the same measuring time as one contiguous stretch, which sits
+            // in one regime (they last seconds), its slices AR(1)-corrected.
+            let stretch = simulated_point(&mut rng, mean, 1, 12).remove(0);
+            let s = super::super::summarize(&stretch).unwrap();
+            by_slices += usize::from(s.ci95_low <= mean && mean <= s.ci95_high);
+        }
+        let (visit_rate, slice_rate) = (
+            by_visits as f64 / points as f64,
+            by_slices as f64 / points as f64,
+        );
+        eprintln!("coverage: visit means {visit_rate}, one stretch of slices {slice_rate}");
+        assert!(
+            visit_rate >= 0.93,
+            "visit-mean interval covered {visit_rate}"
+        );
+        assert!(
+            slice_rate < 0.60,
+            "per-slice interval covered {slice_rate}: the test could not fail"
+        );
+    }
+
     #[test]
     fn welch_degrees_of_freedom_fall_between_the_smaller_sample_and_the_pooled_count() {
         let r = welch_ratio(&[1.0, 1.1, 0.9], &[1.0, 1.5, 0.6, 1.2, 0.8, 1.1]).unwrap();
