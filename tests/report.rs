@@ -58,6 +58,23 @@ fn report_writes_html_and_markdown_with_a_plot_per_figure() {
     assert!(plots.iter().all(|(_, n)| *n > 0), "{plots:?}");
     let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
     assert!(md.contains("gather beats copy from 16 KiB on"), "{md}");
+    // The answers as data: each verdict without its figures, for a re-run to reproduce.
+    let answers: Vec<serde_json::Value> =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("answers.json")).unwrap()).unwrap();
+    assert_eq!(answers.len(), 7);
+    assert_eq!(
+        answers[0]["verdict"], "1 thread: beats from 16 KiB; 2 threads: beats from 16 KiB",
+        "{answers:?}"
+    );
+    assert!(answers[0]["rests_on"]
+        .as_str()
+        .unwrap()
+        .contains("per-round paired ratios"));
+    assert_eq!(answers[2]["verdict"], "every send copied");
+    assert!(
+        answers[6]["verdict"].is_null(),
+        "the most surprising point is a figure"
+    );
 }
 
 #[test]

@@ -45,6 +45,7 @@ pub fn zerocopy_answer(points: &[&Point]) -> Answer {
             finding: "Cannot be said: the results hold no zerocopy point with completions.".into(),
             details: Vec::new(),
             rests_on,
+            verdict: Some("cannot be said".into()),
         };
     }
     let percent = copied / completions * 100.0;
@@ -85,6 +86,16 @@ pub fn zerocopy_answer(points: &[&Point]) -> Answer {
         ),
         details,
         rests_on,
+        verdict: Some(
+            if percent >= 99.5 {
+                "every send copied"
+            } else if percent > 0.5 {
+                "some sends copied"
+            } else {
+                "no send copied"
+            }
+            .into(),
+        ),
     }
 }
 
@@ -232,9 +243,19 @@ pub fn serialization_answer(points: &[&Point]) -> Answer {
                 .into(),
             details: Vec::new(),
             rests_on,
+            verdict: Some("cannot be said".into()),
         };
     };
     let mut extra: Vec<f64> = pairs.iter().filter_map(|p| p.extra_ns_per_byte).collect();
+    let cpu = if extra.is_empty() {
+        "sender CPU not measured"
+    } else if extra.iter().all(|e| *e > 0.0) {
+        "copy costs the sender more CPU per byte"
+    } else if extra.iter().all(|e| *e < 0.0) {
+        "copy costs the sender less CPU per byte"
+    } else {
+        "no measurable CPU per byte"
+    };
     let finding = if extra.is_empty() {
         format!(
             "At {}: CPU per byte was not measured; throughput per size below.",
@@ -267,6 +288,7 @@ pub fn serialization_answer(points: &[&Point]) -> Answer {
     };
     Answer {
         question,
+        verdict: Some(format!("{cpu};{}", throughput_summary(&pairs))),
         finding: finding + &throughput_summary(&pairs),
         details: pairs.into_iter().map(|p| p.line).collect(),
         rests_on,
@@ -322,6 +344,7 @@ pub fn cache_answer(points: &[&Point]) -> Answer {
             finding,
             details: Vec::new(),
             rests_on,
+            verdict: Some("cannot be said".into()),
         };
     }
     let n = l1.len().min(llc.len());
@@ -342,6 +365,7 @@ pub fn cache_answer(points: &[&Point]) -> Answer {
         ),
         details: vec![spread("LLC", &llc), spread("L1d", &l1)],
         rests_on,
+        verdict: Some(largest.into()),
     }
 }
 

@@ -129,6 +129,41 @@ fn sizes(list: &[f64], measured: &[f64]) -> String {
         .join(", ")
 }
 
+/// The outcome at one thread count without its figures: who beats whom, from which size.
+fn verdict(c: &PerThreads) -> String {
+    let at = threads_label(c.threads);
+    let list = |sizes: &[f64]| {
+        sizes
+            .iter()
+            .map(|s| size_label(*s))
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    match &c.outcome {
+        Crossover::BeatsFrom {
+            from, slower_at, ..
+        } if slower_at.is_empty() => format!("{at}: beats from {}", size_label(*from)),
+        Crossover::BeatsFrom {
+            from, slower_at, ..
+        } => format!(
+            "{at}: beats from {}, slower at {}",
+            size_label(*from),
+            list(slower_at)
+        ),
+        Crossover::NoSignificantDifference { .. } => format!("{at}: cannot be told apart"),
+        Crossover::NotFromAnySize {
+            faster_at,
+            slower_at,
+            ..
+        } => format!(
+            "{at}: faster at [{}], slower at [{}]",
+            list(faster_at),
+            list(slower_at)
+        ),
+        Crossover::CannotBeSaid(_) => format!("{at}: cannot be said"),
+    }
+}
+
 /// One sentence for one thread count.
 pub fn describe(c: &PerThreads, challenger: &str, baseline: &str) -> String {
     let at = threads_label(c.threads);
@@ -222,6 +257,15 @@ pub fn answer(points: &[&Point], challenger: &str, baseline: &str) -> Answer {
     };
     Answer {
         question,
+        verdict: Some(if per_threads.is_empty() {
+            "cannot be said".into()
+        } else {
+            per_threads
+                .iter()
+                .map(verdict)
+                .collect::<Vec<_>>()
+                .join("; ")
+        }),
         finding,
         details,
         rests_on,

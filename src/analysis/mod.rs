@@ -21,6 +21,22 @@ pub struct Answer {
     /// Figures behind the finding, one line each (per thread count, per size, ...).
     pub details: Vec<String>,
     pub rests_on: String,
+    /// The finding without its figures (who beats whom, from which size, which category): what
+    /// a re-run must reproduce. `None` for an answer that is a figure, not a verdict.
+    pub verdict: Option<String>,
+}
+
+impl Answer {
+    /// An answer that cannot be given, and why.
+    pub fn cannot(question: &'static str, finding: String, rests_on: String) -> Answer {
+        Answer {
+            question,
+            finding,
+            details: Vec::new(),
+            rests_on,
+            verdict: Some("cannot be said".into()),
+        }
+    }
 }
 
 /// The records of one results file and the points read from them.

@@ -8,6 +8,8 @@ use crate::error::Error;
 use std::path::{Path, PathBuf};
 
 pub const RESULTS_FILE: &str = "results.jsonl";
+/// The report's answers as data: what a re-run must reproduce (`bench/repeatability.sh`).
+pub const ANSWERS_FILE: &str = "answers.json";
 
 fn bad(msg: String) -> Error {
     Error::Config(ConfigError(msg))
@@ -72,7 +74,27 @@ pub fn reports(dir: &Path, html_out: Option<&Path>) -> Result<PathBuf, Error> {
     let document = markdown::document(&data, &source);
     write_atomically(&html_path, &page)?;
     write_atomically(&md_path, &document)?;
+    write_atomically(
+        &html_path.with_file_name(ANSWERS_FILE),
+        &answers_json(&data),
+    )?;
     Ok(html_path)
+}
+
+/// Each answer's question, verdict (`null` for an answer that is a figure), finding and basis.
+fn answers_json(data: &Dataset) -> String {
+    let answers: Vec<serde_json::Value> = crate::analysis::answers(data)
+        .iter()
+        .map(|a| {
+            serde_json::json!({
+                "question": a.question,
+                "verdict": a.verdict,
+                "finding": a.finding,
+                "rests_on": a.rests_on,
+            })
+        })
+        .collect();
+    serde_json::to_string_pretty(&answers).expect("JSON") + "\n"
 }
 
 #[cfg(test)]

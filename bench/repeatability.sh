@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# bench/repeatability.sh — the same sweep twice: do its figures and answers hold up?
+#
+# Runs one matrix (the seeds' 48 points by default: copy, gather, zerocopy x 256 B-16 KiB x
+# 1, 2, 4, 8 threads, stream) twice, one sweep after the other, each with its own seed, and
+# prints:
+#   - the share of points `bytepath compare` finds with no significant change (target >= 90 %:
+#     the two sweeps measured the same build on the same machine);
+#   - for every derived answer of the report, whether its verdict (who beats whom, from which
+#     size; figures may differ within their intervals) is the same in both reports;
+#   - each sweep's wall time (target <= 120 s) and peak RSS (target <= 64 MiB).
+# It informs; it exits 0 whatever the figures, 1 if a sweep or the comparison failed.
+#
+# Environment: MECHANISMS=copy,gather,zerocopy SIZES=256,1K,4K,16K THREADS=1,2,4,8
+#              VISITS=3 VISIT=300ms BUDGET=2s OUT=<dir> (kept)
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+OUT="${OUT:-$(mktemp -d "${TMPDIR:-/tmp}/bytepath-bench-repeat.XXXXXX")}"
+command -v /usr/bin/time >/dev/null || { echo "repeatability.sh: needs GNU time (Debian package 'time')" >&2; exit 2; }
+echo "repeatability.sh: building bytepath" >&2
+cargo build --release --quiet
+BIN=./target/release/bytepath
+
+sweep() { # name
+  local dir="$OUT/$1" start end
+  rm -rf "$dir"
+  start=$(date +%s.%N)
+  /usr/bin/time -f "%M" -o "$OUT/$1.rss" "$BIN" sweep \
+    --mechanisms "${MECHANISMS:-copy,gather,zerocopy}" --sizes "${SIZES:-256,1K,4K,16K}" \
+    --threads "${THREADS:-1,2,4,8}" --patterns stream --visits "${VISITS:-3}" \
+    --visit "${VISIT:-300ms}" --budget "${BUDGET:-2s}" --out "$dir" >"$OUT/$1.log" 2>&1 \
+    || { tail -5 "$OUT/$1.log" >&2; echo "repeatability.sh: sweep $1 failed" >&2; exit 1; }
+  end=$(date +%s.%N)
+  echo "$start $end" >"$OUT/$1.wall"
+}
+
+echo "repeatability.sh: sweep A" >&2
+sweep a
+echo "repeatability.sh: sweep B" >&2
+sweep b
+"$BIN" compare "$OUT/a" "$OUT/b" >"$OUT/compare.txt" || { cat "$OUT/compare.txt" >&2; exit 1; }
+
+python3 - "$OUT" <<'PY'
+import json, re, sys
+out = sys.argv[1]
+text = open(f"{out}/compare.txt").read()
+m = re.search(r"(\d+) points compared: (\d+) faster, (\d+) slower, (\d+) no significant change, (\d+) cannot be judged", text)
+total, faster, slower, same, unjudged = map(int, m.groups())
+share = same / max(1, total)
+print(f"compare A -> B:    {same}/{total} points with no significant change ({100*share:.0f} %; {faster} faster, {slower} slower, {unjudged} cannot be judged)  -> {'PASS' if share >= 0.9 else 'MISS'} (target >= 90 %)")
+answers = [json.load(open(f"{out}/{s}/answers.json")) for s in "ab"]
+agree = 0
+judged = 0
+for a, b in zip(*answers):
+    if a["verdict"] is None:
+        print(f"  figure only:     {a['question']}")
+        continue
+    judged += 1
+    same_verdict = a["verdict"] == b["verdict"]
+    agree += same_verdict
+    print(f"  {'same     ' if same_verdict else 'DIFFERENT'}        {a['question']}")
+    if not same_verdict:
+        print(f"                     A: {a['verdict']}\n                     B: {b['verdict']}")
+print(f"answers:           {agree}/{judged} verdicts the same in both reports  -> {'PASS' if agree == judged else 'MISS'}")
+for s in "ab":
+    start, end = map(float, open(f"{out}/{s}.wall").read().split())
+    rss = int(open(f"{out}/{s}.rss").read()) / 1024
+    wall = end - start
+    print(f"sweep {s.upper()}:           {wall:.1f} s wall (target <= 120 s) -> {'PASS' if wall <= 120 else 'OVER'}; peak RSS {rss:.1f} MiB (target <= 64) -> {'PASS' if rss <= 64 else 'OVER'}")
+PY
+echo "results: $OUT (compare.txt, a/, b/)" >&2
