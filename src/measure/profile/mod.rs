@@ -1,0 +1,6 @@
+//! Where a side's CPU goes: sampling its threads with perf_event_open(2), naming the samples
+//! (kallsyms, ELF symbols) and charging them to categories. This part names addresses.
+pub mod demangle;
+pub mod elf;
+pub mod kallsyms;
+pub mod symtab;
