@@ -143,6 +143,40 @@ fn a_tally_counts_skew_recharges_and_the_top_unknowns() {
     assert!((sum - 1.0).abs() < 1e-9);
 }
 
+#[test]
+fn a_kallsyms_excerpt_symbolizes_and_charges_end_to_end() {
+    use super::super::kallsyms;
+    use super::super::sampler::RawSample;
+    use super::super::symbolize::Symbolizer;
+    let table = kallsyms::parse(include_str!("fixtures/kallsyms.txt")).unwrap();
+    let mut symbolizer = Symbolizer::with_kernel(table);
+    let at = |ip: u64, callers: &[u64]| RawSample {
+        tid: 1,
+        space: Space::Kernel,
+        ip,
+        callers: callers.iter().map(|r| r + 1).collect(),
+    };
+    let raw = [
+        at(0xffffffff81b6c570, &[]),                   // _copy_from_iter
+        at(0xffffffff821f64a8, &[0xffffffff81e42e00]), // memcpy <- skb_copy_ubufs
+        at(0xffffffff813a4390, &[]),                   // finish_task_switch.isra.0
+    ];
+    let named = symbolizer.name_samples(std::process::id(), &raw).unwrap();
+    let mut charger = Charger::default();
+    let got: Vec<Category> = named
+        .iter()
+        .map(|s| charger.charge(s).unwrap().category)
+        .collect();
+    assert_eq!(
+        got,
+        [
+            Category::CopyUserToKernel,
+            Category::CopyUserToKernel,
+            Category::Scheduler
+        ]
+    );
+}
+
 /// Per side tallies of a folded chain file.
 fn tally_chains(text: &str) -> HashMap<String, Tally> {
     let mut sides: HashMap<String, Tally> = HashMap::new();
