@@ -103,7 +103,32 @@ impl RunningProfile {
 
     /// Like `stop`, with symbol tables kept in `symbolizer`.
     pub fn stop_with(self, symbolizer: &mut Symbolizer) -> Profile {
-        let window = self.sampler.stop();
+        self.stop_sampling().build(symbolizer)
+    }
+
+    /// Stops sampling only (cheap: disable, drain), so several profiles can end at the
+    /// same instant before any of them spends time naming symbols.
+    pub fn stop_sampling(self) -> StoppedProfile {
+        StoppedProfile {
+            window: self.sampler.stop(),
+            pid: self.pid,
+            settings: self.settings,
+        }
+    }
+}
+
+/// A window's samples, not yet named.
+pub struct StoppedProfile {
+    window: Window,
+    pid: u32,
+    settings: SamplerSettings,
+}
+
+impl StoppedProfile {
+    /// Names and charges the samples (call while the sampled process still runs: its maps
+    /// are read now).
+    pub fn build(self, symbolizer: &mut Symbolizer) -> Profile {
+        let window = self.window;
         if window.samples.is_empty() {
             let reason = match window.lost {
                 0 => format!(
