@@ -1,4 +1,6 @@
-//! What bytepath measures besides bytes: latency histograms, perf counters, machine-wide CPU.
+//! What bytepath measures besides bytes: latency histograms, perf counters, machine-wide CPU,
+//! and where a side's CPU goes (sampled profiles).
 pub mod counters;
 pub mod histogram;
 pub mod machine;
+pub mod profile;

@@ -3,7 +3,7 @@
 //! fork and shared memory for `--processes`, readiness (select, poll, epoll) and io_uring for
 //! `servers`, io_uring sends for the uring mechanisms, setns(2) for `--netns`, and the
 //! page-referencing calls of the `splice` and `sendfile` senders: vmsplice(2), madvise(2),
-//! memfd_create(2), fallocate(2)).
+//! memfd_create(2), fallocate(2)), and the perf sampling ioctl the perf-event2 crate lacks.
 //! Each wrapper turns `-1` into `io::Error::last_os_error()` in one place (`cvt`).
 #![allow(unsafe_code)]
 
@@ -17,6 +17,7 @@ pub mod pages;
 pub mod probe;
 pub mod process;
 pub mod ring;
+pub mod sampling;
 pub mod shared;
 pub mod socket;
 pub mod uring;
