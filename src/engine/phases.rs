@@ -5,8 +5,8 @@
 //! Also reads machine-wide CPU time around the measured phase.
 use super::control::Control;
 use super::slices::SliceBoard;
-use crate::config::{Pattern, RunSpec};
 use crate::measure::machine::MachineCpu;
+use crate::spec::{Pattern, RunSpec};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Barrier;
 use std::time::{Duration, Instant};

@@ -20,7 +20,6 @@ mod uring;
 mod uring_zc;
 mod zerocopy;
 
-use crate::config::ConfigError;
 use crate::transport::{Endpoint, Transport};
 use std::io::{self, IoSlice};
 
@@ -111,21 +110,6 @@ impl MechanismKind {
             | MechanismKind::Sendfile => Some(&[Transport::Tcp, Transport::Unix]),
             _ => None,
         }
-    }
-}
-
-impl std::str::FromStr for MechanismKind {
-    type Err = ConfigError;
-    fn from_str(s: &str) -> Result<Self, ConfigError> {
-        MechanismKind::ALL
-            .into_iter()
-            .find(|m| m.name() == s)
-            .ok_or_else(|| {
-                ConfigError(format!(
-                    "--mechanism {s:?}: unknown mechanism; allowed: {}",
-                    MechanismKind::NAMES
-                ))
-            })
     }
 }
 

@@ -1,7 +1,6 @@
 //! The result record: one serde-serializable document per run with the full effective
 //! configuration, the environment, and every metric per side. Exporters read only this.
 //! A metric that could not be measured is `null` with a sibling `<key>_unavailable_reason`.
-use crate::config::{Pattern, RunSpec};
 use crate::engine::worker::{Role, ThreadSample};
 use crate::engine::RunOutcome;
 use crate::environment::Environment;
@@ -11,6 +10,7 @@ use crate::measure::machine::MachineCpu;
 use crate::mechanism::page_refs::SpliceStats;
 use crate::mechanism::receive::{DatagramStats, Mismatch, KEPT_MISMATCHES};
 use crate::mechanism::{MechanismKind, ZerocopyStats};
+use crate::spec::{Pattern, RunSpec};
 use crate::sys::usage::ThreadUsage;
 use serde::de::{Deserializer, MapAccess, Visitor};
 use serde::ser::{SerializeMap, Serializer};
@@ -133,7 +133,7 @@ pub struct RunConfig {
     pub warmup_s: f64,
     pub pin: String,
     /// Per flow: the CPUs of its sender (client) and receiver (server) threads; null = unpinned.
-    pub placement: Vec<crate::config::FlowPlacement>,
+    pub placement: Vec<crate::spec::FlowPlacement>,
     pub recv_size_bytes: usize,
     pub recv_mode: String,
     pub spin: bool,
@@ -148,7 +148,7 @@ pub struct RunConfig {
     pub processes: bool,
     pub where_sides_run: String,
     /// loopback, or netns with the veth MTU and netem parameters.
-    pub network: crate::config::Network,
+    pub network: crate::spec::Network,
 }
 
 /// Every metric of one side, summed or merged over its threads.
@@ -879,7 +879,7 @@ pub(crate) fn notes(
                 .into(),
         );
     }
-    if spec.pinning == crate::config::Pinning::Unpinned {
+    if spec.pinning == crate::spec::Pinning::Unpinned {
         notes.push("threads were not pinned: the scheduler placed them, and figures on a small VM can vary up to 2x between runs; use --pin cross or --pin same".into());
     }
     if spec.counters != crate::measure::counters::CounterSelection::None {

@@ -6,6 +6,7 @@
 //! server nonce: the token itself never crosses the wire.
 use crate::engine::worker::ThreadSample;
 use crate::file::record::{Residency, SideUsage};
+pub use crate::file::server::FileRequest;
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
 use std::fmt;
@@ -208,20 +209,6 @@ pub enum Message {
     ServersReport {
         report: Box<crate::servers::process::ServerReport>,
     },
-}
-
-/// file study: what `file --remote` asks the server to serve for one transfer.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct FileRequest {
-    pub size: u64,
-    pub mechanism: String,
-    pub chunk: u64,
-    /// warm or cold.
-    pub cache: String,
-    pub verify: bool,
-    /// Which perf counters the sending thread opens (all, software, hardware, none).
-    pub counters: String,
 }
 
 impl Message {

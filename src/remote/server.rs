@@ -8,13 +8,14 @@ use super::protocol::{
     self, ErrorCode, FrameError, Message, RunRequest, COOKIE_BYTES, DATA_TAG_BYTES, VERSION,
 };
 use super::{apply_options, capabilities, remote_role};
-use crate::config::{self, ConfigError, Pattern, Pinning, RunSpec, Stopping};
 use crate::engine::control::Control;
 use crate::engine::slices::SliceBoard;
 use crate::engine::worker::ThreadSample;
 use crate::engine::{self, Shared, STOP_GRACE};
+use crate::error::ConfigError;
 use crate::error::Error;
 use crate::servers::{self, model::ServerModel, process::ServerSetup};
+use crate::spec::{self, Pattern, Pinning, RunSpec, Stopping};
 use crate::transport::datagram::{send_buffer, Framing, RECEIVE_TIMEOUT};
 use crate::transport::tcp::max_send_buffer;
 use crate::transport::{Endpoint, Transport};
@@ -536,16 +537,16 @@ fn spec_for(request: &RunRequest, limits: &Limits) -> Result<RunSpec, Refusal> {
         ));
     }
     let mechanism: crate::mechanism::MechanismKind = request.mechanism.parse().map_err(invalid)?;
-    config::check_transport(transport, mechanism).map_err(invalid)?;
+    spec::check_transport(transport, mechanism).map_err(invalid)?;
     let queue_depth = match request.queue_depth {
-        Some(q) => config::parse_queue_depth(Some(&q.to_string())).map_err(invalid)?,
-        None => config::DEFAULT_QUEUE_DEPTH,
+        Some(q) => spec::parse_queue_depth(Some(&q.to_string())).map_err(invalid)?,
+        None => spec::DEFAULT_QUEUE_DEPTH,
     };
     let recv_path: crate::mechanism::recv_path::RecvPath = match &request.recv {
         Some(text) => text.parse().map_err(invalid)?,
         None => Default::default(),
     };
-    config::check_recv_path(recv_path, transport, request.verify).map_err(invalid)?;
+    spec::check_recv_path(recv_path, transport, request.verify).map_err(invalid)?;
     let pattern: Pattern = request.pattern.parse().map_err(invalid)?;
     if request.reverse && pattern != Pattern::Stream {
         return Err(refuse(
@@ -567,7 +568,7 @@ fn spec_for(request: &RunRequest, limits: &Limits) -> Result<RunSpec, Refusal> {
         )));
     }
     // The spec's framing is taken as checked from here on.
-    config::check_datagram_size(transport, size as usize, request.udp_split).map_err(invalid)?;
+    spec::check_datagram_size(transport, size as usize, request.udp_split).map_err(invalid)?;
     if transport == Transport::Udp && request.recv_size.is_some() {
         return Err(refuse(
             ErrorCode::Refused,
@@ -608,12 +609,12 @@ fn spec_for(request: &RunRequest, limits: &Limits) -> Result<RunSpec, Refusal> {
         }
     }
     let recv_size = match request.recv_size {
-        Some(r) if r == 0 || r > config::MAX_MESSAGE_SIZE as u64 => {
+        Some(r) if r == 0 || r > spec::MAX_MESSAGE_SIZE as u64 => {
             return Err(refuse(
                 ErrorCode::Refused,
                 format!(
                     "recv size {r}: allowed 1 to {} bytes",
-                    config::MAX_MESSAGE_SIZE
+                    spec::MAX_MESSAGE_SIZE
                 ),
             ))
         }
@@ -635,11 +636,11 @@ fn spec_for(request: &RunRequest, limits: &Limits) -> Result<RunSpec, Refusal> {
         recv_size,
         spin: request.spin,
         verify: request.verify,
-        counters: config::parse_counters(&request.counters, pattern).map_err(invalid)?,
+        counters: spec::parse_counters(&request.counters, pattern).map_err(invalid)?,
         udp_split: request.udp_split,
         processes: false,
         // Across hosts the network is whatever joins them; loopback is the record's default.
-        network: config::Network::default(),
+        network: spec::Network::default(),
         queue_depth,
         recv_path,
     };

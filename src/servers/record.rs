@@ -1,20 +1,19 @@
 //! One record per (model, clients) point, the command loop that measures the points, and
 //! the CSV columns. Values that could not be measured are null with a `<key>_unavailable_reason`.
+use super::host::{OpenHost, ServersHost, Started};
 use super::load::{self, ConnectionSpan, Load, LoadSpec};
 use super::model::ServerModel;
 use super::process::{self, ServerReport, ServerSide};
 use super::ServersSpec;
-use crate::cli::ServersArgs;
 use crate::environment::Environment;
 use crate::error::{Error, Status};
 use crate::measure::counters::{CounterEvent, CounterValue};
 use crate::measure::histogram::{LatencyHistogram, LatencySummary};
-use crate::remote::client::{self, RemotePeer, ServersAnswer};
-use crate::sweep::folder::{self, Saved};
+use crate::report::folder::{self, Saved, StudyOutput};
 use crate::sys;
 use crate::transport::Link;
 use serde_json::{json, Value};
-use std::net::{Ipv4Addr, SocketAddrV4, TcpListener};
+use std::net::{SocketAddrV4, TcpListener};
 use std::os::fd::AsFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -58,7 +57,7 @@ pub struct PointConfig {
     pub placement: super::Placement,
     /// Where the server and the clients ran, in words and as data.
     pub where_sides_run: String,
-    pub network: crate::config::Network,
+    pub network: crate::spec::Network,
 }
 
 /// A metric that may be unavailable, flattened as `key` and `key_unavailable_reason`.
@@ -218,40 +217,6 @@ fn open_stalled(
     held
 }
 
-/// `--remote`: the host whose `bytepath server` forks every point's server model.
-pub struct RemoteServers {
-    pub run: crate::config::RemoteRun,
-    /// The address the load generator connects to (the server's listener port comes per point).
-    pub addr: Ipv4Addr,
-    /// The server's version and kernel, from its hello.
-    pub system: String,
-}
-
-impl RemoteServers {
-    /// Says hello (and proves the token) once, so an unreachable server, a wrong token or a
-    /// server without server models is one error before any point.
-    fn open(run: &crate::config::RemoteRun) -> Result<RemoteServers, Error> {
-        let addr = match client::resolve(&run.target)? {
-            std::net::SocketAddr::V4(a) => *a.ip(),
-            std::net::SocketAddr::V6(a) => {
-                return Err(crate::config::ConfigError(format!(
-                    "--remote {}: resolves to the IPv6 address {}; the load generator connects over IPv4 only; give an IPv4 address",
-                    run.target,
-                    a.ip()
-                ))
-                .into())
-            }
-        };
-        let system =
-            RemotePeer::for_servers(run.target.clone(), run.token.clone()).check_system()?;
-        Ok(RemoteServers {
-            run: run.clone(),
-            addr,
-            system,
-        })
-    }
-}
-
 /// Why a point was not measured: its status and reason.
 type NotRun = (PointStatus, String);
 
@@ -260,18 +225,17 @@ type NotRun = (PointStatus, String);
 fn start_server(
     spec: &ServersSpec,
     link: &Link,
-    remote: Option<&RemoteServers>,
+    remote: Option<&dyn ServersHost>,
     model: ServerModel,
     clients: usize,
 ) -> Result<(Box<dyn ServerSide>, SocketAddrV4), NotRun> {
     let failed = |reason: String| (PointStatus::Failed, reason);
     if let Some(remote) = remote {
-        let peer = RemotePeer::for_servers(remote.run.target.clone(), remote.run.token.clone());
-        return match peer.servers_run(model, spec.size, spec.server_threads, clients) {
-            Ok(ServersAnswer::Accepted { port, server }) => {
-                Ok((Box::new(server), SocketAddrV4::new(remote.addr, port)))
+        return match remote.start(model, spec.size, spec.server_threads, clients) {
+            Ok(Started::Accepted { port, server }) => {
+                Ok((server, SocketAddrV4::new(remote.addr(), port)))
             }
-            Ok(ServersAnswer::Skipped(reason)) => Err((PointStatus::Skipped, reason)),
+            Ok(Started::Skipped(reason)) => Err((PointStatus::Skipped, reason)),
             // The server's limits and refusals: this point is refused, the study goes on.
             Err(Error::Config(e)) => Err((PointStatus::Refused, e.0)),
             Err(e) => Err(failed(e.to_string())),
@@ -303,7 +267,7 @@ fn start_server(
 fn measure(
     spec: &ServersSpec,
     link: &Link,
-    remote: Option<&RemoteServers>,
+    remote: Option<&dyn ServersHost>,
     model: ServerModel,
     clients: usize,
     interrupt: &AtomicBool,
@@ -362,15 +326,15 @@ fn sleep_unless(d: Duration, load: &Load, interrupt: &AtomicBool) -> bool {
 }
 
 /// Where the server and the clients ran, in words.
-fn where_sides_run(link: &Link, remote: Option<&RemoteServers>) -> String {
+fn where_sides_run(link: &Link, remote: Option<&dyn ServersHost>) -> String {
     match remote {
         None => format!(
             "{}; the server in a forked process, the clients in this one",
             link.describe()
         ),
         Some(r) => format!(
-            "remote: the server at {} ({}) ran the server model in a process it forked; this host ran the clients (unpinned) and measured",
-            r.run.target, r.system
+            "remote: {} ran the server model in a process it forked; this host ran the clients (unpinned) and measured",
+            r.describe()
         ),
     }
 }
@@ -413,7 +377,7 @@ fn config(
 fn point(
     spec: &ServersSpec,
     link: &Link,
-    remote: Option<&RemoteServers>,
+    remote: Option<&dyn ServersHost>,
     model: ServerModel,
     requested: usize,
     limit: Option<u64>,
@@ -489,25 +453,31 @@ fn point(
     record
 }
 
-pub fn command(args: &ServersArgs, interrupt: &AtomicBool) -> Result<Status, Error> {
-    let cpus = sys::affinity::allowed_cpus()
-        .map_err(|e| Error::Failed(format!("reading this process's CPU affinity: {e}")))?;
-    let spec = ServersSpec::from_args(args, &cpus)?;
+/// Measures every point of `spec` into a new results folder, one record per point, and
+/// renders the report. The server runs here, forked on `spec.network`'s link, or with
+/// `spec.remote` on the host `open_host` opens.
+pub fn run(
+    spec: &ServersSpec,
+    output: &StudyOutput,
+    cpus: &[usize],
+    open_host: OpenHost<'_>,
+    interrupt: &AtomicBool,
+) -> Result<Status, Error> {
     let points = spec.points();
     let marker = folder::marker(
         SERVERS_KIND,
         json!({}),
-        args_json(args),
+        output.arguments.clone(),
         points.len(),
         "per client count, every model in list order",
     );
-    let (mut results, _) = folder::open_with(args.out.as_deref(), false, &marker, csv_columns())?;
+    let (mut results, _) = folder::open_with(output.out.as_deref(), false, &marker, csv_columns())?;
     let limit = sys::raise_open_file_limit().ok();
-    let env = serde_json::to_value(Environment::detect(&cpus)).expect("JSON");
+    let env = serde_json::to_value(Environment::detect(cpus)).expect("JSON");
     // Set up once for every point; dropped (namespaces deleted) when the command returns.
     let link = Link::open(&spec.network)?;
-    let remote = spec.remote.as_ref().map(RemoteServers::open).transpose()?;
-    if !args.json {
+    let remote = spec.remote.as_ref().map(open_host).transpose()?;
+    if !output.json {
         println!(
             "servers: {} points, {} B requests, {} loop, RLIMIT_NOFILE {}, results in {}",
             points.len(),
@@ -529,9 +499,9 @@ pub fn command(args: &ServersArgs, interrupt: &AtomicBool) -> Result<Status, Err
             break;
         }
         let mut record = point(
-            &spec,
+            spec,
             &link,
-            remote.as_ref(),
+            remote.as_deref(),
             model,
             clients,
             limit,
@@ -539,7 +509,7 @@ pub fn command(args: &ServersArgs, interrupt: &AtomicBool) -> Result<Status, Err
         );
         record["environment"] = env.clone();
         record["sweep_point"] = json!({"index": index, "total": points.len(), "key": format!("{}/{clients}", model.name())});
-        if !args.json {
+        if !output.json {
             println!("{}", line(&record));
         }
         results.append(&Saved::from_value(record.clone()))?;
@@ -550,10 +520,10 @@ pub fn command(args: &ServersArgs, interrupt: &AtomicBool) -> Result<Status, Err
         }
         records.push(record);
     }
-    if args.json {
+    if output.json {
         println!("{}", serde_json::to_string_pretty(&records).expect("JSON"));
     }
-    super::report::at_end(&results.dir, args.json)?;
+    super::report::at_end(&results.dir, output.json)?;
     Ok(status)
 }
 
@@ -609,16 +579,6 @@ fn line(r: &Value) -> String {
         text += &format!("; errors: {}", r["errors"]);
     }
     text + &capped
-}
-
-fn args_json(args: &ServersArgs) -> Value {
-    json!({
-        "models": args.models, "clients": args.clients, "size": args.size,
-        "duration": args.duration, "warmup": args.warmup, "rate": args.rate,
-        "server_threads": args.server_threads, "client_threads": args.client_threads,
-        "netns": args.network.netns, "mtu": args.network.mtu, "netem": args.network.netem,
-        "remote": args.remote.remote,
-    })
 }
 
 /// CSV columns: (header, JSON pointer into the record).

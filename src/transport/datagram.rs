@@ -322,9 +322,9 @@ impl FlowConnector for UnixDgramPair {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{Pattern, Pinning, RunSpec, Stopping};
     use crate::measure::counters::CounterSelection;
     use crate::mechanism::MechanismKind;
+    use crate::spec::{Pattern, Pinning, RunSpec, Stopping};
     use proptest::prelude::*;
 
     #[test]
@@ -490,7 +490,7 @@ mod tests {
             udp_split: false,
             processes: false,
             network: Default::default(),
-            queue_depth: crate::config::DEFAULT_QUEUE_DEPTH,
+            queue_depth: crate::spec::DEFAULT_QUEUE_DEPTH,
             recv_path: Default::default(),
         };
         static NEVER: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
