@@ -60,10 +60,12 @@ pub fn run_spec(args: &RunArgs, cpus: &[usize]) -> Result<RunSpec, ConfigError> 
         Some(text) if matches!(transport, Transport::Pipe | Transport::Shm) => {
             Some(parse_pipe_size(text)?)
         }
-        Some(text) => return Err(bad(format!(
+        Some(text) => {
+            return Err(bad(format!(
             "--pipe-size {text:?}: applies to --transport pipe and shm only (got --transport {})",
             transport.name()
-        ))),
+        )))
+        }
         None => None,
     };
     Ok(RunSpec {
