@@ -10,6 +10,7 @@ pub mod process;
 pub mod readiness;
 pub mod record;
 pub mod report;
+mod study;
 pub mod uring;
 
 use crate::error::ConfigError;
@@ -19,7 +20,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::Duration;
 
-pub use record::run;
+pub use study::run;
 
 /// Descriptors a select server holds besides its clients' (standard streams, listener,
 /// control pipes, perf counters): a point whose clients need more than FD_SETSIZE minus these
