@@ -18,6 +18,7 @@ mod sendfile;
 mod splice;
 mod uring;
 mod uring_zc;
+pub mod verify;
 mod zerocopy;
 
 use crate::transport::{Endpoint, Transport};
