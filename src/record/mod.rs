@@ -256,6 +256,12 @@ pub struct RunRecord {
     pub sweep_point: Option<SweepPoint>,
     pub bytepath_version: &'static str,
     pub command: &'static str,
+    /// `bytepath mesh`: the host that sent (stream) or asked (rr), as the mesh names it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub src: Option<String>,
+    /// `bytepath mesh`: the host that received (stream) or answered (rr).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dst: Option<String>,
     pub timestamp_unix_s: u64,
     pub status: &'static str,
     pub interrupted: bool,
@@ -353,6 +359,8 @@ pub fn build(spec: &RunSpec, outcome: &RunOutcome, env: Environment) -> RunRecor
         sweep_point: None,
         bytepath_version: env!("CARGO_PKG_VERSION"),
         command: "run",
+        src: None,
+        dst: None,
         timestamp_unix_s: std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs()),

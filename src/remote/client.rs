@@ -6,6 +6,8 @@ use super::protocol::{
     self, ErrorCode, FileRequest, FrameError, Message, RunRequest, DATA_TAG_BYTES, VERSION,
 };
 use super::{apply_options, capabilities, local_role, remote_role, FILE, REVERSE, SERVERS, UDP};
+
+mod peer;
 use crate::config::{Pattern, RunSpec};
 use crate::engine::control::Control;
 use crate::engine::peer::{LocalEnd, Peer, PeerSlices, PeerWatch};
@@ -123,7 +125,11 @@ impl RemotePeer {
     fn refused(&self, code: ErrorCode, message: &str) -> Error {
         // The server's refusals of what the user asked for are input errors (exit 2).
         match code {
-            ErrorCode::Limit | ErrorCode::Refused | ErrorCode::Version | ErrorCode::Auth => {
+            ErrorCode::Limit
+            | ErrorCode::Refused
+            | ErrorCode::Version
+            | ErrorCode::Auth
+            | ErrorCode::Forbidden => {
                 crate::config::ConfigError(format!("--remote {}: {message}", self.target)).into()
             }
             _ => self.fail(format_args!("error: {message}")),

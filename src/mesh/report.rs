@@ -1,0 +1,233 @@
+//! What a mesh becomes for a person: `report.md` and a self-contained `report.html` in its
+//! results folder, rendered from `results.jsonl` and the marker alone (so `bytepath report DIR`
+//! renders it again). Per point, an N×N heatmap (source rows, destination columns) of the
+//! figure with each cell's 95 % CI from its visits, the pairs flagged significantly slow with
+//! the figures that show it, and every failed run with its reason.
+use super::analysis::{self, Figure, PointMatrix, FLAG_METHOD};
+use crate::error::Error;
+use crate::report::plot::heatmap::{self, HeatCell, Heatmap};
+use crate::report::study::{self, page, Table};
+use crate::stats::visits::VISIT_METHOD;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+/// Reads the folder and writes report.md and report.html into it; returns the HTML path.
+pub fn rerender(dir: &Path) -> Result<PathBuf, Error> {
+    let marker = study::marker(dir)?;
+    let hosts: Vec<String> = marker["spec"]["hosts"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(String::from)
+                .collect()
+        })
+        .unwrap_or_default();
+    let records = crate::record::read_results(dir)?;
+    let matrices = analysis::matrices(&hosts, &records);
+    let (markdown, html) = render(&marker, &hosts, &matrices, &records);
+    study::write(dir, &markdown, &html)?;
+    Ok(dir.join(study::HTML))
+}
+
+/// (report.md, report.html).
+pub fn render(
+    marker: &Value,
+    hosts: &[String],
+    matrices: &[PointMatrix],
+    records: &[Value],
+) -> (String, String) {
+    let title = format!("bytepath mesh: {} hosts", hosts.len());
+    let method = method(&marker["spec"]);
+    let mut md = format!("# {title}\n\n{method}\n\n");
+    let mut html = format!("<p class=\"note\">{}</p>\n", study_escape(&method));
+    for m in matrices {
+        let heading = format!("{}: {}", m.key, m.figure.name());
+        md += &format!("## {heading}\n\n{}\n", grid(m, hosts));
+        html += &format!("<h2>{}</h2>\n", study_escape(&heading));
+        html += &heatmap::render(&heatmap_of(m, hosts));
+        html += "\n";
+        let flagged = flags(m, hosts);
+        let said = if m.flags.is_empty() {
+            "No pair is significantly slower than its hosts' other pairs.".to_string()
+        } else {
+            format!("{} pair(s) flagged slow:", m.flags.len())
+        };
+        md += &format!("\n{said}\n\n");
+        html += &format!("<p>{}</p>\n", study_escape(&said));
+        if !m.flags.is_empty() {
+            md += &flagged.markdown();
+            html += &flagged.html();
+        }
+        md += "\n";
+    }
+    let failures = failures(records);
+    if !failures.rows.is_empty() {
+        md += &format!("## Failed runs\n\n{}", failures.markdown());
+        html += &format!("<h2>Failed runs</h2>\n{}", failures.html());
+    }
+    (md, page(&title, &html))
+}
+
+fn study_escape(text: &str) -> String {
+    crate::report::plot::escape(text)
+}
+
+/// How every figure was measured, in one paragraph.
+fn method(spec: &Value) -> String {
+    let concurrent = spec["concurrent"].as_u64().unwrap_or(1);
+    let at_once = if concurrent > 1 {
+        format!("{concurrent} pairs of a round were measured at once (they share no host, but they do share the network between them: deliberate load, inside every figure)")
+    } else {
+        "one pair at a time".to_string()
+    };
+    format!(
+        "Host to host: for each ordered pair the source host's bytepath server ran the point against the destination's (stream: the source sent and the destination received and measured, Gbit/s of payload received whole; rr: the source asked and timed round trips, the median in µs). Pairs ran in rounds of disjoint pairs, {at_once}, {} s measured after {} s of warm-up per visit, the whole schedule repeated for {} visits, perf counters off. Cells: {VISIT_METHOD}; a cell with one visit has no interval and says so. Flags: {FLAG_METHOD}. Rows are sources, columns destinations.",
+        spec["duration_s"], spec["warmup_s"], spec["visits"]
+    )
+}
+
+/// `12.35 ± 0.40 (3)`, `12.35 (1 visit, no CI)`, `failed`, or `—`.
+fn cell_text(m: &PointMatrix, src: usize, dst: usize) -> String {
+    let cell = &m.cells[src][dst];
+    if src == dst {
+        return "—".into();
+    }
+    match (&cell.summary, cell.visits.as_slice()) {
+        (Some(s), v) => format!("{:.2} ± {:.2} ({})", s.mean, s.ci95_half_width, v.len()),
+        (None, [one]) => format!("{one:.2} (1 visit, no CI)"),
+        _ if cell.failed > 0 => "failed".into(),
+        _ => "not measured".into(),
+    }
+}
+
+/// The matrix as a Markdown table: a row per source, a column per destination.
+fn grid(m: &PointMatrix, hosts: &[String]) -> String {
+    let cell = |t: &str| t.replace('|', "\\|");
+    let n = hosts.len();
+    let mut out = format!(
+        "| from \\ to | {} |\n|",
+        hosts
+            .iter()
+            .map(|h| cell(h))
+            .collect::<Vec<_>>()
+            .join(" | ")
+    );
+    out += &"---|".repeat(n + 1);
+    out += "\n";
+    for (s, host) in hosts.iter().enumerate() {
+        let row: Vec<String> = (0..n).map(|d| cell(&cell_text(m, s, d))).collect();
+        out += &format!("| {} | {} |\n", cell(host), row.join(" | "));
+    }
+    out
+}
+
+fn heatmap_of(m: &PointMatrix, hosts: &[String]) -> Heatmap {
+    let n = hosts.len();
+    let cells = (0..n)
+        .map(|s| {
+            (0..n)
+                .map(|d| {
+                    let cell = &m.cells[s][d];
+                    let value = cell
+                        .summary
+                        .map(|x| x.mean)
+                        .or(cell.visits.first().copied());
+                    let mut title = format!("{} → {}: {}", hosts[s], hosts[d], cell_text(m, s, d));
+                    if let Some(why) = &cell.reason {
+                        title += &format!("; {} failed: {why}", cell.failed);
+                    }
+                    HeatCell {
+                        value: value.filter(|_| s != d),
+                        text: cell_text(m, s, d),
+                        title,
+                        flagged: m.flags.iter().any(|f| (f.src, f.dst) == (s, d)),
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    Heatmap {
+        id: format!("mesh-{}", m.key),
+        row_label: "source".into(),
+        column_label: "destination".into(),
+        rows: hosts.to_vec(),
+        columns: hosts.to_vec(),
+        cells,
+        higher_is_better: m.figure.higher_is_better(),
+    }
+}
+
+/// The flagged pairs with the figures that show it.
+fn flags(m: &PointMatrix, hosts: &[String]) -> Table {
+    let rows: Vec<Vec<String>> = m
+        .flags
+        .iter()
+        .map(|f| {
+            vec![
+                format!("{} → {}", hosts[f.src], hosts[f.dst]),
+                cell_text(m, f.src, f.dst),
+                format!("{:.2}", f.reference),
+                format!("{:.2}", f.reference_median),
+                format!("{} pairs, {} visits", f.reference_pairs, f.reference_visits),
+                format!(
+                    "{:.3} [{:.3}, {:.3}], df {:.1}",
+                    f.ratio.ratio, f.ratio.low, f.ratio.high, f.ratio.df
+                ),
+            ]
+        })
+        .collect();
+    let header: Vec<&'static str> = match m.figure {
+        Figure::Gbps => vec![
+            "pair",
+            "Gbit/s ± CI (visits)",
+            "others' geometric mean",
+            "others' median",
+            "others",
+            "ratio [95 % CI]",
+        ],
+        Figure::RoundTripP50Us => vec![
+            "pair",
+            "round-trip p50 µs ± CI (visits)",
+            "others' geometric mean",
+            "others' median",
+            "others",
+            "ratio [95 % CI]",
+        ],
+    };
+    Table {
+        marked: vec![true; rows.len()],
+        header,
+        rows,
+    }
+}
+
+/// Every run that did not complete: pair, visit, point, status and why.
+fn failures(records: &[Value]) -> Table {
+    let rows: Vec<Vec<String>> = records
+        .iter()
+        .filter(|r| r["status"] != "completed")
+        .map(|r| {
+            let errors: Vec<&str> = r["errors"]
+                .as_array()
+                .map(|a| a.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            vec![
+                format!(
+                    "{} → {}",
+                    r["src"].as_str().unwrap_or("?"),
+                    r["dst"].as_str().unwrap_or("?")
+                ),
+                r["mesh"]["visit"].to_string(),
+                crate::record::point_key(&r["config"]),
+                r["status"].as_str().unwrap_or("?").to_string(),
+                errors.join("; "),
+            ]
+        })
+        .collect();
+    Table {
+        marked: vec![true; rows.len()],
+        header: vec!["pair", "visit", "point", "status", "why"],
+        rows,
+    }
+}
