@@ -3,7 +3,7 @@
 //! renders it again). Per point, an N×N heatmap (source rows, destination columns) of the
 //! figure with each cell's 95 % CI from its visits, the pairs flagged significantly slow with
 //! the figures that show it, and every failed run with its reason.
-use super::analysis::{self, Figure, PointMatrix, FLAG_METHOD};
+use super::analysis::{self, Figure, PointMatrix, FLAG_METHOD, HOST_METHOD};
 use crate::error::Error;
 use crate::report::plot::heatmap::{self, HeatCell, Heatmap};
 use crate::report::study::{self, page, Table};
@@ -59,6 +59,19 @@ pub fn render(
             md += &flagged.markdown();
             html += &flagged.html();
         }
+        let verdicts = host_table(m, hosts);
+        md += &format!(
+            "\nHosts, each against the pairs it is not in:\n\n{}",
+            verdicts.markdown()
+        );
+        html += &format!(
+            "<p>Hosts, each against the pairs it is not in:</p>\n{}",
+            verdicts.html()
+        );
+        for line in slow_hosts(m, hosts) {
+            md += &format!("\n{line}\n");
+            html += &format!("<p class=\"slow-host\">{}</p>\n", study_escape(&line));
+        }
         md += "\n";
     }
     let failures = failures(records);
@@ -82,7 +95,7 @@ fn method(spec: &Value) -> String {
         "one pair at a time".to_string()
     };
     format!(
-        "Host to host: for each ordered pair the source host's bytepath server ran the point against the destination's (stream: the source sent and the destination received and measured, Gbit/s of payload received whole; rr: the source asked and timed round trips, the median in µs). Pairs ran in rounds of disjoint pairs, {at_once}, {} s measured after {} s of warm-up per visit, the whole schedule repeated for {} visits, perf counters off. Cells: {VISIT_METHOD}; a cell with one visit has no interval and says so. Flags: {FLAG_METHOD}. Rows are sources, columns destinations.",
+        "Host to host: for each ordered pair the source host's bytepath server ran the point against the destination's (stream: the source sent and the destination received and measured, Gbit/s of payload received whole; rr: the source asked and timed round trips, the median in µs). Pairs ran in rounds of disjoint pairs, {at_once}, {} s measured after {} s of warm-up per visit, the whole schedule repeated for {} visits, perf counters off. Cells: {VISIT_METHOD}; a cell with one visit has no interval and says so. Flags: {FLAG_METHOD}. Hosts: {HOST_METHOD}. Rows are sources, columns destinations.",
         spec["duration_s"], spec["warmup_s"], spec["visits"]
     )
 }
@@ -142,6 +155,10 @@ fn heatmap_of(m: &PointMatrix, hosts: &[String]) -> Heatmap {
                         text: cell_text(m, s, d),
                         title,
                         flagged: m.flags.iter().any(|f| (f.src, f.dst) == (s, d)),
+                        outlined: m.hosts.iter().any(|h| {
+                            (h.host == s || h.host == d)
+                                && h.against_others.as_ref().is_some_and(|r| r.slower)
+                        }),
                     }
                 })
                 .collect()
@@ -158,8 +175,22 @@ fn heatmap_of(m: &PointMatrix, hosts: &[String]) -> Heatmap {
     }
 }
 
-/// The flagged pairs with the figures that show it.
+/// The flagged pairs with the figures that show it: the pair's cell, each reference's
+/// median and the ratio against it, and what that points at.
 fn flags(m: &PointMatrix, hosts: &[String]) -> Table {
+    let against = |r: &Option<analysis::Reference>| match r {
+        Some(r) => format!(
+            "median {:.2} ({} pairs, {} visits); ratio {:.3} [{:.3}, {:.3}]{}",
+            r.median,
+            r.pairs,
+            r.visits,
+            r.ratio.ratio,
+            r.ratio.low,
+            r.ratio.high,
+            if r.slower { " slower" } else { "" }
+        ),
+        None => "too few visits to compare".into(),
+    };
     let rows: Vec<Vec<String>> = m
         .flags
         .iter()
@@ -167,37 +198,84 @@ fn flags(m: &PointMatrix, hosts: &[String]) -> Table {
             vec![
                 format!("{} → {}", hosts[f.src], hosts[f.dst]),
                 cell_text(m, f.src, f.dst),
-                format!("{:.2}", f.reference),
-                format!("{:.2}", f.reference_median),
-                format!("{} pairs, {} visits", f.reference_pairs, f.reference_visits),
-                format!(
-                    "{:.3} [{:.3}, {:.3}], df {:.1}",
-                    f.ratio.ratio, f.ratio.low, f.ratio.high, f.ratio.df
-                ),
+                against(&f.against_source),
+                against(&f.against_destination),
+                f.cause.describe().to_string(),
             ]
         })
         .collect();
-    let header: Vec<&'static str> = match m.figure {
-        Figure::Gbps => vec![
-            "pair",
-            "Gbit/s ± CI (visits)",
-            "others' geometric mean",
-            "others' median",
-            "others",
-            "ratio [95 % CI]",
-        ],
-        Figure::RoundTripP50Us => vec![
-            "pair",
-            "round-trip p50 µs ± CI (visits)",
-            "others' geometric mean",
-            "others' median",
-            "others",
-            "ratio [95 % CI]",
-        ],
+    let figure: &'static str = match m.figure {
+        Figure::Gbps => "Gbit/s ± CI (visits)",
+        Figure::RoundTripP50Us => "round-trip p50 µs ± CI (visits)",
     };
     Table {
         marked: vec![true; rows.len()],
-        header,
+        header: vec![
+            "pair",
+            figure,
+            "vs the source's other pairs",
+            "vs the destination's other pairs",
+            "slow because of",
+        ],
+        rows,
+    }
+}
+
+/// One sentence per slow host naming every pair through it, with the figure that shows it.
+fn slow_hosts(m: &PointMatrix, hosts: &[String]) -> Vec<String> {
+    m.hosts
+        .iter()
+        .filter_map(|h| {
+            let r = h.against_others.as_ref().filter(|r| r.slower)?;
+            let through: Vec<String> = analysis::pairs_through(hosts.len(), h.host)
+                .map(|(s, d)| format!("{} → {}", hosts[s], hosts[d]))
+                .collect();
+            Some(format!(
+                "Host {} is slow: the pairs through it ({}) run at {:.3} [{:.3}, {:.3}] times the pairs without it.",
+                hosts[h.host],
+                through.join(", "),
+                r.ratio.ratio,
+                r.ratio.low,
+                r.ratio.high
+            ))
+        })
+        .collect()
+}
+
+/// Per host: its pairs against the pairs it is not in, and whether that makes it slow.
+fn host_table(m: &PointMatrix, hosts: &[String]) -> Table {
+    let rows: Vec<Vec<String>> = m
+        .hosts
+        .iter()
+        .map(|h| match &h.against_others {
+            Some(r) => vec![
+                hosts[h.host].clone(),
+                format!(
+                    "{:.3} [{:.3}, {:.3}]",
+                    r.ratio.ratio, r.ratio.low, r.ratio.high
+                ),
+                format!(
+                    "{:.2} ({} pairs, {} visits)",
+                    r.geometric_mean, r.pairs, r.visits
+                ),
+                if r.slower { "slow" } else { "—" }.into(),
+            ],
+            None => vec![
+                hosts[h.host].clone(),
+                "too few visits to compare".into(),
+                String::new(),
+                String::new(),
+            ],
+        })
+        .collect();
+    let marked = m
+        .hosts
+        .iter()
+        .map(|h| h.against_others.as_ref().is_some_and(|r| r.slower))
+        .collect();
+    Table {
+        marked,
+        header: vec!["host", "ratio [95 % CI]", "the pairs without it", "verdict"],
         rows,
     }
 }

@@ -12,7 +12,7 @@ use crate::config::network::Placement;
 use crate::config::{Network, RunSpec};
 use crate::engine::RunOutcome;
 use crate::environment::Environment;
-use std::net::{IpAddr, TcpStream, ToSocketAddrs};
+use std::net::{IpAddr, Shutdown, TcpStream, ToSocketAddrs};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -107,29 +107,34 @@ fn allowed_target(peer: &str, allowed: &super::allow::AllowPeers) -> Result<Targ
 }
 
 /// Runs the point against the peer on a thread of its own while this one watches the driver:
-/// its `Stop`, or its connection closing, interrupts the run. A run that cannot start becomes a
-/// failed outcome naming why, so the driver always gets a record.
+/// its `Stop`, or its connection closing, interrupts the run. When the run ends, its thread
+/// shuts the reading half of the control connection, so the watch ends at once instead of at
+/// its next poll (the record is still written on the other half). A run that cannot start
+/// becomes a failed outcome naming why, so the driver always gets a record.
 fn run_watched(stream: &mut TcpStream, spec: &RunSpec, peer: RemotePeer) -> RunOutcome {
     let interrupt = AtomicBool::new(false);
     let _ = stream.set_read_timeout(Some(DRIVER_POLL));
+    let waker = stream.try_clone();
     let outcome = std::thread::scope(|scope| {
         let run = scope.spawn(|| {
-            crate::engine::peer::run_with_peer(spec, Box::new(peer), &interrupt)
-                .unwrap_or_else(|e| RunOutcome::not_run(spec, e.to_string()))
-        });
-        let mut driver_gone = false;
-        while !run.is_finished() {
-            if driver_gone {
-                std::thread::sleep(DRIVER_POLL);
-                continue;
+            let outcome = crate::engine::peer::run_with_peer(spec, Box::new(peer), &interrupt)
+                .unwrap_or_else(|e| RunOutcome::not_run(spec, e.to_string()));
+            if let Ok(waker) = &waker {
+                let _ = waker.shutdown(Shutdown::Read);
             }
+            outcome
+        });
+        while !run.is_finished() {
             match protocol::read_message(stream) {
                 Err(FrameError::Idle) => {}
                 Ok(Message::Stop) => interrupt.store(true, Ordering::SeqCst),
-                // Anything else, or no driver at all: nobody waits for this run any more.
+                // The run ended (its thread shut this half), or the driver is gone or confused:
+                // either way nobody reads more from it.
                 Ok(_) | Err(_) => {
-                    interrupt.store(true, Ordering::SeqCst);
-                    driver_gone = true;
+                    if !run.is_finished() {
+                        interrupt.store(true, Ordering::SeqCst);
+                    }
+                    break;
                 }
             }
         }

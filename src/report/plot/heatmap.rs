@@ -1,18 +1,21 @@
 //! An N×M heatmap as one `<svg>`: row labels on the left, column labels on top, one square per
 //! cell coloured by its value on a log scale between the smallest and largest value shown
 //! (darker is better, whichever way "better" points), its text inside, a hover title, a thick
-//! red border on flagged cells, and grey for cells without a value. Well-formed XML like the
+//! red border on flagged cells, a dashed orange one on outlined cells, and grey for cells
+//! without a value. Well-formed XML like the
 //! other plots, so it inlines in the HTML and parses in tests.
 use super::escape;
 use std::fmt::Write;
 
-/// One cell: its value (None: nothing to colour), its text, its hover title.
+/// One cell: its value (None: nothing to colour), its text, its hover title; `flagged` draws
+/// a thick red border, `outlined` (a weaker mark) a dashed one.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct HeatCell {
     pub value: Option<f64>,
     pub text: String,
     pub title: String,
     pub flagged: bool,
+    pub outlined: bool,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -137,6 +140,8 @@ fn render_cell(cell: &HeatCell, x: f64, y: f64, at: &impl Fn(f64) -> f64) -> Str
     };
     let border = if cell.flagged {
         " stroke=\"#d62728\" stroke-width=\"3\""
+    } else if cell.outlined {
+        " stroke=\"#ff7f0e\" stroke-width=\"2\" stroke-dasharray=\"5 3\""
     } else {
         " stroke=\"#ffffff\" stroke-width=\"1\""
     };
@@ -165,6 +170,7 @@ mod tests {
             text: value.map_or("—".into(), |v| format!("{v}")),
             title: "a <b>".into(),
             flagged,
+            outlined: false,
         }
     }
 
