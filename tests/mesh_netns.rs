@@ -320,3 +320,113 @@ fn launch_ssh_starts_a_server_on_every_host_waits_for_it_and_stops_it() {
         );
     }
 }
+
+/// An OpenSSH server in each host's namespace, on its address, accepting one key for root.
+fn start_sshd(fleet: &Fleet, dir: &std::path::Path) -> Vec<mesh_common::Spawned> {
+    let keygen = |name: &str| {
+        let out = std::process::Command::new("ssh-keygen")
+            .args(["-q", "-t", "ed25519", "-N", "", "-f"])
+            .arg(dir.join(name))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    keygen("host_key");
+    keygen("id");
+    std::fs::copy(dir.join("id.pub"), dir.join("authorized_keys")).unwrap();
+    // sshd's privilege separation directory (Debian's package makes it at boot).
+    std::fs::create_dir_all("/run/sshd").unwrap();
+    (0..fleet.hosts.len())
+        .map(|i| {
+            let config = dir.join(format!("sshd_config_{i}"));
+            std::fs::write(
+                &config,
+                format!(
+                    "ListenAddress {}\nHostKey {}\nAuthorizedKeysFile {}\nPermitRootLogin prohibit-password\nPasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\nStrictModes no\nPidFile none\n",
+                    addr(i),
+                    dir.join("host_key").display(),
+                    dir.join("authorized_keys").display()
+                ),
+            )
+            .unwrap();
+            let child = std::process::Command::new("ip")
+                .args(["netns", "exec", &fleet.hosts[i], "/usr/sbin/sshd", "-D", "-e", "-f"])
+                .arg(&config)
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap();
+            let spawned = mesh_common::Spawned(child);
+            let ready = (0..100).any(|_| {
+                let probe = format!("exec 3<>/dev/tcp/{}/22", addr(i));
+                let ok = fleet.in_switch("bash").args(["-c", &probe]).output().unwrap();
+                ok.status.success() || {
+                    std::thread::sleep(std::time::Duration::from_millis(50));
+                    false
+                }
+            });
+            assert!(ready, "sshd on host {i} never listened");
+            spawned
+        })
+        .collect()
+}
+
+#[test]
+fn launch_ssh_through_a_real_sshd() {
+    needs_netns!();
+    let missing = ["/usr/sbin/sshd", "/usr/bin/ssh", "/usr/bin/ssh-keygen"]
+        .into_iter()
+        .find(|p| !std::path::Path::new(p).exists());
+    if let Some(missing) = missing {
+        println!("skipped: {missing} is not installed (openssh-server, openssh-client)");
+        return;
+    }
+    let fleet = Fleet::new("sshd", &[9000, 9000]);
+    let temp = tempfile::tempdir().unwrap();
+    let _sshd = start_sshd(&fleet, temp.path());
+    let ssh = format!(
+        "ssh -i {} -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR",
+        temp.path().join("id").display()
+    );
+    let dir = temp.path().join("mesh");
+    let out = fleet
+        .in_switch(env!("CARGO_BIN_EXE_bytepath"))
+        .args(["mesh", "--hosts", &format!("{},{}", addr(0), addr(1))])
+        .args(["--launch", "ssh", "--ssh-command", &ssh])
+        .args(["--launch-binary", env!("CARGO_BIN_EXE_bytepath")])
+        .args(["--sizes", "4K", "--patterns", "stream", "--visits", "1"])
+        .args(["--duration", "200ms", "--warmup", "50ms", "--out"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let records = records(&dir);
+    assert_eq!(records.len(), 2);
+    assert!(records.iter().all(|r| r["status"] == "completed"));
+    for i in 0..2 {
+        let log =
+            std::fs::read_to_string(dir.join(format!("servers/{}_5301.log", addr(i)))).unwrap();
+        assert!(
+            log.contains("token required") && log.contains("peer run"),
+            "{log}"
+        );
+    }
+    // The servers are gone: only sshd is left in each namespace.
+    for i in 0..2 {
+        let leftover: Vec<String> = fleet
+            .pids_in(i)
+            .into_iter()
+            .filter(|pid| {
+                std::fs::read_to_string(format!("/proc/{pid}/comm"))
+                    .is_ok_and(|c| c.starts_with("bytepath"))
+            })
+            .collect();
+        assert!(
+            leftover.is_empty(),
+            "host {i} still runs bytepath: {leftover:?}"
+        );
+    }
+}
