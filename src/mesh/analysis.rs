@@ -64,7 +64,7 @@ pub struct Cell {
     pub visits: Vec<f64>,
     /// Mean and 95 % CI of the visit means; `None` with fewer than two visits.
     pub summary: Option<Summary>,
-    /// Runs of this cell that failed (or were interrupted), and the last reason given.
+    /// Runs of this cell that failed (or were interrupted, or skipped), and the last reason.
     pub failed: usize,
     pub reason: Option<String>,
 }
@@ -176,7 +176,10 @@ pub fn matrices(hosts: &[String], records: &[Value]) -> Vec<PointMatrix> {
             (Some("completed"), Some(v)) => cell.visits.push(v),
             _ => {
                 cell.failed += 1;
-                cell.reason = record["errors"][0].as_str().map(String::from);
+                let why = record["errors"][0]
+                    .as_str()
+                    .or(record["skipped_reason"].as_str());
+                cell.reason = why.map(String::from);
             }
         }
     }

@@ -77,6 +77,10 @@ pub fn outcome(record: &Value) -> String {
             None => "no figure".into(),
         },
         Some("interrupted") => "interrupted: saved as such; --resume measures it again".into(),
+        Some("skipped") => format!(
+            "skipped: {}",
+            record["skipped_reason"].as_str().unwrap_or("?")
+        ),
         _ => {
             let errors: Vec<&str> = record["errors"]
                 .as_array()

@@ -155,10 +155,11 @@ fn heatmap_of(m: &PointMatrix, hosts: &[String]) -> Heatmap {
                         text: cell_text(m, s, d),
                         title,
                         flagged: m.flags.iter().any(|f| (f.src, f.dst) == (s, d)),
-                        outlined: m.hosts.iter().any(|h| {
-                            (h.host == s || h.host == d)
-                                && h.against_others.as_ref().is_some_and(|r| r.slower)
-                        }),
+                        outlined: s != d
+                            && m.hosts.iter().any(|h| {
+                                (h.host == s || h.host == d)
+                                    && h.against_others.as_ref().is_some_and(|r| r.slower)
+                            }),
                     }
                 })
                 .collect()
@@ -307,5 +308,60 @@ fn failures(records: &[Value]) -> Table {
         marked: vec![true; rows.len()],
         header: vec!["pair", "visit", "point", "status", "why"],
         rows,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// Four hosts, four visits; every pair through `d` at a fifth of the others; one failed run.
+    fn records() -> (Vec<String>, Vec<Value>) {
+        let hosts: Vec<String> = ["a", "b", "c", "d"].map(String::from).to_vec();
+        let mut records = Vec::new();
+        for visit in 0..4 {
+            for s in &hosts {
+                for d in hosts.iter().filter(|d| *d != s) {
+                    let base = if s == "d" || d == "d" { 2.0 } else { 10.0 };
+                    records.push(json!({
+                        "src": s, "dst": d, "status": "completed", "mesh": {"visit": visit + 1},
+                        "config": {"mechanism": "send", "pattern": "stream",
+                                   "message_size_bytes": 4096, "threads": 1, "transport": "tcp"},
+                        "sides": [{}, {"throughput_gbps": base * (1.0 + 0.02 * visit as f64)}],
+                    }));
+                }
+            }
+        }
+        let mut failed = records[0].clone();
+        failed["status"] = json!("failed");
+        failed["errors"] = json!(["host b is down: gone"]);
+        records.push(failed);
+        (hosts, records)
+    }
+
+    #[test]
+    fn the_report_names_the_slow_host_outlines_its_pairs_and_lists_the_failure() {
+        let (hosts, records) = records();
+        let matrices = analysis::matrices(&hosts, &records);
+        let marker = json!({"spec": {"duration_s": 1.0, "warmup_s": 0.2, "visits": 4,
+                                     "concurrent": 1}});
+        let (md, html) = render(&marker, &hosts, &matrices, &records);
+        assert!(
+            md.contains(
+                "Host d is slow: the pairs through it (a → d, b → d, c → d, d → a, d → b, d → c)"
+            ),
+            "{md}"
+        );
+        assert!(md.contains("| a | — | 10.30 ± "), "{md}");
+        assert!(
+            md.contains("| a → b | 1 | send/stream/4096/1 | failed | host b is down: gone |"),
+            "{md}"
+        );
+        // Six cells through d, each flagged or outlined; never the diagonal.
+        let flagged = html.matches("class=\"cell flagged\"").count();
+        let outlined = html.matches("stroke-dasharray=\"5 3\"").count();
+        assert_eq!((flagged, flagged + outlined), (6, 6), "{html}");
+        assert!(html.contains("one pair at a time"));
     }
 }

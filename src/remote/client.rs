@@ -6,8 +6,6 @@ use super::protocol::{
     self, ErrorCode, FileRequest, FrameError, Message, RunRequest, DATA_TAG_BYTES, VERSION,
 };
 use super::{apply_options, capabilities, local_role, remote_role, FILE, REVERSE, SERVERS, UDP};
-
-mod peer;
 use crate::config::{Pattern, RunSpec};
 use crate::engine::control::Control;
 use crate::engine::peer::{LocalEnd, Peer, PeerSlices, PeerWatch};
@@ -26,6 +24,8 @@ use std::sync::mpsc::{self, Receiver};
 use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
+
+mod peer;
 
 /// How long the client waits for the server at each step of the set-up.
 const STEP_TIMEOUT: Duration = Duration::from_secs(10);

@@ -3,7 +3,9 @@
 //! `protocol` is the versioned, size-bounded control protocol; `server` and `client` its two
 //! ends. Data connections are plain TCP (or, for udp, connected UDP sockets joined by a hello
 //! datagram: `udp`), apart from the control connection, and carry nothing but the session
-//! cookie and flow index before the engine's bytes.
+//! cookie and flow index before the engine's bytes. For `bytepath mesh` a server also runs
+//! the client's half toward another server when a driver asks (`peer_server`, `client::peer`),
+//! only toward the addresses its `--allow-peers` holds (`allow`).
 pub mod allow;
 pub mod client;
 pub mod file_server;

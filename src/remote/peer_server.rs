@@ -41,7 +41,14 @@ pub(super) fn serve(
     }
     let started = unix_ms();
     let peer_run = RemotePeer::new(target.clone(), state.config.token.clone(), request.reverse);
-    let outcome = run_watched(stream, &spec, peer_run);
+    // A mechanism or receive path this kernel lacks is skipped with the probe's reason, as a
+    // point on one host is (the destination's kernel answers for its own side when it sets up).
+    let probed = crate::mechanism::probe(spec.mechanism)
+        .and_then(|()| crate::mechanism::recv_path::probe(spec.recv_path));
+    let outcome = match probed {
+        Ok(()) => run_watched(stream, &spec, peer_run),
+        Err(reason) => RunOutcome::skipped(&spec, format!("on the source host: {reason}")),
+    };
     state.busy.store(false, Ordering::Release);
     let ended = unix_ms();
     let cpus = crate::sys::affinity::allowed_cpus().unwrap_or_default();

@@ -101,9 +101,10 @@ pub fn serve(config: ServerConfig) -> Result<(), Error> {
     } else {
         "no token"
     };
-    let peers = match state_peers(&config) {
-        Some(list) => format!(", peers {list}"),
-        None => String::new(),
+    let peers = if config.allow_peers.is_empty() {
+        String::new()
+    } else {
+        format!(", peers {}", config.allow_peers)
     };
     println!("bytepath server listening on {addr} (protocol version {VERSION}, {auth}{peers})");
     let _ = std::io::stdout().flush();
@@ -142,11 +143,6 @@ pub fn serve(config: ServerConfig) -> Result<(), Error> {
         }
     }
     Ok(())
-}
-
-/// The peers this server may test toward, for its first line; `None` when it allows none.
-fn state_peers(config: &ServerConfig) -> Option<String> {
-    (!config.allow_peers.is_empty()).then(|| config.allow_peers.to_string())
 }
 
 /// The server's bytepath version and kernel release, for the client's record.
