@@ -139,7 +139,12 @@ fn spawn(
     token: &[u8],
     log: &Path,
 ) -> Result<(Started, mpsc::Receiver<Result<String, String>>), String> {
-    let opened = File::create(log).and_then(|f| Ok((f.try_clone()?, f)));
+    // Appended: a resumed mesh keeps the logs of the servers it started before.
+    let opened = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(log)
+        .and_then(|f| Ok((f.try_clone()?, f)));
     let (log_out, log_err) = opened.map_err(|e| format!("--launch ssh: {}: {e}", log.display()))?;
     let mut child = Command::new(&launch.ssh[0])
         .args(&launch.ssh[1..])
