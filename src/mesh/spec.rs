@@ -32,27 +32,9 @@ pub enum PairSet {
     Star(usize),
 }
 
-/// One point measured on every pair.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct MeshPoint {
-    pub mechanism: MechanismKind,
-    pub pattern: Pattern,
-    pub message_size: usize,
-    pub threads: usize,
-}
-
-impl MeshPoint {
-    /// `mechanism/pattern/size/threads`, as a sweep names its points.
-    pub fn key(&self) -> String {
-        format!(
-            "{}/{}/{}/{}",
-            self.mechanism.name(),
-            self.pattern.name(),
-            self.message_size,
-            self.threads
-        )
-    }
-}
+/// One point measured on every pair: a sweep's point (mechanism, pattern, size, flows), with
+/// the same key.
+pub use crate::sweep::spec::Point as MeshPoint;
 
 /// `--launch ssh`: how the servers are started on the hosts.
 #[derive(Debug, Clone, PartialEq, Eq)]
