@@ -52,6 +52,9 @@ fn main() -> ExitCode {
             catch_ctrl_c().and_then(|()| Ok(bytepath::servers::command(&args, &INTERRUPTED)?))
         }
         Command::Server(args) => server(&args),
+        Command::Mesh(args) => {
+            catch_ctrl_c().and_then(|()| Ok(bytepath::mesh::command(&args, &INTERRUPTED)?))
+        }
         Command::Probe(args) => bytepath::calibrate::command(&args).map_err(Into::into),
     };
     match result {
@@ -108,9 +111,26 @@ fn run(args: &RunArgs) -> anyhow::Result<Status> {
 
 /// `bytepath server`: serves remote runs until the process is ended (Ctrl-C).
 fn server(args: &bytepath::cli::ServerArgs) -> anyhow::Result<Status> {
+    // Reads the token first when it comes on standard input (`--token-file -`).
     let config = bytepath::config::server_config(args).map_err(Error::from)?;
+    if args.until_stdin_closes {
+        exit_when_stdin_closes().context("watching standard input")?;
+    }
     // Best effort, as for `run`: many flows need many descriptors.
     let _ = sys::raise_open_file_limit();
     bytepath::remote::server::serve(config)?;
     Ok(Status::Success)
+}
+
+/// `--until-stdin-closes`: a thread reads standard input to its end and ends the process there.
+/// Whatever runs is cut off: the one who started the server is gone.
+fn exit_when_stdin_closes() -> std::io::Result<()> {
+    std::thread::Builder::new()
+        .name("bytepath-stdin-watch".into())
+        .spawn(|| {
+            let _ = std::io::copy(&mut std::io::stdin().lock(), &mut std::io::sink());
+            eprintln!("bytepath server: standard input closed; exiting");
+            std::process::exit(0);
+        })
+        .map(drop)
 }

@@ -550,6 +550,8 @@ pub fn server_config(
             },
         },
         timeout: parse_duration("--timeout", &args.timeout, false)?,
+        allow_peers: crate::remote::allow::AllowPeers::parse(args.allow_peers.as_deref())
+            .map_err(bad)?,
     })
 }
 

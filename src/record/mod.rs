@@ -340,6 +340,12 @@ pub struct RunRecord {
     pub visit: Option<VisitInfo>,
     pub bytepath_version: String,
     pub command: String,
+    /// `bytepath mesh`: the host that sent (stream) or asked (rr), as the mesh names it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub src: Option<String>,
+    /// `bytepath mesh`: the host that received (stream) or answered (rr).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dst: Option<String>,
     pub timestamp_unix_s: u64,
     pub status: String,
     pub interrupted: bool,
@@ -447,6 +453,8 @@ pub fn build(spec: &RunSpec, outcome: &RunOutcome, env: Environment) -> RunRecor
         visit: None,
         bytepath_version: env!("CARGO_PKG_VERSION").into(),
         command: "run".into(),
+        src: None,
+        dst: None,
         timestamp_unix_s: std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs()),

@@ -25,6 +25,8 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
+mod peer;
+
 /// How long the client waits for the server at each step of the set-up.
 const STEP_TIMEOUT: Duration = Duration::from_secs(10);
 /// The watching thread's read timeout: how often it looks whether the run is over.
@@ -123,7 +125,11 @@ impl RemotePeer {
     fn refused(&self, code: ErrorCode, message: &str) -> Error {
         // The server's refusals of what the user asked for are input errors (exit 2).
         match code {
-            ErrorCode::Limit | ErrorCode::Refused | ErrorCode::Version | ErrorCode::Auth => {
+            ErrorCode::Limit
+            | ErrorCode::Refused
+            | ErrorCode::Version
+            | ErrorCode::Auth
+            | ErrorCode::Forbidden => {
                 crate::config::ConfigError(format!("--remote {}: {message}", self.target)).into()
             }
             _ => self.fail(format_args!("error: {message}")),

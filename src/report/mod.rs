@@ -28,6 +28,7 @@ pub fn command(args: &ReportArgs) -> Result<Status, Error> {
             match kind {
                 StudyKind::File => crate::file::report::rerender(&args.dir)?,
                 StudyKind::Servers => crate::servers::report::rerender(&args.dir)?,
+                StudyKind::Mesh => crate::mesh::report::rerender(&args.dir)?,
             }
         }
         None => write_reports(&args.dir, args.output.as_deref())?,
@@ -42,6 +43,7 @@ pub fn command(args: &ReportArgs) -> Result<Status, Error> {
 enum StudyKind {
     File,
     Servers,
+    Mesh,
 }
 
 impl std::fmt::Display for StudyKind {
@@ -49,6 +51,7 @@ impl std::fmt::Display for StudyKind {
         f.write_str(match self {
             StudyKind::File => "file study",
             StudyKind::Servers => "servers study",
+            StudyKind::Mesh => "mesh",
         })
     }
 }
@@ -58,6 +61,7 @@ fn study_kind(dir: &std::path::Path) -> Option<StudyKind> {
     match study::kind(dir)?.as_str() {
         crate::file::FILE_KIND => Some(StudyKind::File),
         crate::servers::record::SERVERS_KIND => Some(StudyKind::Servers),
+        crate::mesh::MESH_KIND => Some(StudyKind::Mesh),
         _ => None,
     }
 }
