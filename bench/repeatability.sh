@@ -17,6 +17,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 OUT="${OUT:-$(mktemp -d "${TMPDIR:-/tmp}/bytepath-bench-repeat.XXXXXX")}"
+mkdir -p "$OUT"
 command -v /usr/bin/time >/dev/null || { echo "repeatability.sh: needs GNU time (Debian package 'time')" >&2; exit 2; }
 echo "repeatability.sh: building bytepath" >&2
 cargo build --release --quiet

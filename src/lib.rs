@@ -14,6 +14,7 @@ pub mod file;
 pub mod ipc;
 pub mod measure;
 pub mod mechanism;
+pub mod mesh;
 pub mod record;
 pub mod remote;
 pub mod report;

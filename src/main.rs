@@ -51,6 +51,9 @@ fn main() -> ExitCode {
             catch_ctrl_c().and_then(|()| Ok(args::servers::command(&a, &INTERRUPTED)?))
         }
         Command::Server(a) => server(&a),
+        Command::Mesh(a) => {
+            catch_ctrl_c().and_then(|()| Ok(args::mesh::command(&a, &INTERRUPTED)?))
+        }
         Command::Probe(a) => args::probe::command(&a).map_err(Into::into),
     };
     match result {
@@ -107,9 +110,26 @@ fn run(args: &RunArgs) -> anyhow::Result<Status> {
 
 /// `bytepath server`: serves remote runs until the process is ended (Ctrl-C).
 fn server(args: &bytepath::cli::ServerArgs) -> anyhow::Result<Status> {
+    // Reads the token first when it comes on standard input (`--token-file -`).
     let config = args::server::server_config(args).map_err(Error::from)?;
+    if args.until_stdin_closes {
+        exit_when_stdin_closes().context("watching standard input")?;
+    }
     // Best effort, as for `run`: many flows need many descriptors.
     let _ = sys::raise_open_file_limit();
     bytepath::remote::server::serve(config)?;
     Ok(Status::Success)
+}
+
+/// `--until-stdin-closes`: a thread reads standard input to its end and ends the process there.
+/// Whatever runs is cut off: the one who started the server is gone.
+fn exit_when_stdin_closes() -> std::io::Result<()> {
+    std::thread::Builder::new()
+        .name("bytepath-stdin-watch".into())
+        .spawn(|| {
+            let _ = std::io::copy(&mut std::io::stdin().lock(), &mut std::io::sink());
+            eprintln!("bytepath server: standard input closed; exiting");
+            std::process::exit(0);
+        })
+        .map(drop)
 }

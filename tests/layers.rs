@@ -28,6 +28,7 @@ const LAYERS: &[(&str, u32)] = &[
     ("file", 7),
     ("servers", 7),
     ("compare", 7),
+    ("mesh", 7),
     ("remote", 8),
     ("sides", 8),
     ("cli", 9),

@@ -151,9 +151,13 @@ fn a_server_without_the_file_capability_is_refused_before_any_transfer() {
         s.read_exact(&mut header).unwrap();
         let mut hello = vec![0u8; u32::from_be_bytes(header) as usize];
         s.read_exact(&mut hello).unwrap();
-        let body = br#"{"type":"server_hello","version":1,"capabilities":["tcp","stream","rr","verify"],"system":"bytepath 0.older","challenge":null}"#;
+        // The same protocol version, from a release before the `file` capability.
+        let body = format!(
+            r#"{{"type":"server_hello","version":{},"capabilities":["tcp","stream","rr","verify"],"system":"bytepath 0.older","challenge":null}}"#,
+            bytepath::remote::protocol::VERSION
+        );
         let mut frame = (body.len() as u32).to_be_bytes().to_vec();
-        frame.extend_from_slice(body);
+        frame.extend_from_slice(body.as_bytes());
         s.write_all(&frame).unwrap();
         let mut rest = Vec::new();
         let _ = s.read_to_end(&mut rest);

@@ -125,7 +125,7 @@ fn fake_server(capabilities: Value) -> u16 {
             read_frame(&mut s);
             write_frame(
                 &mut s,
-                json!({"type": "server_hello", "version": 1, "capabilities": capabilities,
+                json!({"type": "server_hello", "version": bytepath::remote::protocol::VERSION, "capabilities": capabilities,
                        "system": "fake", "challenge": null}),
             );
             if read_frame(&mut s)["type"] == "servers_run" {

@@ -6,6 +6,7 @@
 pub mod compare;
 pub mod file;
 pub mod ipc;
+pub mod mesh;
 pub mod network;
 pub mod probe;
 pub mod remote;

@@ -1,5 +1,5 @@
 //! `bytepath report DIR`: which report a results folder gets. A folder written by a
-//! single-study command (`file`, `servers`) holds that study's records, not runs, and is
+//! single-study command (`file`, `servers`, `mesh`) holds that study's records and is
 //! rendered by its study; any other (a sweep, ipc) gets the sweep report. The report kit
 //! itself never asks which study wrote a folder.
 use crate::cli::ReportArgs;
@@ -19,6 +19,7 @@ pub fn command(args: &ReportArgs) -> Result<Status, Error> {
             match kind {
                 StudyKind::File => crate::file::report::rerender(&args.dir)?,
                 StudyKind::Servers => crate::servers::report::rerender(&args.dir)?,
+                StudyKind::Mesh => crate::mesh::report::rerender(&args.dir)?,
             }
         }
         None => write_reports(&args.dir, args.output.as_deref())?,
@@ -33,6 +34,7 @@ pub fn command(args: &ReportArgs) -> Result<Status, Error> {
 enum StudyKind {
     File,
     Servers,
+    Mesh,
 }
 
 impl std::fmt::Display for StudyKind {
@@ -40,6 +42,7 @@ impl std::fmt::Display for StudyKind {
         f.write_str(match self {
             StudyKind::File => "file study",
             StudyKind::Servers => "servers study",
+            StudyKind::Mesh => "mesh",
         })
     }
 }
@@ -49,6 +52,7 @@ fn study_kind(dir: &Path) -> Option<StudyKind> {
     match study::kind(dir)?.as_str() {
         crate::file::FILE_KIND => Some(StudyKind::File),
         crate::servers::record::SERVERS_KIND => Some(StudyKind::Servers),
+        crate::mesh::MESH_KIND => Some(StudyKind::Mesh),
         _ => None,
     }
 }

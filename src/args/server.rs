@@ -2,6 +2,7 @@
 //! it holds every client to.
 use crate::cli::ServerArgs;
 use crate::error::ConfigError;
+use crate::remote::allow::AllowPeers;
 use crate::remote::protocol::read_token;
 use crate::remote::server::{Limits, ServerConfig};
 use crate::spec::{parse_bytes, parse_duration, parse_message_size, parse_threads};
@@ -68,5 +69,6 @@ pub fn server_config(args: &ServerArgs) -> Result<ServerConfig, ConfigError> {
             },
         },
         timeout: parse_duration("--timeout", &args.timeout, false)?,
+        allow_peers: AllowPeers::parse(args.allow_peers.as_deref()).map_err(bad)?,
     })
 }

@@ -55,6 +55,8 @@ pub fn build(spec: &RunSpec, outcome: &RunOutcome, env: Environment) -> RunRecor
         visit: None,
         bytepath_version: env!("CARGO_PKG_VERSION").into(),
         command: "run".into(),
+        src: None,
+        dst: None,
         timestamp_unix_s: std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs()),

@@ -244,6 +244,12 @@ pub struct RunRecord {
     pub visit: Option<VisitInfo>,
     pub bytepath_version: String,
     pub command: String,
+    /// `bytepath mesh`: the host that sent (stream) or asked (rr), as the mesh names it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub src: Option<String>,
+    /// `bytepath mesh`: the host that received (stream) or answered (rr).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dst: Option<String>,
     pub timestamp_unix_s: u64,
     pub status: String,
     pub interrupted: bool,

@@ -21,8 +21,10 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 mod files;
+mod peer;
 mod servers;
 pub use files::RemoteFiles;
+pub use peer::MeshClient;
 pub use servers::RemoteServers;
 
 /// How long the client waits for the server at each step of the set-up.
@@ -104,7 +106,11 @@ impl RemotePeer {
     fn refused(&self, code: ErrorCode, message: &str) -> Error {
         // The server's refusals of what the user asked for are input errors (exit 2).
         match code {
-            ErrorCode::Limit | ErrorCode::Refused | ErrorCode::Version | ErrorCode::Auth => {
+            ErrorCode::Limit
+            | ErrorCode::Refused
+            | ErrorCode::Version
+            | ErrorCode::Auth
+            | ErrorCode::Forbidden => {
                 crate::error::ConfigError(format!("--remote {}: {message}", self.target)).into()
             }
             _ => self.fail(format_args!("error: {message}")),

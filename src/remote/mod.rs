@@ -3,9 +3,13 @@
 //! `protocol` is the versioned, size-bounded control protocol; `server` and `client` its two
 //! ends. Data connections are plain TCP (or, for udp, connected UDP sockets joined by a hello
 //! datagram: `udp`), apart from the control connection, and carry nothing but the session
-//! cookie and flow index before the engine's bytes.
+//! cookie and flow index before the engine's bytes. For `bytepath mesh` a server also runs
+//! the client's half toward another server when a driver asks (`peer_server`, `client::peer`),
+//! only toward the addresses its `--allow-peers` holds (`allow`).
+pub mod allow;
 pub mod client;
 pub mod file_server;
+mod peer_server;
 pub mod protocol;
 pub mod server;
 pub mod udp;
@@ -29,11 +33,17 @@ pub const SERVERS: &str = "servers";
 /// The capability a server announces when it carries udp flows (`run --remote --transport udp`).
 pub const UDP: &str = "udp";
 
+/// The capability a server announces when it runs points toward other servers for
+/// `bytepath mesh` (whether this one allows any is its `--allow-peers`, checked per request).
+pub const PEERS: &str = "peers";
+
 /// What this build can run on the server's side, as the hellos announce it.
 pub fn capabilities() -> Vec<String> {
-    ["tcp", UDP, "stream", "rr", "verify", REVERSE, FILE, SERVERS]
-        .map(String::from)
-        .to_vec()
+    [
+        "tcp", UDP, "stream", "rr", "verify", REVERSE, FILE, SERVERS, PEERS,
+    ]
+    .map(String::from)
+    .to_vec()
 }
 
 /// The side the server runs: the one the statistics do not follow (stream sender, rr server),

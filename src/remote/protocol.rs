@@ -1,9 +1,12 @@
-//! The control protocol between `bytepath run --remote` and `bytepath server`, version 1. It runs
+//! The control protocol between `bytepath run --remote` and `bytepath server`, version 2. It runs
 //! on its own TCP connection, apart from the data connections the engine measures: every frame
 //! is a u32 big-endian length and that many bytes of JSON holding one `Message`. A frame above
 //! `MAX_FRAME` is refused before anything is allocated for it, so no peer can make the other
 //! allocate more than `MAX_FRAME`. Token authentication is HMAC-SHA256 (RFC 2104) over a fresh
-//! server nonce: the token itself never crosses the wire.
+//! server nonce: the token itself never crosses the wire. Version 2 added the peer run
+//! (`peer_run` / `peer_record`, `bytepath mesh`): a driver asks one server to run a point
+//! against another server and send the record back; version 1 peers are refused at the hello
+//! with both versions named.
 use crate::engine::worker::ThreadSample;
 use crate::file::record::{Residency, SideUsage};
 pub use crate::file::server::FileRequest;
@@ -14,7 +17,7 @@ use std::io::{self, Read, Write};
 use std::time::{Duration, Instant};
 
 /// The protocol version this build speaks; peers must agree exactly.
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
 
 /// The largest frame either side accepts. The largest message is one thread's sample (results
 /// come as one frame per thread, so the thread count does not matter): its latency histogram
@@ -30,7 +33,9 @@ pub const DATA_TAG_BYTES: usize = COOKIE_BYTES + 4;
 
 /// Bytes of the server's challenge nonce.
 const NONCE_BYTES: usize = 32;
-/// Binds the proof to this protocol, so it cannot be replayed as some other HMAC.
+/// Binds the proof to this protocol, so it cannot be replayed as some other HMAC. It names the
+/// protocol, not its version (the hello refuses other versions before any proof is made), so
+/// it stayed as it was when version 2 came.
 const AUTH_CONTEXT: &[u8] = b"bytepath control v1 auth";
 
 /// Why a peer's message was refused; sent in an `Error` frame.
@@ -50,6 +55,9 @@ pub enum ErrorCode {
     Timeout,
     /// The server's side failed to set up or run.
     Failed,
+    /// A peer run toward an address outside the server's `--allow-peers` (or a server started
+    /// without it): the server is not a traffic reflector for whoever holds the token.
+    Forbidden,
 }
 
 /// What the client asks the server to run: the `RunSpec` fields its side needs.
@@ -209,6 +217,23 @@ pub enum Message {
     ServersReport {
         report: Box<crate::servers::process::ServerReport>,
     },
+    // mesh: `bytepath mesh`, one control session per (pair, point, visit). The driver asks
+    // the source host's server to run the point against `peer` as a `--remote` client would
+    // (stream: this server sends and the peer receives and measures; rr: this server asks).
+    /// Run `request` against the `bytepath server` at `peer` (HOST:PORT), only if its address
+    /// is inside `--allow-peers`. `src` and `dst` are how the driver names the two hosts, for
+    /// the record. While it runs, `Stop` from the driver interrupts it (the record says so).
+    PeerRun {
+        peer: String,
+        src: String,
+        dst: String,
+        request: RunRequest,
+    },
+    /// The run record of a `peer_run`, as `bytepath run --json` would print it on this server
+    /// (completed, failed or interrupted); a refused request gets an `error` frame instead.
+    PeerRecord {
+        record: serde_json::Value,
+    },
 }
 
 impl Message {
@@ -241,6 +266,8 @@ impl Message {
             Message::ServersWindow => "servers_window",
             Message::ServersStop => "servers_stop",
             Message::ServersReport { .. } => "servers_report",
+            Message::PeerRun { .. } => "peer_run",
+            Message::PeerRecord { .. } => "peer_record",
         }
     }
 }
@@ -435,9 +462,19 @@ pub fn from_hex(text: &str) -> Option<Vec<u8>> {
 }
 
 /// The token in a token file: its bytes without surrounding white space (a trailing newline).
+/// `-` is the first line of standard input (how `mesh --launch ssh` hands the token to the
+/// servers it starts: never on a command line, never in a file on their hosts); the rest of
+/// standard input is left unread.
 pub fn read_token(path: &std::path::Path) -> Result<Vec<u8>, String> {
-    let text = std::fs::read(path)
-        .map_err(|e| format!("--token-file {}: cannot be read: {e}", path.display()))?;
+    let text = if path.as_os_str() == "-" {
+        let mut line = String::new();
+        std::io::stdin()
+            .read_line(&mut line)
+            .map(|_| line.into_bytes())
+    } else {
+        std::fs::read(path)
+    }
+    .map_err(|e| format!("--token-file {}: cannot be read: {e}", path.display()))?;
     let token = text.trim_ascii().to_vec();
     if token.is_empty() {
         return Err(format!(

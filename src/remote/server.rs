@@ -56,6 +56,8 @@ pub struct ServerConfig {
     pub limits: Limits,
     /// How long the server waits for a client's next frame or data connection.
     pub timeout: Duration,
+    /// Where a mesh driver may have this server send test traffic (`--allow-peers`).
+    pub allow_peers: super::allow::AllowPeers,
 }
 
 /// A refusal: sent to the client as an error frame, logged, and the connection closed.
@@ -100,7 +102,12 @@ pub fn serve(config: ServerConfig) -> Result<(), Error> {
     } else {
         "no token"
     };
-    println!("bytepath server listening on {addr} (protocol version {VERSION}, {auth})");
+    let peers = if config.allow_peers.is_empty() {
+        String::new()
+    } else {
+        format!(", peers {}", config.allow_peers)
+    };
+    println!("bytepath server listening on {addr} (protocol version {VERSION}, {auth}{peers})");
     let _ = std::io::stdout().flush();
     let state = Arc::new(State {
         config,
@@ -257,6 +264,13 @@ fn session(stream: &mut TcpStream, state: &State) -> Result<String, Refusal> {
         Message::Bye => return Ok("checked: hello only, no run".into()),
         // file study
         Message::FileRun { request } => return super::file_server::serve(stream, &request, state),
+        // mesh
+        Message::PeerRun {
+            peer,
+            src,
+            dst,
+            request,
+        } => return super::peer_server::serve(stream, &peer, (&src, &dst), &request, state),
         Message::ServersRun {
             model,
             size,
@@ -304,7 +318,7 @@ fn session(stream: &mut TcpStream, state: &State) -> Result<String, Refusal> {
 }
 
 /// Takes the server for one run, or answers `busy`: one test at a time.
-fn take_turn(stream: &mut TcpStream, state: &State) -> bool {
+pub(super) fn take_turn(stream: &mut TcpStream, state: &State) -> bool {
     let taken = state
         .busy
         .compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire)
@@ -517,7 +531,7 @@ fn authenticate(stream: &mut TcpStream, token: &[u8], nonce: &[u8]) -> Result<()
 
 /// The server's side of a run, from the request: every value checked against the server's
 /// limits and the engine's own bounds.
-fn spec_for(request: &RunRequest, limits: &Limits) -> Result<RunSpec, Refusal> {
+pub(super) fn spec_for(request: &RunRequest, limits: &Limits) -> Result<RunSpec, Refusal> {
     let invalid = |e: ConfigError| refuse(ErrorCode::Refused, e.0);
     let limit = |message: String| refuse(ErrorCode::Limit, message);
     let transport = match request.transport.as_str() {

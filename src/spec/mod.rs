@@ -15,10 +15,12 @@ use std::time::Duration;
 mod names;
 pub mod network;
 pub mod parse;
+pub mod point;
 pub mod remote;
 pub use network::Network;
 pub use parse::*;
-pub use remote::{RemoteRun, Target};
+pub use point::Point;
+pub use remote::{parse_remote, RemoteRun, Target};
 
 pub const MAX_MESSAGE_SIZE: usize = 64 << 20;
 pub const MAX_THREADS: usize = 1024;

@@ -227,6 +227,8 @@ impl Sweep<'_> {
         }
         .and_then(|()| self.sides.run(&run, self.interrupt));
         let outcome = outcome.unwrap_or_else(|e| RunOutcome::not_run(&run, e.to_string()));
+        // The visit's threads are gone; what they freed would stay in their arenas.
+        sys::release_free_memory();
         let mut record = record::build(&run, &outcome, self.env.clone());
         record.command = "sweep".into();
         record.sweep_point = Some(self.sweep_point(planned.point));

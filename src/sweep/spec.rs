@@ -13,26 +13,7 @@ pub const MAX_CI_PERCENT: f64 = 50.0;
 pub const VISIT_BOUNDS: (usize, usize) = (2, 1000);
 
 /// One point of the matrix.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Point {
-    pub mechanism: MechanismKind,
-    pub pattern: Pattern,
-    pub message_size: usize,
-    pub threads: usize,
-}
-
-impl Point {
-    /// Identifies the point across sweeps: `mechanism/pattern/size/threads`.
-    pub fn key(&self) -> String {
-        format!(
-            "{}/{}/{}/{}",
-            self.mechanism.name(),
-            self.pattern.name(),
-            self.message_size,
-            self.threads
-        )
-    }
-}
+pub use crate::spec::Point;
 
 /// A validated sweep: the matrix and the settings every point shares.
 #[derive(Debug, Clone, PartialEq)]

@@ -72,6 +72,18 @@ pub fn is_root() -> bool {
     unsafe { libc::geteuid() == 0 }
 }
 
+/// Gives memory that `free` kept back to the kernel (malloc_trim(3)). glibc keeps what a thread
+/// frees in that thread's arena; a study that starts fresh worker threads for every visit would
+/// otherwise hold the largest buffers any visit ever had, in every arena (80 MiB of a 48-point
+/// sweep, against 54 MiB at its largest moment). A no-op where the C library is not glibc.
+pub fn release_free_memory() {
+    #[cfg(target_env = "gnu")]
+    // SAFETY: malloc_trim only walks the allocator's own free lists; no pointer is passed.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
 /// Raises the soft RLIMIT_NOFILE to the hard limit (each flow holds sockets and up to ten perf
 /// counter descriptors per thread); returns the soft limit now in force.
 pub fn raise_open_file_limit() -> std::io::Result<u64> {

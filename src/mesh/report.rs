@@ -1,0 +1,367 @@
+//! What a mesh becomes for a person: `report.md` and a self-contained `report.html` in its
+//! results folder, rendered from `results.jsonl` and the marker alone (so `bytepath report DIR`
+//! renders it again). Per point, an N×N heatmap (source rows, destination columns) of the
+//! figure with each cell's 95 % CI from its visits, the pairs flagged significantly slow with
+//! the figures that show it, and every failed run with its reason.
+use super::analysis::{self, Figure, PointMatrix, FLAG_METHOD, HOST_METHOD};
+use crate::error::Error;
+use crate::report::plot::heatmap::{self, HeatCell, Heatmap};
+use crate::report::study::{self, page, Table};
+use crate::stats::visits::VISIT_METHOD;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+/// Reads the folder and writes report.md and report.html into it; returns the HTML path.
+pub fn rerender(dir: &Path) -> Result<PathBuf, Error> {
+    let marker = study::marker(dir)?;
+    let hosts: Vec<String> = marker["spec"]["hosts"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(String::from)
+                .collect()
+        })
+        .unwrap_or_default();
+    let records = crate::record::read_results(dir)?;
+    let matrices = analysis::matrices(&hosts, &records);
+    let (markdown, html) = render(&marker, &hosts, &matrices, &records);
+    study::write(dir, &markdown, &html)?;
+    Ok(dir.join(study::HTML))
+}
+
+/// (report.md, report.html).
+pub fn render(
+    marker: &Value,
+    hosts: &[String],
+    matrices: &[PointMatrix],
+    records: &[Value],
+) -> (String, String) {
+    let title = format!("bytepath mesh: {} hosts", hosts.len());
+    let method = method(&marker["spec"]);
+    let mut md = format!("# {title}\n\n{method}\n\n");
+    let mut html = format!("<p class=\"note\">{}</p>\n", study_escape(&method));
+    for m in matrices {
+        let heading = format!("{}: {}", m.key, m.figure.name());
+        md += &format!("## {heading}\n\n{}\n", grid(m, hosts));
+        html += &format!("<h2>{}</h2>\n", study_escape(&heading));
+        html += &heatmap::render(&heatmap_of(m, hosts));
+        html += "\n";
+        let flagged = flags(m, hosts);
+        let said = if m.flags.is_empty() {
+            "No pair is significantly slower than its hosts' other pairs.".to_string()
+        } else {
+            format!("{} pair(s) flagged slow:", m.flags.len())
+        };
+        md += &format!("\n{said}\n\n");
+        html += &format!("<p>{}</p>\n", study_escape(&said));
+        if !m.flags.is_empty() {
+            md += &flagged.markdown();
+            html += &flagged.html();
+        }
+        let verdicts = host_table(m, hosts);
+        md += &format!(
+            "\nHosts, each against the pairs it is not in:\n\n{}",
+            verdicts.markdown()
+        );
+        html += &format!(
+            "<p>Hosts, each against the pairs it is not in:</p>\n{}",
+            verdicts.html()
+        );
+        for line in slow_hosts(m, hosts) {
+            md += &format!("\n{line}\n");
+            html += &format!("<p class=\"slow-host\">{}</p>\n", study_escape(&line));
+        }
+        md += "\n";
+    }
+    let failures = failures(records);
+    if !failures.rows.is_empty() {
+        md += &format!("## Failed runs\n\n{}", failures.markdown());
+        html += &format!("<h2>Failed runs</h2>\n{}", failures.html());
+    }
+    (md, page(&title, &html))
+}
+
+fn study_escape(text: &str) -> String {
+    crate::report::plot::escape(text)
+}
+
+/// How every figure was measured, in one paragraph.
+fn method(spec: &Value) -> String {
+    let concurrent = spec["concurrent"].as_u64().unwrap_or(1);
+    let at_once = if concurrent > 1 {
+        format!("{concurrent} pairs of a round were measured at once (they share no host, but they do share the network between them: deliberate load, inside every figure)")
+    } else {
+        "one pair at a time".to_string()
+    };
+    format!(
+        "Host to host: for each ordered pair the source host's bytepath server ran the point against the destination's (stream: the source sent and the destination received and measured, Gbit/s of payload received whole; rr: the source asked and timed round trips, the median in µs). Pairs ran in rounds of disjoint pairs, {at_once}, {} s measured after {} s of warm-up per visit, the whole schedule repeated for {} visits, perf counters off. Cells: {VISIT_METHOD}; a cell with one visit has no interval and says so. Flags: {FLAG_METHOD}. Hosts: {HOST_METHOD}. Rows are sources, columns destinations.",
+        spec["duration_s"], spec["warmup_s"], spec["visits"]
+    )
+}
+
+/// `12.35 ± 0.40 (3)`, `12.35 (1 visit, no CI)`, `failed`, or `—`.
+fn cell_text(m: &PointMatrix, src: usize, dst: usize) -> String {
+    let cell = &m.cells[src][dst];
+    if src == dst {
+        return "—".into();
+    }
+    match (&cell.summary, cell.visits.as_slice()) {
+        (Some(s), v) => format!("{:.2} ± {:.2} ({})", s.mean, s.ci95_half_width, v.len()),
+        (None, [one]) => format!("{one:.2} (1 visit, no CI)"),
+        _ if cell.failed > 0 => "failed".into(),
+        _ => "not measured".into(),
+    }
+}
+
+/// The matrix as a Markdown table: a row per source, a column per destination.
+fn grid(m: &PointMatrix, hosts: &[String]) -> String {
+    let cell = |t: &str| t.replace('|', "\\|");
+    let n = hosts.len();
+    let mut out = format!(
+        "| from \\ to | {} |\n|",
+        hosts
+            .iter()
+            .map(|h| cell(h))
+            .collect::<Vec<_>>()
+            .join(" | ")
+    );
+    out += &"---|".repeat(n + 1);
+    out += "\n";
+    for (s, host) in hosts.iter().enumerate() {
+        let row: Vec<String> = (0..n).map(|d| cell(&cell_text(m, s, d))).collect();
+        out += &format!("| {} | {} |\n", cell(host), row.join(" | "));
+    }
+    out
+}
+
+fn heatmap_of(m: &PointMatrix, hosts: &[String]) -> Heatmap {
+    let n = hosts.len();
+    let cells = (0..n)
+        .map(|s| {
+            (0..n)
+                .map(|d| {
+                    let cell = &m.cells[s][d];
+                    let value = cell
+                        .summary
+                        .map(|x| x.mean)
+                        .or(cell.visits.first().copied());
+                    let mut title = format!("{} → {}: {}", hosts[s], hosts[d], cell_text(m, s, d));
+                    if let Some(why) = &cell.reason {
+                        title += &format!("; {} failed: {why}", cell.failed);
+                    }
+                    HeatCell {
+                        value: value.filter(|_| s != d),
+                        text: cell_text(m, s, d),
+                        title,
+                        flagged: m.flags.iter().any(|f| (f.src, f.dst) == (s, d)),
+                        outlined: s != d
+                            && m.hosts.iter().any(|h| {
+                                (h.host == s || h.host == d)
+                                    && h.against_others.as_ref().is_some_and(|r| r.slower)
+                            }),
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    Heatmap {
+        id: format!("mesh-{}", m.key),
+        row_label: "source".into(),
+        column_label: "destination".into(),
+        rows: hosts.to_vec(),
+        columns: hosts.to_vec(),
+        cells,
+        higher_is_better: m.figure.higher_is_better(),
+    }
+}
+
+/// The flagged pairs with the figures that show it: the pair's cell, each reference's
+/// median and the ratio against it, and what that points at.
+fn flags(m: &PointMatrix, hosts: &[String]) -> Table {
+    let against = |r: &Option<analysis::Reference>| match r {
+        Some(r) => format!(
+            "median {:.2} ({} pairs, {} visits); ratio {:.3} [{:.3}, {:.3}]{}",
+            r.median,
+            r.pairs,
+            r.visits,
+            r.ratio.ratio,
+            r.ratio.low,
+            r.ratio.high,
+            if r.slower { " slower" } else { "" }
+        ),
+        None => "too few visits to compare".into(),
+    };
+    let rows: Vec<Vec<String>> = m
+        .flags
+        .iter()
+        .map(|f| {
+            vec![
+                format!("{} → {}", hosts[f.src], hosts[f.dst]),
+                cell_text(m, f.src, f.dst),
+                against(&f.against_source),
+                against(&f.against_destination),
+                f.cause.describe().to_string(),
+            ]
+        })
+        .collect();
+    let figure: &'static str = match m.figure {
+        Figure::Gbps => "Gbit/s ± CI (visits)",
+        Figure::RoundTripP50Us => "round-trip p50 µs ± CI (visits)",
+    };
+    Table {
+        marked: vec![true; rows.len()],
+        header: vec![
+            "pair",
+            figure,
+            "vs the source's other pairs",
+            "vs the destination's other pairs",
+            "slow because of",
+        ],
+        rows,
+    }
+}
+
+/// One sentence per slow host naming every pair through it, with the figure that shows it.
+fn slow_hosts(m: &PointMatrix, hosts: &[String]) -> Vec<String> {
+    m.hosts
+        .iter()
+        .filter_map(|h| {
+            let r = h.against_others.as_ref().filter(|r| r.slower)?;
+            let through: Vec<String> = analysis::pairs_through(hosts.len(), h.host)
+                .map(|(s, d)| format!("{} → {}", hosts[s], hosts[d]))
+                .collect();
+            Some(format!(
+                "Host {} is slow: the pairs through it ({}) run at {:.3} [{:.3}, {:.3}] times the pairs without it.",
+                hosts[h.host],
+                through.join(", "),
+                r.ratio.ratio,
+                r.ratio.low,
+                r.ratio.high
+            ))
+        })
+        .collect()
+}
+
+/// Per host: its pairs against the pairs it is not in, and whether that makes it slow.
+fn host_table(m: &PointMatrix, hosts: &[String]) -> Table {
+    let rows: Vec<Vec<String>> = m
+        .hosts
+        .iter()
+        .map(|h| match &h.against_others {
+            Some(r) => vec![
+                hosts[h.host].clone(),
+                format!(
+                    "{:.3} [{:.3}, {:.3}]",
+                    r.ratio.ratio, r.ratio.low, r.ratio.high
+                ),
+                format!(
+                    "{:.2} ({} pairs, {} visits)",
+                    r.geometric_mean, r.pairs, r.visits
+                ),
+                if r.slower { "slow" } else { "—" }.into(),
+            ],
+            None => vec![
+                hosts[h.host].clone(),
+                "too few visits to compare".into(),
+                String::new(),
+                String::new(),
+            ],
+        })
+        .collect();
+    let marked = m
+        .hosts
+        .iter()
+        .map(|h| h.against_others.as_ref().is_some_and(|r| r.slower))
+        .collect();
+    Table {
+        marked,
+        header: vec!["host", "ratio [95 % CI]", "the pairs without it", "verdict"],
+        rows,
+    }
+}
+
+/// Every run that did not complete: pair, visit, point, status and why.
+fn failures(records: &[Value]) -> Table {
+    let rows: Vec<Vec<String>> = records
+        .iter()
+        .filter(|r| r["status"] != "completed")
+        .map(|r| {
+            let errors: Vec<&str> = r["errors"]
+                .as_array()
+                .map(|a| a.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            vec![
+                format!(
+                    "{} → {}",
+                    r["src"].as_str().unwrap_or("?"),
+                    r["dst"].as_str().unwrap_or("?")
+                ),
+                r["mesh"]["visit"].to_string(),
+                crate::record::point_key(&r["config"]),
+                r["status"].as_str().unwrap_or("?").to_string(),
+                errors.join("; "),
+            ]
+        })
+        .collect();
+    Table {
+        marked: vec![true; rows.len()],
+        header: vec!["pair", "visit", "point", "status", "why"],
+        rows,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// Four hosts, four visits; every pair through `d` at a fifth of the others; one failed run.
+    fn records() -> (Vec<String>, Vec<Value>) {
+        let hosts: Vec<String> = ["a", "b", "c", "d"].map(String::from).to_vec();
+        let mut records = Vec::new();
+        for visit in 0..4 {
+            for s in &hosts {
+                for d in hosts.iter().filter(|d| *d != s) {
+                    let base = if s == "d" || d == "d" { 2.0 } else { 10.0 };
+                    records.push(json!({
+                        "src": s, "dst": d, "status": "completed", "mesh": {"visit": visit + 1},
+                        "config": {"mechanism": "send", "pattern": "stream",
+                                   "message_size_bytes": 4096, "threads": 1, "transport": "tcp"},
+                        "sides": [{}, {"throughput_gbps": base * (1.0 + 0.02 * visit as f64)}],
+                    }));
+                }
+            }
+        }
+        let mut failed = records[0].clone();
+        failed["status"] = json!("failed");
+        failed["errors"] = json!(["host b is down: gone"]);
+        records.push(failed);
+        (hosts, records)
+    }
+
+    #[test]
+    fn the_report_names_the_slow_host_outlines_its_pairs_and_lists_the_failure() {
+        let (hosts, records) = records();
+        let matrices = analysis::matrices(&hosts, &records);
+        let marker = json!({"spec": {"duration_s": 1.0, "warmup_s": 0.2, "visits": 4,
+                                     "concurrent": 1}});
+        let (md, html) = render(&marker, &hosts, &matrices, &records);
+        assert!(
+            md.contains(
+                "Host d is slow: the pairs through it (a → d, b → d, c → d, d → a, d → b, d → c)"
+            ),
+            "{md}"
+        );
+        assert!(md.contains("| a | — | 10.30 ± "), "{md}");
+        assert!(
+            md.contains("| a → b | 1 | send/stream/4096/1 | failed | host b is down: gone |"),
+            "{md}"
+        );
+        // Six cells through d, each flagged or outlined; never the diagonal.
+        let flagged = html.matches("class=\"cell flagged\"").count();
+        let outlined = html.matches("stroke-dasharray=\"5 3\"").count();
+        assert_eq!((flagged, flagged + outlined), (6, 6), "{html}");
+        assert!(html.contains("one pair at a time"));
+    }
+}

@@ -1,0 +1,103 @@
+//! A validated `MeshSpec`: the hosts, which ordered pairs, the points measured per pair in the
+//! `run` vocabulary, how many visits, how many pairs at once, and how the servers are started.
+//! `args::mesh` makes it from the flags.
+use crate::measure::counters::CounterSelection;
+use crate::spec::{self, Network, Pinning, RunSpec, Stopping, Target};
+use crate::transport::Transport;
+use std::time::Duration;
+
+/// The most visits a mesh may ask for: beyond this a CI gains nothing worth the time.
+pub const MAX_VISITS: usize = 100;
+/// `--ssh-command` when it is not given: never stop to ask for a password.
+pub const DEFAULT_SSH: &str = "ssh -o BatchMode=yes";
+
+/// Which ordered pairs are measured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PairSet {
+    /// Every host to every other.
+    All,
+    /// Each host with its neighbours in list order (the last with the first), both ways.
+    Ring,
+    /// The host at this index with every other, both ways.
+    Star(usize),
+}
+
+/// One point measured on every pair: a sweep's point (mechanism, pattern, size, flows), with
+/// the same key.
+pub use crate::spec::Point as MeshPoint;
+
+/// `--launch ssh`: how the servers are started on the hosts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Launch {
+    /// The program and its arguments that reach a host (split at white space).
+    pub ssh: Vec<String>,
+    /// The bytepath executable on the hosts.
+    pub binary: String,
+}
+
+/// A validated mesh.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MeshSpec {
+    pub hosts: Vec<Target>,
+    /// How the hosts were given, for the marker: hosts, hosts-file or hosts-from-dns.
+    pub hosts_from: String,
+    pub pairs: PairSet,
+    pub points: Vec<MeshPoint>,
+    pub duration: Duration,
+    pub warmup: Duration,
+    pub visits: usize,
+    pub concurrent: usize,
+    pub token: Option<Vec<u8>>,
+    pub launch: Option<Launch>,
+}
+
+impl MeshSpec {
+    /// The run one visit of `point` is: tcp, no counters (headline figures come from visits
+    /// with nothing extra open), unpinned (the servers place their own threads).
+    pub fn run_spec(&self, point: &MeshPoint) -> RunSpec {
+        RunSpec {
+            transport: Transport::Tcp,
+            pipe_size: None,
+            mechanism: point.mechanism,
+            pattern: point.pattern,
+            message_size: point.message_size,
+            threads: point.threads,
+            duration: self.duration,
+            stopping: Stopping::fixed(self.duration),
+            warmup: self.warmup,
+            pinning: Pinning::Unpinned,
+            cpus: Vec::new(),
+            recv_size: None,
+            spin: false,
+            verify: false,
+            counters: CounterSelection::None,
+            udp_split: false,
+            processes: false,
+            network: Network {
+                placement: spec::network::Placement::Remote,
+                ..Network::default()
+            },
+            queue_depth: spec::DEFAULT_QUEUE_DEPTH,
+            recv_path: Default::default(),
+        }
+    }
+
+    /// The settings as JSON, for the marker: `--resume` continues only the same mesh.
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "hosts": self.hosts.iter().map(Target::to_string).collect::<Vec<_>>(),
+            "hosts_from": self.hosts_from,
+            "pairs": match self.pairs {
+                PairSet::All => "all".to_string(),
+                PairSet::Ring => "ring".to_string(),
+                PairSet::Star(h) => format!("star:{}", self.hosts[h]),
+            },
+            "points": self.points.iter().map(MeshPoint::key).collect::<Vec<_>>(),
+            "duration_s": self.duration.as_secs_f64(),
+            "warmup_s": self.warmup.as_secs_f64(),
+            "visits": self.visits,
+            "concurrent": self.concurrent,
+            "counters": "none",
+        })
+    }
+}

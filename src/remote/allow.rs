@@ -1,0 +1,157 @@
+//! `bytepath server --allow-peers CIDR,…`: the addresses a server may send test traffic to
+//! when a mesh driver asks it to run a point against another server. Without the flag no peer
+//! run is accepted at all, so a server is never a traffic reflector for whoever holds the
+//! token. Prefixes follow RFC 4632 (IPv4) and RFC 4291 (IPv6); an IPv4-mapped IPv6 address
+//! (`::ffff:a.b.c.d`) is judged as the IPv4 address it carries.
+use std::net::IpAddr;
+
+/// One prefix: an address and how many leading bits of it must match.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Cidr {
+    pub addr: IpAddr,
+    pub prefix: u8,
+}
+
+impl Cidr {
+    /// `10.0.0.0/8`, `fd00::/64`, or a bare address (a /32 or /128).
+    pub fn parse(text: &str) -> Result<Cidr, String> {
+        let text = text.trim();
+        let (addr, prefix) = match text.split_once('/') {
+            Some((a, p)) => (a, Some(p)),
+            None => (text, None),
+        };
+        let addr: IpAddr = addr
+            .parse()
+            .map_err(|_| format!("{text:?} is not an address or prefix"))?;
+        let max = if addr.is_ipv4() { 32 } else { 128 };
+        let prefix = match prefix {
+            None => max,
+            Some(p) => p
+                .parse::<u8>()
+                .ok()
+                .filter(|&p| p <= max)
+                .ok_or_else(|| format!("{text:?}: the prefix length must be 0 to {max}"))?,
+        };
+        Ok(Cidr {
+            addr: canonical(addr),
+            prefix,
+        })
+    }
+
+    /// Whether `addr` lies inside this prefix.
+    pub fn contains(&self, addr: IpAddr) -> bool {
+        let bits = |a: IpAddr| -> u128 {
+            match a {
+                IpAddr::V4(v4) => u32::from(v4) as u128,
+                IpAddr::V6(v6) => u128::from(v6),
+            }
+        };
+        let addr = canonical(addr);
+        if addr.is_ipv4() != self.addr.is_ipv4() {
+            return false;
+        }
+        let width = if addr.is_ipv4() { 32 } else { 128 };
+        if self.prefix == 0 {
+            return true;
+        }
+        let shift = width - u32::from(self.prefix);
+        bits(addr) >> shift == bits(self.addr) >> shift
+    }
+}
+
+impl std::fmt::Display for Cidr {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.addr, self.prefix)
+    }
+}
+
+/// An IPv4-mapped IPv6 address as the IPv4 address it is; any other address unchanged.
+fn canonical(addr: IpAddr) -> IpAddr {
+    match addr {
+        IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(addr, IpAddr::V4),
+        v4 => v4,
+    }
+}
+
+/// The prefixes a server may run peer tests toward; empty: none (peer runs are refused).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AllowPeers(pub Vec<Cidr>);
+
+impl AllowPeers {
+    /// `--allow-peers` as given (`None`: the flag was left out).
+    pub fn parse(text: Option<&str>) -> Result<AllowPeers, String> {
+        let Some(text) = text else {
+            return Ok(AllowPeers::default());
+        };
+        let allowed = "allowed: comma-separated addresses or prefixes such as 10.0.0.0/8,fd00::/64";
+        if text.trim().is_empty() {
+            return Err(format!("--allow-peers {text:?}: empty; {allowed}"));
+        }
+        text.split(',')
+            .map(|part| Cidr::parse(part).map_err(|e| format!("--allow-peers: {e}; {allowed}")))
+            .collect::<Result<_, _>>()
+            .map(AllowPeers)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Whether a peer run toward `addr` is allowed.
+    pub fn allows(&self, addr: IpAddr) -> bool {
+        self.0.iter().any(|c| c.contains(addr))
+    }
+}
+
+impl std::fmt::Display for AllowPeers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let list: Vec<String> = self.0.iter().map(Cidr::to_string).collect();
+        f.write_str(&list.join(","))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ip(text: &str) -> IpAddr {
+        text.parse().unwrap()
+    }
+
+    #[test]
+    fn a_prefix_holds_its_addresses_and_no_others() {
+        let net = Cidr::parse("10.20.0.0/16").unwrap();
+        assert!(net.contains(ip("10.20.255.1")));
+        assert!(!net.contains(ip("10.21.0.1")));
+        assert!(!net.contains(ip("::1")));
+        let host = Cidr::parse("192.0.2.7").unwrap();
+        assert_eq!(host.prefix, 32);
+        assert!(host.contains(ip("192.0.2.7")) && !host.contains(ip("192.0.2.8")));
+        let v6 = Cidr::parse("fd00:1::/32").unwrap();
+        assert!(v6.contains(ip("fd00:1:ffff::9")) && !v6.contains(ip("fd00:2::1")));
+        assert!(Cidr::parse("0.0.0.0/0").unwrap().contains(ip("8.8.8.8")));
+    }
+
+    #[test]
+    fn a_mapped_ipv6_address_is_judged_as_its_ipv4_address() {
+        let net = Cidr::parse("127.0.0.0/8").unwrap();
+        assert!(net.contains(ip("::ffff:127.0.0.2")));
+        assert!(!net.contains(ip("::ffff:10.0.0.1")));
+    }
+
+    #[test]
+    fn bad_prefixes_name_the_value_and_what_is_allowed() {
+        let e = AllowPeers::parse(Some("10.0.0.0/33")).unwrap_err();
+        assert!(
+            e.contains("\"10.0.0.0/33\"") && e.contains("0 to 32"),
+            "{e}"
+        );
+        let e = AllowPeers::parse(Some("10.0.0.0/8,nope")).unwrap_err();
+        assert!(e.contains("\"nope\"") && e.contains("allowed:"), "{e}");
+        assert!(AllowPeers::parse(Some(" ")).unwrap_err().contains("empty"));
+        assert!(AllowPeers::parse(None).unwrap().is_empty());
+        let list = AllowPeers::parse(Some("10.1.0.0/16, ::1")).unwrap();
+        assert_eq!(list.to_string(), "10.1.0.0/16,::1/128");
+        assert!(list.allows(ip("10.1.2.3")) && !list.allows(ip("10.2.0.1")));
+    }
+}
