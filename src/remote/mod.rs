@@ -7,8 +7,10 @@
 //! the client's half toward another server when a driver asks (`peer_server`, `client::peer`),
 //! only toward the addresses its `--allow-peers` holds (`allow`).
 pub mod allow;
+pub mod auth;
 pub mod client;
 pub mod file_server;
+pub mod frame;
 mod peer_server;
 pub mod protocol;
 pub mod server;
