@@ -4,7 +4,7 @@
 //! (the results folder appends and syncs each). A run that fails is diagnosed: each of its two
 //! hosts is asked for its hello, and one that does not answer is down for the rest of the mesh,
 //! its remaining pairs recorded as failed with the reason without being tried; the others go on.
-use super::hosts::MeshHosts;
+use super::hosts::{MeshHosts, PairRun};
 use super::schedule::Run;
 use super::spec::MeshSpec;
 use crate::engine::RunOutcome;
@@ -199,10 +199,15 @@ fn attempt(
     // stream: the source sends and the destination measures what arrives (reverse, as
     // `run --remote --reverse`); rr: the source asks and times the round trips.
     let reverse = run.point.pattern == Pattern::Stream;
-    let names_of = (names[src].as_str(), names[dst].as_str());
-    let (from, to) = (&spec.hosts[src], &spec.hosts[dst]);
-    let token = spec.token.as_deref();
-    match hosts.run_pair(from, to, names_of, &run_spec, reverse, token, interrupt) {
+    let pair = PairRun {
+        src: &spec.hosts[src],
+        dst: &spec.hosts[dst],
+        names: (names[src].as_str(), names[dst].as_str()),
+        spec: &run_spec,
+        reverse,
+        token: spec.token.as_deref(),
+    };
+    match hosts.run_pair(&pair, interrupt) {
         Ok(record) => record,
         Err(e) => failed_record(spec, names, run, e.to_string()),
     }

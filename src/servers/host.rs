@@ -2,8 +2,7 @@
 //! asks that host for, as a trait the remote placement (`remote::client::RemoteServers`)
 //! implements, so the study forks its server models here or there without knowing the
 //! control protocol.
-use super::model::ServerModel;
-use super::process::ServerSide;
+use super::process::{ServerSetup, ServerSide};
 use crate::error::Error;
 use crate::spec::RemoteRun;
 use std::net::Ipv4Addr;
@@ -14,15 +13,10 @@ pub trait ServersHost {
     fn addr(&self) -> Ipv4Addr;
     /// The host, in words, for the record: "the server at HOST:PORT (version, kernel)".
     fn describe(&self) -> String;
-    /// Asks the host to fork `model` for one point. A refusal of what was asked (a limit) is
-    /// `Error::Config`; the point is then refused and the study goes on.
-    fn start(
-        &self,
-        model: ServerModel,
-        size: usize,
-        server_threads: usize,
-        clients: usize,
-    ) -> Result<Started, Error>;
+    /// Asks the host to fork the model `setup` names for one point of `clients` clients (the
+    /// host places its threads: `setup.cpus` is not sent). A refusal of what was asked (a
+    /// limit) is `Error::Config`; the point is then refused and the study goes on.
+    fn start(&self, setup: ServerSetup<'_>, clients: usize) -> Result<Started, Error>;
 }
 
 /// The host's answer to one point.

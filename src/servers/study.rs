@@ -66,8 +66,14 @@ fn start_server(
     clients: usize,
 ) -> Result<(Box<dyn ServerSide>, SocketAddrV4), NotRun> {
     let failed = |reason: String| (PointStatus::Failed, reason);
+    let setup = process::ServerSetup {
+        model,
+        size: spec.size,
+        threads: spec.server_threads,
+        cpus: spec.placement.server_cpus.as_deref(),
+    };
     if let Some(remote) = remote {
-        return match remote.start(model, spec.size, spec.server_threads, clients) {
+        return match remote.start(setup, clients) {
             Ok(Started::Accepted { port, server }) => {
                 Ok((server, SocketAddrV4::new(remote.addr(), port)))
             }
@@ -87,12 +93,6 @@ fn start_server(
     let addr = match listener.local_addr() {
         Ok(std::net::SocketAddr::V4(a)) => a,
         other => return Err(failed(format!("listener address: {other:?}"))),
-    };
-    let setup = process::ServerSetup {
-        model,
-        size: spec.size,
-        threads: spec.server_threads,
-        cpus: spec.placement.server_cpus.as_deref(),
     };
     let server =
         process::spawn(setup, listener).map_err(|e| failed(format!("forking the server: {e}")))?;

@@ -4,10 +4,10 @@
 //! interrupted, so nothing already measured is lost.
 use super::{request_for, RemotePeer, STEP_TIMEOUT, WATCH_POLL};
 use crate::error::Error;
-use crate::mesh::hosts::MeshHosts;
+use crate::mesh::hosts::{MeshHosts, PairRun};
 use crate::remote::protocol::{self, FrameError, Message, RunRequest};
 use crate::remote::PEERS;
-use crate::spec::{RunSpec, Target};
+use crate::spec::Target;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -23,17 +23,12 @@ impl MeshHosts for MeshClient {
 
     fn run_pair(
         &self,
-        src: &Target,
-        dst: &Target,
-        names: (&str, &str),
-        spec: &RunSpec,
-        reverse: bool,
-        token: Option<&[u8]>,
+        run: &PairRun<'_>,
         interrupt: &AtomicBool,
     ) -> Result<serde_json::Value, Error> {
-        let request = request_for(spec, reverse);
-        RemotePeer::new(src.clone(), token.map(<[u8]>::to_vec), false)
-            .peer_run(dst, names, request, interrupt)
+        let request = request_for(run.spec, run.reverse);
+        RemotePeer::new(run.src.clone(), run.token.map(<[u8]>::to_vec), false)
+            .peer_run(run.dst, run.names, request, interrupt)
     }
 
     fn fresh_token(&self) -> Result<Vec<u8>, Error> {

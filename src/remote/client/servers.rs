@@ -5,8 +5,7 @@ use super::{resolve, RemotePeer, STEP_TIMEOUT};
 use crate::error::{ConfigError, Error};
 use crate::remote::protocol::{self, Message};
 use crate::servers::host::{ServersHost, Started};
-use crate::servers::model::ServerModel;
-use crate::servers::process::{ServerReport, ServerSide};
+use crate::servers::process::{ServerReport, ServerSetup, ServerSide};
 use crate::spec::RemoteRun;
 use std::io;
 use std::net::{Ipv4Addr, SocketAddr};
@@ -55,32 +54,20 @@ impl ServersHost for RemoteServers {
         format!("the server at {} ({})", self.run.target, self.system)
     }
 
-    fn start(
-        &self,
-        model: ServerModel,
-        size: usize,
-        server_threads: usize,
-        clients: usize,
-    ) -> Result<Started, Error> {
+    fn start(&self, setup: ServerSetup<'_>, clients: usize) -> Result<Started, Error> {
         let peer = RemotePeer::for_servers(self.run.target.clone(), self.run.token.clone());
-        peer.servers_run(model, size, server_threads, clients)
+        peer.servers_run(setup, clients)
     }
 }
 
 impl RemotePeer {
-    /// Asks the server to fork `model` for one `bytepath servers` point.
-    fn servers_run(
-        mut self,
-        model: ServerModel,
-        size: usize,
-        server_threads: usize,
-        clients: usize,
-    ) -> Result<Started, Error> {
+    /// Asks the server to fork the model for one `bytepath servers` point.
+    fn servers_run(mut self, setup: ServerSetup<'_>, clients: usize) -> Result<Started, Error> {
         self.handshake()?;
         self.send(&Message::ServersRun {
-            model: model.name().into(),
-            size: size as u64,
-            server_threads: server_threads as u64,
+            model: setup.model.name().into(),
+            size: setup.size as u64,
+            server_threads: setup.threads as u64,
             clients: clients as u64,
         })?;
         match self.receive("its answer to the servers request")? {
