@@ -12,7 +12,8 @@
 # It informs; it exits 0 whatever the figures, 1 if a sweep or the comparison failed.
 #
 # Environment: MECHANISMS=copy,gather,zerocopy SIZES=256,1K,4K,16K THREADS=1,2,4,8
-#              VISITS=3 VISIT=300ms BUDGET=2s OUT=<dir> (kept)
+#              VISITS=3 VISIT=300ms WARMUP=100ms SLICE=100ms BUDGET=2s SETTLE_S=10
+#              OUT=<dir> (kept)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -23,14 +24,24 @@ echo "repeatability.sh: building bytepath" >&2
 cargo build --release --quiet
 BIN=./target/release/bytepath
 
+# Lets the machine settle before a sweep: the writeback of a build that just ended (gigabytes
+# of artifacts) slowed system calls by half here (getpid 200 against 138 ns at the start of
+# the next sweep) and every point of the sweep that followed it by about 9 %.
+settle() {
+  sync
+  sleep "${SETTLE_S:-10}"
+}
+
 sweep() { # name
   local dir="$OUT/$1" start end
   rm -rf "$dir"
+  settle
   start=$(date +%s.%N)
   /usr/bin/time -f "%M" -o "$OUT/$1.rss" "$BIN" sweep \
     --mechanisms "${MECHANISMS:-copy,gather,zerocopy}" --sizes "${SIZES:-256,1K,4K,16K}" \
     --threads "${THREADS:-1,2,4,8}" --patterns stream --visits "${VISITS:-3}" \
-    --visit "${VISIT:-300ms}" --budget "${BUDGET:-2s}" --out "$dir" >"$OUT/$1.log" 2>&1 \
+    --visit "${VISIT:-300ms}" --warmup "${WARMUP:-100ms}" --slice "${SLICE:-100ms}" \
+    --budget "${BUDGET:-2s}" --out "$dir" >"$OUT/$1.log" 2>&1 \
     || { tail -5 "$OUT/$1.log" >&2; echo "repeatability.sh: sweep $1 failed" >&2; exit 1; }
   end=$(date +%s.%N)
   echo "$start $end" >"$OUT/$1.wall"

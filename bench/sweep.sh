@@ -24,6 +24,9 @@ rm -rf "$OUT"
 seed=()
 [ -n "${SEED:-}" ] && seed=(--seed "$SEED")
 
+# Let the writeback of a build that just ended finish: it slows a sweep that starts under it.
+sync
+sleep "${SETTLE_S:-10}"
 start=$(date +%s.%N)
 /usr/bin/time -f "%M" -o "$OUT.rss" ./target/release/bytepath sweep \
   --mechanisms copy,gather,zerocopy --sizes 256,1K,4K,16K --threads 1,2,4,8 --patterns stream \

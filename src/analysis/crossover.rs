@@ -129,37 +129,24 @@ fn sizes(list: &[f64], measured: &[f64]) -> String {
         .join(", ")
 }
 
-/// The outcome at one thread count without its figures: who beats whom, from which size.
+/// The answer to the question asked (from which size does the challenger beat the baseline?)
+/// at one thread count, without figures. Sizes where the baseline is faster belong to the
+/// finding, not to this verdict: they answer the reverse question.
 fn verdict(c: &PerThreads) -> String {
     let at = threads_label(c.threads);
-    let list = |sizes: &[f64]| {
-        sizes
-            .iter()
-            .map(|s| size_label(*s))
-            .collect::<Vec<_>>()
-            .join(",")
-    };
     match &c.outcome {
-        Crossover::BeatsFrom {
-            from, slower_at, ..
-        } if slower_at.is_empty() => format!("{at}: beats from {}", size_label(*from)),
-        Crossover::BeatsFrom {
-            from, slower_at, ..
-        } => format!(
-            "{at}: beats from {}, slower at {}",
-            size_label(*from),
-            list(slower_at)
+        Crossover::BeatsFrom { from, .. } => format!("{at}: beats from {}", size_label(*from)),
+        Crossover::NotFromAnySize { faster_at, .. } if !faster_at.is_empty() => format!(
+            "{at}: faster at {} only, not from any size on",
+            faster_at
+                .iter()
+                .map(|s| size_label(*s))
+                .collect::<Vec<_>>()
+                .join(",")
         ),
-        Crossover::NoSignificantDifference { .. } => format!("{at}: cannot be told apart"),
-        Crossover::NotFromAnySize {
-            faster_at,
-            slower_at,
-            ..
-        } => format!(
-            "{at}: faster at [{}], slower at [{}]",
-            list(faster_at),
-            list(slower_at)
-        ),
+        Crossover::NoSignificantDifference { .. } | Crossover::NotFromAnySize { .. } => {
+            format!("{at}: does not beat it at any size")
+        }
         Crossover::CannotBeSaid(_) => format!("{at}: cannot be said"),
     }
 }
@@ -348,6 +335,24 @@ mod tests {
         assert_eq!(
             sizes(&[64.0, 256.0, 4096.0], &measured),
             "64 B to 256 B, 4 KiB"
+        );
+    }
+
+    #[test]
+    fn the_verdict_answers_the_question_asked_per_thread_count() {
+        let mut shapes: Vec<Shape> = [pair(1024, 10.0, 8.0), pair(4096, 10.0, 10.01)].concat();
+        shapes.extend(pair(1024, 10.0, 12.0).map(|s| Shape { threads: 2, ..s }));
+        shapes.extend(pair(4096, 10.0, 8.0).map(|s| Shape { threads: 2, ..s }));
+        let a = answer(&data(&shapes).completed(), "gather", "copy");
+        assert_eq!(
+            a.verdict.as_deref(),
+            Some("1 thread: does not beat it at any size; 2 threads: faster at 1 KiB only, not from any size on"),
+            "copy being faster at 1 KiB (1 thread) is in the finding, not in this verdict"
+        );
+        assert!(
+            a.finding.contains("copy is faster at 1 KiB"),
+            "{}",
+            a.finding
         );
     }
 

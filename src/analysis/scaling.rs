@@ -133,36 +133,12 @@ pub fn answer(points: &[&Point], online_cpus: Option<f64>) -> Answer {
     }
     Answer {
         question,
-        verdict: Some(scaling_verdict(&groups, top)),
+        // Efficiencies are figures (with their intervals in the details), not a verdict.
+        verdict: None,
         finding,
         details,
         rests_on,
     }
-}
-
-/// Per mechanism at the most threads: the sizes where more threads raised or lowered
-/// throughput beyond Welch's interval, the rest cannot be told apart.
-fn scaling_verdict(groups: &[Vec<&Efficiency>], top: f64) -> String {
-    groups
-        .iter()
-        .filter(|g| g[0].threads == top)
-        .map(|g| {
-            let sizes = |want: fn(f64, f64) -> bool| -> String {
-                g.iter()
-                    .filter(|e| e.interval.is_some_and(|(lo, hi)| want(lo * top, hi * top)))
-                    .map(|e| size_label(e.size))
-                    .collect::<Vec<_>>()
-                    .join(",")
-            };
-            format!(
-                "{}: more threads raise throughput at [{}], lower it at [{}]",
-                g[0].series,
-                sizes(|lo, _| lo > 1.0),
-                sizes(|_, hi| hi < 1.0)
-            )
-        })
-        .collect::<Vec<_>>()
-        .join("; ")
 }
 
 #[cfg(test)]

@@ -38,22 +38,28 @@ pub fn summarize(values: &[f64]) -> Option<Summary> {
     let rho = lag1_autocorrelation(values, mean);
     let n_eff = (n as f64 * (1.0 - rho) / (1.0 + rho)).clamp(2.0, n as f64);
     let half = t_975(n_eff.floor() as usize - 1) * stddev / n_eff.sqrt();
-    let rel = if mean != 0.0 {
-        half / mean.abs()
-    } else {
-        f64::INFINITY
-    };
-    Some(Summary {
-        n,
-        mean,
-        stddev,
-        ci95_low: mean - half,
-        ci95_high: mean + half,
-        ci95_half_width: half,
-        ci95_rel: rel,
-        lag1_autocorrelation: rho,
-        n_effective: n_eff,
-    })
+    Some(Summary::around(n, mean, stddev, half, rho, n_eff))
+}
+
+impl Summary {
+    /// The summary of `n` values with this mean and spread and a 95 % half-width `half`.
+    pub fn around(n: usize, mean: f64, stddev: f64, half: f64, rho: f64, n_eff: f64) -> Summary {
+        Summary {
+            n,
+            mean,
+            stddev,
+            ci95_low: mean - half,
+            ci95_high: mean + half,
+            ci95_half_width: half,
+            ci95_rel: if mean != 0.0 {
+                half / mean.abs()
+            } else {
+                f64::INFINITY
+            },
+            lag1_autocorrelation: rho,
+            n_effective: n_eff,
+        }
+    }
 }
 
 /// Lag-1 autocorrelation, clamped to [0, 0.95]: negative correlation would narrow the interval

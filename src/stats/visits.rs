@@ -29,21 +29,7 @@ pub fn summarize_visits(values: &[f64]) -> Option<Summary> {
     let (mean, var) = mean_var(values);
     let stddev = var.sqrt();
     let half = t_975(n - 1) * stddev / (n as f64).sqrt();
-    Some(Summary {
-        n,
-        mean,
-        stddev,
-        ci95_low: mean - half,
-        ci95_high: mean + half,
-        ci95_half_width: half,
-        ci95_rel: if mean != 0.0 {
-            half / mean.abs()
-        } else {
-            f64::INFINITY
-        },
-        lag1_autocorrelation: 0.0,
-        n_effective: n as f64,
-    })
+    Some(Summary::around(n, mean, stddev, half, 0.0, n as f64))
 }
 
 /// A ratio (A/B, or new/old) with its 95 % interval.
