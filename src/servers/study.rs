@@ -431,7 +431,6 @@ mod tests {
     use super::*;
     use crate::measure::counters::{CounterEvent, CounterSample, CounterValue, Scope};
     use crate::measure::histogram::LatencyHistogram;
-    use clap::Parser;
 
     fn counted(v: f64) -> CounterValue {
         CounterValue::Counted {
@@ -499,11 +498,23 @@ mod tests {
             out += &serde_json::to_string_pretty(&v).unwrap();
             out += "\n";
         }
-        let cli = crate::cli::Cli::parse_from(["bytepath", "servers", "--clients", "2000"]);
-        let crate::cli::Command::Servers(args) = cli.command else {
-            unreachable!()
+        // `bytepath servers --clients 2000` on two CPUs.
+        let spec = ServersSpec {
+            models: ServerModel::ALL.to_vec(),
+            clients: vec![2000],
+            size: 64,
+            duration: Duration::from_secs(5),
+            warmup: Duration::from_millis(200),
+            rate: None,
+            server_threads: 1,
+            client_threads: 2,
+            requests_per_connection: None,
+            stalled_clients: 0,
+            record_connections: false,
+            placement: super::super::Placement::parse(None, &[0, 1]).unwrap(),
+            network: Default::default(),
+            remote: None,
         };
-        let spec = crate::args::servers::servers_spec(&args, &[0, 1]).unwrap();
         let link = Link::open(&spec.network).unwrap();
         let rec = point(
             &spec,

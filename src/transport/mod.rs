@@ -370,27 +370,4 @@ mod tests {
             "{err}"
         );
     }
-
-    #[test]
-    fn every_stream_connector_carries_bytes_both_ways_and_ends_with_eof() {
-        for t in Transport::ALL.into_iter().filter(|t| !t.is_datagram()) {
-            let flows = connector(t).connect(1, SocketOptions::default()).unwrap();
-            let f = &flows[0];
-            assert_eq!(f.sender.write(b"ping").unwrap(), 4, "{t:?}");
-            let mut buf = [0u8; 8];
-            assert_eq!(f.receiver.read(&mut buf, false).unwrap(), 4);
-            // A gather write may be short: loop as senders do.
-            let mut iov = [IoSlice::new(b"po"), IoSlice::new(b"ng")];
-            crate::mechanism::send_all_vectored(&mut iov, |iov| f.receiver.write_vectored(iov))
-                .unwrap();
-            let mut got = 0;
-            while got < 4 {
-                got += f.sender.read(&mut buf[got..4], false).unwrap();
-            }
-            assert_eq!(&buf[..4], b"pong", "{t:?}");
-            f.sender.finish_writing().unwrap();
-            assert_eq!(f.receiver.read(&mut buf, false).unwrap(), 0, "{t:?}: EOF");
-            assert!(f.send_buffer > 0);
-        }
-    }
 }
