@@ -212,13 +212,11 @@ impl Worker {
         totals: &mut Totals,
     ) -> io::Result<()> {
         match job {
-            Job::StreamSend(mech) => {
-                self.send_loop(mech.as_mut(), ep, window, totals, |_| Ok(true))
-            }
+            Job::StreamSend(mech) => self.stream_send(mech.as_mut(), ep, window, totals),
             Job::StreamReceive(receiver) => self.stream_receive(receiver, ep, window, totals),
             Job::RrClient(mech, receiver) => {
                 let answer = |request| receiver.receive_answer(ep, request);
-                self.send_loop(mech.as_mut(), ep, window, totals, answer)
+                self.rr_client(mech.as_mut(), ep, window, totals, answer)
             }
             Job::RrServer(receiver, mech) => {
                 self.rr_server(receiver, mech.as_mut(), ep, window, totals)
@@ -226,18 +224,14 @@ impl Worker {
         }
     }
 
-    /// The sending side of stream and rr: send, then `after_send` (nothing for stream; wait for
-    /// the whole answer for rr), then a timestamp when the batch is due (every round trip for
-    /// rr). The latency sample is the interval between timestamps per message: time per
-    /// message handed over (stream) or the round trip (rr). A round trip whose answer never
-    /// came (datagrams) is counted by the receiver, not timed.
-    fn send_loop(
+    /// The stream sender: send, and a timestamp when the batch is due. The latency sample is
+    /// the interval between timestamps per message handed over.
+    fn stream_send(
         &self,
         mech: &mut dyn SendMechanism,
         ep: &Endpoint,
         window: &mut Window,
         totals: &mut Totals,
-        mut after_send: impl FnMut(u64) -> io::Result<bool>,
     ) -> io::Result<()> {
         let size = self.message_size as u64;
         let start = Instant::now();
@@ -247,15 +241,50 @@ impl Worker {
         while phase != Phase::Stop {
             mech.send_message(ep, sent)?;
             totals.bytes += size;
-            let completed = after_send(sent)?;
+            totals.messages += 1;
             sent += 1;
-            if completed {
-                totals.messages += 1;
-                if !batch.add(1, size) {
-                    continue;
+            if batch.add(1, size) {
+                phase = self.stamp(window, &mut batch, Instant::now());
+            }
+        }
+        mech.finish(ep, Instant::now() + COMPLETION_WAIT)?;
+        ep.finish_writing()
+    }
+
+    /// The rr client: a request, its whole `answer`, a timestamp; the sample is the interval
+    /// between timestamps, one round trip. The next request goes out right after the
+    /// timestamp, before the bookkeeping (phase, window, histogram), which then overlaps its
+    /// trip instead of lengthening it; the request sent when the phase turns out to have
+    /// ended is answered and read, not counted. A round trip whose answer never came
+    /// (datagrams) is counted by the receiver, not timed.
+    fn rr_client(
+        &self,
+        mech: &mut dyn SendMechanism,
+        ep: &Endpoint,
+        window: &mut Window,
+        totals: &mut Totals,
+        mut answer: impl FnMut(u64) -> io::Result<bool>,
+    ) -> io::Result<()> {
+        let size = self.message_size as u64;
+        let start = Instant::now();
+        let mut batch = Batch::new(1, start);
+        if self.stamp(window, &mut batch, start) != Phase::Stop {
+            mech.send_message(ep, 0)?;
+            totals.bytes += size;
+            for request in 0u64.. {
+                let completed = answer(request)?;
+                let now = Instant::now();
+                mech.send_message(ep, request + 1)?;
+                totals.bytes += size;
+                if completed {
+                    totals.messages += 1;
+                    batch.add(1, size);
+                }
+                if self.stamp(window, &mut batch, now) == Phase::Stop {
+                    answer(request + 1)?;
+                    break;
                 }
             }
-            phase = self.stamp(window, &mut batch, Instant::now());
         }
         mech.finish(ep, Instant::now() + COMPLETION_WAIT)?;
         ep.finish_writing()
@@ -391,6 +420,63 @@ mod tests {
         // The run ends at its schedule, or when the receiver stops it at its share.
         let (sender, receiver) = (sender.join().unwrap(), receiver.join().unwrap());
         [sender, receiver]
+    }
+
+    /// One rr flow of 64 B `send` requests over a socket pair; the client counts to `share`.
+    fn rr_flow(share: u64) -> [ThreadSample; 2] {
+        let (a, b) = UnixStream::pair().unwrap();
+        let control = Arc::new(Control::default());
+        let start = Arc::new(Barrier::new(3));
+        let worker = |role, endpoint, count, stamp_every| Worker {
+            flow: 0,
+            role,
+            cpu: None,
+            message_size: 64,
+            counters: CounterSelection::None,
+            slices: None,
+            count,
+            stamp_every,
+            control: control.clone(),
+            start: start.clone(),
+            endpoint: Arc::new(Endpoint::socket(endpoint)),
+        };
+        let ctx = FlowContext {
+            flow: 0,
+            message_size: 64,
+            fill_pattern: true,
+            send_buffer: 1 << 16,
+            queue_depth: 1,
+            flush_each: true,
+        };
+        let receiver = || {
+            let mode = RecvMode::WholeMessage { max_call: 64 };
+            Receiver::new(0, 64, mode, false, true, RecvPath::Recv)
+        };
+        let mech = || mechanism::build(MechanismKind::Send, ctx).unwrap();
+        let client = worker(Role::Sender, a, Some((share, 1)), 1);
+        let job = Job::RrClient(mech(), receiver());
+        let client = std::thread::spawn(move || client.run(job));
+        let server = worker(Role::Receiver, b, None, 64);
+        let job = Job::RrServer(receiver(), mech());
+        let server = std::thread::spawn(move || server.run(job));
+        control.schedule(Instant::now(), Duration::ZERO, Duration::from_secs(60));
+        start.wait();
+        [client.join().unwrap(), server.join().unwrap()]
+    }
+
+    #[test]
+    fn the_rr_client_counts_its_share_and_reads_the_answer_to_the_request_after_it() {
+        let [client, server] = rr_flow(50);
+        assert_eq!((client.error.clone(), server.error.clone()), (None, None));
+        let window = client.window.as_ref().unwrap();
+        assert_eq!(window.messages, 50);
+        assert_eq!(histogram_count(&client), 50, "one round trip per sample");
+        assert!(client.total_messages >= 50);
+        // Every request was answered, and every answer read, the last one included.
+        assert_eq!(server.total_messages, client.sent_bytes / 64);
+        assert_eq!(client.total_messages + 1, server.total_messages);
+        assert_eq!(client.received_bytes, server.sent_bytes);
+        assert_eq!(client.verifier.unwrap().wrong_bytes, 0);
     }
 
     fn histogram_count(sample: &ThreadSample) -> u64 {
