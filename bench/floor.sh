@@ -27,10 +27,14 @@
 # it); 2 if a required command is missing; 1 if a run failed.
 #
 # Environment:
-#   ROUNDS=5  DURATION=3 (measured seconds, stream and rr tcp)  WARMUP=1 (seconds, every run)
+#   ROUNDS=5  DURATION=3 (measured seconds, stream and rr tcp)  WARMUP=1 (seconds, every run;
+#   both may have decimals: many short rounds pair the tools closer in time)
 #   TRIALS=50000 (round trips, ipc)  SIZES="64 256 4K 64K"  CASES="stream rr pipe unix"
 #   SENDER_CPU=0 RECEIVER_CPU=1  BYTEPATH=<binary> (default: cargo build --release here)
 #   COMPARE=<binary>  OUT=<dir> (keeps every run's output and rounds.tsv; default: a temp dir)
+#   COUNTERS=none  EXTRA_ARGS="" (more `bytepath run` flags, e.g. --verify): the stream and rr
+#   tcp cases run with them, to state what an option costs against the same bare loop
+#   (`bytepath ipc` has neither: its round trips never count)
 set -euo pipefail
 
 ROUNDS="${ROUNDS:-5}"
@@ -42,6 +46,8 @@ CASES="${CASES:-stream rr pipe unix}"
 SENDER_CPU="${SENDER_CPU:-0}"
 RECEIVER_CPU="${RECEIVER_CPU:-1}"
 COMPARE="${COMPARE:-}"
+COUNTERS="${COUNTERS:-none}"
+read -r -a EXTRA <<<"${EXTRA_ARGS:-}"
 PORT_BASE=0 # lib.sh's port helpers are unused: every flow here binds port 0 or has no port
 RR_SIZE=64
 
@@ -49,16 +55,23 @@ BENCH=floor
 # shellcheck source=bench/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-for v in ROUNDS DURATION WARMUP TRIALS; do
+for v in ROUNDS TRIALS; do
   [[ "${!v}" =~ ^[1-9][0-9]*$ ]] || die "$v must be a positive integer, got '${!v}'"
 done
+for v in DURATION WARMUP; do
+  [[ "${!v}" =~ ^[0-9]+(\.[0-9]{1,3})?$ && ! "${!v}" =~ ^0+(\.0*)?$ ]] ||
+    die "$v must be a positive number of seconds (up to 3 decimals), got '${!v}'"
+done
+ms_of() { python3 -c 'import sys; print(round(float(sys.argv[1]) * 1000))' "$1"; }
+DURATION_MS="$(ms_of "$DURATION")"
+WARMUP_MS="$(ms_of "$WARMUP")"
 for c in "$SENDER_CPU" "$RECEIVER_CPU"; do
   [[ "$c" =~ ^[0-9]+$ ]] || die "CPU numbers must be integers, got '$c'"
 done
 require_cmds python3 timeout cc
 OUT="${OUT:-$WORK/out}"
 mkdir -p "$OUT"
-RUN_LIMIT=$((DURATION + WARMUP + 60))
+RUN_LIMIT=$(((DURATION_MS + WARMUP_MS) / 1000 + 60))
 PIN="$SENDER_CPU,$RECEIVER_CPU"
 
 if [[ -n "${BYTEPATH:-}" ]]; then
@@ -89,11 +102,11 @@ fail() { cat "$1" >&2; die "$2"; }
 bare_run() { # case size
   local out="$OUT/run-$RUN_NO-bare"
   case "$1" in
-    stream) timeout "$RUN_LIMIT" "$BARE" stream tcp "$(bytes_of "$2")" "$((WARMUP * 1000))" \
-        "$((DURATION * 1000))" "$SENDER_CPU" "$RECEIVER_CPU" >"$out" 2>&1 || fail "$out" "bare stream $2 failed" ;;
-    rr) timeout "$RUN_LIMIT" "$BARE" rr tcp "$2" "$((WARMUP * 1000))" "$((DURATION * 1000))" 0 \
+    stream) timeout "$RUN_LIMIT" "$BARE" stream tcp "$(bytes_of "$2")" "$WARMUP_MS" \
+        "$DURATION_MS" "$SENDER_CPU" "$RECEIVER_CPU" >"$out" 2>&1 || fail "$out" "bare stream $2 failed" ;;
+    rr) timeout "$RUN_LIMIT" "$BARE" rr tcp "$2" "$WARMUP_MS" "$DURATION_MS" 0 \
         "$SENDER_CPU" "$RECEIVER_CPU" >"$out" 2>&1 || fail "$out" "bare rr tcp failed" ;;
-    pipe | unix) timeout "$RUN_LIMIT" "$BARE" rr "$1" "$2" "$((WARMUP * 1000))" 3600000 "$TRIALS" \
+    pipe | unix) timeout "$RUN_LIMIT" "$BARE" rr "$1" "$2" "$WARMUP_MS" 3600000 "$TRIALS" \
         "$SENDER_CPU" "$RECEIVER_CPU" >"$out" 2>&1 || fail "$out" "bare rr $1 failed" ;;
   esac
   python3 - "$out" "$1" <<'EOF' || fail "$out" "could not parse the bare loop's output"
@@ -109,13 +122,13 @@ EOF
 
 bytepath_run() { # binary case size
   local bin="$1" out="$OUT/run-$RUN_NO-bytepath" result
-  local common=(--pin "$PIN" --warmup "${WARMUP}s")
+  local common=(--pin "$PIN" --warmup "${WARMUP_MS}ms") run_flags=(--counters "$COUNTERS" "${EXTRA[@]}")
   case "$2" in
-    stream) timeout "$RUN_LIMIT" "$bin" run -m send -p stream -s "$3" -d "${DURATION}s" \
-        --counters none "${common[@]}" --json >"$out" 2>"$out.err" || fail "$out.err" "bytepath stream $3 failed"
+    stream) timeout "$RUN_LIMIT" "$bin" run -m send -p stream -s "$3" -d "${DURATION_MS}ms" \
+        "${run_flags[@]}" "${common[@]}" --json >"$out" 2>"$out.err" || fail "$out.err" "bytepath stream $3 failed"
       result="$out" ;;
-    rr) timeout "$RUN_LIMIT" "$bin" run -m send -p rr -s "$3" -d "${DURATION}s" \
-        --counters none "${common[@]}" --json >"$out" 2>"$out.err" || fail "$out.err" "bytepath rr tcp failed"
+    rr) timeout "$RUN_LIMIT" "$bin" run -m send -p rr -s "$3" -d "${DURATION_MS}ms" \
+        "${run_flags[@]}" "${common[@]}" --json >"$out" 2>"$out.err" || fail "$out.err" "bytepath rr tcp failed"
       result="$out" ;;
     pipe | unix) timeout "$RUN_LIMIT" "$bin" ipc --transports "$2" --sizes "$3" --measure latency \
         --trials "$TRIALS" "${common[@]}" --out "$out.d" >"$out.err" 2>&1 || fail "$out.err" "bytepath ipc $2 failed"
@@ -180,7 +193,7 @@ done
 echo
 echo "bytepath's floor: $ROUNDS interleaved rounds (tool order rotated each round), one flow,"
 echo "  sender/client on CPU $SENDER_CPU, receiver/server on CPU $RECEIVER_CPU; ${WARMUP}s warm-up every run;"
-echo "  stream: receiver payload Gbit/s over ${DURATION}s, send mechanism, --counters none;"
+echo "  stream: receiver payload Gbit/s over ${DURATION}s, send mechanism, --counters $COUNTERS ${EXTRA_ARGS:-};"
 echo "  rr tcp: round trip over ${DURATION}s; ipc pipe/unix: $TRIALS round trips (bytepath ipc)."
 echo "  ratio = bytepath / bare within each round: median [min..max] over the rounds."
 echo
