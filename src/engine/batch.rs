@@ -7,7 +7,10 @@
 //! the clock once per round trip: there the sample is the figure.
 //!
 //! A batch ends early where a count must be exact: at the flow's `--messages`/`--bytes` share,
-//! the window closes on the message that reaches it.
+//! the window closes on the message that reaches it. Before the measured phase every message
+//! is stamped (warm-up is not measured), so a window opens on the first message after the
+//! phase starts, as it did with a timestamp per message: a short phase on a starved CPU
+//! still counts what arrived in it.
 use std::time::Instant;
 
 /// The most messages between two timestamps: a phase change is seen within this many.
@@ -35,13 +38,13 @@ pub struct Batch {
 }
 
 impl Batch {
+    /// The first batch is one message: every loop starts before its window opens.
     pub fn new(per_stamp: u64, now: Instant) -> Batch {
-        let per_stamp = per_stamp.max(1);
         Batch {
-            per_stamp,
+            per_stamp: per_stamp.max(1),
             messages: 0,
             bytes: 0,
-            due: per_stamp,
+            due: 1,
             last: now,
         }
     }
@@ -54,13 +57,13 @@ impl Batch {
         self.messages >= self.due
     }
 
-    /// Starts the next batch at `now`; `left`: messages still to count before the flow's share
-    /// is reached (`None`: no count, or the window is not open), which the batch must not pass.
+    /// Starts the next batch at `now`, of at most `most` messages when given (the share still
+    /// to count, or 1 while the window waits for the measured phase).
     #[inline]
-    pub fn restart(&mut self, now: Instant, left: Option<u64>) {
+    pub fn restart(&mut self, now: Instant, most: Option<u64>) {
         self.messages = 0;
         self.bytes = 0;
-        self.due = left.map_or(self.per_stamp, |l| l.clamp(1, self.per_stamp));
+        self.due = most.map_or(self.per_stamp, |l| l.clamp(1, self.per_stamp));
         self.last = now;
     }
 }
@@ -82,6 +85,8 @@ mod tests {
     fn a_stamp_is_due_after_a_batch_and_never_past_the_share() {
         let t = Instant::now();
         let mut b = Batch::new(4, t);
+        assert!(b.add(1, 10), "the first message is stamped");
+        b.restart(t, None);
         assert!(!b.add(1, 10) && !b.add(2, 20));
         assert!(b.add(1, 10), "the fourth message closes the batch");
         assert_eq!((b.messages, b.bytes), (4, 40));

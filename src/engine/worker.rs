@@ -196,11 +196,12 @@ impl Worker {
                 }
             }
         }
-        let left = match self.count {
+        let most = match self.count {
+            _ if window.is_waiting() => Some(1),
             Some((share, _)) if window.is_open() => Some(share.saturating_sub(window.counted())),
             _ => None,
         };
-        batch.restart(now, left);
+        batch.restart(now, most);
         phase
     }
 
@@ -367,6 +368,7 @@ impl Worker {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::batch::Batch;
     use crate::mechanism::receive::RecvMode;
     use crate::mechanism::recv_path::RecvPath;
     use crate::mechanism::{self, FlowContext, MechanismKind};
@@ -477,6 +479,47 @@ mod tests {
         assert_eq!(client.total_messages + 1, server.total_messages);
         assert_eq!(client.received_bytes, server.sent_bytes);
         assert_eq!(client.verifier.unwrap().wrong_bytes, 0);
+    }
+
+    #[test]
+    fn messages_are_stamped_one_by_one_until_the_window_opens_then_in_batches() {
+        let control = Arc::new(Control::default());
+        let worker = Worker {
+            flow: 0,
+            role: Role::Receiver,
+            cpu: None,
+            message_size: 64,
+            counters: CounterSelection::None,
+            slices: None,
+            count: None,
+            stamp_every: 64,
+            control: control.clone(),
+            start: Arc::new(Barrier::new(1)),
+            endpoint: Arc::new(Endpoint::socket(UnixStream::pair().unwrap().0)),
+        };
+        let t0 = Instant::now();
+        let ms = Duration::from_millis;
+        control.schedule(t0, ms(10), ms(100));
+        let mut window = Window::new(CounterSelection::None);
+        let mut batch = Batch::new(64, t0);
+        assert!(batch.add(1, 64), "warm-up: the first message is stamped");
+        assert_eq!(
+            worker.stamp(&mut window, &mut batch, t0 + ms(5)),
+            Phase::Warmup
+        );
+        assert!(batch.add(1, 64), "and the next, while the window waits");
+        assert_eq!(
+            worker.stamp(&mut window, &mut batch, t0 + ms(11)),
+            Phase::Measure
+        );
+        assert!(
+            window.is_open(),
+            "opened by the first message of the measured phase"
+        );
+        assert!((1..64).all(|_| !batch.add(1, 64)));
+        assert!(batch.add(1, 64), "then every 64th message");
+        worker.stamp(&mut window, &mut batch, t0 + ms(12));
+        assert_eq!(window.counted(), 64);
     }
 
     fn histogram_count(sample: &ThreadSample) -> u64 {
