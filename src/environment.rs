@@ -53,7 +53,9 @@ impl Environment {
             tcp_wmem_max_bytes: read_trimmed("/proc/sys/net/ipv4/tcp_wmem")
                 .and_then(|t| t.split_whitespace().nth(2)?.parse().ok()),
             loopback_mtu: read_number("/sys/class/net/lo/mtu"),
-            clock: "CLOCK_MONOTONIC via vDSO, read once per message".into(),
+            clock: "CLOCK_MONOTONIC via vDSO, read once per round trip (rr client) or per batch \
+                    of up to 64 messages, 256 KiB at most (stream sides, rr server)"
+                .into(),
         }
     }
 }
@@ -64,4 +66,21 @@ pub fn mem_available() -> Option<u64> {
     let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kib * 1024)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_clock_text_states_the_batch_the_engine_stamps() {
+        use crate::engine::batch::{MAX_BYTES, MAX_MESSAGES};
+        let clock = super::Environment::detect(&[0]).clock;
+        assert!(
+            clock.contains(&format!("up to {MAX_MESSAGES} messages")),
+            "{clock}"
+        );
+        assert!(
+            clock.contains(&format!("{} KiB at most", MAX_BYTES >> 10)),
+            "{clock}"
+        );
+    }
 }

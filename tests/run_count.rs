@@ -39,6 +39,19 @@ fn rr_measures_exactly_the_requested_round_trips() {
 }
 
 #[test]
+fn a_stream_share_between_two_batches_is_met_exactly_with_one_sample_per_message() {
+    // The receiver stamps batches of 64 messages; 1001 ends inside one.
+    let r = counted(&["-m", "send", "-s", "256", "--messages", "1001"]);
+    let receiver = &r["sides"][1];
+    assert_eq!(u(&receiver["messages"]), 1001);
+    assert_eq!(u(&receiver["payload_bytes"]), 1001 * 256);
+    assert_eq!(u(&receiver["latency_ns"]["count"]), 1001);
+    let definition = receiver["latency_definition"].as_str().unwrap();
+    assert!(definition.contains("batch of up to 64"), "{definition}");
+    assert_eq!(r["statistics"]["stop_reason"], "count_reached");
+}
+
+#[test]
 fn bytes_are_shared_among_flows_and_received_exactly() {
     let r = counted(&[
         "-m",

@@ -96,11 +96,11 @@ const ONE_POINT: [&str; 14] = [
     "--slice",
     "10ms",
     "--visit",
-    "50ms",
+    "100ms",
     "--budget",
     "50ms",
     "--warmup",
-    "20ms",
+    "50ms",
 ];
 
 /// A real one-point sweep in `dir`.

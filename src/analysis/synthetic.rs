@@ -217,7 +217,7 @@ pub fn record(shape: &Shape) -> Value {
             "cpu_model": "Synthetic CPU @ 3.0GHz", "online_cpus": 2, "allowed_cpus": "0-1",
             "pmu_available": shape.pmu, "perf_event_paranoid": 2, "running_as_root": false,
             "optmem_max_bytes": 131072, "tcp_wmem_max_bytes": 4194304, "loopback_mtu": 65536,
-            "clock": "CLOCK_MONOTONIC via vDSO, read once per message"},
+            "clock": "CLOCK_MONOTONIC via vDSO, read once per round trip (rr client) or per batch of up to 64 messages, 256 KiB at most (stream sides, rr server)"},
         "measured_s": 1.0,
         "sides": [side(shape, names[0], shape.sender_cpu_ns_per_byte), side(shape, names[1], 0.3)],
         "zerocopy": zerocopy, "machine_wide_cpu": null, "notes": [],

@@ -1,8 +1,9 @@
 //! The run's schedule, shared by the controller and every worker. Workers derive the phase from
-//! the timestamp they already take for each message, compared with deadlines fixed before the
-//! start barrier: phase changes never wait for the controller thread to be scheduled (with
-//! thousands of busy workers on two CPUs it can be starved for minutes). The controller only
-//! raises `stop_now` on Ctrl-C. Per message this costs one relaxed load and two comparisons.
+//! the timestamps they already take (per round trip, or per batch of messages), compared with
+//! deadlines fixed before the start barrier: phase changes never wait for the controller thread
+//! to be scheduled (with thousands of busy workers on two CPUs it can be starved for minutes).
+//! `stop_now` is raised on Ctrl-C, by the last flow to reach its count, or by a failed side,
+//! and wakes the controller. Per timestamp this costs one relaxed load and two comparisons.
 //!
 //! The words live in a shared mapping, so a second process forked for `--processes` follows
 //! the same schedule and stop: `base` is copied by the fork and CLOCK_MONOTONIC is the same
@@ -96,9 +97,16 @@ impl Control {
         }
     }
 
-    /// Ends the run now (Ctrl-C, a failed start, or every flow's count reached).
+    /// Ends the run now (Ctrl-C, a failed start, or every flow's count reached), and wakes a
+    /// controller waiting in `wait_for_stop`.
     pub fn stop(&self) {
         self.word(STOP_NOW).store(1, Ordering::Relaxed);
+        self.words.wake(STOP_NOW);
+    }
+
+    /// Sleeps until `stop` (from any thread of either process) or for at most `timeout`.
+    pub fn wait_for_stop(&self, timeout: Duration) {
+        self.words.wait(STOP_NOW, 0, timeout);
     }
 
     pub fn is_stopped(&self) -> bool {

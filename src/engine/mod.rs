@@ -2,6 +2,7 @@
 //! flow, holds them at a start barrier, runs the warm-up, opens the measured phase, stops, and
 //! collects each thread's sample. A watchdog shuts the sockets down if a side hangs. With
 //! `--processes` one side of every flow runs in a forked child (`processes`).
+pub mod batch;
 pub mod control;
 pub mod peer;
 pub mod phases;
@@ -290,6 +291,10 @@ pub fn side_worker(
             .messages_per_flow
             .filter(|_| measured)
             .map(|share| (share, spec.threads)),
+        stamp_every: match (spec.pattern, role) {
+            (Pattern::Rr, Role::Sender) => 1,
+            _ => batch::messages_per_stamp(spec.message_size),
+        },
         control: shared.control.clone(),
         start: shared.start.clone(),
         endpoint: Arc::new(endpoint),

@@ -1,8 +1,12 @@
-//! The controller's side of a run: fix the schedule, release the workers, then wake at each
-//! slice boundary, and end the measured phase at its duration, when every flow has measured its
-//! count, or on Ctrl-C. The slices are diagnostics of the run's steadiness; no interval is
-//! tested while the run goes on (stopping at the first tight interval would narrow it).
-//! Also reads machine-wide CPU time around the measured phase.
+//! The controller's side of a run: fix the schedule, release the workers, then sleep through
+//! the measured phase, and end it at its duration, when the workers stop the run (every flow
+//! measured its count, or a side failed), or on Ctrl-C. The slices are diagnostics of the
+//! run's steadiness; no interval is tested while the run goes on (stopping at the first tight
+//! interval would narrow it). Also reads machine-wide CPU time around the measured phase.
+//!
+//! A controller that woke every 5 ms made cross-CPU round trips ~10 % shorter than a bare
+//! ping-pong whose third thread slept (bench/floor.sh): a vCPU woken often wakes faster. So it
+//! sleeps on the stop flag and looks at the Ctrl-C flag only every `INTERRUPT_POLL`.
 use super::control::Control;
 use super::slices::SliceBoard;
 use crate::measure::machine::MachineCpu;
@@ -13,6 +17,8 @@ use std::time::{Duration, Instant};
 
 /// Workers publish a slice on their first message after its end; give them this long.
 const PUBLISH_GRACE: Duration = Duration::from_millis(5);
+/// How often a sleeping controller looks at the Ctrl-C flag (a stop wakes it at once).
+const INTERRUPT_POLL: Duration = Duration::from_millis(200);
 
 /// Why the measured phase ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -115,7 +121,8 @@ pub fn run_phases(
     }
 }
 
-/// Wakes after each slice; returns how many slices are complete when the phase ends, and why.
+/// Sleeps through the measured phase; returns how many slices are complete when it ends, and
+/// why.
 fn follow_slices(
     spec: &RunSpec,
     from: Instant,
@@ -125,31 +132,24 @@ fn follow_slices(
 ) -> (usize, StopReason) {
     let slice = spec.stopping.slice;
     let total = board.len();
-    let mut done = 0;
-    while done < total {
-        match sleep_until(
-            from + slice * (done as u32 + 1) + PUBLISH_GRACE,
-            interrupt,
-            control,
-        ) {
-            Wake::Deadline => {}
-            Wake::Interrupted => return (done, StopReason::Interrupted),
-            Wake::Stopped => {
-                let elapsed = Instant::now().saturating_duration_since(from);
-                let finished = div_duration(elapsed, slice).min(total);
-                // The stop flag is raised by the last flow reaching its count, or by a side
-                // that failed; only the first is a planned end.
-                let reason = if control.flows_done() >= spec.threads {
-                    StopReason::CountReached
-                } else {
-                    StopReason::SideFailed
-                };
-                return (board.complete(finished, spec.threads), reason);
-            }
+    let wake = sleep_until(
+        from + slice * total as u32 + PUBLISH_GRACE,
+        interrupt,
+        control,
+    );
+    let finished = || {
+        let elapsed = Instant::now().saturating_duration_since(from);
+        board.complete(div_duration(elapsed, slice).min(total), spec.threads)
+    };
+    match wake {
+        Wake::Deadline => {}
+        Wake::Interrupted => return (finished(), StopReason::Interrupted),
+        // The stop flag is raised by the last flow reaching its count, or by a side that
+        // failed; only the first is a planned end.
+        Wake::Stopped if control.flows_done() >= spec.threads => {
+            return (finished(), StopReason::CountReached)
         }
-        // A late wake-up (a starved controller) may find several slices finished.
-        let elapsed = Instant::now().saturating_duration_since(from + PUBLISH_GRACE);
-        done = div_duration(elapsed, slice).clamp(done + 1, total);
+        Wake::Stopped => return (finished(), StopReason::SideFailed),
     }
     let reason = match spec.stopping.messages_per_flow {
         None => StopReason::FixedDuration,
@@ -172,7 +172,7 @@ enum Wake {
     Stopped,
 }
 
-/// Sleeps in short steps until `deadline`, Ctrl-C, or the workers stopping the run.
+/// Sleeps until `deadline`, the run's stop, or Ctrl-C (seen within `INTERRUPT_POLL`).
 fn sleep_until(deadline: Instant, interrupt: &AtomicBool, control: &Control) -> Wake {
     loop {
         if interrupt.load(Ordering::Relaxed) {
@@ -185,7 +185,7 @@ fn sleep_until(deadline: Instant, interrupt: &AtomicBool, control: &Control) -> 
         if now >= deadline {
             return Wake::Deadline;
         }
-        std::thread::sleep((deadline - now).min(Duration::from_millis(5)));
+        control.wait_for_stop((deadline - now).min(INTERRUPT_POLL));
     }
 }
 

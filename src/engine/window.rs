@@ -115,6 +115,11 @@ impl Window {
         matches!(self.state, State::Open { .. })
     }
 
+    /// The measured phase has not been seen yet.
+    pub fn is_waiting(&self) -> bool {
+        matches!(self.state, State::Before)
+    }
+
     fn open(&mut self, now: Instant) {
         if let Some((board, length, control)) = self.pending_slices.take() {
             self.slices = Some(SliceClock::new(board, control.measure_from(), length));

@@ -1,6 +1,8 @@
-//! The per-flow loops: stream sender and receiver, rr client and server. Each reads the clock
-//! once per message and the phase once per message; everything else on the path is the
-//! mechanism's own system calls.
+//! The per-flow loops: stream sender and receiver, rr client and server. The rr client reads
+//! the clock once per round trip; the other sides once per batch of messages (`batch`), and
+//! derive the phase from that timestamp. Between timestamps the path is the mechanism's own
+//! system calls and a few additions.
+use super::batch::Batch;
 use super::control::{Control, Phase};
 use super::slices::SliceBoard;
 use super::window::{Window, WindowResult};
@@ -46,6 +48,8 @@ pub struct Worker {
     pub slices: Option<(Arc<SliceBoard>, Duration)>,
     /// On the measured side with `--messages`/`--bytes`: this flow's share, and the flow count.
     pub count: Option<(u64, usize)>,
+    /// Messages per timestamp: 1 for the rr client, whose samples are round trips.
+    pub stamp_every: u64,
     pub control: Arc<Control>,
     pub start: Arc<Barrier>,
     pub endpoint: Arc<Endpoint>,
@@ -174,15 +178,31 @@ impl Worker {
         }
     }
 
-    /// With a count, closes this flow's window at its share and reports the flow done.
+    /// The timestamp `now` ends `batch`: follows the phase, counts the batch's messages if the
+    /// window was open while they completed, closes the window at the flow's count, and starts
+    /// the next batch. Returns the phase.
     #[inline]
-    fn check_count(&self, window: &mut Window, now: Instant) {
-        if let Some((share, flows)) = self.count {
-            if window.is_open() && window.counted() >= share {
-                window.close_at(now);
-                self.control.flow_done(flows);
+    fn stamp(&self, window: &mut Window, batch: &mut Batch, now: Instant) -> Phase {
+        let counting = window.is_open();
+        let phase = self.control.phase_at(now);
+        window.follow(phase, now);
+        if counting && batch.messages > 0 {
+            window.record(now, batch.messages, batch.bytes);
+            window.latency(now - batch.last, batch.messages);
+            if let Some((share, flows)) = self.count {
+                if window.counted() >= share {
+                    window.close_at(now);
+                    self.control.flow_done(flows);
+                }
             }
         }
+        let most = match self.count {
+            _ if window.is_waiting() => Some(1),
+            Some((share, _)) if window.is_open() => Some(share.saturating_sub(window.counted())),
+            _ => None,
+        };
+        batch.restart(now, most);
+        phase
     }
 
     fn drive(
@@ -193,13 +213,11 @@ impl Worker {
         totals: &mut Totals,
     ) -> io::Result<()> {
         match job {
-            Job::StreamSend(mech) => {
-                self.send_loop(mech.as_mut(), ep, window, totals, |_| Ok(true))
-            }
+            Job::StreamSend(mech) => self.stream_send(mech.as_mut(), ep, window, totals),
             Job::StreamReceive(receiver) => self.stream_receive(receiver, ep, window, totals),
             Job::RrClient(mech, receiver) => {
                 let answer = |request| receiver.receive_answer(ep, request);
-                self.send_loop(mech.as_mut(), ep, window, totals, answer)
+                self.rr_client(mech.as_mut(), ep, window, totals, answer)
             }
             Job::RrServer(receiver, mech) => {
                 self.rr_server(receiver, mech.as_mut(), ep, window, totals)
@@ -207,42 +225,67 @@ impl Worker {
         }
     }
 
-    /// The sending side of stream and rr: send, then `after_send` (nothing for stream; wait for
-    /// the whole answer for rr), then one timestamp. The latency sample is the interval between
-    /// consecutive timestamps: time per message handed over (stream) or the round trip (rr).
-    /// A round trip whose answer never came (datagrams) is counted by the receiver, not timed.
-    fn send_loop(
+    /// The stream sender: send, and a timestamp when the batch is due. The latency sample is
+    /// the interval between timestamps per message handed over.
+    fn stream_send(
         &self,
         mech: &mut dyn SendMechanism,
         ep: &Endpoint,
         window: &mut Window,
         totals: &mut Totals,
-        mut after_send: impl FnMut(u64) -> io::Result<bool>,
     ) -> io::Result<()> {
         let size = self.message_size as u64;
-        let mut last = Instant::now();
+        let start = Instant::now();
+        let mut batch = Batch::new(self.stamp_every, start);
+        let mut phase = self.stamp(window, &mut batch, start);
         let mut sent = 0u64;
-        loop {
-            let phase = self.control.phase_at(last);
-            if !window.follow(phase, last) && phase == Phase::Stop {
-                break;
-            }
+        while phase != Phase::Stop {
             mech.send_message(ep, sent)?;
             totals.bytes += size;
-            let completed = after_send(sent)?;
-            sent += 1;
-            let now = Instant::now();
-            if !completed {
-                last = now;
-                continue;
-            }
             totals.messages += 1;
-            if window.is_open() {
-                window.record(now, 1, size);
-                window.latency(now - last, 1);
-                self.check_count(window, now);
+            sent += 1;
+            if batch.add(1, size) {
+                phase = self.stamp(window, &mut batch, Instant::now());
             }
-            last = now;
+        }
+        mech.finish(ep, Instant::now() + COMPLETION_WAIT)?;
+        ep.finish_writing()
+    }
+
+    /// The rr client: a request, its whole `answer`, a timestamp; the sample is the interval
+    /// between timestamps, one round trip. The next request goes out right after the
+    /// timestamp, before the bookkeeping (phase, window, histogram), which then overlaps its
+    /// trip instead of lengthening it; the request sent when the phase turns out to have
+    /// ended is answered and read, not counted. A round trip whose answer never came
+    /// (datagrams) is counted by the receiver, not timed.
+    fn rr_client(
+        &self,
+        mech: &mut dyn SendMechanism,
+        ep: &Endpoint,
+        window: &mut Window,
+        totals: &mut Totals,
+        mut answer: impl FnMut(u64) -> io::Result<bool>,
+    ) -> io::Result<()> {
+        let size = self.message_size as u64;
+        let start = Instant::now();
+        let mut batch = Batch::new(1, start);
+        if self.stamp(window, &mut batch, start) != Phase::Stop {
+            mech.send_message(ep, 0)?;
+            totals.bytes += size;
+            for request in 0u64.. {
+                let completed = answer(request)?;
+                let now = Instant::now();
+                mech.send_message(ep, request + 1)?;
+                totals.bytes += size;
+                if completed {
+                    totals.messages += 1;
+                    batch.add(1, size);
+                }
+                if self.stamp(window, &mut batch, now) == Phase::Stop {
+                    answer(request + 1)?;
+                    break;
+                }
+            }
         }
         mech.finish(ep, Instant::now() + COMPLETION_WAIT)?;
         ep.finish_writing()
@@ -256,35 +299,34 @@ impl Worker {
         totals: &mut Totals,
     ) -> io::Result<()> {
         let size = self.message_size as u64;
-        let mut last = Instant::now();
+        let mut batch = Batch::new(self.stamp_every, Instant::now());
         loop {
             let got = receiver.receive(ep)?;
             if got.eof {
+                // The sender stopped after the measured phase: the messages since the last
+                // timestamp complete the batch now.
+                self.stamp(window, &mut batch, Instant::now());
                 return Ok(());
             }
             if got.timed_out && self.control.phase_at(Instant::now()) == Phase::Stop {
-                // The end marker was lost: the window ends with the last message, not with
+                // The end marker was lost: the window ends with the last timestamp, not with
                 // the silence that followed it.
                 receiver.end_marker_lost();
-                window.close_at(last);
+                window.close_at(batch.last);
                 return Ok(());
             }
             if got.messages == 0 {
                 continue;
             }
             totals.messages += got.messages;
-            let now = Instant::now();
-            let counting = window.is_open();
-            window.follow(self.control.phase_at(now), now);
-            if counting {
-                window.record(now, got.messages, got.messages * size);
-                window.latency(now - last, got.messages);
-                self.check_count(window, now);
+            if batch.add(got.messages, got.messages * size) {
+                self.stamp(window, &mut batch, Instant::now());
             }
-            last = now;
         }
     }
 
+    /// Answers each request, then counts it; the timestamp (once per batch) comes after the
+    /// answer, off the round trip the client times.
     fn rr_server(
         &self,
         receiver: &mut Receiver,
@@ -294,32 +336,228 @@ impl Worker {
         totals: &mut Totals,
     ) -> io::Result<()> {
         let size = self.message_size as u64;
+        let mut batch = Batch::new(self.stamp_every, Instant::now());
         loop {
             let got = receiver.receive(ep)?;
             if got.eof {
+                self.stamp(window, &mut batch, Instant::now());
                 break;
             }
-            let now = Instant::now();
             if got.timed_out {
-                if self.control.phase_at(now) == Phase::Stop {
+                if self.control.phase_at(Instant::now()) == Phase::Stop {
                     receiver.end_marker_lost();
                     break;
                 }
                 continue;
             }
-            let counting = window.is_open();
-            window.follow(self.control.phase_at(now), now);
             // The answer carries the request's numbers and pattern (datagrams may be lost, so
             // the server's own count can lag the client's).
             ep.answer_to(got.first_seq);
             mech.send_message(ep, got.message)?;
             totals.messages += 1;
             totals.bytes += size;
-            if counting {
-                window.record(now, 1, size);
+            if batch.add(1, size) {
+                self.stamp(window, &mut batch, Instant::now());
             }
         }
         mech.finish(ep, Instant::now() + COMPLETION_WAIT)?;
         ep.finish_writing()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::batch::Batch;
+    use crate::mechanism::receive::RecvMode;
+    use crate::mechanism::recv_path::RecvPath;
+    use crate::mechanism::{self, FlowContext, MechanismKind};
+    use std::os::unix::net::UnixStream;
+
+    /// One stream flow of `size`-byte `send` messages over a socket pair, its receiver
+    /// counting to `share` if given, else measuring `measure` after `warmup`.
+    fn stream_flow(
+        size: usize,
+        share: Option<u64>,
+        (warmup, measure): (Duration, Duration),
+    ) -> [ThreadSample; 2] {
+        let (a, b) = UnixStream::pair().unwrap();
+        let control = Arc::new(Control::default());
+        let start = Arc::new(Barrier::new(3));
+        let worker = |role, endpoint, count| Worker {
+            flow: 0,
+            role,
+            cpu: None,
+            message_size: size,
+            counters: CounterSelection::None,
+            slices: None,
+            count,
+            stamp_every: super::super::batch::messages_per_stamp(size),
+            control: control.clone(),
+            start: start.clone(),
+            endpoint: Arc::new(Endpoint::socket(endpoint)),
+        };
+        let ctx = FlowContext {
+            flow: 0,
+            message_size: size,
+            fill_pattern: true,
+            send_buffer: 1 << 16,
+            queue_depth: 1,
+            flush_each: false,
+        };
+        let sender = worker(Role::Sender, a, None);
+        let job = Job::StreamSend(mechanism::build(MechanismKind::Send, ctx).unwrap());
+        let sender = std::thread::spawn(move || sender.run(job));
+        let receiver = worker(Role::Receiver, b, share.map(|s| (s, 1)));
+        let mode = RecvMode::WholeMessage { max_call: size };
+        let job = Job::StreamReceive(Receiver::new(0, size, mode, false, true, RecvPath::Recv));
+        let receiver = std::thread::spawn(move || receiver.run(job));
+        let duration = if share.is_some() {
+            Duration::from_secs(60)
+        } else {
+            measure
+        };
+        control.schedule(Instant::now(), warmup, duration);
+        start.wait();
+        // The run ends at its schedule, or when the receiver stops it at its share.
+        let (sender, receiver) = (sender.join().unwrap(), receiver.join().unwrap());
+        [sender, receiver]
+    }
+
+    /// One rr flow of 64 B `send` requests over a socket pair; the client counts to `share`.
+    fn rr_flow(share: u64) -> [ThreadSample; 2] {
+        let (a, b) = UnixStream::pair().unwrap();
+        let control = Arc::new(Control::default());
+        let start = Arc::new(Barrier::new(3));
+        let worker = |role, endpoint, count, stamp_every| Worker {
+            flow: 0,
+            role,
+            cpu: None,
+            message_size: 64,
+            counters: CounterSelection::None,
+            slices: None,
+            count,
+            stamp_every,
+            control: control.clone(),
+            start: start.clone(),
+            endpoint: Arc::new(Endpoint::socket(endpoint)),
+        };
+        let ctx = FlowContext {
+            flow: 0,
+            message_size: 64,
+            fill_pattern: true,
+            send_buffer: 1 << 16,
+            queue_depth: 1,
+            flush_each: true,
+        };
+        let receiver = || {
+            let mode = RecvMode::WholeMessage { max_call: 64 };
+            Receiver::new(0, 64, mode, false, true, RecvPath::Recv)
+        };
+        let mech = || mechanism::build(MechanismKind::Send, ctx).unwrap();
+        let client = worker(Role::Sender, a, Some((share, 1)), 1);
+        let job = Job::RrClient(mech(), receiver());
+        let client = std::thread::spawn(move || client.run(job));
+        let server = worker(Role::Receiver, b, None, 64);
+        let job = Job::RrServer(receiver(), mech());
+        let server = std::thread::spawn(move || server.run(job));
+        control.schedule(Instant::now(), Duration::ZERO, Duration::from_secs(60));
+        start.wait();
+        [client.join().unwrap(), server.join().unwrap()]
+    }
+
+    #[test]
+    fn the_rr_client_counts_its_share_and_reads_the_answer_to_the_request_after_it() {
+        let [client, server] = rr_flow(50);
+        assert_eq!((client.error.clone(), server.error.clone()), (None, None));
+        let window = client.window.as_ref().unwrap();
+        assert_eq!(window.messages, 50);
+        assert_eq!(histogram_count(&client), 50, "one round trip per sample");
+        assert!(client.total_messages >= 50);
+        // Every request was answered, and every answer read, the last one included.
+        assert_eq!(server.total_messages, client.sent_bytes / 64);
+        assert_eq!(client.total_messages + 1, server.total_messages);
+        assert_eq!(client.received_bytes, server.sent_bytes);
+        assert_eq!(client.verifier.unwrap().wrong_bytes, 0);
+    }
+
+    #[test]
+    fn messages_are_stamped_one_by_one_until_the_window_opens_then_in_batches() {
+        let control = Arc::new(Control::default());
+        let worker = Worker {
+            flow: 0,
+            role: Role::Receiver,
+            cpu: None,
+            message_size: 64,
+            counters: CounterSelection::None,
+            slices: None,
+            count: None,
+            stamp_every: 64,
+            control: control.clone(),
+            start: Arc::new(Barrier::new(1)),
+            endpoint: Arc::new(Endpoint::socket(UnixStream::pair().unwrap().0)),
+        };
+        let t0 = Instant::now();
+        let ms = Duration::from_millis;
+        control.schedule(t0, ms(10), ms(100));
+        let mut window = Window::new(CounterSelection::None);
+        let mut batch = Batch::new(64, t0);
+        assert!(batch.add(1, 64), "warm-up: the first message is stamped");
+        assert_eq!(
+            worker.stamp(&mut window, &mut batch, t0 + ms(5)),
+            Phase::Warmup
+        );
+        assert!(batch.add(1, 64), "and the next, while the window waits");
+        assert_eq!(
+            worker.stamp(&mut window, &mut batch, t0 + ms(11)),
+            Phase::Measure
+        );
+        assert!(
+            window.is_open(),
+            "opened by the first message of the measured phase"
+        );
+        assert!((1..64).all(|_| !batch.add(1, 64)));
+        assert!(batch.add(1, 64), "then every 64th message");
+        worker.stamp(&mut window, &mut batch, t0 + ms(12));
+        assert_eq!(window.counted(), 64);
+    }
+
+    fn histogram_count(sample: &ThreadSample) -> u64 {
+        let window = sample.window.as_ref().expect("the window opened");
+        window.histogram.summary().map_or(0, |s| s.count)
+    }
+
+    #[test]
+    fn a_count_not_a_multiple_of_the_batch_is_met_exactly_and_every_message_is_a_sample() {
+        let share = 3 * super::super::batch::MAX_MESSAGES + 5;
+        let [sender, receiver] = stream_flow(64, Some(share), (Duration::ZERO, Duration::ZERO));
+        assert_eq!(receiver.error, None);
+        let window = receiver.window.as_ref().unwrap();
+        assert_eq!(window.messages, share);
+        assert_eq!(window.bytes, share * 64);
+        assert_eq!(histogram_count(&receiver), share);
+        assert!(receiver.total_messages >= share);
+        assert_eq!(
+            receiver.total_messages, sender.total_messages,
+            "all delivered"
+        );
+        assert_eq!(receiver.verifier.unwrap().wrong_bytes, 0);
+    }
+
+    #[test]
+    fn batched_timestamps_count_each_window_message_once_on_both_sides() {
+        let ms = Duration::from_millis;
+        let [sender, receiver] = stream_flow(256, None, (ms(20), ms(100)));
+        assert_eq!((sender.error.clone(), receiver.error.clone()), (None, None));
+        assert_eq!(
+            receiver.total_messages, sender.total_messages,
+            "all delivered"
+        );
+        assert_eq!(receiver.received_bytes, sender.sent_bytes);
+        for side in [&sender, &receiver] {
+            let window = side.window.as_ref().unwrap();
+            assert!(window.messages > 0 && window.messages <= side.total_messages);
+            assert_eq!(histogram_count(side), window.messages, "{:?}", side.role);
+        }
     }
 }

@@ -1,5 +1,6 @@
 //! `copy` (two-copy): serialize the 8 heap fields into one contiguous buffer (copy 1), then
 //! send(2) it (copy 2, into the kernel).
+use super::buffer::MessageBuffer;
 use super::message::Message;
 use super::{pattern, send_all, FlowContext, SendMechanism};
 use crate::transport::Endpoint;
@@ -7,7 +8,7 @@ use std::io;
 
 pub struct TwoCopy {
     message: Message,
-    wire: Vec<u8>,
+    wire: MessageBuffer,
     ctx: FlowContext,
 }
 
@@ -15,7 +16,7 @@ impl TwoCopy {
     pub fn new(ctx: FlowContext) -> Self {
         TwoCopy {
             message: Message::new(ctx.message_size, ctx.flow),
-            wire: vec![0u8; ctx.message_size],
+            wire: MessageBuffer::new(ctx.message_size),
             ctx,
         }
     }

@@ -1,5 +1,6 @@
 //! How the sending side hands a message to the kernel. One file per mechanism behind the
 //! `SendMechanism` trait; `build` is the one place that maps a `MechanismKind` to code.
+pub mod buffer;
 pub mod completions;
 mod copy;
 mod gather;

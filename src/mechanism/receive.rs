@@ -5,6 +5,7 @@
 //! kernel is the receive path's (`--recv`): recv(2) into the message buffer, an io_uring into
 //! provided buffers (`recv_uring`), pages mapped by TCP_ZEROCOPY_RECEIVE (`recv_zc`), or
 //! recv(MSG_TRUNC), which counts bytes the kernel discards.
+use super::buffer::MessageBuffer;
 use super::recv_path::{ReceivePathStats, RecvPath};
 use super::recv_source::Source;
 pub use super::verify::{Mismatch, Verifier, KEPT_MISMATCHES};
@@ -127,7 +128,7 @@ impl Numbering {
 pub struct Receiver {
     /// The message (or chunk) buffer: recv(2) fills it, zc-recv copies into it what it does
     /// not map, trunc passes it without it being written; uring-recv has its own buffers.
-    buf: Vec<u8>,
+    buf: MessageBuffer,
     source: Source,
     mode: RecvMode,
     message_size: usize,
@@ -166,7 +167,7 @@ impl Receiver {
             _ => Source::new(path, len),
         };
         Receiver {
-            buf: vec![0u8; if source.uses_buffer() { len } else { 0 }],
+            buf: MessageBuffer::new(if source.uses_buffer() { len } else { 0 }),
             source,
             mode,
             message_size,

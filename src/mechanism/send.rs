@@ -1,17 +1,18 @@
 //! `send`: the reference path. One prebuilt contiguous buffer handed to send(2), as iperf3 and
 //! netperf do; `copy − send` is what serialization alone costs.
+use super::buffer::MessageBuffer;
 use super::{pattern, send_all, FlowContext, SendMechanism};
 use crate::transport::Endpoint;
 use std::io;
 
 pub struct SendReference {
-    buf: Vec<u8>,
+    buf: MessageBuffer,
     ctx: FlowContext,
 }
 
 impl SendReference {
     pub fn new(ctx: FlowContext) -> Self {
-        let mut buf = vec![0u8; ctx.message_size];
+        let mut buf = MessageBuffer::new(ctx.message_size);
         pattern::fill(pattern::message_seed(ctx.flow, 0), 0, &mut buf);
         SendReference { buf, ctx }
     }

@@ -125,12 +125,15 @@ fn run_config(spec: &RunSpec, outcome: &RunOutcome) -> RunConfig {
 fn latency_definition(spec: &RunSpec, role: Role) -> (&'static str, Option<&'static str>) {
     match (spec.pattern, role) {
         (Pattern::Stream, Role::Sender) => (
-            "interval between successive messages handed to the kernel",
+            "time per message handed to the kernel: the interval between timestamps, each \
+             taken after a batch of up to 64 messages (256 KiB at most), divided evenly among \
+             the batch's messages",
             None,
         ),
         (Pattern::Stream, Role::Receiver) => (
-            "time to take in one whole message: interval between whole-message completions at \
-             the receiver (messages completed by one recv share its interval evenly)",
+            "time to take in one whole message: the interval between timestamps at the \
+             receiver, each taken after a batch of up to 64 whole messages (256 KiB at most), \
+             divided evenly among the batch's messages",
             None,
         ),
         (Pattern::Rr, Role::Sender) => (

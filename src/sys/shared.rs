@@ -1,9 +1,12 @@
 //! A few 64-bit atomic words in an anonymous shared mapping (mmap(2) MAP_SHARED |
 //! MAP_ANONYMOUS): the pages stay shared with a child made by fork(2), so a store on one side
-//! of a fork is seen by the other (the run's schedule and stop flag live here).
+//! of a fork is seen by the other (the run's schedule and stop flag live here). A thread can
+//! sleep until a word changes (futex(2), shared, so a store and wake in the forked child
+//! wakes a sleeper in the parent).
 use std::io;
 use std::ptr::NonNull;
 use std::sync::atomic::AtomicU64;
+use std::time::Duration;
 
 /// `len` zero-initialised atomic words, shared with any process forked after `new`.
 #[derive(Debug)]
@@ -59,6 +62,49 @@ impl SharedWords {
         self.len
     }
 
+    /// The 32 bits of word `i` that a futex compares: its low half (words that sleepers wait
+    /// on hold values below 2^32).
+    fn futex_word(&self, i: usize) -> *const u32 {
+        let low_half = if cfg!(target_endian = "big") { 1 } else { 0 };
+        self.word(i).as_ptr().cast::<u32>().wrapping_add(low_half)
+    }
+
+    /// Sleeps while the low half of word `i` is `expected`, for at most `timeout`. Returns on
+    /// a `wake`, when the word already differs, on a signal, or at the timeout: callers check
+    /// the word again.
+    pub fn wait(&self, i: usize, expected: u32, timeout: Duration) {
+        let ts = libc::timespec {
+            tv_sec: timeout.as_secs().min(i32::MAX as u64) as libc::time_t,
+            tv_nsec: timeout.subsec_nanos() as libc::c_long,
+        };
+        // SAFETY: the address is an aligned u32 inside the mapping, which outlives the call;
+        // ts is a valid relative timeout. Every outcome (woken, EAGAIN, EINTR, ETIMEDOUT) means
+        // "look again", so the result is not needed.
+        unsafe {
+            libc::syscall(
+                libc::SYS_futex,
+                self.futex_word(i),
+                libc::FUTEX_WAIT,
+                expected,
+                &ts as *const libc::timespec,
+            )
+        };
+    }
+
+    /// Wakes every thread sleeping in `wait` on word `i`, in this process or a forked one.
+    pub fn wake(&self, i: usize) {
+        // SAFETY: the address is an aligned u32 inside the mapping; FUTEX_WAKE only uses it as
+        // a key.
+        unsafe {
+            libc::syscall(
+                libc::SYS_futex,
+                self.futex_word(i),
+                libc::FUTEX_WAKE,
+                i32::MAX,
+            )
+        };
+    }
+
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
@@ -109,6 +155,62 @@ mod tests {
                     .expect("the child exited");
                 assert!(status.success(), "{status}");
                 assert_eq!(w.word(1).load(Ordering::SeqCst), 42);
+            }
+        }
+    }
+
+    #[test]
+    fn a_sleeper_wakes_when_the_word_changes_and_otherwise_at_its_timeout() {
+        let words = std::sync::Arc::new(SharedWords::new(2).unwrap());
+        let t = Instant::now();
+        words.wait(1, 0, Duration::from_millis(30));
+        assert!(
+            t.elapsed() >= Duration::from_millis(25),
+            "slept to the timeout"
+        );
+        let setter = {
+            let words = words.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(20));
+                words.word(1).store(1, Ordering::Relaxed);
+                words.wake(1);
+            })
+        };
+        let t = Instant::now();
+        while words.word(1).load(Ordering::Relaxed) == 0 {
+            words.wait(1, 0, Duration::from_secs(10));
+        }
+        assert!(t.elapsed() < Duration::from_secs(5), "woken, not timed out");
+        setter.join().unwrap();
+        let t = Instant::now();
+        words.wait(1, 0, Duration::from_secs(10));
+        assert!(
+            t.elapsed() < Duration::from_secs(5),
+            "the word already differs"
+        );
+    }
+
+    #[test]
+    fn a_wake_from_a_forked_child_ends_the_parents_sleep() {
+        let w = SharedWords::new(1).unwrap();
+        match process::fork().unwrap() {
+            Forked::Child => {
+                std::thread::sleep(Duration::from_millis(20));
+                w.word(0).store(1, Ordering::SeqCst);
+                w.wake(0);
+                process::exit_now(0)
+            }
+            Forked::Parent(mut child) => {
+                let t = Instant::now();
+                while w.word(0).load(Ordering::SeqCst) == 0 {
+                    w.wait(0, 0, Duration::from_secs(10));
+                }
+                assert!(t.elapsed() < Duration::from_secs(5), "woken, not timed out");
+                let status = child
+                    .wait_until(Instant::now() + Duration::from_secs(10))
+                    .unwrap()
+                    .expect("the child exited");
+                assert!(status.success(), "{status}");
             }
         }
     }
