@@ -199,15 +199,23 @@ impl Sweep<'_> {
             if self.log.made(&key, planned.round, planned.kind) || self.log.skipped(&key) {
                 continue;
             }
-            self.progress.start(&planned, &key);
-            let visit = self.visit(&planned);
-            self.folder.append(&visit)?;
-            let value = serde_json::to_value(&visit).expect("a record serializes");
-            self.progress.finish(&planned, &value);
-            let interrupted = visit.interrupted;
-            self.log.add(visit);
-            if interrupted {
-                return Ok(false);
+            // A visit that fails is made once more at once: on a loaded machine a short visit
+            // can be starved of the CPU and complete nothing. Both stay in visits.jsonl; the
+            // second replaces the first in the point's figures, and its record says so.
+            for attempt in 0..2 {
+                self.progress.start(&planned, &key);
+                let visit = self.visit(&planned);
+                self.folder.append(&visit)?;
+                let value = serde_json::to_value(&visit).expect("a record serializes");
+                self.progress.finish(&planned, &value);
+                let (interrupted, failed) = (visit.interrupted, visit.status == "failed");
+                self.log.add(visit);
+                if interrupted {
+                    return Ok(false);
+                }
+                if !failed || attempt == 1 {
+                    break;
+                }
             }
         }
         self.folder
@@ -288,6 +296,15 @@ impl Sweep<'_> {
                 let mut record =
                     record::aggregate::point_record(&run, self.env.clone(), &visits, &plan)?;
                 record.sweep_point = Some(self.sweep_point(i));
+                for failed in self.log.replaced(&key) {
+                    let info = failed.visit.as_ref().expect("a visit record");
+                    record.notes.push(format!(
+                        "round {} {:?} visit failed and was made again ({})",
+                        info.round,
+                        info.kind,
+                        failed.errors.join("; ")
+                    ));
+                }
                 Some(record)
             })
             .collect()

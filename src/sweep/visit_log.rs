@@ -5,12 +5,15 @@ use crate::record::{RunRecord, VisitKind};
 use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
-/// The visits made so far, by point.
+/// The visits made so far, by point. A visit made again (after it failed) replaces the
+/// earlier one in its point's figures; the earlier one is kept apart.
 #[derive(Default)]
 pub struct VisitLog {
     visits: Vec<RunRecord>,
     by_key: HashMap<String, Vec<usize>>,
     made: HashSet<(String, usize, VisitKind)>,
+    /// Visits replaced by a later one of the same point, round and kind.
+    replaced: Vec<usize>,
 }
 
 impl VisitLog {
@@ -24,12 +27,29 @@ impl VisitLog {
 
     pub fn add(&mut self, visit: RunRecord) {
         let info = visit.visit.as_ref().expect("a visit record");
-        self.made.insert((info.key.clone(), info.round, info.kind));
-        self.by_key
-            .entry(info.key.clone())
-            .or_default()
-            .push(self.visits.len());
+        let identity = (info.key.clone(), info.round, info.kind);
+        let of_point = self.by_key.entry(info.key.clone()).or_default();
+        if !self.made.insert(identity) {
+            let same = |v: &RunRecord| {
+                v.visit
+                    .as_ref()
+                    .is_some_and(|o| (o.round, o.kind) == (info.round, info.kind))
+            };
+            if let Some(at) = of_point.iter().position(|&i| same(&self.visits[i])) {
+                self.replaced.push(of_point.remove(at));
+            }
+        }
+        of_point.push(self.visits.len());
         self.visits.push(visit);
+    }
+
+    /// The visits of one point that a later visit replaced.
+    pub fn replaced(&self, key: &str) -> Vec<&RunRecord> {
+        self.replaced
+            .iter()
+            .map(|&i| &self.visits[i])
+            .filter(|r| r.visit.as_ref().is_some_and(|v| v.key == key))
+            .collect()
     }
 
     /// Whether this visit was made (and kept) already.
@@ -50,7 +70,7 @@ impl VisitLog {
         self.of(key).iter().any(|r| r.skipped_reason.is_some())
     }
 
-    /// What every visit so far cost: the budget spent.
+    /// What every visit so far cost (replaced ones too): the budget spent.
     pub fn spent(&self) -> Duration {
         let s: f64 = self
             .visits
@@ -85,5 +105,91 @@ impl VisitLog {
             crate::stats::visits::summarize_visits(&values)
                 .map_or(f64::INFINITY, |s| s.ci95_rel / target),
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::RunOutcome;
+    use crate::measure::counters::CounterSelection;
+    use crate::mechanism::MechanismKind;
+    use crate::spec::{Pattern, Pinning, Point, RunSpec, Stopping};
+
+    /// A visit record of a sweep point (send, stream, 256 B, one flow as the default sweep's
+    /// first), failed (it never ran) or completed.
+    fn visit(round: usize, completed: bool) -> RunRecord {
+        let point = Point {
+            mechanism: MechanismKind::Send,
+            pattern: Pattern::Stream,
+            message_size: 256,
+            threads: 1,
+        };
+        let visit = Duration::from_millis(300);
+        let run = RunSpec {
+            transport: crate::transport::Transport::Tcp,
+            pipe_size: None,
+            mechanism: point.mechanism,
+            pattern: point.pattern,
+            message_size: point.message_size,
+            threads: point.threads,
+            duration: visit,
+            stopping: Stopping::fixed(visit),
+            warmup: Duration::from_millis(100),
+            pinning: Pinning::Cross,
+            cpus: vec![0, 1],
+            recv_size: None,
+            spin: false,
+            verify: false,
+            counters: CounterSelection::None,
+            udp_split: false,
+            processes: false,
+            network: Default::default(),
+            queue_depth: crate::spec::DEFAULT_QUEUE_DEPTH,
+            recv_path: Default::default(),
+        };
+        let mut r = crate::record::build(
+            &run,
+            &RunOutcome::not_run(&run, "starved".into()),
+            crate::environment::Environment::detect(&[0, 1]),
+        );
+        if completed {
+            r.status = "completed".into();
+            r.errors.clear();
+        }
+        r.visit = Some(crate::record::VisitInfo {
+            key: point.key(),
+            round,
+            kind: VisitKind::Headline,
+            position: 0,
+            wall_s: 0.5,
+            seed: 1,
+        });
+        r
+    }
+
+    #[test]
+    fn a_visit_made_again_replaces_the_failed_one_in_its_points_figures() {
+        let mut log = VisitLog::default();
+        log.add(visit(0, true));
+        log.add(visit(1, false));
+        let key = log.visits[0].visit.as_ref().unwrap().key.clone();
+        assert_eq!(
+            log.need(&key, 2, 0.02),
+            None,
+            "a failed visit: more visits cannot help"
+        );
+        log.add(visit(1, true));
+        let now = log.of(&key);
+        assert_eq!(now.len(), 2);
+        assert!(now.iter().all(|r| r.status == "completed"));
+        let replaced = log.replaced(&key);
+        assert_eq!((replaced.len(), replaced[0].errors.len()), (1, 1));
+        assert!(log.made(&key, 1, VisitKind::Headline));
+        assert_eq!(
+            log.spent(),
+            Duration::from_secs_f64(1.5),
+            "the failed visit cost time too"
+        );
     }
 }
