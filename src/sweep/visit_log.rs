@@ -112,42 +112,17 @@ impl VisitLog {
 mod tests {
     use super::*;
     use crate::engine::RunOutcome;
-    use crate::measure::counters::CounterSelection;
-    use crate::mechanism::MechanismKind;
-    use crate::spec::{Pattern, Pinning, Point, RunSpec, Stopping};
+    use clap::Parser;
 
-    /// A visit record of a sweep point (send, stream, 256 B, one flow as the default sweep's
-    /// first), failed (it never ran) or completed.
+    /// A visit record of the default sweep's first point, failed (it never ran) or completed.
     fn visit(round: usize, completed: bool) -> RunRecord {
-        let point = Point {
-            mechanism: MechanismKind::Send,
-            pattern: Pattern::Stream,
-            message_size: 256,
-            threads: 1,
+        let cli = crate::cli::Cli::parse_from(["bytepath", "sweep"]);
+        let crate::cli::Command::Sweep(args) = cli.command else {
+            unreachable!()
         };
-        let visit = Duration::from_millis(300);
-        let run = RunSpec {
-            transport: crate::transport::Transport::Tcp,
-            pipe_size: None,
-            mechanism: point.mechanism,
-            pattern: point.pattern,
-            message_size: point.message_size,
-            threads: point.threads,
-            duration: visit,
-            stopping: Stopping::fixed(visit),
-            warmup: Duration::from_millis(100),
-            pinning: Pinning::Cross,
-            cpus: vec![0, 1],
-            recv_size: None,
-            spin: false,
-            verify: false,
-            counters: CounterSelection::None,
-            udp_split: false,
-            processes: false,
-            network: Default::default(),
-            queue_depth: crate::spec::DEFAULT_QUEUE_DEPTH,
-            recv_path: Default::default(),
-        };
+        let spec = crate::args::sweep::sweep_spec(&args, &[0, 1]).unwrap();
+        let point = spec.points()[0];
+        let run = spec.run_spec(&point, false);
         let mut r = crate::record::build(
             &run,
             &RunOutcome::not_run(&run, "starved".into()),
