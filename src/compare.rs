@@ -4,8 +4,6 @@
 //! studies ran at different times, so their visits are not paired), and a verdict: faster or
 //! slower only where that interval excludes 1. A point measured as one stretch (schema 1) has
 //! no visits to judge it by and is said so, never judged on its slices.
-use crate::cli::CompareArgs;
-use crate::config::parse_percent;
 use crate::error::{Error, Status};
 use crate::record::{point_key, read_results};
 use crate::stats::visits::{welch_ratio, RatioInterval, WELCH_METHOD};
@@ -13,6 +11,7 @@ use crate::stats::Summary;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::fmt::Write;
+use std::path::Path;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Verdict {
@@ -36,13 +35,11 @@ pub struct PointChange {
     pub why_not: Option<String>,
 }
 
-pub fn command(args: &CompareArgs) -> Result<Status, Error> {
-    let limit = match &args.fail_on_regression {
-        Some(text) => Some(parse_percent("--fail-on-regression", text, 100.0)?),
-        None => None,
-    };
-    let old = by_key(&read_results(&args.old)?);
-    let new = by_key(&read_results(&args.new)?);
+/// Compares the studies in `old` and `new`, prints the table, and fails when a point got
+/// slower by more than `limit` (a share, such as 0.05), if one is given.
+pub fn run(old: &Path, new: &Path, limit: Option<f64>) -> Result<Status, Error> {
+    let old = by_key(&read_results(old)?);
+    let new = by_key(&read_results(new)?);
     let changes = compare(&old, &new);
     print!("{}", render(&changes, &old, &new));
     let regressed: Vec<&PointChange> = changes.iter().filter(|c| is_regression(c, limit)).collect();

@@ -1,7 +1,12 @@
 //! The library's error type and command status. Input errors are `Config` (exit 2); the rest
 //! are run failures (exit 1).
-use crate::config::ConfigError;
+use crate::transport::LinkError;
 use std::path::PathBuf;
+
+/// A user-input error: printed as one line, exit code 2.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ConfigError(pub String);
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -17,6 +22,17 @@ pub enum Error {
     },
     #[error("{0}")]
     Failed(String),
+}
+
+/// A placement that cannot be set up: refused (an input the link cannot carry, exit 2) or
+/// failed (exit 1), as every other error of its kind.
+impl From<LinkError> for Error {
+    fn from(e: LinkError) -> Error {
+        match e {
+            LinkError::Refused(why) => Error::Config(ConfigError(why)),
+            LinkError::Failed(why) => Error::Failed(why),
+        }
+    }
 }
 
 /// How a command ended, for the exit code: 0, 1 or 130.

@@ -3,10 +3,10 @@
 #![deny(unsafe_code)]
 
 pub mod analysis;
+pub mod args;
 pub mod calibrate;
 pub mod cli;
 pub mod compare;
-pub mod config;
 pub mod engine;
 pub mod environment;
 pub mod error;
@@ -20,6 +20,7 @@ pub mod remote;
 pub mod report;
 pub mod servers;
 pub mod sides;
+pub mod spec;
 pub mod stats;
 pub mod sweep;
 pub mod sys;

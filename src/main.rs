@@ -2,13 +2,14 @@
 //! failed run, a verify mismatch or a regression, 2 bad input, 130 interrupted (what was
 //! measured so far is still printed and saved).
 use anyhow::Context;
+use bytepath::args;
 use bytepath::cli::{Cli, Command, RunArgs};
-use bytepath::config::RunSpec;
+use bytepath::engine::PointRunner;
 use bytepath::environment::{mem_available, Environment};
 use bytepath::error::{Error, Status};
 use bytepath::report::{json::Json, table::Table, Exporter};
 use bytepath::sides::Sides;
-use bytepath::{compare, record, report, sweep, sys};
+use bytepath::{record, sys};
 use clap::Parser;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -37,25 +38,23 @@ fn main() -> ExitCode {
     };
     let result = match cli.command {
         Command::Run(args) => run(&args),
-        Command::Sweep(args) => {
-            catch_ctrl_c().and_then(|()| Ok(sweep::command(&args, &INTERRUPTED)?))
+        Command::Sweep(a) => {
+            catch_ctrl_c().and_then(|()| Ok(args::sweep::command(&a, &INTERRUPTED)?))
         }
-        Command::Report(args) => report::command(&args).map_err(Into::into),
-        Command::Compare(args) => compare::command(&args).map_err(Into::into),
-        Command::Ipc(args) => {
-            catch_ctrl_c().and_then(|()| Ok(bytepath::ipc::command(&args, &INTERRUPTED)?))
+        Command::Report(a) => args::report::command(&a).map_err(Into::into),
+        Command::Compare(a) => args::compare::command(&a).map_err(Into::into),
+        Command::Ipc(a) => catch_ctrl_c().and_then(|()| Ok(args::ipc::command(&a, &INTERRUPTED)?)),
+        Command::File(a) => {
+            catch_ctrl_c().and_then(|()| Ok(args::file::command(&a, &INTERRUPTED)?))
         }
-        Command::File(args) => {
-            catch_ctrl_c().and_then(|()| Ok(bytepath::file::command(&args, &INTERRUPTED)?))
+        Command::Servers(a) => {
+            catch_ctrl_c().and_then(|()| Ok(args::servers::command(&a, &INTERRUPTED)?))
         }
-        Command::Servers(args) => {
-            catch_ctrl_c().and_then(|()| Ok(bytepath::servers::command(&args, &INTERRUPTED)?))
+        Command::Server(a) => server(&a),
+        Command::Mesh(a) => {
+            catch_ctrl_c().and_then(|()| Ok(args::mesh::command(&a, &INTERRUPTED)?))
         }
-        Command::Server(args) => server(&args),
-        Command::Mesh(args) => {
-            catch_ctrl_c().and_then(|()| Ok(bytepath::mesh::command(&args, &INTERRUPTED)?))
-        }
-        Command::Probe(args) => bytepath::calibrate::command(&args).map_err(Into::into),
+        Command::Probe(a) => args::probe::command(&a).map_err(Into::into),
     };
     match result {
         Ok(Status::Success) => ExitCode::SUCCESS,
@@ -87,8 +86,8 @@ fn catch_ctrl_c() -> anyhow::Result<()> {
 
 fn run(args: &RunArgs) -> anyhow::Result<Status> {
     let cpus = sys::affinity::allowed_cpus().context("reading this process's CPU affinity")?;
-    let spec = RunSpec::from_args(args, &cpus).map_err(Error::from)?;
-    let remote = bytepath::config::remote_from_args(args, &spec).map_err(Error::from)?;
+    let spec = args::run::run_spec(args, &cpus).map_err(Error::from)?;
+    let remote = args::run::remote(args, &spec).map_err(Error::from)?;
     if let Some(available) = mem_available() {
         spec.check_memory(available).map_err(Error::from)?;
     }
@@ -112,7 +111,7 @@ fn run(args: &RunArgs) -> anyhow::Result<Status> {
 /// `bytepath server`: serves remote runs until the process is ended (Ctrl-C).
 fn server(args: &bytepath::cli::ServerArgs) -> anyhow::Result<Status> {
     // Reads the token first when it comes on standard input (`--token-file -`).
-    let config = bytepath::config::server_config(args).map_err(Error::from)?;
+    let config = args::server::server_config(args).map_err(Error::from)?;
     if args.until_stdin_closes {
         exit_when_stdin_closes().context("watching standard input")?;
     }

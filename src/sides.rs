@@ -1,12 +1,14 @@
 //! Where the two sides of every flow run, chosen once per command: both on this host (over
 //! loopback, or in two network namespaces joined by a veth pair: a `Link`), or the other side
-//! on `bytepath server` on another host (a `Peer`). `run`, `sweep` and `ipc` open one `Sides`
-//! from their arguments and run every point through it, so no command picks a placement itself.
-use crate::config::{Network, RemoteRun, RunSpec};
-use crate::engine::{self, RunOutcome};
+//! on `bytepath server` on another host (a `Peer`). `run`, `sweep` and `ipc` are handed one
+//! `Sides`, opened from their arguments, and run every point through it as a `PointRunner`,
+//! so no command picks a placement itself.
+use crate::engine::{self, PointRunner, RunOutcome};
 use crate::error::Error;
 use crate::remote::client::RemotePeer;
-use crate::transport::{Link, Transport};
+use crate::spec::network::Placement;
+use crate::spec::{Network, RemoteRun, RunSpec};
+use crate::transport::Link;
 use std::sync::atomic::AtomicBool;
 
 /// The placement of one command's runs, held for the whole command (a `--netns` link's
@@ -30,10 +32,10 @@ impl Sides {
             None => Ok(Sides::Here(Link::open(network)?)),
         }
     }
+}
 
-    /// Where the sides run, in words, for a command's opening lines ("sides …"); `None` for
-    /// plain loopback, which needs no mention.
-    pub fn announce(&self) -> Option<String> {
+impl PointRunner for Sides {
+    fn announce(&self) -> Option<String> {
         match self {
             Sides::Here(Link::Loopback) => None,
             Sides::Here(link) => Some(format!("in {}", link.describe())),
@@ -44,23 +46,12 @@ impl Sides {
         }
     }
 
-    /// Whether `transport` can run in this placement, or why not: the server carries tcp and
-    /// udp only; a veth pair carries IP sockets only.
-    pub fn carries(network: &Network, remote: bool, transport: Transport) -> Result<(), String> {
-        if remote {
-            remote_carries(transport)?;
-        }
-        network.carries(transport)
-    }
-
-    /// `spec` as run in this placement: its `network` says where the sides ran, so the record
-    /// built from it does too. Run and record the returned spec.
-    pub fn place(&self, spec: RunSpec) -> RunSpec {
+    fn place(&self, spec: RunSpec) -> RunSpec {
         match self {
             Sides::Here(_) => spec,
             Sides::Remote(_) => RunSpec {
                 network: Network {
-                    placement: crate::config::network::Placement::Remote,
+                    placement: Placement::Remote,
                     ..Network::default()
                 },
                 ..spec
@@ -68,9 +59,7 @@ impl Sides {
         }
     }
 
-    /// Runs one point in this placement; a point whose mechanism or receive path this kernel
-    /// lacks is skipped with the probe's reason.
-    pub fn run(&self, spec: &RunSpec, interrupt: &AtomicBool) -> Result<RunOutcome, Error> {
+    fn run(&self, spec: &RunSpec, interrupt: &AtomicBool) -> Result<RunOutcome, Error> {
         if let Err(reason) = probe_point(spec) {
             return Ok(RunOutcome::skipped(spec, reason));
         }
@@ -104,16 +93,4 @@ fn probe_point(spec: &RunSpec) -> Result<(), String> {
     }
     crate::mechanism::probe(spec.mechanism)?;
     crate::mechanism::recv_path::probe(spec.recv_path)
-}
-
-/// Whether `bytepath server` can carry `transport` to another host, or why not: only IP
-/// sockets leave the host, and the server carries tcp and udp.
-pub fn remote_carries(transport: Transport) -> Result<(), String> {
-    match transport {
-        Transport::Tcp | Transport::Udp => Ok(()),
-        _ => Err(format!(
-            "{} cannot reach another host (it never leaves this machine's kernel); bytepath server carries tcp and udp only",
-            transport.name()
-        )),
-    }
 }

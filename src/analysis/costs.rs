@@ -211,20 +211,7 @@ fn throughput_summary(pairs: &[Serialization]) -> String {
 /// What serializing 8 fields into one buffer costs: copy against the send reference.
 pub fn serialization_answer(points: &[&Point]) -> Answer {
     let question = "What does serialization alone cost (copy against the send reference)?";
-    let mut chosen: Option<(f64, Vec<Serialization>)> = None;
-    for threads in distinct(points, |p| p.threads) {
-        let pairs: Vec<Serialization> = distinct(points, |p| p.size)
-            .into_iter()
-            .filter_map(|size| {
-                let copy = find(points, "copy", size, threads)?;
-                Some(serialization_at(copy, find(points, "send", size, threads)?))
-            })
-            .collect();
-        if !pairs.is_empty() {
-            chosen = Some((threads, pairs));
-            break;
-        }
-    }
+    let chosen = serialization_pairs(points);
     let used: Vec<&Point> = points
         .iter()
         .filter(|p| p.series() == "copy" || p.series() == "send")
@@ -256,7 +243,37 @@ pub fn serialization_answer(points: &[&Point]) -> Answer {
     } else {
         "no measurable CPU per byte"
     };
-    let finding = if extra.is_empty() {
+    let finding = serialization_finding(threads, &pairs, &mut extra);
+    Answer {
+        question,
+        verdict: Some(format!("{cpu};{}", throughput_summary(&pairs))),
+        finding: finding + &throughput_summary(&pairs),
+        details: pairs.into_iter().map(|p| p.line).collect(),
+        rests_on,
+    }
+}
+
+/// The copy and send pairs of the first thread count that has any, by size.
+fn serialization_pairs(points: &[&Point]) -> Option<(f64, Vec<Serialization>)> {
+    for threads in distinct(points, |p| p.threads) {
+        let pairs: Vec<Serialization> = distinct(points, |p| p.size)
+            .into_iter()
+            .filter_map(|size| {
+                let copy = find(points, "copy", size, threads)?;
+                Some(serialization_at(copy, find(points, "send", size, threads)?))
+            })
+            .collect();
+        if !pairs.is_empty() {
+            return Some((threads, pairs));
+        }
+    }
+    None
+}
+
+/// The finding: the extra CPU per byte copy costs the sender (`extra`, per size), or that it
+/// was not measured.
+fn serialization_finding(threads: f64, pairs: &[Serialization], extra: &mut [f64]) -> String {
+    if extra.is_empty() {
         format!(
             "At {}: CPU per byte was not measured; throughput per size below.",
             threads_label(threads)
@@ -266,7 +283,7 @@ pub fn serialization_answer(points: &[&Point]) -> Answer {
             extra.iter().copied().fold(f64::INFINITY, f64::min),
             extra.iter().copied().fold(f64::NEG_INFINITY, f64::max),
         );
-        let median = median(&mut extra);
+        let median = median(extra);
         // Per-size differences on both sides of zero: the copy costs less than the run-to-run
         // spread of the sender's CPU time, and a signed median would read as a finding.
         let measurable = lo > 0.0 || hi < 0.0;
@@ -285,13 +302,6 @@ pub fn serialization_answer(points: &[&Point]) -> Answer {
             size_label(pairs[0].size),
             size_label(pairs[pairs.len() - 1].size),
         )
-    };
-    Answer {
-        question,
-        verdict: Some(format!("{cpu};{}", throughput_summary(&pairs))),
-        finding: finding + &throughput_summary(&pairs),
-        details: pairs.into_iter().map(|p| p.line).collect(),
-        rests_on,
     }
 }
 

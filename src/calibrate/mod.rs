@@ -11,9 +11,7 @@ pub mod summary;
 pub mod syscalls;
 pub mod text;
 
-use crate::cli::ProbeArgs;
 use crate::environment::Environment;
-use crate::error::{Error, Status};
 use serde::Serialize;
 use std::time::{Duration, Instant};
 
@@ -104,26 +102,6 @@ pub fn probe(effort: &Effort, allowed_cpus: &[usize]) -> Probe {
         kernel_limits: features::limits(),
         elapsed_s: start.elapsed().as_secs_f64(),
     }
-}
-
-/// `bytepath probe [--json] [--quick]`: prints the text block or one JSON document.
-pub fn command(args: &ProbeArgs) -> Result<Status, Error> {
-    let cpus = crate::sys::affinity::allowed_cpus()
-        .map_err(|e| Error::Failed(format!("reading this process's CPU affinity: {e}")))?;
-    let effort = if args.quick {
-        Effort::quick()
-    } else {
-        Effort::full()
-    };
-    let probe = probe(&effort, &cpus);
-    if args.json {
-        let json = serde_json::to_string_pretty(&probe)
-            .map_err(|e| Error::Failed(format!("serializing the probe: {e}")))?;
-        println!("{json}");
-    } else {
-        print!("{}", text::render(&probe));
-    }
-    Ok(Status::Success)
 }
 
 #[cfg(test)]

@@ -7,15 +7,16 @@ pub mod control;
 pub mod peer;
 pub mod phases;
 pub mod processes;
+pub mod runner;
 pub mod slices;
 pub mod window;
 pub mod worker;
 
-use crate::config::{Pattern, RunSpec};
 use crate::error::Error;
 use crate::measure::machine::MachineCpu;
 use crate::mechanism::receive::{Receiver, RecvMode};
 use crate::mechanism::{self, FlowContext};
+use crate::spec::{Pattern, RunSpec};
 use crate::transport::{Endpoint, FlowConnector, FlowEnds};
 use control::Control;
 use phases::StopReason;
@@ -26,6 +27,8 @@ use std::sync::{Arc, Barrier};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 use worker::{Job, Role, ThreadSample, Worker};
+
+pub use runner::PointRunner;
 
 /// How long workers get to finish after the stop before the watchdog closes their sockets.
 pub(crate) const STOP_GRACE: Duration = Duration::from_secs(10);

@@ -9,8 +9,8 @@
 //! sleeps on the stop flag and looks at the Ctrl-C flag only every `INTERRUPT_POLL`.
 use super::control::Control;
 use super::slices::SliceBoard;
-use crate::config::{Pattern, RunSpec};
 use crate::measure::machine::MachineCpu;
+use crate::spec::{Pattern, RunSpec};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Barrier;
 use std::time::{Duration, Instant};

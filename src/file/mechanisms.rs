@@ -3,7 +3,7 @@
 //! pages to the socket), `splice` (file → pipe → socket with splice(2), the pipe sized to the
 //! chunk with F_SETPIPE_SZ) and `mmap` (mmap(2) the file, send(2) from the mapping: one copy).
 //! Each counts the system calls it makes, so the report can say what each one costs per call.
-use crate::config::ConfigError;
+use crate::error::ConfigError;
 use crate::sys::{fdio, file as sysfile, socket};
 use std::fs::File;
 use std::io;

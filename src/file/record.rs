@@ -288,10 +288,10 @@ pub struct FileConfig {
     pub remote: Option<String>,
     /// loopback, or netns with the veth MTU and netem (absent in folders from before --netns).
     #[serde(default)]
-    pub network: crate::config::Network,
+    pub network: crate::spec::Network,
     pub pin: String,
     /// CPUs of the server (the flow's sending end) and the client; null = unpinned.
-    pub placement: crate::config::FlowPlacement,
+    pub placement: crate::spec::FlowPlacement,
     pub recv_buffer_bytes: usize,
     pub timing: String,
 }

@@ -268,7 +268,7 @@ mod tests {
                 remote: None,
                 network: Default::default(),
                 pin: "cross".into(),
-                placement: crate::config::FlowPlacement {
+                placement: crate::spec::FlowPlacement {
                     sender_cpu: Some(0),
                     receiver_cpu: Some(1),
                 },

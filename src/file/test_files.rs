@@ -2,7 +2,7 @@
 //! the temporary directory and removed when the study ends (success, failure or Ctrl-C, since
 //! the folder is removed on drop and the command returns normally on Ctrl-C), or the user's own
 //! file, opened read-only and never modified.
-use crate::config::ConfigError;
+use crate::error::ConfigError;
 use crate::sys::file as sysfile;
 use std::fs::{self, File};
 use std::io::{self, Read, Write};

@@ -6,12 +6,11 @@
 //! perf counters cover its own part of the transfer.
 use super::mechanisms::FileMechanism;
 use super::record::{Residency, SideUsage};
+use super::server::{FileRequest, FileServer};
 use super::test_files::ServedFile;
-use crate::config::{FlowPlacement, RemoteRun};
 use crate::error::Error;
 use crate::measure::counters::{CounterSelection, ThreadCounters};
-use crate::remote::client::{RemotePeer, FILE_DATA_IDLE};
-use crate::remote::protocol::FileRequest;
+use crate::spec::FlowPlacement;
 use crate::sys::{affinity, usage};
 use crate::transport::{Endpoint, FlowConnector, SocketOptions};
 use std::fs::File;
@@ -19,6 +18,11 @@ use std::io;
 use std::sync::Barrier;
 use std::time::{Duration, Instant};
 use xxhash_rust::xxh3::Xxh3;
+
+/// How long a remote file's data connection may stay silent before the transfer fails (a
+/// server host gone without a reset would otherwise hold the receive forever); the remote
+/// client sets it as the connection's read timeout.
+pub const FILE_DATA_IDLE: Duration = Duration::from_secs(10);
 
 /// Bytes per recv(2) on the client.
 pub const RECV_BUFFER: usize = 256 << 10;
@@ -125,14 +129,13 @@ pub fn transfer(
 /// includes one network round trip (the go out, the first byte back). A refusal is `Err`
 /// (`Error::Config`: the request cannot succeed); any other failure is `Err(Error::Failed)`.
 pub fn transfer_remote(
-    remote: &RemoteRun,
+    files: &dyn FileServer,
     request: &FileRequest,
     rep: u32,
     placement: FlowPlacement,
     counters: CounterSelection,
 ) -> Result<Measured, Error> {
-    let peer = RemotePeer::new(remote.target.clone(), remote.token.clone(), false);
-    let (mut session, data) = peer.open_file(request)?;
+    let (mut session, data) = files.open(request)?;
     let endpoint = Endpoint::socket(data);
     let (len, verify) = (request.size, request.verify);
     let received = std::thread::scope(|scope| {
@@ -157,7 +160,7 @@ pub fn transfer_remote(
     });
     drop(endpoint);
     let (go, client) = received??;
-    let expected = session.hash;
+    let expected = session.hash();
     let sent = session.sent()?;
     if let Some(e) = sent.error {
         return Err(Error::Failed(e));

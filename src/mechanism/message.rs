@@ -1,5 +1,6 @@
 //! The seeds' message: 8 fields, each allocated separately on the heap, `size / 8` bytes each.
 use super::pattern;
+use crate::sys::uring_send::BoxedParts;
 use std::io::IoSlice;
 
 pub const FIELDS: usize = 8;
@@ -55,6 +56,13 @@ impl Message {
     /// The gather list over the 8 fields.
     pub fn iov(&self) -> [IoSlice<'_>; FIELDS] {
         std::array::from_fn(|i| IoSlice::new(&self.fields[i]))
+    }
+}
+
+/// io_uring sends lend a message's eight fields to the kernel as they are.
+impl BoxedParts for Message {
+    fn boxed_parts(&self) -> &[Box<[u8]>] {
+        &self.fields
     }
 }
 

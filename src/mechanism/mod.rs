@@ -19,9 +19,9 @@ mod sendfile;
 mod splice;
 mod uring;
 mod uring_zc;
+pub mod verify;
 mod zerocopy;
 
-use crate::config::ConfigError;
 use crate::transport::{Endpoint, Transport};
 use std::io::{self, IoSlice};
 
@@ -112,21 +112,6 @@ impl MechanismKind {
             | MechanismKind::Sendfile => Some(&[Transport::Tcp, Transport::Unix]),
             _ => None,
         }
-    }
-}
-
-impl std::str::FromStr for MechanismKind {
-    type Err = ConfigError;
-    fn from_str(s: &str) -> Result<Self, ConfigError> {
-        MechanismKind::ALL
-            .into_iter()
-            .find(|m| m.name() == s)
-            .ok_or_else(|| {
-                ConfigError(format!(
-                    "--mechanism {s:?}: unknown mechanism; allowed: {}",
-                    MechanismKind::NAMES
-                ))
-            })
     }
 }
 
@@ -244,6 +229,7 @@ pub(crate) fn send_all_vectored(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::transport::SocketOptions;
 
     fn gather_through(parts: &[&[u8]], steps: &[usize]) -> Vec<u8> {
         let mut iov: Vec<IoSlice<'_>> = parts.iter().map(|p| IoSlice::new(p)).collect();
@@ -315,5 +301,29 @@ mod tests {
         }
         let err = "zero".parse::<MechanismKind>().unwrap_err().0;
         assert!(err.contains("\"zero\"") && err.contains("uring-zc, splice, sendfile"));
+    }
+
+    #[test]
+    fn every_stream_connector_carries_bytes_both_ways_and_ends_with_eof() {
+        for t in Transport::ALL.into_iter().filter(|t| !t.is_datagram()) {
+            let flows = crate::transport::connector(t)
+                .connect(1, SocketOptions::default())
+                .unwrap();
+            let f = &flows[0];
+            assert_eq!(f.sender.write(b"ping").unwrap(), 4, "{t:?}");
+            let mut buf = [0u8; 8];
+            assert_eq!(f.receiver.read(&mut buf, false).unwrap(), 4);
+            // A gather write may be short: loop as senders do.
+            let mut iov = [IoSlice::new(b"po"), IoSlice::new(b"ng")];
+            send_all_vectored(&mut iov, |iov| f.receiver.write_vectored(iov)).unwrap();
+            let mut got = 0;
+            while got < 4 {
+                got += f.sender.read(&mut buf[got..4], false).unwrap();
+            }
+            assert_eq!(&buf[..4], b"pong", "{t:?}");
+            f.sender.finish_writing().unwrap();
+            assert_eq!(f.receiver.read(&mut buf, false).unwrap(), 0, "{t:?}: EOF");
+            assert!(f.send_buffer > 0);
+        }
     }
 }

@@ -3,7 +3,6 @@
 //! this process), or recv(MSG_TRUNC), which discards the bytes and so only bounds the cost.
 //! The receiving itself is `receive::Receiver`'s, with `recv_uring` and `recv_zc`; this file
 //! names the paths, probes them once per process and says what each receiver's path did.
-use crate::config::ConfigError;
 use crate::sys::socket;
 use crate::transport::{Endpoint, Transport};
 use std::io;
@@ -48,20 +47,6 @@ impl RecvPath {
             RecvPath::UringRecv => Some(&[Transport::Tcp, Transport::Unix]),
             RecvPath::ZcRecv | RecvPath::Trunc => Some(&[Transport::Tcp]),
         }
-    }
-}
-
-impl std::str::FromStr for RecvPath {
-    type Err = ConfigError;
-    fn from_str(s: &str) -> Result<Self, ConfigError> {
-        RecvPath::ALL
-            .into_iter()
-            .find(|p| p.name() == s)
-            .ok_or_else(|| {
-                ConfigError(format!(
-                    "--recv {s:?}: unknown receive path; allowed: recv, uring-recv, zc-recv, trunc"
-                ))
-            })
     }
 }
 

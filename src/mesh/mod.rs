@@ -6,6 +6,7 @@
 //! pairs significantly slower than their hosts' other pairs (`analysis`, `report`). A host
 //! that cannot be reached fails only its own pairs; Ctrl-C keeps every finished run.
 pub mod analysis;
+pub mod hosts;
 pub mod launch;
 pub mod progress;
 pub mod report;
@@ -13,12 +14,11 @@ pub mod run;
 pub mod schedule;
 pub mod spec;
 
-use crate::cli::MeshArgs;
 use crate::error::{Error, Status};
 use crate::report::csv::{self, Cell::Scalar};
-use crate::sweep::folder::{self, ResultsFolder};
+use crate::report::folder::{self, ResultsFolder, StudyOutput};
+use hosts::MeshHosts;
 use run::Health;
-use serde_json::{json, Value};
 use spec::MeshSpec;
 use std::sync::atomic::AtomicBool;
 
@@ -48,14 +48,21 @@ pub fn columns() -> Vec<csv::Column> {
     columns
 }
 
-pub fn command(args: &MeshArgs, interrupt: &AtomicBool) -> Result<Status, Error> {
-    let mut spec = MeshSpec::from_args(args)?;
+/// Measures the mesh `spec` asks for, every run through `hosts`, into the folder `output`
+/// names (a new one, or with `resume` the one to continue).
+pub fn run(
+    mut spec: MeshSpec,
+    output: &StudyOutput,
+    hosts: &dyn MeshHosts,
+    interrupt: &AtomicBool,
+) -> Result<Status, Error> {
     let rounds = schedule::rounds(spec.hosts.len(), spec.pairs);
     let plan = schedule::plan(&rounds, &spec.points, spec.visits);
     let total = plan.iter().map(Vec::len).sum();
-    let marker = folder::marker(MESH_KIND, spec.to_json(), arguments(args), total, ORDER);
+    let arguments = output.arguments.clone();
+    let marker = folder::marker(MESH_KIND, spec.to_json(), arguments, total, ORDER);
     let (mut results, prior) =
-        folder::open_with(args.out.as_deref(), args.resume, &marker, columns())?;
+        folder::open_with(output.out.as_deref(), output.resume, &marker, columns())?;
     let health = Health::new(spec.hosts.len());
     // Stops the servers when the mesh returns, however it returns.
     let _launched = match spec.launch.clone() {
@@ -63,10 +70,7 @@ pub fn command(args: &MeshArgs, interrupt: &AtomicBool) -> Result<Status, Error>
             // A fresh token for servers started for this mesh only, unless one was given.
             let token = match &spec.token {
                 Some(t) => t.clone(),
-                None => crate::remote::protocol::to_hex(
-                    &crate::remote::protocol::random_bytes::<32>().map_err(Error::Setup)?,
-                )
-                .into_bytes(),
+                None => hosts.fresh_token()?,
             };
             spec.token = Some(token.clone());
             let logs = results.dir.join(SERVER_LOGS);
@@ -78,7 +82,7 @@ pub fn command(args: &MeshArgs, interrupt: &AtomicBool) -> Result<Status, Error>
         }
         None => None,
     };
-    check_hosts(&spec, &health);
+    check_hosts(hosts, &spec, &health);
     let todo = total - prior.done.len().min(total);
     println!(
         "mesh: {} hosts, {} ordered pairs in {} rounds, {} points, {} visits: {total} runs ({todo} to measure), {} pair(s) at once, results in {}",
@@ -97,18 +101,19 @@ pub fn command(args: &MeshArgs, interrupt: &AtomicBool) -> Result<Status, Error>
             prior.remeasured
         );
     }
-    let executed = run::execute(&spec, &plan, &prior.done, &mut results, &health, interrupt)?;
+    let done = &prior.done;
+    let executed = run::execute(hosts, &spec, &plan, done, &mut results, &health, interrupt)?;
     drop(_launched);
     finish(&results, &health, &spec, executed)
 }
 
 /// Every host's hello, before the first run: one that does not answer (or does not run peer
 /// tests) is named with the reason now, and its pairs are recorded failed without a try.
-fn check_hosts(spec: &MeshSpec, health: &Health) {
+fn check_hosts(hosts: &dyn MeshHosts, spec: &MeshSpec, health: &Health) {
     std::thread::scope(|scope| {
         let checks: Vec<_> = (0..spec.hosts.len())
             .filter(|&h| health.why_down(h).is_none())
-            .map(|h| (h, scope.spawn(move || run::check_host(spec, h))))
+            .map(|h| (h, scope.spawn(move || run::check_host(hosts, spec, h))))
             .collect();
         for (h, check) in checks {
             match check
@@ -126,25 +131,6 @@ fn check_hosts(spec: &MeshSpec, health: &Health) {
             spec.hosts[h]
         );
     }
-}
-
-/// The flags as given, for the marker.
-fn arguments(args: &MeshArgs) -> Value {
-    json!({
-        "hosts": args.hosts,
-        "hosts_file": args.hosts_file,
-        "hosts_from_dns": args.hosts_from_dns,
-        "pairs": args.pairs,
-        "mechanisms": args.mechanisms,
-        "sizes": args.sizes,
-        "patterns": args.patterns,
-        "threads": args.threads,
-        "duration": args.duration,
-        "warmup": args.warmup,
-        "visits": args.visits,
-        "concurrent": args.concurrent,
-        "launch": args.launch,
-    })
 }
 
 /// Renders the report (a failure there keeps the results), names the hosts that were down,

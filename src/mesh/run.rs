@@ -1,15 +1,16 @@
 //! Running the schedule: round after round; within a round up to `--concurrent` pairs at once
 //! (never sharing a host), each pair's points back to back. Every run asks the source host's
-//! server for the record (`RemotePeer::peer_run`) and is saved before the next one starts
+//! server for the record (`MeshHosts::run_pair`) and is saved before the next one starts
 //! (the results folder appends and syncs each). A run that fails is diagnosed: each of its two
 //! hosts is asked for its hello, and one that does not answer is down for the rest of the mesh,
 //! its remaining pairs recorded as failed with the reason without being tried; the others go on.
+use super::hosts::{MeshHosts, PairRun};
 use super::schedule::Run;
 use super::spec::MeshSpec;
 use crate::engine::RunOutcome;
 use crate::error::Error;
-use crate::remote::client::RemotePeer;
-use crate::sweep::folder::{ResultsFolder, Saved};
+use crate::report::folder::{ResultsFolder, Saved};
+use crate::spec::Pattern;
 use serde_json::{json, Value};
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -48,10 +49,8 @@ impl Health {
 }
 
 /// Asks a host's server for its hello and whether it runs peer tests; `Err` names why not.
-pub fn check_host(spec: &MeshSpec, host: usize) -> Result<String, String> {
-    RemotePeer::new(spec.hosts[host].clone(), spec.token.clone(), false)
-        .check_peers()
-        .map_err(|e| e.to_string())
+pub fn check_host(hosts: &dyn MeshHosts, spec: &MeshSpec, host: usize) -> Result<String, String> {
+    hosts.check(&spec.hosts[host], spec.token.as_deref())
 }
 
 /// Where the schedule stands, for the progress lines.
@@ -71,6 +70,7 @@ pub struct Executed {
 
 /// Measures every run of `plan` not in `done`, appending each record as it arrives.
 pub fn execute(
+    hosts: &dyn MeshHosts,
     spec: &MeshSpec,
     plan: &[Vec<Run>],
     done: &HashSet<String>,
@@ -110,7 +110,7 @@ pub fn execute(
                     let tx = tx.clone();
                     let alongside: Vec<String> =
                         together.iter().filter(|n| *n != name).cloned().collect();
-                    let context = (spec, names.as_slice(), health, interrupt);
+                    let context = (hosts, spec, names.as_slice(), health, interrupt);
                     scope.spawn(move || measure_pair(context, runs, &alongside, total, &tx));
                 }
                 drop(tx);
@@ -125,11 +125,17 @@ pub fn execute(
     Ok(progress.executed(interrupt.load(Ordering::SeqCst)))
 }
 
-type Context<'a> = (&'a MeshSpec, &'a [String], &'a Health, &'a AtomicBool);
+type Context<'a> = (
+    &'a dyn MeshHosts,
+    &'a MeshSpec,
+    &'a [String],
+    &'a Health,
+    &'a AtomicBool,
+);
 
 /// One pair's runs of a round, in order; each record goes to `tx` as soon as it is made.
 fn measure_pair(
-    (spec, names, health, interrupt): Context,
+    (hosts, spec, names, health, interrupt): Context,
     runs: &[(usize, Run)],
     alongside: &[String],
     total: usize,
@@ -151,9 +157,9 @@ fn measure_pair(
         let record = match down {
             Some(why) => failed_record(spec, names, &run, why),
             None => {
-                let record = attempt(spec, names, &run, interrupt);
+                let record = attempt(hosts, spec, names, &run, interrupt);
                 if record["status"] == "failed" {
-                    diagnose(spec, health, &run);
+                    diagnose(hosts, spec, health, &run);
                 }
                 record
             }
@@ -181,25 +187,36 @@ fn measure_pair(
 }
 
 /// Asks the source's server to run the point against the destination's.
-fn attempt(spec: &MeshSpec, names: &[String], run: &Run, interrupt: &AtomicBool) -> Value {
+fn attempt(
+    hosts: &dyn MeshHosts,
+    spec: &MeshSpec,
+    names: &[String],
+    run: &Run,
+    interrupt: &AtomicBool,
+) -> Value {
     let (src, dst) = (run.pair.src, run.pair.dst);
     let run_spec = spec.run_spec(&run.point);
     // stream: the source sends and the destination measures what arrives (reverse, as
     // `run --remote --reverse`); rr: the source asks and times the round trips.
-    let reverse = run.point.pattern == crate::config::Pattern::Stream;
-    let request = crate::remote::client::request_for(&run_spec, reverse);
-    let source = RemotePeer::new(spec.hosts[src].clone(), spec.token.clone(), false);
-    let names_of = (names[src].as_str(), names[dst].as_str());
-    match source.peer_run(&spec.hosts[dst], names_of, request, interrupt) {
+    let reverse = run.point.pattern == Pattern::Stream;
+    let pair = PairRun {
+        src: &spec.hosts[src],
+        dst: &spec.hosts[dst],
+        names: (names[src].as_str(), names[dst].as_str()),
+        spec: &run_spec,
+        reverse,
+        token: spec.token.as_deref(),
+    };
+    match hosts.run_pair(&pair, interrupt) {
         Ok(record) => record,
         Err(e) => failed_record(spec, names, run, e.to_string()),
     }
 }
 
 /// After a failed run: a host whose server does not answer its hello is down from now on.
-fn diagnose(spec: &MeshSpec, health: &Health, run: &Run) {
+fn diagnose(hosts: &dyn MeshHosts, spec: &MeshSpec, health: &Health, run: &Run) {
     for host in [run.pair.src, run.pair.dst] {
-        if let Err(why) = check_host(spec, host) {
+        if let Err(why) = check_host(hosts, spec, host) {
             health.mark_down(host, why);
         }
     }

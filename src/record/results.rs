@@ -19,7 +19,7 @@ pub struct ResultsFile {
 /// Reads `DIR/results.jsonl`, checking every record's schema. Errors name the file and line
 /// and are input errors.
 pub fn read_results_file(dir: &std::path::Path) -> Result<ResultsFile, crate::error::Error> {
-    use crate::config::ConfigError;
+    use crate::error::ConfigError;
     let path = dir.join("results.jsonl");
     let text = std::fs::read_to_string(&path).map_err(|e| {
         ConfigError(format!(
@@ -72,11 +72,11 @@ pub fn check_schema(
     path: &std::path::Path,
     line: Option<usize>,
     record: &serde_json::Value,
-) -> Result<(), crate::config::ConfigError> {
+) -> Result<(), crate::error::ConfigError> {
     let version = record["schema_version"].as_u64().unwrap_or(0);
     if version == 0 || version > SCHEMA_VERSION as u64 {
         let at = line.map_or(String::new(), |l| format!(":{l}"));
-        return Err(crate::config::ConfigError(format!(
+        return Err(crate::error::ConfigError(format!(
             "{}{at}: schema_version {version}; this bytepath reads 1 to {SCHEMA_VERSION} (a newer bytepath wrote it?)",
             path.display()
         )));

@@ -2,18 +2,13 @@
 //! server to run the side of every flow the statistics do not follow (stream sender, rr
 //! server), opens the data connections tagged with the session cookie, releases the server's
 //! side with `Go`, and reads the server's samples back at the end.
-use super::protocol::{
-    self, ErrorCode, FileRequest, FrameError, Message, RunRequest, DATA_TAG_BYTES, VERSION,
-};
-use super::{apply_options, capabilities, local_role, remote_role, FILE, REVERSE, SERVERS, UDP};
-use crate::config::{Pattern, RunSpec};
+use super::protocol::{self, ErrorCode, FrameError, Message, RunRequest, DATA_TAG_BYTES, VERSION};
+use super::{apply_options, capabilities, local_role, remote_role, REVERSE, SERVERS, UDP};
 use crate::engine::control::Control;
 use crate::engine::peer::{LocalEnd, Peer, PeerSlices, PeerWatch};
 use crate::engine::worker::{Role, ThreadSample};
 use crate::error::Error;
-use crate::file::record::{Residency, SideUsage};
-use crate::servers::model::ServerModel;
-use crate::servers::process::{ServerReport, ServerSide};
+use crate::spec::{Pattern, RunSpec, Target};
 use crate::transport::datagram::{send_buffer, RECEIVE_TIMEOUT};
 use crate::transport::tcp::max_send_buffer;
 use crate::transport::{Endpoint, SocketOptions, Transport};
@@ -25,32 +20,18 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
+mod files;
 mod peer;
+mod servers;
+pub use files::RemoteFiles;
+pub use peer::MeshClient;
+pub use servers::RemoteServers;
 
 /// How long the client waits for the server at each step of the set-up.
 const STEP_TIMEOUT: Duration = Duration::from_secs(10);
 /// The watching thread's read timeout: how often it looks whether the run is over.
 const WATCH_POLL: Duration = Duration::from_millis(200);
-/// file study: how long a file's data connection may stay silent before the transfer fails
-/// (a server host gone without a reset would otherwise hold the receive forever).
-pub const FILE_DATA_IDLE: Duration = STEP_TIMEOUT;
-
-/// Where the server is.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Target {
-    pub host: String,
-    pub port: u16,
-}
-
-impl std::fmt::Display for Target {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        if self.host.contains(':') {
-            write!(f, "[{}]:{}", self.host, self.port)
-        } else {
-            write!(f, "{}:{}", self.host, self.port)
-        }
-    }
-}
+pub use crate::file::transfer::FILE_DATA_IDLE;
 
 /// The client's half of a remote run.
 pub struct RemotePeer {
@@ -130,7 +111,7 @@ impl RemotePeer {
             | ErrorCode::Version
             | ErrorCode::Auth
             | ErrorCode::Forbidden => {
-                crate::config::ConfigError(format!("--remote {}: {message}", self.target)).into()
+                crate::error::ConfigError(format!("--remote {}: {message}", self.target)).into()
             }
             _ => self.fail(format_args!("error: {message}")),
         }
@@ -170,7 +151,7 @@ impl RemotePeer {
             other => return Err(self.unexpected("its hello", &other)),
         };
         if version != VERSION {
-            return Err(crate::config::ConfigError(format!(
+            return Err(crate::error::ConfigError(format!(
                 "--remote {}: protocol version mismatch: this client speaks version {VERSION}, the server speaks version {version}; use the same bytepath release on both hosts",
                 self.target
             ))
@@ -178,14 +159,14 @@ impl RemotePeer {
         }
         self.server_system = system;
         if self.reverse && !self.server_capabilities.iter().any(|c| c == REVERSE) {
-            return Err(crate::config::ConfigError(format!(
+            return Err(crate::error::ConfigError(format!(
                 "--remote {} --reverse: the server ({}) cannot run the measured side; use the same bytepath release on both hosts",
                 self.target, self.server_system
             ))
             .into());
         }
         if self.servers && !self.server_capabilities.iter().any(|c| c == SERVERS) {
-            return Err(crate::config::ConfigError(format!(
+            return Err(crate::error::ConfigError(format!(
                 "--remote {} with servers: the server ({}) cannot run server models; use the same bytepath release on both hosts",
                 self.target, self.server_system
             ))
@@ -197,7 +178,7 @@ impl RemotePeer {
         let nonce =
             protocol::from_hex(&challenge).ok_or_else(|| self.fail("its challenge is not hex"))?;
         let Some(token) = &self.token else {
-            return Err(crate::config::ConfigError(format!(
+            return Err(crate::error::ConfigError(format!(
                 "--remote {}: the server requires a token; give the same one with --token-file",
                 self.target
             ))
@@ -212,64 +193,11 @@ impl RemotePeer {
         if self.server_capabilities.iter().any(|c| c == capability) {
             return Ok(());
         }
-        Err(crate::config::ConfigError(format!(
+        Err(crate::error::ConfigError(format!(
             "--remote {}: the server ({}) cannot {what}; use the same bytepath release on both hosts",
             self.target, self.server_system
         ))
         .into())
-    }
-
-    /// file study: `check` for `file --remote`, which also needs the server to serve files.
-    pub fn check_file(mut self) -> Result<(), Error> {
-        self.handshake()?;
-        let able = self.require(FILE, "serve files (file --remote)");
-        self.send(&Message::Bye)?;
-        able
-    }
-
-    /// file study: asks the server to write and prepare the file, and opens the one data
-    /// connection (cookie, flow index 0). The server writes the whole file before it answers,
-    /// so that step may take as long as writing it does.
-    pub fn open_file(mut self, request: &FileRequest) -> Result<(FileSession, TcpStream), Error> {
-        self.handshake()?;
-        self.require(FILE, "serve files (file --remote)")?;
-        self.send(&Message::FileRun {
-            request: request.clone(),
-        })?;
-        // A slow disk writes 16 MiB/s; past that the server is taken to be gone.
-        let writing = STEP_TIMEOUT + Duration::from_secs(request.size / (16 << 20));
-        self.stream()
-            .set_read_timeout(Some(writing))
-            .map_err(Error::Setup)?;
-        let (port, cookie, hash) = match self.receive("its answer to the file request")? {
-            Message::FileAccepted {
-                data_port,
-                cookie,
-                hash,
-            } => (data_port, cookie, hash),
-            other => return Err(self.unexpected("file_accepted", &other)),
-        };
-        self.stream()
-            .set_read_timeout(Some(STEP_TIMEOUT))
-            .map_err(Error::Setup)?;
-        let cookie = protocol::from_hex(&cookie)
-            .filter(|c| c.len() == protocol::COOKIE_BYTES)
-            .ok_or_else(|| self.fail("its session cookie is not 16 bytes of hex"))?;
-        let mut addr = resolve(&self.target)?;
-        addr.set_port(port);
-        let data = TcpStream::connect_timeout(&addr, STEP_TIMEOUT).and_then(|mut stream| {
-            let mut tag = [0u8; DATA_TAG_BYTES];
-            tag[..cookie.len()].copy_from_slice(&cookie);
-            stream.write_all(&tag)?; // flow index 0: the tag's last four bytes stay zero
-            stream.set_read_timeout(Some(FILE_DATA_IDLE))?;
-            Ok(stream)
-        });
-        let data = data.map_err(|e| {
-            self.fail(format_args!(
-                "opening the data connection to port {port}: {e}"
-            ))
-        })?;
-        Ok((FileSession { peer: self, hash }, data))
     }
 
     /// Says hello (and proves the token) without asking for a run, then says goodbye: whether
@@ -286,38 +214,10 @@ impl RemotePeer {
         Ok(self.server_system)
     }
 
-    /// Asks the server to fork `model` for one `bytepath servers` point.
-    pub fn servers_run(
-        mut self,
-        model: ServerModel,
-        size: usize,
-        server_threads: usize,
-        clients: usize,
-    ) -> Result<ServersAnswer, Error> {
-        self.handshake()?;
-        self.send(&Message::ServersRun {
-            model: model.name().into(),
-            size: size as u64,
-            server_threads: server_threads as u64,
-            clients: clients as u64,
-        })?;
-        match self.receive("its answer to the servers request")? {
-            Message::ServersAccepted { port } => Ok(ServersAnswer::Accepted {
-                port,
-                server: RemoteServer { peer: self },
-            }),
-            Message::ServersSkipped { reason } => Ok(ServersAnswer::Skipped(format!(
-                "the server at {}: {reason}",
-                self.target
-            ))),
-            other => Err(self.unexpected("servers_accepted", &other)),
-        }
-    }
-
     /// Asks for the run; returns the data port, the cookie, and (udp) every flow's port.
     fn request(&mut self, spec: &RunSpec) -> Result<(u16, Vec<u8>, Vec<u16>), Error> {
         if spec.transport == Transport::Udp && !self.server_capabilities.iter().any(|c| c == UDP) {
-            return Err(crate::config::ConfigError(format!(
+            return Err(crate::error::ConfigError(format!(
                 "--remote {} --transport udp: the server ({}) carries tcp only; use the same bytepath release on both hosts",
                 self.target, self.server_system
             ))
@@ -403,51 +303,6 @@ impl RemotePeer {
             })
             .collect::<io::Result<_>>()
             .map_err(|e| self.fail(format_args!("opening data connections to port {port}: {e}")))
-    }
-}
-
-/// file study: one remote file transfer between `FileAccepted` and `FileSent`.
-pub struct FileSession {
-    peer: RemotePeer,
-    /// The file's xxh3-64 as the server computed it (when verifying).
-    pub hash: Option<u64>,
-}
-
-/// What the server reported after sending.
-pub struct FileSent {
-    pub server: Option<SideUsage>,
-    pub syscalls: Option<u64>,
-    pub residency: Residency,
-    pub error: Option<String>,
-}
-
-impl FileSession {
-    /// Tells the server to send; returns the instant just before the message left.
-    pub fn go(&mut self, rep: u32) -> Result<Instant, Error> {
-        let go = Instant::now();
-        self.peer.send(&Message::FileGo { rep })?;
-        Ok(go)
-    }
-
-    /// Reads the server's report (after this host has read to EOF) and says goodbye.
-    pub fn sent(mut self) -> Result<FileSent, Error> {
-        match self.peer.receive("its report of the sent file")? {
-            Message::FileSent {
-                server,
-                syscalls,
-                residency,
-                error,
-            } => {
-                let _ = self.peer.send(&Message::Bye);
-                Ok(FileSent {
-                    server,
-                    syscalls,
-                    residency,
-                    error,
-                })
-            }
-            other => Err(self.peer.unexpected("file_sent", &other)),
-        }
     }
 }
 
@@ -629,61 +484,13 @@ impl PeerWatch for RemoteWatch {
     }
 }
 
-/// The server's answer to a `servers_run`.
-pub enum ServersAnswer {
-    /// The model listens on `port` of the server's host.
-    Accepted { port: u16, server: RemoteServer },
-    /// The model cannot run there (io_uring unavailable): why.
-    Skipped(String),
-}
-
-/// A `bytepath servers` point's server, forked by `bytepath server` on the other host and
-/// driven over the control connection.
-pub struct RemoteServer {
-    peer: RemotePeer,
-}
-
-impl ServerSide for RemoteServer {
-    fn start_window(&mut self) -> io::Result<()> {
-        protocol::write_message(self.peer.stream(), &Message::ServersWindow)
-    }
-
-    fn end_window(&mut self, deadline: Duration) -> Result<ServerReport, String> {
-        self.peer
-            .send(&Message::ServersStop)
-            .map_err(|e| e.to_string())?;
-        // The server needs its own deadline for its process's report, plus the trip back.
-        let _ = self
-            .peer
-            .stream()
-            .set_read_timeout(Some(deadline + STEP_TIMEOUT));
-        match self.peer.receive("the server's report") {
-            Ok(Message::ServersReport { report }) => Ok(*report),
-            Ok(other) => Err(self.peer.unexpected("servers_report", &other).to_string()),
-            Err(e) => Err(e.to_string()),
-        }
-    }
-
-    /// The server says so in its answer to `servers_stop`; nothing to look at before.
-    fn ended(&mut self) -> Option<String> {
-        None
-    }
-
-    fn close(mut self: Box<Self>) {
-        // `bye` back means the point's server process is gone and the next point may start.
-        let _ = self.peer.send(&Message::Bye);
-        let _ = self.peer.stream().set_read_timeout(Some(STEP_TIMEOUT));
-        let _ = protocol::read_message(self.peer.stream());
-    }
-}
-
 pub fn resolve(target: &Target) -> Result<SocketAddr, Error> {
     (target.host.as_str(), target.port)
         .to_socket_addrs()
         .ok()
         .and_then(|mut addrs| addrs.next())
         .ok_or_else(|| {
-            crate::config::ConfigError(format!(
+            crate::error::ConfigError(format!(
                 "--remote {target}: the host name does not resolve to an address"
             ))
             .into()

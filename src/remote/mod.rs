@@ -7,22 +7,23 @@
 //! the client's half toward another server when a driver asks (`peer_server`, `client::peer`),
 //! only toward the addresses its `--allow-peers` holds (`allow`).
 pub mod allow;
+pub mod auth;
 pub mod client;
 pub mod file_server;
+pub mod frame;
 mod peer_server;
 pub mod protocol;
 pub mod server;
 pub mod udp;
 
-use crate::config::Pattern;
 use crate::engine::worker::Role;
+use crate::spec::Pattern;
 use crate::transport::SocketOptions;
 use protocol::{COOKIE_BYTES, DATA_TAG_BYTES};
 use std::io;
 use std::net::TcpStream;
 
-/// The port `bytepath server` listens on unless `--port` says otherwise.
-pub const DEFAULT_PORT: u16 = 5301;
+pub use crate::spec::remote::DEFAULT_PORT;
 
 /// The capability a server announces when it can run the measured side (`run --reverse`).
 pub const REVERSE: &str = "reverse";

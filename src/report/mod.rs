@@ -1,6 +1,9 @@
-//! Exporters: a run record in, bytes out, one file per format; and the sweep report
-//! (report.html with inline SVG plots, report.md) rendered from DIR/results.jsonl.
+//! Exporters: a run record in, bytes out, one file per format; the sweep report (report.html
+//! with inline SVG plots, report.md) rendered from DIR/results.jsonl; the results folder every
+//! study writes (`folder`, `visit_folder`); and the page, table and plot kit the single-study
+//! reports share (`study`, `plot`). Which report a folder gets is the command's to say.
 pub mod csv;
+pub mod folder;
 pub mod html;
 pub mod json;
 pub mod limits;
@@ -10,61 +13,11 @@ pub mod plots;
 pub mod study;
 pub mod summary;
 pub mod table;
+pub mod visit_folder;
 pub mod write;
 
-use crate::cli::ReportArgs;
-use crate::error::{Error, Status};
+use crate::error::Error;
 use crate::record::RunRecord;
-
-/// `bytepath report DIR`: re-render report.html and report.md from saved results.
-pub fn command(args: &ReportArgs) -> Result<Status, Error> {
-    let html = match study_kind(&args.dir) {
-        Some(kind) => {
-            if args.output.is_some() {
-                return Err(Error::Config(crate::config::ConfigError(format!(
-                    "--output: a {kind} folder's report is written into the folder itself; leave --output out"
-                ))));
-            }
-            match kind {
-                StudyKind::File => crate::file::report::rerender(&args.dir)?,
-                StudyKind::Servers => crate::servers::report::rerender(&args.dir)?,
-                StudyKind::Mesh => crate::mesh::report::rerender(&args.dir)?,
-            }
-        }
-        None => write_reports(&args.dir, args.output.as_deref())?,
-    };
-    println!("report: {}", html.display());
-    Ok(Status::Success)
-}
-
-/// A results folder written by a single-study command: its records are that study's
-/// (transfers, server points), not runs, and it renders its own report.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum StudyKind {
-    File,
-    Servers,
-    Mesh,
-}
-
-impl std::fmt::Display for StudyKind {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            StudyKind::File => "file study",
-            StudyKind::Servers => "servers study",
-            StudyKind::Mesh => "mesh",
-        })
-    }
-}
-
-/// Which study wrote `dir`, as its marker's kind says; None for sweeps and run folders.
-fn study_kind(dir: &std::path::Path) -> Option<StudyKind> {
-    match study::kind(dir)?.as_str() {
-        crate::file::FILE_KIND => Some(StudyKind::File),
-        crate::servers::record::SERVERS_KIND => Some(StudyKind::Servers),
-        crate::mesh::MESH_KIND => Some(StudyKind::Mesh),
-        _ => None,
-    }
-}
 
 /// Renders `dir/results.jsonl` into report.html (at `html_out`, default `dir/report.html`) and
 /// report.md beside it; returns the HTML path.

@@ -2,9 +2,9 @@
 //! the names of their two files, one self-contained page skeleton, one table in three formats
 //! (aligned text, GitHub-flavoured Markdown, HTML), and reading a results folder back for
 //! `bytepath report DIR`. Kept in one place so the two studies' reports look and parse alike.
+use super::folder::{MARKER, RESULTS_JSONL};
 use super::plot::escape;
 use crate::error::Error;
-use crate::sweep::folder::{MARKER, RESULTS_JSONL};
 use serde::de::DeserializeOwned;
 use std::fmt::Write;
 use std::path::Path;

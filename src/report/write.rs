@@ -3,7 +3,7 @@
 //! written to a temporary file and renamed, so a failure never leaves a half-written report.
 use super::{html, markdown};
 use crate::analysis::{load, Dataset};
-use crate::config::ConfigError;
+use crate::error::ConfigError;
 use crate::error::Error;
 use std::path::{Path, PathBuf};
 
@@ -39,7 +39,7 @@ pub fn read_results(dir: &Path) -> Result<Dataset, Error> {
 
 /// `dir/probe.json`, if the sweep recorded one.
 fn read_probe(dir: &Path) -> Result<Option<serde_json::Value>, Error> {
-    let path = dir.join(crate::sweep::PROBE_JSON);
+    let path = dir.join(super::folder::PROBE_JSON);
     match std::fs::read_to_string(&path) {
         Ok(text) => serde_json::from_str(&text)
             .map(Some)

@@ -26,6 +26,8 @@ pub const STOP: u8 = 3;
 /// How long a wait may last before the thread looks at the phase again.
 const PHASE_CHECK_MS: i32 = 10;
 
+mod connect;
+
 #[derive(Debug, Clone)]
 pub struct LoadSpec {
     pub addr: SocketAddrV4,
@@ -279,99 +281,6 @@ fn client_thread(
 impl Thread<'_> {
     fn now_ns(&self) -> u64 {
         self.base.elapsed().as_nanos() as u64
-    }
-
-    /// Connects this thread's share (connection ids index, index + threads, …) and waits
-    /// until each handshake has ended or the setup time is up.
-    fn connect_share(&mut self, index: usize) {
-        let spec = self.spec;
-        for id in (index..spec.clients).step_by(spec.client_threads) {
-            match events::connect_nonblocking(spec.addr) {
-                Ok(fd) => {
-                    let slot = self.conns.len() as u64;
-                    if let Err(e) = self.epoll.add(fd.as_fd(), events::WRITABLE, slot) {
-                        self.connect_failed(e);
-                        continue;
-                    }
-                    self.conns.push(Connection {
-                        fd: Some(fd),
-                        id,
-                        request: vec![0u8; spec.size].into_boxed_slice(),
-                        echo: vec![0u8; spec.size].into_boxed_slice(),
-                        sent: 0,
-                        received: 0,
-                        state: State::Connecting,
-                        seq: 0,
-                        intended_ns: 0,
-                        offset_ns: 0,
-                        completed: 0,
-                        first_ns: None,
-                        last_ns: None,
-                        writable_interest: true,
-                    });
-                }
-                Err(e) => self.connect_failed(e),
-            }
-        }
-        let deadline = Instant::now() + spec.setup_timeout;
-        let mut pending = self.conns.len();
-        let mut list = EventList::with_capacity(1024);
-        while pending > 0 && Instant::now() < deadline {
-            let n = self.epoll.wait(&mut list, PHASE_CHECK_MS).unwrap_or(0);
-            for i in 0..n {
-                let (slot, _) = list.get(i);
-                let c = &mut self.conns[slot as usize];
-                if c.state != State::Connecting {
-                    continue;
-                }
-                pending -= 1;
-                let fd = c.fd.as_ref().expect("connecting has a socket");
-                let outcome = match events::take_error(fd.as_fd()) {
-                    Ok(None) => self
-                        .epoll
-                        .modify(fd.as_fd(), events::READABLE, slot)
-                        .and_then(|()| {
-                            socket::set_int_option(
-                                fd.as_fd(),
-                                libc::IPPROTO_TCP,
-                                libc::TCP_NODELAY,
-                                1,
-                            )
-                        }),
-                    Ok(Some(e)) | Err(e) => Err(e),
-                };
-                match outcome {
-                    Ok(()) => {
-                        c.state = State::Waiting;
-                        c.writable_interest = false;
-                        self.result.connected += 1;
-                        self.open += 1;
-                    }
-                    Err(e) => {
-                        c.state = State::Done;
-                        c.fd = None;
-                        self.connect_failed(e);
-                    }
-                }
-            }
-        }
-        for c in &mut self.conns {
-            if c.state == State::Connecting {
-                c.state = State::Done;
-                c.fd = None;
-                self.result.failed_connects += 1;
-                self.result.first_connect_error.get_or_insert_with(|| {
-                    format!("connect still pending after {:?}", spec.setup_timeout)
-                });
-            }
-        }
-    }
-
-    fn connect_failed(&mut self, e: io::Error) {
-        self.result.failed_connects += 1;
-        self.result
-            .first_connect_error
-            .get_or_insert_with(|| format!("connect: {e}"));
     }
 
     fn run(&mut self, phase: &AtomicU8) {

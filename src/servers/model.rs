@@ -1,7 +1,7 @@
 //! The server models `bytepath servers` compares, and the one `match` that starts each.
 use super::readiness::{self, Readiness};
 use super::{blocking, uring, ServerStats};
-use crate::config::ConfigError;
+use crate::error::ConfigError;
 use std::net::TcpListener;
 use std::sync::Arc;
 

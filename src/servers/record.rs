@@ -1,29 +1,22 @@
-//! One record per (model, clients) point, the command loop that measures the points, and
-//! the CSV columns. Values that could not be measured are null with a `<key>_unavailable_reason`.
-use super::load::{self, ConnectionSpan, Load, LoadSpec};
-use super::model::ServerModel;
-use super::process::{self, ServerReport, ServerSide};
-use super::ServersSpec;
-use crate::cli::ServersArgs;
+//! One record per (model, clients) point, as typed serde structs (like the run record), with
+//! the CSV columns. Values that could not be measured are null with a
+//! `<key>_unavailable_reason`. A record is written through a `serde_json::Value`, so every
+//! object's keys come out sorted, as they always have.
+use super::load::{self, ConnectionSpan};
+use super::process::ServerReport;
 use crate::environment::Environment;
-use crate::error::{Error, Status};
 use crate::measure::counters::{CounterEvent, CounterValue};
 use crate::measure::histogram::{LatencyHistogram, LatencySummary};
-use crate::remote::client::{self, RemotePeer, ServersAnswer};
-use crate::sweep::folder::{self, Saved};
-use crate::sys;
-use crate::transport::Link;
-use serde_json::{json, Value};
-use std::net::{Ipv4Addr, SocketAddrV4, TcpListener};
-use std::os::fd::AsFd;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use crate::record::{Metric, MetricSet, SweepPoint};
+use crate::report::csv::{self, Cell, Column};
+use crate::spec::Network;
+use serde::Serialize;
 
 pub const SERVERS_KIND: &str = "bytepath servers results";
 pub const SERVERS_SCHEMA_VERSION: u32 = 1;
 
 /// How a point ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum PointStatus {
     Completed,
@@ -36,7 +29,52 @@ pub enum PointStatus {
     Interrupted,
 }
 
-#[derive(Debug, Clone, serde::Serialize)]
+/// One point's record.
+#[derive(Debug, Clone, Serialize)]
+pub struct ServersRecord {
+    pub schema_version: u32,
+    pub command: &'static str,
+    pub config: PointConfig,
+    pub status: PointStatus,
+    /// Why a refused or skipped point was not measured.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    pub errors: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub metrics: Option<PointMetrics>,
+    /// `--record-connections`: every connection's completions.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub connections: Option<Vec<ConnectionSpan>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub environment: Option<Environment>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sweep_point: Option<SweepPoint>,
+}
+
+impl ServersRecord {
+    /// A point's record before it is measured (or refused): `status` says how it ended.
+    pub fn new(config: PointConfig, status: PointStatus) -> ServersRecord {
+        ServersRecord {
+            schema_version: SERVERS_SCHEMA_VERSION,
+            command: "servers",
+            config,
+            status,
+            reason: None,
+            errors: Vec::new(),
+            metrics: None,
+            connections: None,
+            environment: None,
+            sweep_point: None,
+        }
+    }
+
+    /// The record as written: a JSON value, its keys sorted.
+    pub fn to_value(&self) -> serde_json::Value {
+        serde_json::to_value(self).expect("a servers record serializes")
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
 pub struct PointConfig {
     pub model: &'static str,
     pub server_threads: usize,
@@ -58,83 +96,149 @@ pub struct PointConfig {
     pub placement: super::Placement,
     /// Where the server and the clients ran, in words and as data.
     pub where_sides_run: String,
-    pub network: crate::config::Network,
+    pub network: Network,
 }
 
-/// A metric that may be unavailable, flattened as `key` and `key_unavailable_reason`.
-fn counter(v: &CounterValue) -> (Option<f64>, Option<String>) {
+/// What the load generator and the server measured at one point.
+#[derive(Debug, Clone, Serialize)]
+pub struct PointMetrics {
+    pub requests: u64,
+    pub requests_per_s: Option<f64>,
+    pub measured_s: f64,
+    pub latency_ns: Option<LatencySummary>,
+    pub mismatched_requests: u64,
+    pub connection_errors: u64,
+    pub connected: usize,
+    pub failed_connects: usize,
+    pub first_connect_error: Option<String>,
+    pub server: Option<ServerMetrics>,
+    pub client: ClientMetrics,
+}
+
+/// The load generator's own cost.
+#[derive(Debug, Clone, Serialize)]
+pub struct ClientMetrics {
+    pub cpu_time_ns: u64,
+    pub threads: usize,
+    pub cpu_share_per_thread: Option<f64>,
+}
+
+/// What the server process alone cost over the window.
+#[derive(Debug, Clone, Serialize)]
+pub struct ServerMetrics {
+    /// The server's perf counters and its IPC: `key: value|null` with
+    /// `key_unavailable_reason`.
+    #[serde(flatten)]
+    pub counters: MetricSet,
+    pub cpu_time_ns: u64,
+    /// CPU per request: task-clock when perf counted it, else getrusage's CPU time.
+    pub cpu_per_request_ns: Option<f64>,
+    pub context_switches_per_request: Option<f64>,
+    pub voluntary_switches: u64,
+    pub involuntary_switches: u64,
+    pub threads: usize,
+    pub peak_rss_bytes: Option<u64>,
+    pub rss_at_fork_bytes: Option<u64>,
+    pub accepted_connections: u64,
+    pub allowed_cpus: Vec<usize>,
+}
+
+/// The server's counters a record keeps, by key.
+const SERVER_COUNTERS: [(&str, CounterEvent); 6] = [
+    ("task_clock_ns", CounterEvent::TaskClock),
+    ("context_switches", CounterEvent::ContextSwitches),
+    ("cycles", CounterEvent::Cycles),
+    ("instructions", CounterEvent::Instructions),
+    ("cache_references", CounterEvent::CacheReferences),
+    ("cache_misses", CounterEvent::CacheMisses),
+];
+
+fn metric(v: &CounterValue) -> Metric {
     match v {
-        CounterValue::Counted { value, .. } => (Some(*value), None),
-        CounterValue::Unavailable(r) => (None, Some(r.clone())),
+        CounterValue::Counted { value, .. } => Metric::Value(*value),
+        CounterValue::Unavailable(r) => Metric::Unavailable(r.clone()),
     }
 }
 
-fn server_json(r: &ServerReport, requests: u64) -> Value {
-    let mut out = serde_json::Map::new();
-    let per_request = |v: Option<f64>| v.filter(|_| requests > 0).map(|v| v / requests as f64);
-    for (key, event) in [
-        ("task_clock_ns", CounterEvent::TaskClock),
-        ("context_switches", CounterEvent::ContextSwitches),
-        ("cycles", CounterEvent::Cycles),
-        ("instructions", CounterEvent::Instructions),
-        ("cache_references", CounterEvent::CacheReferences),
-        ("cache_misses", CounterEvent::CacheMisses),
-    ] {
-        let (value, reason) = counter(r.counters.get(event));
-        out.insert(key.into(), json!(value));
-        if let Some(reason) = reason {
-            out.insert(format!("{key}_unavailable_reason"), json!(reason));
+impl ServerMetrics {
+    /// The server's report, `requests` answered over the window.
+    pub fn of(r: &ServerReport, requests: u64) -> ServerMetrics {
+        let per_request = |v: f64| (requests > 0).then(|| v / requests as f64);
+        let mut counters: Vec<(String, Metric)> = SERVER_COUNTERS
+            .iter()
+            .map(|&(key, event)| (key.to_string(), metric(r.counters.get(event))))
+            .collect();
+        let cycles = r.counters.get(CounterEvent::Cycles);
+        let instructions = r.counters.get(CounterEvent::Instructions).value();
+        let ipc = match cycles.value().zip(instructions) {
+            Some((c, i)) if c > 0.0 => Metric::Value(i / c),
+            _ => Metric::Unavailable(match cycles {
+                CounterValue::Unavailable(why) => why.clone(),
+                CounterValue::Counted { .. } => "no cycles counted".into(),
+            }),
+        };
+        counters.push(("ipc".into(), ipc));
+        let task_clock = r.counters.get(CounterEvent::TaskClock).value();
+        let switches = r.counters.get(CounterEvent::ContextSwitches).value();
+        let switches = switches.unwrap_or((r.voluntary_switches + r.involuntary_switches) as f64);
+        ServerMetrics {
+            counters: MetricSet(counters),
+            cpu_time_ns: r.cpu_time_ns,
+            cpu_per_request_ns: per_request(task_clock.unwrap_or(r.cpu_time_ns as f64)),
+            context_switches_per_request: per_request(switches),
+            voluntary_switches: r.voluntary_switches,
+            involuntary_switches: r.involuntary_switches,
+            threads: r.threads,
+            peak_rss_bytes: r.peak_rss_bytes,
+            rss_at_fork_bytes: r.rss_at_fork_bytes,
+            accepted_connections: r.accepted,
+            allowed_cpus: r.allowed_cpus.clone(),
         }
     }
-    let (cycles, why_cycles) = counter(r.counters.get(CounterEvent::Cycles));
-    let (instructions, _) = counter(r.counters.get(CounterEvent::Instructions));
-    let ipc = cycles
-        .zip(instructions)
-        .filter(|(c, _)| *c > 0.0)
-        .map(|(c, i)| i / c);
-    out.insert("ipc".into(), json!(ipc));
-    if ipc.is_none() {
-        out.insert(
-            "ipc_unavailable_reason".into(),
-            json!(why_cycles.unwrap_or_else(|| "no cycles counted".into())),
-        );
+}
+
+impl PointMetrics {
+    /// What the load generator measured (`m`), the server's report if it gave one, and the
+    /// load generator's thread count.
+    pub fn of(m: &Measured, server: Option<&ServerReport>, client_threads: usize) -> PointMetrics {
+        let rps = (m.measured_s > 0.0).then(|| m.requests as f64 / m.measured_s);
+        let busy = (m.measured_s > 0.0)
+            .then(|| m.client_cpu_ns as f64 / 1e9 / (m.measured_s * client_threads as f64));
+        PointMetrics {
+            requests: m.requests,
+            requests_per_s: rps,
+            measured_s: m.measured_s,
+            latency_ns: m.latency,
+            mismatched_requests: m.mismatched,
+            connection_errors: m.connection_errors,
+            connected: m.connected,
+            failed_connects: m.failed_connects,
+            first_connect_error: m.first_connect_error.clone(),
+            server: server.map(|s| ServerMetrics::of(s, m.requests)),
+            client: ClientMetrics {
+                cpu_time_ns: m.client_cpu_ns,
+                threads: client_threads,
+                cpu_share_per_thread: busy,
+            },
+        }
     }
-    // CPU per request: task-clock when perf counted it, else getrusage's CPU time.
-    let (task_clock, _) = counter(r.counters.get(CounterEvent::TaskClock));
-    let cpu = task_clock.unwrap_or(r.cpu_time_ns as f64);
-    out.insert("cpu_time_ns".into(), json!(r.cpu_time_ns));
-    out.insert("cpu_per_request_ns".into(), json!(per_request(Some(cpu))));
-    let (switches, _) = counter(r.counters.get(CounterEvent::ContextSwitches));
-    let switches = switches.unwrap_or((r.voluntary_switches + r.involuntary_switches) as f64);
-    out.insert(
-        "context_switches_per_request".into(),
-        json!(per_request(Some(switches))),
-    );
-    out.insert("voluntary_switches".into(), json!(r.voluntary_switches));
-    out.insert("involuntary_switches".into(), json!(r.involuntary_switches));
-    out.insert("threads".into(), json!(r.threads));
-    out.insert("peak_rss_bytes".into(), json!(r.peak_rss_bytes));
-    out.insert("rss_at_fork_bytes".into(), json!(r.rss_at_fork_bytes));
-    out.insert("accepted_connections".into(), json!(r.accepted));
-    out.insert("allowed_cpus".into(), json!(r.allowed_cpus));
-    Value::Object(out)
 }
 
 /// What the load generator measured at one point.
-struct Measured {
-    requests: u64,
-    measured_s: f64,
-    latency: Option<LatencySummary>,
-    mismatched: u64,
-    connection_errors: u64,
-    connected: usize,
-    failed_connects: usize,
-    first_connect_error: Option<String>,
-    client_cpu_ns: u64,
-    spans: Vec<ConnectionSpan>,
+pub struct Measured {
+    pub requests: u64,
+    pub measured_s: f64,
+    pub latency: Option<LatencySummary>,
+    pub mismatched: u64,
+    pub connection_errors: u64,
+    pub connected: usize,
+    pub failed_connects: usize,
+    pub first_connect_error: Option<String>,
+    pub client_cpu_ns: u64,
+    pub spans: Vec<ConnectionSpan>,
 }
 
-fn gather(results: Vec<load::ThreadResult>, measured_s: f64) -> Measured {
+pub fn gather(results: Vec<load::ThreadResult>, measured_s: f64) -> Measured {
     let mut h = LatencyHistogram::new();
     let mut m = Measured {
         requests: 0,
@@ -162,463 +266,6 @@ fn gather(results: Vec<load::ThreadResult>, measured_s: f64) -> Measured {
     m.spans.sort_by_key(|s| s.connection);
     m.latency = h.summary();
     m
-}
-
-fn metrics_json(m: &Measured, server: Option<&ServerReport>, client_threads: usize) -> Value {
-    let rps = (m.measured_s > 0.0).then(|| m.requests as f64 / m.measured_s);
-    let busy = (m.measured_s > 0.0)
-        .then(|| m.client_cpu_ns as f64 / 1e9 / (m.measured_s * client_threads as f64));
-    json!({
-        "requests": m.requests,
-        "requests_per_s": rps,
-        "measured_s": m.measured_s,
-        "latency_ns": m.latency,
-        "mismatched_requests": m.mismatched,
-        "connection_errors": m.connection_errors,
-        "connected": m.connected,
-        "failed_connects": m.failed_connects,
-        "first_connect_error": m.first_connect_error,
-        "server": server.map(|s| server_json(s, m.requests)),
-        "client": {
-            "cpu_time_ns": m.client_cpu_ns,
-            "threads": client_threads,
-            "cpu_share_per_thread": busy,
-        },
-    })
-}
-
-/// Stalled clients for the robustness tests: connect and never send, send half a request and
-/// stop, or send half and close. Held open until the point ends.
-fn open_stalled(
-    link: &Link,
-    addr: SocketAddrV4,
-    n: usize,
-    size: usize,
-) -> Vec<std::net::TcpStream> {
-    use std::io::Write;
-    // Half a request: always short of a whole one (none at all for a 1-byte request).
-    let half = vec![0u8; size / 2];
-    let mut held = Vec::new();
-    for i in 0..n {
-        let Ok(mut s) = link.on_sending_side(|| std::net::TcpStream::connect(addr)) else {
-            continue;
-        };
-        match i % 3 {
-            0 => held.push(s),
-            1 => {
-                let _ = s.write_all(&half);
-                held.push(s);
-            }
-            _ => {
-                let _ = s.write_all(&half);
-                drop(s); // gone mid-request
-            }
-        }
-    }
-    held
-}
-
-/// `--remote`: the host whose `bytepath server` forks every point's server model.
-pub struct RemoteServers {
-    pub run: crate::config::RemoteRun,
-    /// The address the load generator connects to (the server's listener port comes per point).
-    pub addr: Ipv4Addr,
-    /// The server's version and kernel, from its hello.
-    pub system: String,
-}
-
-impl RemoteServers {
-    /// Says hello (and proves the token) once, so an unreachable server, a wrong token or a
-    /// server without server models is one error before any point.
-    fn open(run: &crate::config::RemoteRun) -> Result<RemoteServers, Error> {
-        let addr = match client::resolve(&run.target)? {
-            std::net::SocketAddr::V4(a) => *a.ip(),
-            std::net::SocketAddr::V6(a) => {
-                return Err(crate::config::ConfigError(format!(
-                    "--remote {}: resolves to the IPv6 address {}; the load generator connects over IPv4 only; give an IPv4 address",
-                    run.target,
-                    a.ip()
-                ))
-                .into())
-            }
-        };
-        let system =
-            RemotePeer::for_servers(run.target.clone(), run.token.clone()).check_system()?;
-        Ok(RemoteServers {
-            run: run.clone(),
-            addr,
-            system,
-        })
-    }
-}
-
-/// Why a point was not measured: its status and reason.
-type NotRun = (PointStatus, String);
-
-/// Starts the point's server, forked here or on the remote host; returns it and the address
-/// its clients connect to.
-fn start_server(
-    spec: &ServersSpec,
-    link: &Link,
-    remote: Option<&RemoteServers>,
-    model: ServerModel,
-    clients: usize,
-) -> Result<(Box<dyn ServerSide>, SocketAddrV4), NotRun> {
-    let failed = |reason: String| (PointStatus::Failed, reason);
-    if let Some(remote) = remote {
-        let peer = RemotePeer::for_servers(remote.run.target.clone(), remote.run.token.clone());
-        return match peer.servers_run(model, spec.size, spec.server_threads, clients) {
-            Ok(ServersAnswer::Accepted { port, server }) => {
-                Ok((Box::new(server), SocketAddrV4::new(remote.addr, port)))
-            }
-            Ok(ServersAnswer::Skipped(reason)) => Err((PointStatus::Skipped, reason)),
-            // The server's limits and refusals: this point is refused, the study goes on.
-            Err(Error::Config(e)) => Err((PointStatus::Refused, e.0)),
-            Err(e) => Err(failed(e.to_string())),
-        };
-    }
-    // The listener, and so every connection the server accepts, lives on the receiving side.
-    let listener = link
-        .on_receiving_side(|| TcpListener::bind(SocketAddrV4::new(link.server_addr(), 0)))
-        .map_err(|e| failed(format!("binding the listener: {e}")))?;
-    let backlog = (clients + spec.stalled_clients).min(i32::MAX as usize) as i32;
-    sys::events::set_backlog(listener.as_fd(), backlog)
-        .map_err(|e| failed(format!("listen: {e}")))?;
-    let addr = match listener.local_addr() {
-        Ok(std::net::SocketAddr::V4(a)) => a,
-        other => return Err(failed(format!("listener address: {other:?}"))),
-    };
-    let setup = process::ServerSetup {
-        model,
-        size: spec.size,
-        threads: spec.server_threads,
-        cpus: spec.placement.server_cpus.as_deref(),
-    };
-    let server =
-        process::spawn(setup, listener).map_err(|e| failed(format!("forking the server: {e}")))?;
-    Ok((Box::new(server), addr))
-}
-
-/// Measures one point; `Err` says why the point could not run at all.
-fn measure(
-    spec: &ServersSpec,
-    link: &Link,
-    remote: Option<&RemoteServers>,
-    model: ServerModel,
-    clients: usize,
-    interrupt: &AtomicBool,
-) -> Result<(Measured, Result<ServerReport, String>), NotRun> {
-    let (mut server, addr) = start_server(spec, link, remote, model, clients)?;
-    let failed = |reason: String| (PointStatus::Failed, reason);
-    let stalled = open_stalled(link, addr, spec.stalled_clients, spec.size);
-    let load = Load::start(&LoadSpec {
-        addr,
-        clients,
-        client_threads: spec.client_threads.min(clients),
-        size: spec.size,
-        rate: spec.rate,
-        requests_per_connection: spec.requests_per_connection,
-        setup_timeout: Duration::from_secs(10) + Duration::from_millis(clients as u64),
-        cpus: spec.placement.client_cpus.clone(),
-        netns: link
-            .sending_netns()
-            .map_err(|e| failed(format!("opening the clients' network namespace: {e}")))?,
-    })
-    .map_err(|e| failed(format!("starting the client threads: {e}")))?;
-    load.wait_ready();
-    if !spec.warmup.is_zero() {
-        load.set_phase(load::WARMUP);
-        sleep_unless(spec.warmup, &load, interrupt);
-    }
-    let _ = server.start_window();
-    load.set_phase(load::MEASURE);
-    let started = Instant::now();
-    let fell_over = sleep_unless(spec.duration, &load, interrupt)
-        .then(|| server.ended())
-        .flatten();
-    load.set_phase(load::STOP);
-    let measured_s = started.elapsed().as_secs_f64();
-    let report = match fell_over {
-        Some(reason) => Err(reason),
-        None => server.end_window(Duration::from_secs(10)),
-    };
-    let results = load.join();
-    drop(stalled);
-    server.close();
-    Ok((gather(results, measured_s), report))
-}
-
-/// Sleeps for `d` unless every client thread finished or Ctrl-C came; true if cut short
-/// (the caller then checks whether the server fell over).
-fn sleep_unless(d: Duration, load: &Load, interrupt: &AtomicBool) -> bool {
-    let until = Instant::now() + d;
-    while Instant::now() < until {
-        if load.all_finished() || interrupt.load(Ordering::SeqCst) {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(2).min(until - Instant::now()));
-    }
-    false
-}
-
-/// Where the server and the clients ran, in words.
-fn where_sides_run(link: &Link, remote: Option<&RemoteServers>) -> String {
-    match remote {
-        None => format!(
-            "{}; the server in a forked process, the clients in this one",
-            link.describe()
-        ),
-        Some(r) => format!(
-            "remote: the server at {} ({}) ran the server model in a process it forked; this host ran the clients (unpinned) and measured",
-            r.run.target, r.system
-        ),
-    }
-}
-
-fn config(
-    spec: &ServersSpec,
-    where_sides_run: String,
-    model: ServerModel,
-    clients: usize,
-    requested: usize,
-    capped: Option<String>,
-    limit: Option<u64>,
-) -> PointConfig {
-    PointConfig {
-        model: model.name(),
-        server_threads: spec.server_threads,
-        clients,
-        clients_requested: requested,
-        clients_capped_reason: capped,
-        size_bytes: spec.size,
-        duration_s: spec.duration.as_secs_f64(),
-        warmup_s: spec.warmup.as_secs_f64(),
-        load_loop: if spec.rate.is_some() {
-            "open"
-        } else {
-            "closed"
-        },
-        rate_per_s: spec.rate,
-        client_threads: spec.client_threads.min(clients),
-        requests_per_connection: spec.requests_per_connection,
-        stalled_clients: spec.stalled_clients,
-        open_file_limit: limit,
-        placement: spec.placement.clone(),
-        where_sides_run,
-        network: spec.network.clone(),
-    }
-}
-
-/// One point, measured or refused, as its record.
-fn point(
-    spec: &ServersSpec,
-    link: &Link,
-    remote: Option<&RemoteServers>,
-    model: ServerModel,
-    requested: usize,
-    limit: Option<u64>,
-    interrupt: &AtomicBool,
-) -> Value {
-    let allowed = limit.map(super::clients_allowed);
-    let extra = spec.stalled_clients;
-    let (clients, capped) = match allowed {
-        Some(a) if requested + extra > a => (
-            a.saturating_sub(extra).max(1),
-            Some(format!(
-                "--clients {requested} capped to {}: RLIMIT_NOFILE is {} per process and each process holds one descriptor per client plus {}",
-                a.saturating_sub(extra).max(1),
-                limit.unwrap_or(0),
-                super::RESERVED_FDS
-            )),
-        ),
-        _ => (requested, None),
-    };
-    let place = where_sides_run(link, remote);
-    let cfg = config(spec, place, model, clients, requested, capped, limit);
-    let mut record = json!({
-        "schema_version": SERVERS_SCHEMA_VERSION,
-        "command": "servers",
-        "config": cfg,
-        "errors": [],
-    });
-    let not_run = if model == ServerModel::Select {
-        super::select_refusal(clients + extra).map(|r| (PointStatus::Refused, r))
-    } else if model == ServerModel::Uring && remote.is_none() {
-        // Remote: the server probes its own kernel and says whether to skip.
-        sys::uring::probe().err().map(|r| (PointStatus::Skipped, r))
-    } else {
-        None
-    };
-    if let Some((status, reason)) = not_run {
-        record["status"] = json!(status);
-        record["reason"] = json!(reason);
-        return record;
-    }
-    match measure(spec, link, remote, model, clients, interrupt) {
-        Err((PointStatus::Failed, reason)) => {
-            record["status"] = json!(PointStatus::Failed);
-            record["errors"] = json!([reason]);
-        }
-        Err((status, reason)) => {
-            record["status"] = json!(status);
-            record["reason"] = json!(reason);
-        }
-        Ok((m, report)) => {
-            let mut errors: Vec<String> = Vec::new();
-            if let Err(reason) = &report {
-                errors.push(reason.clone());
-            }
-            if let Ok(r) = &report {
-                errors.extend(r.errors.iter().cloned());
-            }
-            let status = if interrupt.load(Ordering::SeqCst) {
-                PointStatus::Interrupted
-            } else if report.is_err() || m.mismatched > 0 {
-                PointStatus::Failed
-            } else {
-                PointStatus::Completed
-            };
-            record["status"] = json!(status);
-            record["metrics"] = metrics_json(&m, report.as_ref().ok(), cfg.client_threads);
-            record["errors"] = json!(errors);
-            if spec.record_connections {
-                record["connections"] = json!(m.spans);
-            }
-        }
-    }
-    record
-}
-
-pub fn command(args: &ServersArgs, interrupt: &AtomicBool) -> Result<Status, Error> {
-    let cpus = sys::affinity::allowed_cpus()
-        .map_err(|e| Error::Failed(format!("reading this process's CPU affinity: {e}")))?;
-    let spec = ServersSpec::from_args(args, &cpus)?;
-    let points = spec.points();
-    let marker = folder::marker(
-        SERVERS_KIND,
-        json!({}),
-        args_json(args),
-        points.len(),
-        "per client count, every model in list order",
-    );
-    let (mut results, _) = folder::open_with(args.out.as_deref(), false, &marker, csv_columns())?;
-    let limit = sys::raise_open_file_limit().ok();
-    let env = serde_json::to_value(Environment::detect(&cpus)).expect("JSON");
-    // Set up once for every point; dropped (namespaces deleted) when the command returns.
-    let link = Link::open(&spec.network)?;
-    let remote = spec.remote.as_ref().map(RemoteServers::open).transpose()?;
-    if !args.json {
-        println!(
-            "servers: {} points, {} B requests, {} loop, RLIMIT_NOFILE {}, results in {}",
-            points.len(),
-            spec.size,
-            if spec.rate.is_some() {
-                "open"
-            } else {
-                "closed"
-            },
-            limit.map_or("unknown".into(), |l| l.to_string()),
-            results.dir.display()
-        );
-    }
-    let mut status = Status::Success;
-    let mut records = Vec::new();
-    for (index, &(model, clients)) in points.iter().enumerate() {
-        if interrupt.load(Ordering::SeqCst) {
-            status = Status::Interrupted;
-            break;
-        }
-        let mut record = point(
-            &spec,
-            &link,
-            remote.as_ref(),
-            model,
-            clients,
-            limit,
-            interrupt,
-        );
-        record["environment"] = env.clone();
-        record["sweep_point"] = json!({"index": index, "total": points.len(), "key": format!("{}/{clients}", model.name())});
-        if !args.json {
-            println!("{}", line(&record));
-        }
-        results.append(&Saved::from_value(record.clone()))?;
-        match record["status"].as_str() {
-            Some("failed") => status = Status::Failed,
-            Some("interrupted") => status = Status::Interrupted,
-            _ => {}
-        }
-        records.push(record);
-    }
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(&records).expect("JSON"));
-    }
-    super::report::at_end(&results.dir, args.json)?;
-    Ok(status)
-}
-
-fn f(v: &Value) -> Option<f64> {
-    v.as_f64()
-}
-
-/// One line per point.
-fn line(r: &Value) -> String {
-    let c = &r["config"];
-    let head = format!(
-        "{:<9} {:>6} clients",
-        c["model"].as_str().unwrap_or("?"),
-        c["clients"]
-    );
-    let capped = c["clients_capped_reason"]
-        .as_str()
-        .map(|s| format!(" ({s})"))
-        .unwrap_or_default();
-    match r["status"].as_str() {
-        Some("refused") | Some("skipped") => {
-            return format!(
-                "{head} {}: {}{capped}",
-                r["status"].as_str().unwrap_or(""),
-                r["reason"].as_str().unwrap_or("")
-            )
-        }
-        _ => {}
-    }
-    let m = &r["metrics"];
-    if m.is_null() {
-        return format!("{head} failed: {}", r["errors"]);
-    }
-    let lat = &m["latency_ns"];
-    let us = |k: &str| f(&lat[k]).map_or("n/a".into(), |v| format!("{:.1}", v / 1e3));
-    let s = &m["server"];
-    let per = |k: &str| f(&s[k]).map_or("n/a".into(), |v| format!("{v:.2}"));
-    let mut text = format!(
-        "{head} {:>10} req/s  p50 {} p99 {} p99.9 {} max {} µs  server CPU/req {} ns, cs/req {}, threads {}, peak RSS {} KiB; client CPU/thread {}",
-        f(&m["requests_per_s"]).map_or("n/a".into(), |v| format!("{v:.0}")),
-        us("p50"), us("p99"), us("p99_9"), us("max"),
-        f(&s["cpu_per_request_ns"]).map_or("n/a".into(), |v| format!("{v:.0}")),
-        per("context_switches_per_request"),
-        s["threads"],
-        s["peak_rss_bytes"].as_u64().map_or("n/a".into(), |b| (b / 1024).to_string()),
-        f(&m["client"]["cpu_share_per_thread"]).map_or("n/a".into(), |v| format!("{:.0}%", v * 100.0)),
-    );
-    if m["mismatched_requests"].as_u64() != Some(0) {
-        text += &format!("; {} MISMATCHED echoes", m["mismatched_requests"]);
-    }
-    let errors = r["errors"].as_array().map_or(0, Vec::len);
-    if errors > 0 {
-        text += &format!("; errors: {}", r["errors"]);
-    }
-    text + &capped
-}
-
-fn args_json(args: &ServersArgs) -> Value {
-    json!({
-        "models": args.models, "clients": args.clients, "size": args.size,
-        "duration": args.duration, "warmup": args.warmup, "rate": args.rate,
-        "server_threads": args.server_threads, "client_threads": args.client_threads,
-        "netns": args.network.netns, "mtu": args.network.mtu, "netem": args.network.netem,
-        "remote": args.remote.remote,
-    })
 }
 
 /// CSV columns: (header, JSON pointer into the record).
@@ -681,10 +328,10 @@ const COLUMNS: &[(&str, &str)] = &[
 ];
 
 /// results.csv for a servers study: one row per point.
-pub fn csv_columns() -> Vec<crate::report::csv::Column> {
-    let cells: Vec<(&str, &str, crate::report::csv::Cell)> = COLUMNS
+pub fn csv_columns() -> Vec<Column> {
+    let cells: Vec<(&str, &str, Cell)> = COLUMNS
         .iter()
-        .map(|&(name, pointer)| (name, pointer, crate::report::csv::Cell::Scalar))
+        .map(|&(name, pointer)| (name, pointer, Cell::Scalar))
         .collect();
-    crate::report::csv::fixed(&cells)
+    csv::fixed(&cells)
 }

@@ -6,32 +6,27 @@
 //! still short of the CI target, neediest first, until the budget is spent. Every visit is
 //! saved as it finishes and every point's record after every round; a visit that fails is
 //! recorded and the sweep goes on; Ctrl-C ends the sweep after the current visit.
-pub mod folder;
 pub mod progress;
 pub mod schedule;
 pub mod spec;
 pub mod visit_log;
 
 use crate::calibrate;
-use crate::cli::SweepArgs;
-use crate::config::format_cpu_list;
-use crate::engine::RunOutcome;
+use crate::engine::{PointRunner, RunOutcome};
 use crate::environment::{mem_available, Environment};
 use crate::error::{Error, Status};
 use crate::record::{self, RunRecord, SweepPoint, VisitInfo, VisitKind};
-use crate::sides::Sides;
+use crate::report::folder::{self, StudyOutput, PROBE_JSON};
+use crate::report::visit_folder::{self, PriorVisits, VisitFolder};
+use crate::spec::format_cpu_list;
 use crate::stats::point::VisitPlan;
 use crate::{report, sys};
 use progress::Progress;
 use schedule::{PlannedVisit, Schedule};
-use serde_json::{json, Value};
 use spec::{Point, SweepSpec};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
-use visit_log::{VisitFolder, VisitLog};
-
-/// The probe of the machine the sweep ran on (see `bytepath probe`).
-pub const PROBE_JSON: &str = "probe.json";
+use visit_log::VisitLog;
 
 /// How the visits are ordered, as the marker records it.
 const ORDER: &str = "rounds of visits: in each round the groups of (pattern, threads, size) in \
@@ -48,41 +43,36 @@ enum Ending {
     Interrupted,
 }
 
-pub fn command(args: &SweepArgs, interrupt: &AtomicBool) -> Result<Status, Error> {
-    let cpus = sys::affinity::allowed_cpus()
-        .map_err(|e| Error::Failed(format!("reading this process's CPU affinity: {e}")))?;
-    let mut spec = SweepSpec::from_args(args, &cpus)?;
-    if args.resume && !spec.seed_given {
-        // The order is replayed from the seed the sweep started with.
-        if let Some(seed) = args.out.as_deref().and_then(folder::saved_seed) {
-            spec.seed = seed;
-        }
-    }
+/// Measures the sweep `spec` asks for, every point through `sides`, into the folder `output`
+/// names (a new one, or with `resume` the one to continue).
+pub fn run(
+    spec: &SweepSpec,
+    output: &StudyOutput,
+    sides: &dyn PointRunner,
+    interrupt: &AtomicBool,
+) -> Result<Status, Error> {
     let points = spec.points();
     let marker = folder::marker(
         folder::SWEEP_KIND,
         spec.to_json(),
-        arguments(args),
+        output.arguments.clone(),
         points.len(),
         ORDER,
     );
-    // Set up once for every point, before the folder is made, so an unreachable server is
-    // one error and no empty folder; dropped (namespaces deleted) when the sweep returns.
-    let sides = Sides::open(&spec.network, spec.remote.as_ref())?;
-    let (results, prior) = visit_log::open(args.out.as_deref(), args.resume, &marker)?;
+    let (results, prior) = visit_folder::open(output.out.as_deref(), output.resume, &marker)?;
     // Best effort: counters that cannot open say so with EMFILE as their reason.
     let _ = sys::raise_open_file_limit();
-    print_plan(&spec, &results, &prior);
-    record_probe(&results.dir, &cpus)?;
+    print_plan(spec, &results, &prior);
+    record_probe(&results.dir, &spec.cpus)?;
     if let Some(place) = sides.announce() {
         println!("sweep: sides {place}");
     }
     let mut sweep = Sweep {
-        progress: Progress::new(planned_visits(&spec), points.len()),
-        spec: &spec,
+        progress: Progress::new(planned_visits(spec), points.len()),
+        spec,
         points: &points,
-        sides: &sides,
-        env: Environment::detect(&cpus),
+        sides,
+        env: Environment::detect(&spec.cpus),
         interrupt,
         folder: results,
         log: VisitLog::new(prior.visits),
@@ -107,7 +97,7 @@ fn planned_visits(spec: &SweepSpec) -> usize {
 
 /// The points of each (pattern, threads, size): what one round visits back to back.
 fn groups(points: &[Point]) -> Vec<Vec<usize>> {
-    let mut groups: Vec<((crate::config::Pattern, usize, usize), Vec<usize>)> = Vec::new();
+    let mut groups: Vec<((crate::spec::Pattern, usize, usize), Vec<usize>)> = Vec::new();
     for (i, p) in points.iter().enumerate() {
         let at = (p.pattern, p.threads, p.message_size);
         match groups.iter_mut().find(|(g, _)| *g == at) {
@@ -122,7 +112,7 @@ fn groups(points: &[Point]) -> Vec<Vec<usize>> {
 struct Sweep<'a> {
     spec: &'a SweepSpec,
     points: &'a [Point],
-    sides: &'a Sides,
+    sides: &'a dyn PointRunner,
     env: Environment,
     interrupt: &'a AtomicBool,
     folder: VisitFolder,
@@ -338,32 +328,7 @@ fn record_probe(dir: &std::path::Path, cpus: &[usize]) -> Result<(), Error> {
     Ok(())
 }
 
-/// The flags as given, for the marker.
-fn arguments(args: &SweepArgs) -> Value {
-    json!({
-        "mechanisms": args.mechanisms,
-        "sizes": args.sizes,
-        "threads": args.threads,
-        "patterns": args.patterns,
-        "ci": args.ci,
-        "visits": args.visits,
-        "visit": args.visit,
-        "budget": args.budget,
-        "seed": args.seed,
-        "slice": args.slice,
-        "warmup": args.warmup,
-        "pin": args.pin,
-        "recv_size": args.recv_size,
-        "counters": args.counters,
-        "verify": args.verify,
-        "netns": args.network.netns,
-        "mtu": args.network.mtu,
-        "netem": args.network.netem,
-        "remote": args.remote.remote,
-    })
-}
-
-fn print_plan(spec: &SweepSpec, results: &VisitFolder, prior: &visit_log::PriorVisits) {
+fn print_plan(spec: &SweepSpec, results: &VisitFolder, prior: &PriorVisits) {
     let pin = if spec.pin_defaulted {
         format!(
             "{} (default: this process may use CPUs {})",

@@ -28,19 +28,32 @@ pub unsafe trait LentMemory: Send {
     fn parts(&self) -> impl Iterator<Item = &[u8]>;
 }
 
-// SAFETY: a boxed slice's bytes are one heap allocation owned by the box; moving the box does
-// not move them, and only `&mut` access can change or free them.
-unsafe impl LentMemory for Box<[u8]> {
+/// Memory made of boxed slices the value holds (a boxed buffer, a message's fields): what a
+/// slot lends, with no `unsafe` for the memory's owner to write. Safe to implement because
+/// whatever an implementation returns, a `&self` borrow can neither change nor free the bytes
+/// of a `Box<[u8]>` it reaches, moving the value leaves the boxes' heap allocations where they
+/// are, and `'static` keeps out borrowed boxes (a leaked slot leaks what it holds, never frees
+/// it under the kernel).
+pub trait BoxedParts: Send + 'static {
+    /// The parts, in order, at most `MAX_PARTS`.
+    fn boxed_parts(&self) -> &[Box<[u8]>];
+}
+
+// SAFETY: every range `parts` yields is the heap allocation of a `Box<[u8]>` that `&self`
+// reaches. Without `&mut` it can be neither changed nor freed; the ring hands out `&mut` to a
+// slot only once the slot is no longer lent and leaks a lent slot rather than drop it; and
+// `'static` means nothing the value reaches is freed while the value lives (or is leaked).
+// So the bytes stay valid and in place while the kernel reads them, whichever of its parts an
+// implementation returns.
+unsafe impl<T: BoxedParts> LentMemory for T {
     fn parts(&self) -> impl Iterator<Item = &[u8]> {
-        std::iter::once(&**self)
+        self.boxed_parts().iter().map(|part| &**part)
     }
 }
 
-// SAFETY: a message's fields are eight boxed slices it owns (see `Message`); the same
-// argument as for `Box<[u8]>` holds for each.
-unsafe impl LentMemory for crate::mechanism::message::Message {
-    fn parts(&self) -> impl Iterator<Item = &[u8]> {
-        self.fields().iter().map(|f| &**f)
+impl BoxedParts for Box<[u8]> {
+    fn boxed_parts(&self) -> &[Box<[u8]>] {
+        std::slice::from_ref(self)
     }
 }
 

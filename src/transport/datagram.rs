@@ -322,9 +322,6 @@ impl FlowConnector for UnixDgramPair {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{Pattern, Pinning, RunSpec, Stopping};
-    use crate::measure::counters::CounterSelection;
-    use crate::mechanism::MechanismKind;
     use proptest::prelude::*;
 
     #[test]
@@ -426,102 +423,5 @@ mod tests {
             assert_eq!(buf[4..n], message[range.start + 4..range.end]);
         }
         assert_eq!(flow.sender.datagrams_sent(), Some(3));
-    }
-
-    /// Classic BPF: drop a datagram whose sequence number's low byte is 3 modulo 10 (the
-    /// payload starts after the 8-byte UDP header); the zero-length end marker has no such
-    /// byte, so the filter drops it too.
-    fn drop_every_tenth() -> [libc::sock_filter; 5] {
-        let op = |code: u16, jt: u8, jf: u8, k: u32| libc::sock_filter { code, jt, jf, k };
-        // BPF_LD (0) | BPF_B | BPF_ABS; BPF_ALU | BPF_MOD | BPF_K (0); BPF_JMP | BPF_JEQ | BPF_K;
-        // BPF_RET | BPF_K.
-        const LD_B_ABS: u16 = 0x10 | 0x20;
-        const ALU_MOD_K: u16 = 0x04 | 0x90;
-        const JEQ_K: u16 = 0x05 | 0x10;
-        const RET_K: u16 = 0x06;
-        [
-            op(LD_B_ABS, 0, 0, 8),
-            op(ALU_MOD_K, 0, 0, 10),
-            op(JEQ_K, 0, 1, 3),
-            op(RET_K, 0, 0, 0),
-            op(RET_K, 0, 0, u32::MAX),
-        ]
-    }
-
-    struct DroppingRequests;
-
-    impl FlowConnector for DroppingRequests {
-        fn connect(&self, flows: usize, options: SocketOptions) -> io::Result<Vec<FlowEnds>> {
-            let ends = UdpLoopback.connect(flows, options)?;
-            for f in &ends {
-                let fd = f.receiver.socket_fd().expect("a socket");
-                socket::attach_filter(fd, &drop_every_tenth())?;
-            }
-            Ok(ends)
-        }
-
-        fn describe(&self) -> String {
-            "UDP on loopback, the server's socket dropping every tenth request".into()
-        }
-    }
-
-    #[test]
-    fn requests_dropped_on_purpose_are_counted_lost_and_their_round_trips_given_up() {
-        let size = 64;
-        let spec = RunSpec {
-            transport: Transport::Udp,
-            pipe_size: None,
-            mechanism: MechanismKind::Send,
-            pattern: Pattern::Rr,
-            message_size: size,
-            threads: 1,
-            duration: Duration::from_secs(30),
-            stopping: Stopping {
-                messages_per_flow: Some(40),
-                ..Stopping::fixed(Duration::from_secs(30))
-            },
-            warmup: Duration::ZERO,
-            pinning: Pinning::Unpinned,
-            cpus: vec![0],
-            recv_size: None,
-            spin: false,
-            verify: true,
-            counters: CounterSelection::None,
-            udp_split: false,
-            processes: false,
-            network: Default::default(),
-            queue_depth: crate::config::DEFAULT_QUEUE_DEPTH,
-            recv_path: Default::default(),
-        };
-        static NEVER: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-        let outcome = crate::engine::run(&spec, &DroppingRequests, &NEVER).unwrap();
-        let env = crate::environment::Environment::detect(&[0]);
-        let record = crate::record::build(&spec, &outcome, env);
-        assert!(record.errors.is_empty(), "{:?}", record.errors);
-        let d = record.datagrams.expect("a datagram report");
-        let dropped = (0..d.forward.sent).filter(|s| (s & 0xff) % 10 == 3).count() as u64;
-        assert!(
-            dropped >= 4,
-            "40 answered requests need at least 4 dropped ones"
-        );
-        assert_eq!(d.forward.lost, dropped);
-        assert_eq!(d.forward.received, d.forward.sent - dropped);
-        assert_eq!(
-            d.lost_round_trips, dropped,
-            "each dropped request times out once"
-        );
-        let back = d.back.expect("answers are counted");
-        assert_eq!((back.sent, back.lost), (d.forward.received, 0));
-        assert_eq!(
-            d.end_markers_lost, 1,
-            "the filter drops the end marker as well"
-        );
-        let latency = record.sides[0].latency_ns.as_ref().unwrap();
-        assert_eq!(
-            latency.count, 40,
-            "given-up round trips are not latency samples"
-        );
-        assert_eq!(record.verify.mismatched_bytes, 0);
-        assert!(record.verify.checked_bytes > 0);
     }
 }

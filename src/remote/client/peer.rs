@@ -2,12 +2,40 @@
 //! run a point against another (the destination) and waits for the record it sends back; a
 //! Ctrl-C on the driver becomes a `Stop` to the source, whose record then says it was
 //! interrupted, so nothing already measured is lost.
-use super::{RemotePeer, Target, STEP_TIMEOUT, WATCH_POLL};
+use super::{request_for, RemotePeer, STEP_TIMEOUT, WATCH_POLL};
 use crate::error::Error;
+use crate::mesh::hosts::{MeshHosts, PairRun};
 use crate::remote::protocol::{self, FrameError, Message, RunRequest};
 use crate::remote::PEERS;
+use crate::spec::Target;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
+
+/// The mesh driver's client: one control session per check or run, to the host named.
+pub struct MeshClient;
+
+impl MeshHosts for MeshClient {
+    fn check(&self, host: &Target, token: Option<&[u8]>) -> Result<String, String> {
+        RemotePeer::new(host.clone(), token.map(<[u8]>::to_vec), false)
+            .check_peers()
+            .map_err(|e| e.to_string())
+    }
+
+    fn run_pair(
+        &self,
+        run: &PairRun<'_>,
+        interrupt: &AtomicBool,
+    ) -> Result<serde_json::Value, Error> {
+        let request = request_for(run.spec, run.reverse);
+        RemotePeer::new(run.src.clone(), run.token.map(<[u8]>::to_vec), false)
+            .peer_run(run.dst, run.names, request, interrupt)
+    }
+
+    fn fresh_token(&self) -> Result<Vec<u8>, Error> {
+        let bytes = protocol::random_bytes::<32>().map_err(Error::Setup)?;
+        Ok(protocol::to_hex(&bytes).into_bytes())
+    }
+}
 
 impl RemotePeer {
     /// Says hello (and proves the token) and checks that the server runs peer tests; returns

@@ -1,11 +1,11 @@
-//! A sweep's results folder: `sweep.json` (the marker that makes it a bytepath results folder,
-//! with the sweep's settings), `results.jsonl` (one run record per line) and `results.csv` (the
+//! A study's results folder: `sweep.json` (the marker that makes it a bytepath results folder,
+//! with the study's settings), `results.jsonl` (one record per line) and `results.csv` (the
 //! same records flattened). Both result files are appended, flushed and `fdatasync(2)`ed after
 //! every point, so a crash or Ctrl-C loses nothing already measured; `--resume` reloads them.
-use crate::config::ConfigError;
-use crate::error::Error;
+//! Every study writes its folder through here.
+use super::csv;
+use crate::error::{ConfigError, Error};
 use crate::record::{self, SCHEMA_VERSION};
-use crate::report::csv;
 use serde_json::{json, Value};
 use std::collections::HashSet;
 use std::fs::{self, File, OpenOptions};
@@ -18,6 +18,19 @@ pub const RESULTS_JSONL: &str = "results.jsonl";
 pub const RESULTS_CSV: &str = "results.csv";
 /// Where sweeps go when `--out` is not given: `./bytepath-results/<YYYYmmdd-HHMMSS>/` (UTC).
 pub const DEFAULT_PARENT: &str = "bytepath-results";
+/// The probe of the machine a sweep ran on (see `bytepath probe`).
+pub const PROBE_JSON: &str = "probe.json";
+
+/// What the command line says about a study's output: the results folder (`--out`; a new one
+/// under `DEFAULT_PARENT` when `None`), whether `--resume` continues it, the flags as given
+/// (which the marker keeps), and whether stdout gets JSON (`--json`) instead of text lines.
+#[derive(Debug, Clone, Default)]
+pub struct StudyOutput {
+    pub out: Option<PathBuf>,
+    pub resume: bool,
+    pub arguments: Value,
+    pub json: bool,
+}
 
 fn bad(msg: impl Into<String>) -> Error {
     ConfigError(msg.into()).into()

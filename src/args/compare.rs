@@ -1,0 +1,12 @@
+//! `bytepath compare OLD NEW [--fail-on-regression PCT]`: the flags -> `compare::run`.
+use crate::cli::CompareArgs;
+use crate::error::{Error, Status};
+use crate::spec::parse_percent;
+
+pub fn command(args: &CompareArgs) -> Result<Status, Error> {
+    let limit = match &args.fail_on_regression {
+        Some(text) => Some(parse_percent("--fail-on-regression", text, 100.0)?),
+        None => None,
+    };
+    crate::compare::run(&args.old, &args.new, limit)
+}

@@ -1,0 +1,174 @@
+//! `bytepath file`'s flags -> a validated `FileSpec`, the placement of its server side (a
+//! link here, or `bytepath server` on another host), and the study.
+use super::network::network;
+use super::remote::remote_run;
+use crate::cli::FileArgs;
+use crate::error::{ConfigError, Error, Status};
+use crate::file::mechanisms::FileMechanism;
+use crate::file::{self, check_pipe_size, Cache, FileSpec, Server, MAX_CHUNK};
+use crate::remote::client::RemoteFiles;
+use crate::report::folder::StudyOutput;
+use crate::spec::{parse_bytes, parse_counters, parse_list, parse_pinning, Pattern};
+use crate::transport::{Link, Transport};
+use std::sync::atomic::AtomicBool;
+
+/// The seeds' file sizes, the default of `--sizes`.
+const SEED_SIZES: &str = "7M,21M,63M,98M,200M,350M,700M,1G";
+
+fn bad(msg: String) -> ConfigError {
+    ConfigError(msg)
+}
+
+/// `bytepath file`: parses the flags, sets up where the server side runs (held for the whole
+/// command: a --netns link's namespaces go when it drops; a remote server is asked now
+/// whether it is there, takes this client and serves files, so a wrong address or an older
+/// server is one error before any transfer) and measures the study.
+pub fn command(args: &FileArgs, interrupt: &AtomicBool) -> Result<Status, Error> {
+    let cpus = super::allowed_cpus()?;
+    let spec = file_spec(args, &cpus)?;
+    let (link, connector, files);
+    let server = match &spec.remote {
+        Some(remote) => {
+            files = RemoteFiles::connect(remote)?;
+            Server::Remote(&files)
+        }
+        None => {
+            link = Link::open(&spec.network)?;
+            connector = link.connector(Transport::Tcp)?;
+            Server::Here(&*connector)
+        }
+    };
+    let output = StudyOutput {
+        out: args.out.clone(),
+        json: args.json,
+        ..StudyOutput::default()
+    };
+    file::run(&spec, &output, server, interrupt)
+}
+
+/// `bytepath file`'s flags -> the study's spec, every input checked.
+pub fn file_spec(args: &FileArgs, cpus: &[usize]) -> Result<FileSpec, ConfigError> {
+    let sizes = match (&args.file, &args.sizes) {
+        (Some(_), _) => Vec::new(),
+        (None, sizes) => {
+            parse_list(
+                "--sizes",
+                sizes.as_deref().unwrap_or(SEED_SIZES),
+                |t| match parse_bytes(t) {
+                    Some(n) if n > 0 => Ok(n),
+                    _ => Err(bad(format!(
+                        "{t:?}: allowed: a size above 0 with an optional K, M or G suffix"
+                    ))),
+                },
+            )?
+        }
+    };
+    let mechanisms = parse_list("--mechanisms", &args.mechanisms, FileMechanism::parse)?;
+    let chunk = match parse_bytes(&args.chunk) {
+        Some(n) if n > 0 && n <= MAX_CHUNK => n as usize,
+        _ => {
+            return Err(bad(format!(
+                "--chunk {:?}: allowed: 1 B to 64 MiB, with an optional K or M suffix",
+                args.chunk
+            )))
+        }
+    };
+    if mechanisms.contains(&FileMechanism::Splice) {
+        check_pipe_size(chunk, &args.chunk)?;
+    }
+    let cache = match args.cache.as_str() {
+        "warm" => Cache::Warm,
+        "cold" => Cache::Cold,
+        other => return Err(bad(format!("--cache {other:?}: allowed: warm, cold"))),
+    };
+    let reps = match args.reps.trim().parse::<u32>() {
+        Ok(n) if n > 0 => n,
+        _ => {
+            return Err(bad(format!(
+                "--reps {:?}: allowed: a whole number above 0",
+                args.reps
+            )))
+        }
+    };
+    let network = network(&args.network)?;
+    let remote = remote_run(&args.remote, &network)?;
+    if let Some(r) = &remote {
+        if args.file.is_some() {
+            return Err(bad(format!(
+                "--file with --remote {}: the file would have to be on the server; with --remote the server writes test files of --sizes",
+                r.target
+            )));
+        }
+        if r.reverse {
+            return Err(bad(
+                "--reverse with file: the server always sends the file and this host receives; drop --reverse".into(),
+            ));
+        }
+    }
+    Ok(FileSpec {
+        sizes,
+        mechanisms,
+        chunk,
+        cache,
+        user_file: args.file.clone(),
+        reps,
+        verify: args.verify,
+        counters: parse_counters(&args.counters, Pattern::Stream)?,
+        pinning: parse_pinning(Some(args.pin.as_deref().unwrap_or(default_pin(cpus))), cpus)?,
+        cpus: cpus.to_vec(),
+        network,
+        remote,
+    })
+}
+
+/// Cross-CPU where two CPUs exist, as the seeds' two machines were apart.
+fn default_pin(cpus: &[usize]) -> &'static str {
+    if cpus.len() >= 2 {
+        "cross"
+    } else {
+        "same"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::file::Cache;
+    use clap::Parser;
+
+    fn spec(extra: &[&str]) -> Result<FileSpec, ConfigError> {
+        let cli = crate::cli::Cli::parse_from([&["bytepath", "file"][..], extra].concat());
+        match cli.command {
+            crate::cli::Command::File(args) => file_spec(&args, &[0, 1]),
+            _ => unreachable!("parsed a file command"),
+        }
+    }
+
+    #[test]
+    fn the_seeds_sizes_and_all_four_mechanisms_are_the_default() {
+        let s = spec(&[]).unwrap();
+        assert_eq!(s.sizes.len(), 8);
+        assert_eq!(s.sizes[7], 1 << 30);
+        assert_eq!(s.mechanisms, FileMechanism::ALL.to_vec());
+        assert_eq!((s.chunk, s.cache, s.reps), (64 << 10, Cache::Warm, 5));
+    }
+
+    #[test]
+    fn zero_and_unknown_suffixes_are_refused_naming_the_value() {
+        assert!(spec(&["--sizes", "0"]).unwrap_err().0.contains("\"0\""));
+        assert!(spec(&["--sizes", "5X"]).unwrap_err().0.contains("\"5X\""));
+        assert!(spec(&["--chunk", "0"]).unwrap_err().0.contains("--chunk"));
+        assert!(spec(&["--cache", "hot"])
+            .unwrap_err()
+            .0
+            .contains("warm, cold"));
+        assert!(spec(&["--reps", "0"]).unwrap_err().0.contains("--reps"));
+    }
+
+    #[test]
+    fn splice_refuses_a_chunk_beyond_the_largest_pipe() {
+        let e = spec(&["--chunk", "32M"]).unwrap_err();
+        assert!(e.0.contains("pipe-max-size"), "{e}");
+        assert!(spec(&["--chunk", "32M", "--mechanisms", "sendfile"]).is_ok());
+    }
+}

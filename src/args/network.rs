@@ -1,0 +1,128 @@
+//! `--netns`, `--mtu`, `--netem` -> a validated `Network`: where the two sides of every flow
+//! run. One parser for every command (run, sweep, ipc, file), so the flags mean the same
+//! everywhere and each refusal is the same one line.
+use crate::cli::NetworkArgs;
+use crate::error::ConfigError;
+use crate::spec::network::{Network, Placement, DEFAULT_MTU, MTU_RANGE};
+
+/// The placement `--netns`, `--mtu` and `--netem` ask for.
+pub fn network(args: &NetworkArgs) -> Result<Network, ConfigError> {
+    if !args.netns {
+        let given = [("--mtu", &args.mtu), ("--netem", &args.netem)];
+        if let Some((flag, Some(value))) = given.iter().find(|(_, v)| v.is_some()) {
+            return Err(ConfigError(format!(
+                "{flag} {value:?}: applies to the veth pair of --netns only; add --netns or leave it out"
+            )));
+        }
+        return Ok(Network::default());
+    }
+    let mtu = match &args.mtu {
+        None => DEFAULT_MTU,
+        Some(text) => parse_mtu(text)?,
+    };
+    let netem = match &args.netem {
+        None => None,
+        Some(text) => Some(parse_netem(text)?),
+    };
+    Ok(Network {
+        placement: Placement::Netns,
+        mtu: Some(mtu),
+        netem,
+    })
+}
+
+fn parse_mtu(text: &str) -> Result<u32, ConfigError> {
+    match text.trim().parse::<u32>() {
+        Ok(n) if MTU_RANGE.contains(&n) => Ok(n),
+        _ => Err(ConfigError(format!(
+            "--mtu {text:?}: allowed: a whole number of bytes from {} to {} (1500 is Ethernet, 9000 jumbo frames)",
+            MTU_RANGE.start(),
+            MTU_RANGE.end()
+        ))),
+    }
+}
+
+/// netem's own grammar is checked by `tc` when the link is set up; here only what would break
+/// the command line handed to it: nothing empty, no control characters.
+fn parse_netem(text: &str) -> Result<String, ConfigError> {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    if words.is_empty() || text.chars().any(char::is_control) {
+        return Err(ConfigError(format!(
+            "--netem {text:?}: allowed: tc netem parameters such as \"delay 1ms rate 10gbit loss 0.1%\" (see tc-netem(8))"
+        )));
+    }
+    Ok(words.join(" "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::transport::Transport;
+
+    fn args(netns: bool, mtu: Option<&str>, netem: Option<&str>) -> NetworkArgs {
+        NetworkArgs {
+            netns,
+            mtu: mtu.map(String::from),
+            netem: netem.map(String::from),
+        }
+    }
+
+    #[test]
+    fn netns_defaults_to_an_ethernet_mtu_and_loopback_records_none() {
+        let n = network(&args(true, None, None)).unwrap();
+        assert_eq!(
+            (n.placement, n.mtu, n.netem),
+            (Placement::Netns, Some(1500), None)
+        );
+        let n = network(&args(false, None, None)).unwrap();
+        assert_eq!((n.placement, n.mtu), (Placement::Loopback, None));
+    }
+
+    #[test]
+    fn mtu_outside_what_ipv4_allows_is_refused_with_the_range() {
+        for text in ["5", "67", "65536", "big", ""] {
+            let e = network(&args(true, Some(text), None)).unwrap_err().0;
+            assert!(e.starts_with("--mtu") && e.contains("68 to 65535"), "{e}");
+        }
+        let n = network(&args(true, Some("65520"), None)).unwrap();
+        assert_eq!(n.mtu, Some(65520));
+    }
+
+    #[test]
+    fn mtu_and_netem_without_netns_are_refused_naming_the_flag() {
+        let e = network(&args(false, Some("9000"), None)).unwrap_err().0;
+        assert!(
+            e.starts_with("--mtu \"9000\"") && e.contains("add --netns"),
+            "{e}"
+        );
+        let e = network(&args(false, None, Some("delay 1ms")))
+            .unwrap_err()
+            .0;
+        assert!(e.starts_with("--netem \"delay 1ms\""), "{e}");
+    }
+
+    #[test]
+    fn netem_is_kept_as_words_and_an_empty_one_is_refused() {
+        let n = network(&args(true, None, Some("  delay 1ms   loss 0.1% "))).unwrap();
+        assert_eq!(n.netem.as_deref(), Some("delay 1ms loss 0.1%"));
+        let e = network(&args(true, None, Some(" "))).unwrap_err().0;
+        assert!(e.contains("tc-netem(8)"), "{e}");
+    }
+
+    #[test]
+    fn only_ip_transports_cross_namespaces() {
+        let netns = network(&args(true, None, None)).unwrap();
+        assert!(netns.check_transport(Transport::Tcp).is_ok());
+        assert!(netns.check_transport(Transport::Udp).is_ok());
+        for t in [
+            Transport::Unix,
+            Transport::UnixDgram,
+            Transport::Pipe,
+            Transport::Shm,
+        ] {
+            let e = netns.check_transport(t).unwrap_err().0;
+            assert!(e.contains("allowed with --netns: tcp, udp"), "{e}");
+            assert!(Network::default().check_transport(t).is_ok());
+        }
+    }
+}

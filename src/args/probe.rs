@@ -1,0 +1,24 @@
+//! `bytepath probe`: what this machine can do, measured (`calibrate`), printed as a text block
+//! or one JSON document.
+use crate::calibrate::{probe, text, Effort};
+use crate::cli::ProbeArgs;
+use crate::error::{Error, Status};
+
+/// `bytepath probe [--json] [--quick]`: prints the text block or one JSON document.
+pub fn command(args: &ProbeArgs) -> Result<Status, Error> {
+    let cpus = super::allowed_cpus()?;
+    let effort = if args.quick {
+        Effort::quick()
+    } else {
+        Effort::full()
+    };
+    let probe = probe(&effort, &cpus);
+    if args.json {
+        let json = serde_json::to_string_pretty(&probe)
+            .map_err(|e| Error::Failed(format!("serializing the probe: {e}")))?;
+        println!("{json}");
+    } else {
+        print!("{}", text::render(&probe));
+    }
+    Ok(Status::Success)
+}

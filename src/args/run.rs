@@ -1,0 +1,144 @@
+//! `bytepath run`'s flags -> a validated `RunSpec` and, with `--remote`, where the other side
+//! runs. All of `run`'s input checking lives here, and every error is one line that names the
+//! value and says what is allowed.
+use super::network::network;
+use super::remote::remote_run;
+use crate::cli::RunArgs;
+use crate::error::ConfigError;
+use crate::mechanism::recv_path::RecvPath;
+use crate::mechanism::MechanismKind;
+use crate::spec::remote::remote_carries;
+use crate::spec::{
+    check_datagram_size, check_recv_path, check_transport, parse_bytes, parse_counters,
+    parse_duration, parse_message_size, parse_pinning, parse_pipe_size, parse_queue_depth,
+    parse_recv_size, parse_threads, Count, Pattern, RemoteRun, RunSpec, Stopping, COUNTED_RUN_CAP,
+};
+use crate::transport::Transport;
+use std::time::Duration;
+
+fn bad(msg: impl Into<String>) -> ConfigError {
+    ConfigError(msg.into())
+}
+
+/// `bytepath run`'s flags -> the run's spec, every input checked.
+pub fn run_spec(args: &RunArgs, cpus: &[usize]) -> Result<RunSpec, ConfigError> {
+    let message_size = parse_message_size(&args.size)?;
+    let pattern: Pattern = args.pattern.parse()?;
+    let recv_size = match &args.recv_size {
+        Some(text) => Some(parse_recv_size(text)?),
+        None => None,
+    };
+    let threads = parse_threads(&args.threads)?;
+    let count = parse_count(args)?;
+    let duration = match (&args.duration, count) {
+        (Some(text), _) => parse_duration("--duration", text, false)?,
+        (None, Some(_)) => COUNTED_RUN_CAP,
+        (None, None) => Duration::from_secs(5),
+    };
+    let transport: Transport = args.transport.parse()?;
+    let mechanism: MechanismKind = args.mechanism.parse()?;
+    check_transport(transport, mechanism)?;
+    if args.queue_depth.is_some() && !mechanism.uses_queue_depth() {
+        return Err(bad(format!(
+            "--queue-depth with --mechanism {}: applies to uring, uring-gather and uring-zc only",
+            mechanism.name()
+        )));
+    }
+    let queue_depth = parse_queue_depth(args.queue_depth.as_deref())?;
+    let recv_path: RecvPath = args.recv.parse()?;
+    check_recv_path(recv_path, transport, args.verify)?;
+    let network = network(&args.network)?;
+    network.check_transport(transport)?;
+    check_datagram_size(transport, message_size, args.udp_split)?;
+    if transport.is_datagram() && recv_size.is_some() {
+        return Err(bad(format!(
+            "--recv-size with --transport {}: a datagram is received whole, one per call; allowed only with tcp, unix, pipe and shm",
+            transport.name()
+        )));
+    }
+    let pipe_size = match &args.pipe_size {
+        Some(text) if matches!(transport, Transport::Pipe | Transport::Shm) => {
+            Some(parse_pipe_size(text)?)
+        }
+        Some(text) => {
+            return Err(bad(format!(
+            "--pipe-size {text:?}: applies to --transport pipe and shm only (got --transport {})",
+            transport.name()
+        )))
+        }
+        None => None,
+    };
+    Ok(RunSpec {
+        transport,
+        pipe_size,
+        mechanism,
+        pattern,
+        message_size,
+        threads,
+        duration,
+        stopping: Stopping {
+            messages_per_flow: count.map(|c| c.per_flow(threads, message_size)),
+            ..Stopping::fixed(duration)
+        },
+        warmup: parse_duration("--warmup", &args.warmup, true)?,
+        pinning: parse_pinning(args.pin.as_deref(), cpus)?,
+        cpus: cpus.to_vec(),
+        recv_size,
+        spin: args.spin,
+        verify: args.verify,
+        counters: parse_counters(&args.counters, pattern)?,
+        udp_split: args.udp_split,
+        processes: args.processes,
+        network,
+        queue_depth,
+        recv_path,
+    })
+}
+
+/// `run --remote` and its companions, or `None` for a run on this host.
+pub fn remote(args: &RunArgs, spec: &RunSpec) -> Result<Option<RemoteRun>, ConfigError> {
+    let Some(remote) = remote_run(&args.remote, &spec.network)? else {
+        return Ok(None);
+    };
+    if !matches!(spec.transport, Transport::Tcp | Transport::Udp) {
+        return Err(bad(format!(
+            "--transport {} with --remote: {}",
+            args.transport,
+            remote_carries(spec.transport).unwrap_err()
+        )));
+    }
+    if args.processes {
+        return Err(bad(
+            "--processes with --remote: the server already runs the other side in its own process; drop --processes",
+        ));
+    }
+    if remote.reverse && spec.pattern == Pattern::Rr {
+        return Err(bad(
+            "--reverse with --pattern rr: in a round trip this host always asks and the server answers; --reverse applies to stream only",
+        ));
+    }
+    if remote.reverse && spec.stopping.messages_per_flow.is_some() {
+        return Err(bad(
+            "--reverse with --messages/--bytes: not supported yet (the count would be kept on the server); give --duration instead",
+        ));
+    }
+    Ok(Some(remote))
+}
+
+fn parse_count(args: &RunArgs) -> Result<Option<Count>, ConfigError> {
+    match (&args.messages, &args.bytes) {
+        (Some(text), _) => match text.trim().parse::<u64>() {
+            Ok(n) if n > 0 => Ok(Some(Count::Messages(n))),
+            _ => Err(bad(format!(
+                "--messages {text:?}: allowed: a whole number above 0"
+            ))),
+        },
+        (None, Some(text)) => match parse_bytes(text) {
+            Some(n) if n > 0 => Ok(Some(Count::Bytes(n))),
+            _ => Err(bad(format!(
+                "--bytes {text:?}: allowed: a size above 0 such as 64M or 1G"
+            ))),
+        },
+        (None, None) => Ok(None),
+    }
+}

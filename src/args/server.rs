@@ -1,0 +1,74 @@
+//! `bytepath server`'s flags -> its `ServerConfig`: where it listens, its token and the limits
+//! it holds every client to.
+use crate::cli::ServerArgs;
+use crate::error::ConfigError;
+use crate::remote::allow::AllowPeers;
+use crate::remote::protocol::read_token;
+use crate::remote::server::{Limits, ServerConfig};
+use crate::spec::{parse_bytes, parse_duration, parse_message_size, parse_threads};
+
+fn bad(msg: impl Into<String>) -> ConfigError {
+    ConfigError(msg.into())
+}
+
+/// A `bytepath server` command line, checked.
+pub fn server_config(args: &ServerArgs) -> Result<ServerConfig, ConfigError> {
+    let bind = args.bind.trim().parse().map_err(|_| {
+        bad(format!(
+            "--bind {:?}: allowed: an IPv4 or IPv6 address such as 127.0.0.1 or 0.0.0.0",
+            args.bind
+        ))
+    })?;
+    let port = args.port.trim().parse::<u16>().map_err(|_| {
+        bad(format!(
+            "--port {:?}: allowed: 0 (pick a free port) to 65535",
+            args.port
+        ))
+    })?;
+    let max_threads = parse_threads(&args.max_threads)
+        .map_err(|e| bad(e.0.replacen("--threads", "--max-threads", 1)))?;
+    let max_message_size = parse_message_size(&args.max_message_size)
+        .map_err(|e| bad(e.0.replacen("--size", "--max-message-size", 1)))?;
+    let max_bytes = match &args.max_bytes {
+        Some(text) => Some(parse_bytes(text).filter(|&b| b > 0).ok_or_else(|| {
+            bad(format!(
+                "--max-bytes {text:?}: allowed: a size above 0 such as 64M or 10G"
+            ))
+        })?),
+        None => None,
+    };
+    let token = match &args.token_file {
+        Some(path) => Some(read_token(path).map_err(bad)?),
+        None => None,
+    };
+    Ok(ServerConfig {
+        bind,
+        port,
+        token,
+        limits: Limits {
+            max_threads,
+            max_duration: parse_duration("--max-duration", &args.max_duration, false)?,
+            max_message_size,
+            max_bytes,
+            max_file_size: parse_bytes(&args.max_file_size)
+                .filter(|&b| b > 0)
+                .ok_or_else(|| {
+                    bad(format!(
+                        "--max-file-size {:?}: allowed: a size above 0 such as 64M or 4G",
+                        args.max_file_size
+                    ))
+                })?,
+            max_clients: match args.max_clients.trim().parse::<usize>() {
+                Ok(n) if n > 0 => n,
+                _ => {
+                    return Err(bad(format!(
+                        "--max-clients {:?}: allowed: a whole number above 0",
+                        args.max_clients
+                    )))
+                }
+            },
+        },
+        timeout: parse_duration("--timeout", &args.timeout, false)?,
+        allow_peers: AllowPeers::parse(args.allow_peers.as_deref()).map_err(bad)?,
+    })
+}

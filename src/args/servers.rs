@@ -1,0 +1,177 @@
+//! `bytepath servers`' flags -> a validated `ServersSpec`, and the study, with the remote host
+//! (`--remote`) opened by `remote::client` when the study is ready for it.
+use super::network::network;
+use super::remote::remote_run;
+use crate::cli::ServersArgs;
+use crate::error::{ConfigError, Error, Status};
+use crate::remote::client::RemoteServers;
+use crate::report::folder::StudyOutput;
+use crate::servers::model::ServerModel;
+use crate::servers::{Placement, ServersSpec};
+use crate::spec::{parse_bytes, parse_duration, parse_list, MAX_MESSAGE_SIZE};
+use serde_json::{json, Value};
+use std::sync::atomic::AtomicBool;
+
+/// `bytepath servers`: parses the flags and measures the study.
+pub fn command(args: &ServersArgs, interrupt: &AtomicBool) -> Result<Status, Error> {
+    let cpus = super::allowed_cpus()?;
+    let spec = servers_spec(args, &cpus)?;
+    let output = StudyOutput {
+        out: args.out.clone(),
+        arguments: args_json(args),
+        json: args.json,
+        ..StudyOutput::default()
+    };
+    crate::servers::run(&spec, &output, &cpus, &RemoteServers::open, interrupt)
+}
+
+fn bad(msg: String) -> ConfigError {
+    ConfigError(msg)
+}
+
+fn positive(flag: &str, text: &str) -> Result<u64, ConfigError> {
+    match text.trim().parse::<u64>() {
+        Ok(n) if n > 0 => Ok(n),
+        _ => Err(bad(format!(
+            "{flag} {text:?}: allowed: a whole number above 0"
+        ))),
+    }
+}
+
+/// `bytepath servers`' flags -> the study's spec, every input checked.
+pub fn servers_spec(args: &ServersArgs, cpus: &[usize]) -> Result<ServersSpec, ConfigError> {
+    let models = parse_list("--models", &args.models, ServerModel::parse)?;
+    let clients = parse_list("--clients", &args.clients, |c| match c.parse::<usize>() {
+        Ok(n) if (1..=1_000_000).contains(&n) => Ok(n),
+        _ => Err(bad(format!(
+            "{c:?}: allowed: a client count from 1 to 1000000"
+        ))),
+    })?;
+    let size = match parse_bytes(&args.size) {
+        Some(n) if n >= 1 && n <= MAX_MESSAGE_SIZE as u64 => n as usize,
+        _ => {
+            return Err(bad(format!(
+                "--size {:?}: allowed: a request size from 1 B to 64 MiB",
+                args.size
+            )))
+        }
+    };
+    let rate = match args.rate.as_deref() {
+        None => None,
+        Some(text) => match text.trim().parse::<f64>() {
+            Ok(r) if r.is_finite() && r > 0.0 => Some(r),
+            _ => {
+                return Err(bad(format!(
+                    "--rate {text:?}: allowed: requests per second above 0, such as 10000"
+                )))
+            }
+        },
+    };
+    let server_threads = positive("--server-threads", &args.server_threads)? as usize;
+    if server_threads > 1 && models.iter().any(|&m| m != ServerModel::Epoll) {
+        return Err(bad(format!(
+            "--server-threads {server_threads}: only the epoll model has worker threads; allowed: 1, or --models epoll"
+        )));
+    }
+    let network = network(&args.network)?;
+    // Refuses --netns with --remote: two placements at once.
+    let remote = remote_run(&args.remote, &network)?;
+    let placement = match &remote {
+        None => Placement::parse(args.pin.as_deref(), cpus)?,
+        Some(_) => remote_placement(args, cpus)?,
+    };
+    Ok(ServersSpec {
+        models,
+        clients,
+        size,
+        duration: parse_duration("--duration", &args.duration, false)?,
+        warmup: parse_duration("--warmup", &args.warmup, true)?,
+        rate,
+        server_threads,
+        client_threads: positive("--client-threads", &args.client_threads)? as usize,
+        requests_per_connection: args
+            .requests_per_connection
+            .as_deref()
+            .map(|t| positive("--requests-per-connection", t))
+            .transpose()?,
+        stalled_clients: args.stalled_clients,
+        record_connections: args.record_connections,
+        placement,
+        network,
+        remote,
+    })
+}
+
+/// With --remote the server process runs on the other host, where this host cannot place it,
+/// and the load generator has this host to itself: nothing to split, so `--pin split` is
+/// refused and the placement is none. The stalled clients of the robustness tests and
+/// `--reverse` (a `run` flag) do not apply.
+fn remote_placement(args: &ServersArgs, cpus: &[usize]) -> Result<Placement, ConfigError> {
+    if args.remote.reverse {
+        return Err(bad(
+            "--reverse with servers: the server always runs on the --remote host and this host always runs the clients; --reverse is for `run` (stream) only".into(),
+        ));
+    }
+    if args.stalled_clients > 0 {
+        return Err(bad(
+            "--stalled-clients with --remote: the stalled clients are a test on one host; allowed: 0".into(),
+        ));
+    }
+    match args.pin.as_deref() {
+        None | Some("none") => Placement::parse(Some("none"), cpus),
+        Some("split") => Err(bad(
+            "--pin split with --remote: the server process runs on the other host, where this host cannot place it, and the load generator has this host to itself; allowed: none".into(),
+        )),
+        Some(other) => Err(bad(format!("--pin {other:?}: allowed: none (with --remote)"))),
+    }
+}
+
+fn args_json(args: &ServersArgs) -> Value {
+    json!({
+        "models": args.models, "clients": args.clients, "size": args.size,
+        "duration": args.duration, "warmup": args.warmup, "rate": args.rate,
+        "server_threads": args.server_threads, "client_threads": args.client_threads,
+        "netns": args.network.netns, "mtu": args.network.mtu, "netem": args.network.netem,
+        "remote": args.remote.remote,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    fn spec(extra: &[&str]) -> Result<ServersSpec, ConfigError> {
+        let cli = crate::cli::Cli::parse_from([&["bytepath", "servers"][..], extra].concat());
+        match cli.command {
+            crate::cli::Command::Servers(args) => servers_spec(&args, &[0, 1]),
+            _ => unreachable!("parsed a servers command"),
+        }
+    }
+
+    #[test]
+    fn every_model_and_client_count_is_one_point() {
+        let s = spec(&["--models", "epoll,uring", "--clients", "5,100"]).unwrap();
+        assert_eq!(
+            s.points(),
+            vec![
+                (ServerModel::Epoll, 5),
+                (ServerModel::Uring, 5),
+                (ServerModel::Epoll, 100),
+                (ServerModel::Uring, 100)
+            ]
+        );
+    }
+
+    #[test]
+    fn worker_threads_are_refused_for_models_without_them() {
+        let e = spec(&["--models", "poll", "--server-threads", "4"]).unwrap_err();
+        assert!(
+            e.0.starts_with("--server-threads 4: only the epoll model"),
+            "{e}"
+        );
+        assert!(spec(&["--models", "epoll", "--server-threads", "2"]).is_ok());
+        let e = spec(&["--rate=-5"]).unwrap_err();
+        assert!(e.0.contains("--rate \"-5\""), "{e}");
+    }
+}

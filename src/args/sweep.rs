@@ -1,0 +1,419 @@
+//! `bytepath sweep`'s flags -> a validated `SweepSpec`, the placement every point runs in, and
+//! the sweep itself. Single values are parsed by `spec`'s parsers; this file only adds the
+//! sweep's own (the CI target, visits, seed) and the checks across flags.
+use super::network::network;
+use super::remote::remote_run;
+use crate::cli::SweepArgs;
+use crate::error::{ConfigError, Error, Status};
+use crate::mechanism::recv_path::RecvPath;
+use crate::mechanism::MechanismKind;
+use crate::report::folder::{self, StudyOutput};
+use crate::sides::Sides;
+use crate::spec::{
+    check_recv_path, check_transport, parse_counters, parse_duration, parse_list,
+    parse_message_size, parse_percent, parse_pinning, parse_queue_depth, parse_threads, Pattern,
+};
+use crate::sweep::spec::{SweepSpec, MAX_CI_PERCENT, VISIT_BOUNDS};
+use crate::transport::Transport;
+use serde_json::{json, Value};
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+fn bad(msg: impl Into<String>) -> ConfigError {
+    ConfigError(msg.into())
+}
+
+/// `bytepath sweep`: parses the flags, opens the placement once for every point (before the
+/// folder is made, so an unreachable server is one error and no empty folder; dropped, and
+/// namespaces deleted, when the sweep returns) and measures the sweep.
+pub fn command(args: &SweepArgs, interrupt: &AtomicBool) -> Result<Status, Error> {
+    let cpus = super::allowed_cpus()?;
+    let mut spec = sweep_spec(args, &cpus)?;
+    if args.resume && !spec.seed_given {
+        // The order is replayed from the seed the sweep started with.
+        if let Some(seed) = args.out.as_deref().and_then(folder::saved_seed) {
+            spec.seed = seed;
+        }
+    }
+    let sides = Sides::open(&spec.network, spec.remote.as_ref())?;
+    let output = StudyOutput {
+        out: args.out.clone(),
+        resume: args.resume,
+        arguments: arguments(args),
+        json: false,
+    };
+    crate::sweep::run(&spec, &output, &sides, interrupt)
+}
+
+/// `bytepath sweep`'s flags -> the sweep's spec, every input checked.
+pub fn sweep_spec(args: &SweepArgs, cpus: &[usize]) -> Result<SweepSpec, ConfigError> {
+    let patterns = parse_list("--patterns", &args.patterns, |t| t.parse::<Pattern>())?;
+    for &pattern in &patterns {
+        parse_counters(&args.counters, pattern)?;
+    }
+    let (visit, slice) = parse_times(args)?;
+    let default_pin = if cpus.len() >= 2 { "cross" } else { "same" };
+    let network = network(&args.network)?;
+    let remote = remote_run(&args.remote, &network)?;
+    if remote.as_ref().is_some_and(|r| r.reverse) {
+        return Err(ConfigError(
+            "--reverse with sweep: a sweep reads each visit's figures on this host, which --reverse would leave on the server; --reverse is for `run` (stream) only".into(),
+        ));
+    }
+    let mechanisms = match args.mechanisms.trim() {
+        "all" => MechanismKind::ALL.to_vec(),
+        text => parse_list("--mechanisms", text, |t| t.parse())?,
+    };
+    if args.queue_depth.is_some() && !mechanisms.iter().any(|m| m.uses_queue_depth()) {
+        return Err(bad(
+            "--queue-depth without an io_uring mechanism: applies to uring, uring-gather and uring-zc only",
+        ));
+    }
+    for &m in &mechanisms {
+        check_transport(Transport::Tcp, m)?;
+    }
+    let recv_path: RecvPath = args.recv.parse()?;
+    check_recv_path(recv_path, Transport::Tcp, args.verify)?;
+    Ok(SweepSpec {
+        mechanisms,
+        patterns,
+        sizes: parse_list("--sizes", &args.sizes, parse_message_size)?,
+        threads: parse_list("--threads", &args.threads, parse_threads)?,
+        ci_target: parse_ci(&args.ci)?,
+        min_visits: parse_visits(&args.visits)?,
+        visit,
+        budget: parse_duration("--budget", &args.budget, false)?,
+        seed: parse_seed(args.seed.as_deref())?,
+        seed_given: args.seed.is_some(),
+        slice,
+        warmup: parse_duration("--warmup", &args.warmup, true)?,
+        pinning: parse_pinning(Some(args.pin.as_deref().unwrap_or(default_pin)), cpus)?,
+        pin_defaulted: args.pin.is_none(),
+        cpus: cpus.to_vec(),
+        recv_size: parse_recv_size(args.recv_size.as_deref())?,
+        counters: args.counters.clone(),
+        verify: args.verify,
+        network,
+        remote,
+        queue_depth: parse_queue_depth(args.queue_depth.as_deref())?,
+        recv_path,
+    })
+}
+
+/// `2%` or `2` (both percent) -> 0.02; refuses 0, negative, and above 50 %.
+pub fn parse_ci(text: &str) -> Result<f64, ConfigError> {
+    parse_percent("--ci", text, MAX_CI_PERCENT)
+}
+
+/// `--visit` and `--slice`, both above zero, a slice no longer than a visit.
+fn parse_times(args: &SweepArgs) -> Result<(Duration, Duration), ConfigError> {
+    let visit = parse_duration("--visit", &args.visit, false)?;
+    let slice = parse_duration("--slice", &args.slice, false)?;
+    if slice > visit {
+        return Err(bad(format!(
+            "--slice {} is longer than --visit {}; allowed: slice ≤ visit (a visit is cut into slices)",
+            args.slice, args.visit
+        )));
+    }
+    Ok((visit, slice))
+}
+
+/// `--visits`: a whole number from 2 to 1000.
+pub fn parse_visits(text: &str) -> Result<usize, ConfigError> {
+    let (lo, hi) = VISIT_BOUNDS;
+    match text.trim().parse::<usize>() {
+        Ok(n) if (lo..=hi).contains(&n) => Ok(n),
+        _ => Err(bad(format!(
+            "--visits {text:?}: allowed: a whole number from {lo} to {hi} (an interval needs two visit means)"
+        ))),
+    }
+}
+
+/// `--seed`: a whole number up to 2^64 - 1; without one, a fresh seed from the OS.
+pub fn parse_seed(text: Option<&str>) -> Result<u64, ConfigError> {
+    match text {
+        Some(t) => t.trim().parse::<u64>().map_err(|_| {
+            bad(format!(
+                "--seed {t:?}: allowed: a whole number from 0 to {}",
+                u64::MAX
+            ))
+        }),
+        None => {
+            let mut bytes = [0u8; 8];
+            getrandom::fill(&mut bytes)
+                .map_err(|e| bad(format!("--seed: no seed given and none from the OS ({e})")))?;
+            Ok(u64::from_le_bytes(bytes))
+        }
+    }
+}
+
+fn parse_recv_size(text: Option<&str>) -> Result<Option<usize>, ConfigError> {
+    text.map(crate::spec::parse_recv_size).transpose()
+}
+
+/// The flags as given, for the marker.
+fn arguments(args: &SweepArgs) -> Value {
+    json!({
+        "mechanisms": args.mechanisms,
+        "sizes": args.sizes,
+        "threads": args.threads,
+        "patterns": args.patterns,
+        "ci": args.ci,
+        "visits": args.visits,
+        "visit": args.visit,
+        "budget": args.budget,
+        "seed": args.seed,
+        "slice": args.slice,
+        "warmup": args.warmup,
+        "pin": args.pin,
+        "recv_size": args.recv_size,
+        "counters": args.counters,
+        "verify": args.verify,
+        "netns": args.network.netns,
+        "mtu": args.network.mtu,
+        "netem": args.network.netem,
+        "remote": args.remote.remote,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::counters::CounterSelection;
+    use crate::mechanism::MechanismKind;
+    use crate::spec::{parse_list, parse_message_size, Pinning};
+    use crate::sweep::spec::Point;
+    use clap::Parser;
+    use proptest::prelude::*;
+    use std::collections::HashSet;
+
+    fn args(extra: &[&str]) -> SweepArgs {
+        let cli = crate::cli::Cli::parse_from(["bytepath", "sweep"].iter().chain(extra));
+        match cli.command {
+            crate::cli::Command::Sweep(a) => a,
+            _ => unreachable!(),
+        }
+    }
+
+    fn spec(extra: &[&str]) -> Result<SweepSpec, ConfigError> {
+        sweep_spec(&args(extra), &[0, 1])
+    }
+
+    #[test]
+    fn the_default_matrix_is_four_mechanisms_six_sizes_four_thread_counts_streamed() {
+        let s = spec(&[]).unwrap();
+        assert_eq!(s.total(), 4 * 6 * 4);
+        assert_eq!(s.patterns, vec![Pattern::Stream]);
+        assert_eq!(s.sizes, vec![256, 1024, 4096, 16384, 65536, 512 * 1024]);
+        assert_eq!(s.ci_target, 0.02);
+    }
+
+    #[test]
+    fn default_pin_is_cross_with_two_cpus_and_same_with_one() {
+        let s = spec(&[]).unwrap();
+        assert_eq!((s.pinning, s.pin_defaulted), (Pinning::Cross, true));
+        let one = sweep_spec(&args(&[]), &[0]).unwrap();
+        assert_eq!(one.pinning, Pinning::Same);
+        let given = spec(&["--pin", "same"]).unwrap();
+        assert_eq!((given.pinning, given.pin_defaulted), (Pinning::Same, false));
+    }
+
+    #[test]
+    fn ci_accepts_percent_with_or_without_the_sign() {
+        assert_eq!(parse_ci("2%").unwrap(), 0.02);
+        assert_eq!(parse_ci("2").unwrap(), 0.02);
+        assert_eq!(parse_ci("0.5%").unwrap(), 0.005);
+        assert_eq!(parse_ci("50%").unwrap(), 0.5);
+    }
+
+    #[test]
+    fn ci_of_zero_negative_or_above_half_is_refused() {
+        for text in ["0", "0%", "-1%", "51%", "abc", "", "%", "nan", "inf"] {
+            let err = parse_ci(text).unwrap_err().0;
+            assert!(err.starts_with("--ci"), "{err}");
+        }
+    }
+
+    #[test]
+    fn a_slice_must_fit_in_a_visit() {
+        assert!(spec(&["--slice", "600ms", "--visit", "500ms"])
+            .unwrap_err()
+            .0
+            .contains("slice ≤ visit"));
+        assert!(spec(&["--budget", "0s"])
+            .unwrap_err()
+            .0
+            .starts_with("--budget"));
+        assert!(spec(&["--slice", "0s"])
+            .unwrap_err()
+            .0
+            .starts_with("--slice"));
+    }
+
+    #[test]
+    fn lists_refuse_empty_entries_duplicates_and_bad_values() {
+        let cases = [
+            (vec!["--mechanisms", ""], "empty"),
+            (vec!["--sizes", "256,,1K"], "entry 2 is empty"),
+            (vec!["--sizes", "1K,1024"], "repeats"),
+            (vec!["--threads", "1,2,1"], "repeats"),
+            (vec!["--mechanisms", "send,teleport"], "unknown mechanism"),
+            (vec!["--sizes", "12"], "multiple of 8"),
+            (vec!["--sizes", "128M"], "multiple of 8"),
+            (vec!["--threads", "0"], "1 to 1024"),
+            (vec!["--patterns", "stream,crr"], "unknown pattern"),
+        ];
+        for (extra, expected) in cases {
+            let err = spec(&extra).unwrap_err().0;
+            assert!(err.starts_with(extra[0]), "{err}");
+            assert!(err.contains(expected), "{extra:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn recv_size_uses_the_run_rule() {
+        assert_eq!(
+            spec(&["--recv-size", "64K"]).unwrap().recv_size,
+            Some(65536)
+        );
+        assert!(spec(&["--recv-size", "0"])
+            .unwrap_err()
+            .0
+            .starts_with("--recv-size"));
+    }
+
+    #[test]
+    fn counters_open_only_in_a_counter_visit_and_auto_is_all_for_both_patterns() {
+        let s = spec(&["--patterns", "stream,rr"]).unwrap();
+        for pattern in [Pattern::Stream, Pattern::Rr] {
+            let point = Point {
+                mechanism: MechanismKind::Send,
+                pattern,
+                message_size: 64,
+                threads: 1,
+            };
+            assert_eq!(s.run_spec(&point, false).counters, CounterSelection::None);
+            assert_eq!(s.run_spec(&point, true).counters, CounterSelection::All);
+        }
+        assert!(s.counter_visits());
+        assert!(!spec(&["--counters", "none"]).unwrap().counter_visits());
+    }
+
+    #[test]
+    fn a_visit_runs_for_the_visit_length_with_no_stopping_rule() {
+        let s = spec(&["--visit", "400ms", "--slice", "50ms", "--budget", "3s"]).unwrap();
+        let run = s.run_spec(&s.points()[0], false);
+        assert_eq!(run.duration, Duration::from_millis(400));
+        assert_eq!(run.stopping.slice, Duration::from_millis(50));
+        assert_eq!(run.stopping.messages_per_flow, None);
+        assert_eq!(s.total_budget(), Duration::from_secs(3 * 96));
+    }
+
+    #[test]
+    fn visits_and_seed_are_checked_and_a_missing_seed_is_drawn() {
+        assert_eq!(spec(&["--visits", "5"]).unwrap().min_visits, 5);
+        for bad in ["1", "0", "1001", "x", "2.5"] {
+            let err = spec(&["--visits", bad]).unwrap_err().0;
+            assert!(
+                err.starts_with("--visits") && err.contains("2 to 1000"),
+                "{err}"
+            );
+        }
+        let s = spec(&["--seed", "42"]).unwrap();
+        assert_eq!((s.seed, s.seed_given), (42, true));
+        assert!(spec(&["--seed=-1"]).unwrap_err().0.starts_with("--seed"));
+        assert!(!spec(&[]).unwrap().seed_given);
+    }
+
+    #[test]
+    fn consecutive_groups_rotate_the_mechanism_order() {
+        let s = spec(&[
+            "--mechanisms",
+            "send,copy,gather",
+            "--sizes",
+            "256,1K",
+            "--threads",
+            "1",
+        ])
+        .unwrap();
+        let keys: Vec<String> = s.points().iter().map(Point::key).collect();
+        assert_eq!(
+            keys,
+            [
+                "send/stream/256/1",
+                "copy/stream/256/1",
+                "gather/stream/256/1",
+                "copy/stream/1024/1",
+                "gather/stream/1024/1",
+                "send/stream/1024/1",
+            ]
+        );
+    }
+
+    fn sublist<T: Clone + std::fmt::Debug + 'static>(all: Vec<T>) -> impl Strategy<Value = Vec<T>> {
+        let n = all.len();
+        prop::sample::subsequence(all, 1..=n).prop_shuffle()
+    }
+
+    fn matrix() -> impl Strategy<Value = SweepSpec> {
+        (
+            sublist(MechanismKind::ALL.to_vec()),
+            sublist(vec![Pattern::Stream, Pattern::Rr]),
+            sublist(vec![8usize, 256, 1024, 4096, 65536, 1 << 20]),
+            sublist(vec![1usize, 2, 3, 4, 8, 16]),
+        )
+            .prop_map(|(mechanisms, patterns, sizes, threads)| SweepSpec {
+                mechanisms,
+                patterns,
+                sizes,
+                threads,
+                ..spec(&[]).unwrap()
+            })
+    }
+
+    proptest! {
+        #[test]
+        fn every_point_is_measured_exactly_once(s in matrix()) {
+            let points = s.points();
+            prop_assert_eq!(points.len(), s.total());
+            let unique: HashSet<String> = points.iter().map(Point::key).collect();
+            prop_assert_eq!(unique.len(), s.total());
+            for p in &points {
+                prop_assert!(s.mechanisms.contains(&p.mechanism) && s.sizes.contains(&p.message_size));
+                prop_assert!(s.threads.contains(&p.threads) && s.patterns.contains(&p.pattern));
+            }
+        }
+
+        #[test]
+        fn no_mechanism_runs_all_its_points_in_one_block(s in matrix()) {
+            // Every group of len(mechanisms) consecutive points holds each mechanism once.
+            for group in s.points().chunks(s.mechanisms.len()) {
+                let names: HashSet<_> = group.iter().map(|p| p.mechanism.name()).collect();
+                prop_assert_eq!(names.len(), s.mechanisms.len());
+            }
+        }
+
+        #[test]
+        fn ci_percent_in_range_parses_to_its_fraction(p in 0.01f64..=50.0) {
+            let text = format!("{p}%");
+            prop_assert!((parse_ci(&text).unwrap() - p / 100.0).abs() < 1e-12);
+        }
+
+        #[test]
+        fn times_are_accepted_exactly_when_the_slice_fits_the_visit(slice in 1u64..500, visit in 1u64..500) {
+            let (slice_ms, visit_ms) = (format!("{slice}ms"), format!("{visit}ms"));
+            let result = spec(&["--slice", &slice_ms, "--visit", &visit_ms]);
+            prop_assert_eq!(result.is_ok(), slice <= visit);
+            if let Ok(s) = result {
+                prop_assert_eq!(s.slice, Duration::from_millis(slice));
+                prop_assert_eq!(s.visit, Duration::from_millis(visit));
+            }
+        }
+
+        #[test]
+        fn list_and_ci_parsers_never_panic(text in ".{0,16}") {
+            let _ = parse_list("--sizes", &text, parse_message_size);
+            let _ = parse_ci(&text);
+        }
+    }
+}

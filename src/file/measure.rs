@@ -1,0 +1,291 @@
+//! The transfers of a file study: every size in turn (its test file written, or the user's
+//! file, or none when the remote server writes its own), every repetition of every mechanism,
+//! each transfer's record appended to the results folder as it ends.
+use super::mechanisms::FileMechanism;
+use super::record::{Residency, TransferRecord, SCHEMA_VERSION};
+use super::server::{FileRequest, FileServer};
+use super::test_files::ServedFile;
+use super::{transfer, Cache, FileSpec, Server, Source};
+use crate::error::{Error, Status};
+use crate::report::folder::{ResultsFolder, Saved};
+use crate::transport::FlowConnector;
+use std::fs::File;
+use std::io::Read;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Every size in turn: its test file written (or the user's file), then all its transfers.
+pub(super) fn measure_all(
+    spec: &FileSpec,
+    server: Server<'_>,
+    sizes: &[u64],
+    source: Source<'_>,
+    interrupt: &AtomicBool,
+    results: &mut ResultsFolder,
+    transfers: &mut Vec<TransferRecord>,
+) -> Result<Status, Error> {
+    let mut status = Status::Success;
+    for &size in sizes {
+        let served = match source {
+            Source::User(f) => Some(f.clone()),
+            Source::Server => None,
+            Source::Test(t) => match t.write(size, spec.verify, interrupt) {
+                Ok(f) => Some(f),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {
+                    return Ok(Status::Interrupted)
+                }
+                Err(source) => {
+                    return Err(Error::File {
+                        path: t.dir.clone(),
+                        source,
+                    })
+                }
+            },
+        };
+        let mut size_run = SizeRun {
+            spec,
+            size,
+            interrupt,
+            results,
+            transfers,
+        };
+        let measured = match (server, &served) {
+            (Server::Here(connector), Some(served)) => size_run.here(connector, served)?,
+            (Server::Remote(files), _) => size_run.remote(files)?,
+            (Server::Here(_), None) => unreachable!("a study here has its files here"),
+        };
+        match measured {
+            Status::Success => {}
+            Status::Failed => status = Status::Failed,
+            Status::Interrupted => return Ok(Status::Interrupted),
+        }
+    }
+    Ok(status)
+}
+
+/// The transfers of one size, and where their records go.
+struct SizeRun<'a> {
+    spec: &'a FileSpec,
+    size: u64,
+    interrupt: &'a AtomicBool,
+    results: &'a mut ResultsFolder,
+    transfers: &'a mut Vec<TransferRecord>,
+}
+
+impl SizeRun<'_> {
+    /// The server a thread here, on a flow from `connector`, sending `served`.
+    fn here(
+        &mut self,
+        connector: &dyn FlowConnector,
+        served: &ServedFile,
+    ) -> Result<Status, Error> {
+        let file_error = |source| Error::File {
+            path: served.path.clone(),
+            source,
+        };
+        let (spec, size) = (self.spec, self.size);
+        if spec.cache == Cache::Warm {
+            read_through(served).map_err(file_error)?;
+        }
+        self.measure(|mechanism, rep| {
+            let residency = prepare_cache(served, spec.cache).map_err(file_error)?;
+            let setup = transfer::Setup {
+                connector,
+                placement: spec.placement(),
+                chunk: spec.chunk,
+                counters: spec.counters,
+            };
+            let measured = transfer::transfer(served, mechanism, setup);
+            Ok(record_of(
+                size,
+                mechanism,
+                rep,
+                Some(residency),
+                measured.map_err(|e| e.to_string()),
+            ))
+        })
+    }
+
+    /// The server `bytepath server` on another host, writing and sending its own test file.
+    fn remote(&mut self, files: &dyn FileServer) -> Result<Status, Error> {
+        let (spec, size) = (self.spec, self.size);
+        self.measure(|mechanism, rep| {
+            let request = FileRequest {
+                size,
+                mechanism: mechanism.name().into(),
+                chunk: spec.chunk as u64,
+                cache: spec.cache.name().into(),
+                verify: spec.verify,
+                counters: spec.counters.name().into(),
+            };
+            let measured =
+                transfer::transfer_remote(files, &request, rep, spec.placement(), spec.counters);
+            let measured = match measured {
+                // A refusal (a limit, an older server) holds for every transfer.
+                Err(Error::Config(e)) => return Err(Error::Config(e)),
+                other => other.map_err(|e| e.to_string()),
+            };
+            let residency = measured.as_ref().ok().and_then(|m| m.residency);
+            Ok(record_of(size, mechanism, rep, residency, measured))
+        })
+    }
+
+    fn measure(
+        &mut self,
+        one: impl FnMut(FileMechanism, u32) -> Result<TransferRecord, Error>,
+    ) -> Result<Status, Error> {
+        measure_size(
+            self.spec,
+            self.size,
+            self.interrupt,
+            self.results,
+            self.transfers,
+            one,
+        )
+    }
+}
+
+/// All repetitions of every mechanism for one size; `one` measures one transfer.
+fn measure_size(
+    spec: &FileSpec,
+    size: u64,
+    interrupt: &AtomicBool,
+    results: &mut ResultsFolder,
+    transfers: &mut Vec<TransferRecord>,
+    mut one: impl FnMut(FileMechanism, u32) -> Result<TransferRecord, Error>,
+) -> Result<Status, Error> {
+    let mut status = Status::Success;
+    for rep in 0..spec.reps {
+        for &mechanism in &spec.mechanisms {
+            if interrupt.load(Ordering::SeqCst) {
+                return Ok(Status::Interrupted);
+            }
+            let record = one(mechanism, rep)?;
+            if !record.ok() {
+                status = Status::Failed;
+                eprintln!(
+                    "file: {size} B {} rep {rep}: {}",
+                    mechanism.name(),
+                    record
+                        .error
+                        .as_deref()
+                        .unwrap_or("verify mismatch: the hashes differ")
+                );
+            }
+            results.append(&Saved::from_value(
+                serde_json::to_value(&record).expect("the record serializes"),
+            ))?;
+            transfers.push(record);
+        }
+    }
+    Ok(status)
+}
+
+/// One transfer's record, from what it measured or why it failed.
+fn record_of(
+    size: u64,
+    mechanism: FileMechanism,
+    rep: u32,
+    residency: Option<Residency>,
+    measured: Result<transfer::Measured, String>,
+) -> TransferRecord {
+    let mut record = TransferRecord {
+        schema_version: SCHEMA_VERSION,
+        size_bytes: size,
+        mechanism,
+        rep,
+        residency_before: residency,
+        elapsed_ms: None,
+        throughput_gbps: None,
+        server_syscalls: None,
+        client_recv_calls: None,
+        server: None,
+        client: None,
+        verified: None,
+        error: None,
+    };
+    match measured {
+        Ok(m) => {
+            let secs = m.elapsed.as_secs_f64();
+            record.elapsed_ms = Some(secs * 1e3);
+            record.throughput_gbps =
+                (secs > 0.0).then(|| m.bytes_received as f64 * 8.0 / secs / 1e9);
+            record.server_syscalls = Some(m.server_syscalls);
+            record.client_recv_calls = Some(m.client_syscalls);
+            record.server = Some(m.server);
+            record.client = Some(m.client);
+            record.verified = m.verified;
+        }
+        Err(e) => record.error = Some(e),
+    }
+    record
+}
+
+/// Warm: reads the whole file once, so its pages are cached.
+pub fn read_through(served: &ServedFile) -> std::io::Result<()> {
+    let mut file = File::open(&served.path)?;
+    let mut buf = vec![0u8; 1 << 20];
+    while file.read(&mut buf)? > 0 {}
+    Ok(())
+}
+
+/// Cold: fsync (dirty pages cannot be dropped) and POSIX_FADV_DONTNEED. Either way, returns
+/// what mincore says is resident now, so the report shows what was achieved, not intended.
+pub fn prepare_cache(served: &ServedFile, cache: Cache) -> std::io::Result<Residency> {
+    let file = File::open(&served.path)?;
+    if cache == Cache::Cold {
+        file.sync_all()?;
+        crate::sys::file::drop_cached_pages(&file)?;
+    }
+    let (resident_pages, total_pages) = crate::sys::file::resident_pages(&file, served.len)?;
+    Ok(Residency {
+        resident_pages,
+        total_pages,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::file::test_files::TestFolder;
+
+    #[test]
+    fn cold_cache_reports_what_mincore_saw_after_dropping() {
+        let parent = tempfile::tempdir().unwrap();
+        let folder = TestFolder::create(parent.path()).unwrap();
+        let served = folder
+            .write(8 << 20, false, &AtomicBool::new(false))
+            .unwrap();
+        read_through(&served).unwrap();
+        let warm = prepare_cache(&served, Cache::Warm).unwrap();
+        let cold = prepare_cache(&served, Cache::Cold).unwrap();
+        let file = File::open(&served.path).unwrap();
+        let (now, total) = crate::sys::file::resident_pages(&file, served.len).unwrap();
+        assert_eq!(cold.total_pages, total);
+        assert_eq!(total, 2048);
+        // The kernel may keep pages anyway (e.g. on tmpfs, where they are the file); the figure
+        // reported must be what mincore said, never what was intended.
+        assert!(
+            cold.resident_pages <= warm.resident_pages,
+            "{cold:?} vs {warm:?}"
+        );
+        assert!(
+            now.abs_diff(cold.resident_pages) <= total / 100,
+            "{now} vs {cold:?}"
+        );
+        if !is_tmpfs(parent.path()) {
+            assert!(
+                cold.fraction() < 0.5,
+                "DONTNEED after fsync dropped most pages: {cold:?}"
+            );
+        }
+    }
+
+    fn is_tmpfs(path: &std::path::Path) -> bool {
+        std::process::Command::new("stat")
+            .args(["-f", "-c", "%T"])
+            .arg(path)
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "tmpfs")
+            .unwrap_or(false)
+    }
+}

@@ -1,0 +1,279 @@
+//! The control protocol's frames: a u32 big-endian length and that many bytes of JSON holding
+//! one `Message`. A frame above `MAX_FRAME` is refused before anything is allocated for it, so
+//! no peer can make the other allocate more than `MAX_FRAME`; a frame begun must end within
+//! `FRAME_PATIENCE`.
+use super::protocol::{ErrorCode, Message};
+use std::fmt;
+use std::io::{self, Read, Write};
+use std::time::{Duration, Instant};
+
+/// The largest frame either side accepts. The largest message is one thread's sample (results
+/// come as one frame per thread, so the thread count does not matter): its latency histogram
+/// (1 ns..100 s at 3 significant digits) has at most ~39,000 buckets, each written as at most
+/// ~22 bytes of JSON (`[99999999999,9999999],`), about 860 KB in the very worst case; 1 MiB
+/// holds that and the sample's other fields.
+pub const MAX_FRAME: usize = 1 << 20;
+
+/// Why a frame could not be read.
+#[derive(Debug)]
+pub enum FrameError {
+    /// The read timed out before any byte of the frame arrived (the caller may wait again).
+    Idle,
+    /// The peer closed the connection between frames.
+    Closed,
+    /// The declared length is above `MAX_FRAME` (or zero).
+    Oversized(u64),
+    /// The connection ended or stalled inside a frame.
+    Truncated {
+        expected: usize,
+        got: usize,
+    },
+    /// The body is not a message of this protocol.
+    Malformed(String),
+    Io(io::Error),
+}
+
+impl FrameError {
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            FrameError::Idle => ErrorCode::Timeout,
+            FrameError::Oversized(_) => ErrorCode::Oversized,
+            FrameError::Malformed(_) => ErrorCode::Malformed,
+            FrameError::Closed | FrameError::Truncated { .. } | FrameError::Io(_) => {
+                ErrorCode::Truncated
+            }
+        }
+    }
+}
+
+impl fmt::Display for FrameError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            FrameError::Idle => write!(f, "no frame arrived within the timeout"),
+            FrameError::Closed => write!(f, "the connection was closed"),
+            FrameError::Oversized(0) => write!(
+                f,
+                "a frame declared 0 bytes; a frame holds 1 to {MAX_FRAME} bytes"
+            ),
+            FrameError::Oversized(n) => write!(
+                f,
+                "a frame declared {n} bytes; the limit is {MAX_FRAME} bytes"
+            ),
+            FrameError::Truncated { expected, got } => write!(
+                f,
+                "a frame ended after {got} of its {expected} bytes (connection closed or timed out)"
+            ),
+            FrameError::Malformed(e) => write!(f, "a frame is not a bytepath message: {e}"),
+            FrameError::Io(e) => write!(f, "reading a frame failed: {e}"),
+        }
+    }
+}
+
+fn is_timeout(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+    )
+}
+
+/// Once a frame has begun, how long its remaining bytes may take in all (read timeouts inside
+/// a frame are waited through until then; a peer that stalls longer has truncated it).
+const FRAME_PATIENCE: Duration = Duration::from_secs(10);
+
+/// Fills `buf` from `r`; returns how many bytes arrived before EOF or an error. A timeout is
+/// waited through while `patient_until` is in the future.
+fn fill(
+    r: &mut impl Read,
+    buf: &mut [u8],
+    patient_until: Option<Instant>,
+) -> Result<usize, (usize, io::Error)> {
+    let mut got = 0;
+    while got < buf.len() {
+        match r.read(&mut buf[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) if is_timeout(&e) && patient_until.is_some_and(|t| Instant::now() < t) => {}
+            Err(e) => return Err((got, e)),
+        }
+    }
+    Ok(got)
+}
+
+/// Reads one frame's body. Never allocates more than `MAX_FRAME` bytes, and nothing before the
+/// declared length has been checked against it. A read timeout set on the stream bounds the
+/// wait for a frame to begin (`Idle`); once begun, it must be complete within
+/// `FRAME_PATIENCE` or it is `Truncated`.
+pub fn read_frame(r: &mut impl Read) -> Result<Vec<u8>, FrameError> {
+    let mut header = [0u8; 4];
+    match fill(r, &mut header[..1], None) {
+        Ok(0) => return Err(FrameError::Closed),
+        Ok(_) => {}
+        Err((_, e)) if is_timeout(&e) => return Err(FrameError::Idle),
+        Err((_, e)) => return Err(FrameError::Io(e)),
+    }
+    let patience = Some(Instant::now() + FRAME_PATIENCE);
+    match fill(r, &mut header[1..], patience) {
+        Ok(3) => {}
+        Ok(got) | Err((got, _)) => {
+            return Err(FrameError::Truncated {
+                expected: 4,
+                got: 1 + got,
+            })
+        }
+    }
+    let declared = u32::from_be_bytes(header) as u64;
+    if declared == 0 || declared > MAX_FRAME as u64 {
+        return Err(FrameError::Oversized(declared));
+    }
+    let expected = declared as usize;
+    let mut body = vec![0u8; expected];
+    match fill(r, &mut body, patience) {
+        Ok(got) if got == expected => Ok(body),
+        Ok(got) | Err((got, _)) => Err(FrameError::Truncated { expected, got }),
+    }
+}
+
+/// Parses one frame's body.
+pub fn parse(body: &[u8]) -> Result<Message, FrameError> {
+    serde_json::from_slice(body).map_err(|e| FrameError::Malformed(e.to_string()))
+}
+
+/// Reads and parses one message.
+pub fn read_message(r: &mut impl Read) -> Result<Message, FrameError> {
+    parse(&read_frame(r)?)
+}
+
+/// Writes one message as one frame (one write call, so a frame is never interleaved).
+pub fn write_message(w: &mut impl Write, message: &Message) -> io::Result<()> {
+    let body = serde_json::to_vec(message).map_err(io::Error::other)?;
+    if body.len() > MAX_FRAME {
+        return Err(io::Error::other(format!(
+            "a {} message of {} bytes is above the {MAX_FRAME}-byte frame limit",
+            message.kind(),
+            body.len()
+        )));
+    }
+    let mut frame = Vec::with_capacity(4 + body.len());
+    frame.extend_from_slice(&(body.len() as u32).to_be_bytes());
+    frame.extend_from_slice(&body);
+    w.write_all(&frame)?;
+    w.flush()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::io::Cursor;
+
+    fn frame(body: &[u8]) -> Vec<u8> {
+        let mut f = (body.len() as u32).to_be_bytes().to_vec();
+        f.extend_from_slice(body);
+        f
+    }
+
+    #[test]
+    fn a_declared_length_above_the_limit_is_refused_before_reading_the_body() {
+        let mut wire = Cursor::new(frame(&[]));
+        wire.get_mut()[..4].copy_from_slice(&(1u32 << 30).to_be_bytes());
+        let err = read_frame(&mut wire).unwrap_err();
+        assert!(
+            matches!(err, FrameError::Oversized(n) if n == 1 << 30),
+            "{err}"
+        );
+        assert!(err.to_string().contains("1073741824"), "{err}");
+        assert_eq!(wire.position(), 4, "nothing past the header was read");
+    }
+
+    #[test]
+    fn a_frame_cut_short_is_truncated_and_an_empty_stream_is_closed() {
+        let mut wire = frame(b"{\"type\":\"ready\"}");
+        wire.truncate(10);
+        let err = read_frame(&mut Cursor::new(wire)).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                FrameError::Truncated {
+                    expected: 16,
+                    got: 6
+                }
+            ),
+            "{err}"
+        );
+        assert!(matches!(
+            read_frame(&mut Cursor::new(Vec::new())),
+            Err(FrameError::Closed)
+        ));
+    }
+
+    /// A reader that yields its bytes, then endless filler: a decoder that trusted a length or
+    /// read past its frame would be caught by the count of bytes it took.
+    struct Endless {
+        head: Cursor<Vec<u8>>,
+        taken: usize,
+    }
+
+    impl Read for Endless {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            let n = match self.head.read(buf)? {
+                0 => {
+                    buf.fill(b' ');
+                    buf.len()
+                }
+                n => n,
+            };
+            self.taken += n;
+            Ok(n)
+        }
+    }
+
+    proptest! {
+        // Bounded for CI: 2,000 cases of up to 4 KiB each take well under a second.
+        #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+
+        #[test]
+        fn arbitrary_bytes_never_panic_and_never_read_past_the_frame_limit(
+            bytes in proptest::collection::vec(any::<u8>(), 0..4096),
+            endless in any::<bool>(),
+        ) {
+            let mut finite = Cursor::new(bytes.clone());
+            if let Ok(body) = read_frame(&mut finite) {
+                prop_assert!(body.len() <= MAX_FRAME && body.capacity() <= MAX_FRAME);
+                let _ = parse(&body);
+            }
+            if endless {
+                let mut r = Endless { head: Cursor::new(bytes), taken: 0 };
+                let got = read_frame(&mut r);
+                prop_assert!(r.taken <= 4 + MAX_FRAME, "took {} bytes", r.taken);
+                if let Ok(body) = got {
+                    prop_assert!(body.capacity() <= MAX_FRAME);
+                    let _ = parse(&body);
+                }
+            }
+        }
+
+        #[test]
+        fn a_declared_length_is_never_trusted_beyond_the_limit(
+            declared in 0u32..(MAX_FRAME as u32 + 64),
+            body in proptest::collection::vec(any::<u8>(), 0..2048),
+        ) {
+            let mut wire = declared.to_be_bytes().to_vec();
+            wire.extend_from_slice(&body);
+            let mut r = Endless { head: Cursor::new(wire), taken: 0 };
+            match read_frame(&mut r) {
+                Ok(got) => {
+                    prop_assert_eq!(got.len(), declared as usize);
+                    prop_assert!(got.capacity() <= MAX_FRAME);
+                    let _ = parse(&got);
+                }
+                Err(FrameError::Oversized(n)) => {
+                    prop_assert!(n == 0 || n > MAX_FRAME as u64);
+                    prop_assert_eq!(r.taken, 4);
+                }
+                Err(e) => prop_assert!(false, "unexpected {}", e),
+            }
+            prop_assert!(r.taken <= 4 + MAX_FRAME);
+        }
+    }
+}

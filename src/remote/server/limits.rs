@@ -1,0 +1,274 @@
+//! What a client may ask this server for: a run's request checked, value by value, against
+//! the server's limits (`--max-*`) and the engine's own bounds, becoming this side's
+//! `RunSpec`; and a `servers_run` checked against the limits and the models' bounds.
+use super::{refuse, Refusal, ServerConfig};
+use crate::error::ConfigError;
+use crate::mechanism::recv_path::RecvPath;
+use crate::mechanism::MechanismKind;
+use crate::remote::protocol::{ErrorCode, RunRequest};
+use crate::servers::{model::ServerModel, process::ServerSetup};
+use crate::spec::{self, Pattern, Pinning, RunSpec, Stopping};
+use crate::transport::Transport;
+use std::time::Duration;
+
+/// What a client may ask for.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Limits {
+    pub max_threads: usize,
+    pub max_duration: Duration,
+    pub max_message_size: usize,
+    /// Total payload bytes a run may move; when set, only runs bounded by `--bytes` or
+    /// `--messages` are accepted.
+    pub max_bytes: Option<u64>,
+    /// The largest test file `file --remote` may ask this server to write and send.
+    pub max_file_size: u64,
+    /// Client connections one `bytepath servers` point may ask for.
+    pub max_clients: usize,
+}
+
+fn invalid(e: ConfigError) -> Refusal {
+    refuse(ErrorCode::Refused, e.0)
+}
+
+fn limit(message: String) -> Refusal {
+    refuse(ErrorCode::Limit, message)
+}
+
+/// The server's side of a run, from the request: every value checked against the server's
+/// limits and the engine's own bounds.
+pub(in crate::remote) fn spec_for(
+    request: &RunRequest,
+    limits: &Limits,
+) -> Result<RunSpec, Refusal> {
+    let (transport, mechanism) = transport_and_mechanism(request)?;
+    let queue_depth = match request.queue_depth {
+        Some(q) => spec::parse_queue_depth(Some(&q.to_string())).map_err(invalid)?,
+        None => spec::DEFAULT_QUEUE_DEPTH,
+    };
+    let recv_path: RecvPath = match &request.recv {
+        Some(text) => text.parse().map_err(invalid)?,
+        None => Default::default(),
+    };
+    spec::check_recv_path(recv_path, transport, request.verify).map_err(invalid)?;
+    let pattern = pattern_of(request)?;
+    let size = message_size(request, transport, limits)?;
+    let threads = request.threads;
+    if threads == 0 || threads > limits.max_threads as u64 {
+        return Err(limit(format!(
+            "{threads} threads: this server allows 1 to {} (--max-threads)",
+            limits.max_threads
+        )));
+    }
+    let (duration, warmup) = times(request, limits)?;
+    check_bytes(request, limits)?;
+    let spec = RunSpec {
+        transport,
+        pipe_size: None,
+        mechanism,
+        pattern,
+        message_size: size,
+        threads: threads as usize,
+        duration,
+        stopping: Stopping::fixed(duration),
+        warmup,
+        // The client's --pin places its own side; this side runs where the scheduler puts it.
+        pinning: Pinning::Unpinned,
+        cpus: Vec::new(),
+        recv_size: recv_size(request)?,
+        spin: request.spin,
+        verify: request.verify,
+        counters: spec::parse_counters(&request.counters, pattern).map_err(invalid)?,
+        udp_split: request.udp_split,
+        processes: false,
+        // Across hosts the network is whatever joins them; loopback is the record's default.
+        network: spec::Network::default(),
+        queue_depth,
+        recv_path,
+    };
+    if let Some(available) = crate::environment::mem_available() {
+        spec.check_memory(available)
+            .map_err(|e| refuse(ErrorCode::Limit, e.0))?;
+    }
+    Ok(spec)
+}
+
+/// tcp or udp, and a mechanism that sends on it.
+fn transport_and_mechanism(request: &RunRequest) -> Result<(Transport, MechanismKind), Refusal> {
+    let transport = match request.transport.as_str() {
+        "tcp" => Transport::Tcp,
+        "udp" => Transport::Udp,
+        other => {
+            return Err(refuse(
+                ErrorCode::Refused,
+                format!("transport {other:?}: this server carries tcp and udp only"),
+            ))
+        }
+    };
+    if request.udp_split && transport != Transport::Udp {
+        return Err(refuse(
+            ErrorCode::Refused,
+            "udp_split with tcp: splitting applies to udp only",
+        ));
+    }
+    let mechanism: MechanismKind = request.mechanism.parse().map_err(invalid)?;
+    spec::check_transport(transport, mechanism).map_err(invalid)?;
+    Ok((transport, mechanism))
+}
+
+/// The pattern, and `reverse` only where it applies (stream, by time).
+fn pattern_of(request: &RunRequest) -> Result<Pattern, Refusal> {
+    let pattern: Pattern = request.pattern.parse().map_err(invalid)?;
+    if request.reverse && pattern != Pattern::Stream {
+        return Err(refuse(
+            ErrorCode::Refused,
+            "reverse with rr: in a round trip the client always asks; reverse is for stream only",
+        ));
+    }
+    if request.reverse && request.total_bytes.is_some() {
+        return Err(refuse(
+            ErrorCode::Refused,
+            "reverse with a count (--bytes/--messages): not supported; give a duration",
+        ));
+    }
+    Ok(pattern)
+}
+
+/// The message size, within `--max-message-size` and what the transport carries.
+fn message_size(
+    request: &RunRequest,
+    transport: Transport,
+    limits: &Limits,
+) -> Result<usize, Refusal> {
+    let size = request.message_size;
+    if size == 0 || size > limits.max_message_size as u64 {
+        return Err(limit(format!(
+            "message size {size} bytes: this server allows 1 to {} (--max-message-size)",
+            limits.max_message_size
+        )));
+    }
+    // The spec's framing is taken as checked from here on.
+    spec::check_datagram_size(transport, size as usize, request.udp_split).map_err(invalid)?;
+    if transport == Transport::Udp && request.recv_size.is_some() {
+        return Err(refuse(
+            ErrorCode::Refused,
+            "recv size with udp: a datagram is received whole, one per call",
+        ));
+    }
+    Ok(size as usize)
+}
+
+/// The measured phase and the warm-up, each within `--max-duration`.
+fn times(request: &RunRequest, limits: &Limits) -> Result<(Duration, Duration), Refusal> {
+    let duration = Duration::from_millis(request.duration_ms);
+    let warmup = Duration::from_millis(request.warmup_ms);
+    let max = limits.max_duration;
+    if duration.is_zero() || duration > max || warmup > max {
+        return Err(limit(format!(
+            "duration {} ms with warm-up {} ms: this server allows up to {} ms each (--max-duration)",
+            request.duration_ms,
+            request.warmup_ms,
+            max.as_millis()
+        )));
+    }
+    Ok((duration, warmup))
+}
+
+/// With `--max-bytes`, only runs bounded by a count within it.
+fn check_bytes(request: &RunRequest, limits: &Limits) -> Result<(), Refusal> {
+    let Some(max_bytes) = limits.max_bytes else {
+        return Ok(());
+    };
+    match request.total_bytes {
+        Some(b) if b <= max_bytes => Ok(()),
+        Some(b) => Err(limit(format!(
+            "{b} bytes: this server allows up to {max_bytes} bytes per run (--max-bytes)"
+        ))),
+        None => Err(limit(format!(
+            "a run bounded by time only: this server allows up to {max_bytes} bytes per run (--max-bytes); ask with --bytes or --messages"
+        ))),
+    }
+}
+
+fn recv_size(request: &RunRequest) -> Result<Option<usize>, Refusal> {
+    match request.recv_size {
+        Some(r) if r == 0 || r > spec::MAX_MESSAGE_SIZE as u64 => Err(refuse(
+            ErrorCode::Refused,
+            format!(
+                "recv size {r}: allowed 1 to {} bytes",
+                spec::MAX_MESSAGE_SIZE
+            ),
+        )),
+        r => Ok(r.map(|r| r as usize)),
+    }
+}
+
+/// What a `servers_run` request asks for, once checked.
+pub(super) enum ServersPoint {
+    Run(ServerSetup<'static>),
+    /// The model cannot run on this host; not the client's mistake, so a skipped point.
+    Skipped(String),
+}
+
+/// Checks a `servers_run` request against the server's limits and the models' own bounds.
+pub(super) fn servers_point(
+    model: &str,
+    size: u64,
+    threads: u64,
+    clients: u64,
+    config: &ServerConfig,
+) -> Result<ServersPoint, Refusal> {
+    let limits = &config.limits;
+    let model = ServerModel::parse(model).map_err(|e| refuse(ErrorCode::Refused, e.0))?;
+    if size == 0 || size > limits.max_message_size as u64 {
+        return Err(limit(format!(
+            "request size {size} bytes: this server allows 1 to {} (--max-message-size)",
+            limits.max_message_size
+        )));
+    }
+    if threads == 0 || threads > limits.max_threads as u64 {
+        return Err(limit(format!(
+            "{threads} server threads: this server allows 1 to {} (--max-threads)",
+            limits.max_threads
+        )));
+    }
+    if threads > 1 && model != ServerModel::Epoll {
+        return Err(refuse(
+            ErrorCode::Refused,
+            format!("{threads} server threads: only the epoll model has worker threads"),
+        ));
+    }
+    if clients == 0 || clients > limits.max_clients as u64 {
+        return Err(limit(format!(
+            "{clients} clients: this server allows 1 to {} (--max-clients)",
+            limits.max_clients
+        )));
+    }
+    let clients = clients as usize;
+    // The forked server holds one descriptor per client, under this process's limit.
+    if let Ok(open_files) = crate::sys::raise_open_file_limit() {
+        let allowed = crate::servers::clients_allowed(open_files);
+        if clients > allowed {
+            return Err(limit(format!(
+                "{clients} clients: RLIMIT_NOFILE on the server is {open_files}, room for {allowed} clients"
+            )));
+        }
+    }
+    if model == ServerModel::Select {
+        if let Some(reason) = crate::servers::select_refusal(clients) {
+            return Err(limit(reason));
+        }
+    }
+    if model == ServerModel::Uring {
+        if let Err(reason) = crate::sys::uring::probe() {
+            return Ok(ServersPoint::Skipped(format!("on the server: {reason}")));
+        }
+    }
+    Ok(ServersPoint::Run(ServerSetup {
+        model,
+        size: size as usize,
+        threads: threads as usize,
+        // The client's --pin places its load generator only; this side runs where the
+        // scheduler puts it.
+        cpus: None,
+    }))
+}

@@ -1,0 +1,120 @@
+//! A `bytepath servers` point served from here: the model forked on a listener of its own (the
+//! same fork as a point on one host), measured over the client's window, and kept serving
+//! until the client's clients are gone.
+use super::{out_of_order, refuse, send, Refusal, State, RUN_POLL};
+use crate::remote::protocol::{self, ErrorCode, FrameError, Message};
+use crate::servers::{self, process::ServerSetup};
+use std::net::{TcpListener, TcpStream};
+use std::os::fd::AsFd;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+/// One `bytepath servers` point: forks the model on a listener of its own (the same fork as a
+/// point on one host), lets the client's clients at it, measures it over the client's window,
+/// and keeps it serving until the client says its clients are gone.
+pub(super) fn servers_side(
+    stream: &mut TcpStream,
+    setup: ServerSetup<'static>,
+    clients: usize,
+    state: &State,
+) -> Result<String, Refusal> {
+    let failed = |what: &str, e: std::io::Error| refuse(ErrorCode::Failed, format!("{what}: {e}"));
+    let listener = TcpListener::bind((state.config.bind, 0))
+        .map_err(|e| failed("binding the servers listener", e))?;
+    let backlog = clients.min(i32::MAX as usize) as i32;
+    crate::sys::events::set_backlog(listener.as_fd(), backlog).map_err(|e| failed("listen", e))?;
+    let port = listener
+        .local_addr()
+        .map_err(|e| failed("the servers listener", e))?
+        .port();
+    let mut server =
+        servers::process::spawn(setup, listener).map_err(|e| failed("forking the server", e))?;
+    let result = follow_point(stream, &mut server, port, clients, state);
+    // Stopped before the client hears `bye`, so its next point does not find this one busy.
+    server.close();
+    state.busy.store(false, Ordering::Release);
+    if result.is_ok() {
+        let _ = protocol::write_message(stream, &Message::Bye);
+    }
+    result
+}
+
+fn follow_point(
+    stream: &mut TcpStream,
+    server: &mut servers::process::ServerProcess,
+    port: u16,
+    clients: usize,
+    state: &State,
+) -> Result<String, Refusal> {
+    send(stream, &Message::ServersAccepted { port })?;
+    // Setting up the clients (up to 10 s and a millisecond per client on the client's side)
+    // and a warm-up come before the window; the window is at most --max-duration.
+    let config = &state.config;
+    let patience = config.limits.max_duration
+        + config.timeout
+        + Duration::from_secs(10)
+        + Duration::from_millis(clients as u64);
+    wait_for(stream, server, "servers_window", patience)?;
+    server
+        .start_window()
+        .map_err(|e| refuse(ErrorCode::Failed, format!("starting the window: {e}")))?;
+    wait_for(stream, server, "servers_stop", patience)?;
+    let report = server
+        .end_window(Duration::from_secs(10))
+        .map_err(|e| refuse(ErrorCode::Failed, e))?;
+    let summary = format!(
+        "{} accepted, {} server threads, {} errors",
+        report.accepted,
+        report.threads,
+        report.errors.len()
+    );
+    send(
+        stream,
+        &Message::ServersReport {
+            report: Box::new(report),
+        },
+    )?;
+    // The server keeps serving until the client's clients are closed and it says `bye`.
+    // Whatever ends that wait, the report is already with the client.
+    let _ = wait_for(stream, server, "bye", patience);
+    Ok(summary)
+}
+
+/// Waits for the client's next step; a server process that ended meanwhile, a client gone,
+/// or `patience` run out ends the point.
+fn wait_for(
+    stream: &mut TcpStream,
+    server: &mut servers::process::ServerProcess,
+    expecting: &str,
+    patience: Duration,
+) -> Result<(), Refusal> {
+    let until = Instant::now() + patience;
+    let _ = stream.set_read_timeout(Some(RUN_POLL));
+    loop {
+        let got = protocol::read_message(stream);
+        match got {
+            Ok(Message::ServersWindow) if expecting == "servers_window" => return Ok(()),
+            Ok(Message::ServersStop) if expecting == "servers_stop" => return Ok(()),
+            Ok(Message::Bye) if expecting == "bye" => return Ok(()),
+            Ok(other) => return Err(out_of_order(expecting, &other)),
+            Err(FrameError::Idle) => {}
+            Err(FrameError::Closed) => return Err(refuse(
+                ErrorCode::Truncated,
+                "the client closed the control connection during the point; its server was stopped",
+            )),
+            Err(e) => return Err(e.into()),
+        }
+        if let Some(reason) = server.ended() {
+            return Err(refuse(ErrorCode::Failed, reason));
+        }
+        if Instant::now() > until {
+            return Err(refuse(
+                ErrorCode::Timeout,
+                format!(
+                    "no {expecting} within {} ms; the point's server was stopped",
+                    patience.as_millis()
+                ),
+            ));
+        }
+    }
+}

@@ -1,0 +1,50 @@
+//! The names the command line and the records use for transports, mechanisms and receive
+//! paths, parsed back into their values. The types live below (`transport`, `mechanism`),
+//! which know nothing of input errors; the parsing, which refuses with one line, lives here.
+use crate::error::ConfigError;
+use crate::mechanism::recv_path::RecvPath;
+use crate::mechanism::MechanismKind;
+use crate::transport::Transport;
+
+/// The value among `all` whose name is `s`, or the refusal `refused` words.
+fn by_name<T: Copy>(
+    all: &[T],
+    name: fn(T) -> &'static str,
+    s: &str,
+    refused: impl FnOnce() -> String,
+) -> Result<T, ConfigError> {
+    all.iter()
+        .copied()
+        .find(|v| name(*v) == s)
+        .ok_or_else(|| ConfigError(refused()))
+}
+
+impl std::str::FromStr for Transport {
+    type Err = ConfigError;
+    fn from_str(s: &str) -> Result<Self, ConfigError> {
+        by_name(&Transport::ALL, Transport::name, s, || {
+            format!("--transport {s:?}: unknown transport; allowed: tcp, unix, pipe, shm, udp, unix-dgram")
+        })
+    }
+}
+
+impl std::str::FromStr for MechanismKind {
+    type Err = ConfigError;
+    fn from_str(s: &str) -> Result<Self, ConfigError> {
+        by_name(&MechanismKind::ALL, MechanismKind::name, s, || {
+            format!(
+                "--mechanism {s:?}: unknown mechanism; allowed: {}",
+                MechanismKind::NAMES
+            )
+        })
+    }
+}
+
+impl std::str::FromStr for RecvPath {
+    type Err = ConfigError;
+    fn from_str(s: &str) -> Result<Self, ConfigError> {
+        by_name(&RecvPath::ALL, RecvPath::name, s, || {
+            format!("--recv {s:?}: unknown receive path; allowed: recv, uring-recv, zc-recv, trunc")
+        })
+    }
+}

@@ -1,0 +1,26 @@
+//! One point of a matrix of runs, as sweeps and meshes name it: (mechanism, pattern, message
+//! size, flows), with the key that identifies it across studies and folders.
+use super::Pattern;
+use crate::mechanism::MechanismKind;
+
+/// One point of a matrix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Point {
+    pub mechanism: MechanismKind,
+    pub pattern: Pattern,
+    pub message_size: usize,
+    pub threads: usize,
+}
+
+impl Point {
+    /// Identifies the point across sweeps: `mechanism/pattern/size/threads`.
+    pub fn key(&self) -> String {
+        format!(
+            "{}/{}/{}/{}",
+            self.mechanism.name(),
+            self.pattern.name(),
+            self.message_size,
+            self.threads
+        )
+    }
+}

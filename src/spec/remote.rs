@@ -1,0 +1,95 @@
+//! Where `--remote` runs the other side of every flow, as plain values: the server's address
+//! (`Target`), the token to prove there and `--reverse`. `args` reads the token file and hands
+//! these down; `remote` opens sessions to them.
+use super::bad;
+use super::network::Network;
+use crate::error::ConfigError;
+use crate::transport::Transport;
+
+/// The port `bytepath server` listens on unless `--port` says otherwise.
+pub const DEFAULT_PORT: u16 = 5301;
+
+/// Where the server is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    pub host: String,
+    pub port: u16,
+}
+
+impl std::fmt::Display for Target {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.host.contains(':') {
+            write!(f, "[{}]:{}", self.host, self.port)
+        } else {
+            write!(f, "{}:{}", self.host, self.port)
+        }
+    }
+}
+
+/// Where `--remote` runs the other side, and the token to prove there.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RemoteRun {
+    pub target: Target,
+    pub token: Option<Vec<u8>>,
+    /// `--reverse`: this host sends and the server receives and measures (`run`, stream only).
+    pub reverse: bool,
+}
+
+/// `--remote HOST[:PORT]`: a host name, an IPv4 address, or an IPv6 address (in brackets
+/// when a port follows).
+pub fn parse_remote(text: &str) -> Result<Target, ConfigError> {
+    let bad_target = || {
+        bad(format!(
+            "--remote {text:?}: allowed: HOST or HOST:PORT (IPv6 as [ADDR]:PORT), port 1-65535"
+        ))
+    };
+    let text = text.trim();
+    let (host, port) = if let Some(rest) = text.strip_prefix('[') {
+        let (host, after) = rest.split_once(']').ok_or_else(bad_target)?;
+        match after {
+            "" => (host, None),
+            _ => (host, Some(after.strip_prefix(':').ok_or_else(bad_target)?)),
+        }
+    } else if text.matches(':').count() == 1 {
+        let (host, port) = text.split_once(':').expect("one colon");
+        (host, Some(port))
+    } else {
+        (text, None)
+    };
+    let port = match port {
+        Some(p) => p
+            .parse::<u16>()
+            .ok()
+            .filter(|&p| p > 0)
+            .ok_or_else(bad_target)?,
+        None => DEFAULT_PORT,
+    };
+    if host.is_empty() || host.chars().any(char::is_whitespace) {
+        return Err(bad_target());
+    }
+    Ok(Target {
+        host: host.to_string(),
+        port,
+    })
+}
+
+/// Whether `transport` can run in this placement, or why not: the server carries tcp and
+/// udp only; a veth pair carries IP sockets only.
+pub fn carries(network: &Network, remote: bool, transport: Transport) -> Result<(), String> {
+    if remote {
+        remote_carries(transport)?;
+    }
+    network.carries(transport)
+}
+
+/// Whether `bytepath server` can carry `transport` to another host, or why not: only IP
+/// sockets leave the host, and the server carries tcp and udp.
+pub fn remote_carries(transport: Transport) -> Result<(), String> {
+    match transport {
+        Transport::Tcp | Transport::Udp => Ok(()),
+        _ => Err(format!(
+            "{} cannot reach another host (it never leaves this machine's kernel); bytepath server carries tcp and udp only",
+            transport.name()
+        )),
+    }
+}
