@@ -98,7 +98,12 @@ fn run(args: &RunArgs) -> anyhow::Result<Status> {
     let sides = Sides::open(&spec.network, remote.as_ref())?;
     let spec = sides.place(spec);
     let outcome = sides.run(&spec, &INTERRUPTED)?;
-    let record = record::build(&spec, &outcome, Environment::detect(&cpus));
+    let env = Environment::detect(&cpus);
+    let mut record = record::build(&spec, &outcome, env.clone());
+    let headline_ran = record.skipped_reason.is_none() && !record.interrupted;
+    if args.profile && headline_ran {
+        profiled_run(&sides, &spec, remote.as_ref(), &mut record, env)?;
+    }
     let text = if args.json {
         Json.export(&record)
     } else {
@@ -106,6 +111,38 @@ fn run(args: &RunArgs) -> anyhow::Result<Status> {
     };
     print!("{text}");
     Ok(record.status_for_exit())
+}
+
+/// `--profile`: the same point once more with every side sampled, after the headline run so
+/// that no headline figure carries the sampling; its blocks go on the headline record.
+fn profiled_run(
+    sides: &Sides,
+    spec: &bytepath::spec::RunSpec,
+    remote: Option<&bytepath::spec::RemoteRun>,
+    record: &mut record::RunRecord,
+    env: Environment,
+) -> anyhow::Result<()> {
+    use bytepath::record::profile;
+    let spec = bytepath::spec::RunSpec {
+        profile: true,
+        ..spec.clone()
+    };
+    let outcome = sides.run(&spec, &INTERRUPTED)?;
+    let profiled = record::build(&spec, &outcome, env);
+    let about = format!(
+        "a second run of the same point right after the headline run ({:.1} s measured), every \
+         side's threads sampled over its measured phase; no headline figure comes from it",
+        profiled.measured_s
+    );
+    profile::attach(record, &profiled, about);
+    // A quick probe of this host's memcpy: the unit of "copies' worth".
+    let roofline = bytepath::calibrate::roofline::measure(&bytepath::calibrate::Effort::quick());
+    let probe = serde_json::json!({ "memcpy_roofline": roofline });
+    let memcpy = profile::memcpy_from_probe(&probe)
+        .map(|(ns, source)| (ns, source.replace("probe's", "a quick probe's")));
+    let theirs = remote.map(|r| bytepath::remote::remote_role(spec.pattern, r.reverse));
+    profile::apply_memcpy(record, memcpy, theirs);
+    Ok(())
 }
 
 /// `bytepath server`: serves remote runs until the process is ended (Ctrl-C).

@@ -92,6 +92,7 @@ pub fn run_spec(args: &RunArgs, cpus: &[usize]) -> Result<RunSpec, ConfigError> 
         network,
         queue_depth,
         recv_path,
+        profile: false,
     })
 }
 

@@ -7,6 +7,7 @@ pub mod control;
 pub mod peer;
 pub mod phases;
 pub mod processes;
+pub mod profiling;
 pub mod runner;
 pub mod slices;
 pub mod window;
@@ -14,6 +15,7 @@ pub mod worker;
 
 use crate::error::Error;
 use crate::measure::machine::MachineCpu;
+use crate::measure::profile::Profile;
 use crate::mechanism::receive::{Receiver, RecvMode};
 use crate::mechanism::{self, FlowContext};
 use crate::spec::{Pattern, RunSpec};
@@ -55,6 +57,8 @@ pub struct RunOutcome {
     pub not_run: Option<String>,
     /// This kernel lacks what the point needs (the probe's reason): skipped, not failed.
     pub skipped: Option<String>,
+    /// `--profile`: each side's CPU breakdown over the measured phase, or why there is none.
+    pub profiles: Vec<(Role, Profile)>,
 }
 
 impl RunOutcome {
@@ -84,6 +88,7 @@ impl RunOutcome {
             },
             not_run: None,
             skipped: None,
+            profiles: Vec::new(),
         }
     }
 
@@ -114,6 +119,7 @@ impl RunOutcome {
             },
             not_run: Some(reason),
             skipped: None,
+            profiles: Vec::new(),
         }
     }
 }
@@ -168,22 +174,35 @@ pub fn run(
         Some(child) => Some(child.watch(&endpoints, &control)?),
         None => None,
     };
-    let phases = phases::run_phases(spec, &control, &start, &board, interrupt);
+    let local: &[Role] = match split {
+        Some(child) => &[child.other()],
+        None => &[Role::Sender, Role::Receiver],
+    };
+    let mut phases = phases::run_phases(spec, &control, &start, &board, interrupt, local);
     let deadline = Instant::now() + STOP_GRACE;
     let (mut samples, mut watchdog_fired) = collect(handles, &endpoints, deadline);
     if let Some(watch) = watch {
         watchdog_fired |= watch.finish(deadline, &endpoints, &mut samples);
     }
+    // Named after the join, so the workers' last messages do not compete with it.
+    let mut profiles = phases.sampling.take().map_or_else(Vec::new, |s| s.build());
+    if let (Some(child), true) = (split, spec.profile) {
+        let why =
+            "this side ran in the forked process (--processes); only the parent's side is sampled";
+        profiles.extend(profiling::not_here(&[child], why));
+    }
     // Read after the join: every worker has published every slice it finished.
     let (bytes, messages) = board.read(phases.slices_used);
-    Ok(RunOutcome::measured(
+    let mut outcome = RunOutcome::measured(
         phases,
         samples,
         watchdog_fired,
         placement,
         send_buffer_bytes,
         (spec.stopping.slice, bytes, messages),
-    ))
+    );
+    outcome.profiles = profiles;
+    Ok(outcome)
 }
 
 /// What every worker of a run shares.
