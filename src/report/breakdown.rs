@@ -17,17 +17,6 @@ const COLOURS: [&str; Category::ALL.len()] = [
     "#2ca02c", "#98df8a", "#aec7e8", "#c5b0d5", "#7f7f7f", "#c7c7c7",
 ];
 
-/// The `name share % …` list of a block's largest categories.
-pub fn top_categories(block: &ProfileBlock, n: usize) -> String {
-    let mut cats: Vec<_> = block.categories.iter().filter(|c| c.samples > 0).collect();
-    cats.sort_by(|a, b| b.samples.cmp(&a.samples));
-    cats.iter()
-        .take(n)
-        .map(|c| format!("{} {:.0} %", c.name.name(), 100.0 * c.share))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
 /// `run`'s lines for the profile: which run was sampled, then per side its top categories,
 /// copies' worth, samples and skew, or why there is no profile.
 pub fn text(r: &RunRecord) -> String {
@@ -44,7 +33,7 @@ pub fn text(r: &RunRecord) -> String {
                     .map_or(String::new(), |c| format!("; {}", c.label));
                 format!(
                     "{}{copies} ({} {} samples, {:.0} % at irq re-enable, {} recharged)",
-                    top_categories(b, TOP),
+                    b.top_categories(TOP),
                     b.samples,
                     b.event,
                     100.0 * b.skew.irq_reenable_share,
@@ -64,6 +53,60 @@ pub fn text(r: &RunRecord) -> String {
             None => format!("not measured ({})", visit.memcpy_source),
         }
     );
+    out
+}
+
+/// The sweep report's section: a stacked-bar figure per series (mechanism, pattern, flows), a
+/// bar per size and side; empty when no point was profiled.
+pub fn html_section(data: &crate::analysis::Dataset) -> String {
+    use crate::analysis::profile::profiled;
+    use crate::analysis::size_label;
+    let points = profiled(data);
+    if points.is_empty() {
+        return String::new();
+    }
+    let mut series: Vec<&str> = points.iter().map(|p| p.series.as_str()).collect();
+    series.dedup();
+    let mut out = String::from(
+        "<h2 id=\"profile\">Where the CPU goes (--profile)</h2><p class=\"meta\">Each \
+         side's samples from the point's profile visit, by category; hover a segment for its \
+         share, 95 % interval and samples. The answer above gives the largest categories and \
+         the copy share by size.</p>",
+    );
+    for (i, name) in series.iter().enumerate() {
+        let of: Vec<_> = points.iter().filter(|p| p.series == *name).collect();
+        let bars: Vec<Bar> = of
+            .iter()
+            .flat_map(|p| {
+                p.sides.iter().filter_map(|s| {
+                    Some(Bar {
+                        label: format!("{} {}", size_label(p.size), s.side),
+                        block: s.profile.as_ref().ok()?,
+                    })
+                })
+            })
+            .collect();
+        let missing: Vec<String> = of
+            .iter()
+            .flat_map(|p| {
+                p.sides.iter().filter_map(|s| {
+                    let why = s.profile.as_ref().err()?;
+                    Some(format!("{} {}: {why}", size_label(p.size), s.side))
+                })
+            })
+            .collect();
+        let caption = match missing.len() {
+            0 => "Shares of each side's samples; every bar is 100 %.".to_string(),
+            _ => format!("Not profiled: {}.", missing.join("; ")),
+        };
+        let _ = write!(
+            out,
+            "<figure id=\"profile-{i}\"><h3>{}</h3>{}<figcaption>{}</figcaption></figure>",
+            escape(name),
+            stacked_bars(name, &bars),
+            escape(&caption)
+        );
+    }
     out
 }
 
@@ -195,10 +238,10 @@ mod tests {
         counts[13] = 10;
         let b = block(counts);
         assert_eq!(
-            top_categories(&b, 2),
+            b.top_categories(2),
             "protocol 60 %, copy_user_to_kernel 30 %"
         );
-        assert_eq!(top_categories(&b, 9).matches('%').count(), 3);
+        assert_eq!(b.top_categories(9).matches('%').count(), 3);
     }
 
     #[test]
