@@ -206,3 +206,72 @@ fn a_profiled_sweep_report_draws_a_stacked_bar_per_side_and_size() {
         assert!(row[col].parse::<f64>().unwrap() > 0.0, "{row:?}");
     }
 }
+
+#[test]
+fn a_profiled_file_study_keeps_the_profiled_transfer_out_of_its_figures() {
+    if !common::is_root() {
+        return eprintln!("skipped: sampling kernel code needs root here");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = common::bytepath()
+        .args(["file", "--sizes", "4M", "--mechanisms", "readsend,sendfile"])
+        .args(["--reps", "2", "--counters", "none", "--profile", "--out"])
+        .arg(dir.path())
+        .timeout(std::time::Duration::from_secs(120))
+        .output()
+        .unwrap();
+    common::assert_success(&out);
+    let lines: Vec<Value> = std::fs::read_to_string(dir.path().join("results.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let profiled: Vec<&Value> = lines.iter().filter(|r| r["profiled"].is_object()).collect();
+    assert_eq!(
+        (lines.len(), profiled.len()),
+        (6, 2),
+        "two reps and one profiled each"
+    );
+    for r in &profiled {
+        assert!(r["profiled"]["repeats"].as_u64().unwrap() >= 1);
+        for side in ["server", "client"] {
+            assert_eq!(
+                r[side]["profile"]["status"], "measured",
+                "{}",
+                r[side]["profile"]
+            );
+        }
+    }
+    // readsend reads the file into user memory and sends it: it copies in; sendfile does not.
+    let copy_in = |m: &str| {
+        let r = profiled.iter().find(|r| r["mechanism"] == m).unwrap();
+        share(&r["server"]["profile"], "copy_user_to_kernel")
+    };
+    assert!(copy_in("readsend") > 0.05 && copy_in("sendfile") < copy_in("readsend") / 2.0);
+    // The summaries count the two measured transfers only.
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(table.contains("2/2"), "{table}");
+    let html = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
+    let options = roxmltree::ParsingOptions {
+        allow_dtd: true,
+        ..Default::default()
+    };
+    let doc = roxmltree::Document::parse_with_options(&html, options).expect("well-formed");
+    let figures = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("svg") && n.attribute("class") == Some("breakdown"))
+        .count();
+    assert_eq!(figures, 2, "a stacked-bar figure per mechanism");
+}
+
+#[test]
+fn profile_with_a_remote_file_server_is_refused_in_one_line() {
+    let out = common::bytepath()
+        .args(["file", "--remote", "127.0.0.1:9", "--profile"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("--profile with --remote"), "{err}");
+}

@@ -85,7 +85,12 @@ const QUESTION: &str =
 
 /// The answer, or `None` when no point was profiled.
 pub fn answer(data: &Dataset) -> Option<Answer> {
-    let points = profiled(data);
+    answer_for(&profiled(data), "profile visit")
+}
+
+/// The answer over `points` (any study's, sorted by series and size); `visit` names what was
+/// sampled ("profile visit", "profiled transfer").
+pub fn answer_for(points: &[Profiled], visit: &str) -> Option<Answer> {
     if points.is_empty() {
         return None;
     }
@@ -119,7 +124,7 @@ pub fn answer(data: &Dataset) -> Option<Answer> {
         finding: findings.join(" "),
         details,
         rests_on: format!(
-            "the profile visit of {} point(s), each side's threads sampled on their own ({event}; \
+            "the {visit} of {} point(s), each side's threads sampled on their own ({event}; \
              {samples} samples in all); shares are of a side's samples with 95 % Wilson \
              intervals, which cover sampling noise only, not run-to-run variation; samples \
              taken where interrupts come back on were charged to their caller where the call \

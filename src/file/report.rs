@@ -4,7 +4,9 @@
 //! per byte against file size, log axes, one line per mechanism) drawn by `report::plot`.
 use super::mechanisms::FileMechanism;
 use super::record::{Figure, FileConfig, FileStudy, FileSummary, TransferRecord};
+use crate::analysis::profile::{Profiled, SideProfile};
 use crate::error::Error;
+use crate::measure::profile::Profile;
 use crate::report::plot::axis::{Scale, TickFormat};
 use crate::report::plot::{escape, Datum, Series};
 use crate::report::study::{self, page, Table};
@@ -119,7 +121,63 @@ pub fn markdown(study: &FileStudy) -> String {
     out += "\n\n";
     out += &table(study).markdown();
     out += "\nPlots: see report.html (time and CPU per byte against file size).\n";
+    if let Some(a) = profile_answer(study) {
+        out += &format!("\n## {}\n\n{}\n\n", a.question, a.finding);
+        for d in &a.details {
+            out += &format!("- {d}\n");
+        }
+        out += &format!("\n_Rests on: {}._\n", a.rests_on);
+    }
     out
+}
+
+/// The profiled transfers (`--profile`) as the breakdown's points: server and client sides.
+fn profiled_points(study: &FileStudy) -> Vec<Profiled> {
+    let mut points: Vec<Profiled> = study
+        .transfers
+        .iter()
+        .filter(|t| t.profiled.is_some())
+        .map(|t| {
+            let side = |name: &str, usage: &Option<super::record::SideUsage>| SideProfile {
+                side: name.into(),
+                profile: match usage.as_ref().and_then(|u| u.profile.clone()) {
+                    Some(Profile::Measured(b)) => Ok(*b),
+                    Some(Profile::Unavailable { reason }) => Err(reason),
+                    None => Err(t.error.clone().unwrap_or_else(|| "not sampled".into())),
+                },
+            };
+            Profiled {
+                series: t.mechanism.name().into(),
+                mechanism: t.mechanism.name().into(),
+                size: t.size_bytes as f64,
+                sides: vec![side("server", &t.server), side("client", &t.client)],
+            }
+        })
+        .collect();
+    let rank = |m: &str| study.config.mechanisms.iter().position(|x| x.name() == m);
+    points.sort_by_key(|p| (rank(&p.mechanism), p.size as u64));
+    points
+}
+
+fn profile_answer(study: &FileStudy) -> Option<crate::analysis::Answer> {
+    crate::analysis::profile::answer_for(&profiled_points(study), "profiled transfer")
+}
+
+/// The answer and the stacked-bar figures, when the study profiled.
+fn profile_html(study: &FileStudy) -> String {
+    let Some(a) = profile_answer(study) else {
+        return String::new();
+    };
+    let mut out = format!(
+        "<h2>{}</h2>\n<p>{}</p><ul>",
+        escape(a.question),
+        escape(&a.finding)
+    );
+    for d in &a.details {
+        out += &format!("<li>{}</li>", escape(d));
+    }
+    out += &format!("</ul><p>Rests on: {}.</p>\n", escape(&a.rests_on));
+    out + &crate::report::breakdown::section_for(&profiled_points(study))
 }
 
 fn series(study: &FileStudy, value: impl Fn(&FileSummary) -> Option<Figure>) -> Vec<Series> {
@@ -176,6 +234,7 @@ pub fn html(study: &FileStudy) -> String {
         series(study, |r| r.cpu_ns_per_byte),
     );
     body += "\n";
+    body += &profile_html(study);
     page("bytepath file: serving a file over a socket", &body)
 }
 
@@ -249,6 +308,7 @@ mod tests {
                     client: None,
                     verified: None,
                     error: None,
+                    profiled: None,
                 })
             })
             .collect();

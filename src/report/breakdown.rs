@@ -59,9 +59,12 @@ pub fn text(r: &RunRecord) -> String {
 /// The sweep report's section: a stacked-bar figure per series (mechanism, pattern, flows), a
 /// bar per size and side; empty when no point was profiled.
 pub fn html_section(data: &crate::analysis::Dataset) -> String {
-    use crate::analysis::profile::profiled;
+    section_for(&crate::analysis::profile::profiled(data))
+}
+
+/// The section over `points` (any study's): a figure per series, and nothing when empty.
+pub fn section_for(points: &[crate::analysis::profile::Profiled]) -> String {
     use crate::analysis::size_label;
-    let points = profiled(data);
     if points.is_empty() {
         return String::new();
     }

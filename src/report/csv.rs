@@ -437,7 +437,7 @@ const PROFILE: &[(&str, &str, Cell)] = &[
 
 /// Per category: its share of the side's samples with the 95 % interval, and its CPU-ns per
 /// byte. The block lists every category in `Category::ALL` order, so the index is the key.
-fn profile_columns(prefix: &str, base: &str) -> Vec<Column> {
+pub fn profile_columns(prefix: &str, base: &str) -> Vec<Column> {
     let mut out: Vec<Column> = PROFILE
         .iter()
         .map(|(n, p, c)| column(format!("{prefix}_profile_{n}"), format!("{base}{p}"), *c))
