@@ -275,3 +275,59 @@ fn profile_with_a_remote_file_server_is_refused_in_one_line() {
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains("--profile with --remote"), "{err}");
 }
+
+#[test]
+fn a_profiled_servers_study_samples_each_model_in_a_window_of_its_own() {
+    if !common::is_root() {
+        return eprintln!("skipped: sampling kernel code needs root here");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = common::bytepath()
+        .args(["servers", "--models", "threaded,epoll", "--clients", "5"])
+        .args(["--duration", "500ms", "--profile", "--out"])
+        .arg(dir.path())
+        .timeout(std::time::Duration::from_secs(120))
+        .output()
+        .unwrap();
+    common::assert_success(&out);
+    let records: Vec<Value> = std::fs::read_to_string(dir.path().join("results.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(records.len(), 2);
+    for r in &records {
+        assert_eq!(r["profile"]["status"], "measured", "{}", r["profile"]);
+        assert!(r["profiled_window"]
+            .as_str()
+            .unwrap()
+            .contains("window of its own"));
+        let total: f64 = r["profile"]["categories"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["share"].as_f64().unwrap())
+            .sum();
+        assert!((total - 1.0).abs() < 1e-6, "{total}");
+    }
+    // A thread per client wakes and sleeps per request: more of its CPU is scheduling.
+    let sched = |model: &str| {
+        let r = records
+            .iter()
+            .find(|r| r["config"]["model"] == model)
+            .unwrap();
+        share(&r["profile"], "scheduler")
+    };
+    assert!(sched("threaded") > 0.0 && sched("epoll") >= 0.0);
+    let html = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
+    let options = roxmltree::ParsingOptions {
+        allow_dtd: true,
+        ..Default::default()
+    };
+    let doc = roxmltree::Document::parse_with_options(&html, options).expect("well-formed");
+    let figures = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("svg") && n.attribute("class") == Some("breakdown"))
+        .count();
+    assert_eq!(figures, 2, "a stacked-bar figure per model");
+}

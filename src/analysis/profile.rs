@@ -19,7 +19,10 @@ pub struct Profiled {
     /// What the report groups by: the mechanism, with pattern and flows when they vary.
     pub series: String,
     pub mechanism: String,
+    /// What orders the points of a series (message or file size, clients).
     pub size: f64,
+    /// How the point is named in the text and under its bars ("64 KiB", "100 clients").
+    pub at: String,
     pub sides: Vec<SideProfile>,
 }
 
@@ -49,6 +52,7 @@ pub fn profiled(data: &Dataset) -> Vec<Profiled> {
                 series: format!("{} ({}, {} flow(s))", p.mechanism, p.pattern, p.threads),
                 mechanism: p.mechanism.clone(),
                 size: p.size,
+                at: size_label(p.size),
                 sides,
             })
         })
@@ -169,21 +173,21 @@ fn series_finding(name: &str, of: &[&Profiled]) -> (String, String) {
                 "{} {:.0} % at {} → {:.0} % at {} ({change})",
                 side.side,
                 100.0 * sa,
-                size_label(first.size),
+                first.at,
                 100.0 * sb,
-                size_label(last.size)
+                last.at
             ));
         }
     }
     let trend = if trend_parts.is_empty() {
-        format!("profiled at {} only", size_label(last.size))
+        format!("profiled at {} only", last.at)
     } else {
         format!("copy share {}", trend_parts.join(", "))
     };
     (
         format!(
             "{name} at {}: {}; {trend}.",
-            size_label(last.size),
+            last.at,
             largest_parts.join(", ")
         ),
         verdict.join(", "),
@@ -206,7 +210,7 @@ fn point_details(p: &Profiled) -> Vec<String> {
                 format!(
                     "{} {} {}: {}; copy share {:.1} % [{:.1}, {:.1}]; {copies}; {} samples",
                     p.series,
-                    size_label(p.size),
+                    p.at,
                     s.side,
                     b.top_categories(4),
                     100.0 * share,
@@ -217,9 +221,7 @@ fn point_details(p: &Profiled) -> Vec<String> {
             }
             Err(reason) => format!(
                 "{} {} {}: profile unavailable: {reason}",
-                p.series,
-                size_label(p.size),
-                s.side
+                p.series, p.at, s.side
             ),
         })
         .collect()

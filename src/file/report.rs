@@ -7,6 +7,7 @@ use super::record::{Figure, FileConfig, FileStudy, FileSummary, TransferRecord};
 use crate::analysis::profile::{Profiled, SideProfile};
 use crate::error::Error;
 use crate::measure::profile::Profile;
+use crate::report::breakdown;
 use crate::report::plot::axis::{Scale, TickFormat};
 use crate::report::plot::{escape, Datum, Series};
 use crate::report::study::{self, page, Table};
@@ -121,13 +122,7 @@ pub fn markdown(study: &FileStudy) -> String {
     out += "\n\n";
     out += &table(study).markdown();
     out += "\nPlots: see report.html (time and CPU per byte against file size).\n";
-    if let Some(a) = profile_answer(study) {
-        out += &format!("\n## {}\n\n{}\n\n", a.question, a.finding);
-        for d in &a.details {
-            out += &format!("- {d}\n");
-        }
-        out += &format!("\n_Rests on: {}._\n", a.rests_on);
-    }
+    out += &breakdown::study_markdown(&profiled_points(study), "profiled transfer");
     out
 }
 
@@ -150,6 +145,7 @@ fn profiled_points(study: &FileStudy) -> Vec<Profiled> {
                 series: t.mechanism.name().into(),
                 mechanism: t.mechanism.name().into(),
                 size: t.size_bytes as f64,
+                at: size_label(t.size_bytes as f64),
                 sides: vec![side("server", &t.server), side("client", &t.client)],
             }
         })
@@ -157,27 +153,6 @@ fn profiled_points(study: &FileStudy) -> Vec<Profiled> {
     let rank = |m: &str| study.config.mechanisms.iter().position(|x| x.name() == m);
     points.sort_by_key(|p| (rank(&p.mechanism), p.size as u64));
     points
-}
-
-fn profile_answer(study: &FileStudy) -> Option<crate::analysis::Answer> {
-    crate::analysis::profile::answer_for(&profiled_points(study), "profiled transfer")
-}
-
-/// The answer and the stacked-bar figures, when the study profiled.
-fn profile_html(study: &FileStudy) -> String {
-    let Some(a) = profile_answer(study) else {
-        return String::new();
-    };
-    let mut out = format!(
-        "<h2>{}</h2>\n<p>{}</p><ul>",
-        escape(a.question),
-        escape(&a.finding)
-    );
-    for d in &a.details {
-        out += &format!("<li>{}</li>", escape(d));
-    }
-    out += &format!("</ul><p>Rests on: {}.</p>\n", escape(&a.rests_on));
-    out + &crate::report::breakdown::section_for(&profiled_points(study))
 }
 
 fn series(study: &FileStudy, value: impl Fn(&FileSummary) -> Option<Figure>) -> Vec<Series> {
@@ -234,7 +209,7 @@ pub fn html(study: &FileStudy) -> String {
         series(study, |r| r.cpu_ns_per_byte),
     );
     body += "\n";
-    body += &profile_html(study);
+    body += &breakdown::study_html(&profiled_points(study), "profiled transfer");
     page("bytepath file: serving a file over a socket", &body)
 }
 

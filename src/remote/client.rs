@@ -401,7 +401,7 @@ impl Peer for RemotePeer {
 struct Report {
     samples: Vec<ThreadSample>,
     slices: Option<PeerSlices>,
-    profile: Option<crate::measure::profile::Profile>,
+    profile: Option<Box<crate::measure::profile::Profile>>,
     error: Option<String>,
 }
 
@@ -418,7 +418,7 @@ fn read_results(mut stream: TcpStream, control: &Control) -> Result<Report, Repo
     loop {
         match protocol::read_message(&mut stream) {
             Ok(Message::Sample { sample }) => report.samples.push(*sample),
-            Ok(Message::Profile { profile }) => report.profile = Some(*profile),
+            Ok(Message::Profile { profile }) => report.profile = Some(profile),
             Ok(Message::Slices {
                 slice_ns,
                 bytes,
@@ -496,7 +496,7 @@ impl PeerWatch for RemoteWatch {
         let error = format!("no result from the server at {}: {why}", self.target);
         crate::engine::worker::fill_missing(samples, &self.expected, 0, &error);
         let profile = match (report.profile, self.no_profile) {
-            (Some(p), _) => Some(p),
+            (Some(p), _) => Some(*p),
             (None, Some(reason)) => Some(crate::measure::profile::Profile::Unavailable { reason }),
             (None, None) => None,
         };

@@ -64,7 +64,6 @@ pub fn html_section(data: &crate::analysis::Dataset) -> String {
 
 /// The section over `points` (any study's): a figure per series, and nothing when empty.
 pub fn section_for(points: &[crate::analysis::profile::Profiled]) -> String {
-    use crate::analysis::size_label;
     if points.is_empty() {
         return String::new();
     }
@@ -83,7 +82,7 @@ pub fn section_for(points: &[crate::analysis::profile::Profiled]) -> String {
             .flat_map(|p| {
                 p.sides.iter().filter_map(|s| {
                     Some(Bar {
-                        label: format!("{} {}", size_label(p.size), s.side),
+                        label: format!("{} {}", p.at, s.side),
                         block: s.profile.as_ref().ok()?,
                     })
                 })
@@ -94,7 +93,7 @@ pub fn section_for(points: &[crate::analysis::profile::Profiled]) -> String {
             .flat_map(|p| {
                 p.sides.iter().filter_map(|s| {
                     let why = s.profile.as_ref().err()?;
-                    Some(format!("{} {}: {why}", size_label(p.size), s.side))
+                    Some(format!("{} {}: {why}", p.at, s.side))
                 })
             })
             .collect();
@@ -110,6 +109,41 @@ pub fn section_for(points: &[crate::analysis::profile::Profiled]) -> String {
             escape(&caption)
         );
     }
+    out
+}
+
+/// A study's answer (`visit` names what was sampled) and its figures, for its report.html;
+/// empty when nothing was profiled.
+pub fn study_html(points: &[crate::analysis::profile::Profiled], visit: &str) -> String {
+    let Some(a) = crate::analysis::profile::answer_for(points, visit) else {
+        return String::new();
+    };
+    let mut out = format!(
+        "<h2>{}</h2>\n<p>{}</p><ul>",
+        escape(a.question),
+        escape(&a.finding)
+    );
+    for d in &a.details {
+        let _ = write!(out, "<li>{}</li>", escape(d));
+    }
+    let _ = writeln!(out, "</ul><p>Rests on: {}.</p>", escape(&a.rests_on));
+    out + &section_for(points)
+}
+
+/// The same answer for a study's report.md (figures are in report.html only).
+pub fn study_markdown(points: &[crate::analysis::profile::Profiled], visit: &str) -> String {
+    let Some(a) = crate::analysis::profile::answer_for(points, visit) else {
+        return String::new();
+    };
+    let mut out = format!("\n## {}\n\n{}\n\n", a.question, a.finding);
+    for d in &a.details {
+        let _ = writeln!(out, "- {d}");
+    }
+    let _ = writeln!(
+        out,
+        "\n_Rests on: {}._ Stacked bars per side: report.html.",
+        a.rests_on
+    );
     out
 }
 

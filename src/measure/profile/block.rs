@@ -84,7 +84,7 @@ impl ProfileBlock {
     pub fn top_categories(&self, n: usize) -> String {
         let mut cats: Vec<&CategoryShare> =
             self.categories.iter().filter(|c| c.samples > 0).collect();
-        cats.sort_by(|a, b| b.samples.cmp(&a.samples));
+        cats.sort_by_key(|c| std::cmp::Reverse(c.samples));
         cats.iter()
             .take(n)
             .map(|c| format!("{} {:.0} %", c.name.name(), 100.0 * c.share))
