@@ -331,3 +331,48 @@ fn a_profiled_servers_study_samples_each_model_in_a_window_of_its_own() {
         .count();
     assert_eq!(figures, 2, "a stacked-bar figure per model");
 }
+
+#[test]
+fn a_remote_server_samples_its_own_side_and_sends_the_block_back() {
+    if !common::is_root() {
+        return eprintln!("skipped: sampling kernel code needs root here");
+    }
+    let server = common::Server::start("5s", &[]);
+    let out = common::bytepath()
+        .args([
+            "run",
+            "--remote",
+            &server.address(),
+            "-m",
+            "copy",
+            "-s",
+            "64K",
+        ])
+        .args([
+            "--duration",
+            "1s",
+            "--warmup",
+            "200ms",
+            "--counters",
+            "none",
+        ])
+        .args(["--profile", "--json"])
+        .timeout(std::time::Duration::from_secs(60))
+        .output()
+        .unwrap();
+    common::assert_success(&out);
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    // stream: the server sends, this host receives; each sampled where it ran.
+    let (sender, receiver) = (block(&r, 0).unwrap(), block(&r, 1).unwrap());
+    assert!(share(sender, "copy_user_to_kernel") > 0.0, "{sender}");
+    assert!(share(receiver, "copy_kernel_to_user") > 0.0, "{receiver}");
+    // This host's memcpy cost is not the server's: copies' worth only on this host's side.
+    assert!(
+        sender["copies_per_byte"].is_null(),
+        "{}",
+        sender["copies_per_byte"]
+    );
+    assert!(receiver["copies_per_byte"]["copies"].as_f64().unwrap() > 0.0);
+    let source = r["profiled_visit"]["memcpy_source"].as_str().unwrap();
+    assert!(source.contains("this host's side only"), "{source}");
+}

@@ -341,6 +341,11 @@ mod tests {
             Message::Accepted { udp_ports, .. } => assert_eq!(udp_ports, [7, 8]),
             other => panic!("{}", other.kind()),
         }
+        // `profile` goes on the wire only when asked (a server announcing "profile" reads it).
+        request.profile = true;
+        let profiled = serde_json::to_string(&request).unwrap();
+        assert!(profiled.contains("\"profile\":true"), "{profiled}");
+        request.profile = false;
         request.reverse = true;
         let asked: RunRequest =
             serde_json::from_str(&serde_json::to_string(&request).unwrap()).unwrap();
