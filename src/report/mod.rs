@@ -32,6 +32,10 @@ pub trait Exporter {
     fn export(&self, record: &RunRecord) -> String;
 }
 
+/// Label/value rows: the text blocks that HTML and Markdown both lay out (environment, method,
+/// machine limits).
+pub type Rows = Vec<(String, String)>;
+
 /// Human-scaled figures shared by the text formats.
 pub mod units {
     pub fn duration_ns(ns: f64) -> String {
