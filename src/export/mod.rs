@@ -203,7 +203,9 @@ fn run_samples(records: &[Value], extra: &[(&'static str, String)]) -> Vec<Sampl
 /// Mesh records are visits: per (src, dst, point), each side's figures averaged over the
 /// completed visits, as one record.
 fn mesh_samples(records: &[Value]) -> Vec<Sample> {
-    let mut groups: Vec<((String, String, String), Vec<&Value>)> = Vec::new();
+    // (src, dst, point key) and the visits of that pair and point.
+    type Visits<'a> = ((String, String, String), Vec<&'a Value>);
+    let mut groups: Vec<Visits> = Vec::new();
     for r in records.iter().filter(|r| r["status"] == "completed") {
         let key = (
             text(&r["src"]),
