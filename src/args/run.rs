@@ -194,7 +194,11 @@ fn measure(
     let outcome = if stream.is_on() {
         // The configuration as the record will state it, before anything is measured.
         let planned = record::build(spec, &RunOutcome::not_run(spec, String::new()), env.clone());
-        let config = serde_json::to_value(&planned.config).expect("JSON");
+        let mut config = serde_json::to_value(&planned.config).expect("JSON");
+        // Where the sides ran is said by the engine once they run: in the point's record.
+        if let Some(c) = config.as_object_mut() {
+            c.remove("where_sides_run");
+        }
         let environment = serde_json::to_value(&env).expect("JSON");
         stream.start(
             "run",
