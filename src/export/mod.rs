@@ -203,15 +203,14 @@ fn run_samples(records: &[Value], extra: &[(&'static str, String)]) -> Vec<Sampl
 /// Mesh records are visits: per (src, dst, point), each side's figures averaged over the
 /// completed visits, as one record.
 fn mesh_samples(records: &[Value]) -> Vec<Sample> {
-    // (src, dst, point key) and the visits of that pair and point.
+    // (src, dst, the pair and point's key) and its visits. A mesh record's key starts with
+    // its visit (`v2/a>b/send/stream/65536/1`): what follows names the pair and point.
     type Visits<'a> = ((String, String, String), Vec<&'a Value>);
     let mut groups: Vec<Visits> = Vec::new();
     for r in records.iter().filter(|r| r["status"] == "completed") {
-        let key = (
-            text(&r["src"]),
-            text(&r["dst"]),
-            text(&r["sweep_point"]["key"]),
-        );
+        let key = text(&r["sweep_point"]["key"]);
+        let point = key.split_once('/').map_or(key.as_str(), |(_, rest)| rest);
+        let key = (text(&r["src"]), text(&r["dst"]), point.to_string());
         match groups.iter_mut().find(|(k, _)| *k == key) {
             Some((_, visits)) => visits.push(r),
             None => groups.push((key, vec![r])),
