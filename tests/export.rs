@@ -13,9 +13,27 @@ use std::path::Path;
 /// A two-point sweep (send at 4 KiB and 64 KiB, one flow), as short as a sweep gets.
 fn small_sweep(dir: &Path) {
     let out = common::bytepath()
-        .args(["sweep", "--mechanisms", "send", "--sizes", "4K,64K", "--threads", "1"])
-        .args(["--visits", "2", "--visit", "60ms", "--slice", "30ms", "--warmup", "20ms"])
-        .args(["--budget", "150ms", "--counters", "none", "--seed", "3", "--out"])
+        .args([
+            "sweep",
+            "--mechanisms",
+            "send",
+            "--sizes",
+            "4K,64K",
+            "--threads",
+            "1",
+        ])
+        .args([
+            "--visits", "2", "--visit", "60ms", "--slice", "30ms", "--warmup", "20ms",
+        ])
+        .args([
+            "--budget",
+            "150ms",
+            "--counters",
+            "none",
+            "--seed",
+            "3",
+            "--out",
+        ])
         .arg(dir)
         .timeout(std::time::Duration::from_secs(120))
         .output()
@@ -80,10 +98,7 @@ fn a_sweep_exports_as_openmetrics_that_a_parser_reads_back() {
             };
             assert!(v.as_f64() > 0.0, "{name}: {v:?}");
         }
-        let keys: Vec<(&str, &str)> = seen
-            .keys()
-            .map(|(a, b)| (a.as_str(), b.as_str()))
-            .collect();
+        let keys: Vec<(&str, &str)> = seen.keys().map(|(a, b)| (a.as_str(), b.as_str())).collect();
         assert_eq!(
             keys,
             [
@@ -148,7 +163,9 @@ fn a_servers_folder_exports_requests_and_server_cpu_per_point() {
         })
         .collect();
     assert_eq!(models, ["epoll", "threaded"]);
-    assert!(parsed.families.contains_key("bytepath_cpu_per_request_seconds"));
+    assert!(parsed
+        .families
+        .contains_key("bytepath_cpu_per_request_seconds"));
 }
 
 #[test]
