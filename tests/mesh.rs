@@ -126,7 +126,11 @@ fn two_pairs_at_once_never_share_a_host_and_the_records_say_so() {
         assert_ne!(get("src"), get("dst"));
         assert!(seen.insert((get("src"), get("dst"), get("size"), get("side"))));
     }
-    assert_eq!(seen.len(), 12 * 2, "12 ordered pairs of 4 hosts, 2 sides: {text}");
+    assert_eq!(
+        seen.len(),
+        12 * 2,
+        "12 ordered pairs of 4 hosts, 2 sides: {text}"
+    );
 }
 
 #[test]
