@@ -127,10 +127,36 @@ pub struct SliceSeries {
     pub stop: StopReason,
 }
 
+impl SliceSeries {
+    /// Each slice with its totals, in order.
+    pub fn seen(&self) -> impl Iterator<Item = slices::SliceSeen> + '_ {
+        let length = self.length;
+        (self.bytes.iter().zip(&self.messages)).enumerate().map(
+            move |(index, (&bytes, &messages))| slices::SliceSeen {
+                index,
+                length,
+                bytes,
+                messages,
+            },
+        )
+    }
+}
+
 pub fn run(
     spec: &RunSpec,
     connector: &dyn FlowConnector,
     interrupt: &AtomicBool,
+) -> Result<RunOutcome, Error> {
+    run_watched(spec, connector, interrupt, None)
+}
+
+/// As `run`, telling `watch` (from the controller thread) of each slice of the measured side
+/// as it completes, and of the rest after the join: every slice the record uses, in order.
+pub fn run_watched(
+    spec: &RunSpec,
+    connector: &dyn FlowConnector,
+    interrupt: &AtomicBool,
+    slice_watch: slices::SliceWatch,
 ) -> Result<RunOutcome, Error> {
     let options = spec.socket_options();
     let flows: Vec<FlowEnds> = connector
@@ -168,7 +194,7 @@ pub fn run(
         Some(child) => Some(child.watch(&endpoints, &control)?),
         None => None,
     };
-    let phases = phases::run_phases(spec, &control, &start, &board, interrupt);
+    let phases = phases::run_phases(spec, &control, &start, &board, interrupt, slice_watch);
     let deadline = Instant::now() + STOP_GRACE;
     let (mut samples, mut watchdog_fired) = collect(handles, &endpoints, deadline);
     if let Some(watch) = watch {
@@ -176,6 +202,10 @@ pub fn run(
     }
     // Read after the join: every worker has published every slice it finished.
     let (bytes, messages) = board.read(phases.slices_used);
+    if let Some(tell) = slice_watch {
+        let told = phases.slices_told;
+        board.tell(tell, spec.stopping.slice, told, phases.slices_used);
+    }
     Ok(RunOutcome::measured(
         phases,
         samples,

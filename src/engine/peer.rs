@@ -106,7 +106,7 @@ pub fn run_with_peer(
             return Err(e);
         }
     };
-    let phases = phases::run_phases(spec, &control, &start, &board, interrupt);
+    let phases = phases::run_phases(spec, &control, &start, &board, interrupt, None);
     watch.stop();
     let deadline = Instant::now() + STOP_GRACE;
     let (mut samples, mut watchdog_fired) = collect(handles, &endpoints, deadline);

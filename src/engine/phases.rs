@@ -8,7 +8,7 @@
 //! ping-pong whose third thread slept (bench/floor.sh): a vCPU woken often wakes faster. So it
 //! sleeps on the stop flag and looks at the Ctrl-C flag only every `INTERRUPT_POLL`.
 use super::control::Control;
-use super::slices::SliceBoard;
+use super::slices::{SliceBoard, SliceWatch};
 use crate::measure::machine::MachineCpu;
 use crate::spec::{Pattern, RunSpec};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -66,6 +66,8 @@ pub struct Phases {
     pub interrupted: bool,
     /// Slices the statistics use (all complete, in order from the start of the measured phase).
     pub slices_used: usize,
+    /// Slices already told to the watch while the run went on.
+    pub slices_told: usize,
     pub stop: StopReason,
 }
 
@@ -89,6 +91,7 @@ pub fn run_phases(
     start: &Barrier,
     board: &SliceBoard,
     interrupt: &AtomicBool,
+    watch: SliceWatch,
 ) -> Phases {
     let (from, until) = control.schedule(Instant::now(), spec.warmup, spec.duration);
     start.wait();
@@ -99,11 +102,18 @@ pub fn run_phases(
             machine: Err("interrupted before the measured phase".into()),
             interrupted: true,
             slices_used: 0,
+            slices_told: 0,
             stop: StopReason::Interrupted,
         };
     }
     let first = (Instant::now(), MachineCpu::read());
-    let (slices_used, stop) = follow_slices(spec, from, board, interrupt, control);
+    let (slices_used, stop, slices_told) = match watch {
+        None => {
+            let (used, stop) = follow_slices(spec, from, board, interrupt, control);
+            (used, stop, 0)
+        }
+        Some(watch) => watch_slices(spec, from, board, (interrupt, control), watch),
+    };
     if stop != StopReason::MaxTime && stop != StopReason::FixedDuration {
         control.stop();
     }
@@ -117,8 +127,41 @@ pub fn run_phases(
         machine: machine_cpu(first, last, (from, end)),
         interrupted: stop == StopReason::Interrupted,
         slices_used,
+        slices_told,
         stop,
     }
+}
+
+/// As `follow_slices`, waking at each slice's end (and its publishing grace) to tell `watch`
+/// of the slices every thread has finished. Only with a watch (`--json-stream`): otherwise the
+/// controller sleeps through the phase, since waking often changes what it measures (above).
+/// Returns the slices complete at the end, why it ended, and how many were told.
+fn watch_slices(
+    spec: &RunSpec,
+    from: Instant,
+    board: &SliceBoard,
+    (interrupt, control): (&AtomicBool, &Control),
+    watch: &dyn Fn(super::slices::SliceSeen),
+) -> (usize, StopReason, usize) {
+    let slice = spec.stopping.slice;
+    let total = board.len();
+    let mut told = 0;
+    for boundary in 1..=total {
+        let wake = sleep_until(
+            from + slice * boundary as u32 + PUBLISH_GRACE,
+            interrupt,
+            control,
+        );
+        let complete = board.complete(boundary, spec.threads);
+        board.tell(watch, slice, told, complete);
+        told = told.max(complete);
+        if wake != Wake::Deadline {
+            break;
+        }
+    }
+    // The same ending as without a watch: by now its sleep is over, so it returns at once.
+    let (used, stop) = follow_slices(spec, from, board, interrupt, control);
+    (used, stop, told)
 }
 
 /// Sleeps through the measured phase; returns how many slices are complete when it ends, and

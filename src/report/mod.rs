@@ -10,6 +10,7 @@ pub mod limits;
 pub mod markdown;
 pub mod plot;
 pub mod plots;
+pub mod stream;
 pub mod study;
 pub mod summary;
 pub mod table;
