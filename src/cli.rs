@@ -40,6 +40,38 @@ pub enum Command {
     /// Measure what this machine can do: clocks, system-call cost, the memcpy roofline, which
     /// perf counters open and which zero-copy kernel features work.
     Probe(ProbeArgs),
+    /// Print the records of a results folder (sweep, ipc, file, servers, mesh) as OpenMetrics
+    /// text (for a Prometheus textfile collector), CSV or JSON lines.
+    Export(ExportArgs),
+    /// Print a completion script for a shell: bash, zsh or fish.
+    Completions(CompletionsArgs),
+    /// Print the manual page (roff), e.g. `bytepath man > ~/.local/share/man/man1/bytepath.1`.
+    Man,
+}
+
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// A results folder written by sweep, ipc, file, servers or mesh.
+    pub dir: std::path::PathBuf,
+    /// openmetrics (one sample per point and side, `# EOF` at the end), csv or json (one
+    /// record per line).
+    #[arg(long, default_value = "openmetrics")]
+    pub format: String,
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// bash, zsh or fish.
+    pub shell: String,
+}
+
+/// `--json-stream`, shared by run and every study.
+#[derive(Debug, Clone, Copy, Default, Args)]
+pub struct StreamArgs {
+    /// Print one JSON object per line to stdout as the work goes (start, slice or visit,
+    /// point, end), each flushed at once; text that went to stdout goes to stderr instead.
+    #[arg(long)]
+    pub json_stream: bool,
 }
 
 /// Where the two sides run; shared by run, sweep, ipc, file and servers.
@@ -157,6 +189,8 @@ pub struct SweepArgs {
     /// Continue the sweep in --out: keep its finished visits and make the missing ones.
     #[arg(long)]
     pub resume: bool,
+    #[command(flatten)]
+    pub stream: StreamArgs,
 }
 
 #[derive(Debug, Args)]
@@ -207,6 +241,8 @@ pub struct FileArgs {
     /// Print one JSON document instead of the table.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub stream: StreamArgs,
 }
 
 #[derive(Debug, Args)]
@@ -252,6 +288,8 @@ pub struct IpcArgs {
     /// Results folder; default ./bytepath-results/<timestamp>/.
     #[arg(long)]
     pub out: Option<std::path::PathBuf>,
+    #[command(flatten)]
+    pub stream: StreamArgs,
 }
 
 #[derive(Debug, Args)]
@@ -358,6 +396,8 @@ pub struct RunArgs {
     /// Print one JSON document instead of the table.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub stream: StreamArgs,
 }
 
 #[derive(Debug, Args)]
@@ -474,6 +514,8 @@ pub struct MeshArgs {
     /// Continue the mesh in --out, measuring only the (pair, point, visit) runs missing there.
     #[arg(long)]
     pub resume: bool,
+    #[command(flatten)]
+    pub stream: StreamArgs,
 }
 
 #[derive(Debug, Args)]
@@ -534,4 +576,6 @@ pub struct ServersArgs {
     /// Results folder; default ./bytepath-results/<timestamp>/.
     #[arg(long)]
     pub out: Option<std::path::PathBuf>,
+    #[command(flatten)]
+    pub stream: StreamArgs,
 }

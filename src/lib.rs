@@ -10,6 +10,7 @@ pub mod compare;
 pub mod engine;
 pub mod environment;
 pub mod error;
+pub mod export;
 pub mod file;
 pub mod ipc;
 pub mod measure;

@@ -3,13 +3,9 @@
 //! measured so far is still printed and saved).
 use anyhow::Context;
 use bytepath::args;
-use bytepath::cli::{Cli, Command, RunArgs};
-use bytepath::engine::PointRunner;
-use bytepath::environment::{mem_available, Environment};
+use bytepath::cli::{Cli, Command};
 use bytepath::error::{Error, Status};
-use bytepath::report::{json::Json, table::Table, Exporter};
-use bytepath::sides::Sides;
-use bytepath::{record, sys};
+use bytepath::sys;
 use clap::Parser;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -37,7 +33,7 @@ fn main() -> ExitCode {
         }
     };
     let result = match cli.command {
-        Command::Run(args) => run(&args),
+        Command::Run(a) => catch_ctrl_c().and_then(|()| Ok(args::run::command(&a, &INTERRUPTED)?)),
         Command::Sweep(a) => {
             catch_ctrl_c().and_then(|()| Ok(args::sweep::command(&a, &INTERRUPTED)?))
         }
@@ -55,6 +51,9 @@ fn main() -> ExitCode {
             catch_ctrl_c().and_then(|()| Ok(args::mesh::command(&a, &INTERRUPTED)?))
         }
         Command::Probe(a) => args::probe::command(&a).map_err(Into::into),
+        Command::Export(a) => args::export::command(&a).map_err(Into::into),
+        Command::Completions(a) => args::shell::completions(&a).map_err(Into::into),
+        Command::Man => args::shell::man().map_err(Into::into),
     };
     match result {
         Ok(Status::Success) => ExitCode::SUCCESS,
@@ -65,7 +64,13 @@ fn main() -> ExitCode {
                 eprintln!("bytepath: {c}");
                 ExitCode::from(2)
             }
-            _ => {
+            // The library's errors say their cause in their own text; `{:#}` would add it
+            // again from the source chain ("…(os error 2): …(os error 2)").
+            Some(err) => {
+                eprintln!("bytepath: {err}");
+                ExitCode::from(1)
+            }
+            None => {
                 eprintln!("bytepath: {e:#}");
                 ExitCode::from(1)
             }
@@ -82,67 +87,6 @@ fn catch_ctrl_c() -> anyhow::Result<()> {
         }
     })
     .context("installing the Ctrl-C handler")
-}
-
-fn run(args: &RunArgs) -> anyhow::Result<Status> {
-    let cpus = sys::affinity::allowed_cpus().context("reading this process's CPU affinity")?;
-    let spec = args::run::run_spec(args, &cpus).map_err(Error::from)?;
-    let remote = args::run::remote(args, &spec).map_err(Error::from)?;
-    if let Some(available) = mem_available() {
-        spec.check_memory(available).map_err(Error::from)?;
-    }
-    // Best effort: if it fails, counters that cannot open say so with EMFILE as their reason.
-    let _ = sys::raise_open_file_limit();
-    catch_ctrl_c()?;
-    // Dropped at the end of this function, whatever happened: `--netns` namespaces go with it.
-    let sides = Sides::open(&spec.network, remote.as_ref())?;
-    let spec = sides.place(spec);
-    let outcome = sides.run(&spec, &INTERRUPTED)?;
-    let env = Environment::detect(&cpus);
-    let mut record = record::build(&spec, &outcome, env.clone());
-    let headline_ran = record.skipped_reason.is_none() && !record.interrupted;
-    if args.profile && headline_ran {
-        profiled_run(&sides, &spec, remote.as_ref(), &mut record, env)?;
-    }
-    let text = if args.json {
-        Json.export(&record)
-    } else {
-        Table.export(&record)
-    };
-    print!("{text}");
-    Ok(record.status_for_exit())
-}
-
-/// `--profile`: the same point once more with every side sampled, after the headline run so
-/// that no headline figure carries the sampling; its blocks go on the headline record.
-fn profiled_run(
-    sides: &Sides,
-    spec: &bytepath::spec::RunSpec,
-    remote: Option<&bytepath::spec::RemoteRun>,
-    record: &mut record::RunRecord,
-    env: Environment,
-) -> anyhow::Result<()> {
-    use bytepath::record::profile;
-    let spec = bytepath::spec::RunSpec {
-        profile: true,
-        ..spec.clone()
-    };
-    let outcome = sides.run(&spec, &INTERRUPTED)?;
-    let profiled = record::build(&spec, &outcome, env);
-    let about = format!(
-        "a second run of the same point right after the headline run ({:.1} s measured), every \
-         side's threads sampled over its measured phase; no headline figure comes from it",
-        profiled.measured_s
-    );
-    profile::attach(record, &profiled, about);
-    // A quick probe of this host's memcpy: the unit of "copies' worth".
-    let roofline = bytepath::calibrate::roofline::measure(&bytepath::calibrate::Effort::quick());
-    let probe = serde_json::json!({ "memcpy_roofline": roofline });
-    let memcpy = profile::memcpy_from_probe(&probe)
-        .map(|(ns, source)| (ns, source.replace("probe's", "a quick probe's")));
-    let theirs = remote.map(|r| bytepath::remote::remote_role(spec.pattern, r.reverse));
-    profile::apply_memcpy(record, memcpy, theirs);
-    Ok(())
 }
 
 /// `bytepath server`: serves remote runs until the process is ended (Ctrl-C).

@@ -3,6 +3,7 @@
 //! on `bytepath server` on another host (a `Peer`). `run`, `sweep` and `ipc` are handed one
 //! `Sides`, opened from their arguments, and run every point through it as a `PointRunner`,
 //! so no command picks a placement itself.
+use crate::engine::slices::{SliceSeen, SliceWatch};
 use crate::engine::{self, PointRunner, RunOutcome};
 use crate::error::Error;
 use crate::remote::client::RemotePeer;
@@ -60,13 +61,42 @@ impl PointRunner for Sides {
     }
 
     fn run(&self, spec: &RunSpec, interrupt: &AtomicBool) -> Result<RunOutcome, Error> {
+        self.run_here_or_there(spec, interrupt, None)
+    }
+
+    /// On this host the controller tells each slice as it completes; a remote run tells them
+    /// after it (the trait's default).
+    fn run_watched(
+        &self,
+        spec: &RunSpec,
+        interrupt: &AtomicBool,
+        watch: &dyn Fn(SliceSeen),
+    ) -> Result<RunOutcome, Error> {
+        match self {
+            Sides::Here(_) => self.run_here_or_there(spec, interrupt, Some(watch)),
+            Sides::Remote(_) => {
+                let outcome = self.run(spec, interrupt)?;
+                outcome.slices.seen().for_each(watch);
+                Ok(outcome)
+            }
+        }
+    }
+}
+
+impl Sides {
+    fn run_here_or_there(
+        &self,
+        spec: &RunSpec,
+        interrupt: &AtomicBool,
+        watch: SliceWatch,
+    ) -> Result<RunOutcome, Error> {
         if let Err(reason) = probe_point(spec) {
             return Ok(RunOutcome::skipped(spec, reason));
         }
         match self {
             Sides::Here(link) => {
                 let connector = link.connector(spec.transport)?;
-                engine::run(spec, &*connector, interrupt)
+                engine::run_watched(spec, &*connector, interrupt, watch)
             }
             Sides::Remote(remote) => {
                 // One control session per run: the server serves one run at a time.

@@ -31,6 +31,7 @@ const LAYERS: &[(&str, u32)] = &[
     ("mesh", 7),
     ("remote", 8),
     ("sides", 8),
+    ("export", 8),
     ("cli", 9),
     ("args", 9),
     ("main", 9),

@@ -113,6 +113,24 @@ fn two_pairs_at_once_never_share_a_host_and_the_records_say_so() {
         html.contains("2 pairs of a round were measured at once"),
         "the report says so"
     );
+    // `bytepath export`: one sample per ordered pair, point and side (the visits averaged).
+    let text = bytepath().arg("export").arg(&out_dir).output().unwrap();
+    common::assert_success(&text);
+    let text = String::from_utf8(text.stdout).unwrap();
+    let parsed = openmetrics_parser::openmetrics::parse_openmetrics(&text).unwrap();
+    let family = &parsed.families["bytepath_throughput_gbit_per_second"];
+    let mut seen = std::collections::BTreeSet::new();
+    for sample in family.iter_samples() {
+        let labels = sample.get_labelset().unwrap();
+        let get = |k: &str| labels.get_label_value(k).unwrap().to_string();
+        assert_ne!(get("src"), get("dst"));
+        assert!(seen.insert((get("src"), get("dst"), get("size"), get("side"))));
+    }
+    assert_eq!(
+        seen.len(),
+        12 * 2,
+        "12 ordered pairs of 4 hosts, 2 sides: {text}"
+    );
 }
 
 #[test]

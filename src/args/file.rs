@@ -26,6 +26,7 @@ fn bad(msg: String) -> ConfigError {
 pub fn command(args: &FileArgs, interrupt: &AtomicBool) -> Result<Status, Error> {
     let cpus = super::allowed_cpus()?;
     let spec = file_spec(args, &cpus)?;
+    let stream = super::stream(&args.stream, args.json)?;
     let (link, connector, files);
     let server = match &spec.remote {
         Some(remote) => {
@@ -41,9 +42,10 @@ pub fn command(args: &FileArgs, interrupt: &AtomicBool) -> Result<Status, Error>
     let output = StudyOutput {
         out: args.out.clone(),
         json: args.json,
+        stream: stream.clone(),
         ..StudyOutput::default()
     };
-    file::run(&spec, &output, server, interrupt)
+    super::streamed(&stream, file::run(&spec, &output, server, interrupt))
 }
 
 /// `bytepath file`'s flags -> the study's spec, every input checked.

@@ -29,12 +29,14 @@ pub fn command(args: &IpcArgs, interrupt: &AtomicBool) -> Result<Status, Error> 
     let cpus = super::allowed_cpus()?;
     let spec = ipc_spec(args, &cpus)?;
     let sides = Sides::open(&spec.network, spec.remote.as_ref())?;
+    let stream = super::stream(&args.stream, false)?;
     let output = StudyOutput {
         out: args.out.clone(),
         arguments: args_json(args),
+        stream: stream.clone(),
         ..StudyOutput::default()
     };
-    crate::ipc::run(&spec, &output, &sides, interrupt)
+    super::streamed(&stream, crate::ipc::run(&spec, &output, &sides, interrupt))
 }
 
 /// `bytepath ipc`'s flags -> the study's spec, every input checked.

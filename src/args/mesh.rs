@@ -25,13 +25,18 @@ fn bad(msg: impl Into<String>) -> ConfigError {
 /// `bytepath mesh`: parses the flags and measures the mesh through the hosts' servers.
 pub fn command(args: &MeshArgs, interrupt: &AtomicBool) -> Result<Status, Error> {
     let spec = mesh_spec(args)?;
+    let stream = super::stream(&args.stream, false)?;
     let output = StudyOutput {
         out: args.out.clone(),
         resume: args.resume,
         arguments: arguments(args),
         json: false,
+        stream: stream.clone(),
     };
-    crate::mesh::run(spec, &output, &MeshClient, interrupt)
+    super::streamed(
+        &stream,
+        crate::mesh::run(spec, &output, &MeshClient, interrupt),
+    )
 }
 
 /// `bytepath mesh`'s flags -> the mesh's spec, every input checked.

@@ -4,9 +4,16 @@
 use super::network::network;
 use super::remote::remote_run;
 use crate::cli::RunArgs;
-use crate::error::ConfigError;
+use crate::engine::slices::SliceSeen;
+use crate::engine::{PointRunner, RunOutcome};
+use crate::environment::{mem_available, Environment};
+use crate::error::{ConfigError, Error, Status};
 use crate::mechanism::recv_path::RecvPath;
 use crate::mechanism::MechanismKind;
+use crate::record::{self, RunRecord};
+use crate::report::stream::JsonStream;
+use crate::report::{json::Json, table::Table, Exporter};
+use crate::sides::Sides;
 use crate::spec::remote::remote_carries;
 use crate::spec::{
     check_datagram_size, check_recv_path, check_transport, parse_bytes, parse_counters,
@@ -14,6 +21,7 @@ use crate::spec::{
     parse_recv_size, parse_threads, Count, Pattern, RemoteRun, RunSpec, Stopping, COUNTED_RUN_CAP,
 };
 use crate::transport::Transport;
+use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 fn bad(msg: impl Into<String>) -> ConfigError {
@@ -142,4 +150,129 @@ fn parse_count(args: &RunArgs) -> Result<Option<Count>, ConfigError> {
         },
         (None, None) => Ok(None),
     }
+}
+
+/// `bytepath run`: measures one point and prints its record (the table, or `--json`). With
+/// `--json-stream` stdout carries start, slice, point and end lines and the table goes to
+/// stderr. The Ctrl-C handler is `main`'s.
+pub fn command(args: &RunArgs, interrupt: &AtomicBool) -> Result<Status, Error> {
+    let cpus = super::allowed_cpus()?;
+    let spec = run_spec(args, &cpus)?;
+    let remote = remote(args, &spec)?;
+    if let Some(available) = mem_available() {
+        spec.check_memory(available)?;
+    }
+    let stream = super::stream(&args.stream, args.json)?;
+    // Best effort: if it fails, counters that cannot open say so with EMFILE as their reason.
+    let _ = crate::sys::raise_open_file_limit();
+    let result = (|| {
+        // Dropped when this returns, whatever happened: `--netns` namespaces go with it.
+        let sides = Sides::open(&spec.network, remote.as_ref())?;
+        let spec = sides.place(spec);
+        let mut record = measure(&spec, &sides, &stream, (&cpus, interrupt))?;
+        let headline_ran = record.skipped_reason.is_none() && !record.interrupted;
+        if args.profile && headline_ran {
+            let env = Environment::detect(&cpus);
+            profiled_run(
+                &sides,
+                &spec,
+                remote.as_ref(),
+                &mut record,
+                (env, interrupt),
+            )?;
+        }
+        if stream.is_on() {
+            stream.point(&serde_json::to_value(&record).expect("JSON"));
+            eprint!("{}", Table.export(&record));
+        } else if args.json {
+            print!("{}", Json.export(&record));
+        } else {
+            print!("{}", Table.export(&record));
+        }
+        Ok(record.status_for_exit())
+    })();
+    super::streamed(&stream, result)
+}
+
+/// Runs the placed `spec` (with a stream: its start line first, then a line per slice as the
+/// controller sees it complete) and builds its record.
+/// `--profile`: the same point once more with every side sampled, after the headline run so
+/// that no headline figure carries the sampling; its blocks go on the headline record.
+fn profiled_run(
+    sides: &Sides,
+    spec: &RunSpec,
+    remote: Option<&RemoteRun>,
+    record: &mut RunRecord,
+    (env, interrupt): (Environment, &AtomicBool),
+) -> Result<(), Error> {
+    use crate::record::profile;
+    let spec = RunSpec {
+        profile: true,
+        ..spec.clone()
+    };
+    let outcome = sides.run(&spec, interrupt)?;
+    let profiled = record::build(&spec, &outcome, env);
+    let about = format!(
+        "a second run of the same point right after the headline run ({:.1} s measured), every \
+         side's threads sampled over its measured phase; no headline figure comes from it",
+        profiled.measured_s
+    );
+    profile::attach(record, &profiled, about);
+    // A quick probe of this host's memcpy: the unit of "copies' worth".
+    let roofline = crate::calibrate::roofline::measure(&crate::calibrate::Effort::quick());
+    let probe = serde_json::json!({ "memcpy_roofline": roofline });
+    let memcpy = profile::memcpy_from_probe(&probe)
+        .map(|(ns, source)| (ns, source.replace("probe's", "a quick probe's")));
+    let theirs = remote.map(|r| crate::remote::remote_role(spec.pattern, r.reverse));
+    profile::apply_memcpy(record, memcpy, theirs);
+    Ok(())
+}
+
+fn measure(
+    spec: &RunSpec,
+    sides: &Sides,
+    stream: &JsonStream,
+    (cpus, interrupt): (&[usize], &AtomicBool),
+) -> Result<RunRecord, Error> {
+    let env = Environment::detect(cpus);
+    let outcome = if stream.is_on() {
+        // The configuration as the record will state it, before anything is measured.
+        let planned = record::build(spec, &RunOutcome::not_run(spec, String::new()), env.clone());
+        let mut config = serde_json::to_value(&planned.config).expect("JSON");
+        // Where the sides ran is said by the engine once they run: in the point's record.
+        if let Some(c) = config.as_object_mut() {
+            c.remove("where_sides_run");
+        }
+        let environment = serde_json::to_value(&env).expect("JSON");
+        stream.start(
+            "run",
+            u64::from(record::SCHEMA_VERSION),
+            &config,
+            environment,
+        );
+        let tell = |seen: SliceSeen| stream.slice(slice_line(spec.pattern, seen));
+        sides.run_watched(spec, interrupt, &tell)?
+    } else {
+        sides.run(spec, interrupt)?
+    };
+    Ok(record::build(spec, &outcome, env))
+}
+
+/// A slice line's figures: the measured side's totals in the slice and its rate.
+fn slice_line(pattern: Pattern, seen: SliceSeen) -> serde_json::Value {
+    let s = seen.length.as_secs_f64();
+    let side = match pattern {
+        Pattern::Stream => "receiver",
+        Pattern::Rr => "client",
+    };
+    serde_json::json!({
+        "index": seen.index,
+        "side": side,
+        "start_s": (seen.length * seen.index as u32).as_secs_f64(),
+        "slice_s": s,
+        "bytes": seen.bytes,
+        "messages": seen.messages,
+        "throughput_gbps": seen.bytes as f64 * 8.0 / s / 1e9,
+        "messages_per_s": seen.messages as f64 / s,
+    })
 }

@@ -16,13 +16,16 @@ use std::sync::atomic::AtomicBool;
 pub fn command(args: &ServersArgs, interrupt: &AtomicBool) -> Result<Status, Error> {
     let cpus = super::allowed_cpus()?;
     let spec = servers_spec(args, &cpus)?;
+    let stream = super::stream(&args.stream, args.json)?;
     let output = StudyOutput {
         out: args.out.clone(),
         arguments: args_json(args),
         json: args.json,
+        stream: stream.clone(),
         ..StudyOutput::default()
     };
-    crate::servers::run(&spec, &output, &cpus, &RemoteServers::open, interrupt)
+    let result = crate::servers::run(&spec, &output, &cpus, &RemoteServers::open, interrupt);
+    super::streamed(&stream, result)
 }
 
 fn bad(msg: String) -> ConfigError {

@@ -36,13 +36,18 @@ pub fn command(args: &SweepArgs, interrupt: &AtomicBool) -> Result<Status, Error
         }
     }
     let sides = Sides::open(&spec.network, spec.remote.as_ref())?;
+    let stream = super::stream(&args.stream, false)?;
     let output = StudyOutput {
         out: args.out.clone(),
         resume: args.resume,
         arguments: arguments(args),
         json: false,
+        stream: stream.clone(),
     };
-    crate::sweep::run(&spec, &output, &sides, interrupt)
+    super::streamed(
+        &stream,
+        crate::sweep::run(&spec, &output, &sides, interrupt),
+    )
 }
 
 /// `bytepath sweep`'s flags -> the sweep's spec, every input checked.

@@ -133,10 +133,36 @@ pub struct SliceSeries {
     pub stop: StopReason,
 }
 
+impl SliceSeries {
+    /// Each slice with its totals, in order.
+    pub fn seen(&self) -> impl Iterator<Item = slices::SliceSeen> + '_ {
+        let length = self.length;
+        (self.bytes.iter().zip(&self.messages)).enumerate().map(
+            move |(index, (&bytes, &messages))| slices::SliceSeen {
+                index,
+                length,
+                bytes,
+                messages,
+            },
+        )
+    }
+}
+
 pub fn run(
     spec: &RunSpec,
     connector: &dyn FlowConnector,
     interrupt: &AtomicBool,
+) -> Result<RunOutcome, Error> {
+    run_watched(spec, connector, interrupt, None)
+}
+
+/// As `run`, telling `watch` (from the controller thread) of each slice of the measured side
+/// as it completes, and of the rest after the join: every slice the record uses, in order.
+pub fn run_watched(
+    spec: &RunSpec,
+    connector: &dyn FlowConnector,
+    interrupt: &AtomicBool,
+    slice_watch: slices::SliceWatch,
 ) -> Result<RunOutcome, Error> {
     let options = spec.socket_options();
     let flows: Vec<FlowEnds> = connector
@@ -178,21 +204,28 @@ pub fn run(
         Some(child) => &[child.other()],
         None => &[Role::Sender, Role::Receiver],
     };
-    let mut phases = phases::run_phases(spec, &control, &start, &board, interrupt, local);
+    let mut phases = phases::run_phases(
+        spec,
+        &control,
+        &start,
+        &board,
+        interrupt,
+        local,
+        slice_watch,
+    );
     let deadline = Instant::now() + STOP_GRACE;
     let (mut samples, mut watchdog_fired) = collect(handles, &endpoints, deadline);
     if let Some(watch) = watch {
         watchdog_fired |= watch.finish(deadline, &endpoints, &mut samples);
     }
     // Named after the join, so the workers' last messages do not compete with it.
-    let mut profiles = phases.sampling.take().map_or_else(Vec::new, |s| s.build());
-    if let (Some(child), true) = (split, spec.profile) {
-        let why =
-            "this side ran in the forked process (--processes); only the parent's side is sampled";
-        profiles.extend(profiling::not_here(&[child], why));
-    }
+    let profiles = profiles_here(spec, split, phases.sampling.take());
     // Read after the join: every worker has published every slice it finished.
     let (bytes, messages) = board.read(phases.slices_used);
+    if let Some(tell) = slice_watch {
+        let told = phases.slices_told;
+        board.tell(tell, spec.stopping.slice, told, phases.slices_used);
+    }
     let mut outcome = RunOutcome::measured(
         phases,
         samples,
@@ -203,6 +236,21 @@ pub fn run(
     );
     outcome.profiles = profiles;
     Ok(outcome)
+}
+
+/// The profiles of a run here: this process's sides named, a forked side said to be missing.
+fn profiles_here(
+    spec: &RunSpec,
+    split: Option<Role>,
+    sampling: Option<profiling::StoppedWindow>,
+) -> Vec<(Role, Profile)> {
+    let mut profiles = sampling.map_or_else(Vec::new, |s| s.build());
+    if let (Some(child), true) = (split, spec.profile) {
+        let why =
+            "this side ran in the forked process (--processes); only the parent's side is sampled";
+        profiles.extend(profiling::not_here(&[child], why));
+    }
+    profiles
 }
 
 /// What every worker of a run shares.

@@ -119,7 +119,7 @@ pub fn run_with_peer(
             return Err(e);
         }
     };
-    let mut phases = phases::run_phases(spec, &control, &start, &board, interrupt, &[role]);
+    let mut phases = phases::run_phases(spec, &control, &start, &board, interrupt, &[role], None);
     watch.stop();
     let deadline = Instant::now() + STOP_GRACE;
     let (mut samples, mut watchdog_fired) = collect(handles, &endpoints, deadline);

@@ -9,7 +9,7 @@
 //! sleeps on the stop flag and looks at the Ctrl-C flag only every `INTERRUPT_POLL`.
 use super::control::Control;
 use super::profiling::{ProfileWindow, StoppedWindow};
-use super::slices::SliceBoard;
+use super::slices::{SliceBoard, SliceWatch};
 use super::worker::Role;
 use crate::measure::machine::MachineCpu;
 use crate::spec::{Pattern, RunSpec};
@@ -68,6 +68,8 @@ pub struct Phases {
     pub interrupted: bool,
     /// Slices the statistics use (all complete, in order from the start of the measured phase).
     pub slices_used: usize,
+    /// Slices already told to the watch while the run went on.
+    pub slices_told: usize,
     pub stop: StopReason,
     /// `--profile`: the local sides' sampling over the measured phase, stopped at its end.
     pub sampling: Option<StoppedWindow>,
@@ -96,6 +98,7 @@ pub fn run_phases(
     board: &SliceBoard,
     interrupt: &AtomicBool,
     local: &[Role],
+    watch: SliceWatch,
 ) -> Phases {
     let (from, until) = control.schedule(Instant::now(), spec.warmup, spec.duration);
     start.wait();
@@ -106,6 +109,7 @@ pub fn run_phases(
             machine: Err("interrupted before the measured phase".into()),
             interrupted: true,
             slices_used: 0,
+            slices_told: 0,
             stop: StopReason::Interrupted,
             sampling: None,
         };
@@ -114,7 +118,13 @@ pub fn run_phases(
         .profile
         .then(|| ProfileWindow::open(local, spec.duration));
     let first = (Instant::now(), MachineCpu::read());
-    let (slices_used, stop) = follow_slices(spec, from, board, interrupt, control);
+    let (slices_used, stop, slices_told) = match watch {
+        None => {
+            let (used, stop) = follow_slices(spec, from, board, interrupt, control);
+            (used, stop, 0)
+        }
+        Some(watch) => watch_slices(spec, from, board, (interrupt, control), watch),
+    };
     let sampling = window.map(ProfileWindow::stop);
     if stop != StopReason::MaxTime && stop != StopReason::FixedDuration {
         control.stop();
@@ -129,9 +139,42 @@ pub fn run_phases(
         machine: machine_cpu(first, last, (from, end)),
         interrupted: stop == StopReason::Interrupted,
         slices_used,
+        slices_told,
         stop,
         sampling,
     }
+}
+
+/// As `follow_slices`, waking at each slice's end (and its publishing grace) to tell `watch`
+/// of the slices every thread has finished. Only with a watch (`--json-stream`): otherwise the
+/// controller sleeps through the phase, since waking often changes what it measures (above).
+/// Returns the slices complete at the end, why it ended, and how many were told.
+fn watch_slices(
+    spec: &RunSpec,
+    from: Instant,
+    board: &SliceBoard,
+    (interrupt, control): (&AtomicBool, &Control),
+    watch: &dyn Fn(super::slices::SliceSeen),
+) -> (usize, StopReason, usize) {
+    let slice = spec.stopping.slice;
+    let total = board.len();
+    let mut told = 0;
+    for boundary in 1..=total {
+        let wake = sleep_until(
+            from + slice * boundary as u32 + PUBLISH_GRACE,
+            interrupt,
+            control,
+        );
+        let complete = board.complete(boundary, spec.threads);
+        board.tell(watch, slice, told, complete);
+        told = told.max(complete);
+        if wake != Wake::Deadline {
+            break;
+        }
+    }
+    // The same ending as without a watch: by now its sleep is over, so it returns at once.
+    let (used, stop) = follow_slices(spec, from, board, interrupt, control);
+    (used, stop, told)
 }
 
 /// Sleeps through the measured phase; returns how many slices are complete when it ends, and

@@ -3,6 +3,7 @@
 //! network namespaces, or a remote `bytepath server`); a study is handed one, opened once
 //! from the command line, and never picks a placement itself (the `Peer` seam's model, one
 //! level up).
+use super::slices::SliceSeen;
 use super::RunOutcome;
 use crate::error::Error;
 use crate::spec::RunSpec;
@@ -20,4 +21,17 @@ pub trait PointRunner {
     /// Runs one point in this placement; a point whose mechanism or receive path this kernel
     /// lacks is skipped with the probe's reason.
     fn run(&self, spec: &RunSpec, interrupt: &AtomicBool) -> Result<RunOutcome, Error>;
+
+    /// As `run`, telling `watch` of each slice of the measured side. A placement that cannot
+    /// follow slices while the run goes on tells them all after it (this default).
+    fn run_watched(
+        &self,
+        spec: &RunSpec,
+        interrupt: &AtomicBool,
+        watch: &dyn Fn(SliceSeen),
+    ) -> Result<RunOutcome, Error> {
+        let outcome = self.run(spec, interrupt)?;
+        outcome.slices.seen().for_each(watch);
+        Ok(outcome)
+    }
 }

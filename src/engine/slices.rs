@@ -64,6 +64,34 @@ impl SliceBoard {
     }
 }
 
+/// One slice of the measured side that every thread has published, as the controller sees it
+/// while the run goes on (for `--json-stream`; the record's slices are read after the join).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SliceSeen {
+    pub index: usize,
+    pub length: Duration,
+    pub bytes: u64,
+    pub messages: u64,
+}
+
+/// Who is told of each slice as it completes, if anyone: called by the controller thread,
+/// never by a worker.
+pub type SliceWatch<'a> = Option<&'a dyn Fn(SliceSeen)>;
+
+impl SliceBoard {
+    /// Tells `watch` of slices `from..upto` (complete ones), each with its totals.
+    pub fn tell(&self, watch: &dyn Fn(SliceSeen), length: Duration, from: usize, upto: usize) {
+        for index in from..upto.min(self.bytes.len()) {
+            watch(SliceSeen {
+                index,
+                length,
+                bytes: self.bytes[index].load(Ordering::Relaxed),
+                messages: self.messages[index].load(Ordering::Relaxed),
+            });
+        }
+    }
+}
+
 /// One worker's running slice.
 pub struct SliceClock {
     board: Arc<SliceBoard>,

@@ -173,6 +173,8 @@ pub fn run(
     );
     let (mut results, _) =
         folder::open_with(output.out.as_deref(), false, &marker, record::csv_columns())?;
+    // Each transfer is a visit line; the summaries per (size, mechanism) are the point lines.
+    results.stream_to(output, "file", &marker, folder::StreamAs::Visits);
     // Removed on drop: on every return from here on, `?` included, and after Ctrl-C, which only
     // sets `interrupt` and lets this function return normally.
     let test_folder = match local_files {
@@ -250,6 +252,16 @@ fn finish(
         transfers,
     };
     report::write(dir, &study)?;
+    for summary in &study.summaries {
+        let mut line = serde_json::to_value(summary).expect("JSON");
+        line["status"] =
+            serde_json::json!(if summary.reps_failed == 0 && summary.reps_measured > 0 {
+                "completed"
+            } else {
+                "failed"
+            });
+        output.stream.point(&line);
+    }
     if output.json {
         println!("{}", serde_json::to_string_pretty(&study).expect("JSON"));
     } else {

@@ -126,6 +126,7 @@ pub fn run(
         "per measure and size, every transport in list order",
     );
     let (mut results, _) = folder::open(output.out.as_deref(), false, &marker)?;
+    results.stream_to(output, "ipc", &marker, folder::StreamAs::Points);
     let env = Environment::detect(&spec.cpus);
     if let Some(place) = sides.announce() {
         println!("ipc: sides {place}");

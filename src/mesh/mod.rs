@@ -63,6 +63,8 @@ pub fn run(
     let marker = folder::marker(MESH_KIND, spec.to_json(), arguments, total, ORDER);
     let (mut results, prior) =
         folder::open_with(output.out.as_deref(), output.resume, &marker, columns())?;
+    // A mesh's records are its visits, one (pair, point, visit) each.
+    results.stream_to(output, "mesh", &marker, folder::StreamAs::Visits);
     let health = Health::new(spec.hosts.len());
     // Stops the servers when the mesh returns, however it returns.
     let _launched = match spec.launch.clone() {

@@ -4,6 +4,7 @@
 //! every point, so a crash or Ctrl-C loses nothing already measured; `--resume` reloads them.
 //! Every study writes its folder through here.
 use super::csv;
+use super::stream::JsonStream;
 use crate::error::{ConfigError, Error};
 use crate::record::{self, SCHEMA_VERSION};
 use serde_json::{json, Value};
@@ -30,6 +31,17 @@ pub struct StudyOutput {
     pub resume: bool,
     pub arguments: Value,
     pub json: bool,
+    /// `--json-stream`: where start, visit, point and end lines go (off by default).
+    pub stream: JsonStream,
+}
+
+/// What a results folder's records are to a `--json-stream` reader.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StreamAs {
+    /// Each record is a finished point (`ipc`, `servers`).
+    Points,
+    /// Each record is one visit of a point (`mesh`) or one repetition (`file`).
+    Visits,
 }
 
 fn bad(msg: impl Into<String>) -> Error {
@@ -83,6 +95,7 @@ pub struct ResultsFolder {
     csv: File,
     /// What results.csv holds of each record.
     columns: Vec<csv::Column>,
+    stream: (JsonStream, StreamAs),
 }
 
 /// Opens (or creates) the results folder of run records. `marker` is the content of
@@ -138,11 +151,36 @@ pub fn prepare(out: Option<&Path>, resume: bool, marker: &Value) -> Result<(Path
         return Ok((dir, true));
     }
     claim_dir(&dir)?;
+    // The first write into the folder is its marker: a folder that cannot take it is refused
+    // here, before anything is measured, like one that cannot be made.
     write_atomically(
         &dir.join(MARKER),
         &(serde_json::to_string_pretty(marker).expect("JSON") + "\n"),
-    )?;
+    )
+    .map_err(|e| match e {
+        Error::File { source, .. } => unusable(&dir, "cannot be written", &source),
+        other => other,
+    })?;
     Ok((dir, false))
+}
+
+/// `--out DIR` refused: one line that names the folder, says why once (the OS's words, without
+/// its error number) and what to do.
+fn unusable(dir: &Path, what: &str, source: &std::io::Error) -> Error {
+    bad(format!(
+        "--out {}: {what} ({}); choose a folder you can create and write, such as ./bytepath-results/run1",
+        dir.display(),
+        os_reason(source)
+    ))
+}
+
+/// The OS's reason in words: "Permission denied", not "Permission denied (os error 13)".
+fn os_reason(e: &std::io::Error) -> String {
+    let text = e.to_string();
+    match text.find(" (os error") {
+        Some(at) => text[..at].to_string(),
+        None => text,
+    }
 }
 
 /// Accepts a folder that does not exist yet or is empty; refuses anything else untouched.
@@ -154,7 +192,7 @@ fn claim_dir(dir: &Path) -> Result<(), Error> {
                 dir.display()
             )));
         }
-        let mut entries = fs::read_dir(dir).map_err(file_error(dir))?;
+        let mut entries = fs::read_dir(dir).map_err(|e| unusable(dir, "cannot be read", &e))?;
         if entries.next().is_some() {
             return Err(bad(format!(
                 "--out {}: not empty and not a bytepath results folder (no {MARKER}); nothing was written; choose a new or empty folder",
@@ -163,13 +201,13 @@ fn claim_dir(dir: &Path) -> Result<(), Error> {
         }
         return Ok(());
     }
-    fs::create_dir_all(dir).map_err(file_error(dir))
+    fs::create_dir_all(dir).map_err(|e| unusable(dir, "cannot be created", &e))
 }
 
 /// `./bytepath-results/<timestamp>`, with `-2`, `-3`… if a sweep started in the same second.
 fn create_default_dir() -> Result<PathBuf, Error> {
     let parent = Path::new(DEFAULT_PARENT);
-    fs::create_dir_all(parent).map_err(file_error(parent))?;
+    fs::create_dir_all(parent).map_err(|e| unusable(parent, "cannot be created", &e))?;
     let stamp = folder_timestamp(unix_now());
     for n in 1.. {
         let name = if n == 1 {
@@ -181,7 +219,7 @@ fn create_default_dir() -> Result<PathBuf, Error> {
         match fs::create_dir(&dir) {
             Ok(()) => return Ok(dir),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(file_error(&dir)(e)),
+            Err(e) => return Err(unusable(&dir, "cannot be created", &e)),
         }
     }
     unreachable!("the loop returns")
@@ -310,6 +348,7 @@ fn rewrite(
         jsonl: append(RESULTS_JSONL)?,
         csv: append(RESULTS_CSV)?,
         columns,
+        stream: (JsonStream::default(), StreamAs::Points),
     })
 }
 
@@ -323,8 +362,31 @@ pub fn write_atomically(path: &Path, text: &str) -> Result<(), Error> {
 }
 
 impl ResultsFolder {
+    /// From now on every record appended also goes to `stream` as a point or visit line
+    /// (after it is on disk). Writes the stream's start line: `command` and this folder's
+    /// `marker`.
+    pub fn stream_to(
+        &mut self,
+        output: &StudyOutput,
+        command: &str,
+        marker: &Value,
+        kind: StreamAs,
+    ) {
+        output.stream.start_study(command, marker, &self.dir);
+        self.stream = (output.stream.clone(), kind);
+    }
+
     /// Appends one record to both files and forces it to disk before returning.
     pub fn append(&mut self, record: &Saved) -> Result<(), Error> {
+        self.write(record)?;
+        match self.stream {
+            (ref stream, StreamAs::Points) => stream.point(&record.value),
+            (ref stream, StreamAs::Visits) => stream.visit(&record.value),
+        }
+        Ok(())
+    }
+
+    fn write(&mut self, record: &Saved) -> Result<(), Error> {
         let jsonl_path = self.dir.join(RESULTS_JSONL);
         let line = format!("{}\n", record.line);
         self.jsonl

@@ -1,7 +1,7 @@
 //! The machine's own limits, from the probe a sweep records in `probe.json` (see
 //! `bytepath probe`), and the figures set against them: throughput as a share of the
 //! single-thread memcpy roofline, and CPU per message counted in raw system calls.
-use super::summary::Rows;
+use super::Rows;
 use crate::analysis::point::Point;
 use crate::analysis::Dataset;
 use serde_json::Value;

@@ -11,6 +11,7 @@ pub mod limits;
 pub mod markdown;
 pub mod plot;
 pub mod plots;
+pub mod stream;
 pub mod study;
 pub mod summary;
 pub mod table;
@@ -32,6 +33,10 @@ pub fn write_reports(
 pub trait Exporter {
     fn export(&self, record: &RunRecord) -> String;
 }
+
+/// Label/value rows: the text blocks that HTML and Markdown both lay out (environment, method,
+/// machine limits).
+pub type Rows = Vec<(String, String)>;
 
 /// Human-scaled figures shared by the text formats.
 pub mod units {

@@ -5,7 +5,7 @@ use crate::analysis::point::Point;
 use crate::analysis::{plural, Dataset};
 use serde_json::Value;
 
-pub type Rows = Vec<(String, String)>;
+pub use super::Rows;
 
 /// Distinct values at `pointer` over the records, as text, in first-seen order.
 fn distinct_text(data: &Dataset, pointer: &str) -> Vec<String> {

@@ -5,6 +5,7 @@
 //! (via a temporary file and a rename) after every round, so they always match the visits.
 use super::csv;
 use super::folder::{self, file_error, write_atomically, Saved, RESULTS_CSV, RESULTS_JSONL};
+use super::stream::JsonStream;
 use crate::error::Error;
 use crate::record::{self, RunRecord};
 use serde_json::Value;
@@ -18,6 +19,8 @@ pub const VISITS_JSONL: &str = "visits.jsonl";
 pub struct VisitFolder {
     pub dir: PathBuf,
     visits: File,
+    /// `--json-stream`: each visit, once on disk, as a visit line.
+    pub stream: JsonStream,
 }
 
 /// What a resumed folder already held.
@@ -59,7 +62,14 @@ pub fn open(
         .append(true)
         .open(&path)
         .map_err(file_error(&path))?;
-    Ok((VisitFolder { dir, visits }, prior))
+    Ok((
+        VisitFolder {
+            dir,
+            visits,
+            stream: JsonStream::default(),
+        },
+        prior,
+    ))
 }
 
 /// Reads visits.jsonl: keeps completed and skipped visits, drops the rest and a cut last line.
@@ -113,7 +123,12 @@ impl VisitFolder {
         self.visits
             .write_all(line.as_bytes())
             .and_then(|()| self.visits.sync_data())
-            .map_err(file_error(&path))
+            .map_err(file_error(&path))?;
+        if self.stream.is_on() {
+            self.stream
+                .visit(&serde_json::to_value(visit).expect("a record serializes"));
+        }
+        Ok(())
     }
 
     /// Rewrites results.jsonl and results.csv with one record per point.

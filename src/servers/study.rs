@@ -369,6 +369,7 @@ pub fn run(
         "per client count, every model in list order",
     );
     let (mut results, _) = folder::open_with(output.out.as_deref(), false, &marker, csv_columns())?;
+    results.stream_to(output, "servers", &marker, folder::StreamAs::Points);
     let limit = sys::raise_open_file_limit().ok();
     let env = Environment::detect(cpus);
     // Set up once for every point; dropped (namespaces deleted) when the command returns.

@@ -59,7 +59,9 @@ pub fn run(
         points.len(),
         ORDER,
     );
-    let (results, prior) = visit_folder::open(output.out.as_deref(), output.resume, &marker)?;
+    let (mut results, prior) = visit_folder::open(output.out.as_deref(), output.resume, &marker)?;
+    output.stream.start_study("sweep", &marker, &results.dir);
+    results.stream = output.stream.clone();
     // Best effort: counters that cannot open say so with EMFILE as their reason.
     let _ = sys::raise_open_file_limit();
     print_plan(spec, &results, &prior);
@@ -87,6 +89,7 @@ pub fn run(
     for (index, r) in records.iter().enumerate() {
         let at = r.sweep_point.as_ref().map_or(index, |p| p.index);
         let value = serde_json::to_value(r).expect("a record serializes");
+        output.stream.point(&value);
         println!("{}", progress::point_line(at, points.len(), &value));
     }
     finish(&sweep.folder, ending, &records)

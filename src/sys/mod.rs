@@ -20,6 +20,7 @@ pub mod ring;
 pub mod sampling;
 pub mod shared;
 pub mod socket;
+pub mod stdio;
 pub mod uring;
 pub mod uring_recv;
 pub mod uring_send;

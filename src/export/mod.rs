@@ -1,0 +1,353 @@
+//! `bytepath export DIR --format openmetrics|csv|json`: the records of any results folder
+//! (sweep, ipc, file, servers, mesh) in a format other tools read. The folder is read as
+//! `bytepath report` reads it (its marker's kind, then its records through `record` and the
+//! study's own loading); the figures are the ones the records hold, never recomputed, except
+//! where a study's records are its visits (file repetitions, mesh visits): those are averaged
+//! per point as the study's report does.
+pub mod openmetrics;
+
+use crate::error::{ConfigError, Error};
+use crate::report::{csv, study};
+use openmetrics::{Family, Sample};
+use serde_json::Value;
+use std::path::Path;
+
+/// What `--format` names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    OpenMetrics,
+    Csv,
+    Json,
+}
+
+impl std::str::FromStr for Format {
+    type Err = ConfigError;
+    fn from_str(text: &str) -> Result<Format, ConfigError> {
+        match text {
+            "openmetrics" => Ok(Format::OpenMetrics),
+            "csv" => Ok(Format::Csv),
+            "json" => Ok(Format::Json),
+            other => Err(ConfigError(format!(
+                "--format {other}: not a format export writes; allowed: openmetrics, csv, json"
+            ))),
+        }
+    }
+}
+
+/// Which study wrote a folder, as its marker says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// sweep and ipc: one run record per point.
+    Runs,
+    File,
+    Servers,
+    Mesh,
+}
+
+fn kind_of(dir: &Path) -> Result<Kind, Error> {
+    let kind = study::kind(dir).ok_or_else(|| {
+        ConfigError(format!(
+            "{}: not a bytepath results folder (no readable {}); give a folder written by sweep, ipc, file, servers or mesh",
+            dir.display(),
+            crate::report::folder::MARKER
+        ))
+    })?;
+    Ok(match kind.as_str() {
+        crate::file::FILE_KIND => Kind::File,
+        crate::servers::record::SERVERS_KIND => Kind::Servers,
+        crate::mesh::MESH_KIND => Kind::Mesh,
+        _ => Kind::Runs,
+    })
+}
+
+/// The folder's records in `format`.
+pub fn export(dir: &Path, format: Format) -> Result<String, Error> {
+    let kind = kind_of(dir)?;
+    let records = crate::record::read_results(dir)?;
+    Ok(match format {
+        Format::Json => records.iter().map(|r| format!("{r}\n")).collect(),
+        Format::Csv => {
+            let columns = match kind {
+                Kind::Runs => csv::columns(),
+                Kind::File => crate::file::record::csv_columns(),
+                Kind::Servers => crate::servers::record::csv_columns(),
+                Kind::Mesh => crate::mesh::columns(),
+            };
+            csv::to_csv_with(&columns, &records)
+        }
+        Format::OpenMetrics => openmetrics::render(&match kind {
+            Kind::Runs => run_samples(&latest_per_point(&records), &[]),
+            Kind::Mesh => mesh_samples(&records),
+            Kind::Servers => servers_samples(&latest_per_point(&records)),
+            Kind::File => file_samples(dir)?,
+        }),
+    })
+}
+
+const THROUGHPUT: Family = Family {
+    name: "throughput",
+    unit: "gbit_per_second",
+    help: "Payload moved per second by this side, in 10^9 bits (received whole, for the receiving side)",
+};
+const MESSAGES: Family = Family {
+    name: "messages",
+    unit: "per_second",
+    help: "Messages (round trips for rr) per second on this side",
+};
+const CPU_PER_BYTE: Family = Family {
+    name: "cpu",
+    unit: "nanoseconds_per_byte",
+    help: "CPU time (user and system) of this side per payload byte",
+};
+const LATENCY_P50: Family = Family {
+    name: "latency_p50",
+    unit: "seconds",
+    help: "Median latency on this side, as the record defines it for the pattern",
+};
+const LATENCY_P99: Family = Family {
+    name: "latency_p99",
+    unit: "seconds",
+    help: "99th percentile latency on this side, as the record defines it for the pattern",
+};
+const REQUESTS: Family = Family {
+    name: "requests",
+    unit: "per_second",
+    help: "Requests echoed per second, as the load generator counted them",
+};
+const CPU_PER_REQUEST: Family = Family {
+    name: "cpu_per_request",
+    unit: "seconds",
+    help: "CPU time of the server process per request",
+};
+const TRANSFER_TIME: Family = Family {
+    name: "transfer_time",
+    unit: "seconds",
+    help: "Mean time to receive the whole file, over the repetitions",
+};
+
+/// The point's labels: what varies between points of any study.
+fn labels(pairs: &[(&str, String)]) -> Vec<(String, String)> {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.clone()))
+        .collect()
+}
+
+/// A JSON value as a label value (a string without its quotes).
+fn text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Null => String::new(),
+        other => other.to_string(),
+    }
+}
+
+/// The last completed record of each point (a sweep's results may hold a failed record and,
+/// after `--resume`, the same point completed), in the order first seen.
+fn latest_per_point(records: &[Value]) -> Vec<Value> {
+    let mut out: Vec<(String, Value)> = Vec::new();
+    for r in records.iter().filter(|r| r["status"] == "completed") {
+        let key = text(&r["sweep_point"]["key"]);
+        match out.iter_mut().find(|(k, _)| *k == key) {
+            Some(slot) => slot.1 = r.clone(),
+            None => out.push((key, r.clone())),
+        }
+    }
+    out.into_iter().map(|(_, r)| r).collect()
+}
+
+/// The run labels of a run record's configuration.
+fn run_labels(record: &Value) -> Vec<(&'static str, String)> {
+    let c = &record["config"];
+    vec![
+        ("mechanism", text(&c["mechanism"])),
+        ("transport", text(&c["transport"])),
+        ("pattern", text(&c["pattern"])),
+        ("size", text(&c["message_size_bytes"])),
+        ("flows", text(&c["threads"])),
+        ("placement", text(&c["network"]["placement"])),
+    ]
+}
+
+/// Run records (one per point): a sample per side and figure. `extra` labels go first (the
+/// mesh's src and dst).
+fn run_samples(records: &[Value], extra: &[(&'static str, String)]) -> Vec<Sample> {
+    let figures: [(Family, &str, f64); 5] = [
+        (THROUGHPUT, "/throughput_gbps", 1.0),
+        (MESSAGES, "/messages_per_s", 1.0),
+        (CPU_PER_BYTE, "/cpu_ns_per_byte", 1.0),
+        (LATENCY_P50, "/latency_ns/p50", 1e-9),
+        (LATENCY_P99, "/latency_ns/p99", 1e-9),
+    ];
+    let mut out = Vec::new();
+    for (family, pointer, scale) in figures {
+        for r in records {
+            for side in r["sides"].as_array().into_iter().flatten() {
+                let Some(v) = side.pointer(pointer).and_then(Value::as_f64) else {
+                    continue;
+                };
+                let mut pairs: Vec<(&str, String)> = extra.to_vec();
+                pairs.extend(run_labels(r));
+                pairs.push(("side", text(&side["side"])));
+                out.push(Sample {
+                    family,
+                    labels: labels(&pairs),
+                    value: v * scale,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// Mesh records are visits: per (src, dst, point), each side's figures averaged over the
+/// completed visits, as one record.
+fn mesh_samples(records: &[Value]) -> Vec<Sample> {
+    // (src, dst, the pair and point's key) and its visits. A mesh record's key starts with
+    // its visit (`v2/a>b/send/stream/65536/1`): what follows names the pair and point.
+    type Visits<'a> = ((String, String, String), Vec<&'a Value>);
+    let mut groups: Vec<Visits> = Vec::new();
+    for r in records.iter().filter(|r| r["status"] == "completed") {
+        let key = text(&r["sweep_point"]["key"]);
+        let point = key.split_once('/').map_or(key.as_str(), |(_, rest)| rest);
+        let key = (text(&r["src"]), text(&r["dst"]), point.to_string());
+        match groups.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, visits)) => visits.push(r),
+            None => groups.push((key, vec![r])),
+        }
+    }
+    let mut out = Vec::new();
+    for ((src, dst, _), visits) in groups {
+        let mean = mean_of_visits(&visits);
+        out.extend(run_samples(&[mean], &[("src", src), ("dst", dst)]));
+    }
+    // Family by family, as render lists them.
+    out.sort_by_key(|s| s.family.name);
+    out
+}
+
+/// The first visit with each side's figures replaced by their mean over `visits`.
+fn mean_of_visits(visits: &[&Value]) -> Value {
+    let mut mean = visits[0].clone();
+    let pointers = [
+        "/throughput_gbps",
+        "/messages_per_s",
+        "/cpu_ns_per_byte",
+        "/latency_ns/p50",
+        "/latency_ns/p99",
+    ];
+    let sides = mean["sides"].as_array().map_or(0, Vec::len);
+    for i in 0..sides {
+        for p in pointers {
+            let values: Vec<f64> = visits
+                .iter()
+                .filter_map(|v| v["sides"][i].pointer(p).and_then(Value::as_f64))
+                .collect();
+            if let Some(slot) = mean["sides"][i].pointer_mut(p) {
+                *slot = match values.len() {
+                    0 => Value::Null,
+                    n => serde_json::json!(values.iter().sum::<f64>() / n as f64),
+                };
+            }
+        }
+    }
+    mean
+}
+
+/// Servers records: requests/s and latency on the client (load generator) side, CPU per
+/// request on the server side.
+fn servers_samples(records: &[Value]) -> Vec<Sample> {
+    let figures: [(Family, &str, &str, f64); 4] = [
+        (REQUESTS, "client", "/metrics/requests_per_s", 1.0),
+        (LATENCY_P50, "client", "/metrics/latency_ns/p50", 1e-9),
+        (LATENCY_P99, "client", "/metrics/latency_ns/p99", 1e-9),
+        (
+            CPU_PER_REQUEST,
+            "server",
+            "/metrics/server/cpu_per_request_ns",
+            1e-9,
+        ),
+    ];
+    let mut out = Vec::new();
+    for (family, side, pointer, scale) in figures {
+        for r in records {
+            let Some(v) = r.pointer(pointer).and_then(Value::as_f64) else {
+                continue;
+            };
+            let c = &r["config"];
+            let pairs = [
+                ("mechanism", text(&c["model"])),
+                ("transport", "tcp".to_string()),
+                ("pattern", "rr".to_string()),
+                ("size", text(&c["size_bytes"])),
+                ("flows", text(&c["clients"])),
+                ("placement", text(&c["network"]["placement"])),
+                ("side", side.to_string()),
+            ];
+            out.push(Sample {
+                family,
+                labels: labels(&pairs),
+                value: v * scale,
+            });
+        }
+    }
+    out
+}
+
+/// File records are repetitions: the study's own summary per (size, mechanism), as its report
+/// shows it.
+fn file_samples(dir: &Path) -> Result<Vec<Sample>, Error> {
+    let marker = study::marker(dir)?;
+    let config: crate::file::record::FileConfig = serde_json::from_value(marker["spec"].clone())
+        .map_err(|e| {
+            Error::Failed(format!(
+                "{}: the marker holds no file study configuration ({e})",
+                dir.display()
+            ))
+        })?;
+    let transfers: Vec<crate::file::record::TransferRecord> = study::records(dir)?;
+    let summaries = crate::file::record::summarize_transfers(
+        &config.sizes_bytes,
+        &config.mechanisms,
+        &transfers,
+    );
+    let placement = text(&serde_json::to_value(&config.network).expect("JSON")["placement"]);
+    let mut out = Vec::new();
+    type Pick = fn(&crate::file::record::FileSummary) -> Option<f64>;
+    let figures: [(Family, &str, Pick, f64); 3] = [
+        (
+            THROUGHPUT,
+            "client",
+            |s| s.throughput_gbps.map(|f| f.mean),
+            1.0,
+        ),
+        (TRANSFER_TIME, "client", |s| s.time_ms.map(|f| f.mean), 1e-3),
+        (
+            CPU_PER_BYTE,
+            "server",
+            |s| s.server_cpu_ns_per_byte.map(|f| f.mean),
+            1.0,
+        ),
+    ];
+    for (family, side, pick, scale) in figures {
+        for s in &summaries {
+            let Some(v) = pick(s) else { continue };
+            let mechanism = serde_json::to_value(s.mechanism).expect("JSON");
+            let pairs = [
+                ("mechanism", text(&mechanism)),
+                ("transport", "tcp".to_string()),
+                ("pattern", "stream".to_string()),
+                ("size", s.size_bytes.to_string()),
+                ("flows", "1".to_string()),
+                ("placement", placement.clone()),
+                ("side", side.to_string()),
+            ];
+            out.push(Sample {
+                family,
+                labels: labels(&pairs),
+                value: v * scale,
+            });
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,169 @@
+//! `--json-stream`: every line parses, the first is `start` and the last `end`, slice lines
+//! arrive through a pipe while the run still goes on, and the point line's record is what
+//! `--json` prints for the same run (apart from what differs between any two runs).
+mod common;
+
+use serde_json::Value;
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn bin() -> String {
+    assert_cmd::cargo::cargo_bin("bytepath")
+        .display()
+        .to_string()
+}
+
+/// A record with what differs between two runs of the same point set aside: timestamps,
+/// process ids and every measured figure. What is left is its shape and configuration.
+fn shape(v: &Value) -> Value {
+    match v {
+        Value::Object(map) => {
+            Value::Object(map.iter().map(|(k, v)| (k.clone(), shape(v))).collect())
+        }
+        Value::Array(items) => Value::Array(items.iter().map(shape).collect()),
+        Value::Number(_) => Value::from(0),
+        other => other.clone(),
+    }
+}
+
+#[test]
+fn run_streams_start_slices_point_and_end_lines_as_it_goes() {
+    let mut child = Command::new(bin())
+        .args([
+            "run",
+            "-m",
+            "send",
+            "--duration",
+            "300ms",
+            "--warmup",
+            "100ms",
+        ])
+        .args(["--counters", "none", "--json-stream"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    let mut lines = Vec::new();
+    let mut first_slice_while_running = None;
+    for line in BufReader::new(child.stdout.take().unwrap()).lines() {
+        let line: Value = serde_json::from_str(&line.unwrap()).expect("each line is JSON");
+        if line["type"] == "slice" && first_slice_while_running.is_none() {
+            // Read from the pipe while the process still runs: it has not exited yet.
+            first_slice_while_running = Some(child.try_wait().unwrap().is_none());
+        }
+        lines.push(line);
+    }
+    let status = child.wait().unwrap();
+    let stderr = std::io::read_to_string(child.stderr.take().unwrap()).unwrap();
+    assert!(status.success(), "{stderr}");
+    assert!(started.elapsed() >= Duration::from_millis(400));
+    assert_eq!(first_slice_while_running, Some(true), "{lines:?}");
+
+    let types: Vec<&str> = lines.iter().map(|l| l["type"].as_str().unwrap()).collect();
+    assert_eq!(types.first(), Some(&"start"));
+    assert_eq!(types.last(), Some(&"end"));
+    assert_eq!(types.iter().filter(|t| **t == "point").count(), 1);
+    let slices: Vec<&Value> = lines.iter().filter(|l| l["type"] == "slice").collect();
+    assert!(slices.len() >= 2, "{lines:?}");
+    for (i, s) in slices.iter().enumerate() {
+        assert_eq!(s["index"], i);
+        assert_eq!(s["side"], "receiver");
+        assert!(s["bytes"].as_u64().unwrap() > 0);
+    }
+    assert!(lines.iter().all(|l| l["schema_version"] == 2));
+    let start = &lines[0];
+    assert_eq!(start["command"], "run");
+    assert_eq!(start["config"]["mechanism"], "send");
+    assert!(
+        start["environment"]["kernel_release"].is_string(),
+        "{start}"
+    );
+    let end = lines.last().unwrap();
+    assert_eq!(
+        (end["status"].as_str(), end["exit_code"].as_u64()),
+        (Some("completed"), Some(0))
+    );
+    assert!(
+        stderr.contains("bytepath run: send over tcp"),
+        "the table goes to stderr"
+    );
+
+    // The point's record is --json's record for the same run, apart from the figures.
+    let record = &lines.iter().find(|l| l["type"] == "point").unwrap()["record"];
+    let (json, code) = common::run_json(&["-m", "send", "--counters", "none"]);
+    assert_eq!(code, 0);
+    assert_eq!(shape(record), shape(&json));
+    // And the slice lines are the record's slices.
+    let values = record["statistics"]["values"].as_array().unwrap();
+    assert_eq!(values.len(), slices.len());
+    for (v, s) in values.iter().zip(&slices) {
+        let gbps = s["throughput_gbps"].as_f64().unwrap();
+        assert!(
+            (v.as_f64().unwrap() - gbps).abs() < 1e-9 * gbps.max(1.0),
+            "{v} {gbps}"
+        );
+    }
+}
+
+#[test]
+fn json_and_json_stream_together_are_refused_in_one_line() {
+    let out = common::bytepath()
+        .args(["run", "-m", "send", "--json", "--json-stream"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("--json with --json-stream"), "{err}");
+}
+
+#[test]
+fn a_study_streams_its_visits_and_points_and_keeps_its_text_on_stderr() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = common::bytepath()
+        .args([
+            "ipc",
+            "--transports",
+            "pipe,unix",
+            "--sizes",
+            "64",
+            "--measure",
+            "latency",
+        ])
+        .args([
+            "--trials",
+            "500",
+            "--warmup",
+            "10ms",
+            "--json-stream",
+            "--out",
+        ])
+        .arg(tmp.path().join("ipc"))
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let text = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let types: Vec<&str> = lines.iter().map(|l| l["type"].as_str().unwrap()).collect();
+    assert_eq!(types, ["start", "point", "point", "end"], "{text}");
+    assert_eq!(lines[0]["command"], "ipc");
+    assert_eq!(lines[3]["summary"]["points"], 2);
+    let saved = std::fs::read_to_string(tmp.path().join("ipc/results.jsonl")).unwrap();
+    let saved: Vec<Value> = saved
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(
+        lines[1]["record"], saved[0],
+        "the point line is the saved record"
+    );
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(stderr.contains("ipc: 2 points"), "{stderr}");
+}
