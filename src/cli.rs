@@ -172,6 +172,10 @@ pub struct SweepArgs {
     /// the headline figures come from (auto = all; none = no counter visits).
     #[arg(long, default_value = "auto")]
     pub counters: String,
+    /// One more visit of every point, after the headline and counter visits, with every
+    /// side's threads sampled: where the CPU goes (see `run --profile`).
+    #[arg(long)]
+    pub profile: bool,
     /// Check every byte of every point (see `run --verify`).
     #[arg(long)]
     pub verify: bool,
@@ -222,6 +226,10 @@ pub struct FileArgs {
     /// perf counters to open per side: all, software, hardware, none.
     #[arg(long, default_value = "all")]
     pub counters: String,
+    /// One more transfer per size and mechanism, after the measured ones, with the server's
+    /// sending thread and the client's receiving thread sampled (see `run --profile`).
+    #[arg(long)]
+    pub profile: bool,
     #[command(flatten)]
     pub network: NetworkArgs,
     // With --remote the server writes each test file and sends it; this host receives.
@@ -375,6 +383,12 @@ pub struct RunArgs {
     /// stream; none for rr, because counters add a perf context switch to every round trip).
     #[arg(long, default_value = "auto")]
     pub counters: String,
+    /// Where each side's CPU goes: after the headline run, one more run of the same point with
+    /// every side's threads sampled (perf_event_open; cycles with a PMU, cpu-clock without),
+    /// broken down into copies, protocol, memory, locks, scheduling … (needs root or
+    /// perf_event_paranoid ≤ 1; otherwise the profile says why it is unavailable).
+    #[arg(long)]
+    pub profile: bool,
     #[command(flatten)]
     pub network: NetworkArgs,
     #[command(flatten)]
@@ -546,6 +560,10 @@ pub struct ServersArgs {
     /// Tests: per-connection first and last completion times in each record.
     #[arg(long, hide = true)]
     pub record_connections: bool,
+    /// One more window per point, after the measured one, with the server process's threads
+    /// sampled: where the server's CPU goes, per model (see `run --profile`).
+    #[arg(long)]
+    pub profile: bool,
     #[command(flatten)]
     pub network: NetworkArgs,
     /// With --remote: each point's server model runs on `bytepath server` at HOST[:PORT],

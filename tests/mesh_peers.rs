@@ -28,6 +28,7 @@ fn request() -> RunRequest {
         udp_split: false,
         queue_depth: None,
         recv: None,
+        profile: false,
     }
 }
 

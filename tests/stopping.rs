@@ -37,6 +37,7 @@ fn spec(max: Duration) -> RunSpec {
         network: Default::default(),
         queue_depth: bytepath::spec::DEFAULT_QUEUE_DEPTH,
         recv_path: Default::default(),
+        profile: false,
     }
 }
 

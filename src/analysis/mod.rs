@@ -6,6 +6,7 @@ pub mod crossover;
 pub mod load;
 pub mod paired;
 pub mod point;
+pub mod profile;
 pub mod scaling;
 pub mod surprise;
 pub mod synthetic;
@@ -86,6 +87,8 @@ pub fn answers(data: &Dataset) -> Vec<Answer> {
         costs::cache_answer(&stream),
         surprise::answer(&data.completed()),
     ]);
+    // Only where the results hold `--profile` blocks.
+    answers.extend(profile::answer(data));
     answers
 }
 

@@ -106,6 +106,12 @@ pub fn file_spec(args: &FileArgs, cpus: &[usize]) -> Result<FileSpec, ConfigErro
                 "--reverse with file: the server always sends the file and this host receives; drop --reverse".into(),
             ));
         }
+        if args.profile {
+            return Err(bad(format!(
+                "--profile with --remote {}: the file study's server does not sample its side yet; profile on one host (drop --remote) or drop --profile",
+                r.target
+            )));
+        }
     }
     Ok(FileSpec {
         sizes,
@@ -120,6 +126,7 @@ pub fn file_spec(args: &FileArgs, cpus: &[usize]) -> Result<FileSpec, ConfigErro
         cpus: cpus.to_vec(),
         network,
         remote,
+        profile: args.profile,
     })
 }
 

@@ -100,6 +100,7 @@ pub fn run_spec(args: &RunArgs, cpus: &[usize]) -> Result<RunSpec, ConfigError> 
         network,
         queue_depth,
         recv_path,
+        profile: false,
     })
 }
 
@@ -168,7 +169,18 @@ pub fn command(args: &RunArgs, interrupt: &AtomicBool) -> Result<Status, Error> 
         // Dropped when this returns, whatever happened: `--netns` namespaces go with it.
         let sides = Sides::open(&spec.network, remote.as_ref())?;
         let spec = sides.place(spec);
-        let record = measure(&spec, &sides, &stream, (&cpus, interrupt))?;
+        let mut record = measure(&spec, &sides, &stream, (&cpus, interrupt))?;
+        let headline_ran = record.skipped_reason.is_none() && !record.interrupted;
+        if args.profile && headline_ran {
+            let env = Environment::detect(&cpus);
+            profiled_run(
+                &sides,
+                &spec,
+                remote.as_ref(),
+                &mut record,
+                (env, interrupt),
+            )?;
+        }
         if stream.is_on() {
             stream.point(&serde_json::to_value(&record).expect("JSON"));
             eprint!("{}", Table.export(&record));
@@ -184,6 +196,38 @@ pub fn command(args: &RunArgs, interrupt: &AtomicBool) -> Result<Status, Error> 
 
 /// Runs the placed `spec` (with a stream: its start line first, then a line per slice as the
 /// controller sees it complete) and builds its record.
+/// `--profile`: the same point once more with every side sampled, after the headline run so
+/// that no headline figure carries the sampling; its blocks go on the headline record.
+fn profiled_run(
+    sides: &Sides,
+    spec: &RunSpec,
+    remote: Option<&RemoteRun>,
+    record: &mut RunRecord,
+    (env, interrupt): (Environment, &AtomicBool),
+) -> Result<(), Error> {
+    use crate::record::profile;
+    let spec = RunSpec {
+        profile: true,
+        ..spec.clone()
+    };
+    let outcome = sides.run(&spec, interrupt)?;
+    let profiled = record::build(&spec, &outcome, env);
+    let about = format!(
+        "a second run of the same point right after the headline run ({:.1} s measured), every \
+         side's threads sampled over its measured phase; no headline figure comes from it",
+        profiled.measured_s
+    );
+    profile::attach(record, &profiled, about);
+    // A quick probe of this host's memcpy: the unit of "copies' worth".
+    let roofline = crate::calibrate::roofline::measure(&crate::calibrate::Effort::quick());
+    let probe = serde_json::json!({ "memcpy_roofline": roofline });
+    let memcpy = profile::memcpy_from_probe(&probe)
+        .map(|(ns, source)| (ns, source.replace("probe's", "a quick probe's")));
+    let theirs = remote.map(|r| crate::remote::remote_role(spec.pattern, r.reverse));
+    profile::apply_memcpy(record, memcpy, theirs);
+    Ok(())
+}
+
 fn measure(
     spec: &RunSpec,
     sides: &Sides,

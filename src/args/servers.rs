@@ -83,6 +83,12 @@ pub fn servers_spec(args: &ServersArgs, cpus: &[usize]) -> Result<ServersSpec, C
         None => Placement::parse(args.pin.as_deref(), cpus)?,
         Some(_) => remote_placement(args, cpus)?,
     };
+    if let (Some(r), true) = (&remote, args.profile) {
+        return Err(bad(format!(
+            "--profile with --remote {}: the server host does not sample its server models yet; profile on one host (drop --remote) or drop --profile",
+            r.target
+        )));
+    }
     Ok(ServersSpec {
         models,
         clients,
@@ -102,6 +108,7 @@ pub fn servers_spec(args: &ServersArgs, cpus: &[usize]) -> Result<ServersSpec, C
         placement,
         network,
         remote,
+        profile: args.profile,
     })
 }
 

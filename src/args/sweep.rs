@@ -102,6 +102,7 @@ pub fn sweep_spec(args: &SweepArgs, cpus: &[usize]) -> Result<SweepSpec, ConfigE
         remote,
         queue_depth: parse_queue_depth(args.queue_depth.as_deref())?,
         recv_path,
+        profile: args.profile,
     })
 }
 

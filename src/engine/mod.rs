@@ -7,6 +7,7 @@ pub mod control;
 pub mod peer;
 pub mod phases;
 pub mod processes;
+pub mod profiling;
 pub mod runner;
 pub mod slices;
 pub mod window;
@@ -14,6 +15,7 @@ pub mod worker;
 
 use crate::error::Error;
 use crate::measure::machine::MachineCpu;
+use crate::measure::profile::Profile;
 use crate::mechanism::receive::{Receiver, RecvMode};
 use crate::mechanism::{self, FlowContext};
 use crate::spec::{Pattern, RunSpec};
@@ -55,6 +57,8 @@ pub struct RunOutcome {
     pub not_run: Option<String>,
     /// This kernel lacks what the point needs (the probe's reason): skipped, not failed.
     pub skipped: Option<String>,
+    /// `--profile`: each side's CPU breakdown over the measured phase, or why there is none.
+    pub profiles: Vec<(Role, Profile)>,
 }
 
 impl RunOutcome {
@@ -84,6 +88,7 @@ impl RunOutcome {
             },
             not_run: None,
             skipped: None,
+            profiles: Vec::new(),
         }
     }
 
@@ -114,6 +119,7 @@ impl RunOutcome {
             },
             not_run: Some(reason),
             skipped: None,
+            profiles: Vec::new(),
         }
     }
 }
@@ -194,26 +200,57 @@ pub fn run_watched(
         Some(child) => Some(child.watch(&endpoints, &control)?),
         None => None,
     };
-    let phases = phases::run_phases(spec, &control, &start, &board, interrupt, slice_watch);
+    let local: &[Role] = match split {
+        Some(child) => &[child.other()],
+        None => &[Role::Sender, Role::Receiver],
+    };
+    let mut phases = phases::run_phases(
+        spec,
+        &control,
+        &start,
+        &board,
+        interrupt,
+        local,
+        slice_watch,
+    );
     let deadline = Instant::now() + STOP_GRACE;
     let (mut samples, mut watchdog_fired) = collect(handles, &endpoints, deadline);
     if let Some(watch) = watch {
         watchdog_fired |= watch.finish(deadline, &endpoints, &mut samples);
     }
+    // Named after the join, so the workers' last messages do not compete with it.
+    let profiles = profiles_here(spec, split, phases.sampling.take());
     // Read after the join: every worker has published every slice it finished.
     let (bytes, messages) = board.read(phases.slices_used);
     if let Some(tell) = slice_watch {
         let told = phases.slices_told;
         board.tell(tell, spec.stopping.slice, told, phases.slices_used);
     }
-    Ok(RunOutcome::measured(
+    let mut outcome = RunOutcome::measured(
         phases,
         samples,
         watchdog_fired,
         placement,
         send_buffer_bytes,
         (spec.stopping.slice, bytes, messages),
-    ))
+    );
+    outcome.profiles = profiles;
+    Ok(outcome)
+}
+
+/// The profiles of a run here: this process's sides named, a forked side said to be missing.
+fn profiles_here(
+    spec: &RunSpec,
+    split: Option<Role>,
+    sampling: Option<profiling::StoppedWindow>,
+) -> Vec<(Role, Profile)> {
+    let mut profiles = sampling.map_or_else(Vec::new, |s| s.build());
+    if let (Some(child), true) = (split, spec.profile) {
+        let why =
+            "this side ran in the forked process (--processes); only the parent's side is sampled";
+        profiles.extend(profiling::not_here(&[child], why));
+    }
+    profiles
 }
 
 /// What every worker of a run shares.

@@ -9,6 +9,7 @@ use super::slices::SliceBoard;
 use super::worker::{Role, ThreadSample};
 use super::{collect, measured_role, phases, side_worker, spawn, RunOutcome, Shared, STOP_GRACE};
 use crate::error::Error;
+use crate::measure::profile::Profile;
 use crate::spec::{Pattern, RunSpec};
 use crate::transport::{Endpoint, SocketOptions};
 use std::sync::atomic::AtomicBool;
@@ -27,6 +28,17 @@ pub struct PeerSlices {
     pub length: Duration,
     pub bytes: Vec<u64>,
     pub messages: Vec<u64>,
+}
+
+/// What a peer hands back when the run ends.
+#[derive(Debug, Default)]
+pub struct PeerEnd {
+    /// The watchdog fired: the flows were aborted.
+    pub fired: bool,
+    /// The measured side's slices, when the peer measured.
+    pub slices: Option<PeerSlices>,
+    /// `--profile`: the peer's side's CPU breakdown, or why there is none.
+    pub profile: Option<Profile>,
 }
 
 /// The other side of every flow, run by a peer.
@@ -56,13 +68,14 @@ pub trait PeerWatch {
     /// This side's run ended: the peer must stop too.
     fn stop(&mut self);
     /// Adds the peer's samples to `samples`, waiting until `deadline`; then the flows are
-    /// aborted. Returns whether the watchdog fired, and the peer's slices if it measured.
+    /// aborted. Returns whether the watchdog fired, the peer's slices if it measured, and its
+    /// profile if one was asked for.
     fn finish(
         self: Box<Self>,
         deadline: Instant,
         endpoints: &[Arc<Endpoint>],
         samples: &mut Vec<ThreadSample>,
-    ) -> (bool, Option<PeerSlices>);
+    ) -> PeerEnd;
 }
 
 /// Runs `spec` with this process's side only and `peer` running the other.
@@ -106,13 +119,20 @@ pub fn run_with_peer(
             return Err(e);
         }
     };
-    let phases = phases::run_phases(spec, &control, &start, &board, interrupt, None);
+    let mut phases = phases::run_phases(spec, &control, &start, &board, interrupt, &[role], None);
     watch.stop();
     let deadline = Instant::now() + STOP_GRACE;
     let (mut samples, mut watchdog_fired) = collect(handles, &endpoints, deadline);
-    let (fired, theirs) = watch.finish(deadline, &endpoints, &mut samples);
-    watchdog_fired |= fired;
-    let (length, bytes, messages) = match theirs {
+    let end = watch.finish(deadline, &endpoints, &mut samples);
+    watchdog_fired |= end.fired;
+    let mut profiles = phases.sampling.take().map_or_else(Vec::new, |s| s.build());
+    if spec.profile {
+        let theirs = end.profile.unwrap_or_else(|| Profile::Unavailable {
+            reason: "the peer sent no profile of its side".into(),
+        });
+        profiles.push((role.other(), theirs));
+    }
+    let (length, bytes, messages) = match end.slices {
         // This schedule says how many slices the run used (fewer when interrupted).
         Some(mut theirs) if peer_measures => {
             theirs.bytes.truncate(phases.slices_used);
@@ -126,12 +146,14 @@ pub fn run_with_peer(
             (spec.stopping.slice, bytes, messages)
         }
     };
-    Ok(RunOutcome::measured(
+    let mut outcome = RunOutcome::measured(
         phases,
         samples,
         watchdog_fired,
         placement,
         send_buffer_bytes,
         (length, bytes, messages),
-    ))
+    );
+    outcome.profiles = profiles;
+    Ok(outcome)
 }

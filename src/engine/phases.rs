@@ -8,7 +8,9 @@
 //! ping-pong whose third thread slept (bench/floor.sh): a vCPU woken often wakes faster. So it
 //! sleeps on the stop flag and looks at the Ctrl-C flag only every `INTERRUPT_POLL`.
 use super::control::Control;
+use super::profiling::{ProfileWindow, StoppedWindow};
 use super::slices::{SliceBoard, SliceWatch};
+use super::worker::Role;
 use crate::measure::machine::MachineCpu;
 use crate::spec::{Pattern, RunSpec};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -69,6 +71,8 @@ pub struct Phases {
     /// Slices already told to the watch while the run went on.
     pub slices_told: usize,
     pub stop: StopReason,
+    /// `--profile`: the local sides' sampling over the measured phase, stopped at its end.
+    pub sampling: Option<StoppedWindow>,
 }
 
 /// The per-slice figure the CI follows: receiver Gbit/s for stream, round trips/s for rr.
@@ -85,12 +89,15 @@ pub fn slice_values(
     }
 }
 
+/// Runs the schedule; with `spec.profile` the worker threads of `local` roles in this process
+/// are sampled from the start of the measured phase to its end.
 pub fn run_phases(
     spec: &RunSpec,
     control: &Control,
     start: &Barrier,
     board: &SliceBoard,
     interrupt: &AtomicBool,
+    local: &[Role],
     watch: SliceWatch,
 ) -> Phases {
     let (from, until) = control.schedule(Instant::now(), spec.warmup, spec.duration);
@@ -104,8 +111,12 @@ pub fn run_phases(
             slices_used: 0,
             slices_told: 0,
             stop: StopReason::Interrupted,
+            sampling: None,
         };
     }
+    let window = spec
+        .profile
+        .then(|| ProfileWindow::open(local, spec.duration));
     let first = (Instant::now(), MachineCpu::read());
     let (slices_used, stop, slices_told) = match watch {
         None => {
@@ -114,6 +125,7 @@ pub fn run_phases(
         }
         Some(watch) => watch_slices(spec, from, board, (interrupt, control), watch),
     };
+    let sampling = window.map(ProfileWindow::stop);
     if stop != StopReason::MaxTime && stop != StopReason::FixedDuration {
         control.stop();
     }
@@ -129,6 +141,7 @@ pub fn run_phases(
         slices_used,
         slices_told,
         stop,
+        sampling,
     }
 }
 

@@ -29,6 +29,16 @@ pub enum Role {
     Receiver,
 }
 
+impl Role {
+    /// The other side of the flow.
+    pub fn other(self) -> Role {
+        match self {
+            Role::Sender => Role::Receiver,
+            Role::Receiver => Role::Sender,
+        }
+    }
+}
+
 /// What one flow's side does.
 pub enum Job {
     StreamSend(Box<dyn SendMechanism>),

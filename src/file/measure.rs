@@ -86,29 +86,35 @@ impl SizeRun<'_> {
         if spec.cache == Cache::Warm {
             read_through(served).map_err(file_error)?;
         }
-        self.measure(|mechanism, rep| {
+        self.measure(|mechanism, rep, profiled| {
             let residency = prepare_cache(served, spec.cache).map_err(file_error)?;
             let setup = transfer::Setup {
                 connector,
                 placement: spec.placement(),
                 chunk: spec.chunk,
                 counters: spec.counters,
+                profiled,
             };
             let measured = transfer::transfer(served, mechanism, setup);
-            Ok(record_of(
+            let mut record = record_of(
                 size,
                 mechanism,
                 rep,
                 Some(residency),
                 measured.map_err(|e| e.to_string()),
-            ))
+            );
+            if let Some(repeats) = profiled {
+                mark_profiled(&mut record, repeats);
+            }
+            Ok(record)
         })
     }
 
     /// The server `bytepath server` on another host, writing and sending its own test file.
     fn remote(&mut self, files: &dyn FileServer) -> Result<Status, Error> {
         let (spec, size) = (self.spec, self.size);
-        self.measure(|mechanism, rep| {
+        // `--profile` with `--remote` is refused at the command line: never profiled here.
+        self.measure(|mechanism, rep, _| {
             let request = FileRequest {
                 size,
                 mechanism: mechanism.name().into(),
@@ -131,7 +137,7 @@ impl SizeRun<'_> {
 
     fn measure(
         &mut self,
-        one: impl FnMut(FileMechanism, u32) -> Result<TransferRecord, Error>,
+        one: impl FnMut(FileMechanism, u32, Option<u32>) -> Result<TransferRecord, Error>,
     ) -> Result<Status, Error> {
         measure_size(
             self.spec,
@@ -144,38 +150,41 @@ impl SizeRun<'_> {
     }
 }
 
-/// All repetitions of every mechanism for one size; `one` measures one transfer.
+/// All repetitions of every mechanism for one size, then with `--profile` one profiled
+/// transfer of each; `one` measures one transfer (profiled: the file sent that many times).
 fn measure_size(
     spec: &FileSpec,
     size: u64,
     interrupt: &AtomicBool,
     results: &mut ResultsFolder,
     transfers: &mut Vec<TransferRecord>,
-    mut one: impl FnMut(FileMechanism, u32) -> Result<TransferRecord, Error>,
+    mut one: impl FnMut(FileMechanism, u32, Option<u32>) -> Result<TransferRecord, Error>,
 ) -> Result<Status, Error> {
     let mut status = Status::Success;
-    for rep in 0..spec.reps {
-        for &mechanism in &spec.mechanisms {
-            if interrupt.load(Ordering::SeqCst) {
-                return Ok(Status::Interrupted);
-            }
-            let record = one(mechanism, rep)?;
-            if !record.ok() {
-                status = Status::Failed;
-                eprintln!(
-                    "file: {size} B {} rep {rep}: {}",
-                    mechanism.name(),
-                    record
-                        .error
-                        .as_deref()
-                        .unwrap_or("verify mismatch: the hashes differ")
-                );
-            }
-            results.append(&Saved::from_value(
-                serde_json::to_value(&record).expect("the record serializes"),
-            ))?;
-            transfers.push(record);
+    let measured = (0..spec.reps).flat_map(|rep| spec.mechanisms.iter().map(move |&m| (m, rep)));
+    let profiled = spec.mechanisms.iter().filter(|_| spec.profile);
+    let profiled = profiled.map(|&m| (m, spec.reps));
+    for (mechanism, rep) in measured.chain(profiled) {
+        if interrupt.load(Ordering::SeqCst) {
+            return Ok(Status::Interrupted);
         }
+        let repeats = (rep == spec.reps).then(|| profile_repeats(transfers, size, mechanism));
+        let record = one(mechanism, rep, repeats)?;
+        if !record.ok() {
+            status = Status::Failed;
+            eprintln!(
+                "file: {size} B {} rep {rep}: {}",
+                mechanism.name(),
+                record
+                    .error
+                    .as_deref()
+                    .unwrap_or("verify mismatch: the hashes differ")
+            );
+        }
+        results.append(&Saved::from_value(
+            serde_json::to_value(&record).expect("the record serializes"),
+        ))?;
+        transfers.push(record);
     }
     Ok(status)
 }
@@ -189,6 +198,7 @@ fn record_of(
     measured: Result<transfer::Measured, String>,
 ) -> TransferRecord {
     let mut record = TransferRecord {
+        profiled: None,
         schema_version: SCHEMA_VERSION,
         size_bytes: size,
         mechanism,
@@ -218,6 +228,50 @@ fn record_of(
         Err(e) => record.error = Some(e),
     }
     record
+}
+
+/// How long the profiled transfer should sample: enough samples at 3999 Hz per busy thread.
+const PROFILE_TARGET_MS: f64 = 500.0;
+
+/// Times the profiled transfer sends the file: enough for `PROFILE_TARGET_MS` at the measured
+/// transfers' mean time (one when none was measured), at most 64 GiB in all.
+fn profile_repeats(transfers: &[TransferRecord], size: u64, m: FileMechanism) -> u32 {
+    let times: Vec<f64> = transfers
+        .iter()
+        .filter(|t| t.size_bytes == size && t.mechanism == m && t.ok())
+        .filter_map(|t| t.elapsed_ms)
+        .collect();
+    let mean = times.iter().sum::<f64>() / times.len().max(1) as f64;
+    let wanted = if mean > 0.0 {
+        (PROFILE_TARGET_MS / mean).ceil()
+    } else {
+        1.0
+    };
+    let cap = ((64u64 << 30) / size.max(1)).max(1) as f64;
+    wanted.clamp(1.0, cap.min(f64::from(u32::MAX))) as u32
+}
+
+/// Labels the profiled transfer and fills its blocks' CPU-ns per byte (over every repeat).
+fn mark_profiled(record: &mut TransferRecord, repeats: u32) {
+    let bytes = record.size_bytes as f64 * f64::from(repeats);
+    for side in [&mut record.server, &mut record.client]
+        .into_iter()
+        .flatten()
+    {
+        let per_byte = side.cpu_ns() as f64 / bytes;
+        if let Some(crate::measure::profile::Profile::Measured(block)) = &mut side.profile {
+            // No memcpy cost is measured by the file study: copies' worth is left out.
+            block.apply_costs(per_byte, None);
+        }
+    }
+    record.profiled = Some(super::record::ProfiledTransfer {
+        repeats,
+        description: format!(
+            "after the measured transfers, the file sent {repeats} time(s) over one connection \
+             with the server's sending thread and the client's receiving thread sampled; kept \
+             out of every figure"
+        ),
+    });
 }
 
 /// Warm: reads the whole file once, so its pages are cached.

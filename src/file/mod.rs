@@ -61,6 +61,8 @@ pub struct FileSpec {
     pub network: Network,
     /// `--remote`: `bytepath server` there writes and sends the files; this host receives.
     pub remote: Option<RemoteRun>,
+    /// `--profile`: one more transfer per size and mechanism with both threads sampled.
+    pub profile: bool,
 }
 
 impl FileSpec {

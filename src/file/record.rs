@@ -23,6 +23,9 @@ pub struct SideUsage {
     pub major_faults: u64,
     /// perf counters by name; unavailable ones say why.
     pub counters: BTreeMap<String, CounterValue>,
+    /// `--profile`, in the profiled transfer only: where this thread's CPU went.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<crate::measure::profile::Profile>,
 }
 
 impl SideUsage {
@@ -38,6 +41,7 @@ impl SideUsage {
                 .iter()
                 .map(|&e| (e.key().to_string(), counters.get(e).clone()))
                 .collect(),
+            profile: None,
         }
     }
 
@@ -120,7 +124,18 @@ const CSV_COLUMNS: &[(&str, &str, Cell)] = &[
 ];
 
 pub fn csv_columns() -> Vec<crate::report::csv::Column> {
-    crate::report::csv::fixed(CSV_COLUMNS)
+    let mut columns = crate::report::csv::fixed(CSV_COLUMNS);
+    // `--profile` columns last, so every earlier column keeps its place.
+    columns.extend(crate::report::csv::fixed(&[(
+        "profiled_repeats",
+        "/profiled/repeats",
+        crate::report::csv::Cell::Scalar,
+    )]));
+    for side in ["server", "client"] {
+        let base = format!("/{side}/profile");
+        columns.extend(crate::report::csv::profile_columns(side, &base));
+    }
+    columns
 }
 
 /// One transfer, or why it could not be measured.
@@ -140,6 +155,17 @@ pub struct TransferRecord {
     /// With --verify: the client's xxh3-64 of what it received equals the file's.
     pub verified: Option<bool>,
     pub error: Option<String>,
+    /// `--profile`: this is the profiled transfer of its size and mechanism (the file sent
+    /// `repeats` times over one connection, both threads sampled), kept out of every figure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profiled: Option<ProfiledTransfer>,
+}
+
+/// What the profiled transfer was.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ProfiledTransfer {
+    pub repeats: u32,
+    pub description: String,
 }
 
 impl TransferRecord {
@@ -227,7 +253,7 @@ pub fn summarize_transfers(
         for &m in mechanisms {
             let all: Vec<&TransferRecord> = transfers
                 .iter()
-                .filter(|t| t.size_bytes == size && t.mechanism == m)
+                .filter(|t| t.size_bytes == size && t.mechanism == m && t.profiled.is_none())
                 .collect();
             let good: Vec<&TransferRecord> = all.iter().copied().filter(|t| t.ok()).collect();
             let fig = |f: &dyn Fn(&TransferRecord) -> Option<f64>| {
@@ -332,6 +358,7 @@ mod tests {
             client: None,
             verified: Some(true),
             error: None,
+            profiled: None,
         }
     }
 

@@ -4,7 +4,10 @@
 //! per byte against file size, log axes, one line per mechanism) drawn by `report::plot`.
 use super::mechanisms::FileMechanism;
 use super::record::{Figure, FileConfig, FileStudy, FileSummary, TransferRecord};
+use crate::analysis::profile::{Profiled, SideProfile};
 use crate::error::Error;
+use crate::measure::profile::Profile;
+use crate::report::breakdown;
 use crate::report::plot::axis::{Scale, TickFormat};
 use crate::report::plot::{escape, Datum, Series};
 use crate::report::study::{self, page, Table};
@@ -119,7 +122,37 @@ pub fn markdown(study: &FileStudy) -> String {
     out += "\n\n";
     out += &table(study).markdown();
     out += "\nPlots: see report.html (time and CPU per byte against file size).\n";
+    out += &breakdown::study_markdown(&profiled_points(study), "profiled transfer");
     out
+}
+
+/// The profiled transfers (`--profile`) as the breakdown's points: server and client sides.
+fn profiled_points(study: &FileStudy) -> Vec<Profiled> {
+    let mut points: Vec<Profiled> = study
+        .transfers
+        .iter()
+        .filter(|t| t.profiled.is_some())
+        .map(|t| {
+            let side = |name: &str, usage: &Option<super::record::SideUsage>| SideProfile {
+                side: name.into(),
+                profile: match usage.as_ref().and_then(|u| u.profile.clone()) {
+                    Some(Profile::Measured(b)) => Ok(*b),
+                    Some(Profile::Unavailable { reason }) => Err(reason),
+                    None => Err(t.error.clone().unwrap_or_else(|| "not sampled".into())),
+                },
+            };
+            Profiled {
+                series: t.mechanism.name().into(),
+                mechanism: t.mechanism.name().into(),
+                size: t.size_bytes as f64,
+                at: size_label(t.size_bytes as f64),
+                sides: vec![side("server", &t.server), side("client", &t.client)],
+            }
+        })
+        .collect();
+    let rank = |m: &str| study.config.mechanisms.iter().position(|x| x.name() == m);
+    points.sort_by_key(|p| (rank(&p.mechanism), p.size as u64));
+    points
 }
 
 fn series(study: &FileStudy, value: impl Fn(&FileSummary) -> Option<Figure>) -> Vec<Series> {
@@ -176,6 +209,7 @@ pub fn html(study: &FileStudy) -> String {
         series(study, |r| r.cpu_ns_per_byte),
     );
     body += "\n";
+    body += &breakdown::study_html(&profiled_points(study), "profiled transfer");
     page("bytepath file: serving a file over a socket", &body)
 }
 
@@ -249,6 +283,7 @@ mod tests {
                     client: None,
                     verified: None,
                     error: None,
+                    profiled: None,
                 })
             })
             .collect();

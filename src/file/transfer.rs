@@ -10,6 +10,7 @@ use super::server::{FileRequest, FileServer};
 use super::test_files::ServedFile;
 use crate::error::Error;
 use crate::measure::counters::{CounterSelection, ThreadCounters};
+use crate::measure::profile::{self, Profile, RunningProfile, SamplerSettings};
 use crate::spec::FlowPlacement;
 use crate::sys::{affinity, usage};
 use crate::transport::{Endpoint, FlowConnector, SocketOptions};
@@ -65,6 +66,9 @@ pub struct Setup<'a> {
     pub placement: FlowPlacement,
     pub chunk: usize,
     pub counters: CounterSelection,
+    /// `--profile`'s transfer: the file sent this many times over the one connection, both
+    /// threads sampled (`None`: a measured transfer, sent once, nothing sampled).
+    pub profiled: Option<u32>,
 }
 
 /// Measures one transfer of `served` with `mechanism`: the flow's sending end is the server.
@@ -83,16 +87,28 @@ pub fn transfer(
     let start = Barrier::new(2);
     let (len, verify) = (served.len, served.hash.is_some());
     let (placement, counters) = (setup.placement, setup.counters);
+    let plan = Plan {
+        repeats: setup.profiled.unwrap_or(1),
+        sampled: setup.profiled.is_some(),
+    };
     let (server, client) = std::thread::scope(|scope| {
         let server = scope.spawn(|| {
             let pinned = pin(placement.sender_cpu);
-            serve(flow.sender, sender, &file, len, counters, &start)
+            serve(flow.sender, sender, (&file, len), counters, &start, plan)
                 .and_then(|s| pinned.map(|()| s))
         });
         let client = scope.spawn(|| {
             // Both threads reach the barrier whatever happens, or the other would wait forever.
             let pinned = pin(placement.receiver_cpu);
-            let received = receive(&flow.receiver, len, verify, counters, &start);
+            let total = len * u64::from(plan.repeats);
+            let received = receive(
+                &flow.receiver,
+                total,
+                verify,
+                counters,
+                &start,
+                plan.sampled,
+            );
             pinned.and(received)
         });
         let joined = |what| move |_| io::Error::other(format!("the {what} thread panicked"));
@@ -102,7 +118,7 @@ pub fn transfer(
         )
     });
     let (server, client) = (server??, client??);
-    if client.received != len {
+    if client.received != len * u64::from(plan.repeats) {
         return Err(io::Error::other(format!(
             "the client received {} of {len} B",
             client.received
@@ -142,10 +158,8 @@ pub fn transfer_remote(
         let client = scope.spawn(|| -> Result<(Instant, ClientSide), Error> {
             pin(placement.receiver_cpu).map_err(Error::Setup)?;
             let go = session.go(rep)?;
-            let client =
-                receive(&endpoint, len, verify, counters, &Barrier::new(1)).map_err(|e| match e
-                    .kind()
-                {
+            let client = receive(&endpoint, len, verify, counters, &Barrier::new(1), false)
+                .map_err(|e| match e.kind() {
                     io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => Error::Failed(format!(
                         "receiving the file: nothing arrived for {} s",
                         FILE_DATA_IDLE.as_secs()
@@ -188,25 +202,48 @@ fn pin(cpu: Option<usize>) -> io::Result<()> {
     cpu.map_or(Ok(()), affinity::pin_current_thread)
 }
 
-/// The server thread: sends the file, then closes its end, so a client that got too little
-/// sees EOF instead of waiting forever.
+/// How many times the file goes over the connection, and whether the threads are sampled.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Plan {
+    pub(crate) repeats: u32,
+    pub(crate) sampled: bool,
+}
+
+impl Plan {
+    /// A measured transfer: the file once, nothing sampled.
+    pub(crate) const ONCE: Plan = Plan {
+        repeats: 1,
+        sampled: false,
+    };
+}
+
+/// The server thread: sends the file (`plan.repeats` times, from its start each time), then
+/// closes its end, so a client that got too little sees EOF instead of waiting forever.
 pub(crate) fn serve(
     endpoint: Endpoint,
     mut sender: Box<dyn super::mechanisms::FileSender + Send>,
-    file: &File,
-    len: u64,
+    (file, len): (&File, u64),
     counters: CounterSelection,
     start: &Barrier,
+    plan: Plan,
 ) -> io::Result<ServerSide> {
     let mut measure = Side::open(counters);
     start.wait();
     let socket = endpoint.socket_fd().ok_or_else(|| {
         io::Error::other("file mechanisms need a socket to send into (sendfile, splice)")
     })?;
+    let sampling = plan.sampled.then(sample_this_thread);
     measure.begin();
     let first_byte = Instant::now();
-    let syscalls = sender.send_file(file, len, socket)?;
-    let usage = measure.end();
+    let mut syscalls = 0;
+    for i in 0..plan.repeats {
+        if i > 0 {
+            io::Seek::seek(&mut &*file, io::SeekFrom::Start(0))?;
+        }
+        syscalls += sender.send_file(file, len, socket)?;
+    }
+    let mut usage = measure.end();
+    usage.profile = sampling.map(finish_sampling);
     drop(endpoint);
     Ok(ServerSide {
         first_byte,
@@ -241,18 +278,33 @@ impl Side {
     }
 }
 
+/// Starts sampling the calling thread (`--profile`'s transfer), or says why it cannot.
+fn sample_this_thread() -> Result<RunningProfile, String> {
+    let tid = profile::current_thread_id();
+    profile::start(&[tid], &SamplerSettings::default()).map_err(|u| u.reason)
+}
+
+fn finish_sampling(sampling: Result<RunningProfile, String>) -> Profile {
+    match sampling {
+        Ok(running) => running.stop(),
+        Err(reason) => Profile::Unavailable { reason },
+    }
+}
+
 fn receive(
     endpoint: &Endpoint,
     len: u64,
     verify: bool,
     counters: CounterSelection,
     start: &Barrier,
+    sampled: bool,
 ) -> io::Result<ClientSide> {
     let mut buffer = vec![0u8; RECV_BUFFER];
     let mut hasher = Xxh3::new();
     let mut measure = Side::open(counters);
     let (mut received, mut syscalls) = (0u64, 0u64);
     start.wait();
+    let sampling = sampled.then(sample_this_thread);
     measure.begin();
     let mut last_byte = Instant::now();
     while received < len {
@@ -268,7 +320,8 @@ fn receive(
         received += n as u64;
         last_byte = Instant::now();
     }
-    let usage = measure.end();
+    let mut usage = measure.end();
+    usage.profile = sampling.map(finish_sampling);
     Ok(ClientSide {
         last_byte,
         received,

@@ -104,6 +104,7 @@ impl IpcSpec {
             network: self.network.clone(),
             queue_depth: crate::spec::DEFAULT_QUEUE_DEPTH,
             recv_path: Default::default(),
+            profile: false,
         }
     }
 }

@@ -31,9 +31,10 @@ pub fn point_record(
 ) -> Option<RunRecord> {
     let kind = |r: &&&RunRecord| r.visit.as_ref().map(|v| v.kind);
     let counters = visits.iter().find(|r| kind(r) == Some(VisitKind::Counters));
+    let profiled = visits.iter().find(|r| kind(r) == Some(VisitKind::Profile));
     let mut headline: Vec<&RunRecord> = visits
         .iter()
-        .filter(|r| kind(r) != Some(VisitKind::Counters))
+        .filter(|r| matches!(kind(r), None | Some(VisitKind::Headline)))
         .copied()
         .collect();
     headline.sort_by_key(|r| r.visit.as_ref().map_or(0, |v| v.round));
@@ -75,6 +76,14 @@ pub fn point_record(
     record
         .notes
         .push(visit_note(plan, measured.len(), counters.is_some()));
+    if let Some(profiled) = profiled {
+        let about = format!(
+            "a visit of its own ({:.0} ms measured, after the headline and counter visits) \
+             with every side's threads sampled; its figures are in no headline",
+            plan.visit_s * 1e3
+        );
+        super::profile::attach(&mut record, profiled, about);
+    }
     record.environment = env;
     Some(record)
 }
@@ -174,6 +183,7 @@ fn side(
         derived: counted.map_or_else(|| no_counters(&first.derived), |c| c.derived.clone()),
         counter_scope: counted.and_then(|c| c.counter_scope),
         counters_multiplexed: counted.is_some_and(|c| c.counters_multiplexed),
+        profile: None,
     }
 }
 

@@ -311,6 +311,7 @@ mod tests {
             network: Default::default(),
             queue_depth: crate::spec::DEFAULT_QUEUE_DEPTH,
             recv_path: Default::default(),
+            profile: false,
         };
         static NEVER: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
         let outcome = crate::engine::run(&spec, &DroppingRequests, &NEVER).unwrap();

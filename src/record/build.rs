@@ -21,7 +21,9 @@ pub fn build(spec: &RunSpec, outcome: &RunOutcome, env: Environment) -> RunRecor
         let samples: Vec<&ThreadSample> =
             outcome.samples.iter().filter(|s| s.role == role).collect();
         let (definition, missing) = latency_definition(spec, role);
-        side_metrics(names[role as usize], &samples, definition, missing)
+        let mut side = side_metrics(names[role as usize], &samples, definition, missing);
+        side.profile = super::profile::side_profile(outcome, role, side.cpu_ns_per_byte);
+        side
     });
     let mut errors = run_errors(spec, outcome);
     let measured = match spec.pattern {
@@ -78,6 +80,7 @@ pub fn build(spec: &RunSpec, outcome: &RunOutcome, env: Environment) -> RunRecor
         machine_wide_cpu: outcome.machine.clone().ok(),
         machine_wide_cpu_unavailable_reason: outcome.machine.clone().err().filter(|_| !skipped),
         skipped_reason: outcome.skipped.clone(),
+        profiled_visit: None,
     }
 }
 
@@ -208,6 +211,7 @@ fn side_metrics(
         counters: counter_set,
         counter_scope: scope,
         counters_multiplexed: multiplexed,
+        profile: None,
     }
 }
 

@@ -18,11 +18,13 @@ use serde::{Deserialize, Serialize};
 pub mod aggregate;
 mod blocks;
 mod build;
+pub mod profile;
 pub(crate) mod receive;
 mod results;
 pub use blocks::{DatagramDirection, DatagramReport, PageRefsReport, ZerocopyReport};
 pub use build::build;
 pub(crate) use build::notes;
+pub use profile::ProfiledVisit;
 pub use receive::ReceiveReport;
 pub use results::{
     check_schema, point_key, read_results, read_results_file, ResultLine, ResultsFile,
@@ -180,6 +182,10 @@ pub struct SideMetrics {
     pub counter_scope: Option<Scope>,
     pub counters_multiplexed: bool,
     pub derived: MetricSet,
+    /// `--profile`: where this side's CPU went, from the point's profiled visit (never a
+    /// headline visit), or why there is no breakdown. Absent when no profile was asked for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<crate::measure::profile::Profile>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -208,6 +214,8 @@ pub enum VisitKind {
     Headline,
     /// Perf counters open: counter figures only, labelled as such.
     Counters,
+    /// Every side's threads sampled (`--profile`): the CPU breakdown only.
+    Profile,
 }
 
 /// Where one visit sits in a study (present on the lines of visits.jsonl only).
@@ -272,6 +280,9 @@ pub struct RunRecord {
     pub machine_wide_cpu: Option<MachineCpu>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub machine_wide_cpu_unavailable_reason: Option<String>,
+    /// `--profile`: which visit the sides' `profile` blocks come from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profiled_visit: Option<ProfiledVisit>,
     /// Why a skipped point was not run: what this kernel lacks, from the run-time probe.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub skipped_reason: Option<String>,

@@ -3,9 +3,9 @@
 //! server), opens the data connections tagged with the session cookie, releases the server's
 //! side with `Go`, and reads the server's samples back at the end.
 use super::protocol::{self, ErrorCode, FrameError, Message, RunRequest, DATA_TAG_BYTES, VERSION};
-use super::{apply_options, capabilities, local_role, remote_role, REVERSE, SERVERS, UDP};
+use super::{apply_options, capabilities, local_role, remote_role, PROFILE, REVERSE, SERVERS, UDP};
 use crate::engine::control::Control;
-use crate::engine::peer::{LocalEnd, Peer, PeerSlices, PeerWatch};
+use crate::engine::peer::{LocalEnd, Peer, PeerEnd, PeerSlices, PeerWatch};
 use crate::engine::worker::{Role, ThreadSample};
 use crate::error::Error;
 use crate::spec::{Pattern, RunSpec, Target};
@@ -49,6 +49,9 @@ pub struct RemotePeer {
     expected: Vec<(u32, Role)>,
     /// `bytepath servers --remote`: the server must fork server models.
     servers: bool,
+    /// `--profile` asked of a server that cannot sample (an older release): why its side has
+    /// no profile.
+    no_profile: Option<String>,
 }
 
 impl RemotePeer {
@@ -63,6 +66,7 @@ impl RemotePeer {
             pattern: None,
             expected: Vec::new(),
             servers: false,
+            no_profile: None,
         }
     }
 
@@ -223,9 +227,16 @@ impl RemotePeer {
             ))
             .into());
         }
-        self.send(&Message::Run {
-            request: request_for(spec, self.reverse),
-        })?;
+        let mut request = request_for(spec, self.reverse);
+        if spec.profile && !self.server_capabilities.iter().any(|c| c == PROFILE) {
+            // The run goes on; only the server's side is left without a profile.
+            request.profile = false;
+            self.no_profile = Some(format!(
+                "the server ({}) cannot sample its side (an older release without the \"{PROFILE}\" capability)",
+                self.server_system
+            ));
+        }
+        self.send(&Message::Run { request })?;
         match self.receive("its answer to the run request")? {
             Message::Accepted {
                 data_port,
@@ -379,6 +390,7 @@ impl Peer for RemotePeer {
             writer,
             results: rx,
             expected: self.expected,
+            no_profile: self.no_profile,
         }))
     }
 }
@@ -389,6 +401,7 @@ impl Peer for RemotePeer {
 struct Report {
     samples: Vec<ThreadSample>,
     slices: Option<PeerSlices>,
+    profile: Option<Box<crate::measure::profile::Profile>>,
     error: Option<String>,
 }
 
@@ -405,6 +418,7 @@ fn read_results(mut stream: TcpStream, control: &Control) -> Result<Report, Repo
     loop {
         match protocol::read_message(&mut stream) {
             Ok(Message::Sample { sample }) => report.samples.push(*sample),
+            Ok(Message::Profile { profile }) => report.profile = Some(profile),
             Ok(Message::Slices {
                 slice_ns,
                 bytes,
@@ -445,6 +459,7 @@ struct RemoteWatch {
     writer: TcpStream,
     results: Receiver<Result<Report, Report>>,
     expected: Vec<(u32, Role)>,
+    no_profile: Option<String>,
 }
 
 impl PeerWatch for RemoteWatch {
@@ -458,7 +473,7 @@ impl PeerWatch for RemoteWatch {
         deadline: Instant,
         endpoints: &[Arc<Endpoint>],
         samples: &mut Vec<ThreadSample>,
-    ) -> (bool, Option<PeerSlices>) {
+    ) -> PeerEnd {
         let wait = deadline.saturating_duration_since(Instant::now()) + STEP_TIMEOUT;
         let (report, fired) = match self.results.recv_timeout(wait) {
             Ok(Ok(report) | Err(report)) => (report, false),
@@ -480,7 +495,16 @@ impl PeerWatch for RemoteWatch {
             .unwrap_or_else(|| "its worker thread panicked".into());
         let error = format!("no result from the server at {}: {why}", self.target);
         crate::engine::worker::fill_missing(samples, &self.expected, 0, &error);
-        (fired, report.slices)
+        let profile = match (report.profile, self.no_profile) {
+            (Some(p), _) => Some(*p),
+            (None, Some(reason)) => Some(crate::measure::profile::Profile::Unavailable { reason }),
+            (None, None) => None,
+        };
+        PeerEnd {
+            fired,
+            slices: report.slices,
+            profile,
+        }
     }
 }
 
@@ -522,5 +546,6 @@ pub fn request_for(spec: &RunSpec, reverse: bool) -> RunRequest {
             .uses_queue_depth()
             .then_some(spec.queue_depth),
         recv: (spec.recv_path != Default::default()).then(|| spec.recv_path.name().into()),
+        profile: spec.profile,
     }
 }

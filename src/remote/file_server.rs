@@ -224,9 +224,9 @@ fn send_file(
     transfer::serve(
         Endpoint::socket(flow),
         sender,
-        &file,
-        served.len,
+        (&file, served.len),
         checked.counters,
         &Barrier::new(1),
+        transfer::Plan::ONCE,
     )
 }

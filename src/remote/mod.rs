@@ -39,10 +39,13 @@ pub const UDP: &str = "udp";
 /// `bytepath mesh` (whether this one allows any is its `--allow-peers`, checked per request).
 pub const PEERS: &str = "peers";
 
+/// The capability a server announces when it samples its side for `--profile`.
+pub const PROFILE: &str = "profile";
+
 /// What this build can run on the server's side, as the hellos announce it.
 pub fn capabilities() -> Vec<String> {
     [
-        "tcp", UDP, "stream", "rr", "verify", REVERSE, FILE, SERVERS, PEERS,
+        "tcp", UDP, "stream", "rr", "verify", REVERSE, FILE, SERVERS, PEERS, PROFILE,
     ]
     .map(String::from)
     .to_vec()

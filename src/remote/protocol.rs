@@ -78,6 +78,11 @@ pub struct RunRequest {
     /// How the server's receiving side takes bytes ("recv" when left out).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recv: Option<String>,
+    /// `--profile`: the server samples its side's threads over the measured phase and sends
+    /// the breakdown back (`profile`, before `done`). Left out when false; a server without
+    /// the "profile" capability is never asked.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub profile: bool,
 }
 
 fn tcp() -> String {
@@ -137,6 +142,10 @@ pub enum Message {
         slice_ns: u64,
         bytes: Vec<u64>,
         messages: Vec<u64>,
+    },
+    /// With `profile`, before `Done`: the server's side's CPU breakdown, or why there is none.
+    Profile {
+        profile: Box<crate::measure::profile::Profile>,
     },
     /// Every sample was sent; `error` says why the server's side failed, if it did.
     Done {
@@ -233,6 +242,7 @@ impl Message {
             Message::Ready => "ready",
             Message::Go => "go",
             Message::Slices { .. } => "slices",
+            Message::Profile { .. } => "profile",
             Message::Stop => "stop",
             Message::Sample { .. } => "sample",
             Message::Done { .. } => "done",
@@ -301,11 +311,13 @@ mod tests {
             udp_split: false,
             queue_depth: None,
             recv: None,
+            profile: false,
         };
         // A plain request reads as version 1 always did, so older servers still take it.
         let plain = serde_json::to_string(&request).unwrap();
         assert!(!plain.contains("reverse"), "{plain}");
         assert!(!plain.contains("udp_split"), "{plain}");
+        assert!(!plain.contains("profile"), "{plain}");
         // A request without a transport (an older client's shape) is a tcp one.
         let no_transport = plain.replace("\"transport\":\"tcp\",", "");
         assert!(!no_transport.contains("transport"), "{no_transport}");
@@ -329,6 +341,11 @@ mod tests {
             Message::Accepted { udp_ports, .. } => assert_eq!(udp_ports, [7, 8]),
             other => panic!("{}", other.kind()),
         }
+        // `profile` goes on the wire only when asked (a server announcing "profile" reads it).
+        request.profile = true;
+        let profiled = serde_json::to_string(&request).unwrap();
+        assert!(profiled.contains("\"profile\":true"), "{profiled}");
+        request.profile = false;
         request.reverse = true;
         let asked: RunRequest =
             serde_json::from_str(&serde_json::to_string(&request).unwrap()).unwrap();

@@ -109,6 +109,7 @@ pub fn page(data: &Dataset, source: &str) -> String {
     for f in figures(data) {
         figure(&mut out, &f);
     }
+    out.push_str(&super::breakdown::html_section(data));
     out.push_str("<h2 id=\"environment\">Environment</h2>");
     rows_table(&mut out, "environment", &summary::environment(data));
     out.push_str("<h2 id=\"limits\">Machine limits (bytepath probe)</h2>");

@@ -21,6 +21,7 @@ impl Exporter for Table {
         }
         headline(&mut out, r);
         metrics(&mut out, r);
+        out.push_str(&super::breakdown::text(r));
         footer(&mut out, r);
         out
     }

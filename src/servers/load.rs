@@ -22,6 +22,9 @@ pub const SETUP: u8 = 0;
 pub const WARMUP: u8 = 1;
 pub const MEASURE: u8 = 2;
 pub const STOP: u8 = 3;
+/// After the measured window, `servers --profile`: load goes on, nothing is counted, and each
+/// client thread's CPU time stops at the window's end.
+pub const PROFILE: u8 = 4;
 
 /// How long a wait may last before the thread looks at the phase again.
 const PHASE_CHECK_MS: i32 = 10;
@@ -298,7 +301,7 @@ impl Thread<'_> {
         }
         // The open-loop cursor: (request number, connection) in intended-time order.
         let (mut k, mut j) = (0u64, 0usize);
-        let mut cpu_at_start = None;
+        let (mut cpu_at_start, mut cpu_at_end) = (None, None);
         let mut list = EventList::with_capacity(1024);
         while self.open > 0 {
             match phase.load(Ordering::Relaxed) {
@@ -306,6 +309,9 @@ impl Thread<'_> {
                 MEASURE if !self.measuring => {
                     self.measuring = true;
                     cpu_at_start = usage::thread_usage().ok();
+                }
+                PROFILE if self.measuring && cpu_at_end.is_none() => {
+                    cpu_at_end = usage::thread_usage().ok();
                 }
                 _ => {}
             }
@@ -339,7 +345,8 @@ impl Thread<'_> {
                 }
             }
         }
-        if let (Some(before), Ok(after)) = (cpu_at_start, usage::thread_usage()) {
+        let after = cpu_at_end.map_or_else(usage::thread_usage, Ok);
+        if let (Some(before), Ok(after)) = (cpu_at_start, after) {
             let used = after.since(&before);
             self.result.cpu = used.user + used.system;
         }

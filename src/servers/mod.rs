@@ -7,6 +7,7 @@ pub mod host;
 pub mod load;
 pub mod model;
 pub mod process;
+pub mod profile_points;
 pub mod readiness;
 pub mod record;
 pub mod report;
@@ -48,6 +49,8 @@ pub struct ServersSpec {
     pub network: crate::spec::Network,
     /// `--remote`: every point's server runs on `bytepath server` on another host.
     pub remote: Option<crate::spec::RemoteRun>,
+    /// `--profile`: a window of its own after each measured one, the server process sampled.
+    pub profile: bool,
 }
 
 /// Where the server process and the load generator run (`--pin`).

@@ -52,6 +52,10 @@ pub trait ServerSide {
     fn ended(&mut self) -> Option<String>;
     /// Ends the server (its clients are gone by now).
     fn close(self: Box<Self>);
+    /// The server's process id when it runs on this host (`--profile` samples it there).
+    fn local_pid(&self) -> Option<u32> {
+        None
+    }
 }
 
 impl ServerSide for ServerProcess {
@@ -66,6 +70,9 @@ impl ServerSide for ServerProcess {
     }
     fn close(self: Box<Self>) {
         ServerProcess::close(*self)
+    }
+    fn local_pid(&self) -> Option<u32> {
+        Some(self.child.id())
     }
 }
 

@@ -49,6 +49,12 @@ pub struct ServersRecord {
     pub environment: Option<Environment>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sweep_point: Option<SweepPoint>,
+    /// `--profile`: where the server process's CPU went, sampled in a window of its own after
+    /// the measured one (the clients kept their load; nothing in it was counted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<crate::measure::profile::Profile>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profiled_window: Option<String>,
 }
 
 impl ServersRecord {
@@ -65,6 +71,8 @@ impl ServersRecord {
             connections: None,
             environment: None,
             sweep_point: None,
+            profile: None,
+            profiled_window: None,
         }
     }
 
@@ -333,5 +341,8 @@ pub fn csv_columns() -> Vec<Column> {
         .iter()
         .map(|&(name, pointer)| (name, pointer, Cell::Scalar))
         .collect();
-    csv::fixed(&cells)
+    let mut columns = csv::fixed(&cells);
+    // `--profile` columns last, so every earlier column keeps its place.
+    columns.extend(csv::profile_columns("server", "/profile"));
+    columns
 }

@@ -367,6 +367,10 @@ pub fn markdown(records: &[Value], status: &str) -> String {
         }
     }
     out += "\nPlots: see report.html (requests/s, p99 latency, server CPU and context switches per request against clients).\n";
+    out += &crate::report::breakdown::study_markdown(
+        &super::profile_points::points(records),
+        "profile window",
+    );
     out
 }
 
@@ -389,6 +393,10 @@ pub fn html(records: &[Value], status: &str) -> String {
         body += &plot_of(id, y_label, series(records, value));
         body += "\n";
     }
+    body += &crate::report::breakdown::study_html(
+        &super::profile_points::points(records),
+        "profile window",
+    );
     page(TITLE, &body)
 }
 

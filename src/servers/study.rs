@@ -12,6 +12,7 @@ use super::record::{
 use super::ServersSpec;
 use crate::environment::Environment;
 use crate::error::{Error, Status};
+use crate::measure::profile::{self, Profile};
 use crate::record::SweepPoint;
 use crate::report::folder::{self, Saved, StudyOutput};
 use crate::sys;
@@ -55,6 +56,9 @@ fn open_stalled(
 
 /// Why a point was not measured: its status and reason.
 type NotRun = (PointStatus, String);
+/// What a measured point gives: the clients' figures, the server's report, and with
+/// `--profile` the server's profile.
+type Measured3 = (Measured, Result<ServerReport, String>, Option<Profile>);
 
 /// Starts the point's server, forked here or on the remote host; returns it and the address
 /// its clients connect to.
@@ -107,7 +111,7 @@ fn measure(
     model: ServerModel,
     clients: usize,
     interrupt: &AtomicBool,
-) -> Result<(Measured, Result<ServerReport, String>), NotRun> {
+) -> Result<Measured3, NotRun> {
     let (mut server, addr) = start_server(spec, link, remote, model, clients)?;
     let failed = |reason: String| (PointStatus::Failed, reason);
     let stalled = open_stalled(link, addr, spec.stalled_clients, spec.size);
@@ -136,16 +140,60 @@ fn measure(
     let fell_over = sleep_unless(spec.duration, &load, interrupt)
         .then(|| server.ended())
         .flatten();
-    load.set_phase(load::STOP);
+    // `--profile`: the clients keep their load, uncounted, for the profile window.
+    load.set_phase(if spec.profile {
+        load::PROFILE
+    } else {
+        load::STOP
+    });
     let measured_s = started.elapsed().as_secs_f64();
     let report = match fell_over {
         Some(reason) => Err(reason),
         None => server.end_window(Duration::from_secs(10)),
     };
+    let profile = spec
+        .profile
+        .then(|| profile_window(spec, &*server, &load, report.is_ok(), interrupt));
     let results = load.join();
     drop(stalled);
     server.close();
-    Ok((gather(results, measured_s), report))
+    Ok((gather(results, measured_s), report, profile))
+}
+
+/// `--profile`: the server process's threads sampled while the clients keep their load, for
+/// as long as the measured window (at most 2 s); nothing in this window is counted.
+fn profile_window(
+    spec: &ServersSpec,
+    server: &dyn ServerSide,
+    load: &Load,
+    served: bool,
+    interrupt: &AtomicBool,
+) -> Profile {
+    let unavailable = |reason: &str| Profile::Unavailable {
+        reason: reason.into(),
+    };
+    let Some(pid) = server.local_pid() else {
+        return unavailable("the server ran on another host");
+    };
+    if !served {
+        return unavailable("the measured window failed, so no profile window followed it");
+    }
+    let tids = match profile::process_threads(pid) {
+        Ok(tids) => tids,
+        Err(e) => return unavailable(&format!("the server's threads could not be listed: {e}")),
+    };
+    let window = spec.duration.min(Duration::from_secs(2));
+    match profile::start(&tids, &crate::engine::profiling::settings(window)) {
+        Ok(running) => {
+            sleep_unless(window, load, interrupt);
+            let profile = running.stop();
+            // The symbol tables just freed would stay in this process's heap and be counted
+            // in the next forked server's resident memory.
+            sys::release_free_memory();
+            profile
+        }
+        Err(u) => Profile::Unavailable { reason: u.reason },
+    }
 }
 
 /// Sleeps for `d` unless every client thread finished or Ctrl-C came; true if cut short
@@ -269,7 +317,7 @@ fn point(
             record.reason = Some(reason);
             record
         }
-        Ok((m, report)) => {
+        Ok((m, report, profile)) => {
             let mut errors: Vec<String> = Vec::new();
             match &report {
                 Err(reason) => errors.push(reason.clone()),
@@ -287,6 +335,15 @@ fn point(
             record.errors = errors;
             if spec.record_connections {
                 record.connections = Some(m.spans);
+            }
+            if let Some(profile) = profile {
+                record.profiled_window = Some(format!(
+                    "a window of its own right after the measured one ({:.1} s at most 2 s), the \
+                     server process's every thread sampled while the clients kept their load; \
+                     nothing in it is counted",
+                    spec.duration.as_secs_f64().min(2.0)
+                ));
+                record.profile = Some(profile);
             }
             record
         }
@@ -515,6 +572,7 @@ mod tests {
             placement: super::super::Placement::parse(None, &[0, 1]).unwrap(),
             network: Default::default(),
             remote: None,
+            profile: false,
         };
         let link = Link::open(&spec.network).unwrap();
         let rec = point(

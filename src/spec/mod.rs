@@ -170,6 +170,8 @@ pub struct RunSpec {
     pub queue_depth: u32,
     /// How receiving sides take bytes from the kernel (`--recv`).
     pub recv_path: RecvPath,
+    /// `--profile`: sample each side's threads over the measured phase (a visit of its own).
+    pub profile: bool,
 }
 
 /// `--recv zc-recv`: pages of payload per full TCP segment, so every segment can be mapped

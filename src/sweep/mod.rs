@@ -66,6 +66,7 @@ pub fn run(
     let _ = sys::raise_open_file_limit();
     print_plan(spec, &results, &prior);
     record_probe(&results.dir, &spec.cpus)?;
+    let results_dir = results.dir.clone();
     if let Some(place) = sides.announce() {
         println!("sweep: sides {place}");
     }
@@ -79,6 +80,7 @@ pub fn run(
         folder: results,
         log: VisitLog::new(prior.visits),
         position: 0,
+        memcpy: probe_memcpy(&results_dir),
     };
     let ending = sweep.run()?;
     sweep.progress.done();
@@ -95,7 +97,8 @@ pub fn run(
 
 /// Visits the minimum rounds and the counter round hold: the bar's first length.
 fn planned_visits(spec: &SweepSpec) -> usize {
-    spec.total() * (spec.min_visits + usize::from(spec.counter_visits()))
+    spec.total()
+        * (spec.min_visits + usize::from(spec.counter_visits()) + usize::from(spec.profile))
 }
 
 /// The points of each (pattern, threads, size): what one round visits back to back.
@@ -123,6 +126,8 @@ struct Sweep<'a> {
     progress: Progress,
     /// Visits made by this session so far.
     position: usize,
+    /// `--profile`: the memcpy cost per byte from the folder's probe, or why there is none.
+    memcpy: Result<(f64, String), String>,
 }
 
 impl Sweep<'_> {
@@ -139,6 +144,12 @@ impl Sweep<'_> {
         }
         if self.spec.counter_visits() {
             if !self.run_round(schedule.counter_round(round), false)? {
+                return Ok(Ending::Interrupted);
+            }
+            round += 1;
+        }
+        if self.spec.profile {
+            if !self.run_round(schedule.profile_round(round), false)? {
                 return Ok(Ending::Interrupted);
             }
             round += 1;
@@ -230,7 +241,8 @@ impl Sweep<'_> {
     fn visit(&mut self, planned: &PlannedVisit) -> RunRecord {
         let point = &self.points[planned.point];
         let counters = planned.kind == VisitKind::Counters;
-        let run = self.sides.place(self.spec.run_spec(point, counters));
+        let mut run = self.sides.place(self.spec.run_spec(point, counters));
+        run.profile = planned.kind == VisitKind::Profile;
         let started = Instant::now();
         let outcome = match mem_available() {
             Some(available) => run.check_memory(available).map_err(Error::from),
@@ -299,6 +311,10 @@ impl Sweep<'_> {
                 let mut record =
                     record::aggregate::point_record(&run, self.env.clone(), &visits, &plan)?;
                 record.sweep_point = Some(self.sweep_point(i));
+                if record.profiled_visit.is_some() {
+                    let remote = self.spec.remote.as_ref().map(|r| remote_role(r, point));
+                    record::profile::apply_memcpy(&mut record, self.memcpy.clone(), remote);
+                }
                 for failed in self.log.replaced(&key) {
                     let info = failed.visit.as_ref().expect("a visit record");
                     record.notes.push(format!(
@@ -312,6 +328,21 @@ impl Sweep<'_> {
             })
             .collect()
     }
+}
+
+/// The side a remote point's server runs (its memcpy cost is not this host's); a sweep never
+/// runs `--reverse`, so it is the unmeasured one.
+fn remote_role(_: &crate::spec::RemoteRun, point: &Point) -> crate::engine::worker::Role {
+    crate::engine::processes::child_role(point.pattern)
+}
+
+/// The memcpy cost per byte from the probe this folder recorded.
+fn probe_memcpy(dir: &std::path::Path) -> Result<(f64, String), String> {
+    let text = std::fs::read_to_string(dir.join(PROBE_JSON))
+        .map_err(|e| format!("no memcpy cost: {PROBE_JSON} could not be read ({e})"))?;
+    let probe: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| format!("no memcpy cost: {PROBE_JSON}: {e}"))?;
+    record::profile::memcpy_from_probe(&probe)
 }
 
 /// Measures the machine's own limits (memcpy roofline, syscall and clock cost) once per results

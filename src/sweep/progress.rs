@@ -66,6 +66,7 @@ fn round_label(planned: &PlannedVisit) -> String {
     match planned.kind {
         VisitKind::Headline => format!("round {}", planned.round + 1),
         VisitKind::Counters => "counters".into(),
+        VisitKind::Profile => "profile".into(),
     }
 }
 
@@ -85,6 +86,9 @@ pub fn visit_line(planned: &PlannedVisit, total: usize, record: &Value) -> Strin
         Some(problem) => format!("{head}  {problem}"),
         None if planned.kind == VisitKind::Counters => {
             format!("{head}  perf counters open (kept apart from the headline figures)")
+        }
+        None if planned.kind == VisitKind::Profile => {
+            format!("{head}  sides sampled (kept apart from the headline figures)")
         }
         None => format!("{head}  {}", visit_figure(record)),
     }

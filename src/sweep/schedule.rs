@@ -73,6 +73,15 @@ impl Schedule {
 
     /// A counter round: one counter visit of every point of every group, groups shuffled.
     pub fn counter_round(&mut self, round: usize) -> Vec<PlannedVisit> {
+        self.extra_round(round, VisitKind::Counters)
+    }
+
+    /// A profile round (`--profile`): one profiled visit of every point, groups shuffled.
+    pub fn profile_round(&mut self, round: usize) -> Vec<PlannedVisit> {
+        self.extra_round(round, VisitKind::Profile)
+    }
+
+    fn extra_round(&mut self, round: usize, kind: VisitKind) -> Vec<PlannedVisit> {
         let mut order: Vec<usize> = (0..self.groups.len()).collect();
         self.rng.shuffle(&mut order);
         order
@@ -82,7 +91,7 @@ impl Schedule {
                     point,
                     group: g,
                     round,
-                    kind: VisitKind::Counters,
+                    kind,
                 })
             })
             .collect()

@@ -50,6 +50,8 @@ pub struct SweepSpec {
     /// io_uring points: sends submitted together.
     pub queue_depth: u32,
     pub recv_path: RecvPath,
+    /// `--profile`: one profiled visit of every point after the counter round.
+    pub profile: bool,
 }
 
 impl SweepSpec {
@@ -116,6 +118,7 @@ impl SweepSpec {
             network: self.network.clone(),
             queue_depth: self.queue_depth,
             recv_path: self.recv_path,
+            profile: false,
         }
     }
 
@@ -169,6 +172,9 @@ impl SweepSpec {
         }
         if self.recv_path != RecvPath::Recv {
             json["recv"] = self.recv_path.name().into();
+        }
+        if self.profile {
+            json["profile"] = true.into();
         }
         json
     }

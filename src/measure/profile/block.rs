@@ -80,6 +80,18 @@ impl ProfileBlock {
             .expect("every category is listed")
     }
 
+    /// `name share % …` for the `n` largest categories with samples, largest first.
+    pub fn top_categories(&self, n: usize) -> String {
+        let mut cats: Vec<&CategoryShare> =
+            self.categories.iter().filter(|c| c.samples > 0).collect();
+        cats.sort_by_key(|c| std::cmp::Reverse(c.samples));
+        cats.iter()
+            .take(n)
+            .map(|c| format!("{} {:.0} %", c.name.name(), 100.0 * c.share))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
     /// Fills CPU-ns per byte per category (share × `side_cpu_ns_per_byte`) and, given the
     /// memcpy cost per byte (`probe`'s roofline), the copy categories as copies' worth.
     pub fn apply_costs(&mut self, side_cpu_ns_per_byte: f64, memcpy_ns_per_byte: Option<f64>) {

@@ -84,6 +84,7 @@ pub(in crate::remote) fn spec_for(
         network: spec::Network::default(),
         queue_depth,
         recv_path,
+        profile: request.profile,
     };
     if let Some(available) = crate::environment::mem_available() {
         spec.check_memory(available)

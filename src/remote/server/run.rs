@@ -4,9 +4,11 @@
 //! it measured, its slices) sent back.
 use super::{expect, out_of_order, refuse, send, Refusal, ServerConfig, State, RUN_POLL};
 use crate::engine::control::Control;
+use crate::engine::profiling::{ProfileWindow, StoppedWindow};
 use crate::engine::slices::SliceBoard;
-use crate::engine::worker::ThreadSample;
+use crate::engine::worker::{Role, ThreadSample};
 use crate::engine::{self, Shared, STOP_GRACE};
+use crate::measure::profile::Profile;
 use crate::remote::protocol::{self, ErrorCode, FrameError, Message, COOKIE_BYTES, DATA_TAG_BYTES};
 use crate::remote::{apply_options, remote_role};
 use crate::spec::RunSpec;
@@ -64,12 +66,15 @@ pub(super) fn run_side(
         Message::Go => Ok(()),
         other => Err(out_of_order("go", &other)),
     });
+    let mut sampling = None;
     let ended = match released {
         Ok(()) => {
-            let end = control
-                .schedule(Instant::now(), spec.warmup, spec.duration)
-                .1;
-            follow(stream, &control, &handles, &endpoints, end + STOP_GRACE)
+            let (from, end) = control.schedule(Instant::now(), spec.warmup, spec.duration);
+            if spec.profile {
+                sampling = Some(Sampling::new(role, (from, end)));
+            }
+            let run = (&handles[..], &endpoints[..]);
+            follow(stream, &control, run, end + STOP_GRACE, &mut sampling)
         }
         Err(refusal) => Err(refusal),
     };
@@ -82,6 +87,9 @@ pub(super) fn run_side(
     // as it has them must not be told busy.
     state.busy.store(false, Ordering::Release);
     let ended = ended?;
+    let profile = sampling.map(|s| Message::Profile {
+        profile: Box::new(s.finish()),
+    });
     let slices = reverse.then(|| {
         let (bytes, messages) = board.read(slice_count);
         Message::Slices {
@@ -90,7 +98,65 @@ pub(super) fn run_side(
             messages,
         }
     });
-    report(stream, samples, slices, fired || ended)
+    report(stream, samples, [slices, profile], fired || ended)
+}
+
+/// `profile`: this side's sampling, opened when the measured phase begins and stopped when it
+/// ends (the session wakes for both).
+struct Sampling {
+    role: Role,
+    from: Instant,
+    until: Instant,
+    open: Option<ProfileWindow>,
+    stopped: Option<StoppedWindow>,
+}
+
+impl Sampling {
+    fn new(role: Role, (from, until): (Instant, Instant)) -> Sampling {
+        Sampling {
+            role,
+            from,
+            until,
+            open: None,
+            stopped: None,
+        }
+    }
+
+    /// Opens or stops the sampling as the schedule says; returns how long until it next must.
+    fn tick(&mut self, now: Instant) -> Option<Duration> {
+        if self.open.is_none() && self.stopped.is_none() && now >= self.from && now < self.until {
+            let duration = self.until.saturating_duration_since(self.from);
+            self.open = Some(ProfileWindow::open(&[self.role], duration));
+        }
+        if now >= self.until {
+            if let Some(window) = self.open.take() {
+                self.stopped = Some(window.stop());
+            }
+            return None;
+        }
+        let next = if self.open.is_none() {
+            self.from
+        } else {
+            self.until
+        };
+        Some(
+            next.saturating_duration_since(now)
+                .max(Duration::from_millis(1)),
+        )
+    }
+
+    fn finish(mut self) -> Profile {
+        if let Some(window) = self.open.take() {
+            self.stopped = Some(window.stop());
+        }
+        let built = self.stopped.map(StoppedWindow::build).unwrap_or_default();
+        built.into_iter().next().map_or_else(
+            || Profile::Unavailable {
+                reason: "the run ended before its measured phase began".into(),
+            },
+            |(_, p)| p,
+        )
+    }
 }
 
 /// The run's tcp flows: a data listener, `Accepted`, and one tagged connection per flow, each
@@ -179,13 +245,15 @@ fn new_cookie() -> Result<[u8; COOKIE_BYTES], Refusal> {
 fn follow(
     stream: &mut TcpStream,
     control: &Control,
-    handles: &[std::thread::JoinHandle<ThreadSample>],
-    endpoints: &[Arc<Endpoint>],
+    (handles, endpoints): (&[std::thread::JoinHandle<ThreadSample>], &[Arc<Endpoint>]),
     deadline: Instant,
+    sampling: &mut Option<Sampling>,
 ) -> Result<bool, Refusal> {
-    let _ = stream.set_read_timeout(Some(RUN_POLL));
     let mut fired = false;
     while handles.iter().any(|h| !h.is_finished()) {
+        let next = sampling.as_mut().and_then(|s| s.tick(Instant::now()));
+        let poll = next.map_or(RUN_POLL, |n| n.min(RUN_POLL));
+        let _ = stream.set_read_timeout(Some(poll));
         match protocol::read_message(stream) {
             Ok(Message::Stop) => control.stop(),
             Ok(other) => return Err(out_of_order("stop", &other)),
@@ -206,11 +274,12 @@ fn follow(
     Ok(fired)
 }
 
-/// Sends this side's samples, one frame each, its slices when it measured, then `Done`.
+/// Sends this side's samples, one frame each, its slices when it measured and its profile
+/// when one was asked for, then `Done`.
 fn report(
     stream: &mut TcpStream,
     samples: Vec<ThreadSample>,
-    slices: Option<Message>,
+    extra: [Option<Message>; 2],
     fired: bool,
 ) -> Result<String, Refusal> {
     let count = samples.len();
@@ -225,8 +294,8 @@ fn report(
             },
         )?;
     }
-    if let Some(slices) = slices {
-        send(stream, &slices)?;
+    for message in extra.into_iter().flatten() {
+        send(stream, &message)?;
     }
     let error = fired
         .then(|| "the server's side did not finish in time; its flows were shut down".to_string());
