@@ -1,5 +1,5 @@
 //! `bytepath sweep`: a matrix of points, each measured in several short visits spread over the
-//! whole sweep. Rounds visit every point once in a seeded shuffled order (`schedule`); a
+//! whole sweep. Rounds visit every point once in a seeded shuffled order (`stats::schedule`); a
 //! point's figure and interval come from its visit means, so the regimes a shared machine
 //! moves between, which last seconds, fall inside its interval instead of between points.
 //! After the minimum rounds and one round of counter visits, further rounds go to the points
@@ -7,7 +7,6 @@
 //! saved as it finishes and every point's record after every round; a visit that fails is
 //! recorded and the sweep goes on; Ctrl-C ends the sweep after the current visit.
 pub mod progress;
-pub mod schedule;
 pub mod spec;
 pub mod visit_log;
 
@@ -22,7 +21,7 @@ use crate::spec::format_cpu_list;
 use crate::stats::point::VisitPlan;
 use crate::{report, sys};
 use progress::Progress;
-use schedule::{PlannedVisit, Schedule};
+use crate::stats::schedule::{PlannedVisit, Schedule};
 use spec::{Point, SweepSpec};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
