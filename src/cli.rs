@@ -225,9 +225,20 @@ pub struct IpcArgs {
     /// Warm-up before each point, excluded from every figure.
     #[arg(long, default_value = "200ms")]
     pub warmup: String,
-    /// Pipe buffer (F_SETPIPE_SZ) for pipe, ring size for shm.
+    /// Pipe buffer (F_SETPIPE_SZ) for pipe, ring size for shm (one value of --pipe-sizes).
     #[arg(long)]
     pub pipe_size: Option<String>,
+    /// Pipe buffers (and shm ring sizes), comma-separated, such as 64K,1M: each a point of its
+    /// own, so the report can say whether bandwidth falls beyond the buffer.
+    #[arg(long)]
+    pub pipe_sizes: Option<String>,
+    /// Visits per point (at least 2): the transports at one size are visited back to back in a
+    /// seeded order, round after round; --trials and --bytes are split over the visits.
+    #[arg(long, default_value = "3")]
+    pub visits: String,
+    /// Seed of the visit order (default: drawn, and recorded).
+    #[arg(long)]
+    pub seed: Option<String>,
     /// udp, unix-dgram: send a size above the datagram limit as several numbered datagrams.
     #[arg(long)]
     pub udp_split: bool,

@@ -310,20 +310,13 @@ impl Sweep<'_> {
     }
 }
 
-/// Measures the machine's own limits (memcpy roofline, syscall and clock cost) once per results
-/// folder, before the first point, so the report can set every figure against them.
+/// Measures the machine's own limits once per results folder, before the first point, so the
+/// report can set every figure against them.
 fn record_probe(dir: &std::path::Path, cpus: &[usize]) -> Result<(), Error> {
     let path = dir.join(PROBE_JSON);
-    if path.exists() {
-        return Ok(());
+    if calibrate::write_probe(&path, cpus)? {
+        println!("probe: machine limits measured into {}", path.display());
     }
-    let probe = calibrate::probe(&calibrate::Effort::full(), cpus);
-    let text = serde_json::to_string_pretty(&probe).expect("the probe serializes") + "\n";
-    std::fs::write(&path, text).map_err(|source| Error::File {
-        path: path.clone(),
-        source,
-    })?;
-    println!("probe: machine limits measured into {}", path.display());
     Ok(())
 }
 
