@@ -135,7 +135,7 @@ fn the_buffer_answer_appears_with_two_buffers_and_compares_them_per_size() {
     assert!(b.details[1].contains("256 KiB: 1 MiB buffer against 64 KiB: 1.50×"));
     assert_eq!(
         b.verdict.as_deref(),
-        Some("larger buffer faster at pipe at 256 KiB")
+        Some("pipe: the larger buffer is faster at 256 KiB")
     );
 }
 
