@@ -182,6 +182,10 @@ pub struct FileArgs {
     /// Transfers per size and mechanism; mean and 95 % CI over them.
     #[arg(long, default_value = "5")]
     pub reps: String,
+    /// Seed of the order the mechanisms are measured in within each repetition (default:
+    /// drawn, and recorded); the order is reversed on every other repetition.
+    #[arg(long)]
+    pub seed: Option<String>,
     /// The client hashes what it receives (xxh3-64) and compares it with the file's hash.
     #[arg(long)]
     pub verify: bool,
