@@ -491,6 +491,14 @@ pub struct ServersArgs {
     /// Measured time per point.
     #[arg(long, default_value = "5s")]
     pub duration: String,
+    /// Visits per point: every round visits the client counts in a seeded shuffled order and,
+    /// at each, the models back to back (order reversed every other round); --duration is split
+    /// evenly over a point's visits. One visit gives no interval.
+    #[arg(long, default_value = "3")]
+    pub visits: String,
+    /// Seed of the visit order (default: drawn, and recorded).
+    #[arg(long)]
+    pub seed: Option<String>,
     /// Load before the measured time of each point, excluded from every figure.
     #[arg(long, default_value = "200ms")]
     pub warmup: String,

@@ -49,6 +49,20 @@ pub struct ServersRecord {
     pub environment: Option<Environment>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sweep_point: Option<SweepPoint>,
+    /// Which visit of its point this record is (absent in folders from before visits: one
+    /// record per point).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub visit: Option<ServersVisit>,
+}
+
+/// Where one visit sits in a servers study's order.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct ServersVisit {
+    pub round: usize,
+    /// Position in the order the visits were made (0-based).
+    pub position: usize,
+    /// The seed the order was drawn from.
+    pub seed: u64,
 }
 
 impl ServersRecord {
@@ -65,6 +79,7 @@ impl ServersRecord {
             connections: None,
             environment: None,
             sweep_point: None,
+            visit: None,
         }
     }
 

@@ -248,13 +248,21 @@ fn method(records: &[Value], status: &str) -> String {
         (Some(p), _, _) => format!(" CPU placement: --pin {p} (the scheduler places both)."),
         (None, _, _) => String::new(),
     };
+    let visits = match first["visit"]["seed"].as_u64() {
+        Some(seed) => format!(
+            " Visits: {} per point, each with the measured time above; {} (seed {seed}). Table and plots: means over a point's completed visits.",
+            records.iter().map(|r| r["visit"]["round"].as_u64().unwrap_or(0) + 1).max().unwrap_or(1),
+            super::study::ORDER
+        ),
+        None => " One visit per point (a folder from before visits).".into(),
+    };
     let client_threads = records
         .iter()
         .filter_map(|r| r["config"]["client_threads"].as_u64())
         .max()
         .unwrap_or(0);
     format!(
-        "Every point forks a fresh server process on loopback TCP and drives it with {} B requests, each echoed whole and checked byte for byte; {load}. {} s warm-up, then {} s measured per point. Load: up to {client_threads} client threads in bytepath's own process, each with its own epoll over its share of the connections. Server threads: as the model has them (iterative one, threaded one per client, select/poll/uring one), epoll --server-threads {}.{per_connection}{stalled}{pin} Server CPU per request: CPU time of the forked server process alone (all its threads, none of the load generator's), perf task-clock where counted, else getrusage(RUSAGE_SELF) user + system, over the measured window divided by the requests served; context switches per request likewise (perf, else getrusage voluntary + involuntary). Server peak RSS: the server's VmHWM, pages shared with bytepath since the fork included. Client CPU/thread: the client threads' CPU time as a share of the measured time, per thread (near 100 % means the load generator, not the server, was the limit). Latency percentiles from an HDR histogram. Environment: Linux {}, {}, {} online CPUs, allowed {}, RLIMIT_NOFILE {}. Status: {status}.",
+        "Every point forks a fresh server process on loopback TCP and drives it with {} B requests, each echoed whole and checked byte for byte; {load}. {} s warm-up, then {} s measured per visit.{visits} Load: up to {client_threads} client threads in bytepath's own process, each with its own epoll over its share of the connections. Server threads: as the model has them (iterative one, threaded one per client, select/poll/uring one), epoll --server-threads {}.{per_connection}{stalled}{pin} Server CPU per request: CPU time of the forked server process alone (all its threads, none of the load generator's), perf task-clock where counted, else getrusage(RUSAGE_SELF) user + system, over the measured window divided by the requests served; context switches per request likewise (perf, else getrusage voluntary + involuntary). Server peak RSS: the server's VmHWM, pages shared with bytepath since the fork included. Client CPU/thread: the client threads' CPU time as a share of the measured time, per thread (near 100 % means the load generator, not the server, was the limit). Latency percentiles from an HDR histogram. Environment: Linux {}, {}, {} online CPUs, allowed {}, RLIMIT_NOFILE {}. Status: {status}.",
         c["size_bytes"],
         c["warmup_s"],
         c["duration_s"],
@@ -354,7 +362,12 @@ fn study_table(records: &[Value]) -> Table {
 }
 
 pub fn markdown(records: &[Value], status: &str) -> String {
-    let mut out = format!("# {TITLE}\n\n{}\n\n", method(records, status));
+    let mut out = format!(
+        "# {TITLE}\n\n{}## How this was measured\n\n{}\n\n",
+        study::answers_markdown(&super::answers::answers(records)),
+        method(records, status)
+    );
+    let records = &super::visits::points(records);
     out += &study_table(records).markdown();
     if let Some(note) = hardware_note(records) {
         out += &format!("\n{note}\n");
@@ -371,7 +384,12 @@ pub fn markdown(records: &[Value], status: &str) -> String {
 }
 
 pub fn html(records: &[Value], status: &str) -> String {
-    let mut body = format!("<p>{}</p>\n", escape(&method(records, status)));
+    let mut body = study::answers_html(&super::answers::answers(records));
+    body += &format!(
+        "<h2>How this was measured</h2>\n<p>{}</p>\n",
+        escape(&method(records, status))
+    );
+    let records = &super::visits::points(records);
     body += &study_table(records).html();
     if let Some(note) = hardware_note(records) {
         body += &format!("<p class=\"note\">{}</p>\n", escape(&note));
@@ -395,7 +413,7 @@ pub fn html(records: &[Value], status: &str) -> String {
 /// Writes report.md and report.html for the points measured so far (all of them, or those
 /// before a failure or Ctrl-C) out of `planned`; returns the HTML path.
 pub fn write(dir: &Path, records: &[Value], planned: usize) -> Result<PathBuf, Error> {
-    let status = overall(records, planned);
+    let status = overall(&super::visits::points(records), planned);
     study::write(dir, &markdown(records, status), &html(records, status))?;
     Ok(dir.join(HTML))
 }

@@ -7,13 +7,14 @@ use super::model::ServerModel;
 use super::process::{self, ServerReport, ServerSide};
 use super::record::{
     csv_columns, gather, Measured, PointConfig, PointMetrics, PointStatus, ServersRecord,
-    SERVERS_KIND,
+    ServersVisit, SERVERS_KIND,
 };
 use super::ServersSpec;
 use crate::environment::Environment;
 use crate::error::{Error, Status};
 use crate::record::SweepPoint;
 use crate::report::folder::{self, Saved, StudyOutput};
+use crate::stats::schedule::Schedule;
 use crate::sys;
 use crate::transport::Link;
 use serde_json::{json, Value};
@@ -133,7 +134,7 @@ fn measure(
     let _ = server.start_window();
     load.set_phase(load::MEASURE);
     let started = Instant::now();
-    let fell_over = sleep_unless(spec.duration, &load, interrupt)
+    let fell_over = sleep_unless(spec.visit_duration(), &load, interrupt)
         .then(|| server.ended())
         .flatten();
     load.set_phase(load::STOP);
@@ -191,7 +192,7 @@ fn config(
         clients_requested: requested,
         clients_capped_reason: capped,
         size_bytes: spec.size,
-        duration_s: spec.duration.as_secs_f64(),
+        duration_s: spec.visit_duration().as_secs_f64(),
         warmup_s: spec.warmup.as_secs_f64(),
         load_loop: if spec.rate.is_some() {
             "open"
@@ -293,7 +294,24 @@ fn point(
     }
 }
 
-/// Measures every point of `spec` into a new results folder, one record per point, and
+/// How the visits are ordered, as the marker and the report state it.
+pub const ORDER: &str = "rounds of visits: in each round the client counts in a seeded shuffled \
+     order, at each the models back to back in an order drawn from the seed and reversed every \
+     other round; --duration split evenly over a point's visits; one record per visit";
+
+/// The points of each client count: what one round visits back to back.
+fn groups(points: &[(ServerModel, usize)]) -> Vec<Vec<usize>> {
+    let mut groups: Vec<(usize, Vec<usize>)> = Vec::new();
+    for (i, &(_, clients)) in points.iter().enumerate() {
+        match groups.iter_mut().find(|(c, _)| *c == clients) {
+            Some((_, members)) => members.push(i),
+            None => groups.push((clients, vec![i])),
+        }
+    }
+    groups.into_iter().map(|(_, members)| members).collect()
+}
+
+/// Measures every point of `spec` into a new results folder, one record per visit, and
 /// renders the report. The server runs here, forked on `spec.network`'s link, or with
 /// `spec.remote` on the host `open_host` opens.
 pub fn run(
@@ -306,10 +324,10 @@ pub fn run(
     let points = spec.points();
     let marker = folder::marker(
         SERVERS_KIND,
-        json!({}),
+        json!({ "seed": spec.seed, "visits": spec.visits }),
         output.arguments.clone(),
         points.len(),
-        "per client count, every model in list order",
+        ORDER,
     );
     let (mut results, _) = folder::open_with(output.out.as_deref(), false, &marker, csv_columns())?;
     let limit = sys::raise_open_file_limit().ok();
@@ -319,51 +337,53 @@ pub fn run(
     let remote = spec.remote.as_ref().map(open_host).transpose()?;
     if !output.json {
         println!(
-            "servers: {} points, {} B requests, {} loop, RLIMIT_NOFILE {}, results in {}",
+            "servers: {} points × {} visits of {:.2} s (order seed {}), {} B requests, {} loop, RLIMIT_NOFILE {}, results in {}",
             points.len(),
+            spec.visits,
+            spec.visit_duration().as_secs_f64(),
+            spec.seed,
             spec.size,
-            if spec.rate.is_some() {
-                "open"
-            } else {
-                "closed"
-            },
+            if spec.rate.is_some() { "open" } else { "closed" },
             limit.map_or("unknown".into(), |l| l.to_string()),
             results.dir.display()
         );
     }
     let mut status = Status::Success;
     let mut records = Vec::new();
-    for (index, &(model, clients)) in points.iter().enumerate() {
-        if interrupt.load(Ordering::SeqCst) {
-            status = Status::Interrupted;
-            break;
+    let mut schedule = Schedule::new(groups(&points), spec.seed);
+    let all: Vec<usize> = (0..schedule.group_count()).collect();
+    'rounds: for round in 0..spec.visits {
+        for planned in schedule.round(round, &all, true) {
+            if interrupt.load(Ordering::SeqCst) {
+                status = Status::Interrupted;
+                break 'rounds;
+            }
+            let index = planned.point;
+            let (model, clients) = points[index];
+            let mut record = point(spec, &link, remote.as_deref(), model, clients, limit, interrupt);
+            record.environment = Some(env.clone());
+            record.sweep_point = Some(SweepPoint {
+                index,
+                total: points.len(),
+                key: format!("{}/{clients}", model.name()),
+            });
+            record.visit = Some(ServersVisit {
+                round,
+                position: records.len(),
+                seed: spec.seed,
+            });
+            let value = record.to_value();
+            if !output.json {
+                println!("round {} {}", round + 1, line(&value));
+            }
+            results.append(&Saved::from_value(value.clone()))?;
+            match record.status {
+                PointStatus::Failed => status = Status::Failed,
+                PointStatus::Interrupted => status = Status::Interrupted,
+                _ => {}
+            }
+            records.push(value);
         }
-        let mut record = point(
-            spec,
-            &link,
-            remote.as_deref(),
-            model,
-            clients,
-            limit,
-            interrupt,
-        );
-        record.environment = Some(env.clone());
-        record.sweep_point = Some(SweepPoint {
-            index,
-            total: points.len(),
-            key: format!("{}/{clients}", model.name()),
-        });
-        let value = record.to_value();
-        if !output.json {
-            println!("{}", line(&value));
-        }
-        results.append(&Saved::from_value(value.clone()))?;
-        match record.status {
-            PointStatus::Failed => status = Status::Failed,
-            PointStatus::Interrupted => status = Status::Interrupted,
-            _ => {}
-        }
-        records.push(value);
     }
     if output.json {
         println!("{}", serde_json::to_string_pretty(&records).expect("JSON"));
@@ -504,6 +524,8 @@ mod tests {
             clients: vec![2000],
             size: 64,
             duration: Duration::from_secs(5),
+            visits: 1,
+            seed: 0,
             warmup: Duration::from_millis(200),
             rate: None,
             server_threads: 1,
