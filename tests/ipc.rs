@@ -104,14 +104,25 @@ fn a_small_study_measures_every_transport_and_size_exactly() {
 /// (pattern, size) back to back; the order is the seed's.
 fn visits_are_interleaved(dir: &std::path::Path, points: usize) {
     let text = std::fs::read_to_string(dir.join("visits.jsonl")).unwrap();
-    let visits: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let visits: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     assert_eq!(visits.len(), 2 * points);
-    let group = |v: &Value| (v["config"]["pattern"].clone(), v["config"]["message_size_bytes"].clone());
+    let group = |v: &Value| {
+        (
+            v["config"]["pattern"].clone(),
+            v["config"]["message_size_bytes"].clone(),
+        )
+    };
     for (round, half) in visits.chunks(points).enumerate() {
         assert!(half.iter().all(|v| v["visit"]["round"] == round));
         assert!(half.iter().all(|v| v["visit"]["seed"] == 7));
         // A group's visits are contiguous: the group changes exactly (groups - 1) times.
-        let changes = half.windows(2).filter(|w| group(&w[0]) != group(&w[1])).count();
+        let changes = half
+            .windows(2)
+            .filter(|w| group(&w[0]) != group(&w[1]))
+            .count();
         assert_eq!(changes, 3, "4 groups of 6 transports, back to back");
     }
 }
@@ -187,7 +198,10 @@ fn bad_ipc_input_is_one_line_and_exit_2() {
         ),
         (vec!["--measure", "jitter"], "allowed: latency, bandwidth"),
         (vec!["--sizes", "4,4"], "repeats an earlier value"),
-        (vec!["--pipe-sizes", "64K,huge"], "--pipe-sizes: \"huge\": allowed: 4 KiB to"),
+        (
+            vec!["--pipe-sizes", "64K,huge"],
+            "--pipe-sizes: \"huge\": allowed: 4 KiB to",
+        ),
         (vec!["--pipe-sizes", "64K,64K"], "repeats an earlier value"),
         (vec!["--visits", "1"], "--visits \"1\": allowed"),
     ] {

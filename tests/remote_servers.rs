@@ -71,7 +71,12 @@ fn clients_above_the_server_limit_are_refused_and_the_server_serves_the_next_cli
     let (records, out) = servers(server.port, &["--models", "epoll", "--clients", "11,2"]);
     assert!(out.status.success(), "{out:?}");
     // The client counts come in the seed's order.
-    let at = |c: u64| records.iter().find(|r| r["config"]["clients"] == c).unwrap();
+    let at = |c: u64| {
+        records
+            .iter()
+            .find(|r| r["config"]["clients"] == c)
+            .unwrap()
+    };
     assert_eq!(at(11)["status"], "refused");
     let reason = at(11)["reason"].as_str().unwrap();
     assert!(
@@ -79,10 +84,7 @@ fn clients_above_the_server_limit_are_refused_and_the_server_serves_the_next_cli
         "{reason}"
     );
     assert_eq!(at(2)["status"], "completed", "{}", at(2));
-    assert_eq!(
-        u(&at(2)["metrics"]["server"]["accepted_connections"]),
-        2
-    );
+    assert_eq!(u(&at(2)["metrics"]["server"]["accepted_connections"]), 2);
 }
 
 #[test]

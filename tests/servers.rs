@@ -220,7 +220,16 @@ fn the_study_writes_its_report_and_report_re_renders_it() {
     let out_dir = dir.path().join("r");
     let out = bytepath()
         .args(["servers", "--models", "select,epoll", "--clients", "2,2000"])
-        .args(["--duration", "400ms", "--warmup", "0s", "--visits", "2", "--seed", "9"])
+        .args([
+            "--duration",
+            "400ms",
+            "--warmup",
+            "0s",
+            "--visits",
+            "2",
+            "--seed",
+            "9",
+        ])
         .arg("--out")
         .arg(&out_dir)
         .timeout(std::time::Duration::from_secs(120))
@@ -243,17 +252,29 @@ fn the_study_writes_its_report_and_report_re_renders_it() {
     }
     assert!(page.contains("FD_SETSIZE (1024)"), "the refusal's reason");
     let md = std::fs::read_to_string(out_dir.join("report.md")).unwrap();
-    assert_eq!(md.matches("| epoll |").count(), 2, "one row per point: {md}");
+    assert_eq!(
+        md.matches("| epoll |").count(),
+        2,
+        "one row per point: {md}"
+    );
     for text in [&page, &md] {
-        assert!(text.contains("Where is each model&#39;s knee?") || text.contains("Where is each model's knee?"));
+        assert!(
+            text.contains("Where is each model&#39;s knee?")
+                || text.contains("Where is each model's knee?")
+        );
         common::assert_no_sweep_question(text);
     }
     // Two visits of every point, rounds in order, the models of a client count back to back.
     let text = std::fs::read_to_string(out_dir.join("results.jsonl")).unwrap();
-    let visits: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let visits: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     assert_eq!(visits.len(), 8);
     for (round, half) in visits.chunks(4).enumerate() {
-        assert!(half.iter().all(|v| v["visit"]["round"] == round && v["visit"]["seed"] == 9));
+        assert!(half
+            .iter()
+            .all(|v| v["visit"]["round"] == round && v["visit"]["seed"] == 9));
         assert_eq!(half[0]["config"]["clients"], half[1]["config"]["clients"]);
         assert_eq!(half[2]["config"]["clients"], half[3]["config"]["clients"]);
     }

@@ -49,7 +49,11 @@ pub fn times(r: &RatioInterval) -> String {
 
 /// `a` over `b` from raw per-round figures `(round, value)`: for studies whose records are not
 /// run records (file transfers, servers' visits). `what` names the pair in the reason.
-pub fn ratio_of(a: &[(usize, f64)], b: &[(usize, f64)], what: &str) -> Result<RatioInterval, String> {
+pub fn ratio_of(
+    a: &[(usize, f64)],
+    b: &[(usize, f64)],
+    what: &str,
+) -> Result<RatioInterval, String> {
     let pairs: Vec<(f64, f64)> = a
         .iter()
         .filter_map(|(round, va)| {

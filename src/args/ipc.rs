@@ -310,13 +310,23 @@ mod tests {
     #[test]
     fn pipe_sizes_make_the_buffer_a_dimension_of_pipe_and_shm_only() {
         let s = spec(&[
-            "--transports", "pipe,unix,shm", "--sizes", "64", "--measure", "bandwidth",
-            "--pipe-sizes", "64K,1M",
+            "--transports",
+            "pipe,unix,shm",
+            "--sizes",
+            "64",
+            "--measure",
+            "bandwidth",
+            "--pipe-sizes",
+            "64K,1M",
         ])
         .unwrap();
         let points = s.points();
         let buffers = |t| -> Vec<Option<usize>> {
-            points.iter().filter(|p| p.transport == t).map(|p| p.buffer).collect()
+            points
+                .iter()
+                .filter(|p| p.transport == t)
+                .map(|p| p.buffer)
+                .collect()
         };
         assert_eq!(buffers(Transport::Pipe), [Some(64 << 10), Some(1 << 20)]);
         assert_eq!(buffers(Transport::Shm), [Some(64 << 10), Some(1 << 20)]);
@@ -326,11 +336,23 @@ mod tests {
     #[test]
     fn bad_pipe_sizes_and_visits_are_one_line_naming_the_value() {
         for (args, needle) in [
-            (vec!["--pipe-sizes", "64K,lots"], "--pipe-sizes: \"lots\": allowed: 4 KiB to"),
-            (vec!["--pipe-sizes", "1K"], "--pipe-sizes: \"1K\": allowed: 4 KiB to"),
-            (vec!["--pipe-sizes", "64K,,1M"], "--pipe-sizes \"64K,,1M\": entry 2 is empty"),
+            (
+                vec!["--pipe-sizes", "64K,lots"],
+                "--pipe-sizes: \"lots\": allowed: 4 KiB to",
+            ),
+            (
+                vec!["--pipe-sizes", "1K"],
+                "--pipe-sizes: \"1K\": allowed: 4 KiB to",
+            ),
+            (
+                vec!["--pipe-sizes", "64K,,1M"],
+                "--pipe-sizes \"64K,,1M\": entry 2 is empty",
+            ),
             (vec!["--pipe-size", "64K", "--pipe-sizes", "1M"], "give one"),
-            (vec!["--visits", "1"], "--visits \"1\": allowed: a whole number from 2"),
+            (
+                vec!["--visits", "1"],
+                "--visits \"1\": allowed: a whole number from 2",
+            ),
         ] {
             let e = spec(&args).unwrap_err().0;
             assert!(e.contains(needle) && !e.contains('\n'), "{args:?}: {e}");

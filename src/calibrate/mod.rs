@@ -107,7 +107,10 @@ pub fn probe(effort: &Effort, allowed_cpus: &[usize]) -> Probe {
 /// Measures the machine's own limits (memcpy roofline, syscall and clock cost) into `path`
 /// (a study folder's probe.json) unless it is there already, so a report can set its figures
 /// against them; true when it measured.
-pub fn write_probe(path: &std::path::Path, allowed_cpus: &[usize]) -> Result<bool, crate::error::Error> {
+pub fn write_probe(
+    path: &std::path::Path,
+    allowed_cpus: &[usize],
+) -> Result<bool, crate::error::Error> {
     if path.exists() {
         return Ok(false);
     }

@@ -87,13 +87,22 @@ fn shares(study: &FileStudy) -> Answer {
     let mut details = Vec::new();
     let mut seeds = None;
     for &size in &study.config.sizes_bytes {
-        for &m in study.config.mechanisms.iter().filter(|m| **m != FileMechanism::Readsend) {
+        for &m in study
+            .config
+            .mechanisms
+            .iter()
+            .filter(|m| **m != FileMechanism::Readsend)
+        {
             let text = match share(study, size, m) {
                 Ok(r) => {
                     if m == FileMechanism::Sendfile {
                         seeds = Some((size, r));
                     }
-                    format!("{:.0} % of readsend's time: {}", r.ratio * 100.0, verdict(&r))
+                    format!(
+                        "{:.0} % of readsend's time: {}",
+                        r.ratio * 100.0,
+                        verdict(&r)
+                    )
                 }
                 Err(why) => why,
             };
@@ -138,7 +147,10 @@ fn seeds_verdict(size: u64, r: &RatioInterval) -> (String, String) {
         "not confirmed: sendfile saves less than the seeds' ~65 %"
     };
     (
-        format!("At {at}, sendfile takes {:.0} % of readsend's time, {range}: {v}.", r.ratio * 100.0),
+        format!(
+            "At {at}, sendfile takes {:.0} % of readsend's time, {range}: {v}.",
+            r.ratio * 100.0
+        ),
         format!("at {at}: {v}"),
     )
 }
@@ -149,14 +161,24 @@ fn why(study: &FileStudy) -> Answer {
     }
     let mut details = Vec::new();
     for &size in &study.config.sizes_bytes {
-        let base_cpu = rounds(study, size, FileMechanism::Readsend, |t| t.server_cpu_ns_per_byte());
+        let base_cpu = rounds(study, size, FileMechanism::Readsend, |t| {
+            t.server_cpu_ns_per_byte()
+        });
         let per = |m, f: fn(&TransferRecord) -> Option<f64>| mean(&rounds(study, size, m, f));
         let calls = |t: &TransferRecord| t.server_syscalls.map(|n| n as f64);
         let switches = |t: &TransferRecord| {
-            Some((t.server.as_ref()?.context_switches() + t.client.as_ref()?.context_switches()) as f64)
+            Some(
+                (t.server.as_ref()?.context_switches() + t.client.as_ref()?.context_switches())
+                    as f64,
+            )
         };
         let figure = |v: Option<f64>| v.map_or("n/a".into(), |v| format!("{v:.1}"));
-        for &m in study.config.mechanisms.iter().filter(|m| **m != FileMechanism::Readsend) {
+        for &m in study
+            .config
+            .mechanisms
+            .iter()
+            .filter(|m| **m != FileMechanism::Readsend)
+        {
             let cpu = ratio_of(
                 &rounds(study, size, m, |t| t.server_cpu_ns_per_byte()),
                 &base_cpu,

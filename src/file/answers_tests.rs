@@ -92,12 +92,24 @@ fn a_sendfile_saving_like_the_seeds_is_confirmed_and_a_tie_cannot_be_told_apart(
         a[0].verdict.as_deref(),
         Some("at 8 MiB: confirmed: consistent with the seeds' ~65 % saving")
     );
-    assert!(a[0].details[0].contains("8 MiB sendfile: 35 % of readsend's time: 0.35×"), "{:?}", a[0].details);
-    assert!(a[0].details[1].contains("8 MiB mmap: 101 % of readsend's time: cannot be told apart"), "{:?}", a[0].details);
+    assert!(
+        a[0].details[0].contains("8 MiB sendfile: 35 % of readsend's time: 0.35×"),
+        "{:?}",
+        a[0].details
+    );
+    assert!(
+        a[0].details[1].contains("8 MiB mmap: 101 % of readsend's time: cannot be told apart"),
+        "{:?}",
+        a[0].details
+    );
     assert!(a[0].rests_on.contains("seed 3") && a[0].rests_on.contains("loopback TCP"));
     // Where it comes from: less server CPU per byte, far fewer system calls.
     let why = &a[1];
-    assert!(why.details[0].contains("server CPU per byte 0.35×"), "{:?}", why.details);
+    assert!(
+        why.details[0].contains("server CPU per byte 0.35×"),
+        "{:?}",
+        why.details
+    );
     assert!(why.details[0].contains("system calls per transfer 2.0 against 256.0"));
 }
 
@@ -120,8 +132,14 @@ fn too_few_points_say_what_is_missing() {
         .filter(|t| t.rep == 0)
         .collect();
     let a = answers(&study(&[Readsend, Splice], 1, one_rep));
-    assert!(a[0].finding.contains("1 repetition per point; a paired interval needs at least 2"));
-    let no_base = answers(&study(&[Sendfile], 5, reps(MIB, Sendfile, 3.0, [0.0; 5], 2)));
+    assert!(a[0]
+        .finding
+        .contains("1 repetition per point; a paired interval needs at least 2"));
+    let no_base = answers(&study(
+        &[Sendfile],
+        5,
+        reps(MIB, Sendfile, 3.0, [0.0; 5], 2),
+    ));
     assert!(no_base[0].finding.contains("readsend was not measured"));
     // Splice only: shares, but no seeds' check.
     let mut t = reps(MIB, Readsend, 10.0, [0.0; 5], 16);

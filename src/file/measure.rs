@@ -283,7 +283,10 @@ mod tests {
         ];
         let order = seeded_order(&all, 7);
         assert_eq!(order, seeded_order(&all, 7), "the seed gives the order");
-        assert!((0..20).any(|s| seeded_order(&all, s) != order), "seeds differ");
+        assert!(
+            (0..20).any(|s| seeded_order(&all, s) != order),
+            "seeds differ"
+        );
         let mut reversed = order.clone();
         reversed.reverse();
         assert_eq!(rep_order(&order, 0), order);

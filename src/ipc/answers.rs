@@ -57,7 +57,11 @@ pub fn answers(data: &Dataset) -> Vec<Answer> {
 
 /// Where the two sides ran, in the records' own words (every distinct placement).
 fn placement(data: &Dataset) -> String {
-    let mut places: Vec<&str> = data.points.iter().map(|p| p.where_sides_run.as_str()).collect();
+    let mut places: Vec<&str> = data
+        .points
+        .iter()
+        .map(|p| p.where_sides_run.as_str())
+        .collect();
     places.sort();
     places.dedup();
     places.retain(|p| !p.is_empty());
@@ -174,7 +178,10 @@ pub fn fit(xy: &[(f64, f64)]) -> Option<((f64, Option<f64>), (f64, Option<f64>))
     let slope = xy.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum::<f64>() / sxx;
     let intercept = my - slope * mx;
     let halves = (xy.len() >= 3).then(|| {
-        let rss: f64 = xy.iter().map(|p| (p.1 - intercept - slope * p.0).powi(2)).sum();
+        let rss: f64 = xy
+            .iter()
+            .map(|p| (p.1 - intercept - slope * p.0).powi(2))
+            .sum();
         let s2 = rss / (n - 2.0);
         let t = crate::stats::t_975(xy.len() - 2);
         let slope_half = t * (s2 / sxx).sqrt();
@@ -188,7 +195,9 @@ pub fn fit(xy: &[(f64, f64)]) -> Option<((f64, Option<f64>), (f64, Option<f64>))
 }
 
 fn plus_minus(half: Option<f64>, f: impl Fn(f64) -> String) -> String {
-    half.map_or(" (no interval: two sizes)".into(), |h| format!(" ± {}", f(h)))
+    half.map_or(" (no interval: two sizes)".into(), |h| {
+        format!(" ± {}", f(h))
+    })
 }
 
 fn cost(rr: &[&Point], limits: Option<&Limits>) -> Answer {
@@ -203,7 +212,10 @@ fn cost(rr: &[&Point], limits: Option<&Limits>) -> Answer {
         let Some(((fixed, fixed_half), (per_byte, per_byte_half))) = fit(&xy) else {
             continue;
         };
-        let smallest = xy.iter().min_by(|a, b| a.0.total_cmp(&b.0)).expect("points");
+        let smallest = xy
+            .iter()
+            .min_by(|a, b| a.0.total_cmp(&b.0))
+            .expect("points");
         let share = (fixed / smallest.1 * 100.0).clamp(0.0, 100.0);
         let mut line = format!(
             "{series}: fixed {}{} + {:.3} ns{} per byte (over {} sizes); the fixed part is {share:.0} % of the round trip at {}",
@@ -226,7 +238,11 @@ fn cost(rr: &[&Point], limits: Option<&Limits>) -> Answer {
         }
         verdicts.push(format!(
             "{series}: {}",
-            if share >= 50.0 { "fixed dominates" } else { "per-byte dominates" }
+            if share >= 50.0 {
+                "fixed dominates"
+            } else {
+                "per-byte dominates"
+            }
         ));
         details.push(line);
     }
@@ -240,7 +256,10 @@ fn cost(rr: &[&Point], limits: Option<&Limits>) -> Answer {
         Some(_) => "the fixed part in system calls' worth and the per-byte part in memcpy's worth come from the folder's probe.json (raw getpid minimum; single-thread memcpy at the DRAM-sized buffer)",
         None => "no probe.json in this folder, so the fixed part cannot be put in system calls' worth nor the per-byte part against memcpy (run `bytepath probe`)",
     };
-    let small = verdicts.iter().filter(|v| v.ends_with("fixed dominates")).count();
+    let small = verdicts
+        .iter()
+        .filter(|v| v.ends_with("fixed dominates"))
+        .count();
     Answer {
         question: COST,
         finding: format!(
@@ -286,7 +305,11 @@ fn peak(stream: &[&Point]) -> Answer {
     let mut details = Vec::new();
     let mut verdicts = Vec::new();
     for series in series_names(stream) {
-        let points: Vec<&Point> = stream.iter().filter(|p| name(p) == series).copied().collect();
+        let points: Vec<&Point> = stream
+            .iter()
+            .filter(|p| name(p) == series)
+            .copied()
+            .collect();
         if points.len() < 2 {
             continue;
         }
@@ -300,9 +323,9 @@ fn peak(stream: &[&Point]) -> Answer {
             size_label(top.size),
             top.headline_value()
         );
-        let falls = beyond.iter().any(|p| {
-            paired::ratio(p, top).is_ok_and(|r| r.direction() == Direction::Lower)
-        });
+        let falls = beyond
+            .iter()
+            .any(|p| paired::ratio(p, top).is_ok_and(|r| r.direction() == Direction::Lower));
         for p in &beyond {
             line += &match paired::ratio(p, top) {
                 Ok(r) => format!("; {} {}", size_label(p.size), verdict(&r)),
@@ -386,7 +409,10 @@ fn buffer(stream: &[&Point]) -> Answer {
         verdicts.push(if gains.len() == before {
             format!("{t}: the larger buffer is not measurably faster at any size")
         } else {
-            format!("{t}: the larger buffer is faster at {}", gains[before..].join(", "))
+            format!(
+                "{t}: the larger buffer is faster at {}",
+                gains[before..].join(", ")
+            )
         });
     }
     let finding = format!(

@@ -11,7 +11,14 @@ const WOBBLE: [f64; 5] = [0.03, -0.03, 0.02, -0.02, 0.0];
 const OTHER: [f64; 5] = [-0.03, 0.02, 0.03, -0.02, 0.0];
 
 /// An ipc point record: `mean` round trips/s (rr) or Gbit/s (stream), five rounds.
-fn point(rr: bool, transport: &str, size: u64, buffer: Option<u64>, mean: f64, noise: [f64; 5]) -> Value {
+fn point(
+    rr: bool,
+    transport: &str,
+    size: u64,
+    buffer: Option<u64>,
+    mean: f64,
+    noise: [f64; 5],
+) -> Value {
     let shape = if rr {
         Shape::rr("send", size, 1, mean)
     } else {
@@ -52,7 +59,10 @@ fn the_fastest_transport_is_named_and_a_tie_cannot_be_told_apart() {
     ]);
     let a = answers(&d);
     let fastest = answer(&a, FASTEST);
-    assert!(fastest.finding.starts_with("Shm has the fastest"), "{fastest:?}");
+    assert!(
+        fastest.finding.starts_with("Shm has the fastest"),
+        "{fastest:?}"
+    );
     assert_eq!(
         fastest.verdict.as_deref(),
         Some("fastest: shm (tied with unix)")
@@ -60,7 +70,9 @@ fn the_fastest_transport_is_named_and_a_tie_cannot_be_told_apart() {
     let line = &fastest.details[0];
     assert!(line.contains("pipe 2.00× (95 % CI 2.00 to 2.00)"), "{line}");
     assert!(line.contains("unix cannot be told apart"), "{line}");
-    assert!(fastest.rests_on.contains("placement: loopback on this host"));
+    assert!(fastest
+        .rests_on
+        .contains("placement: loopback on this host"));
 }
 
 #[test]
@@ -86,7 +98,9 @@ fn the_fit_recovers_the_fixed_and_per_byte_cost_in_syscalls_and_memcpys() {
     // Without the probe it says what is missing instead of guessing.
     d.probe = None;
     let a = answers(&d);
-    assert!(answer(&a, COST).rests_on.contains("no probe.json in this folder"));
+    assert!(answer(&a, COST)
+        .rests_on
+        .contains("no probe.json in this folder"));
 }
 
 #[test]
@@ -111,13 +125,24 @@ fn bandwidth_that_falls_beyond_its_peak_says_so() {
     ]);
     let a = answers(&d);
     let peak = answer(&a, PEAK);
-    assert!(peak.details[0].starts_with("pipe (64 KiB buffer): peaks at 16 KiB"), "{peak:?}");
+    assert!(
+        peak.details[0].starts_with("pipe (64 KiB buffer): peaks at 16 KiB"),
+        "{peak:?}"
+    );
     assert_eq!(
         peak.verdict.as_deref(),
-        Some("pipe (64 KiB buffer): falls beyond its peak, unix: peaks at the largest size measured")
+        Some(
+            "pipe (64 KiB buffer): falls beyond its peak, unix: peaks at the largest size measured"
+        )
     );
-    assert!(peak.rests_on.contains("--pipe-sizes"), "one buffer: points to the flag");
-    assert!(a.iter().all(|x| x.question != BUFFER), "one buffer: no buffer answer");
+    assert!(
+        peak.rests_on.contains("--pipe-sizes"),
+        "one buffer: points to the flag"
+    );
+    assert!(
+        a.iter().all(|x| x.question != BUFFER),
+        "one buffer: no buffer answer"
+    );
 }
 
 #[test]
@@ -142,12 +167,16 @@ fn the_buffer_answer_appears_with_two_buffers_and_compares_them_per_size() {
 #[test]
 fn datagram_loss_and_the_minimum_round_trip_are_given_per_size() {
     let mut udp = point(false, "udp", 1024, None, 1.0, STEADY);
-    udp["datagrams"] = json!({"forward": {"sent": 1000, "lost": 25}, "back": {"sent": 0, "lost": 0}});
+    udp["datagrams"] =
+        json!({"forward": {"sent": 1000, "lost": 25}, "back": {"sent": 0, "lost": 0}});
     let d = data(&[udp, point(true, "udp", 1024, None, 50_000.0, STEADY)]);
     let a = answers(&d);
     let loss = answer(&a, LOSS);
     assert_eq!(loss.details, ["udp 1 KiB: 2.50 % lost"]);
     let min = answer(&a, MINIMUM);
     // The synthetic histogram's minimum is 0.8 of its p50 (20 µs).
-    assert_eq!(min.details, ["udp 1 KiB: min 16.00 µs beside p50 20.00 µs (p99 60.00 µs)"]);
+    assert_eq!(
+        min.details,
+        ["udp 1 KiB: min 16.00 µs beside p50 20.00 µs (p99 60.00 µs)"]
+    );
 }

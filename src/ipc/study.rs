@@ -81,9 +81,21 @@ pub fn run(
                 status = Status::Interrupted;
                 break 'rounds;
             }
-            let visit = visit(spec, sides, &points, &planned, visits.len(), &env, interrupt);
+            let visit = visit(
+                spec,
+                sides,
+                &points,
+                &planned,
+                visits.len(),
+                &env,
+                interrupt,
+            );
             results.append(&visit)?;
-            println!("round {} {}", round + 1, line(points[planned.point].measure, &visit));
+            println!(
+                "round {} {}",
+                round + 1,
+                line(points[planned.point].measure, &visit)
+            );
             let interrupted = visit.interrupted;
             if visit.status == "failed" {
                 status = Status::Failed;
@@ -172,8 +184,7 @@ fn point_records(
                 seed: Some(spec.seed),
             };
             let run = sides.place(spec.run_spec(point));
-            let mut record =
-                record::aggregate::point_record(&run, env.clone(), &mine, &plan)?;
+            let mut record = record::aggregate::point_record(&run, env.clone(), &mine, &plan)?;
             record.sweep_point = Some(sweep_point(points, i));
             Some(record)
         })

@@ -109,8 +109,8 @@ pub fn page(data: &Dataset, source: &str, questions: &Questions) -> String {
 mod tests {
     use super::*;
     use crate::analysis::load::parse;
-    use crate::report::write::SWEEP;
     use crate::analysis::synthetic::{demo_sweep, jsonl, Shape};
+    use crate::report::write::SWEEP;
 
     fn parse_xml(html: &str) -> roxmltree::Document<'_> {
         let options = roxmltree::ParsingOptions {

@@ -78,7 +78,11 @@ fn write_atomically(path: &Path, text: &str) -> Result<(), Error> {
 }
 
 /// Renders both reports; returns the HTML path. report.md goes beside the HTML.
-pub fn reports(dir: &Path, html_out: Option<&Path>, questions: &Questions) -> Result<PathBuf, Error> {
+pub fn reports(
+    dir: &Path,
+    html_out: Option<&Path>,
+    questions: &Questions,
+) -> Result<PathBuf, Error> {
     let data = read_results(dir)?;
     let source = dir.join(RESULTS_FILE).display().to_string();
     let html_path = html_out.map_or_else(|| dir.join("report.html"), Path::to_path_buf);

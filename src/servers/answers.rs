@@ -12,7 +12,8 @@ use serde_json::Value;
 
 pub const BEST: &str = "Which model serves the most requests per second, and which costs the least server CPU per request, at each client count?";
 pub const KNEE: &str = "Where is each model's knee?";
-pub const COSTS: &str = "What does each model cost per request in context switches, threads and memory?";
+pub const COSTS: &str =
+    "What does each model cost per request in context switches, threads and memory?";
 pub const SEEDS: &str = "The seeds' comparison: iterative, threaded and select at 5 and 15 clients";
 
 const BASIS: &str = "per-round paired ratios (the models at one client count visited back to back \
@@ -74,7 +75,10 @@ impl Visits<'_> {
 /// Every answer, in the report's order, from the study's records (one per visit).
 pub fn answers(records: &[Value]) -> Vec<Answer> {
     let v = Visits {
-        records: records.iter().filter(|r| r["status"] == "completed").collect(),
+        records: records
+            .iter()
+            .filter(|r| r["status"] == "completed")
+            .collect(),
     };
     let mut out = vec![best(&v), knee(&v), costs(&v), seeds(&v)];
     let place = v.place();
@@ -91,13 +95,25 @@ fn leader(v: &Visits, clients: u64, f: fn(&Value) -> Option<f64>, most: bool) ->
         .into_iter()
         .filter_map(|m| Some((m.clone(), v.mean(&m, clients, f)?)))
         .collect();
-    ranked.sort_by(|a, b| if most { b.1.total_cmp(&a.1) } else { a.1.total_cmp(&b.1) });
+    ranked.sort_by(|a, b| {
+        if most {
+            b.1.total_cmp(&a.1)
+        } else {
+            a.1.total_cmp(&b.1)
+        }
+    });
     let (first, _) = ranked.first()?;
     let Some((second, _)) = ranked.get(1) else {
         return Some(format!("{first} (the only model measured)"));
     };
-    let against = match ratio_of(&v.rounds(first, clients, f), &v.rounds(second, clients, f), &format!("{first} and {second}")) {
-        Ok(r) if r.direction() == Direction::Indistinguishable => format!("tied: {first} and {second} {}", verdict(&r)),
+    let against = match ratio_of(
+        &v.rounds(first, clients, f),
+        &v.rounds(second, clients, f),
+        &format!("{first} and {second}"),
+    ) {
+        Ok(r) if r.direction() == Direction::Indistinguishable => {
+            format!("tied: {first} and {second} {}", verdict(&r))
+        }
         Ok(r) => format!("{first}, {} the runner-up {second}", verdict(&r)),
         Err(why) => format!("{first} ({why})"),
     };
@@ -110,10 +126,16 @@ fn best(v: &Visits) -> Answer {
         let (Some(most), Some(least)) = (leader(v, c, rps, true), leader(v, c, cpu, false)) else {
             continue;
         };
-        details.push(format!("{c} clients: most requests/s: {most}; least server CPU per request: {least}"));
+        details.push(format!(
+            "{c} clients: most requests/s: {most}; least server CPU per request: {least}"
+        ));
     }
     if details.is_empty() {
-        return Answer::cannot(BEST, "Cannot be said: no point completed.".into(), BASIS.into());
+        return Answer::cannot(
+            BEST,
+            "Cannot be said: no point completed.".into(),
+            BASIS.into(),
+        );
     }
     Answer {
         question: BEST,
@@ -127,11 +149,19 @@ fn best(v: &Visits) -> Answer {
 fn knee(v: &Visits) -> Answer {
     let clients = v.clients();
     if clients.len() < 2 {
-        return Answer::cannot(KNEE, "Cannot be said: a knee needs two client counts or more (--clients 5,15,100).".into(), BASIS.into());
+        return Answer::cannot(
+            KNEE,
+            "Cannot be said: a knee needs two client counts or more (--clients 5,15,100).".into(),
+            BASIS.into(),
+        );
     }
     let mut details = Vec::new();
     for m in v.models() {
-        let counts: Vec<u64> = clients.iter().copied().filter(|&c| v.mean(&m, c, rps).is_some()).collect();
+        let counts: Vec<u64> = clients
+            .iter()
+            .copied()
+            .filter(|&c| v.mean(&m, c, rps).is_some())
+            .collect();
         let mut found = None;
         for w in counts.windows(2) {
             let grows = ratio_of(&v.rounds(&m, w[1], rps), &v.rounds(&m, w[0], rps), "req/s");
@@ -168,7 +198,12 @@ fn costs(v: &Visits) -> Answer {
             .into_iter()
             .filter_map(|c| {
                 let t = v.mean(&m, c, threads)?;
-                Some(format!("{c} clients {} cs/req, {t:.0} threads ({:.3} per request/s)", v.mean(&m, c, cs).map_or("n/a".into(), |x| format!("{x:.2}")), t / v.mean(&m, c, rps).unwrap_or(f64::INFINITY)))
+                Some(format!(
+                    "{c} clients {} cs/req, {t:.0} threads ({:.3} per request/s)",
+                    v.mean(&m, c, cs)
+                        .map_or("n/a".into(), |x| format!("{x:.2}")),
+                    t / v.mean(&m, c, rps).unwrap_or(f64::INFINITY)
+                ))
             })
             .collect();
         if per.is_empty() {
@@ -176,7 +211,12 @@ fn costs(v: &Visits) -> Answer {
         }
         let mut line = format!("{m}: {}", per.join("; "));
         if m == "threaded" {
-            if let Some(&c) = v.clients().iter().rev().find(|&&c| v.mean(&m, c, rss).is_some()) {
+            if let Some(&c) = v
+                .clients()
+                .iter()
+                .rev()
+                .find(|&&c| v.mean(&m, c, rss).is_some())
+            {
                 let bytes = v.mean(&m, c, rss).unwrap_or(0.0);
                 line += &format!("; memory per connection at {c} clients: {:.1} KiB (peak RSS above the RSS at fork, over clients)", bytes / c as f64 / 1024.0);
             }
@@ -184,7 +224,11 @@ fn costs(v: &Visits) -> Answer {
         details.push(line);
     }
     if details.is_empty() {
-        return Answer::cannot(COSTS, "Cannot be said: no point completed.".into(), "the server process's own figures".into());
+        return Answer::cannot(
+            COSTS,
+            "Cannot be said: no point completed.".into(),
+            "the server process's own figures".into(),
+        );
     }
     Answer {
         question: COSTS,
@@ -202,22 +246,46 @@ fn seeds(v: &Visits) -> Answer {
         .iter()
         .filter(|m| !models.iter().any(|x| x == *m))
         .map(|m| format!("{m} (--models)"))
-        .chain([5u64, 15].iter().filter(|c| !v.clients().contains(c)).map(|c| format!("{c} clients (--clients)")))
+        .chain(
+            [5u64, 15]
+                .iter()
+                .filter(|c| !v.clients().contains(c))
+                .map(|c| format!("{c} clients (--clients)")),
+        )
         .collect();
     if !missing.is_empty() {
-        return Answer::cannot(SEEDS, format!("Cannot be said: not measured here: {}.", missing.join(", ")), BASIS.into());
+        return Answer::cannot(
+            SEEDS,
+            format!("Cannot be said: not measured here: {}.", missing.join(", ")),
+            BASIS.into(),
+        );
     }
     let mut details = Vec::new();
     for c in [5u64, 15] {
         let figures: Vec<String> = wanted
             .iter()
-            .map(|m| format!("{m} {}", v.mean(m, c, rps).map_or("n/a".into(), |x| format!("{x:.0} req/s"))))
+            .map(|m| {
+                format!(
+                    "{m} {}",
+                    v.mean(m, c, rps)
+                        .map_or("n/a".into(), |x| format!("{x:.0} req/s"))
+                )
+            })
             .collect();
-        let versus = |a: &str, b: &str| match ratio_of(&v.rounds(a, c, rps), &v.rounds(b, c, rps), &format!("{a} and {b}")) {
+        let versus = |a: &str, b: &str| match ratio_of(
+            &v.rounds(a, c, rps),
+            &v.rounds(b, c, rps),
+            &format!("{a} and {b}"),
+        ) {
             Ok(r) => format!("{a} over {b} {}", verdict(&r)),
             Err(why) => why,
         };
-        details.push(format!("{c} clients: {}; {}; {}", figures.join(", "), versus("threaded", "iterative"), versus("select", "iterative")));
+        details.push(format!(
+            "{c} clients: {}; {}; {}",
+            figures.join(", "),
+            versus("threaded", "iterative"),
+            versus("select", "iterative")
+        ));
     }
     Answer {
         question: SEEDS,

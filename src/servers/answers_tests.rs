@@ -34,7 +34,10 @@ fn leaders_per_client_count_with_a_tie_that_cannot_be_told_apart() {
     let a = answers(&r);
     let line = &answer(&a, BEST).details[0];
     assert!(line.contains("most requests/s: epoll, 2.00×"), "{line}");
-    assert!(line.contains("least server CPU per request: tied: epoll and select cannot be told apart"), "{line}");
+    assert!(
+        line.contains("least server CPU per request: tied: epoll and select cannot be told apart"),
+        "{line}"
+    );
     assert!(answer(&a, BEST).rests_on.contains("placement: loopback"));
 }
 
@@ -47,7 +50,10 @@ fn the_knee_is_where_requests_stop_growing_while_p99_rises() {
     let k = &answer(&a, KNEE).details[0];
     assert!(k.starts_with("threaded: knee at 15 clients"), "{k}");
     let c = &answer(&a, COSTS).details[0];
-    assert!(c.contains("memory per connection at 100 clients: 10.0 KiB"), "{c}");
+    assert!(
+        c.contains("memory per connection at 100 clients: 10.0 KiB"),
+        "{c}"
+    );
 }
 
 #[test]
@@ -55,7 +61,10 @@ fn too_few_points_say_what_is_missing() {
     let a = answers(&visits("epoll", 5, 1000.0, 1e5, 3000.0, [0.0; 3]));
     assert!(answer(&a, KNEE).finding.contains("two client counts"));
     let s = &answer(&a, SEEDS).finding;
-    assert!(s.contains("iterative (--models)") && s.contains("15 clients (--clients)"), "{s}");
+    assert!(
+        s.contains("iterative (--models)") && s.contains("15 clients (--clients)"),
+        "{s}"
+    );
 }
 
 #[test]

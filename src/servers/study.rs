@@ -360,7 +360,15 @@ pub fn run(
             }
             let index = planned.point;
             let (model, clients) = points[index];
-            let mut record = point(spec, &link, remote.as_deref(), model, clients, limit, interrupt);
+            let mut record = point(
+                spec,
+                &link,
+                remote.as_deref(),
+                model,
+                clients,
+                limit,
+                interrupt,
+            );
             record.environment = Some(env.clone());
             record.sweep_point = Some(SweepPoint {
                 index,

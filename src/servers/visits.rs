@@ -24,7 +24,9 @@ pub fn points(records: &[Value]) -> Vec<Value> {
     for r in records {
         let key = point_of(r);
         if !keys.iter().any(|(k, _)| *k == key) {
-            let index = r["sweep_point"]["index"].as_u64().unwrap_or(keys.len() as u64);
+            let index = r["sweep_point"]["index"]
+                .as_u64()
+                .unwrap_or(keys.len() as u64);
             keys.push((key, index));
         }
     }
@@ -86,10 +88,20 @@ fn fold(visits: &[&Value]) -> Value {
     for path in ["/requests", "/mismatched_requests", "/connection_errors"] {
         set(m, path, Some(values(&done, path).iter().sum()));
     }
-    for path in ["/latency_ns/max", "/server/threads", "/server/peak_rss_bytes"] {
+    for path in [
+        "/latency_ns/max",
+        "/server/threads",
+        "/server/peak_rss_bytes",
+    ] {
         set(m, path, values(&done, path).into_iter().reduce(f64::max));
     }
-    set(m, "/latency_ns/min", values(&done, "/latency_ns/min").into_iter().reduce(f64::min));
+    set(
+        m,
+        "/latency_ns/min",
+        values(&done, "/latency_ns/min")
+            .into_iter()
+            .reduce(f64::min),
+    );
     out
 }
 
@@ -150,7 +162,10 @@ mod tests {
         assert_eq!(p[0]["metrics"]["server"]["threads"], 2);
         assert_eq!(p[0]["visits"]["count"], 2);
         assert_eq!(p[1]["status"], "failed", "a failed visit marks its point");
-        assert_eq!(p[1]["metrics"]["requests_per_s"], 100.0, "from the completed visit");
+        assert_eq!(
+            p[1]["metrics"]["requests_per_s"], 100.0,
+            "from the completed visit"
+        );
     }
 
     #[test]
