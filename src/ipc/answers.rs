@@ -162,9 +162,12 @@ fn fastest(rr: &[&Point]) -> Answer {
     }
 }
 
+/// A fitted coefficient and its 95 % half-width (none with only two points).
+type Coefficient = (f64, Option<f64>);
+
 /// Least squares of `y` on `x`: (intercept, slope, each with its 95 % half-width when three or
 /// more points leave degrees of freedom).
-pub fn fit(xy: &[(f64, f64)]) -> Option<((f64, Option<f64>), (f64, Option<f64>))> {
+pub fn fit(xy: &[(f64, f64)]) -> Option<(Coefficient, Coefficient)> {
     let n = xy.len() as f64;
     if xy.len() < 2 {
         return None;
