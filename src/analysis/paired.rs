@@ -62,8 +62,9 @@ pub fn ratio_of(
         })
         .collect();
     paired_ratio(&pairs).ok_or_else(|| {
+        let usable = pairs.iter().filter(|(a, b)| *a > 0.0 && *b > 0.0).count();
         format!(
-            "{what}: {} round(s) measured both; a paired interval needs 2",
+            "{what}: {usable} round(s) with a figure above 0 for both (of {} measured); a paired interval needs 2",
             pairs.len()
         )
     })

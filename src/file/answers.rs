@@ -182,11 +182,11 @@ fn why(study: &FileStudy) -> Answer {
             let cpu = ratio_of(
                 &rounds(study, size, m, |t| t.server_cpu_ns_per_byte()),
                 &base_cpu,
-                "server CPU",
+                "getrusage's CPU time",
             )
-            .map_or_else(|e| e, |r| verdict(&r));
+            .map_or_else(|e| e, |r| format!("{} of readsend's", verdict(&r)));
             details.push(format!(
-                "{} {}: server CPU per byte {cpu} of readsend's; system calls per transfer {} against {}; context switches per transfer {} against {}",
+                "{} {}: server CPU per byte {cpu}; system calls per transfer {} against {}; context switches per transfer {} against {}",
                 size_label(size as f64),
                 m.name(),
                 figure(per(m, calls)),

@@ -232,7 +232,7 @@ fn costs(v: &Visits) -> Answer {
     }
     Answer {
         question: COSTS,
-        finding: "Per model and client count: server context switches per request, the server's peak thread count (and threads per request/s), and for threaded the memory each connection costs at the highest client count measured:".into(),
+        finding: "Per model and client count: server context switches per request, the server's peak thread count (and per client), and for threaded the memory each connection costs at the highest client count measured:".into(),
         details,
         rests_on: "means over each point's completed visits; context switches from perf (getrusage when perf is off), threads counted by the server, RSS from /proc of the server process".into(),
         verdict: None,
