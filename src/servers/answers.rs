@@ -199,10 +199,10 @@ fn costs(v: &Visits) -> Answer {
             .filter_map(|c| {
                 let t = v.mean(&m, c, threads)?;
                 Some(format!(
-                    "{c} clients {} cs/req, {t:.0} threads ({:.3} per request/s)",
+                    "{c} clients {} cs/req, {t:.0} threads ({:.2} per client)",
                     v.mean(&m, c, cs)
                         .map_or("n/a".into(), |x| format!("{x:.2}")),
-                    t / v.mean(&m, c, rps).unwrap_or(f64::INFINITY)
+                    t / c as f64
                 ))
             })
             .collect();
