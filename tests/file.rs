@@ -197,7 +197,7 @@ fn the_folder_holds_a_tidy_csv_and_report_re_renders_it() {
     let out_dir = dir.path().join("r");
     let out = bytepath()
         .args(["file", "--sizes", "4K,64K", "--reps", "2", "--pin", "same"])
-        .args(["--mechanisms", "readsend,sendfile", "--out"])
+        .args(["--mechanisms", "readsend,sendfile", "--seed", "5", "--out"])
         .arg(&out_dir)
         .timeout(Duration::from_secs(120))
         .output()
@@ -231,4 +231,23 @@ fn the_folder_holds_a_tidy_csv_and_report_re_renders_it() {
         "{page}"
     );
     assert!(page.contains("<svg"), "the plots are back");
+    // Each repetition is a round: both mechanisms once, the second in the reverse order.
+    let rep = header.iter().position(|h| *h == "rep").unwrap();
+    let mechanism = header.iter().position(|h| *h == "mechanism").unwrap();
+    for size in rows.chunks(4) {
+        assert_eq!((size[0][rep], size[2][rep]), ("0", "1"));
+        assert_eq!(
+            (size[0][mechanism], size[1][mechanism]),
+            (size[3][mechanism], size[2][mechanism])
+        );
+    }
+    assert_eq!(marker["spec"]["seed"], 5);
+    let md = std::fs::read_to_string(out_dir.join("report.md")).unwrap();
+    for text in [&page, &md] {
+        assert!(
+            text.contains("What share of readsend&#39;s time")
+                || text.contains("What share of readsend's time")
+        );
+        common::assert_no_sweep_question(text);
+    }
 }

@@ -1,6 +1,7 @@
 //! `bytepath ipc` end to end: every transport is measured at every size for latency (exactly
-//! --trials round trips) and bandwidth (exactly --bytes, rounded up to whole writes), written
-//! to a results folder and a report with latency and bandwidth against size.
+//! --trials round trips) and bandwidth (exactly --bytes, rounded up to whole writes), in
+//! interleaved visits, written to a results folder and a report that answers ipc's questions
+//! (and no sweep's).
 mod common;
 use common::{bytepath, u};
 use serde_json::Value;
@@ -11,6 +12,7 @@ fn a_small_study_measures_every_transport_and_size_exactly() {
     let out_dir = dir.path().join("ipc");
     let out = bytepath()
         .args(["ipc", "--sizes", "60,4K", "--trials", "300"])
+        .args(["--visits", "2", "--seed", "7"])
         .args([
             "--bytes",
             "1M",
@@ -62,11 +64,15 @@ fn a_small_study_measures_every_transport_and_size_exactly() {
         let size = u(&r["config"]["message_size_bytes"]);
         match r["config"]["pattern"].as_str().unwrap() {
             "rr" => assert_eq!(u(&r["sides"][0]["messages"]), 300),
+            // Two visits, each with half of --bytes in whole writes.
             _ => assert_eq!(
                 u(&r["sides"][1]["payload_bytes"]),
-                (1u64 << 20).div_ceil(size) * size
+                2 * (1u64 << 19).div_ceil(size) * size
             ),
         }
+        assert_eq!(r["statistics"]["basis"], "visits");
+        assert_eq!(r["statistics"]["visits"]["count"], 2);
+        assert_eq!(r["statistics"]["visits"]["seed"], 7);
         match r["config"]["transport"].as_str().unwrap() {
             "udp" | "unix-dgram" => {
                 let forward = &r["datagrams"]["forward"];
@@ -86,6 +92,39 @@ fn a_small_study_measures_every_transport_and_size_exactly() {
     let html = std::fs::read_to_string(out_dir.join("report.html")).unwrap();
     assert!(html.contains("Latency p50 and p99 vs message size"));
     assert!(html.contains("send over shm") && html.contains("send over pipe"));
+    let md = std::fs::read_to_string(out_dir.join("report.md")).unwrap();
+    for page in [&html, &md] {
+        assert!(page.contains("Which transport has the fastest round trip at each size?"));
+        common::assert_no_sweep_question(page);
+    }
+    visits_are_interleaved(&out_dir, 24);
+}
+
+/// visits.jsonl: every point twice, once per round; inside a round the transports of one
+/// (pattern, size) back to back; the order is the seed's.
+fn visits_are_interleaved(dir: &std::path::Path, points: usize) {
+    let text = std::fs::read_to_string(dir.join("visits.jsonl")).unwrap();
+    let visits: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(visits.len(), 2 * points);
+    let group = |v: &Value| {
+        (
+            v["config"]["pattern"].clone(),
+            v["config"]["message_size_bytes"].clone(),
+        )
+    };
+    for (round, half) in visits.chunks(points).enumerate() {
+        assert!(half.iter().all(|v| v["visit"]["round"] == round));
+        assert!(half.iter().all(|v| v["visit"]["seed"] == 7));
+        // A group's visits are contiguous: the group changes exactly (groups - 1) times.
+        let changes = half
+            .windows(2)
+            .filter(|w| group(&w[0]) != group(&w[1]))
+            .count();
+        assert_eq!(changes, 3, "4 groups of 6 transports, back to back");
+    }
 }
 
 #[test]
@@ -159,6 +198,12 @@ fn bad_ipc_input_is_one_line_and_exit_2() {
         ),
         (vec!["--measure", "jitter"], "allowed: latency, bandwidth"),
         (vec!["--sizes", "4,4"], "repeats an earlier value"),
+        (
+            vec!["--pipe-sizes", "64K,huge"],
+            "--pipe-sizes: \"huge\": allowed: 4 KiB to",
+        ),
+        (vec!["--pipe-sizes", "64K,64K"], "repeats an earlier value"),
+        (vec!["--visits", "1"], "--visits \"1\": allowed"),
     ] {
         let out = bytepath().arg("ipc").args(&args).output().unwrap();
         let err = String::from_utf8_lossy(&out.stderr);

@@ -295,8 +295,16 @@ fn a_profiled_servers_study_samples_each_model_in_a_window_of_its_own() {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    assert_eq!(records.len(), 2);
+    // Three visits per point (the default); only the last round's visit of each point is
+    // followed by a profile window.
+    assert_eq!(records.len(), 6);
+    let records: Vec<Value> = records
+        .into_iter()
+        .filter(|r| !r["profile"].is_null())
+        .collect();
+    assert_eq!(records.len(), 2, "one profiled visit per point");
     for r in &records {
+        assert_eq!(r["visit"]["round"], 2, "the last round's visit is profiled");
         assert_eq!(r["profile"]["status"], "measured", "{}", r["profile"]);
         assert!(r["profiled_window"]
             .as_str()

@@ -411,6 +411,7 @@ fn ipc_with_remote_measures_tcp_and_udp_there_with_exact_counts_and_leaves_the_r
     let out = bytepath()
         .args(["ipc", "--remote", &server.address()])
         .args(["--sizes", "64,4K", "--trials", "200", "--bytes", "1M"])
+        .args(["--visits", "2"])
         .args(["--warmup", "50ms", "--out"])
         .arg(&dir)
         .timeout(Duration::from_secs(120))

@@ -1,6 +1,7 @@
 //! The report in a real browser: headless Chromium renders report.html to a PNG, which must
 //! not be blank, and the page must log nothing to the console (it has no scripts, so any
-//! console line is a problem such as a blocked resource). Skips, saying why, without Chromium.
+//! console line is a problem such as a blocked resource); the same for each study's report
+//! (ipc, file, servers, from small real runs). Skips, saying why, without Chromium.
 mod common;
 
 use assert_cmd::Command;
@@ -121,4 +122,77 @@ fn chromium_renders_the_report_without_console_errors() {
         mean > 128.0,
         "the page should be dark text on a light background: mean {mean}"
     );
+    for (study, args) in STUDIES {
+        let folder = dir.join(study);
+        common::bytepath()
+            .args(*args)
+            .arg("--out")
+            .arg(&folder)
+            .timeout(Duration::from_secs(120))
+            .assert()
+            .success();
+        let stderr = screenshot(
+            &browser,
+            &folder.join("report.html"),
+            &dir.join(format!("{study}.png")),
+        );
+        assert!(
+            console_lines(&stderr).is_empty(),
+            "{study}: {:?}",
+            console_lines(&stderr)
+        );
+        let (_, variance) = luminance_stats(&dir.join(format!("{study}.png")));
+        assert!(
+            variance > 100.0,
+            "{study}'s page looks blank: variance {variance}"
+        );
+    }
 }
+
+/// Each study's report, from a small real run.
+const STUDIES: &[(&str, &[&str])] = &[
+    (
+        "ipc",
+        &[
+            "ipc",
+            "--transports",
+            "pipe,shm",
+            "--sizes",
+            "64,4K",
+            "--trials",
+            "200",
+            "--bytes",
+            "256K",
+            "--visits",
+            "2",
+        ],
+    ),
+    (
+        "file",
+        &[
+            "file",
+            "--sizes",
+            "4K,64K",
+            "--reps",
+            "2",
+            "--mechanisms",
+            "readsend,sendfile",
+        ],
+    ),
+    (
+        "servers",
+        &[
+            "servers",
+            "--models",
+            "select,epoll",
+            "--clients",
+            "2,4",
+            "--duration",
+            "200ms",
+            "--warmup",
+            "0s",
+            "--visits",
+            "2",
+        ],
+    ),
+];

@@ -10,7 +10,11 @@ fn servers(args: &[&str]) -> Vec<Value> {
     let dir = tempfile::tempdir().unwrap();
     let mut cmd = bytepath();
     cmd.args(["servers", "--json"]);
-    for (flag, default) in [("--duration", "300ms"), ("--warmup", "50ms")] {
+    for (flag, default) in [
+        ("--duration", "300ms"),
+        ("--warmup", "50ms"),
+        ("--visits", "1"),
+    ] {
         if !args.contains(&flag) {
             cmd.args([flag, default]);
         }
@@ -130,10 +134,12 @@ fn the_iterative_server_serves_one_client_at_a_time_in_accept_order() {
 #[test]
 fn select_is_refused_beyond_fd_setsize_for_that_point_only() {
     let records = servers(&["--models", "select,epoll", "--clients", "2000"]);
-    assert_eq!(records[0]["status"], "refused");
-    let reason = records[0]["reason"].as_str().unwrap();
+    // The models of a client count come in the seed's order.
+    let of = |m: &str| records.iter().find(|r| r["config"]["model"] == m).unwrap();
+    assert_eq!(of("select")["status"], "refused");
+    let reason = of("select")["reason"].as_str().unwrap();
     assert!(reason.contains("FD_SETSIZE (1024)"), "{reason}");
-    assert_served(&records[1]);
+    assert_served(of("epoll"));
 }
 
 #[test]
@@ -214,7 +220,17 @@ fn the_study_writes_its_report_and_report_re_renders_it() {
     let out_dir = dir.path().join("r");
     let out = bytepath()
         .args(["servers", "--models", "select,epoll", "--clients", "2,2000"])
-        .args(["--duration", "200ms", "--warmup", "0s", "--out"])
+        .args([
+            "--duration",
+            "400ms",
+            "--warmup",
+            "0s",
+            "--visits",
+            "2",
+            "--seed",
+            "9",
+        ])
+        .arg("--out")
         .arg(&out_dir)
         .timeout(std::time::Duration::from_secs(120))
         .output()
@@ -236,5 +252,30 @@ fn the_study_writes_its_report_and_report_re_renders_it() {
     }
     assert!(page.contains("FD_SETSIZE (1024)"), "the refusal's reason");
     let md = std::fs::read_to_string(out_dir.join("report.md")).unwrap();
-    assert_eq!(md.matches("| epoll |").count(), 2, "{md}");
+    assert_eq!(
+        md.matches("| epoll |").count(),
+        2,
+        "one row per point: {md}"
+    );
+    for text in [&page, &md] {
+        assert!(
+            text.contains("Where is each model&#39;s knee?")
+                || text.contains("Where is each model's knee?")
+        );
+        common::assert_no_sweep_question(text);
+    }
+    // Two visits of every point, rounds in order, the models of a client count back to back.
+    let text = std::fs::read_to_string(out_dir.join("results.jsonl")).unwrap();
+    let visits: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(visits.len(), 8);
+    for (round, half) in visits.chunks(4).enumerate() {
+        assert!(half
+            .iter()
+            .all(|v| v["visit"]["round"] == round && v["visit"]["seed"] == 9));
+        assert_eq!(half[0]["config"]["clients"], half[1]["config"]["clients"]);
+        assert_eq!(half[2]["config"]["clients"], half[3]["config"]["clients"]);
+    }
 }

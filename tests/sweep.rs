@@ -189,7 +189,7 @@ fn every_visit_is_saved_and_counters_open_only_in_the_counter_visits() {
 
 #[test]
 fn the_visit_order_is_the_one_the_seed_gives() {
-    use bytepath::sweep::schedule::Schedule;
+    use bytepath::stats::schedule::Schedule;
     // The tiny sweep's matrix: points 0-1 at 256 B, 2-3 at 4 KiB (see the first test).
     let keys = [
         "send/stream/256/1",

@@ -42,6 +42,45 @@ pub fn direction(a: &Point, b: &Point) -> Result<(Direction, RatioInterval), Str
     ratio(a, b).map(|r| (r.direction(), r))
 }
 
+/// "3.40× (95 % CI 3.10 to 3.70)": a ratio as a multiple with its paired interval.
+pub fn times(r: &RatioInterval) -> String {
+    format!("{:.2}× (95 % CI {:.2} to {:.2})", r.ratio, r.low, r.high)
+}
+
+/// `a` over `b` from raw per-round figures `(round, value)`: for studies whose records are not
+/// run records (file transfers, servers' visits). `what` names the pair in the reason.
+pub fn ratio_of(
+    a: &[(usize, f64)],
+    b: &[(usize, f64)],
+    what: &str,
+) -> Result<RatioInterval, String> {
+    let pairs: Vec<(f64, f64)> = a
+        .iter()
+        .filter_map(|(round, va)| {
+            let (_, vb) = b.iter().find(|(r, _)| r == round)?;
+            Some((*va, *vb))
+        })
+        .collect();
+    paired_ratio(&pairs).ok_or_else(|| {
+        let usable = pairs.iter().filter(|(a, b)| *a > 0.0 && *b > 0.0).count();
+        format!(
+            "{what}: {usable} round(s) with a figure above 0 for both (of {} measured); a paired interval needs 2",
+            pairs.len()
+        )
+    })
+}
+
+/// "1.40× (…)" when the interval excludes 1, else "cannot be told apart (…)".
+pub fn verdict(r: &RatioInterval) -> String {
+    match r.direction() {
+        Direction::Indistinguishable => format!(
+            "cannot be told apart ({:.2}×, 95 % CI {:.2} to {:.2})",
+            r.ratio, r.low, r.high
+        ),
+        _ => times(r),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -9,6 +9,8 @@ use serde_json::Value;
 pub struct Latency {
     pub p50_ns: f64,
     pub p99_ns: f64,
+    /// The smallest (the seeds' statistic); over visits, the smallest of any visit.
+    pub min_ns: Option<f64>,
 }
 
 /// MSG_ZEROCOPY completions over a run and how many of them the kernel copied anyway.
@@ -30,6 +32,9 @@ pub struct Point {
     /// The transport, when it sets this point's series apart (not tcp, or an ipc study where
     /// the transport is the variable).
     pub transport: Option<String>,
+    /// An ipc study's pipe buffer or shm ring (bytes the kernel granted): with `--pipe-sizes`
+    /// two points differ only in it.
+    pub buffer: Option<f64>,
     pub pattern: String,
     pub spin: bool,
     /// The receive path (`--recv`), when it is not plain recv.
@@ -81,6 +86,9 @@ impl Point {
         let mut name = self.mechanism.clone();
         if let Some(t) = &self.transport {
             name += &format!(" over {t}");
+        }
+        if let Some(b) = self.buffer {
+            name += &format!(" ({} buffer)", super::size_label(b));
         }
         if let Some(recv) = &self.recv {
             name += &format!(" ({recv})");
@@ -141,11 +149,8 @@ pub fn from_record(record: &Value, line: usize) -> Result<Point, String> {
         None if !completed => &no_sides,
         None => return Err("sides must hold two sides (sender and receiver)".into()),
     };
-    let main_side = if pattern == "rr" {
-        &sides[0]
-    } else {
-        &sides[1]
-    };
+    // rr's figures are the client's (side 0), a stream's the receiver's (side 1).
+    let main_side = &sides[usize::from(pattern != "rr")];
     let figure = |name: &str| match main_side[name].as_f64() {
         Some(v) => Ok(v),
         None if !completed => Ok(0.0),
@@ -168,6 +173,9 @@ pub fn from_record(record: &Value, line: usize) -> Result<Point, String> {
             .as_str()
             .filter(|r| *r != "recv")
             .map(str::to_string),
+        buffer: (record["command"] == "ipc")
+            .then(|| config["channel_buffer_bytes"].as_f64())
+            .flatten(),
         transport,
         status: record["status"].as_str().unwrap_or("unknown").to_string(),
         skipped_reason: record["skipped_reason"].as_str().map(str::to_string),
@@ -245,6 +253,7 @@ fn latency(side: &Value) -> Option<Latency> {
     Some(Latency {
         p50_ns: l["p50"].as_f64()?,
         p99_ns: l["p99"].as_f64()?,
+        min_ns: l["min"].as_f64(),
     })
 }
 

@@ -120,6 +120,7 @@ pub fn file_spec(args: &FileArgs, cpus: &[usize]) -> Result<FileSpec, ConfigErro
         cache,
         user_file: args.file.clone(),
         reps,
+        seed: super::sweep::parse_seed(args.seed.as_deref())?,
         verify: args.verify,
         counters: parse_counters(&args.counters, Pattern::Stream)?,
         pinning: parse_pinning(Some(args.pin.as_deref().unwrap_or(default_pin(cpus))), cpus)?,

@@ -106,7 +106,9 @@ pub fn ipc_spec(args: &IpcArgs, cpus: &[usize]) -> Result<IpcSpec, ConfigError> 
         bytes,
         max_time: parse_duration("--max-time", &args.max_time, false)?,
         warmup: parse_duration("--warmup", &args.warmup, true)?,
-        pipe_size: args.pipe_size.as_deref().map(parse_pipe_size).transpose()?,
+        buffers: buffers(args)?,
+        visits: parse_visits(&args.visits)?,
+        seed: super::sweep::parse_seed(args.seed.as_deref())?,
         pinning: parse_pinning(pin, cpus)?,
         cpus: cpus.to_vec(),
         udp_split: args.udp_split,
@@ -116,6 +118,34 @@ pub fn ipc_spec(args: &IpcArgs, cpus: &[usize]) -> Result<IpcSpec, ConfigError> 
         network,
         remote,
     })
+}
+
+/// `--pipe-sizes` (or the one `--pipe-size`): the buffers pipe and shm points are measured
+/// with; `[None]` for the kernel's default.
+fn buffers(args: &IpcArgs) -> Result<Vec<Option<usize>>, ConfigError> {
+    match (&args.pipe_size, &args.pipe_sizes) {
+        (Some(_), Some(_)) => Err(bad(
+            "--pipe-size with --pipe-sizes: give one; allowed: --pipe-sizes 64K,1M alone".into(),
+        )),
+        (Some(one), None) => Ok(vec![Some(parse_pipe_size(one)?)]),
+        (None, Some(list)) => {
+            let sizes = parse_list("--pipe-sizes", list, |t| {
+                parse_pipe_size(t).map_err(|e| bad(e.0.replacen("--pipe-size ", "", 1)))
+            })?;
+            Ok(sizes.into_iter().map(Some).collect())
+        }
+        (None, None) => Ok(vec![None]),
+    }
+}
+
+/// `--visits`: at least 2, so every point has an interval and every pair a paired ratio.
+fn parse_visits(text: &str) -> Result<usize, ConfigError> {
+    match text.trim().parse::<usize>() {
+        Ok(n) if (2..=1000).contains(&n) => Ok(n),
+        _ => Err(bad(format!(
+            "--visits {text:?}: allowed: a whole number from 2 to 1000"
+        ))),
+    }
 }
 
 /// The transports that cannot run in this placement (only tcp and udp cross namespaces or
@@ -195,7 +225,8 @@ fn args_json(args: &IpcArgs) -> serde_json::Value {
     serde_json::json!({
         "transports": args.transports, "sizes": args.sizes, "measure": args.measure,
         "trials": args.trials, "bytes": args.bytes, "max_time": args.max_time,
-        "warmup": args.warmup, "pipe_size": args.pipe_size, "pin": args.pin,
+        "warmup": args.warmup, "pipe_size": args.pipe_size, "pipe_sizes": args.pipe_sizes,
+        "visits": args.visits, "seed": args.seed, "pin": args.pin,
         "udp_split": args.udp_split,
         "processes": args.processes,
         "netns": args.network.netns, "mtu": args.network.mtu, "netem": args.network.netem,
@@ -223,27 +254,38 @@ mod tests {
         let s = spec(&["--transports", "pipe,shm", "--sizes", "4,1K,64K"]).unwrap();
         let points = s.points();
         assert_eq!(points.len(), 2 * 3 * 2);
-        assert_eq!(points[0], (Measure::Latency, 4, Transport::Pipe));
+        let at = |p: &crate::ipc::Point| (p.measure, p.size, p.transport, p.buffer);
+        assert_eq!(at(&points[0]), (Measure::Latency, 4, Transport::Pipe, None));
         assert_eq!(
-            points[1],
-            (Measure::Latency, 4, Transport::Shm),
+            at(&points[1]),
+            (Measure::Latency, 4, Transport::Shm, None),
             "transports interleave"
         );
     }
 
     #[test]
     fn latency_counts_round_trips_and_bandwidth_counts_whole_writes() {
-        let s = spec(&["--trials", "500", "--bytes", "1M", "--sizes", "3000"]).unwrap();
-        let lat = s.run_spec(Measure::Latency, 3000, Transport::Unix);
+        let s = spec(&[
+            "--trials", "500", "--bytes", "1M", "--sizes", "3000", "--visits", "2",
+        ])
+        .unwrap();
+        let at = |measure| crate::ipc::Point {
+            measure,
+            size: 3000,
+            transport: Transport::Unix,
+            buffer: None,
+        };
+        let lat = s.run_spec(&at(Measure::Latency));
         assert_eq!(
             (lat.pattern, lat.stopping.messages_per_flow),
-            (Pattern::Rr, Some(500))
+            (Pattern::Rr, Some(250)),
+            "the trials split over two visits"
         );
-        let bw = s.run_spec(Measure::Bandwidth, 3000, Transport::Unix);
+        let bw = s.run_spec(&at(Measure::Bandwidth));
         assert_eq!(bw.pattern, Pattern::Stream);
         assert_eq!(
             bw.stopping.messages_per_flow,
-            Some((1u64 << 20).div_ceil(3000))
+            Some((1u64 << 19).div_ceil(3000))
         );
         assert_eq!(s.pinning, Pinning::Cross, "cross by default on two CPUs");
     }
@@ -251,13 +293,71 @@ mod tests {
     #[test]
     fn the_pipe_size_goes_only_to_pipes_and_rings() {
         let s = spec(&["--pipe-size", "256K"]).unwrap();
+        let at = |transport, buffer| crate::ipc::Point {
+            measure: Measure::Latency,
+            size: 64,
+            transport,
+            buffer,
+        };
         assert_eq!(
-            s.run_spec(Measure::Latency, 64, Transport::Pipe).pipe_size,
+            s.run_spec(&at(Transport::Pipe, Some(256 << 10))).pipe_size,
             Some(256 << 10)
         );
         assert_eq!(
-            s.run_spec(Measure::Latency, 64, Transport::Tcp).pipe_size,
+            s.run_spec(&at(Transport::Tcp, Some(256 << 10))).pipe_size,
             None
         );
+    }
+
+    #[test]
+    fn pipe_sizes_make_the_buffer_a_dimension_of_pipe_and_shm_only() {
+        let s = spec(&[
+            "--transports",
+            "pipe,unix,shm",
+            "--sizes",
+            "64",
+            "--measure",
+            "bandwidth",
+            "--pipe-sizes",
+            "64K,1M",
+        ])
+        .unwrap();
+        let points = s.points();
+        let buffers = |t| -> Vec<Option<usize>> {
+            points
+                .iter()
+                .filter(|p| p.transport == t)
+                .map(|p| p.buffer)
+                .collect()
+        };
+        assert_eq!(buffers(Transport::Pipe), [Some(64 << 10), Some(1 << 20)]);
+        assert_eq!(buffers(Transport::Shm), [Some(64 << 10), Some(1 << 20)]);
+        assert_eq!(buffers(Transport::Unix), [None]);
+    }
+
+    #[test]
+    fn bad_pipe_sizes_and_visits_are_one_line_naming_the_value() {
+        for (args, needle) in [
+            (
+                vec!["--pipe-sizes", "64K,lots"],
+                "--pipe-sizes: \"lots\": allowed: 4 KiB to",
+            ),
+            (
+                vec!["--pipe-sizes", "1K"],
+                "--pipe-sizes: \"1K\": allowed: 4 KiB to",
+            ),
+            (
+                vec!["--pipe-sizes", "64K,,1M"],
+                "--pipe-sizes \"64K,,1M\": entry 2 is empty",
+            ),
+            (vec!["--pipe-size", "64K", "--pipe-sizes", "1M"], "give one"),
+            (
+                vec!["--visits", "1"],
+                "--visits \"1\": allowed: a whole number from 2",
+            ),
+        ] {
+            let e = spec(&args).unwrap_err().0;
+            assert!(e.contains(needle) && !e.contains('\n'), "{args:?}: {e}");
+        }
     }
 }

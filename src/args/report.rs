@@ -1,7 +1,8 @@
 //! `bytepath report DIR`: which report a results folder gets. A folder written by a
 //! single-study command (`file`, `servers`, `mesh`) holds that study's records and is
-//! rendered by its study; any other (a sweep, ipc) gets the sweep report. The report kit
-//! itself never asks which study wrote a folder.
+//! rendered by its study; an ipc folder gets the run-record report with ipc's questions, any
+//! other (a sweep, a run) the sweep's. The report kit itself never asks which study wrote a
+//! folder.
 use crate::cli::ReportArgs;
 use crate::error::{ConfigError, Error, Status};
 use crate::report::{study, write_reports};
@@ -21,6 +22,13 @@ pub fn command(args: &ReportArgs) -> Result<Status, Error> {
                 StudyKind::Servers => crate::servers::report::rerender(&args.dir)?,
                 StudyKind::Mesh => crate::mesh::report::rerender(&args.dir)?,
             }
+        }
+        None if study::kind(&args.dir).as_deref() == Some(crate::ipc::IPC_KIND) => {
+            crate::report::write::reports(
+                &args.dir,
+                args.output.as_deref(),
+                &crate::ipc::answers::IPC,
+            )?
         }
         None => write_reports(&args.dir, args.output.as_deref())?,
     };

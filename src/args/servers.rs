@@ -94,6 +94,16 @@ pub fn servers_spec(args: &ServersArgs, cpus: &[usize]) -> Result<ServersSpec, C
         clients,
         size,
         duration: parse_duration("--duration", &args.duration, false)?,
+        visits: match args.visits.trim().parse::<usize>() {
+            Ok(n) if (1..=1000).contains(&n) => n,
+            _ => {
+                return Err(ConfigError(format!(
+                    "--visits {:?}: allowed: a whole number from 1 to 1000",
+                    args.visits
+                )))
+            }
+        },
+        seed: super::sweep::parse_seed(args.seed.as_deref())?,
         warmup: parse_duration("--warmup", &args.warmup, true)?,
         rate,
         server_threads,
@@ -139,7 +149,8 @@ fn remote_placement(args: &ServersArgs, cpus: &[usize]) -> Result<Placement, Con
 fn args_json(args: &ServersArgs) -> Value {
     json!({
         "models": args.models, "clients": args.clients, "size": args.size,
-        "duration": args.duration, "warmup": args.warmup, "rate": args.rate,
+        "duration": args.duration, "visits": args.visits, "seed": args.seed,
+        "warmup": args.warmup, "rate": args.rate,
         "server_threads": args.server_threads, "client_threads": args.client_threads,
         "netns": args.network.netns, "mtu": args.network.mtu, "netem": args.network.netem,
         "remote": args.remote.remote,

@@ -104,6 +104,25 @@ pub fn probe(effort: &Effort, allowed_cpus: &[usize]) -> Probe {
     }
 }
 
+/// Measures the machine's own limits (memcpy roofline, syscall and clock cost) into `path`
+/// (a study folder's probe.json) unless it is there already, so a report can set its figures
+/// against them; true when it measured.
+pub fn write_probe(
+    path: &std::path::Path,
+    allowed_cpus: &[usize],
+) -> Result<bool, crate::error::Error> {
+    if path.exists() {
+        return Ok(false);
+    }
+    let probe = probe(&Effort::full(), allowed_cpus);
+    let text = serde_json::to_string_pretty(&probe).expect("the probe serializes") + "\n";
+    std::fs::write(path, text).map_err(|source| crate::error::Error::File {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    Ok(true)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -2,8 +2,8 @@
 //! (sweep, ipc, file, servers, mesh) in a format other tools read. The folder is read as
 //! `bytepath report` reads it (its marker's kind, then its records through `record` and the
 //! study's own loading); the figures are the ones the records hold, never recomputed, except
-//! where a study's records are its visits (file repetitions, mesh visits): those are averaged
-//! per point as the study's report does.
+//! where a study's records are its visits (file repetitions, servers and mesh visits): those
+//! are averaged per point as the study's report does.
 pub mod openmetrics;
 
 use crate::error::{ConfigError, Error};
@@ -78,7 +78,10 @@ pub fn export(dir: &Path, format: Format) -> Result<String, Error> {
         Format::OpenMetrics => openmetrics::render(&match kind {
             Kind::Runs => run_samples(&latest_per_point(&records), &[]),
             Kind::Mesh => mesh_samples(&records),
-            Kind::Servers => servers_samples(&latest_per_point(&records)),
+            // A servers study's records are visits: folded into one per point, as its report does.
+            Kind::Servers => {
+                servers_samples(&latest_per_point(&crate::servers::visits::points(&records)))
+            }
             Kind::File => file_samples(dir)?,
         }),
     })

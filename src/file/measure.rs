@@ -1,6 +1,9 @@
 //! The transfers of a file study: every size in turn (its test file written, or the user's
 //! file, or none when the remote server writes its own), every repetition of every mechanism,
-//! each transfer's record appended to the results folder as it ends.
+//! each transfer's record appended to the results folder as it ends. Within a repetition the
+//! mechanisms go back to back in an order drawn from `--seed` and reversed on every other
+//! repetition, so each repetition is a round of pairs that share the machine's state and in
+//! any pair each mechanism goes first equally often.
 use super::mechanisms::FileMechanism;
 use super::record::{Residency, TransferRecord, SCHEMA_VERSION};
 use super::server::{FileRequest, FileServer};
@@ -12,6 +15,27 @@ use crate::transport::FlowConnector;
 use std::fs::File;
 use std::io::Read;
 use std::sync::atomic::{AtomicBool, Ordering};
+
+/// How the transfers are ordered, as the marker and the report state it.
+pub const ORDER: &str = "per size, every repetition a round: the mechanisms back to back in an \
+     order drawn from the seed, reversed on every other repetition";
+
+/// The mechanisms in the order repetition `rep` measures them: `order` (drawn once from the
+/// seed), reversed on odd repetitions.
+pub fn rep_order(order: &[FileMechanism], rep: u32) -> Vec<FileMechanism> {
+    let mut out = order.to_vec();
+    if rep % 2 == 1 {
+        out.reverse();
+    }
+    out
+}
+
+/// The mechanisms in an order drawn from `seed`.
+pub fn seeded_order(mechanisms: &[FileMechanism], seed: u64) -> Vec<FileMechanism> {
+    let mut out = mechanisms.to_vec();
+    fastrand::Rng::with_seed(seed).shuffle(&mut out);
+    out
+}
 
 /// Every size in turn: its test file written (or the user's file), then all its transfers.
 pub(super) fn measure_all(
@@ -150,8 +174,8 @@ impl SizeRun<'_> {
     }
 }
 
-/// All repetitions of every mechanism for one size, then with `--profile` one profiled
-/// transfer of each; `one` measures one transfer (profiled: the file sent that many times).
+/// All repetitions of every mechanism for one size (in the seeded order, reversed every other
+/// repetition), then with `--profile` one profiled transfer of each; `one` measures one transfer (profiled: the file sent that many times).
 fn measure_size(
     spec: &FileSpec,
     size: u64,
@@ -161,8 +185,10 @@ fn measure_size(
     mut one: impl FnMut(FileMechanism, u32, Option<u32>) -> Result<TransferRecord, Error>,
 ) -> Result<Status, Error> {
     let mut status = Status::Success;
-    let measured = (0..spec.reps).flat_map(|rep| spec.mechanisms.iter().map(move |&m| (m, rep)));
-    let profiled = spec.mechanisms.iter().filter(|_| spec.profile);
+    let order = seeded_order(&spec.mechanisms, spec.seed ^ size);
+    let measured =
+        (0..spec.reps).flat_map(|rep| rep_order(&order, rep).into_iter().map(move |m| (m, rep)));
+    let profiled = order.iter().filter(|_| spec.profile);
     let profiled = profiled.map(|&m| (m, spec.reps));
     for (mechanism, rep) in measured.chain(profiled) {
         if interrupt.load(Ordering::SeqCst) {
@@ -301,6 +327,27 @@ pub fn prepare_cache(served: &ServedFile, cache: Cache) -> std::io::Result<Resid
 mod tests {
     use super::*;
     use crate::file::test_files::TestFolder;
+
+    #[test]
+    fn each_repetition_reverses_the_seeded_order_so_each_mechanism_leads_equally_often() {
+        let all = [
+            FileMechanism::Readsend,
+            FileMechanism::Sendfile,
+            FileMechanism::Splice,
+            FileMechanism::Mmap,
+        ];
+        let order = seeded_order(&all, 7);
+        assert_eq!(order, seeded_order(&all, 7), "the seed gives the order");
+        assert!(
+            (0..20).any(|s| seeded_order(&all, s) != order),
+            "seeds differ"
+        );
+        let mut reversed = order.clone();
+        reversed.reverse();
+        assert_eq!(rep_order(&order, 0), order);
+        assert_eq!(rep_order(&order, 1), reversed);
+        assert_eq!(rep_order(&order, 2), order);
+    }
 
     #[test]
     fn cold_cache_reports_what_mincore_saw_after_dropping() {

@@ -2,6 +2,7 @@
 //! loopback TCP with read+send, sendfile(2), splice(2) or mmap(2)+send, a client thread
 //! receives it; each (size, mechanism) is timed over `--reps` transfers with the page cache warm
 //! or dropped (cold), and the results become a table, results.jsonl and a report.
+pub mod answers;
 mod measure;
 pub mod mechanisms;
 pub mod record;
@@ -53,6 +54,8 @@ pub struct FileSpec {
     pub cache: Cache,
     pub user_file: Option<PathBuf>,
     pub reps: u32,
+    /// The seed each repetition's mechanism order is drawn from (`measure::ORDER`).
+    pub seed: u64,
     pub verify: bool,
     pub counters: CounterSelection,
     pub pinning: Pinning,
@@ -94,6 +97,8 @@ impl FileSpec {
             cache: self.cache.name().into(),
             user_file: self.user_file.as_ref().map(|p| p.display().to_string()),
             reps: self.reps,
+            seed: Some(self.seed),
+            order: Some(measure::ORDER.into()),
             verify: self.verify,
             counters: self.counters.name().into(),
             where_sides_run,
@@ -169,7 +174,7 @@ pub fn run(
         serde_json::to_value(spec.config(&sizes, server)).expect("JSON"),
         serde_json::json!({}),
         sizes.len() * spec.mechanisms.len() * spec.reps as usize,
-        "per size, per repetition, every mechanism in list order",
+        measure::ORDER,
     );
     let (mut results, _) =
         folder::open_with(output.out.as_deref(), false, &marker, record::csv_columns())?;

@@ -305,6 +305,13 @@ pub struct FileConfig {
     pub cache: String,
     pub user_file: Option<String>,
     pub reps: u32,
+    /// The seed the mechanism order of each repetition was drawn from (absent in folders
+    /// from before the order was seeded: mechanisms in list order).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
+    /// How the transfers were ordered, in words.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub order: Option<String>,
     pub verify: bool,
     pub counters: String,
     /// The transport's own words for where the two sides ran.

@@ -92,8 +92,13 @@ const HEADER: [&str; 12] = [
 fn method(study: &FileStudy) -> String {
     let c = &study.config;
     format!(
-        "{} repetitions per point, cache {}, chunk {} B, {}, pin {} (server CPU {}, client CPU {}). Time: {}. CPU ns/B: user+system time of both threads (RUSAGE_THREAD) per file byte; server CPU ns/B: the sending thread's alone. Context switches and page faults: both threads, per transfer. CI: 95 % Student t over repetitions (± omitted with one repetition). Status: {}.",
-        c.reps, c.cache, c.chunk_bytes, c.where_sides_run, c.pin, cpu(c.placement.sender_cpu),
+        "{} repetitions per point ({}), cache {}, chunk {} B, {}, pin {} (server CPU {}, client CPU {}). Time: {}. CPU ns/B: user+system time of both threads (RUSAGE_THREAD) per file byte; server CPU ns/B: the sending thread's alone. Context switches and page faults: both threads, per transfer. CI: 95 % Student t over repetitions (± omitted with one repetition). Status: {}.",
+        c.reps,
+        match c.seed {
+            Some(seed) => format!("{}; seed {seed}", c.order.as_deref().unwrap_or(super::measure::ORDER)),
+            None => "per repetition every mechanism in list order".into(),
+        },
+        c.cache, c.chunk_bytes, c.where_sides_run, c.pin, cpu(c.placement.sender_cpu),
         cpu(c.placement.receiver_cpu), c.timing, study.status
     )
 }
@@ -118,11 +123,22 @@ pub fn text_table(study: &FileStudy) -> String {
 
 pub fn markdown(study: &FileStudy) -> String {
     let mut out = String::from("# bytepath file: serving a file over a socket\n\n");
+    out += &study::answers_markdown(&answers(study));
+    out += "## How this was measured\n\n";
     out += &method(study);
     out += "\n\n";
     out += &table(study).markdown();
     out += "\nPlots: see report.html (time and CPU per byte against file size).\n";
-    out += &breakdown::study_markdown(&profiled_points(study), "profiled transfer");
+    out
+}
+
+/// The study's own answers, then with `--profile` where each mechanism's CPU goes.
+fn answers(study: &FileStudy) -> Vec<crate::analysis::Answer> {
+    let mut out = super::answers::answers(study);
+    out.extend(crate::analysis::profile::answer_for(
+        &profiled_points(study),
+        "profiled transfer",
+    ));
     out
 }
 
@@ -198,7 +214,11 @@ fn plot_of(id: &'static str, y_label: &str, data: Vec<Series>) -> String {
 }
 
 pub fn html(study: &FileStudy) -> String {
-    let mut body = format!("<p>{}</p>\n", escape(&method(study)));
+    let mut body = study::answers_html(&answers(study));
+    body += &format!(
+        "<h2>How this was measured</h2>\n<p>{}</p>\n",
+        escape(&method(study))
+    );
     body += &table(study).html();
     body += "<h2>Time per transfer</h2>\n";
     body += &plot_of("file-time", "time (ms)", series(study, |r| r.time_ms));
@@ -209,7 +229,7 @@ pub fn html(study: &FileStudy) -> String {
         series(study, |r| r.cpu_ns_per_byte),
     );
     body += "\n";
-    body += &breakdown::study_html(&profiled_points(study), "profiled transfer");
+    body += &breakdown::section_for(&profiled_points(study));
     page("bytepath file: serving a file over a socket", &body)
 }
 
@@ -297,6 +317,8 @@ mod tests {
                 cache: "warm".into(),
                 user_file: None,
                 reps: 1,
+                seed: None,
+                order: None,
                 verify: false,
                 counters: "none".into(),
                 where_sides_run: "test".into(),

@@ -1,19 +1,19 @@
 //! `bytepath ipc`: the seeds' IPC study on the run engine (no second engine). Latency is a
 //! ping-pong of `--trials` round trips (rr); bandwidth moves `--bytes` in writes of each size
-//! (stream, timed on the receiving side, so the time covers delivery, not buffering). Every
-//! point is a run record, written to a results folder as it finishes.
-use crate::engine::{self, PointRunner, RunOutcome};
-use crate::environment::Environment;
-use crate::error::{Error, Status};
+//! (stream, timed on the receiving side, so the time covers delivery, not buffering). The
+//! pipe buffer (and the shm ring) is a dimension of the study with `--pipe-sizes`. Every point
+//! is measured in `--visits` visits, the transports of one (measure, size) visited back to back
+//! in a seeded order (`study`), so the report's answers (`answers`) rest on paired ratios.
+pub mod answers;
+mod study;
+
 use crate::measure::counters::CounterSelection;
 use crate::mechanism::MechanismKind;
-use crate::record::{self, RunRecord, SweepPoint};
-use crate::report;
-use crate::report::folder::{self, Saved, StudyOutput};
 use crate::spec::{self, Network, Pattern, Pinning, RunSpec, Stopping};
 use crate::transport::Transport;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
+
+pub use study::run;
 
 pub const IPC_KIND: &str = "bytepath ipc results";
 
@@ -35,7 +35,13 @@ pub struct IpcSpec {
     pub bytes: u64,
     pub max_time: Duration,
     pub warmup: Duration,
-    pub pipe_size: Option<usize>,
+    /// `--pipe-sizes`: the buffer of pipe and shm points, each a point of its own; `[None]`
+    /// leaves the kernel's default pipe buffer (and the default ring).
+    pub buffers: Vec<Option<usize>>,
+    /// Visits per point; `--trials` and `--bytes` are split evenly over them.
+    pub visits: usize,
+    /// The seed the visit order is drawn from.
+    pub seed: u64,
     pub pinning: Pinning,
     pub cpus: Vec<usize>,
     pub udp_split: bool,
@@ -52,44 +58,80 @@ pub struct IpcSpec {
     pub remote: Option<spec::RemoteRun>,
 }
 
+/// One point of the study: what is measured, at which size, over which transport and buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Point {
+    pub measure: Measure,
+    pub size: usize,
+    pub transport: Transport,
+    /// The requested pipe buffer or ring size; `None` for the default or a socket.
+    pub buffer: Option<usize>,
+}
+
+impl Point {
+    /// Names the point in visits.jsonl: measure/transport/size, and the buffer when set.
+    pub fn key(&self) -> String {
+        let measure = match self.measure {
+            Measure::Latency => "latency",
+            Measure::Bandwidth => "bandwidth",
+        };
+        let key = format!("{measure}/{}/{}", self.transport.name(), self.size);
+        match self.buffer {
+            Some(b) => format!("{key}/buffer{b}"),
+            None => key,
+        }
+    }
+}
+
 impl IpcSpec {
-    /// Every (measure, size, transport), transports interleaved within each size.
-    pub fn points(&self) -> Vec<(Measure, usize, Transport)> {
+    /// Every point: per measure and size, every transport in list order (pipe and shm once
+    /// per buffer).
+    pub fn points(&self) -> Vec<Point> {
         let mut out = Vec::new();
-        for &m in &self.measures {
+        for &measure in &self.measures {
             for &size in &self.sizes {
-                out.extend(
-                    self.transports
-                        .iter()
-                        .filter(|&&t| !self.skipped.contains(&(t, size)))
-                        .map(|&t| (m, size, t)),
-                );
+                for &transport in &self.transports {
+                    if self.skipped.contains(&(transport, size)) {
+                        continue;
+                    }
+                    let buffers: &[Option<usize>] = if has_buffer(transport) {
+                        &self.buffers
+                    } else {
+                        &[None]
+                    };
+                    out.extend(buffers.iter().map(|&buffer| Point {
+                        measure,
+                        size,
+                        transport,
+                        buffer,
+                    }));
+                }
             }
         }
         out
     }
 
-    pub fn run_spec(&self, measure: Measure, size: usize, transport: Transport) -> RunSpec {
-        let (pattern, count, counters) = match measure {
-            Measure::Latency => (Pattern::Rr, self.trials, CounterSelection::None),
+    /// One visit's run: its share of `--trials` round trips or `--bytes`, no perf counter
+    /// open (the headline figures come from visits with nothing extra open).
+    pub fn run_spec(&self, point: &Point) -> RunSpec {
+        let visits = self.visits.max(1) as u64;
+        let (pattern, count) = match point.measure {
+            Measure::Latency => (Pattern::Rr, self.trials.div_ceil(visits)),
             Measure::Bandwidth => (
                 Pattern::Stream,
-                self.bytes.div_ceil(size as u64),
-                CounterSelection::All,
+                self.bytes.div_ceil(visits).div_ceil(point.size as u64),
             ),
         };
         RunSpec {
-            transport,
-            pipe_size: self
-                .pipe_size
-                .filter(|_| matches!(transport, Transport::Pipe | Transport::Shm)),
+            transport: point.transport,
+            pipe_size: point.buffer.filter(|_| has_buffer(point.transport)),
             mechanism: MechanismKind::Send,
             pattern,
-            message_size: size,
+            message_size: point.size,
             threads: 1,
             duration: self.max_time,
             stopping: Stopping {
-                messages_per_flow: Some(count),
+                messages_per_flow: Some(count.max(1)),
                 ..Stopping::fixed(self.max_time)
             },
             warmup: self.warmup,
@@ -98,7 +140,7 @@ impl IpcSpec {
             recv_size: None,
             spin: false,
             verify: false,
-            counters,
+            counters: CounterSelection::None,
             udp_split: self.udp_split,
             processes: self.processes,
             network: self.network.clone(),
@@ -109,114 +151,7 @@ impl IpcSpec {
     }
 }
 
-/// Measures every point of `spec` through `sides` into a new results folder, one run record
-/// per point, and renders the report.
-pub fn run(
-    spec: &IpcSpec,
-    output: &StudyOutput,
-    sides: &dyn PointRunner,
-    interrupt: &AtomicBool,
-) -> Result<Status, Error> {
-    let points = spec.points();
-    let marker = folder::marker(
-        IPC_KIND,
-        serde_json::json!({}),
-        output.arguments.clone(),
-        points.len(),
-        "per measure and size, every transport in list order",
-    );
-    let (mut results, _) = folder::open(output.out.as_deref(), false, &marker)?;
-    results.stream_to(output, "ipc", &marker, folder::StreamAs::Points);
-    let env = Environment::detect(&spec.cpus);
-    if let Some(place) = sides.announce() {
-        println!("ipc: sides {place}");
-    }
-    for reason in &spec.skip_reasons {
-        println!("ipc: {reason}");
-    }
-    println!(
-        "ipc: {} points, pin {}, results in {}",
-        points.len(),
-        spec.pinning.name(),
-        results.dir.display()
-    );
-    let mut status = Status::Success;
-    for (index, &(measure, size, transport)) in points.iter().enumerate() {
-        if interrupt.load(Ordering::SeqCst) {
-            status = Status::Interrupted;
-            break;
-        }
-        let run = sides.place(spec.run_spec(measure, size, transport));
-        let outcome = sides
-            .run(&run, interrupt)
-            .unwrap_or_else(|e| RunOutcome::not_run(&run, e.to_string()));
-        let mut record = record::build(&run, &outcome, env.clone());
-        record.command = "ipc".into();
-        record.sweep_point = Some(SweepPoint {
-            index,
-            total: points.len(),
-            key: record::point_key(&serde_json::to_value(&record.config).expect("JSON")),
-        });
-        println!("{}", line(measure, &record));
-        results.append(&Saved::from_value(
-            serde_json::to_value(&record).expect("the record serializes"),
-        ))?;
-        match record.status_for_exit() {
-            Status::Interrupted => {
-                status = Status::Interrupted;
-                break;
-            }
-            Status::Failed => status = Status::Failed,
-            Status::Success => {}
-        }
-    }
-    match report::write_reports(&results.dir, None) {
-        Ok(html) => println!("report: {}", html.display()),
-        Err(e) => eprintln!(
-            "bytepath: the report could not be written ({e}); the results are kept in {}",
-            results.dir.display()
-        ),
-    }
-    Ok(status)
-}
-
-/// One line per point: latency as min/p50/p99/mean round trip with the one-way estimate, or
-/// bandwidth received whole.
-fn line(measure: Measure, r: &RunRecord) -> String {
-    let figures = figures(measure, r);
-    match &r.datagrams {
-        Some(d) if r.errors.is_empty() => format!("{figures}; {}", d.brief()),
-        _ => figures,
-    }
-}
-
-fn figures(measure: Measure, r: &RunRecord) -> String {
-    let c = &r.config;
-    let head = format!(
-        "{:<10} {:>8} B {:<9}",
-        c.transport,
-        c.message_size_bytes,
-        format!("{measure:?}").to_lowercase()
-    );
-    if !r.errors.is_empty() {
-        return format!("{head} failed: {}", r.errors.join("; "));
-    }
-    let cut = if r.statistics.stop_reason == engine::phases::StopReason::MaxTime.name() {
-        " (cut at --max-time)"
-    } else {
-        ""
-    };
-    match measure {
-        Measure::Latency => match &r.sides[0].latency_ns {
-            Some(l) => format!(
-                "{head} round trip min {:.2} p50 {:.2} p99 {:.2} mean {:.2} µs; one way ≈ {:.2} µs (RTT/2, an estimate); {} trials{cut}",
-                l.min as f64 / 1e3, l.p50 as f64 / 1e3, l.p99 as f64 / 1e3, l.mean / 1e3, l.p50 as f64 / 2e3, r.sides[0].messages
-            ),
-            None => format!("{head} no round trip completed"),
-        },
-        Measure::Bandwidth => format!(
-            "{head} {:.3} Gbit/s received whole ({} B in {:.3} s){cut}",
-            r.sides[1].throughput_gbps, r.sides[1].payload_bytes, r.sides[1].elapsed_s
-        ),
-    }
+/// Transports with a buffer `--pipe-sizes` sets: the pipe's, and the shm ring.
+pub fn has_buffer(t: Transport) -> bool {
+    matches!(t, Transport::Pipe | Transport::Shm)
 }

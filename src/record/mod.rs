@@ -206,17 +206,8 @@ pub struct TransferTotals {
     pub all_delivered: bool,
 }
 
-/// What a visit is for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum VisitKind {
-    /// No perf counter open: the headline figures come from these.
-    Headline,
-    /// Perf counters open: counter figures only, labelled as such.
-    Counters,
-    /// Every side's threads sampled (`--profile`): the CPU breakdown only.
-    Profile,
-}
+/// What a visit is for (defined beside the schedule that orders visits).
+pub use crate::stats::schedule::VisitKind;
 
 /// Where one visit sits in a study (present on the lines of visits.jsonl only).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

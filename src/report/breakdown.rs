@@ -112,41 +112,6 @@ pub fn section_for(points: &[crate::analysis::profile::Profiled]) -> String {
     out
 }
 
-/// A study's answer (`visit` names what was sampled) and its figures, for its report.html;
-/// empty when nothing was profiled.
-pub fn study_html(points: &[crate::analysis::profile::Profiled], visit: &str) -> String {
-    let Some(a) = crate::analysis::profile::answer_for(points, visit) else {
-        return String::new();
-    };
-    let mut out = format!(
-        "<h2>{}</h2>\n<p>{}</p><ul>",
-        escape(a.question),
-        escape(&a.finding)
-    );
-    for d in &a.details {
-        let _ = write!(out, "<li>{}</li>", escape(d));
-    }
-    let _ = writeln!(out, "</ul><p>Rests on: {}.</p>", escape(&a.rests_on));
-    out + &section_for(points)
-}
-
-/// The same answer for a study's report.md (figures are in report.html only).
-pub fn study_markdown(points: &[crate::analysis::profile::Profiled], visit: &str) -> String {
-    let Some(a) = crate::analysis::profile::answer_for(points, visit) else {
-        return String::new();
-    };
-    let mut out = format!("\n## {}\n\n{}\n\n", a.question, a.finding);
-    for d in &a.details {
-        let _ = writeln!(out, "- {d}");
-    }
-    let _ = writeln!(
-        out,
-        "\n_Rests on: {}._ Stacked bars per side: report.html.",
-        a.rests_on
-    );
-    out
-}
-
 /// One bar: a label and a side's block.
 pub struct Bar<'a> {
     pub label: String,

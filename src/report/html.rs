@@ -3,7 +3,8 @@
 use super::plot::{escape, render};
 use super::plots::{figures, Figure};
 use super::summary::{self, Rows};
-use crate::analysis::{answers, Answer, Dataset};
+use super::write::Questions;
+use crate::analysis::Dataset;
 use std::fmt::Write;
 
 const STYLE: &str = "
@@ -24,27 +25,6 @@ th { background: #f3f3f3; white-space: nowrap; }
 tr.not-completed td { color: #a00; }
 .meta { color: #555; }
 ";
-
-fn answer(out: &mut String, a: &Answer) {
-    let _ = write!(
-        out,
-        "<div class=\"answer\"><h3>{}</h3><p class=\"finding\">{}</p>",
-        escape(a.question),
-        escape(&a.finding)
-    );
-    if !a.details.is_empty() {
-        out.push_str("<ul>");
-        for d in &a.details {
-            let _ = write!(out, "<li>{}</li>", escape(d));
-        }
-        out.push_str("</ul>");
-    }
-    let _ = write!(
-        out,
-        "<p class=\"rests-on\">Rests on: {}.</p></div>",
-        escape(&a.rests_on)
-    );
-}
 
 fn figure(out: &mut String, f: &Figure) {
     let _ = write!(
@@ -92,19 +72,18 @@ fn points_table(out: &mut String, data: &Dataset) {
     out.push_str("</table>");
 }
 
-/// The whole page; `source` names the results file in the text.
-pub fn page(data: &Dataset, source: &str) -> String {
+/// The whole page; `source` names the results file in the text; `questions` are the study's.
+pub fn page(data: &Dataset, source: &str, questions: &Questions) -> String {
     let mut out = format!(
         "<!DOCTYPE html>\n<html xmlns=\"http://www.w3.org/1999/xhtml\" lang=\"en\"><head>\
-         <meta charset=\"utf-8\"/><title>bytepath report: {}</title><style>{STYLE}</style>\
-         </head><body><h1>bytepath report</h1><p class=\"meta\">{}</p>",
+         <meta charset=\"utf-8\"/><title>{}: {}</title><style>{STYLE}</style>\
+         </head><body><h1>{}</h1><p class=\"meta\">{}</p>",
+        escape(questions.title),
         escape(source),
+        escape(questions.title),
         escape(&summary::overview(data, source))
     );
-    out.push_str("<h2 id=\"answers\">Answers</h2>");
-    for a in answers(data) {
-        answer(&mut out, &a);
-    }
+    out.push_str(&super::study::answers_html(&(questions.answers)(data)));
     out.push_str("<h2 id=\"plots\">Plots</h2>");
     for f in figures(data) {
         figure(&mut out, &f);
@@ -132,6 +111,7 @@ mod tests {
     use super::*;
     use crate::analysis::load::parse;
     use crate::analysis::synthetic::{demo_sweep, jsonl, Shape};
+    use crate::report::write::SWEEP;
 
     fn parse_xml(html: &str) -> roxmltree::Document<'_> {
         let options = roxmltree::ParsingOptions {
@@ -144,7 +124,7 @@ mod tests {
     #[test]
     fn the_page_is_well_formed_and_holds_one_svg_per_plot() {
         let data = parse(&jsonl(&demo_sweep(true)), "results.jsonl").unwrap();
-        let html = page(&data, "sweep/results.jsonl");
+        let html = page(&data, "sweep/results.jsonl", &SWEEP);
         let doc = parse_xml(&html);
         let svgs: Vec<_> = doc
             .descendants()
@@ -167,7 +147,7 @@ mod tests {
     #[test]
     fn the_page_needs_no_network() {
         let data = parse(&jsonl(&demo_sweep(false)), "r").unwrap();
-        let html = page(&data, "r");
+        let html = page(&data, "r", &SWEEP);
         for needle in ["<script", "<link", "@import", "url(", "src=\"http"] {
             assert!(!html.contains(needle), "found {needle}");
         }
@@ -178,7 +158,7 @@ mod tests {
         let mut failed = Shape::stream("copy", 4096, 1, 10.0);
         failed.status = "failed";
         let data = parse(&jsonl(&[failed]), "r").unwrap();
-        let html = page(&data, "a<b>&c");
+        let html = page(&data, "a<b>&c", &SWEEP);
         assert!(html.contains("a&lt;b&gt;&amp;c"));
         let doc = parse_xml(&html);
         assert!(doc

@@ -1,7 +1,8 @@
 //! report.md: the answers, the environment, how it was measured and a compact table, for
 //! pasting into an issue or a paper (GitHub-flavoured Markdown tables).
 use super::summary::{self, Rows};
-use crate::analysis::{answers, Dataset};
+use super::write::Questions;
+use crate::analysis::Dataset;
 use std::fmt::Write;
 
 /// Escapes what would break a table cell or start markup.
@@ -15,22 +16,14 @@ fn rows_list(out: &mut String, rows: &Rows) {
     }
 }
 
-/// The whole document; `source` names the results file.
-pub fn document(data: &Dataset, source: &str) -> String {
+/// The whole document; `source` names the results file; `questions` are the study's.
+pub fn document(data: &Dataset, source: &str, questions: &Questions) -> String {
     let mut out = format!(
-        "# bytepath report\n\n{}\n\n## Answers\n\n",
+        "# {}\n\n{}\n\n",
+        questions.title,
         summary::overview(data, source)
     );
-    for a in answers(data) {
-        let _ = writeln!(out, "### {}\n\n{}\n", a.question, a.finding);
-        for d in &a.details {
-            let _ = writeln!(out, "- {d}");
-        }
-        if !a.details.is_empty() {
-            out.push('\n');
-        }
-        let _ = writeln!(out, "_Rests on: {}._\n", a.rests_on);
-    }
+    out.push_str(&super::study::answers_markdown(&(questions.answers)(data)));
     out.push_str("## Environment\n\n");
     rows_list(&mut out, &summary::environment(data));
     out.push_str("\n## Machine limits (bytepath probe)\n\n");
@@ -57,7 +50,7 @@ mod tests {
     #[test]
     fn the_document_holds_every_answer_and_a_row_per_point() {
         let data = parse(&jsonl(&demo_sweep(false)), "r").unwrap();
-        let md = document(&data, "sweep/results.jsonl");
+        let md = document(&data, "sweep/results.jsonl", &crate::report::write::SWEEP);
         assert_eq!(md.matches("\n### ").count(), 7);
         assert_eq!(md.matches("_Rests on: ").count(), 7);
         let table_rows = md.lines().filter(|l| l.starts_with("| ")).count();

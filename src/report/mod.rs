@@ -21,13 +21,13 @@ pub mod write;
 use crate::error::Error;
 use crate::record::RunRecord;
 
-/// Renders `dir/results.jsonl` into report.html (at `html_out`, default `dir/report.html`) and
-/// report.md beside it; returns the HTML path.
+/// Renders `dir/results.jsonl` into the sweep's report.html (at `html_out`, default
+/// `dir/report.html`) and report.md beside it; returns the HTML path.
 pub fn write_reports(
     dir: &std::path::Path,
     html_out: Option<&std::path::Path>,
 ) -> Result<std::path::PathBuf, Error> {
-    write::reports(dir, html_out)
+    write::reports(dir, html_out, &write::SWEEP)
 }
 
 pub trait Exporter {

@@ -1,9 +1,12 @@
 //! What the reports of the single-study commands (`bytepath file`, `bytepath servers`) share:
 //! the names of their two files, one self-contained page skeleton, one table in three formats
 //! (aligned text, GitHub-flavoured Markdown, HTML), and reading a results folder back for
-//! `bytepath report DIR`. Kept in one place so the two studies' reports look and parse alike.
+//! `bytepath report DIR`; and the Answers section every study's report opens with (the sweep's,
+//! ipc's, file's and servers'), rendered the same way for each. Kept in one place so the
+//! studies' reports look and parse alike.
 use super::folder::{MARKER, RESULTS_JSONL};
 use super::plot::escape;
+use crate::analysis::Answer;
 use crate::error::Error;
 use serde::de::DeserializeOwned;
 use std::fmt::Write;
@@ -14,7 +17,51 @@ pub const HTML: &str = "report.html";
 
 const STYLE: &str = "body{font-family:sans-serif;max-width:1100px;margin:auto;padding:0 1em}\
 table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}\
-tr.not-completed td{color:#a00}.note{color:#555}";
+tr.not-completed td{color:#a00}.note{color:#555}.answer{margin-bottom:1em}\
+.answer p{margin:0.2em 0}.rests-on{color:#666;font-size:0.9em}.answer ul{margin:0.2em 0}";
+
+/// The Answers section in HTML: a heading, then per answer its question, finding, the figures
+/// it rests on and the basis.
+pub fn answers_html(answers: &[Answer]) -> String {
+    let mut out = String::from("<h2 id=\"answers\">Answers</h2>\n");
+    for a in answers {
+        let _ = write!(
+            out,
+            "<div class=\"answer\"><h3>{}</h3><p class=\"finding\">{}</p>",
+            escape(a.question),
+            escape(&a.finding)
+        );
+        if !a.details.is_empty() {
+            out.push_str("<ul>");
+            for d in &a.details {
+                let _ = write!(out, "<li>{}</li>", escape(d));
+            }
+            out.push_str("</ul>");
+        }
+        let _ = writeln!(
+            out,
+            "<p class=\"rests-on\">Rests on: {}.</p></div>",
+            escape(&a.rests_on)
+        );
+    }
+    out
+}
+
+/// The Answers section in Markdown.
+pub fn answers_markdown(answers: &[Answer]) -> String {
+    let mut out = String::from("## Answers\n\n");
+    for a in answers {
+        let _ = writeln!(out, "### {}\n\n{}\n", a.question, a.finding);
+        for d in &a.details {
+            let _ = writeln!(out, "- {d}");
+        }
+        if !a.details.is_empty() {
+            out.push('\n');
+        }
+        let _ = writeln!(out, "_Rests on: {}._\n", a.rests_on);
+    }
+    out
+}
 
 /// A table: a header and rows of the same width.
 pub struct Table {

@@ -2,7 +2,7 @@
 //! line naming the file and line (exit 2), found before anything is written; each report is
 //! written to a temporary file and renamed, so a failure never leaves a half-written report.
 use super::{html, markdown};
-use crate::analysis::{load, Dataset};
+use crate::analysis::{load, Answer, Dataset};
 use crate::error::ConfigError;
 use crate::error::Error;
 use std::path::{Path, PathBuf};
@@ -10,6 +10,19 @@ use std::path::{Path, PathBuf};
 pub const RESULTS_FILE: &str = "results.jsonl";
 /// The report's answers as data: what a re-run must reproduce (`bench/repeatability.sh`).
 pub const ANSWERS_FILE: &str = "answers.json";
+
+/// The questions a report of run records opens with, and its title: each study that writes run
+/// records (sweep, ipc) gives its own, so no report shows another study's questions.
+pub struct Questions {
+    pub title: &'static str,
+    pub answers: fn(&Dataset) -> Vec<Answer>,
+}
+
+/// The sweep's questions (crossovers, costs, scaling, a surprise).
+pub const SWEEP: Questions = Questions {
+    title: "bytepath report",
+    answers: crate::analysis::answers,
+};
 
 fn bad(msg: String) -> Error {
     Error::Config(ConfigError(msg))
@@ -65,25 +78,29 @@ fn write_atomically(path: &Path, text: &str) -> Result<(), Error> {
 }
 
 /// Renders both reports; returns the HTML path. report.md goes beside the HTML.
-pub fn reports(dir: &Path, html_out: Option<&Path>) -> Result<PathBuf, Error> {
+pub fn reports(
+    dir: &Path,
+    html_out: Option<&Path>,
+    questions: &Questions,
+) -> Result<PathBuf, Error> {
     let data = read_results(dir)?;
     let source = dir.join(RESULTS_FILE).display().to_string();
     let html_path = html_out.map_or_else(|| dir.join("report.html"), Path::to_path_buf);
     let md_path = html_path.with_file_name("report.md");
-    let page = html::page(&data, &source);
-    let document = markdown::document(&data, &source);
+    let page = html::page(&data, &source, questions);
+    let document = markdown::document(&data, &source, questions);
     write_atomically(&html_path, &page)?;
     write_atomically(&md_path, &document)?;
     write_atomically(
         &html_path.with_file_name(ANSWERS_FILE),
-        &answers_json(&data),
+        &answers_json(&(questions.answers)(&data)),
     )?;
     Ok(html_path)
 }
 
 /// Each answer's question, verdict (`null` for an answer that is a figure), finding and basis.
-fn answers_json(data: &Dataset) -> String {
-    let answers: Vec<serde_json::Value> = crate::analysis::answers(data)
+fn answers_json(answers: &[Answer]) -> String {
+    let answers: Vec<serde_json::Value> = answers
         .iter()
         .map(|a| {
             serde_json::json!({
@@ -123,7 +140,7 @@ mod tests {
     #[test]
     fn both_reports_are_written_beside_the_results() {
         let dir = folder("ok", Some(&jsonl(&[Shape::stream("copy", 4096, 1, 10.0)])));
-        let html = reports(&dir, None).unwrap();
+        let html = reports(&dir, None, &SWEEP).unwrap();
         assert_eq!(html, dir.join("report.html"));
         assert!(std::fs::read_to_string(&html)
             .unwrap()
@@ -136,13 +153,13 @@ mod tests {
     #[test]
     fn a_missing_folder_is_an_input_error() {
         let dir = std::env::temp_dir().join("bytepath-write-does-not-exist");
-        assert!(message(reports(&dir, None).unwrap_err()).contains("no such folder"));
+        assert!(message(reports(&dir, None, &SWEEP).unwrap_err()).contains("no such folder"));
     }
 
     #[test]
     fn a_folder_without_results_is_an_input_error() {
         let dir = folder("empty", None);
-        let msg = message(reports(&dir, None).unwrap_err());
+        let msg = message(reports(&dir, None, &SWEEP).unwrap_err());
         let expected = format!(
             "results.jsonl: not found; is {} a folder written by `bytepath sweep`?",
             dir.display()
@@ -155,7 +172,7 @@ mod tests {
     fn a_bad_line_overwrites_nothing() {
         let dir = folder("bad", Some("{\"schema_version\": 1}\n"));
         std::fs::write(dir.join("report.html"), "old").unwrap();
-        let msg = message(reports(&dir, None).unwrap_err());
+        let msg = message(reports(&dir, None, &SWEEP).unwrap_err());
         assert!(
             msg.contains("results.jsonl line 1: config.mechanism is missing"),
             "{msg}"

@@ -2,8 +2,10 @@
 //! select) extended to poll, epoll and io_uring, under many clients. Each (model, clients)
 //! point forks a fresh server process (see `process`), drives it with the load generator
 //! (`load`) on loopback, and writes one record (`record`) to the results folder as it ends.
+pub mod answers;
 pub mod blocking;
 pub mod host;
+pub mod line;
 pub mod load;
 pub mod model;
 pub mod process;
@@ -11,8 +13,10 @@ pub mod profile_points;
 pub mod readiness;
 pub mod record;
 pub mod report;
-mod study;
+pub mod report_table;
+pub mod study;
 pub mod uring;
+pub mod visits;
 
 use crate::error::ConfigError;
 use model::ServerModel;
@@ -36,7 +40,11 @@ pub struct ServersSpec {
     pub models: Vec<ServerModel>,
     pub clients: Vec<usize>,
     pub size: usize,
+    /// Each point's measured time, split evenly over its visits.
     pub duration: Duration,
+    /// Visits per point (`--visits`), in rounds ordered by `seed`.
+    pub visits: usize,
+    pub seed: u64,
     pub warmup: Duration,
     pub rate: Option<f64>,
     pub server_threads: usize,
@@ -96,6 +104,11 @@ fn bad(msg: String) -> ConfigError {
 }
 
 impl ServersSpec {
+    /// One visit's measured window: the point's duration over its visits.
+    pub fn visit_duration(&self) -> Duration {
+        self.duration / self.visits.max(1) as u32
+    }
+
     /// Every (model, clients), models interleaved within each client count.
     pub fn points(&self) -> Vec<(ServerModel, usize)> {
         self.clients

@@ -55,6 +55,20 @@ pub struct ServersRecord {
     pub profile: Option<crate::measure::profile::Profile>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub profiled_window: Option<String>,
+    /// Which visit of its point this record is (absent in folders from before visits: one
+    /// record per point).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub visit: Option<ServersVisit>,
+}
+
+/// Where one visit sits in a servers study's order.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct ServersVisit {
+    pub round: usize,
+    /// Position in the order the visits were made (0-based).
+    pub position: usize,
+    /// The seed the order was drawn from.
+    pub seed: u64,
 }
 
 impl ServersRecord {
@@ -73,6 +87,7 @@ impl ServersRecord {
             sweep_point: None,
             profile: None,
             profiled_window: None,
+            visit: None,
         }
     }
 

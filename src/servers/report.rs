@@ -4,23 +4,15 @@
 //! per second, p99 latency, server CPU per request and context switches per request. Rendered
 //! from the records exactly as `record` writes them, so `bytepath report DIR` renders the same
 //! report from the folder alone.
+use super::report_table::{clients_cell, hardware_note, model, server, status, study_table};
 use crate::error::Error;
 use crate::report::plot::axis::{Scale, TickFormat};
 use crate::report::plot::{escape, Datum, Series};
-use crate::report::study::{self, page, Table, HTML};
-use crate::report::units;
+use crate::report::study::{self, page, HTML};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
 const TITLE: &str = "bytepath servers: TCP server models under many clients";
-
-fn model(r: &Value) -> &str {
-    r["config"]["model"].as_str().unwrap_or("?")
-}
-
-fn status(r: &Value) -> &str {
-    r["status"].as_str().unwrap_or("?")
-}
 
 fn color(model: &str) -> &'static str {
     match model {
@@ -45,139 +37,6 @@ fn models(records: &[Value]) -> Vec<&str> {
     out
 }
 
-const FIXED: [&str; 12] = [
-    "model",
-    "clients",
-    "status",
-    "req/s",
-    "p50 µs",
-    "p99 µs",
-    "p99.9 µs",
-    "server CPU ns/req",
-    "context switches/req",
-    "server threads",
-    "server peak RSS",
-    "client CPU/thread",
-];
-
-/// A hardware counter of the server process: (column header, key in metrics.server, shown
-/// per request rather than as it is).
-const HARDWARE: [(&str, &str, bool); 4] = [
-    ("cycles/req", "cycles", true),
-    ("instructions/req", "instructions", true),
-    ("IPC", "ipc", false),
-    ("cache misses/req", "cache_misses", true),
-];
-
-fn server(r: &Value) -> &Value {
-    &r["metrics"]["server"]
-}
-
-/// The hardware counters measured at some point of the study: only these get a column.
-fn hardware_measured(records: &[Value]) -> Vec<(&'static str, &'static str, bool)> {
-    HARDWARE
-        .into_iter()
-        .filter(|(_, key, _)| records.iter().any(|r| server(r)[key].is_number()))
-        .collect()
-}
-
-/// One line for the hardware counters no point measured, with the first reason recorded
-/// (a missing PMU or perf_event_paranoid is the same for every point).
-fn hardware_note(records: &[Value]) -> Option<String> {
-    let measured = hardware_measured(records);
-    let missing: Vec<&str> = HARDWARE
-        .iter()
-        .filter(|h| !measured.contains(h))
-        .map(|(header, ..)| header.trim_end_matches("/req"))
-        .collect();
-    if missing.is_empty() || records.iter().all(|r| server(r).is_null()) {
-        return None;
-    }
-    let reason = records
-        .iter()
-        .flat_map(|r| {
-            HARDWARE.iter().filter_map(move |(_, key, _)| {
-                server(r)[format!("{key}_unavailable_reason")].as_str()
-            })
-        })
-        .next()
-        .unwrap_or("not counted");
-    Some(format!(
-        "Server hardware counters ({}): n/a: {reason}.",
-        missing.join(", ")
-    ))
-}
-
-/// A cell: "n/a" where the point was measured but the figure is not there, empty where the
-/// point was not measured at all.
-fn cell(r: &Value, v: Option<f64>, text: impl Fn(f64) -> String) -> String {
-    match v {
-        Some(v) => text(v),
-        None if r["metrics"].is_null() => String::new(),
-        None => "n/a".into(),
-    }
-}
-
-fn clients_cell(r: &Value) -> String {
-    let c = &r["config"];
-    match (c["clients"].as_u64(), c["clients_requested"].as_u64()) {
-        (Some(n), Some(asked)) if n != asked => format!("{n} of {asked}"),
-        (Some(n), _) => n.to_string(),
-        _ => "?".into(),
-    }
-}
-
-fn row(r: &Value, hardware: &[(&str, &str, bool)]) -> Vec<String> {
-    let m = &r["metrics"];
-    let s = server(r);
-    let us = |key: &str| {
-        cell(r, m["latency_ns"][key].as_f64(), |v| {
-            format!("{:.1}", v / 1e3)
-        })
-    };
-    let mut out = vec![
-        model(r).to_string(),
-        clients_cell(r),
-        status(r).to_string(),
-        cell(r, m["requests_per_s"].as_f64(), |v| format!("{v:.0}")),
-        us("p50"),
-        us("p99"),
-        us("p99_9"),
-        cell(r, s["cpu_per_request_ns"].as_f64(), |v| format!("{v:.0}")),
-        cell(r, s["context_switches_per_request"].as_f64(), |v| {
-            format!("{v:.2}")
-        }),
-        cell(r, s["threads"].as_f64(), |v| format!("{v:.0}")),
-        cell(r, s["peak_rss_bytes"].as_f64(), units::bytes),
-        cell(r, m["client"]["cpu_share_per_thread"].as_f64(), |v| {
-            format!("{:.0} %", v * 100.0)
-        }),
-    ];
-    let requests = m["requests"].as_f64().filter(|&n| n > 0.0);
-    for &(_, key, per_request) in hardware {
-        let v = s[key].as_f64();
-        let v = if per_request {
-            v.zip(requests).map(|(v, n)| v / n)
-        } else {
-            v
-        };
-        out.push(cell(r, v, |v| format!("{v:.2}")));
-    }
-    out
-}
-
-fn table(records: &[Value]) -> (Vec<&'static str>, Vec<Vec<String>>) {
-    let hardware = hardware_measured(records);
-    let header: Vec<&'static str> = FIXED
-        .iter()
-        .copied()
-        .chain(hardware.iter().map(|(h, ..)| *h))
-        .collect();
-    let rows = records.iter().map(|r| row(r, &hardware)).collect();
-    (header, rows)
-}
-
-/// Every point that was not measured, or not fully, or not as asked, with why.
 fn notes(records: &[Value]) -> Vec<String> {
     let mut out = Vec::new();
     for r in records {
@@ -248,13 +107,21 @@ fn method(records: &[Value], status: &str) -> String {
         (Some(p), _, _) => format!(" CPU placement: --pin {p} (the scheduler places both)."),
         (None, _, _) => String::new(),
     };
+    let visits = match first["visit"]["seed"].as_u64() {
+        Some(seed) => format!(
+            " Visits: {} per point, each with the measured time above; {} (seed {seed}). Table and plots: means over a point's completed visits.",
+            records.iter().map(|r| r["visit"]["round"].as_u64().unwrap_or(0) + 1).max().unwrap_or(1),
+            super::study::ORDER
+        ),
+        None => " One visit per point (a folder from before visits).".into(),
+    };
     let client_threads = records
         .iter()
         .filter_map(|r| r["config"]["client_threads"].as_u64())
         .max()
         .unwrap_or(0);
     format!(
-        "Every point forks a fresh server process on loopback TCP and drives it with {} B requests, each echoed whole and checked byte for byte; {load}. {} s warm-up, then {} s measured per point. Load: up to {client_threads} client threads in bytepath's own process, each with its own epoll over its share of the connections. Server threads: as the model has them (iterative one, threaded one per client, select/poll/uring one), epoll --server-threads {}.{per_connection}{stalled}{pin} Server CPU per request: CPU time of the forked server process alone (all its threads, none of the load generator's), perf task-clock where counted, else getrusage(RUSAGE_SELF) user + system, over the measured window divided by the requests served; context switches per request likewise (perf, else getrusage voluntary + involuntary). Server peak RSS: the server's VmHWM, pages shared with bytepath since the fork included. Client CPU/thread: the client threads' CPU time as a share of the measured time, per thread (near 100 % means the load generator, not the server, was the limit). Latency percentiles from an HDR histogram. Environment: Linux {}, {}, {} online CPUs, allowed {}, RLIMIT_NOFILE {}. Status: {status}.",
+        "Every point forks a fresh server process on loopback TCP and drives it with {} B requests, each echoed whole and checked byte for byte; {load}. {} s warm-up, then {} s measured per visit.{visits} Load: up to {client_threads} client threads in bytepath's own process, each with its own epoll over its share of the connections. Server threads: as the model has them (iterative one, threaded one per client, select/poll/uring one), epoll --server-threads {}.{per_connection}{stalled}{pin} Server CPU per request: CPU time of the forked server process alone (all its threads, none of the load generator's), perf task-clock where counted, else getrusage(RUSAGE_SELF) user + system, over the measured window divided by the requests served; context switches per request likewise (perf, else getrusage voluntary + involuntary). Server peak RSS: the server's VmHWM, pages shared with bytepath since the fork included. Client CPU/thread: the client threads' CPU time as a share of the measured time, per thread (near 100 % means the load generator, not the server, was the limit). Latency percentiles from an HDR histogram. Environment: Linux {}, {}, {} online CPUs, allowed {}, RLIMIT_NOFILE {}. Status: {status}.",
         c["size_bytes"],
         c["warmup_s"],
         c["duration_s"],
@@ -344,17 +211,14 @@ const FIGURES: [Figure; 4] = [
     ),
 ];
 
-fn study_table(records: &[Value]) -> Table {
-    let (header, rows) = table(records);
-    Table {
-        header,
-        marked: records.iter().map(|r| status(r) != "completed").collect(),
-        rows,
-    }
-}
-
 pub fn markdown(records: &[Value], status: &str) -> String {
-    let mut out = format!("# {TITLE}\n\n{}\n\n", method(records, status));
+    let points = &super::visits::points(records);
+    let mut out = format!(
+        "# {TITLE}\n\n{}## How this was measured\n\n{}\n\n",
+        study::answers_markdown(&answers(records, points)),
+        method(records, status)
+    );
+    let records = points;
     out += &study_table(records).markdown();
     if let Some(note) = hardware_note(records) {
         out += &format!("\n{note}\n");
@@ -367,15 +231,17 @@ pub fn markdown(records: &[Value], status: &str) -> String {
         }
     }
     out += "\nPlots: see report.html (requests/s, p99 latency, server CPU and context switches per request against clients).\n";
-    out += &crate::report::breakdown::study_markdown(
-        &super::profile_points::points(records),
-        "profile window",
-    );
     out
 }
 
 pub fn html(records: &[Value], status: &str) -> String {
-    let mut body = format!("<p>{}</p>\n", escape(&method(records, status)));
+    let points = &super::visits::points(records);
+    let mut body = study::answers_html(&answers(records, points));
+    body += &format!(
+        "<h2>How this was measured</h2>\n<p>{}</p>\n",
+        escape(&method(records, status))
+    );
+    let records = points;
     body += &study_table(records).html();
     if let Some(note) = hardware_note(records) {
         body += &format!("<p class=\"note\">{}</p>\n", escape(&note));
@@ -393,17 +259,25 @@ pub fn html(records: &[Value], status: &str) -> String {
         body += &plot_of(id, y_label, series(records, value));
         body += "\n";
     }
-    body += &crate::report::breakdown::study_html(
-        &super::profile_points::points(records),
-        "profile window",
-    );
+    body += &crate::report::breakdown::section_for(&super::profile_points::points(records));
     page(TITLE, &body)
+}
+
+/// The study's own answers (from every visit), then with `--profile` where each model's CPU
+/// goes (from the points, which carry their profiled visit).
+fn answers(records: &[Value], points: &[Value]) -> Vec<crate::analysis::Answer> {
+    let mut out = super::answers::answers(records);
+    out.extend(crate::analysis::profile::answer_for(
+        &super::profile_points::points(points),
+        "profile window",
+    ));
+    out
 }
 
 /// Writes report.md and report.html for the points measured so far (all of them, or those
 /// before a failure or Ctrl-C) out of `planned`; returns the HTML path.
 pub fn write(dir: &Path, records: &[Value], planned: usize) -> Result<PathBuf, Error> {
-    let status = overall(records, planned);
+    let status = overall(&super::visits::points(records), planned);
     study::write(dir, &markdown(records, status), &html(records, status))?;
     Ok(dir.join(HTML))
 }
@@ -431,6 +305,7 @@ pub fn rerender(dir: &Path) -> Result<PathBuf, Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::servers::report_table::table;
     use serde_json::json;
 
     /// A record shaped as `record::point` writes it; `rps` None for a point not measured.

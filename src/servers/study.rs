@@ -7,7 +7,7 @@ use super::model::ServerModel;
 use super::process::{self, ServerReport, ServerSide};
 use super::record::{
     csv_columns, gather, Measured, PointConfig, PointMetrics, PointStatus, ServersRecord,
-    SERVERS_KIND,
+    ServersVisit, SERVERS_KIND,
 };
 use super::ServersSpec;
 use crate::environment::Environment;
@@ -15,9 +15,10 @@ use crate::error::{Error, Status};
 use crate::measure::profile::{self, Profile};
 use crate::record::SweepPoint;
 use crate::report::folder::{self, Saved, StudyOutput};
+use crate::stats::schedule::Schedule;
 use crate::sys;
 use crate::transport::Link;
-use serde_json::{json, Value};
+use serde_json::json;
 use std::net::{SocketAddrV4, TcpListener};
 use std::os::fd::AsFd;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -137,7 +138,7 @@ fn measure(
     let _ = server.start_window();
     load.set_phase(load::MEASURE);
     let started = Instant::now();
-    let fell_over = sleep_unless(spec.duration, &load, interrupt)
+    let fell_over = sleep_unless(spec.visit_duration(), &load, interrupt)
         .then(|| server.ended())
         .flatten();
     // `--profile`: the clients keep their load, uncounted, for the profile window.
@@ -239,7 +240,7 @@ fn config(
         clients_requested: requested,
         clients_capped_reason: capped,
         size_bytes: spec.size,
-        duration_s: spec.duration.as_secs_f64(),
+        duration_s: spec.visit_duration().as_secs_f64(),
         warmup_s: spec.warmup.as_secs_f64(),
         load_loop: if spec.rate.is_some() {
             "open"
@@ -350,7 +351,39 @@ fn point(
     }
 }
 
-/// Measures every point of `spec` into a new results folder, one record per point, and
+/// How the visits are ordered, as the marker and the report state it.
+pub const ORDER: &str = "rounds of visits: in each round the client counts in a seeded shuffled \
+     order, at each the models back to back in an order drawn from the seed and reversed every \
+     other round; --duration split evenly over a point's visits; one record per visit";
+
+/// The points of each client count: what one round visits back to back.
+fn groups(points: &[(ServerModel, usize)]) -> Vec<Vec<usize>> {
+    let mut groups: Vec<(usize, Vec<usize>)> = Vec::new();
+    for (i, &(_, clients)) in points.iter().enumerate() {
+        match groups.iter_mut().find(|(c, _)| *c == clients) {
+            Some((_, members)) => members.push(i),
+            None => groups.push((clients, vec![i])),
+        }
+    }
+    groups.into_iter().map(|(_, members)| members).collect()
+}
+
+/// The study's first line: its matrix, visits, order seed, load and where the results go.
+fn announce(spec: &ServersSpec, points: usize, limit: Option<u64>, dir: &std::path::Path) {
+    println!(
+        "servers: {} points × {} visits of {:.2} s (order seed {}), {} B requests, {} loop, RLIMIT_NOFILE {}, results in {}",
+        points,
+        spec.visits,
+        spec.visit_duration().as_secs_f64(),
+        spec.seed,
+        spec.size,
+        if spec.rate.is_some() { "open" } else { "closed" },
+        limit.map_or("unknown".into(), |l| l.to_string()),
+        dir.display()
+    );
+}
+
+/// Measures every point of `spec` into a new results folder, one record per visit, and
 /// renders the report. The server runs here, forked on `spec.network`'s link, or with
 /// `spec.remote` on the host `open_host` opens.
 pub fn run(
@@ -363,10 +396,10 @@ pub fn run(
     let points = spec.points();
     let marker = folder::marker(
         SERVERS_KIND,
-        json!({}),
+        json!({ "seed": spec.seed, "visits": spec.visits }),
         output.arguments.clone(),
         points.len(),
-        "per client count, every model in list order",
+        ORDER,
     );
     let (mut results, _) = folder::open_with(output.out.as_deref(), false, &marker, csv_columns())?;
     results.stream_to(output, "servers", &marker, folder::StreamAs::Points);
@@ -376,112 +409,64 @@ pub fn run(
     let link = Link::open(&spec.network)?;
     let remote = spec.remote.as_ref().map(open_host).transpose()?;
     if !output.json {
-        println!(
-            "servers: {} points, {} B requests, {} loop, RLIMIT_NOFILE {}, results in {}",
-            points.len(),
-            spec.size,
-            if spec.rate.is_some() {
-                "open"
-            } else {
-                "closed"
-            },
-            limit.map_or("unknown".into(), |l| l.to_string()),
-            results.dir.display()
-        );
+        announce(spec, points.len(), limit, &results.dir);
     }
     let mut status = Status::Success;
     let mut records = Vec::new();
-    for (index, &(model, clients)) in points.iter().enumerate() {
-        if interrupt.load(Ordering::SeqCst) {
-            status = Status::Interrupted;
-            break;
+    // `--profile` samples each point once: in a window after its last round's visit.
+    let unprofiled = ServersSpec {
+        profile: false,
+        ..spec.clone()
+    };
+    let mut schedule = Schedule::new(groups(&points), spec.seed);
+    let all: Vec<usize> = (0..schedule.group_count()).collect();
+    'rounds: for round in 0..spec.visits {
+        for planned in schedule.round(round, &all, true) {
+            if interrupt.load(Ordering::SeqCst) {
+                status = Status::Interrupted;
+                break 'rounds;
+            }
+            let index = planned.point;
+            let (model, clients) = points[index];
+            let last = round + 1 == spec.visits;
+            let mut record = point(
+                if last { spec } else { &unprofiled },
+                &link,
+                remote.as_deref(),
+                model,
+                clients,
+                limit,
+                interrupt,
+            );
+            record.environment = Some(env.clone());
+            record.sweep_point = Some(SweepPoint {
+                index,
+                total: points.len(),
+                key: format!("{}/{clients}", model.name()),
+            });
+            record.visit = Some(ServersVisit {
+                round,
+                position: records.len(),
+                seed: spec.seed,
+            });
+            let value = record.to_value();
+            if !output.json {
+                println!("round {} {}", round + 1, super::line::line(&value));
+            }
+            results.append(&Saved::from_value(value.clone()))?;
+            match record.status {
+                PointStatus::Failed => status = Status::Failed,
+                PointStatus::Interrupted => status = Status::Interrupted,
+                _ => {}
+            }
+            records.push(value);
         }
-        let mut record = point(
-            spec,
-            &link,
-            remote.as_deref(),
-            model,
-            clients,
-            limit,
-            interrupt,
-        );
-        record.environment = Some(env.clone());
-        record.sweep_point = Some(SweepPoint {
-            index,
-            total: points.len(),
-            key: format!("{}/{clients}", model.name()),
-        });
-        let value = record.to_value();
-        if !output.json {
-            println!("{}", line(&value));
-        }
-        results.append(&Saved::from_value(value.clone()))?;
-        match record.status {
-            PointStatus::Failed => status = Status::Failed,
-            PointStatus::Interrupted => status = Status::Interrupted,
-            _ => {}
-        }
-        records.push(value);
     }
     if output.json {
         println!("{}", serde_json::to_string_pretty(&records).expect("JSON"));
     }
     super::report::at_end(&results.dir, output.json)?;
     Ok(status)
-}
-
-fn f(v: &Value) -> Option<f64> {
-    v.as_f64()
-}
-
-/// One line per point.
-fn line(r: &Value) -> String {
-    let c = &r["config"];
-    let head = format!(
-        "{:<9} {:>6} clients",
-        c["model"].as_str().unwrap_or("?"),
-        c["clients"]
-    );
-    let capped = c["clients_capped_reason"]
-        .as_str()
-        .map(|s| format!(" ({s})"))
-        .unwrap_or_default();
-    match r["status"].as_str() {
-        Some("refused") | Some("skipped") => {
-            return format!(
-                "{head} {}: {}{capped}",
-                r["status"].as_str().unwrap_or(""),
-                r["reason"].as_str().unwrap_or("")
-            )
-        }
-        _ => {}
-    }
-    let m = &r["metrics"];
-    if m.is_null() {
-        return format!("{head} failed: {}", r["errors"]);
-    }
-    let lat = &m["latency_ns"];
-    let us = |k: &str| f(&lat[k]).map_or("n/a".into(), |v| format!("{:.1}", v / 1e3));
-    let s = &m["server"];
-    let per = |k: &str| f(&s[k]).map_or("n/a".into(), |v| format!("{v:.2}"));
-    let mut text = format!(
-        "{head} {:>10} req/s  p50 {} p99 {} p99.9 {} max {} µs  server CPU/req {} ns, cs/req {}, threads {}, peak RSS {} KiB; client CPU/thread {}",
-        f(&m["requests_per_s"]).map_or("n/a".into(), |v| format!("{v:.0}")),
-        us("p50"), us("p99"), us("p99_9"), us("max"),
-        f(&s["cpu_per_request_ns"]).map_or("n/a".into(), |v| format!("{v:.0}")),
-        per("context_switches_per_request"),
-        s["threads"],
-        s["peak_rss_bytes"].as_u64().map_or("n/a".into(), |b| (b / 1024).to_string()),
-        f(&m["client"]["cpu_share_per_thread"]).map_or("n/a".into(), |v| format!("{:.0}%", v * 100.0)),
-    );
-    if m["mismatched_requests"].as_u64() != Some(0) {
-        text += &format!("; {} MISMATCHED echoes", m["mismatched_requests"]);
-    }
-    let errors = r["errors"].as_array().map_or(0, Vec::len);
-    if errors > 0 {
-        text += &format!("; errors: {}", r["errors"]);
-    }
-    text + &capped
 }
 
 #[cfg(test)]
@@ -562,6 +547,8 @@ mod tests {
             clients: vec![2000],
             size: 64,
             duration: Duration::from_secs(5),
+            visits: 1,
+            seed: 0,
             warmup: Duration::from_millis(200),
             rate: None,
             server_threads: 1,

@@ -5,6 +5,7 @@
 //! sample size of an AR(1) process, n(1-ρ)/(1+ρ) with ρ the lag-1 autocorrelation: a drifting
 //! point gets the wider interval it deserves instead of a falsely tight one.
 pub mod point;
+pub mod schedule;
 pub mod visits;
 
 /// Mean and 95 % confidence interval of a set of slice values.

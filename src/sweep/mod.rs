@@ -1,5 +1,5 @@
 //! `bytepath sweep`: a matrix of points, each measured in several short visits spread over the
-//! whole sweep. Rounds visit every point once in a seeded shuffled order (`schedule`); a
+//! whole sweep. Rounds visit every point once in a seeded shuffled order (`stats::schedule`); a
 //! point's figure and interval come from its visit means, so the regimes a shared machine
 //! moves between, which last seconds, fall inside its interval instead of between points.
 //! After the minimum rounds and one round of counter visits, further rounds go to the points
@@ -7,7 +7,6 @@
 //! saved as it finishes and every point's record after every round; a visit that fails is
 //! recorded and the sweep goes on; Ctrl-C ends the sweep after the current visit.
 pub mod progress;
-pub mod schedule;
 pub mod spec;
 pub mod visit_log;
 
@@ -20,9 +19,9 @@ use crate::report::folder::{self, StudyOutput, PROBE_JSON};
 use crate::report::visit_folder::{self, PriorVisits, VisitFolder};
 use crate::spec::format_cpu_list;
 use crate::stats::point::VisitPlan;
+use crate::stats::schedule::{PlannedVisit, Schedule};
 use crate::{report, sys};
 use progress::Progress;
-use schedule::{PlannedVisit, Schedule};
 use spec::{Point, SweepSpec};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
@@ -345,20 +344,13 @@ fn probe_memcpy(dir: &std::path::Path) -> Result<(f64, String), String> {
     record::profile::memcpy_from_probe(&probe)
 }
 
-/// Measures the machine's own limits (memcpy roofline, syscall and clock cost) once per results
-/// folder, before the first point, so the report can set every figure against them.
+/// Measures the machine's own limits once per results folder, before the first point, so the
+/// report can set every figure against them.
 fn record_probe(dir: &std::path::Path, cpus: &[usize]) -> Result<(), Error> {
     let path = dir.join(PROBE_JSON);
-    if path.exists() {
-        return Ok(());
+    if calibrate::write_probe(&path, cpus)? {
+        println!("probe: machine limits measured into {}", path.display());
     }
-    let probe = calibrate::probe(&calibrate::Effort::full(), cpus);
-    let text = serde_json::to_string_pretty(&probe).expect("the probe serializes") + "\n";
-    std::fs::write(&path, text).map_err(|source| Error::File {
-        path: path.clone(),
-        source,
-    })?;
-    println!("probe: machine limits measured into {}", path.display());
     Ok(())
 }
 

@@ -1,9 +1,9 @@
 //! What a sweep shows while it runs: an indicatif progress bar (round, current visit,
 //! done/planned, ETA) when stdout is a terminal, and one plain line per finished visit
 //! otherwise (logs, CI); at the end one line per point with its interval.
-use super::schedule::PlannedVisit;
 use crate::record::VisitKind;
 use crate::report::units;
+use crate::stats::schedule::PlannedVisit;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde_json::Value;
 use std::io::IsTerminal;

@@ -1,6 +1,6 @@
 //! A validated `SweepSpec`: the matrix (mechanisms × patterns × sizes × threads) and how every
 //! point is visited (visits, visit length, budget, seed, CI target). `args::sweep` makes it
-//! from the flags; the order of the visits is `schedule`'s.
+//! from the flags; the order of the visits is `stats::schedule`'s.
 use crate::measure::counters::CounterSelection;
 use crate::mechanism::recv_path::RecvPath;
 use crate::mechanism::MechanismKind;

@@ -145,3 +145,36 @@ impl Drop for Server {
         let _ = self.child.wait();
     }
 }
+
+/// The sweep report's questions, read from the report `bytepath report` renders for the demo
+/// sweep (so the list follows the code, not a copy of it).
+pub fn sweep_questions() -> Vec<String> {
+    static QUESTIONS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    QUESTIONS
+        .get_or_init(|| {
+            use bytepath::analysis::synthetic::{demo_sweep, jsonl};
+            let dir = tempfile::tempdir().unwrap();
+            std::fs::write(dir.path().join("results.jsonl"), jsonl(&demo_sweep(false))).unwrap();
+            bytepath().arg("report").arg(dir.path()).assert().success();
+            let md = std::fs::read_to_string(dir.path().join("report.md")).unwrap();
+            let questions: Vec<String> = md
+                .lines()
+                .filter_map(|l| l.strip_prefix("### "))
+                .map(str::to_string)
+                .collect();
+            assert!(questions.len() >= 7, "the sweep asks its questions: {md}");
+            questions
+        })
+        .clone()
+}
+
+/// `page` (HTML or Markdown) holds none of the sweep's questions.
+pub fn assert_no_sweep_question(page: &str) {
+    for q in sweep_questions() {
+        let html = bytepath::report::plot::escape(&q);
+        assert!(
+            !page.contains(&q) && !page.contains(&html),
+            "a sweep question in another study's report: {q}"
+        );
+    }
+}

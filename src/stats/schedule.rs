@@ -1,4 +1,4 @@
-//! The order of a sweep's visits. Points are grouped by what a comparison holds equal (pattern,
+//! The order of a study's visits (the sweep's, ipc's and the servers study's). Points are grouped by what a comparison holds equal (pattern,
 //! flows, size); a round visits groups in a seeded shuffled order, and inside a group visits
 //! its mechanisms back to back, so every pair of mechanisms is compared within seconds. Each
 //! group's mechanism order is drawn once from the seed and reversed on every other visit of
@@ -6,7 +6,17 @@
 //! round does not read as a difference between them. The whole order follows from the seed
 //! and from which groups each round includes, so `--resume` replays it exactly and skips the
 //! visits already made.
-pub use crate::record::VisitKind;
+/// What a visit is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum VisitKind {
+    /// No perf counter open: the headline figures come from these.
+    Headline,
+    /// Perf counters open: counter figures only, labelled as such.
+    Counters,
+    /// Every side's threads sampled (`--profile`): the CPU breakdown only.
+    Profile,
+}
 
 /// One visit to make: which point (its index in the matrix), in which round, for what.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

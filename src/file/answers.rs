@@ -1,0 +1,234 @@
+//! The file report's own questions, answered from its transfers: each mechanism's time as a
+//! share of readsend's per size (the seeds found sendfile saves about 65 %), where the saving
+//! comes from (server CPU per byte, system calls and context switches per transfer), and cold
+//! against warm cache. A repetition visits every mechanism back to back (`measure::ORDER`), so
+//! the transfers of one size and repetition form a round and comparisons rest on per-round
+//! paired ratios; the answer says "cannot be told apart" when the interval includes 1.
+use super::mechanisms::FileMechanism;
+use super::record::{FileStudy, TransferRecord};
+use crate::analysis::paired::{ratio_of, verdict};
+use crate::analysis::{size_label, Answer};
+use crate::stats::visits::RatioInterval;
+
+pub const SHARE: &str = "What share of readsend's time does each mechanism take, and is the seeds' ~65 % saving for sendfile confirmed?";
+pub const WHY: &str = "Where does the saving come from?";
+pub const CACHE: &str = "Does a cold page cache change the answer?";
+
+/// The seeds' finding: sendfile took about 35 % of readsend's time (a ~65 % saving).
+const SEEDS_SHARE: f64 = 0.35;
+
+fn basis(study: &FileStudy) -> String {
+    let c = &study.config;
+    let order = match c.seed {
+        Some(seed) => format!("mechanisms back to back in each repetition in an order drawn from seed {seed}, reversed every other repetition"),
+        None => "mechanisms back to back in each repetition in list order (a folder from before the order was seeded)".into(),
+    };
+    format!(
+        "per-repetition paired ratios against readsend at the same size ({} repetitions; {order}); 95 % CI by Student's t on the per-repetition log-ratios; \"cannot be told apart\" when it includes 1; cache {}; placement: {}",
+        c.reps, c.cache, c.where_sides_run
+    )
+}
+
+/// (rep, value) of `m` at `size` from good transfers.
+fn rounds(
+    study: &FileStudy,
+    size: u64,
+    m: FileMechanism,
+    f: impl Fn(&TransferRecord) -> Option<f64>,
+) -> Vec<(usize, f64)> {
+    study
+        .transfers
+        .iter()
+        .filter(|t| t.size_bytes == size && t.mechanism == m && t.ok())
+        .filter_map(|t| Some((t.rep as usize, f(t)?)))
+        .collect()
+}
+
+fn mean(v: &[(usize, f64)]) -> Option<f64> {
+    (!v.is_empty()).then(|| v.iter().map(|x| x.1).sum::<f64>() / v.len() as f64)
+}
+
+fn share(study: &FileStudy, size: u64, m: FileMechanism) -> Result<RatioInterval, String> {
+    let time = |t: &TransferRecord| t.elapsed_ms;
+    ratio_of(
+        &rounds(study, size, m, time),
+        &rounds(study, size, FileMechanism::Readsend, time),
+        &format!("{} and readsend at {}", m.name(), size_label(size as f64)),
+    )
+}
+
+/// Why nothing can be compared with readsend, if nothing can.
+fn missing(study: &FileStudy) -> Option<String> {
+    let c = &study.config;
+    if !c.mechanisms.contains(&FileMechanism::Readsend) {
+        return Some("Cannot be said: readsend was not measured, and every share is of readsend's time (add readsend to --mechanisms).".into());
+    }
+    if c.mechanisms.len() < 2 {
+        return Some("Cannot be said: only readsend was measured; a share needs another mechanism (--mechanisms readsend,sendfile).".into());
+    }
+    if c.reps < 2 {
+        return Some(format!(
+            "Cannot be said: {} repetition per point; a paired interval needs at least 2 (--reps 5).",
+            c.reps
+        ));
+    }
+    None
+}
+
+/// Every answer, in the report's order.
+pub fn answers(study: &FileStudy) -> Vec<Answer> {
+    vec![shares(study), why(study), cache(study)]
+}
+
+fn shares(study: &FileStudy) -> Answer {
+    if let Some(why) = missing(study) {
+        return Answer::cannot(SHARE, why, basis(study));
+    }
+    let mut details = Vec::new();
+    let mut seeds = None;
+    for &size in &study.config.sizes_bytes {
+        for &m in study
+            .config
+            .mechanisms
+            .iter()
+            .filter(|m| **m != FileMechanism::Readsend)
+        {
+            let text = match share(study, size, m) {
+                Ok(r) => {
+                    if m == FileMechanism::Sendfile {
+                        seeds = Some((size, r));
+                    }
+                    format!(
+                        "{:.0} % of readsend's time: {}",
+                        r.ratio * 100.0,
+                        verdict(&r)
+                    )
+                }
+                Err(why) => why,
+            };
+            details.push(format!("{} {}: {text}", size_label(size as f64), m.name()));
+        }
+    }
+    let (finding, v) = match seeds {
+        None => (
+            "The seeds' ~65 % saving for sendfile cannot be checked: sendfile was not measured against readsend here (add sendfile to --mechanisms).".to_string(),
+            "sendfile not measured".to_string(),
+        ),
+        Some((size, r)) => seeds_verdict(size, &r),
+    };
+    Answer {
+        question: SHARE,
+        finding,
+        details,
+        rests_on: basis(study),
+        verdict: Some(v),
+    }
+}
+
+/// The seeds' check at the largest size sendfile was measured at.
+fn seeds_verdict(size: u64, r: &RatioInterval) -> (String, String) {
+    let at = size_label(size as f64);
+    let saving = |x: f64| (1.0 - x) * 100.0;
+    let range = format!(
+        "a {:.0} % saving (95 % CI {:.0} to {:.0} %)",
+        saving(r.ratio),
+        saving(r.high),
+        saving(r.low)
+    );
+    let v = if r.low <= 1.0 && r.high >= 1.0 {
+        "not confirmed: sendfile cannot be told apart from readsend"
+    } else if r.low <= SEEDS_SHARE && SEEDS_SHARE <= r.high {
+        "confirmed: consistent with the seeds' ~65 % saving"
+    } else if r.high < SEEDS_SHARE {
+        "not confirmed: sendfile saves more than the seeds' ~65 %"
+    } else if r.low > 1.0 {
+        "not confirmed: sendfile is slower than readsend"
+    } else {
+        "not confirmed: sendfile saves less than the seeds' ~65 %"
+    };
+    (
+        format!(
+            "At {at}, sendfile takes {:.0} % of readsend's time, {range}: {v}.",
+            r.ratio * 100.0
+        ),
+        format!("at {at}: {v}"),
+    )
+}
+
+fn why(study: &FileStudy) -> Answer {
+    if let Some(why) = missing(study) {
+        return Answer::cannot(WHY, why, basis(study));
+    }
+    let mut details = Vec::new();
+    for &size in &study.config.sizes_bytes {
+        let base_cpu = rounds(study, size, FileMechanism::Readsend, |t| {
+            t.server_cpu_ns_per_byte()
+        });
+        let per = |m, f: fn(&TransferRecord) -> Option<f64>| mean(&rounds(study, size, m, f));
+        let calls = |t: &TransferRecord| t.server_syscalls.map(|n| n as f64);
+        let switches = |t: &TransferRecord| {
+            Some(
+                (t.server.as_ref()?.context_switches() + t.client.as_ref()?.context_switches())
+                    as f64,
+            )
+        };
+        let figure = |v: Option<f64>| v.map_or("n/a".into(), |v| format!("{v:.1}"));
+        for &m in study
+            .config
+            .mechanisms
+            .iter()
+            .filter(|m| **m != FileMechanism::Readsend)
+        {
+            let cpu = ratio_of(
+                &rounds(study, size, m, |t| t.server_cpu_ns_per_byte()),
+                &base_cpu,
+                "getrusage's CPU time",
+            )
+            .map_or_else(|e| e, |r| format!("{} of readsend's", verdict(&r)));
+            details.push(format!(
+                "{} {}: server CPU per byte {cpu}; system calls per transfer {} against {}; context switches per transfer {} against {}",
+                size_label(size as f64),
+                m.name(),
+                figure(per(m, calls)),
+                figure(per(FileMechanism::Readsend, calls)),
+                figure(per(m, switches)),
+                figure(per(FileMechanism::Readsend, switches)),
+            ));
+        }
+    }
+    Answer {
+        question: WHY,
+        finding: "Against readsend at each size: the server's CPU per byte (paired ratio), and the server's system calls and both threads' context switches per transfer (means over repetitions); a mechanism that saves time by skipping the copy through user memory shows it as less server CPU per byte and fewer system calls.".into(),
+        details,
+        rests_on: format!(
+            "{}; CPU from getrusage(RUSAGE_THREAD) of the sending thread, system calls counted by the server loop, switches {}",
+            basis(study),
+            "voluntary + involuntary of both threads"
+        ),
+        verdict: None,
+    }
+}
+
+fn cache(study: &FileStudy) -> Answer {
+    let c = &study.config;
+    let residency: Vec<f64> = study
+        .transfers
+        .iter()
+        .filter_map(|t| t.residency_before.map(|r| r.fraction()))
+        .collect();
+    let resident = mean(&residency.iter().map(|r| (0, *r)).collect::<Vec<_>>());
+    Answer::cannot(
+        CACHE,
+        format!(
+            "Cannot be said from this folder: it measured the {} cache only (on average {} of each file's pages resident before a transfer); one file study measures one cache, so cold against warm needs a second study with --cache {}.",
+            c.cache,
+            resident.map_or("unknown".into(), |r| format!("{:.0} %", r * 100.0)),
+            if c.cache == "warm" { "cold" } else { "warm" }
+        ),
+        "mincore(2) before each transfer".into(),
+    )
+}
+
+#[cfg(test)]
+#[path = "answers_tests.rs"]
+mod tests;

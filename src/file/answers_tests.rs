@@ -1,0 +1,152 @@
+//! The file study's answers from synthetic transfers with known outcomes.
+use super::*;
+use crate::file::record::{FileConfig, SideUsage, SCHEMA_VERSION};
+use FileMechanism::{Mmap, Readsend, Sendfile, Splice};
+
+const MIB: u64 = 1 << 20;
+/// Per-repetition noise: the same for every mechanism (a shared regime) or its own.
+const SHARED: [f64; 5] = [0.1, -0.1, 0.05, -0.05, 0.0];
+const OWN: [f64; 5] = [0.04, -0.04, -0.03, 0.03, 0.0];
+
+fn usage(cpu_ns: u64, switches: u64) -> SideUsage {
+    SideUsage {
+        user_ns: cpu_ns / 10,
+        system_ns: cpu_ns - cpu_ns / 10,
+        voluntary_switches: switches,
+        involuntary_switches: 0,
+        minor_faults: 0,
+        major_faults: 0,
+        counters: Default::default(),
+        profile: None,
+    }
+}
+
+/// Five repetitions of `m` at `size`: `ms` per transfer in the shared regime, times `own`.
+fn reps(size: u64, m: FileMechanism, ms: f64, own: [f64; 5], calls: u64) -> Vec<TransferRecord> {
+    (0..5)
+        .map(|rep| {
+            let t = ms * (1.0 + SHARED[rep]) * (1.0 + own[rep]);
+            TransferRecord {
+                schema_version: SCHEMA_VERSION,
+                size_bytes: size,
+                mechanism: m,
+                rep: rep as u32,
+                residency_before: None,
+                elapsed_ms: Some(t),
+                throughput_gbps: None,
+                server_syscalls: Some(calls),
+                client_recv_calls: Some(calls),
+                server: Some(usage((t * 1e6 * 0.5) as u64, calls / 2)),
+                client: Some(usage((t * 1e6 * 0.4) as u64, calls / 2)),
+                verified: None,
+                error: None,
+                profiled: None,
+            }
+        })
+        .collect()
+}
+
+fn study(mechanisms: &[FileMechanism], reps_: u32, transfers: Vec<TransferRecord>) -> FileStudy {
+    let mut sizes: Vec<u64> = transfers.iter().map(|t| t.size_bytes).collect();
+    sizes.sort();
+    sizes.dedup();
+    FileStudy {
+        schema_version: SCHEMA_VERSION,
+        command: "file",
+        config: FileConfig {
+            sizes_bytes: sizes,
+            mechanisms: mechanisms.to_vec(),
+            chunk_bytes: 65536,
+            cache: "warm".into(),
+            user_file: None,
+            reps: reps_,
+            seed: Some(3),
+            order: None,
+            verify: false,
+            counters: "none".into(),
+            where_sides_run: "loopback TCP".into(),
+            remote: None,
+            network: Default::default(),
+            pin: "cross".into(),
+            placement: crate::spec::FlowPlacement {
+                sender_cpu: Some(0),
+                receiver_cpu: Some(1),
+            },
+            recv_buffer_bytes: 1,
+            timing: "test".into(),
+        },
+        environment: None,
+        status: "completed",
+        transfers,
+        summaries: Vec::new(),
+    }
+}
+
+#[test]
+fn a_sendfile_saving_like_the_seeds_is_confirmed_and_a_tie_cannot_be_told_apart() {
+    let mut t = reps(8 * MIB, Readsend, 10.0, [0.0; 5], 256);
+    t.extend(reps(8 * MIB, Sendfile, 3.5, [0.0; 5], 2));
+    t.extend(reps(8 * MIB, Mmap, 10.1, OWN, 256));
+    let s = study(&[Readsend, Sendfile, Mmap], 5, t);
+    let a = answers(&s);
+    assert_eq!(a[0].question, SHARE);
+    assert_eq!(
+        a[0].verdict.as_deref(),
+        Some("at 8 MiB: confirmed: consistent with the seeds' ~65 % saving")
+    );
+    assert!(
+        a[0].details[0].contains("8 MiB sendfile: 35 % of readsend's time: 0.35×"),
+        "{:?}",
+        a[0].details
+    );
+    assert!(
+        a[0].details[1].contains("8 MiB mmap: 101 % of readsend's time: cannot be told apart"),
+        "{:?}",
+        a[0].details
+    );
+    assert!(a[0].rests_on.contains("seed 3") && a[0].rests_on.contains("loopback TCP"));
+    // Where it comes from: less server CPU per byte, far fewer system calls.
+    let why = &a[1];
+    assert!(
+        why.details[0].contains("server CPU per byte 0.35×"),
+        "{:?}",
+        why.details
+    );
+    assert!(why.details[0].contains("system calls per transfer 2.0 against 256.0"));
+}
+
+#[test]
+fn a_saving_far_from_the_seeds_is_not_confirmed() {
+    let mut t = reps(MIB, Readsend, 10.0, [0.0; 5], 16);
+    t.extend(reps(MIB, Sendfile, 8.0, [0.0; 5], 2));
+    let a = answers(&study(&[Readsend, Sendfile], 5, t));
+    assert_eq!(
+        a[0].verdict.as_deref(),
+        Some("at 1 MiB: not confirmed: sendfile saves less than the seeds' ~65 %")
+    );
+}
+
+#[test]
+fn too_few_points_say_what_is_missing() {
+    let one_rep: Vec<TransferRecord> = reps(MIB, Readsend, 10.0, [0.0; 5], 16)
+        .into_iter()
+        .chain(reps(MIB, Splice, 9.0, [0.0; 5], 16))
+        .filter(|t| t.rep == 0)
+        .collect();
+    let a = answers(&study(&[Readsend, Splice], 1, one_rep));
+    assert!(a[0]
+        .finding
+        .contains("1 repetition per point; a paired interval needs at least 2"));
+    let no_base = answers(&study(
+        &[Sendfile],
+        5,
+        reps(MIB, Sendfile, 3.0, [0.0; 5], 2),
+    ));
+    assert!(no_base[0].finding.contains("readsend was not measured"));
+    // Splice only: shares, but no seeds' check.
+    let mut t = reps(MIB, Readsend, 10.0, [0.0; 5], 16);
+    t.extend(reps(MIB, Splice, 9.0, [0.0; 5], 16));
+    let a = answers(&study(&[Readsend, Splice], 5, t));
+    assert_eq!(a[0].verdict.as_deref(), Some("sendfile not measured"));
+    assert!(a[2].finding.contains("measured the warm cache only"));
+}

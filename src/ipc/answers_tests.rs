@@ -1,0 +1,182 @@
+//! ipc's answers from synthetic point records with known outcomes.
+use super::*;
+use crate::analysis::load::parse;
+use crate::analysis::synthetic::{record, Shape};
+use crate::stats::visits::summarize_visits;
+use serde_json::{json, Value};
+
+/// Each round's relative noise, per pattern: distinct patterns make a pair's ratio vary.
+const STEADY: [f64; 5] = [0.0; 5];
+const WOBBLE: [f64; 5] = [0.03, -0.03, 0.02, -0.02, 0.0];
+const OTHER: [f64; 5] = [-0.03, 0.02, 0.03, -0.02, 0.0];
+
+/// An ipc point record: `mean` round trips/s (rr) or Gbit/s (stream), five rounds.
+fn point(
+    rr: bool,
+    transport: &str,
+    size: u64,
+    buffer: Option<u64>,
+    mean: f64,
+    noise: [f64; 5],
+) -> Value {
+    let shape = if rr {
+        Shape::rr("send", size, 1, mean)
+    } else {
+        Shape::stream("send", size, 1, mean)
+    };
+    let mut r = record(&shape);
+    r["command"] = "ipc".into();
+    r["config"]["transport"] = transport.into();
+    r["config"]["where_sides_run"] = "loopback on this host".into();
+    if let Some(b) = buffer {
+        r["config"]["channel_buffer_bytes"] = b.into();
+    }
+    let values: Vec<f64> = noise.iter().map(|n| mean * (1.0 + n)).collect();
+    r["statistics"]["summary"] = serde_json::to_value(summarize_visits(&values)).unwrap();
+    r["statistics"]["values"] = json!(values);
+    r["sweep_point"]["key"] = format!("{transport}/{size}/{buffer:?}/{rr}").into();
+    r
+}
+
+fn data(records: &[Value]) -> Dataset {
+    let text: String = records.iter().map(|r| format!("{r}\n")).collect();
+    parse(&text, "results.jsonl").unwrap()
+}
+
+fn answer<'a>(answers: &'a [Answer], question: &str) -> &'a Answer {
+    answers
+        .iter()
+        .find(|a| a.question == question)
+        .unwrap_or_else(|| panic!("no {question:?} in {answers:#?}"))
+}
+
+#[test]
+fn the_fastest_transport_is_named_and_a_tie_cannot_be_told_apart() {
+    let d = data(&[
+        point(true, "shm", 64, None, 200_000.0, STEADY),
+        point(true, "pipe", 64, None, 100_000.0, STEADY),
+        point(true, "unix", 64, None, 199_000.0, WOBBLE),
+    ]);
+    let a = answers(&d);
+    let fastest = answer(&a, FASTEST);
+    assert!(
+        fastest.finding.starts_with("Shm has the fastest"),
+        "{fastest:?}"
+    );
+    assert_eq!(
+        fastest.verdict.as_deref(),
+        Some("fastest: shm (tied with unix)")
+    );
+    let line = &fastest.details[0];
+    assert!(line.contains("pipe 2.00× (95 % CI 2.00 to 2.00)"), "{line}");
+    assert!(line.contains("unix cannot be told apart"), "{line}");
+    assert!(fastest
+        .rests_on
+        .contains("placement: loopback on this host"));
+}
+
+#[test]
+fn the_fit_recovers_the_fixed_and_per_byte_cost_in_syscalls_and_memcpys() {
+    let rtt = |size: f64| 2000.0 + 0.5 * size;
+    let records: Vec<Value> = [64u64, 4096, 65536]
+        .iter()
+        .map(|&s| point(true, "pipe", s, None, 1e9 / rtt(s as f64), STEADY))
+        .collect();
+    let mut d = data(&records);
+    d.probe = Some(json!({
+        "memcpy_roofline": {"points": [{"level": "dram", "bandwidth": {"best_gb_per_s": 10.0}}]},
+        "syscalls": {"getpid": {"min_ns": 100.0}},
+    }));
+    let a = answers(&d);
+    let cost = answer(&a, COST);
+    let line = &cost.details[0];
+    assert!(line.starts_with("pipe: fixed 2.00 µs ± "), "{line}");
+    assert!(line.contains("+ 0.500 ns ± "), "{line}");
+    assert!(line.contains("fixed ≈ 20.0 system calls"), "{line}");
+    assert!(line.contains("per byte ≈ 5.0 memcpy's worth"), "{line}");
+    assert_eq!(cost.verdict.as_deref(), Some("pipe: fixed dominates"));
+    // Without the probe it says what is missing instead of guessing.
+    d.probe = None;
+    let a = answers(&d);
+    assert!(answer(&a, COST)
+        .rests_on
+        .contains("no probe.json in this folder"));
+}
+
+#[test]
+fn too_few_points_say_what_is_missing() {
+    let d = data(&[point(true, "pipe", 64, None, 100_000.0, STEADY)]);
+    let a = answers(&d);
+    assert!(answer(&a, FASTEST).finding.contains("two transports"));
+    assert!(answer(&a, COST).finding.contains("two sizes or more"));
+    assert!(answer(&a, PEAK).finding.contains("--measure bandwidth"));
+    assert!(answer(&a, LOSS).finding.contains("no datagram transport"));
+    assert!(a.iter().all(|x| x.question != BUFFER));
+}
+
+#[test]
+fn bandwidth_that_falls_beyond_its_peak_says_so() {
+    let d = data(&[
+        point(false, "pipe", 4096, Some(65536), 10.0, STEADY),
+        point(false, "pipe", 16384, Some(65536), 20.0, WOBBLE),
+        point(false, "pipe", 262144, Some(65536), 12.0, OTHER),
+        point(false, "unix", 4096, None, 8.0, STEADY),
+        point(false, "unix", 16384, None, 9.0, STEADY),
+    ]);
+    let a = answers(&d);
+    let peak = answer(&a, PEAK);
+    assert!(
+        peak.details[0].starts_with("pipe (64 KiB buffer): peaks at 16 KiB"),
+        "{peak:?}"
+    );
+    assert_eq!(
+        peak.verdict.as_deref(),
+        Some(
+            "pipe (64 KiB buffer): falls beyond its peak, unix: peaks at the largest size measured"
+        )
+    );
+    assert!(
+        peak.rests_on.contains("--pipe-sizes"),
+        "one buffer: points to the flag"
+    );
+    assert!(
+        a.iter().all(|x| x.question != BUFFER),
+        "one buffer: no buffer answer"
+    );
+}
+
+#[test]
+fn the_buffer_answer_appears_with_two_buffers_and_compares_them_per_size() {
+    let d = data(&[
+        point(false, "pipe", 16384, Some(65536), 20.0, WOBBLE),
+        point(false, "pipe", 16384, Some(1 << 20), 20.1, OTHER),
+        point(false, "pipe", 262144, Some(65536), 12.0, STEADY),
+        point(false, "pipe", 262144, Some(1 << 20), 18.0, STEADY),
+    ]);
+    let a = answers(&d);
+    let b = answer(&a, BUFFER);
+    assert_eq!(b.details.len(), 2, "{b:?}");
+    assert!(b.details[0].contains("16 KiB: 1 MiB buffer against 64 KiB: cannot be told apart"));
+    assert!(b.details[1].contains("256 KiB: 1 MiB buffer against 64 KiB: 1.50×"));
+    assert_eq!(
+        b.verdict.as_deref(),
+        Some("pipe: the larger buffer is faster at 256 KiB")
+    );
+}
+
+#[test]
+fn datagram_loss_and_the_minimum_round_trip_are_given_per_size() {
+    let mut udp = point(false, "udp", 1024, None, 1.0, STEADY);
+    udp["datagrams"] =
+        json!({"forward": {"sent": 1000, "lost": 25}, "back": {"sent": 0, "lost": 0}});
+    let d = data(&[udp, point(true, "udp", 1024, None, 50_000.0, STEADY)]);
+    let a = answers(&d);
+    let loss = answer(&a, LOSS);
+    assert_eq!(loss.details, ["udp 1 KiB: 2.50 % lost"]);
+    let min = answer(&a, MINIMUM);
+    // The synthetic histogram's minimum is 0.8 of its p50 (20 µs).
+    assert_eq!(
+        min.details,
+        ["udp 1 KiB: min 16.00 µs beside p50 20.00 µs (p99 60.00 µs)"]
+    );
+}

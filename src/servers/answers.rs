@@ -1,0 +1,301 @@
+//! The servers report's own questions, answered from its visit records: per client count the
+//! model with the most requests/s and the one with the least server CPU per request; each
+//! model's knee; context switches, threads and memory per connection; and the seeds' comparison
+//! (iterative, threaded, select at 5 and 15 clients). The models at one client count were
+//! visited back to back in each round, so comparisons rest on per-round paired ratios;
+//! "cannot be told apart" when the interval includes 1.
+use super::visits::{point_of, round};
+use crate::analysis::paired::{ratio_of, verdict};
+use crate::analysis::Answer;
+use crate::stats::visits::Direction;
+use serde_json::Value;
+
+pub const BEST: &str = "Which model serves the most requests per second, and which costs the least server CPU per request, at each client count?";
+pub const KNEE: &str = "Where is each model's knee?";
+pub const COSTS: &str =
+    "What does each model cost per request in context switches, threads and memory?";
+pub const SEEDS: &str = "The seeds' comparison: iterative, threaded and select at 5 and 15 clients";
+
+const BASIS: &str = "per-round paired ratios (the models at one client count visited back to back \
+     in each round, order reversed every other round); 95 % CI by Student's t on the per-round \
+     log-ratios; \"cannot be told apart\" when it includes 1";
+
+fn rps(r: &Value) -> Option<f64> {
+    r["metrics"]["requests_per_s"].as_f64()
+}
+fn cpu(r: &Value) -> Option<f64> {
+    r["metrics"]["server"]["cpu_per_request_ns"].as_f64()
+}
+fn p99(r: &Value) -> Option<f64> {
+    r["metrics"]["latency_ns"]["p99"].as_f64()
+}
+
+/// The study's visits, read once.
+struct Visits<'a> {
+    records: Vec<&'a Value>,
+}
+
+impl Visits<'_> {
+    fn rounds(&self, model: &str, clients: u64, f: fn(&Value) -> Option<f64>) -> Vec<(usize, f64)> {
+        self.records
+            .iter()
+            .filter(|r| point_of(r) == (model.to_string(), clients))
+            .filter_map(|r| Some((round(r), f(r)?)))
+            .collect()
+    }
+    fn mean(&self, model: &str, clients: u64, f: fn(&Value) -> Option<f64>) -> Option<f64> {
+        let v = self.rounds(model, clients, f);
+        (!v.is_empty()).then(|| v.iter().map(|x| x.1).sum::<f64>() / v.len() as f64)
+    }
+    fn models(&self) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for r in &self.records {
+            let m = point_of(r).0;
+            if !out.contains(&m) {
+                out.push(m);
+            }
+        }
+        out
+    }
+    fn clients(&self) -> Vec<u64> {
+        let mut c: Vec<u64> = self.records.iter().map(|r| point_of(r).1).collect();
+        c.sort();
+        c.dedup();
+        c
+    }
+    fn place(&self) -> String {
+        self.records
+            .first()
+            .and_then(|r| r["config"]["where_sides_run"].as_str())
+            .unwrap_or("not recorded")
+            .to_string()
+    }
+}
+
+/// Every answer, in the report's order, from the study's records (one per visit).
+pub fn answers(records: &[Value]) -> Vec<Answer> {
+    let v = Visits {
+        records: records
+            .iter()
+            .filter(|r| r["status"] == "completed")
+            .collect(),
+    };
+    let mut out = vec![best(&v), knee(&v), costs(&v), seeds(&v)];
+    let place = v.place();
+    for a in &mut out {
+        a.rests_on = format!("{}; placement: {place}", a.rests_on);
+    }
+    out
+}
+
+/// The model with the highest (or lowest) mean of `f` at `clients`, and the runner-up's ratio.
+fn leader(v: &Visits, clients: u64, f: fn(&Value) -> Option<f64>, most: bool) -> Option<String> {
+    let mut ranked: Vec<(String, f64)> = v
+        .models()
+        .into_iter()
+        .filter_map(|m| Some((m.clone(), v.mean(&m, clients, f)?)))
+        .collect();
+    ranked.sort_by(|a, b| {
+        if most {
+            b.1.total_cmp(&a.1)
+        } else {
+            a.1.total_cmp(&b.1)
+        }
+    });
+    let (first, _) = ranked.first()?;
+    let Some((second, _)) = ranked.get(1) else {
+        return Some(format!("{first} (the only model measured)"));
+    };
+    let against = match ratio_of(
+        &v.rounds(first, clients, f),
+        &v.rounds(second, clients, f),
+        &format!("{first} and {second}"),
+    ) {
+        Ok(r) if r.direction() == Direction::Indistinguishable => {
+            format!("tied: {first} and {second} {}", verdict(&r))
+        }
+        Ok(r) => format!("{first}, {} the runner-up {second}", verdict(&r)),
+        Err(why) => format!("{first} ({why})"),
+    };
+    Some(against)
+}
+
+fn best(v: &Visits) -> Answer {
+    let mut details = Vec::new();
+    for c in v.clients() {
+        let (Some(most), Some(least)) = (leader(v, c, rps, true), leader(v, c, cpu, false)) else {
+            continue;
+        };
+        details.push(format!(
+            "{c} clients: most requests/s: {most}; least server CPU per request: {least}"
+        ));
+    }
+    if details.is_empty() {
+        return Answer::cannot(
+            BEST,
+            "Cannot be said: no point completed.".into(),
+            BASIS.into(),
+        );
+    }
+    Answer {
+        question: BEST,
+        finding: "Per client count, the leader in requests per second and in server CPU per request, each against the runner-up:".into(),
+        details,
+        rests_on: format!("{BASIS}; requests per second from the load generator over each visit's window, server CPU per request from the server process's task clock (getrusage when perf is off)"),
+        verdict: None,
+    }
+}
+
+fn knee(v: &Visits) -> Answer {
+    let clients = v.clients();
+    if clients.len() < 2 {
+        return Answer::cannot(
+            KNEE,
+            "Cannot be said: a knee needs two client counts or more (--clients 5,15,100).".into(),
+            BASIS.into(),
+        );
+    }
+    let mut details = Vec::new();
+    for m in v.models() {
+        let counts: Vec<u64> = clients
+            .iter()
+            .copied()
+            .filter(|&c| v.mean(&m, c, rps).is_some())
+            .collect();
+        let mut found = None;
+        for w in counts.windows(2) {
+            let grows = ratio_of(&v.rounds(&m, w[1], rps), &v.rounds(&m, w[0], rps), "req/s");
+            let rises = ratio_of(&v.rounds(&m, w[1], p99), &v.rounds(&m, w[0], p99), "p99");
+            if let (Ok(g), Ok(r)) = (grows, rises) {
+                if g.direction() != Direction::Higher && r.direction() == Direction::Higher {
+                    found = Some(format!("{m}: knee at {} clients: from {} to {} clients requests/s {} while p99 rises {}", w[0], w[0], w[1], verdict(&g), verdict(&r)));
+                    break;
+                }
+            }
+        }
+        details.push(found.unwrap_or_else(|| format!("{m}: no knee within {} clients: requests/s keeps growing, or p99 does not rise measurably, at every step measured", counts.last().copied().unwrap_or(0))));
+    }
+    Answer {
+        question: KNEE,
+        finding: "A knee is the client count beyond which requests/s stops growing (its paired ratio to the next count is not above 1) while p99 keeps rising (its ratio is above 1):".into(),
+        details,
+        rests_on: format!("{BASIS}; here two client counts of one model, visited in the same round but not back to back"),
+        verdict: None,
+    }
+}
+
+fn costs(v: &Visits) -> Answer {
+    let cs = |r: &Value| r["metrics"]["server"]["context_switches_per_request"].as_f64();
+    let threads = |r: &Value| r["metrics"]["server"]["threads"].as_f64();
+    let rss = |r: &Value| {
+        let s = &r["metrics"]["server"];
+        Some(s["peak_rss_bytes"].as_f64()? - s["rss_at_fork_bytes"].as_f64().unwrap_or(0.0))
+    };
+    let mut details = Vec::new();
+    for m in v.models() {
+        let per: Vec<String> = v
+            .clients()
+            .into_iter()
+            .filter_map(|c| {
+                let t = v.mean(&m, c, threads)?;
+                Some(format!(
+                    "{c} clients {} cs/req, {t:.0} threads ({:.2} per client)",
+                    v.mean(&m, c, cs)
+                        .map_or("n/a".into(), |x| format!("{x:.2}")),
+                    t / c as f64
+                ))
+            })
+            .collect();
+        if per.is_empty() {
+            continue;
+        }
+        let mut line = format!("{m}: {}", per.join("; "));
+        if m == "threaded" {
+            if let Some(&c) = v
+                .clients()
+                .iter()
+                .rev()
+                .find(|&&c| v.mean(&m, c, rss).is_some())
+            {
+                let bytes = v.mean(&m, c, rss).unwrap_or(0.0);
+                line += &format!("; memory per connection at {c} clients: {:.1} KiB (peak RSS above the RSS at fork, over clients)", bytes / c as f64 / 1024.0);
+            }
+        }
+        details.push(line);
+    }
+    if details.is_empty() {
+        return Answer::cannot(
+            COSTS,
+            "Cannot be said: no point completed.".into(),
+            "the server process's own figures".into(),
+        );
+    }
+    Answer {
+        question: COSTS,
+        finding: "Per model and client count: server context switches per request, the server's peak thread count (and per client), and for threaded the memory each connection costs at the highest client count measured:".into(),
+        details,
+        rests_on: "means over each point's completed visits; context switches from perf (getrusage when perf is off), threads counted by the server, RSS from /proc of the server process".into(),
+        verdict: None,
+    }
+}
+
+fn seeds(v: &Visits) -> Answer {
+    let wanted = ["iterative", "threaded", "select"];
+    let models = v.models();
+    let missing: Vec<String> = wanted
+        .iter()
+        .filter(|m| !models.iter().any(|x| x == *m))
+        .map(|m| format!("{m} (--models)"))
+        .chain(
+            [5u64, 15]
+                .iter()
+                .filter(|c| !v.clients().contains(c))
+                .map(|c| format!("{c} clients (--clients)")),
+        )
+        .collect();
+    if !missing.is_empty() {
+        return Answer::cannot(
+            SEEDS,
+            format!("Cannot be said: not measured here: {}.", missing.join(", ")),
+            BASIS.into(),
+        );
+    }
+    let mut details = Vec::new();
+    for c in [5u64, 15] {
+        let figures: Vec<String> = wanted
+            .iter()
+            .map(|m| {
+                format!(
+                    "{m} {}",
+                    v.mean(m, c, rps)
+                        .map_or("n/a".into(), |x| format!("{x:.0} req/s"))
+                )
+            })
+            .collect();
+        let versus = |a: &str, b: &str| match ratio_of(
+            &v.rounds(a, c, rps),
+            &v.rounds(b, c, rps),
+            &format!("{a} and {b}"),
+        ) {
+            Ok(r) => format!("{a} over {b} {}", verdict(&r)),
+            Err(why) => why,
+        };
+        details.push(format!(
+            "{c} clients: {}; {}; {}",
+            figures.join(", "),
+            versus("threaded", "iterative"),
+            versus("select", "iterative")
+        ));
+    }
+    Answer {
+        question: SEEDS,
+        finding: "In the seeds' terms (requests per second of each design at 5 and 15 concurrent clients), with each concurrent design against the iterative server:".into(),
+        details,
+        rests_on: BASIS.into(),
+        verdict: None,
+    }
+}
+
+#[cfg(test)]
+#[path = "answers_tests.rs"]
+mod tests;

@@ -1,0 +1,81 @@
+//! The servers study's answers from synthetic visits with known outcomes.
+use super::*;
+use serde_json::json;
+
+const NOISE: [f64; 3] = [0.03, -0.03, 0.0];
+const OTHER: [f64; 3] = [-0.03, 0.0, 0.03];
+
+/// Three visits of `model` at `clients`: `rps` requests/s, `p99` ns, `cpu` ns per request.
+fn visits(model: &str, clients: u64, rps: f64, p99: f64, cpu: f64, noise: [f64; 3]) -> Vec<Value> {
+    (0..3)
+        .map(|round| {
+            let n = 1.0 + noise[round];
+            json!({
+                "config": {"model": model, "clients": clients, "where_sides_run": "loopback"},
+                "status": "completed", "errors": [], "visit": {"round": round},
+                "metrics": {"requests_per_s": rps * n, "latency_ns": {"p99": p99 * n},
+                            "server": {"cpu_per_request_ns": cpu * n, "threads": clients + 1,
+                                       "context_switches_per_request": 2.0,
+                                       "peak_rss_bytes": 1_000_000 + clients * 10_240,
+                                       "rss_at_fork_bytes": 1_000_000}},
+            })
+        })
+        .collect()
+}
+
+fn answer<'a>(a: &'a [Answer], q: &str) -> &'a Answer {
+    a.iter().find(|x| x.question == q).unwrap()
+}
+
+#[test]
+fn leaders_per_client_count_with_a_tie_that_cannot_be_told_apart() {
+    let mut r = visits("epoll", 5, 20_000.0, 1e5, 3000.0, [0.0; 3]);
+    r.extend(visits("select", 5, 10_000.0, 1e5, 3010.0, NOISE));
+    let a = answers(&r);
+    let line = &answer(&a, BEST).details[0];
+    assert!(line.contains("most requests/s: epoll, 2.00×"), "{line}");
+    assert!(
+        line.contains("least server CPU per request: tied: epoll and select cannot be told apart"),
+        "{line}"
+    );
+    assert!(answer(&a, BEST).rests_on.contains("placement: loopback"));
+}
+
+#[test]
+fn the_knee_is_where_requests_stop_growing_while_p99_rises() {
+    let mut r = visits("threaded", 5, 10_000.0, 1e5, 3000.0, [0.0; 3]);
+    r.extend(visits("threaded", 15, 20_000.0, 2e5, 3000.0, NOISE));
+    r.extend(visits("threaded", 100, 20_100.0, 9e5, 3000.0, OTHER));
+    let a = answers(&r);
+    let k = &answer(&a, KNEE).details[0];
+    assert!(k.starts_with("threaded: knee at 15 clients"), "{k}");
+    let c = &answer(&a, COSTS).details[0];
+    assert!(
+        c.contains("memory per connection at 100 clients: 10.0 KiB"),
+        "{c}"
+    );
+}
+
+#[test]
+fn too_few_points_say_what_is_missing() {
+    let a = answers(&visits("epoll", 5, 1000.0, 1e5, 3000.0, [0.0; 3]));
+    assert!(answer(&a, KNEE).finding.contains("two client counts"));
+    let s = &answer(&a, SEEDS).finding;
+    assert!(
+        s.contains("iterative (--models)") && s.contains("15 clients (--clients)"),
+        "{s}"
+    );
+}
+
+#[test]
+fn the_seeds_comparison_in_their_terms() {
+    let mut r = Vec::new();
+    for c in [5, 15] {
+        r.extend(visits("iterative", c, 5000.0, 1e5, 3000.0, [0.0; 3]));
+        r.extend(visits("threaded", c, 10_000.0, 1e5, 3000.0, [0.0; 3]));
+        r.extend(visits("select", c, 15_000.0, 1e5, 3000.0, [0.0; 3]));
+    }
+    let a = answers(&r);
+    let s = answer(&a, SEEDS);
+    assert!(s.details[1].starts_with("15 clients: iterative 5000 req/s, threaded 10000 req/s, select 15000 req/s; threaded over iterative 2.00×"), "{s:?}");
+}
