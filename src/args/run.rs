@@ -255,8 +255,15 @@ fn measure(
     } else {
         sides.run(spec, interrupt)?
     };
-    Ok(record::build(spec, &outcome, env))
+    let mut record = record::build(spec, &outcome, env);
+    if stream.is_on() {
+        record.notes.push(STREAM_NOTE.into());
+    }
+    Ok(record)
 }
+
+/// What `--json-stream` changes in the measurement, said in the record it streams.
+const STREAM_NOTE: &str = "--json-stream: the controller woke at the end of every slice to      tell it (the message threads did no more work); on a VM a waking CPU can shorten round      trips, so rr figures with and without the stream are not taken under quite the same      conditions";
 
 /// A slice line's figures: the measured side's totals in the slice and its rate.
 fn slice_line(pattern: Pattern, seen: SliceSeen) -> serde_json::Value {
