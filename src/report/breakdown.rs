@@ -206,31 +206,6 @@ fn legend(out: &mut String, x: f64) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::measure::profile::block::{shares, Skew};
-
-    pub fn block(counts: [u64; Category::ALL.len()]) -> ProfileBlock {
-        let total = counts.iter().sum();
-        ProfileBlock {
-            event: "cpu-clock".into(),
-            event_reason: "test".into(),
-            frequency_hz: 3999,
-            threads: 1,
-            samples: total,
-            lost: 0,
-            throttled: 0,
-            user_samples: 0,
-            categories: shares(&counts, total),
-            skew: Skew {
-                irq_reenable_samples: 0,
-                irq_reenable_share: 0.0,
-                recharged_samples: 0,
-            },
-            caller_charged_samples: 0,
-            top_other: vec![],
-            copies_per_byte: None,
-            method: String::new(),
-        }
-    }
 
     #[test]
     fn the_top_categories_come_largest_first_and_skip_empty_ones() {
@@ -238,7 +213,7 @@ mod tests {
         counts[0] = 30;
         counts[4] = 60;
         counts[13] = 10;
-        let b = block(counts);
+        let b = ProfileBlock::of_counts(counts);
         assert_eq!(
             b.top_categories(2),
             "protocol 60 %, copy_user_to_kernel 30 %"
@@ -250,7 +225,7 @@ mod tests {
     fn every_bar_stacks_to_the_full_height_and_the_svg_parses() {
         let mut counts = [1; Category::ALL.len()];
         counts[1] = 40;
-        let b = block(counts);
+        let b = ProfileBlock::of_counts(counts);
         let bars = [
             Bar {
                 label: "4 KiB sender".into(),

@@ -171,6 +171,35 @@ pub fn shares(counts: &[u64; Category::ALL.len()], total: u64) -> Vec<CategorySh
 }
 
 #[cfg(test)]
+impl ProfileBlock {
+    /// A cpu-clock block of these sample counts per category (in `Category::ALL` order), with
+    /// no skew, for tests of what reads blocks.
+    pub fn of_counts(counts: [u64; Category::ALL.len()]) -> ProfileBlock {
+        let total = counts.iter().sum();
+        ProfileBlock {
+            event: "cpu-clock".into(),
+            event_reason: "test".into(),
+            frequency_hz: 3999,
+            threads: 1,
+            samples: total,
+            lost: 0,
+            throttled: 0,
+            user_samples: 0,
+            categories: shares(&counts, total),
+            skew: Skew {
+                irq_reenable_samples: 0,
+                irq_reenable_share: 0.0,
+                recharged_samples: 0,
+            },
+            caller_charged_samples: 0,
+            top_other: vec![],
+            copies_per_byte: None,
+            method: String::new(),
+        }
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
@@ -197,26 +226,7 @@ mod tests {
         let mut counts = [0; Category::ALL.len()];
         counts[0] = copy_user_to_kernel;
         counts[Category::ALL.len() - 1] = total - copy_user_to_kernel;
-        ProfileBlock {
-            event: "cpu-clock".into(),
-            event_reason: "test".into(),
-            frequency_hz: 1000,
-            threads: 1,
-            samples: total,
-            lost: 0,
-            throttled: 0,
-            user_samples: 0,
-            categories: shares(&counts, total),
-            skew: Skew {
-                irq_reenable_samples: 0,
-                irq_reenable_share: 0.0,
-                recharged_samples: 0,
-            },
-            caller_charged_samples: 0,
-            top_other: vec![],
-            copies_per_byte: None,
-            method: String::new(),
-        }
+        ProfileBlock::of_counts(counts)
     }
 
     #[test]
