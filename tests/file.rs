@@ -109,6 +109,11 @@ fn bad_input_is_one_line_and_exit_2() {
     refuse(&["--sizes", "100000G"], &["need", "available"]);
     refuse(&["--sizes", "1M,1024K"], &["repeats"]);
     refuse(&["--cache", "tepid"], &["warm, cold"]);
+    refuse(
+        &["--cache", "warm,tepid"],
+        &["--cache", "\"tepid\"", "warm,cold"],
+    );
+    refuse(&["--cache", "cold,cold"], &["--cache", "repeats"]);
     refuse(&["--chunk", "0"], &["--chunk"]);
     refuse(&["--reps", "0"], &["--reps", "above 0"]);
     refuse(&["--pin", "7,9"], &["--pin", "CPU 7", "available CPUs"]);

@@ -41,6 +41,7 @@ fn reps(size: u64, m: FileMechanism, ms: f64, own: [f64; 5], calls: u64) -> Vec<
                 verified: None,
                 error: None,
                 profiled: None,
+                cache: None,
             }
         })
         .collect()

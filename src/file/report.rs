@@ -244,7 +244,10 @@ pub fn rerender(dir: &Path) -> Result<std::path::PathBuf, Error> {
             ))
         })?;
     let transfers: Vec<TransferRecord> = study::records(dir)?;
-    let planned = config.sizes_bytes.len() * config.mechanisms.len() * config.reps as usize;
+    let planned = config.sizes_bytes.len()
+        * config.mechanisms.len()
+        * config.caches().len()
+        * config.reps as usize;
     let status = if transfers.iter().any(|t| !t.ok()) {
         "failed"
     } else if transfers.len() < planned {
@@ -258,6 +261,7 @@ pub fn rerender(dir: &Path) -> Result<std::path::PathBuf, Error> {
         summaries: super::record::summarize_transfers(
             &config.sizes_bytes,
             &config.mechanisms,
+            &config.caches(),
             &transfers,
         ),
         config,
@@ -304,6 +308,7 @@ mod tests {
                     verified: None,
                     error: None,
                     profiled: None,
+                    cache: None,
                 })
             })
             .collect();
@@ -334,7 +339,12 @@ mod tests {
             },
             environment: None,
             status: "completed",
-            summaries: summarize_transfers(&[1 << 20, 8 << 20], &mechanisms, &transfers),
+            summaries: summarize_transfers(
+                &[1 << 20, 8 << 20],
+                &mechanisms,
+                &["warm".into()],
+                &transfers,
+            ),
             transfers,
         }
     }
