@@ -314,7 +314,10 @@ fn cold_over_warm(study: &FileStudy) -> (Vec<String>, [usize; 3]) {
                         Direction::Lower => 1,
                         Direction::Indistinguishable => 2,
                     }] += 1;
-                    format!("cold takes {} of warm's time", verdict(&r))
+                    match r.direction() {
+                        Direction::Indistinguishable => format!("cold and warm {}", verdict(&r)),
+                        _ => format!("cold takes {} of warm's time", verdict(&r)),
+                    }
                 }
                 Err(why) => why,
             };

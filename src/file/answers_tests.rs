@@ -193,7 +193,7 @@ fn cold_slower_than_warm_is_said_per_mechanism_and_a_tie_cannot_be_told_apart() 
         c.details
     );
     assert!(
-        c.details[1].starts_with("8 MiB sendfile: cold takes cannot be told apart"),
+        c.details[1].starts_with("8 MiB sendfile: cold and warm cannot be told apart"),
         "{:?}",
         c.details
     );
