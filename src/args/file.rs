@@ -78,11 +78,7 @@ pub fn file_spec(args: &FileArgs, cpus: &[usize]) -> Result<FileSpec, ConfigErro
     if mechanisms.contains(&FileMechanism::Splice) {
         check_pipe_size(chunk, &args.chunk)?;
     }
-    let cache = match args.cache.as_str() {
-        "warm" => Cache::Warm,
-        "cold" => Cache::Cold,
-        other => return Err(bad(format!("--cache {other:?}: allowed: warm, cold"))),
-    };
+    let caches = parse_list("--cache", &args.cache, Cache::parse)?;
     let reps = match args.reps.trim().parse::<u32>() {
         Ok(n) if n > 0 => n,
         _ => {
@@ -117,7 +113,7 @@ pub fn file_spec(args: &FileArgs, cpus: &[usize]) -> Result<FileSpec, ConfigErro
         sizes,
         mechanisms,
         chunk,
-        cache,
+        caches,
         user_file: args.file.clone(),
         reps,
         seed: super::sweep::parse_seed(args.seed.as_deref())?,
@@ -160,7 +156,8 @@ mod tests {
         assert_eq!(s.sizes.len(), 8);
         assert_eq!(s.sizes[7], 1 << 30);
         assert_eq!(s.mechanisms, FileMechanism::ALL.to_vec());
-        assert_eq!((s.chunk, s.cache, s.reps), (64 << 10, Cache::Warm, 5));
+        assert_eq!((s.chunk, s.reps), (64 << 10, 5));
+        assert_eq!(s.caches, vec![Cache::Warm]);
     }
 
     #[test]
@@ -173,6 +170,20 @@ mod tests {
             .0
             .contains("warm, cold"));
         assert!(spec(&["--reps", "0"]).unwrap_err().0.contains("--reps"));
+    }
+
+    #[test]
+    fn the_cache_is_a_list_of_one_or_both_each_once() {
+        let both = spec(&["--cache", "warm,cold"]).unwrap();
+        assert_eq!(both.caches, vec![Cache::Warm, Cache::Cold]);
+        assert_eq!(
+            spec(&["--cache", "cold"]).unwrap().caches,
+            vec![Cache::Cold]
+        );
+        let repeated = spec(&["--cache", "warm,warm"]).unwrap_err();
+        assert!(repeated.0.contains("repeats"), "{repeated}");
+        let unknown = spec(&["--cache", "warm,hot"]).unwrap_err();
+        assert!(unknown.0.contains("\"hot\"") && unknown.0.contains("warm, cold"));
     }
 
     #[test]

@@ -214,7 +214,8 @@ pub struct FileArgs {
     #[arg(long, default_value = "64K")]
     pub chunk: String,
     /// warm (read the file once first) or cold (fsync and POSIX_FADV_DONTNEED before every
-    /// repetition; the residency achieved is reported).
+    /// repetition; the residency achieved is reported), or both, `warm,cold`: each mechanism
+    /// measured under both, back to back, and the report compares them.
     #[arg(long, default_value = "warm")]
     pub cache: String,
     /// Serve this file (opened read-only, never modified) instead of test files.

@@ -312,6 +312,7 @@ fn file_samples(dir: &Path) -> Result<Vec<Sample>, Error> {
     let summaries = crate::file::record::summarize_transfers(
         &config.sizes_bytes,
         &config.mechanisms,
+        &config.caches(),
         &transfers,
     );
     let placement = text(&serde_json::to_value(&config.network).expect("JSON")["placement"]);
@@ -336,7 +337,7 @@ fn file_samples(dir: &Path) -> Result<Vec<Sample>, Error> {
         for s in &summaries {
             let Some(v) = pick(s) else { continue };
             let mechanism = serde_json::to_value(s.mechanism).expect("JSON");
-            let pairs = [
+            let mut pairs = vec![
                 ("mechanism", text(&mechanism)),
                 ("transport", "tcp".to_string()),
                 ("pattern", "stream".to_string()),
@@ -345,6 +346,10 @@ fn file_samples(dir: &Path) -> Result<Vec<Sample>, Error> {
                 ("placement", placement.clone()),
                 ("side", side.to_string()),
             ];
+            // Only a study of both caches has two points per (size, mechanism).
+            if let Some(cache) = &s.cache {
+                pairs.push(("cache", cache.clone()));
+            }
             out.push(Sample {
                 family,
                 labels: labels(&pairs),

@@ -8,7 +8,7 @@ use super::mechanisms::FileMechanism;
 use super::record::{FileStudy, TransferRecord};
 use crate::analysis::paired::{ratio_of, verdict};
 use crate::analysis::{size_label, Answer};
-use crate::stats::visits::RatioInterval;
+use crate::stats::visits::{Direction, RatioInterval};
 
 pub const SHARE: &str = "What share of readsend's time does each mechanism take, and is the seeds' ~65 % saving for sendfile confirmed?";
 pub const WHY: &str = "Where does the saving come from?";
@@ -23,23 +23,55 @@ fn basis(study: &FileStudy) -> String {
         Some(seed) => format!("mechanisms back to back in each repetition in an order drawn from seed {seed}, reversed every other repetition"),
         None => "mechanisms back to back in each repetition in list order (a folder from before the order was seeded)".into(),
     };
+    let cache = match both_caches(study) {
+        true => "warm (of warm,cold: cold is compared in the cold-against-warm answer)".into(),
+        false => c.cache.clone(),
+    };
     format!(
-        "per-repetition paired ratios against readsend at the same size ({} repetitions; {order}); 95 % CI by Student's t on the per-repetition log-ratios; \"cannot be told apart\" when it includes 1; cache {}; placement: {}",
-        c.reps, c.cache, c.where_sides_run
+        "per-repetition paired ratios against readsend at the same size ({} repetitions; {order}); 95 % CI by Student's t on the per-repetition log-ratios; \"cannot be told apart\" when it includes 1; cache {cache}; placement: {}",
+        c.reps, c.where_sides_run
     )
 }
 
-/// (rep, value) of `m` at `size` from good transfers.
+/// Whether the study measured both the warm and the cold cache (`--cache warm,cold`).
+fn both_caches(study: &FileStudy) -> bool {
+    let caches = study.config.caches();
+    caches.iter().any(|c| c == "warm") && caches.iter().any(|c| c == "cold")
+}
+
+/// The cache the shares and the saving rest on: warm when both were measured, else the one.
+fn main_cache(study: &FileStudy) -> String {
+    match both_caches(study) {
+        true => "warm".into(),
+        false => study.config.caches().swap_remove(0),
+    }
+}
+
+/// (rep, value) of `m` at `size` from good transfers under the main cache.
 fn rounds(
     study: &FileStudy,
     size: u64,
     m: FileMechanism,
     f: impl Fn(&TransferRecord) -> Option<f64>,
 ) -> Vec<(usize, f64)> {
+    rounds_in(study, &main_cache(study), size, m, f)
+}
+
+/// (rep, value) of `m` at `size` from good transfers under `cache` (a record naming no cache
+/// has the study's first).
+fn rounds_in(
+    study: &FileStudy,
+    cache: &str,
+    size: u64,
+    m: FileMechanism,
+    f: impl Fn(&TransferRecord) -> Option<f64>,
+) -> Vec<(usize, f64)> {
+    let first = study.config.caches().swap_remove(0);
     study
         .transfers
         .iter()
         .filter(|t| t.size_bytes == size && t.mechanism == m && t.ok())
+        .filter(|t| t.profiled.is_none() && t.cache_or(&first) == cache)
         .filter_map(|t| Some((t.rep as usize, f(t)?)))
         .collect()
 }
@@ -49,10 +81,19 @@ fn mean(v: &[(usize, f64)]) -> Option<f64> {
 }
 
 fn share(study: &FileStudy, size: u64, m: FileMechanism) -> Result<RatioInterval, String> {
+    share_in(study, &main_cache(study), size, m)
+}
+
+fn share_in(
+    study: &FileStudy,
+    cache: &str,
+    size: u64,
+    m: FileMechanism,
+) -> Result<RatioInterval, String> {
     let time = |t: &TransferRecord| t.elapsed_ms;
     ratio_of(
-        &rounds(study, size, m, time),
-        &rounds(study, size, FileMechanism::Readsend, time),
+        &rounds_in(study, cache, size, m, time),
+        &rounds_in(study, cache, size, FileMechanism::Readsend, time),
         &format!("{} and readsend at {}", m.name(), size_label(size as f64)),
     )
 }
@@ -209,23 +250,142 @@ fn why(study: &FileStudy) -> Answer {
     }
 }
 
+const CACHE_BASIS: &str = "per-repetition paired ratios of each mechanism's time cold over warm at the same size (each mechanism's cold and warm transfers back to back in every repetition, the pair's order reversed every other repetition); 95 % CI by Student's t on the per-repetition log-ratios; \"cannot be told apart\" when it includes 1; residency from mincore(2) before each transfer";
+
 fn cache(study: &FileStudy) -> Answer {
     let c = &study.config;
-    let residency: Vec<f64> = study
-        .transfers
-        .iter()
-        .filter_map(|t| t.residency_before.map(|r| r.fraction()))
-        .collect();
-    let resident = mean(&residency.iter().map(|r| (0, *r)).collect::<Vec<_>>());
-    Answer::cannot(
-        CACHE,
-        format!(
-            "Cannot be said from this folder: it measured the {} cache only (on average {} of each file's pages resident before a transfer); one file study measures one cache, so cold against warm needs a second study with --cache {}.",
-            c.cache,
-            resident.map_or("unknown".into(), |r| format!("{:.0} %", r * 100.0)),
-            if c.cache == "warm" { "cold" } else { "warm" }
+    if !both_caches(study) {
+        let residency: Vec<(usize, f64)> = study
+            .transfers
+            .iter()
+            .filter_map(|t| Some((0, t.residency_before?.fraction())))
+            .collect();
+        return Answer::cannot(
+            CACHE,
+            format!(
+                "Cannot be said from this folder: it measured the {} cache only (on average {} of each file's pages resident before a transfer); measure both in one study, each mechanism's cold and warm transfers back to back, with --cache warm,cold.",
+                c.cache,
+                mean(&residency).map_or("unknown".into(), |r| format!("{:.0} %", r * 100.0)),
+            ),
+            "mincore(2) before each transfer".into(),
+        );
+    }
+    if c.reps < 2 {
+        return Answer::cannot(
+            CACHE,
+            format!("Cannot be said: {} repetition per point; a paired interval of cold against warm needs at least 2 (--reps 5).", c.reps),
+            CACHE_BASIS.into(),
+        );
+    }
+    let (mut details, counts) = cold_over_warm(study);
+    let (saving, saving_verdict) = sendfile_cold(study, &mut details);
+    let [slower, faster, tied] = counts;
+    let total = slower + faster + tied;
+    Answer {
+        question: CACHE,
+        finding: format!(
+            "Cold against warm, over {total} (size, mechanism) pair(s) with figures: cold is slower in {slower}, faster in {faster} and cannot be told apart in {tied}. {saving}"
         ),
-        "mincore(2) before each transfer".into(),
+        details,
+        rests_on: format!("{CACHE_BASIS}; placement: {}", c.where_sides_run),
+        verdict: Some(format!(
+            "cold slower in {slower} of {total}; {saving_verdict}"
+        )),
+    }
+}
+
+/// Per size and mechanism, cold's time over warm's; the counts of [slower, faster, tied].
+fn cold_over_warm(study: &FileStudy) -> (Vec<String>, [usize; 3]) {
+    let time = |t: &TransferRecord| t.elapsed_ms;
+    let resident = |t: &TransferRecord| Some(t.residency_before?.fraction() * 100.0);
+    let mut counts = [0; 3];
+    let mut details = Vec::new();
+    for &size in &study.config.sizes_bytes {
+        for &m in &study.config.mechanisms {
+            let r = ratio_of(
+                &rounds_in(study, "cold", size, m, time),
+                &rounds_in(study, "warm", size, m, time),
+                &format!("{} cold and warm at {}", m.name(), size_label(size as f64)),
+            );
+            let text = match r {
+                Ok(r) => {
+                    counts[match r.direction() {
+                        Direction::Higher => 0,
+                        Direction::Lower => 1,
+                        Direction::Indistinguishable => 2,
+                    }] += 1;
+                    match r.direction() {
+                        Direction::Indistinguishable => format!("cold and warm {}", verdict(&r)),
+                        _ => format!("cold takes {} of warm's time", verdict(&r)),
+                    }
+                }
+                Err(why) => why,
+            };
+            let pct = |cache| {
+                mean(&rounds_in(study, cache, size, m, resident))
+                    .map_or("n/a".into(), |p| format!("{p:.0} %"))
+            };
+            details.push(format!(
+                "{} {}: {text}; pages resident before: cold {}, warm {}",
+                size_label(size as f64),
+                m.name(),
+                pct("cold"),
+                pct("warm")
+            ));
+        }
+    }
+    (details, counts)
+}
+
+/// Whether sendfile's saving against readsend holds cold: its share of readsend's time cold
+/// at every size (into `details`), and at the largest as the finding and verdict.
+fn sendfile_cold(study: &FileStudy, details: &mut Vec<String>) -> (String, String) {
+    let m = &study.config.mechanisms;
+    if !(m.contains(&FileMechanism::Sendfile) && m.contains(&FileMechanism::Readsend)) {
+        return (
+            "Whether sendfile's saving holds cold cannot be said: it needs sendfile and readsend in --mechanisms.".into(),
+            "sendfile against readsend not measured".into(),
+        );
+    }
+    let mut last = None;
+    for &size in &study.config.sizes_bytes {
+        let at = size_label(size as f64);
+        let text = match share_in(study, "cold", size, FileMechanism::Sendfile) {
+            Ok(r) => {
+                last = Some((size, r));
+                format!(
+                    "{:.0} % of readsend's time: {}",
+                    r.ratio * 100.0,
+                    verdict(&r)
+                )
+            }
+            Err(why) => why,
+        };
+        details.push(format!("{at} sendfile against readsend, both cold: {text}"));
+    }
+    let Some((size, r)) = last else {
+        return (
+            "Whether sendfile's saving holds cold cannot be said: no size has a paired interval of sendfile against readsend cold.".into(),
+            "sendfile's saving cold cannot be said".into(),
+        );
+    };
+    let at = size_label(size as f64);
+    let warm = share_in(study, "warm", size, FileMechanism::Sendfile)
+        .map_or("n/a".into(), |w| format!("{:.0} %", w.ratio * 100.0));
+    let holds = match r.direction() {
+        Direction::Lower => "holds cold",
+        Direction::Indistinguishable => {
+            "does not hold cold: sendfile cannot be told apart from readsend"
+        }
+        Direction::Higher => "does not hold cold: sendfile is slower than readsend",
+    };
+    (
+        format!(
+            "At {at}, cold, sendfile takes {:.0} % of readsend's time ({}) against {warm} warm: the saving {holds}.",
+            r.ratio * 100.0,
+            verdict(&r)
+        ),
+        format!("sendfile's saving at {at} {holds}"),
     )
 }
 

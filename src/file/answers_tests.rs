@@ -41,6 +41,7 @@ fn reps(size: u64, m: FileMechanism, ms: f64, own: [f64; 5], calls: u64) -> Vec<
                 verified: None,
                 error: None,
                 profiled: None,
+                cache: None,
             }
         })
         .collect()
@@ -149,4 +150,83 @@ fn too_few_points_say_what_is_missing() {
     let a = answers(&study(&[Readsend, Splice], 5, t));
     assert_eq!(a[0].verdict.as_deref(), Some("sendfile not measured"));
     assert!(a[2].finding.contains("measured the warm cache only"));
+    assert!(
+        a[2].finding.contains("--cache warm,cold"),
+        "{}",
+        a[2].finding
+    );
+    assert_eq!(a[2].verdict.as_deref(), Some("cannot be said"));
+}
+
+/// `reps` under `cache`, the record naming it.
+fn cached(cache: &str, t: Vec<TransferRecord>) -> Vec<TransferRecord> {
+    t.into_iter()
+        .map(|mut t| {
+            t.cache = Some(cache.into());
+            t
+        })
+        .collect()
+}
+
+#[test]
+fn cold_slower_than_warm_is_said_per_mechanism_and_a_tie_cannot_be_told_apart() {
+    let mut t = cached("warm", reps(8 * MIB, Readsend, 10.0, [0.0; 5], 256));
+    t.extend(cached("warm", reps(8 * MIB, Sendfile, 3.5, [0.0; 5], 2)));
+    // Cold: readsend twice as slow; sendfile the same as warm up to its own noise.
+    t.extend(cached("cold", reps(8 * MIB, Readsend, 20.0, [0.0; 5], 256)));
+    t.extend(cached("cold", reps(8 * MIB, Sendfile, 3.5, OWN, 2)));
+    let mut s = study(&[Readsend, Sendfile], 5, t);
+    s.config.cache = "warm,cold".into();
+    let a = answers(&s);
+    // The shares rest on the warm cache alone, and say so.
+    assert!(a[0].details[0].contains("35 % of readsend's time: 0.35×"));
+    assert!(
+        a[0].rests_on.contains("cache warm (of warm,cold"),
+        "{}",
+        a[0].rests_on
+    );
+    let c = &a[2];
+    assert_eq!(c.question, CACHE);
+    assert!(
+        c.details[0].starts_with("8 MiB readsend: cold takes 2.00× (95 % CI 2.00 to 2.00)"),
+        "{:?}",
+        c.details
+    );
+    assert!(
+        c.details[1].starts_with("8 MiB sendfile: cold and warm cannot be told apart"),
+        "{:?}",
+        c.details
+    );
+    assert!(c
+        .finding
+        .contains("cold is slower in 1, faster in 0 and cannot be told apart in 1"));
+    // Cold, sendfile takes 3.5/20 of readsend's time: the saving holds.
+    assert!(
+        c.details[2].contains("sendfile against readsend, both cold: 17 %"),
+        "{:?}",
+        c.details
+    );
+    assert!(
+        c.finding
+            .contains("against 35 % warm: the saving holds cold"),
+        "{}",
+        c.finding
+    );
+    assert_eq!(
+        c.verdict.as_deref(),
+        Some("cold slower in 1 of 2; sendfile's saving at 8 MiB holds cold")
+    );
+}
+
+#[test]
+fn both_caches_with_one_repetition_say_what_is_missing() {
+    let mut t = cached("warm", reps(MIB, Readsend, 10.0, [0.0; 5], 16));
+    t.extend(cached("cold", reps(MIB, Readsend, 20.0, [0.0; 5], 16)));
+    t.retain(|t| t.rep == 0);
+    let mut s = study(&[Readsend], 1, t);
+    s.config.cache = "warm,cold".into();
+    let a = answers(&s);
+    assert!(a[2]
+        .finding
+        .contains("a paired interval of cold against warm needs at least 2"));
 }

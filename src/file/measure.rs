@@ -3,7 +3,9 @@
 //! each transfer's record appended to the results folder as it ends. Within a repetition the
 //! mechanisms go back to back in an order drawn from `--seed` and reversed on every other
 //! repetition, so each repetition is a round of pairs that share the machine's state and in
-//! any pair each mechanism goes first equally often.
+//! any pair each mechanism goes first equally often. With `--cache warm,cold` each mechanism's
+//! transfers under the two caches go back to back within that order (the pair reversed with
+//! it), so a cold transfer and its warm partner share the machine's state too.
 use super::mechanisms::FileMechanism;
 use super::record::{Residency, TransferRecord, SCHEMA_VERSION};
 use super::server::{FileRequest, FileServer};
@@ -20,9 +22,18 @@ use std::sync::atomic::{AtomicBool, Ordering};
 pub const ORDER: &str = "per size, every repetition a round: the mechanisms back to back in an \
      order drawn from the seed, reversed on every other repetition";
 
-/// The mechanisms in the order repetition `rep` measures them: `order` (drawn once from the
+/// The (mechanism, cache) pairs of one repetition before reversal: each mechanism of `order`
+/// under every cache in turn, so the caches of one mechanism are back to back.
+pub fn with_caches(order: &[FileMechanism], caches: &[Cache]) -> Vec<(FileMechanism, Cache)> {
+    order
+        .iter()
+        .flat_map(|&m| caches.iter().map(move |&c| (m, c)))
+        .collect()
+}
+
+/// The transfers in the order repetition `rep` measures them: `order` (drawn once from the
 /// seed), reversed on odd repetitions.
-pub fn rep_order(order: &[FileMechanism], rep: u32) -> Vec<FileMechanism> {
+pub fn rep_order<T: Clone>(order: &[T], rep: u32) -> Vec<T> {
     let mut out = order.to_vec();
     if rep % 2 == 1 {
         out.reverse();
@@ -107,11 +118,17 @@ impl SizeRun<'_> {
             source,
         };
         let (spec, size) = (self.spec, self.size);
-        if spec.cache == Cache::Warm {
+        // One cache: warmed once. Both: a cold transfer drops the pages, so each warm one
+        // reads the file through first.
+        let interleaved = spec.caches.len() > 1;
+        if spec.caches == [Cache::Warm] {
             read_through(served).map_err(file_error)?;
         }
-        self.measure(|mechanism, rep, profiled| {
-            let residency = prepare_cache(served, spec.cache).map_err(file_error)?;
+        self.measure(|mechanism, cache, rep, profiled| {
+            if interleaved && cache == Cache::Warm {
+                read_through(served).map_err(file_error)?;
+            }
+            let residency = prepare_cache(served, cache).map_err(file_error)?;
             let setup = transfer::Setup {
                 connector,
                 placement: spec.placement(),
@@ -121,8 +138,7 @@ impl SizeRun<'_> {
             };
             let measured = transfer::transfer(served, mechanism, setup);
             let mut record = record_of(
-                size,
-                mechanism,
+                (size, mechanism, cache),
                 rep,
                 Some(residency),
                 measured.map_err(|e| e.to_string()),
@@ -138,12 +154,12 @@ impl SizeRun<'_> {
     fn remote(&mut self, files: &dyn FileServer) -> Result<Status, Error> {
         let (spec, size) = (self.spec, self.size);
         // `--profile` with `--remote` is refused at the command line: never profiled here.
-        self.measure(|mechanism, rep, _| {
+        self.measure(|mechanism, cache, rep, _| {
             let request = FileRequest {
                 size,
                 mechanism: mechanism.name().into(),
                 chunk: spec.chunk as u64,
-                cache: spec.cache.name().into(),
+                cache: cache.name().into(),
                 verify: spec.verify,
                 counters: spec.counters.name().into(),
             };
@@ -155,13 +171,18 @@ impl SizeRun<'_> {
                 other => other.map_err(|e| e.to_string()),
             };
             let residency = measured.as_ref().ok().and_then(|m| m.residency);
-            Ok(record_of(size, mechanism, rep, residency, measured))
+            Ok(record_of(
+                (size, mechanism, cache),
+                rep,
+                residency,
+                measured,
+            ))
         })
     }
 
     fn measure(
         &mut self,
-        one: impl FnMut(FileMechanism, u32, Option<u32>) -> Result<TransferRecord, Error>,
+        one: impl FnMut(FileMechanism, Cache, u32, Option<u32>) -> Result<TransferRecord, Error>,
     ) -> Result<Status, Error> {
         measure_size(
             self.spec,
@@ -174,33 +195,41 @@ impl SizeRun<'_> {
     }
 }
 
-/// All repetitions of every mechanism for one size (in the seeded order, reversed every other
-/// repetition), then with `--profile` one profiled transfer of each; `one` measures one transfer (profiled: the file sent that many times).
+/// All repetitions of every mechanism (under every cache) for one size (in the seeded order,
+/// reversed every other repetition), then with `--profile` one profiled transfer of each under
+/// the first cache; `one` measures one transfer (profiled: the file sent that many times).
 fn measure_size(
     spec: &FileSpec,
     size: u64,
     interrupt: &AtomicBool,
     results: &mut ResultsFolder,
     transfers: &mut Vec<TransferRecord>,
-    mut one: impl FnMut(FileMechanism, u32, Option<u32>) -> Result<TransferRecord, Error>,
+    mut one: impl FnMut(FileMechanism, Cache, u32, Option<u32>) -> Result<TransferRecord, Error>,
 ) -> Result<Status, Error> {
     let mut status = Status::Success;
     let order = seeded_order(&spec.mechanisms, spec.seed ^ size);
-    let measured =
-        (0..spec.reps).flat_map(|rep| rep_order(&order, rep).into_iter().map(move |m| (m, rep)));
+    let pairs = with_caches(&order, &spec.caches);
+    let measured = (0..spec.reps).flat_map(|rep| {
+        rep_order(&pairs, rep)
+            .into_iter()
+            .map(move |(m, c)| (m, c, rep))
+    });
+    let first = spec.caches.first().copied().unwrap_or(Cache::Warm);
     let profiled = order.iter().filter(|_| spec.profile);
-    let profiled = profiled.map(|&m| (m, spec.reps));
-    for (mechanism, rep) in measured.chain(profiled) {
+    let profiled = profiled.map(|&m| (m, first, spec.reps));
+    for (mechanism, cache, rep) in measured.chain(profiled) {
         if interrupt.load(Ordering::SeqCst) {
             return Ok(Status::Interrupted);
         }
-        let repeats = (rep == spec.reps).then(|| profile_repeats(transfers, size, mechanism));
-        let record = one(mechanism, rep, repeats)?;
+        let repeats =
+            (rep == spec.reps).then(|| profile_repeats(transfers, size, mechanism, cache));
+        let record = one(mechanism, cache, rep, repeats)?;
         if !record.ok() {
             status = Status::Failed;
             eprintln!(
-                "file: {size} B {} rep {rep}: {}",
+                "file: {size} B {} {} cache rep {rep}: {}",
                 mechanism.name(),
+                cache.name(),
                 record
                     .error
                     .as_deref()
@@ -217,8 +246,7 @@ fn measure_size(
 
 /// One transfer's record, from what it measured or why it failed.
 fn record_of(
-    size: u64,
-    mechanism: FileMechanism,
+    (size, mechanism, cache): (u64, FileMechanism, Cache),
     rep: u32,
     residency: Option<Residency>,
     measured: Result<transfer::Measured, String>,
@@ -238,6 +266,7 @@ fn record_of(
         client: None,
         verified: None,
         error: None,
+        cache: Some(cache.name().into()),
     };
     match measured {
         Ok(m) => {
@@ -261,10 +290,11 @@ const PROFILE_TARGET_MS: f64 = 500.0;
 
 /// Times the profiled transfer sends the file: enough for `PROFILE_TARGET_MS` at the measured
 /// transfers' mean time (one when none was measured), at most 64 GiB in all.
-fn profile_repeats(transfers: &[TransferRecord], size: u64, m: FileMechanism) -> u32 {
+fn profile_repeats(transfers: &[TransferRecord], size: u64, m: FileMechanism, cache: Cache) -> u32 {
     let times: Vec<f64> = transfers
         .iter()
         .filter(|t| t.size_bytes == size && t.mechanism == m && t.ok())
+        .filter(|t| t.cache.as_deref() == Some(cache.name()))
         .filter_map(|t| t.elapsed_ms)
         .collect();
     let mean = times.iter().sum::<f64>() / times.len().max(1) as f64;
@@ -347,6 +377,24 @@ mod tests {
         assert_eq!(rep_order(&order, 0), order);
         assert_eq!(rep_order(&order, 1), reversed);
         assert_eq!(rep_order(&order, 2), order);
+    }
+
+    #[test]
+    fn both_caches_of_a_mechanism_go_back_to_back_and_one_cache_keeps_the_order() {
+        use FileMechanism::{Readsend, Sendfile};
+        let order = [Sendfile, Readsend];
+        let one = with_caches(&order, &[Cache::Warm]);
+        assert_eq!(one, [(Sendfile, Cache::Warm), (Readsend, Cache::Warm)]);
+        let both = with_caches(&order, &[Cache::Warm, Cache::Cold]);
+        assert_eq!(
+            rep_order(&both, 1),
+            [
+                (Readsend, Cache::Cold),
+                (Readsend, Cache::Warm),
+                (Sendfile, Cache::Cold),
+                (Sendfile, Cache::Warm),
+            ]
+        );
     }
 
     #[test]

@@ -42,6 +42,17 @@ impl Cache {
             Cache::Cold => "cold",
         }
     }
+
+    /// One `--cache` value, or why it is refused.
+    pub fn parse(text: &str) -> Result<Cache, ConfigError> {
+        match text {
+            "warm" => Ok(Cache::Warm),
+            "cold" => Ok(Cache::Cold),
+            other => Err(ConfigError(format!(
+                "{other:?}: allowed: warm, cold (one or both, comma-separated: warm,cold)"
+            ))),
+        }
+    }
 }
 
 /// A validated `bytepath file` invocation.
@@ -51,7 +62,8 @@ pub struct FileSpec {
     pub sizes: Vec<u64>,
     pub mechanisms: Vec<FileMechanism>,
     pub chunk: usize,
-    pub cache: Cache,
+    /// The page-cache states measured, in `--cache` order (the first one for `--profile`).
+    pub caches: Vec<Cache>,
     pub user_file: Option<PathBuf>,
     pub reps: u32,
     /// The seed each repetition's mechanism order is drawn from (`measure::ORDER`).
@@ -94,7 +106,12 @@ impl FileSpec {
             sizes_bytes: sizes.to_vec(),
             mechanisms: self.mechanisms.clone(),
             chunk_bytes: self.chunk,
-            cache: self.cache.name().into(),
+            cache: self
+                .caches
+                .iter()
+                .map(|c| c.name())
+                .collect::<Vec<_>>()
+                .join(","),
             user_file: self.user_file.as_ref().map(|p| p.display().to_string()),
             reps: self.reps,
             seed: Some(self.seed),
@@ -173,7 +190,7 @@ pub fn run(
         FILE_KIND,
         serde_json::to_value(spec.config(&sizes, server)).expect("JSON"),
         serde_json::json!({}),
-        sizes.len() * spec.mechanisms.len() * spec.reps as usize,
+        sizes.len() * spec.mechanisms.len() * spec.caches.len() * spec.reps as usize,
         measure::ORDER,
     );
     let (mut results, _) =
@@ -253,7 +270,12 @@ fn finish(
             Status::Failed => "failed",
             Status::Interrupted => "interrupted",
         },
-        summaries: record::summarize_transfers(sizes, &spec.mechanisms, &transfers),
+        summaries: record::summarize_transfers(
+            sizes,
+            &spec.mechanisms,
+            &spec.config(sizes, server).caches(),
+            &transfers,
+        ),
         transfers,
     };
     report::write(dir, &study)?;

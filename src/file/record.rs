@@ -135,6 +135,12 @@ pub fn csv_columns() -> Vec<crate::report::csv::Column> {
         let base = format!("/{side}/profile");
         columns.extend(crate::report::csv::profile_columns(side, &base));
     }
+    // `--cache warm,cold`: which cache each transfer had; last, so no earlier column moves.
+    columns.extend(crate::report::csv::fixed(&[(
+        "cache",
+        "/cache",
+        crate::report::csv::Cell::Scalar,
+    )]));
     columns
 }
 
@@ -159,6 +165,10 @@ pub struct TransferRecord {
     /// `repeats` times over one connection, both threads sampled), kept out of every figure.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub profiled: Option<ProfiledTransfer>,
+    /// The page cache this transfer was measured with, `warm` or `cold` (absent in folders
+    /// from before `--cache` took a list: the study's one cache, `FileConfig::cache`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache: Option<String>,
 }
 
 /// What the profiled transfer was.
@@ -187,6 +197,12 @@ impl TransferRecord {
 
     pub fn ok(&self) -> bool {
         self.error.is_none() && self.verified != Some(false)
+    }
+
+    /// The cache this transfer was measured with; `study` (the study's first cache) for a
+    /// record from before records named it.
+    pub fn cache_or<'a>(&'a self, study: &'a str) -> &'a str {
+        self.cache.as_deref().unwrap_or(study)
     }
 }
 
@@ -220,11 +236,15 @@ impl Figure {
     }
 }
 
-/// One (size, mechanism) over its repetitions.
+/// One (size, mechanism) over its repetitions; (size, mechanism, cache) when the study
+/// measured more than one cache.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct FileSummary {
     pub size_bytes: u64,
     pub mechanism: FileMechanism,
+    /// Set only when the study measured both caches (one cache: the config's `cache`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cache: Option<String>,
     pub reps_measured: usize,
     pub reps_failed: usize,
     pub time_ms: Option<Figure>,
@@ -242,51 +262,44 @@ pub struct FileSummary {
     pub residency_before: Option<f64>,
 }
 
-/// Summaries per (size, mechanism), in the order given.
+/// Summaries per (size, mechanism), in the order given; with more than one of `caches`, per
+/// (size, cache, mechanism), each share of readsend's time taken under the same cache.
 pub fn summarize_transfers(
     sizes: &[u64],
     mechanisms: &[FileMechanism],
+    caches: &[String],
     transfers: &[TransferRecord],
 ) -> Vec<FileSummary> {
+    let study_cache = caches.first().map_or("warm", String::as_str);
+    // One cache: every transfer belongs to it, and the summaries name none (as before lists).
+    let split: Vec<Option<&str>> = match caches.len() {
+        0 | 1 => vec![None],
+        _ => caches.iter().map(|c| Some(c.as_str())).collect(),
+    };
     let mut out: Vec<FileSummary> = Vec::new();
     for &size in sizes {
-        for &m in mechanisms {
-            let all: Vec<&TransferRecord> = transfers
-                .iter()
-                .filter(|t| t.size_bytes == size && t.mechanism == m && t.profiled.is_none())
-                .collect();
-            let good: Vec<&TransferRecord> = all.iter().copied().filter(|t| t.ok()).collect();
-            let fig = |f: &dyn Fn(&TransferRecord) -> Option<f64>| {
-                Figure::of(&good.iter().filter_map(|t| f(t)).collect::<Vec<_>>())
-            };
-            out.push(FileSummary {
-                size_bytes: size,
-                mechanism: m,
-                reps_measured: good.len(),
-                reps_failed: all.len() - good.len(),
-                time_ms: fig(&|t| t.elapsed_ms),
-                throughput_gbps: fig(&|t| t.throughput_gbps),
-                cpu_ns_per_byte: fig(&|t| t.cpu_ns_per_byte()),
-                server_cpu_ns_per_byte: fig(&|t| t.server_cpu_ns_per_byte()),
-                server_syscalls: fig(&|t| t.server_syscalls.map(|n| n as f64)),
-                context_switches: fig(&|t| t.both(SideUsage::context_switches)),
-                page_faults: fig(&|t| t.both(SideUsage::page_faults)),
-                fraction_of_readsend: None,
-                residency_before: fig(&|t| t.residency_before.map(|r| r.fraction()))
-                    .map(|f| f.mean),
-            });
+        for &cache in &split {
+            for &m in mechanisms {
+                let all: Vec<&TransferRecord> = transfers
+                    .iter()
+                    .filter(|t| t.size_bytes == size && t.mechanism == m && t.profiled.is_none())
+                    .filter(|t| cache.is_none_or(|c| t.cache_or(study_cache) == c))
+                    .collect();
+                out.push(summary(size, m, cache, &all));
+            }
         }
     }
-    let readsend_mean = |size: u64, rows: &[FileSummary]| {
+    let readsend_mean = |row: &FileSummary, rows: &[FileSummary]| {
         rows.iter()
-            .find(|r| r.size_bytes == size && r.mechanism == FileMechanism::Readsend)
+            .find(|r| {
+                r.size_bytes == row.size_bytes
+                    && r.cache == row.cache
+                    && r.mechanism == FileMechanism::Readsend
+            })
             .and_then(|r| r.time_ms)
             .map(|f| f.mean)
     };
-    let bases: Vec<Option<f64>> = out
-        .iter()
-        .map(|r| readsend_mean(r.size_bytes, &out))
-        .collect();
+    let bases: Vec<Option<f64>> = out.iter().map(|r| readsend_mean(r, &out)).collect();
     for (row, base) in out.iter_mut().zip(bases) {
         row.fraction_of_readsend = match (row.time_ms, base) {
             (Some(t), Some(b)) if b > 0.0 => Some(t.mean / b),
@@ -294,6 +307,35 @@ pub fn summarize_transfers(
         };
     }
     out
+}
+
+/// One point's figures over `all` its transfers (the failed ones counted, not averaged).
+fn summary(
+    size: u64,
+    m: FileMechanism,
+    cache: Option<&str>,
+    all: &[&TransferRecord],
+) -> FileSummary {
+    let good: Vec<&TransferRecord> = all.iter().copied().filter(|t| t.ok()).collect();
+    let fig = |f: &dyn Fn(&TransferRecord) -> Option<f64>| {
+        Figure::of(&good.iter().filter_map(|t| f(t)).collect::<Vec<_>>())
+    };
+    FileSummary {
+        size_bytes: size,
+        mechanism: m,
+        cache: cache.map(String::from),
+        reps_measured: good.len(),
+        reps_failed: all.len() - good.len(),
+        time_ms: fig(&|t| t.elapsed_ms),
+        throughput_gbps: fig(&|t| t.throughput_gbps),
+        cpu_ns_per_byte: fig(&|t| t.cpu_ns_per_byte()),
+        server_cpu_ns_per_byte: fig(&|t| t.server_cpu_ns_per_byte()),
+        server_syscalls: fig(&|t| t.server_syscalls.map(|n| n as f64)),
+        context_switches: fig(&|t| t.both(SideUsage::context_switches)),
+        page_faults: fig(&|t| t.both(SideUsage::page_faults)),
+        fraction_of_readsend: None,
+        residency_before: fig(&|t| t.residency_before.map(|r| r.fraction())).map(|f| f.mean),
+    }
 }
 
 /// The effective configuration, as validated.
@@ -327,6 +369,17 @@ pub struct FileConfig {
     pub placement: crate::spec::FlowPlacement,
     pub recv_buffer_bytes: usize,
     pub timing: String,
+}
+
+impl FileConfig {
+    /// The caches measured, in `--cache` order: `cache` is one name, or a comma-separated
+    /// list when the study measured more than one.
+    pub fn caches(&self) -> Vec<String> {
+        self.cache
+            .split(',')
+            .map(|c| c.trim().to_string())
+            .collect()
+    }
 }
 
 /// Everything one `bytepath file` run measured.
@@ -366,6 +419,7 @@ mod tests {
             verified: Some(true),
             error: None,
             profiled: None,
+            cache: None,
         }
     }
 
@@ -380,6 +434,7 @@ mod tests {
         let rows = summarize_transfers(
             &[10],
             &[FileMechanism::Readsend, FileMechanism::Sendfile],
+            &["warm".into()],
             &t,
         );
         assert_eq!(rows[0].fraction_of_readsend, Some(1.0));
@@ -392,10 +447,48 @@ mod tests {
     }
 
     #[test]
+    fn two_caches_are_summarized_apart_each_against_readsend_under_the_same_cache() {
+        let cached = |m, ms, cache: &str| {
+            let mut t = transfer(10, m, ms);
+            t.cache = Some(cache.into());
+            t
+        };
+        let t = vec![
+            cached(FileMechanism::Readsend, 4.0, "warm"),
+            cached(FileMechanism::Sendfile, 2.0, "warm"),
+            cached(FileMechanism::Readsend, 10.0, "cold"),
+            cached(FileMechanism::Sendfile, 8.0, "cold"),
+        ];
+        let both = ["warm".to_string(), "cold".to_string()];
+        let m = [FileMechanism::Readsend, FileMechanism::Sendfile];
+        let rows = summarize_transfers(&[10], &m, &both, &t);
+        let got: Vec<(Option<&str>, f64, Option<f64>)> = rows
+            .iter()
+            .map(|r| {
+                let time = r.time_ms.unwrap().mean;
+                (r.cache.as_deref(), time, r.fraction_of_readsend)
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (Some("warm"), 4.0, Some(1.0)),
+                (Some("warm"), 2.0, Some(0.5)),
+                (Some("cold"), 10.0, Some(1.0)),
+                (Some("cold"), 8.0, Some(0.8)),
+            ]
+        );
+        // One cache: one row per (size, mechanism), naming no cache, as before lists.
+        let one = summarize_transfers(&[10], &m, &["warm".into()], &t[..2]);
+        assert_eq!(one.len(), 2);
+        assert!(one.iter().all(|r| r.cache.is_none()));
+    }
+
+    #[test]
     fn a_failed_verify_is_not_averaged_in() {
         let mut bad = transfer(10, FileMechanism::Mmap, 1.0);
         bad.verified = Some(false);
-        let rows = summarize_transfers(&[10], &[FileMechanism::Mmap], &[bad]);
+        let rows = summarize_transfers(&[10], &[FileMechanism::Mmap], &[], &[bad]);
         assert_eq!((rows[0].reps_measured, rows[0].reps_failed), (0, 1));
         assert!(rows[0].time_ms.is_none() && rows[0].fraction_of_readsend.is_none());
     }

@@ -49,13 +49,14 @@ fn residency(r: &FileSummary) -> String {
         .map_or("n/a".into(), |f| format!("{:.1} %", f * 100.0))
 }
 
-/// The rows every format shares: one per (size, mechanism).
-fn rows(study: &FileStudy) -> Vec<[String; 12]> {
+/// The rows every format shares: one per (size, mechanism), or per (size, cache, mechanism)
+/// with a cache column when the study measured both caches.
+fn rows(study: &FileStudy) -> Vec<Vec<String>> {
     study
         .summaries
         .iter()
         .map(|r| {
-            [
+            let mut row = vec![
                 size_label(r.size_bytes as f64),
                 r.mechanism.name().to_string(),
                 figure(&r.time_ms, 2),
@@ -68,9 +69,21 @@ fn rows(study: &FileStudy) -> Vec<[String; 12]> {
                 figure(&r.page_faults, 0),
                 residency(r),
                 format!("{}/{}", r.reps_measured, r.reps_measured + r.reps_failed),
-            ]
+            ];
+            if let Some(cache) = &r.cache {
+                row.insert(2, cache.clone());
+            }
+            row
         })
         .collect()
+}
+
+fn header(study: &FileStudy) -> Vec<&'static str> {
+    let mut header = HEADER.to_vec();
+    if study.summaries.iter().any(|r| r.cache.is_some()) {
+        header.insert(2, "cache");
+    }
+    header
 }
 
 const HEADER: [&str; 12] = [
@@ -108,10 +121,10 @@ fn cpu(cpu: Option<usize>) -> String {
 }
 
 fn table(study: &FileStudy) -> Table {
-    let rows: Vec<Vec<String>> = rows(study).into_iter().map(Vec::from).collect();
+    let rows = rows(study);
     Table {
         marked: vec![false; rows.len()],
-        header: HEADER.to_vec(),
+        header: header(study),
         rows,
     }
 }
@@ -171,34 +184,48 @@ fn profiled_points(study: &FileStudy) -> Vec<Profiled> {
     points
 }
 
+/// One line per mechanism; with both caches, per (mechanism, cache), the cold lines dashed.
 fn series(study: &FileStudy, value: impl Fn(&FileSummary) -> Option<Figure>) -> Vec<Series> {
-    study
+    let mut caches: Vec<Option<&str>> = Vec::new();
+    for r in &study.summaries {
+        if !caches.contains(&r.cache.as_deref()) {
+            caches.push(r.cache.as_deref());
+        }
+    }
+    let lines = study
         .config
         .mechanisms
         .iter()
-        .map(|&m| Series {
-            name: m.name().to_string(),
-            color: color(m),
-            dashed: false,
-            data: study
-                .summaries
-                .iter()
-                .filter(|r| r.mechanism == m)
-                .filter_map(|r| {
-                    let f = value(r)?;
-                    (f.mean > 0.0).then(|| Datum {
-                        x: r.size_bytes as f64,
-                        y: f.mean,
-                        ci: f.ci95.map(|s| (s.ci95_low.max(f.mean * 1e-3), s.ci95_high)),
-                        title: format!(
-                            "{} {}: {:.4}",
-                            m.name(),
-                            size_label(r.size_bytes as f64),
-                            f.mean
-                        ),
+        .flat_map(|&m| caches.iter().map(move |&c| (m, c)));
+    lines
+        .map(|(m, cache)| {
+            let name = match cache {
+                Some(c) => format!("{} {c}", m.name()),
+                None => m.name().to_string(),
+            };
+            Series {
+                color: color(m),
+                dashed: cache == Some("cold"),
+                data: study
+                    .summaries
+                    .iter()
+                    .filter(|r| r.mechanism == m && r.cache.as_deref() == cache)
+                    .filter_map(|r| {
+                        let f = value(r)?;
+                        (f.mean > 0.0).then(|| Datum {
+                            x: r.size_bytes as f64,
+                            y: f.mean,
+                            ci: f.ci95.map(|s| (s.ci95_low.max(f.mean * 1e-3), s.ci95_high)),
+                            title: format!(
+                                "{name} {}: {:.4}",
+                                size_label(r.size_bytes as f64),
+                                f.mean
+                            ),
+                        })
                     })
-                })
-                .collect(),
+                    .collect(),
+                name,
+            }
         })
         .collect()
 }
@@ -244,7 +271,10 @@ pub fn rerender(dir: &Path) -> Result<std::path::PathBuf, Error> {
             ))
         })?;
     let transfers: Vec<TransferRecord> = study::records(dir)?;
-    let planned = config.sizes_bytes.len() * config.mechanisms.len() * config.reps as usize;
+    let planned = config.sizes_bytes.len()
+        * config.mechanisms.len()
+        * config.caches().len()
+        * config.reps as usize;
     let status = if transfers.iter().any(|t| !t.ok()) {
         "failed"
     } else if transfers.len() < planned {
@@ -258,6 +288,7 @@ pub fn rerender(dir: &Path) -> Result<std::path::PathBuf, Error> {
         summaries: super::record::summarize_transfers(
             &config.sizes_bytes,
             &config.mechanisms,
+            &config.caches(),
             &transfers,
         ),
         config,
@@ -304,6 +335,7 @@ mod tests {
                     verified: None,
                     error: None,
                     profiled: None,
+                    cache: None,
                 })
             })
             .collect();
@@ -334,7 +366,12 @@ mod tests {
             },
             environment: None,
             status: "completed",
-            summaries: summarize_transfers(&[1 << 20, 8 << 20], &mechanisms, &transfers),
+            summaries: summarize_transfers(
+                &[1 << 20, 8 << 20],
+                &mechanisms,
+                &["warm".into()],
+                &transfers,
+            ),
             transfers,
         }
     }
