@@ -251,16 +251,7 @@ fn a_profiled_file_study_keeps_the_profiled_transfer_out_of_its_figures() {
     // The summaries count the two measured transfers only.
     let table = String::from_utf8_lossy(&out.stdout);
     assert!(table.contains("2/2"), "{table}");
-    let html = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
-    let options = roxmltree::ParsingOptions {
-        allow_dtd: true,
-        ..Default::default()
-    };
-    let doc = roxmltree::Document::parse_with_options(&html, options).expect("well-formed");
-    let figures = doc
-        .descendants()
-        .filter(|n| n.has_tag_name("svg") && n.attribute("class") == Some("breakdown"))
-        .count();
+    let figures = breakdown_figures(&dir.path().join("report.html"));
     assert_eq!(figures, 2, "a stacked-bar figure per mechanism");
 }
 
@@ -327,16 +318,7 @@ fn a_profiled_servers_study_samples_each_model_in_a_window_of_its_own() {
         share(&r["profile"], "scheduler")
     };
     assert!(sched("threaded") > 0.0 && sched("epoll") >= 0.0);
-    let html = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
-    let options = roxmltree::ParsingOptions {
-        allow_dtd: true,
-        ..Default::default()
-    };
-    let doc = roxmltree::Document::parse_with_options(&html, options).expect("well-formed");
-    let figures = doc
-        .descendants()
-        .filter(|n| n.has_tag_name("svg") && n.attribute("class") == Some("breakdown"))
-        .count();
+    let figures = breakdown_figures(&dir.path().join("report.html"));
     assert_eq!(figures, 2, "a stacked-bar figure per model");
 }
 
@@ -383,4 +365,17 @@ fn a_remote_server_samples_its_own_side_and_sends_the_block_back() {
     assert!(receiver["copies_per_byte"]["copies"].as_f64().unwrap() > 0.0);
     let source = r["profiled_visit"]["memcpy_source"].as_str().unwrap();
     assert!(source.contains("this host's side only"), "{source}");
+}
+
+/// How many stacked-bar (breakdown) figures a report page holds, parsed as XML.
+fn breakdown_figures(report: &std::path::Path) -> usize {
+    let html = std::fs::read_to_string(report).unwrap();
+    let options = roxmltree::ParsingOptions {
+        allow_dtd: true,
+        ..Default::default()
+    };
+    let doc = roxmltree::Document::parse_with_options(&html, options).expect("well-formed");
+    doc.descendants()
+        .filter(|n| n.has_tag_name("svg") && n.attribute("class") == Some("breakdown"))
+        .count()
 }
