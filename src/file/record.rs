@@ -371,6 +371,35 @@ pub struct FileConfig {
     pub timing: String,
 }
 
+#[cfg(test)]
+impl FileConfig {
+    /// A warm-cache loopback configuration for tests of what reads a file study.
+    pub fn for_tests(sizes: Vec<u64>, mechanisms: Vec<FileMechanism>, reps: u32) -> FileConfig {
+        FileConfig {
+            sizes_bytes: sizes,
+            mechanisms,
+            chunk_bytes: 65536,
+            cache: "warm".into(),
+            user_file: None,
+            reps,
+            seed: None,
+            order: None,
+            verify: false,
+            counters: "none".into(),
+            where_sides_run: "loopback TCP".into(),
+            remote: None,
+            network: Default::default(),
+            pin: "cross".into(),
+            placement: crate::spec::FlowPlacement {
+                sender_cpu: Some(0),
+                receiver_cpu: Some(1),
+            },
+            recv_buffer_bytes: 1,
+            timing: "test".into(),
+        }
+    }
+}
+
 impl FileConfig {
     /// The caches measured, in `--cache` order: `cache` is one name, or a comma-separated
     /// list when the study measured more than one.
