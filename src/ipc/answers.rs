@@ -94,6 +94,15 @@ fn cannot(question: &'static str, finding: String) -> Answer {
     Answer::cannot(question, finding, PAIRED_BASIS.into())
 }
 
+/// The point with the highest headline figure (round trips/s or Gbit/s) of a non-empty set.
+fn highest<'a>(points: &[&'a Point]) -> &'a Point {
+    points
+        .iter()
+        .copied()
+        .max_by(|a, b| a.headline_value().total_cmp(&b.headline_value()))
+        .expect("a point")
+}
+
 fn fastest(rr: &[&Point]) -> Answer {
     let mut details = Vec::new();
     let mut winners: Vec<String> = Vec::new();
@@ -103,10 +112,7 @@ fn fastest(rr: &[&Point]) -> Answer {
         if here.len() < 2 {
             continue;
         }
-        let best = here
-            .iter()
-            .max_by(|a, b| a.headline_value().total_cmp(&b.headline_value()))
-            .expect("two points");
+        let best = highest(&here);
         let mut line = format!(
             "{}: {} fastest, {} per round trip",
             size_label(size),
@@ -316,10 +322,7 @@ fn peak(stream: &[&Point]) -> Answer {
         if points.len() < 2 {
             continue;
         }
-        let top = points
-            .iter()
-            .max_by(|a, b| a.headline_value().total_cmp(&b.headline_value()))
-            .expect("points");
+        let top = highest(&points);
         let beyond: Vec<&&Point> = points.iter().filter(|p| p.size > top.size).collect();
         let mut line = format!(
             "{series}: peaks at {} with {:.2} Gbit/s",
