@@ -4,7 +4,9 @@
 //! client says go, closes the connection (the client's EOF), reports its usage, and removes the
 //! folder when the session ends, whatever happened.
 use super::protocol::{self, ErrorCode, FileRequest, Message, COOKIE_BYTES};
-use super::server::{accept_flows, expect, out_of_order, refuse, send, Limits, Refusal, State};
+use super::server::{
+    accept_flows, expect, out_of_order, refuse, send, Limits, Refusal, RunClaim, State,
+};
 use crate::error::ConfigError;
 use crate::file::mechanisms::FileMechanism;
 use crate::file::test_files::{self, ServedFile, TestFolder};
@@ -15,7 +17,7 @@ use crate::transport::Endpoint;
 use std::fs::File;
 use std::io;
 use std::net::{TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::Barrier;
 use std::time::Duration;
 
@@ -34,7 +36,7 @@ pub(super) fn serve(
     state: &State,
 ) -> Result<String, Refusal> {
     let checked = check(request, &state.config.limits)?;
-    let Some(mut claim) = Claim::take(&state.busy) else {
+    let Some(mut claim) = RunClaim::take(&state.busy) else {
         let message = "another run is in progress; this server runs one at a time".to_string();
         let _ = protocol::write_message(stream, &Message::Busy { message });
         return Ok("busy: another run is in progress".into());
@@ -45,34 +47,6 @@ pub(super) fn serve(
         request.size, request.mechanism, request.cache
     );
     result.map(|done| format!("{what}: {done}"))
-}
-
-/// The server's one-test-at-a-time flag, held by this session: released once, early (before
-/// `FileSent`, so the client's next transfer is not told busy) or on drop, whatever happened;
-/// never after another session has taken it.
-struct Claim<'a> {
-    busy: &'a AtomicBool,
-    held: bool,
-}
-
-impl<'a> Claim<'a> {
-    fn take(busy: &'a AtomicBool) -> Option<Claim<'a>> {
-        busy.compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire)
-            .ok()
-            .map(|_| Claim { busy, held: true })
-    }
-
-    fn release(&mut self) {
-        if std::mem::take(&mut self.held) {
-            self.busy.store(false, Ordering::Release);
-        }
-    }
-}
-
-impl Drop for Claim<'_> {
-    fn drop(&mut self) {
-        self.release();
-    }
 }
 
 fn check(request: &FileRequest, limits: &Limits) -> Result<Checked, Refusal> {
@@ -137,7 +111,7 @@ fn serve_claimed(
     request: &FileRequest,
     checked: &Checked,
     state: &State,
-    claim: &mut Claim<'_>,
+    claim: &mut RunClaim<'_>,
 ) -> Result<String, Refusal> {
     let failed = |what: &str, e: io::Error| refuse(ErrorCode::Failed, format!("{what}: {e}"));
     let temp = std::env::temp_dir();

@@ -16,9 +16,12 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+mod claim;
 mod limits;
 mod run;
 mod servers;
+use claim::OpenSlot;
+pub(super) use claim::RunClaim;
 pub(super) use limits::spec_for;
 pub use limits::Limits;
 pub(super) use run::accept_flows;
@@ -63,9 +66,10 @@ impl From<FrameError> for Refusal {
 
 pub(super) struct State {
     pub(super) config: ServerConfig,
-    /// A run holds this while it is on.
+    /// A run holds this while it is on, through a `RunClaim`.
     pub(super) busy: AtomicBool,
-    open: AtomicUsize,
+    /// Control connections open, each counted by its session's `OpenSlot`.
+    open: Arc<AtomicUsize>,
     sessions: AtomicU64,
     system: String,
 }
@@ -94,7 +98,7 @@ pub fn serve(config: ServerConfig) -> Result<(), Error> {
     let state = Arc::new(State {
         config,
         busy: AtomicBool::new(false),
-        open: AtomicUsize::new(0),
+        open: Arc::new(AtomicUsize::new(0)),
         sessions: AtomicU64::new(0),
         system: system(),
     });
@@ -107,19 +111,20 @@ pub fn serve(config: ServerConfig) -> Result<(), Error> {
             }
         };
         let id = state.sessions.fetch_add(1, Ordering::Relaxed) + 1;
-        if state.open.fetch_add(1, Ordering::AcqRel) >= MAX_OPEN {
-            state.open.fetch_sub(1, Ordering::AcqRel);
+        let Some(slot) = OpenSlot::take(&state.open, MAX_OPEN) else {
             let message = format!("{MAX_OPEN} control connections are open; try again later");
             let _ = protocol::write_message(&mut stream, &Message::Busy { message });
             eprintln!("session {id}: busy (too many open control connections)");
             continue;
-        }
+        };
         let state = state.clone();
+        // The slot moves into the thread: freed when the session ends, panics included, or
+        // with the closure when the thread cannot be spawned.
         let spawned = std::thread::Builder::new()
             .name(format!("bytepath-session-{id}"))
             .spawn(move || {
+                let _slot = slot;
                 handle(id, stream, &state);
-                state.open.fetch_sub(1, Ordering::AcqRel);
             });
         if let Err(e) = spawned {
             eprintln!("session {id}: could not start a thread: {e}");
@@ -236,12 +241,11 @@ fn session(stream: &mut TcpStream, state: &State) -> Result<String, Refusal> {
                     return Ok(format!("servers {model}: skipped: {reason}"));
                 }
             };
-            if !take_turn(stream, state) {
+            let Some(mut claim) = take_turn(stream, state) else {
                 return Ok("busy: another run is in progress".into());
-            }
-            let result = servers::servers_side(stream, setup, clients as usize, state);
-            state.busy.store(false, Ordering::Release);
-            result.map(|done| format!("servers {model} x{clients} clients: {done}"))
+            };
+            servers::servers_side(stream, setup, clients as usize, state, &mut claim)
+                .map(|done| format!("servers {model} x{clients} clients: {done}"))
         }
         other => Err(out_of_order("run", &other)),
     }
@@ -291,11 +295,10 @@ fn hello(stream: &mut TcpStream, state: &State) -> Result<(), Refusal> {
 /// A run: its spec checked against the limits, then this side of it, one run at a time.
 fn run(stream: &mut TcpStream, request: &RunRequest, state: &State) -> Result<String, Refusal> {
     let spec = spec_for(request, &state.config.limits)?;
-    if !take_turn(stream, state) {
+    let Some(mut claim) = take_turn(stream, state) else {
         return Ok("busy: another run is in progress".into());
-    }
-    let result = run::run_side(stream, &spec, request.reverse, state);
-    state.busy.store(false, Ordering::Release);
+    };
+    let result = run::run_side(stream, &spec, request.reverse, state, &mut claim);
     let what = format!(
         "{} {}{} {} B x{} {} for {} ms",
         spec.transport.name(),
@@ -310,16 +313,13 @@ fn run(stream: &mut TcpStream, request: &RunRequest, state: &State) -> Result<St
 }
 
 /// Takes the server for one run, or answers `busy`: one test at a time.
-pub(super) fn take_turn(stream: &mut TcpStream, state: &State) -> bool {
-    let taken = state
-        .busy
-        .compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire)
-        .is_ok();
-    if !taken {
+pub(super) fn take_turn<'a>(stream: &mut TcpStream, state: &'a State) -> Option<RunClaim<'a>> {
+    let claim = RunClaim::take(&state.busy);
+    if claim.is_none() {
         let message = "another run is in progress; this server runs one at a time".to_string();
         let _ = protocol::write_message(stream, &Message::Busy { message });
     }
-    taken
+    claim
 }
 
 fn authenticate(stream: &mut TcpStream, token: &[u8], nonce: &[u8]) -> Result<(), Refusal> {

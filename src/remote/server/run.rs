@@ -2,7 +2,7 @@
 //! a data port; udp: one joined socket per flow), its workers started and held at the barrier
 //! until the client's `Go`, followed until it ends or is stopped, and its samples (and, when
 //! it measured, its slices) sent back.
-use super::{expect, out_of_order, refuse, send, Refusal, ServerConfig, State, RUN_POLL};
+use super::{expect, out_of_order, refuse, send, Refusal, RunClaim, ServerConfig, State, RUN_POLL};
 use crate::engine::control::Control;
 use crate::engine::profiling::{ProfileWindow, StoppedWindow};
 use crate::engine::slices::SliceBoard;
@@ -18,7 +18,6 @@ use crate::transport::Endpoint;
 use std::io::Read;
 use std::net::{TcpListener, TcpStream, UdpSocket};
 use std::os::fd::AsFd;
-use std::sync::atomic::Ordering;
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
@@ -29,6 +28,7 @@ pub(super) fn run_side(
     spec: &RunSpec,
     reverse: bool,
     state: &State,
+    claim: &mut RunClaim<'_>,
 ) -> Result<String, Refusal> {
     let failed = |what: &str, e: std::io::Error| refuse(ErrorCode::Failed, format!("{what}: {e}"));
     let flows = match spec.framing() {
@@ -84,8 +84,9 @@ pub(super) fn run_side(
     }
     let (samples, fired) = engine::collect(handles, &endpoints, Instant::now() + STOP_GRACE);
     // Free before the samples go back: a client (a sweep's next point) that asks again as soon
-    // as it has them must not be told busy.
-    state.busy.store(false, Ordering::Release);
+    // as it has them must not be told busy. Released once: the session's end cannot free a
+    // claim the next session took meanwhile.
+    claim.release();
     let ended = ended?;
     let profile = sampling.map(|s| Message::Profile {
         profile: Box::new(s.finish()),
