@@ -132,6 +132,10 @@ fn run_watched(stream: &mut TcpStream, spec: &RunSpec, peer: RemotePeer) -> RunO
             outcome
         });
         while !run.is_finished() {
+            // The server asked to end: the run stops and its record says it was interrupted.
+            if super::server::stopping() {
+                interrupt.store(true, Ordering::SeqCst);
+            }
             match protocol::read_message(stream) {
                 Err(FrameError::Idle) => {}
                 Ok(Message::Stop) => interrupt.store(true, Ordering::SeqCst),

@@ -20,11 +20,13 @@ mod claim;
 mod limits;
 mod run;
 mod servers;
+mod shutdown;
 use claim::OpenSlot;
 pub(super) use claim::RunClaim;
 pub(super) use limits::spec_for;
 pub use limits::Limits;
 pub(super) use run::accept_flows;
+pub(super) use shutdown::stopping;
 
 /// Control connections open at once; more are answered `busy` (a flood of idle connections
 /// cannot exhaust threads).
@@ -74,7 +76,8 @@ pub(super) struct State {
     system: String,
 }
 
-/// Listens until the process is ended; prints the bound address as the first line of stdout.
+/// Listens until SIGTERM or SIGINT (then stops the run in progress, tells its client, and
+/// returns once the sessions have ended or a grace has passed); prints the bound address as the first line of stdout.
 pub fn serve(config: ServerConfig) -> Result<(), Error> {
     let listener = TcpListener::bind((config.bind, config.port)).map_err(|e| {
         Error::Failed(format!(
@@ -93,6 +96,13 @@ pub fn serve(config: ServerConfig) -> Result<(), Error> {
     } else {
         format!(", peers {}", config.allow_peers)
     };
+    shutdown::prepare(&listener)?;
+    for stale in super::file_server::remove_stale_folders(&std::env::temp_dir()) {
+        eprintln!(
+            "bytepath server: removed {}, left by a server that did not end",
+            stale.display()
+        );
+    }
     println!("bytepath server listening on {addr} (protocol version {VERSION}, {auth}{peers})");
     let _ = std::io::stdout().flush();
     let state = Arc::new(State {
@@ -102,8 +112,8 @@ pub fn serve(config: ServerConfig) -> Result<(), Error> {
         sessions: AtomicU64::new(0),
         system: system(),
     });
-    for stream in listener.incoming() {
-        let mut stream = match stream {
+    while let Some(accepted) = shutdown::next_connection(&listener) {
+        let mut stream = match accepted {
             Ok(s) => s,
             Err(e) => {
                 eprintln!("bytepath server: accept failed: {e}");
@@ -130,6 +140,8 @@ pub fn serve(config: ServerConfig) -> Result<(), Error> {
             eprintln!("session {id}: could not start a thread: {e}");
         }
     }
+    drop(listener);
+    shutdown::drain(&state.open, state.config.timeout);
     Ok(())
 }
 

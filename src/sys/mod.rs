@@ -19,6 +19,7 @@ pub mod process;
 pub mod ring;
 pub mod sampling;
 pub mod shared;
+pub mod signals;
 pub mod socket;
 pub mod stdio;
 pub mod uring;

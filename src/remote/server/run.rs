@@ -21,6 +21,11 @@ use std::os::fd::AsFd;
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
+/// Why the server cut a run short, told to its client in `Done`.
+const WATCHDOG_FIRED: &str = "the server's side did not finish in time; its flows were shut down";
+const SERVER_ENDING: &str =
+    "the server was asked to end (SIGTERM or SIGINT) and stopped this run early";
+
 /// Accepts the run's data connections, runs this side, and sends its samples back.
 /// With `reverse` this side is the measured one: its slices are kept and sent back too.
 pub(super) fn run_side(
@@ -99,7 +104,16 @@ pub(super) fn run_side(
             messages,
         }
     });
-    report(stream, samples, [slices, profile], fired || ended)
+    let cut = ended.or(fired.then_some(WATCHDOG_FIRED));
+    let mut samples = samples;
+    if cut == Some(SERVER_ENDING) {
+        // What this side measured stays, marked: the record says why the run ended early.
+        samples
+            .iter_mut()
+            .filter(|s| s.error.is_none())
+            .for_each(|s| s.error = Some(SERVER_ENDING.into()));
+    }
+    report(stream, samples, [slices, profile], cut)
 }
 
 /// `profile`: this side's sampling, opened when the measured phase begins and stopped when it
@@ -242,15 +256,17 @@ fn new_cookie() -> Result<[u8; COOKIE_BYTES], Refusal> {
 }
 
 /// Waits for the run to end: a `Stop` stops this side, a vanished client aborts it, and past
-/// `deadline` the watchdog shuts the flows down. Returns whether the watchdog fired.
+/// `deadline` the watchdog shuts the flows down, and a termination signal to the server stops
+/// the run (its client hears why in `Done`). Returns why the server cut the run short, if it
+/// did.
 fn follow(
     stream: &mut TcpStream,
     control: &Control,
     (handles, endpoints): (&[std::thread::JoinHandle<ThreadSample>], &[Arc<Endpoint>]),
     deadline: Instant,
     sampling: &mut Option<Sampling>,
-) -> Result<bool, Refusal> {
-    let mut fired = false;
+) -> Result<Option<&'static str>, Refusal> {
+    let mut cut = None;
     while handles.iter().any(|h| !h.is_finished()) {
         let next = sampling.as_mut().and_then(|s| s.tick(Instant::now()));
         let poll = next.map_or(RUN_POLL, |n| n.min(RUN_POLL));
@@ -267,12 +283,16 @@ fn follow(
             }
             Err(e) => return Err(e.into()),
         }
-        if Instant::now() > deadline && !fired {
+        if super::stopping() && cut.is_none() {
+            control.stop();
+            cut = Some(SERVER_ENDING);
+        }
+        if Instant::now() > deadline && cut != Some(WATCHDOG_FIRED) {
             endpoints.iter().for_each(|ep| ep.abort());
-            fired = true;
+            cut = Some(WATCHDOG_FIRED);
         }
     }
-    Ok(fired)
+    Ok(cut)
 }
 
 /// Sends this side's samples, one frame each, its slices when it measured and its profile
@@ -281,7 +301,7 @@ fn report(
     stream: &mut TcpStream,
     samples: Vec<ThreadSample>,
     extra: [Option<Message>; 2],
-    fired: bool,
+    cut: Option<&str>,
 ) -> Result<String, Refusal> {
     let count = samples.len();
     let errors = samples.iter().filter(|s| s.error.is_some()).count();
@@ -298,8 +318,7 @@ fn report(
     for message in extra.into_iter().flatten() {
         send(stream, &message)?;
     }
-    let error = fired
-        .then(|| "the server's side did not finish in time; its flows were shut down".to_string());
+    let error = cut.map(str::to_string);
     send(
         stream,
         &Message::Done {

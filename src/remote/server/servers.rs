@@ -107,6 +107,12 @@ fn wait_for(
         if let Some(reason) = server.ended() {
             return Err(refuse(ErrorCode::Failed, reason));
         }
+        if super::stopping() {
+            return Err(refuse(
+                ErrorCode::Failed,
+                "the server was asked to end (SIGTERM or SIGINT); the point's server was stopped",
+            ));
+        }
         if Instant::now() > until {
             return Err(refuse(
                 ErrorCode::Timeout,
