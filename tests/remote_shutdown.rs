@@ -139,3 +139,64 @@ fn a_starting_server_removes_test_folders_a_killed_one_left_but_not_a_live_ones(
     assert!(err.contains("bytepath-file-99999999-1"), "{err}");
     assert!(err.contains("SIGTERM received"), "{err}");
 }
+
+#[test]
+fn a_file_write_stops_when_its_client_leaves_and_its_folder_goes() {
+    let temp = tempfile::tempdir().unwrap();
+    let log = temp.path().join("server.log");
+    let mut server = Command::new(assert_cmd::cargo::cargo_bin("bytepath"))
+        .args(["server", "--port", "0", "--timeout", "5s"])
+        .env("TMPDIR", temp.path())
+        .stdout(Stdio::piped())
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(server.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let address = line.split_whitespace().nth(4).unwrap().to_string();
+    let client_temp = tempfile::tempdir().unwrap();
+    // 4 GiB: written and fsynced, far longer than the moment the client stays.
+    let mut client = Command::new(assert_cmd::cargo::cargo_bin("bytepath"))
+        .args(["file", "--json", "--remote", &address, "--sizes", "4G"])
+        .arg("--out")
+        .arg(client_temp.path().join("results"))
+        .env("TMPDIR", client_temp.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let folder = || {
+        std::fs::read_dir(temp.path())
+            .unwrap()
+            .flatten()
+            .find(|e| {
+                e.file_name()
+                    .to_string_lossy()
+                    .starts_with("bytepath-file-")
+            })
+            .map(|e| e.path())
+    };
+    let since = Instant::now();
+    while folder().is_none() && since.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let written = folder().expect("the server's test folder");
+    client.kill().unwrap(); // SIGKILL: the control connection just closes.
+    client.wait().unwrap();
+    let left = Instant::now();
+    while written.exists() && left.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(!written.exists(), "the folder outlived its client by 10 s");
+    sigterm(server.id());
+    assert_eq!(server.wait().unwrap().code(), Some(0));
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        text.contains(
+            "the client left, or the server was asked to end, while the test file was written"
+        ),
+        "the server's log: {text}"
+    );
+}
