@@ -17,6 +17,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 mod claim;
+mod health;
 mod limits;
 mod run;
 mod servers;
@@ -45,6 +46,8 @@ pub struct ServerConfig {
     pub timeout: Duration,
     /// Where a mesh driver may have this server send test traffic (`--allow-peers`).
     pub allow_peers: super::allow::AllowPeers,
+    /// Where `GET /healthz` is answered (`--health-port`), apart from the control port.
+    pub health_port: Option<u16>,
 }
 
 /// A refusal: sent to the client as an error frame, logged, and the connection closed.
@@ -77,7 +80,8 @@ pub(super) struct State {
 }
 
 /// Listens until SIGTERM or SIGINT (then stops the run in progress, tells its client, and
-/// returns once the sessions have ended or a grace has passed); prints the bound address as the first line of stdout.
+/// returns once the sessions have ended or a grace has passed); prints the bound address as
+/// the first line of stdout.
 pub fn serve(config: ServerConfig) -> Result<(), Error> {
     let listener = TcpListener::bind((config.bind, config.port)).map_err(|e| {
         Error::Failed(format!(
@@ -103,8 +107,6 @@ pub fn serve(config: ServerConfig) -> Result<(), Error> {
             stale.display()
         );
     }
-    println!("bytepath server listening on {addr} (protocol version {VERSION}, {auth}{peers})");
-    let _ = std::io::stdout().flush();
     let state = Arc::new(State {
         config,
         busy: AtomicBool::new(false),
@@ -112,6 +114,10 @@ pub fn serve(config: ServerConfig) -> Result<(), Error> {
         sessions: AtomicU64::new(0),
         system: system(),
     });
+    health::start(&state)?;
+    // Last: whoever waits for this line may connect at once, to either port.
+    println!("bytepath server listening on {addr} (protocol version {VERSION}, {auth}{peers})");
+    let _ = std::io::stdout().flush();
     while let Some(accepted) = shutdown::next_connection(&listener) {
         let mut stream = match accepted {
             Ok(s) => s,
