@@ -19,6 +19,7 @@ use std::time::Duration;
 mod claim;
 mod health;
 mod limits;
+mod memory;
 mod run;
 mod servers;
 mod shutdown;
@@ -101,6 +102,7 @@ pub fn serve(config: ServerConfig) -> Result<(), Error> {
         format!(", peers {}", config.allow_peers)
     };
     shutdown::prepare(&listener)?;
+    eprintln!("bytepath server: {}", memory::describe());
     for stale in super::file_server::remove_stale_folders(&std::env::temp_dir()) {
         eprintln!(
             "bytepath server: removed {}, left by a server that did not end",
