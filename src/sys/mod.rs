@@ -22,6 +22,7 @@ pub mod shared;
 pub mod signals;
 pub mod socket;
 pub mod stdio;
+pub mod tcp_info;
 pub mod uring;
 pub mod uring_recv;
 pub mod uring_send;

@@ -2,6 +2,7 @@
 //! a data port; udp: one joined socket per flow), its workers started and held at the barrier
 //! until the client's `Go`, followed until it ends or is stopped, and its samples (and, when
 //! it measured, its slices) sent back.
+use super::budget::{ByteBudget, BYTES_REACHED};
 use super::{expect, out_of_order, refuse, send, Refusal, RunClaim, ServerConfig, State, RUN_POLL};
 use crate::engine::control::Control;
 use crate::engine::profiling::{ProfileWindow, StoppedWindow};
@@ -20,6 +21,9 @@ use std::net::{TcpListener, TcpStream, UdpSocket};
 use std::os::fd::AsFd;
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
+
+/// How often a session with a byte budget reads what its run moved.
+const BUDGET_POLL: Duration = Duration::from_millis(20);
 
 /// Why the server cut a run short, told to its client in `Done`.
 const WATCHDOG_FIRED: &str = "the server's side did not finish in time; its flows were shut down";
@@ -40,6 +44,9 @@ pub(super) fn run_side(
         Some(framing) => udp_flows(stream, spec.threads, framing, &state.config)?,
         None => tcp_flows(stream, spec, reverse, &state.config)?,
     };
+    // What the flows' buffers hold in flight: this side's send buffers and as much again at
+    // the peer (the margin of the byte budget).
+    let in_flight: u64 = flows.iter().map(|(_, buffer)| 2 * *buffer as u64).sum();
     let control = Arc::new(Control::new().map_err(|e| failed("mapping the schedule", e))?);
     let start = Arc::new(Barrier::new(spec.threads + 1));
     // Only the measured side publishes slices; the other needs a board it never writes.
@@ -79,7 +86,16 @@ pub(super) fn run_side(
                 sampling = Some(Sampling::new(role, (from, end)));
             }
             let run = (&handles[..], &endpoints[..]);
-            follow(stream, &control, run, end + STOP_GRACE, &mut sampling)
+            let max_bytes = state.config.limits.max_bytes;
+            let budget = ByteBudget::new(max_bytes, spec.message_size, in_flight, from);
+            follow(
+                stream,
+                &control,
+                run,
+                end + STOP_GRACE,
+                &mut sampling,
+                budget,
+            )
         }
         Err(refusal) => Err(refusal),
     };
@@ -106,7 +122,7 @@ pub(super) fn run_side(
     });
     let cut = ended.or(fired.then_some(WATCHDOG_FIRED));
     let mut samples = samples;
-    if cut == Some(SERVER_ENDING) {
+    if matches!(cut, Some(SERVER_ENDING | BYTES_REACHED)) {
         // What this side measured stays, marked: the record says why the run ended early.
         samples
             .iter_mut()
@@ -265,11 +281,19 @@ fn follow(
     (handles, endpoints): (&[std::thread::JoinHandle<ThreadSample>], &[Arc<Endpoint>]),
     deadline: Instant,
     sampling: &mut Option<Sampling>,
+    mut budget: Option<ByteBudget>,
 ) -> Result<Option<&'static str>, Refusal> {
     let mut cut = None;
+    // With a byte budget the session looks more often: what a run moves past its limit
+    // before it is stopped is at most what its flows carry in one such poll.
+    let most = if budget.is_some() {
+        BUDGET_POLL
+    } else {
+        RUN_POLL
+    };
     while handles.iter().any(|h| !h.is_finished()) {
         let next = sampling.as_mut().and_then(|s| s.tick(Instant::now()));
-        let poll = next.map_or(RUN_POLL, |n| n.min(RUN_POLL));
+        let poll = next.map_or(most, |n| n.min(most));
         let _ = stream.set_read_timeout(Some(poll));
         match protocol::read_message(stream) {
             Ok(Message::Stop) => control.stop(),
@@ -282,6 +306,13 @@ fn follow(
                 ))
             }
             Err(e) => return Err(e.into()),
+        }
+        let spent = budget
+            .as_mut()
+            .is_some_and(|b| b.exceeded(endpoints, Instant::now()));
+        if spent && cut.is_none() {
+            control.stop();
+            cut = Some(BYTES_REACHED);
         }
         if super::stopping() && cut.is_none() {
             control.stop();
