@@ -2,10 +2,8 @@
 //! samples go back) and then ends slowly must not free it again over the next session's run.
 //! Before the claim guard it did, and a third run overlapped the second.
 mod common;
-use bytepath::cli::{Cli, Command};
 use bytepath::engine::peer::Peer;
 use bytepath::remote::client::RemotePeer;
-use clap::Parser;
 use common::Server;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -14,15 +12,9 @@ use std::time::{Duration, Instant};
 fn a_run_whose_client_is_slow_to_take_its_samples_cannot_let_two_runs_overlap() {
     // The server waits up to 1 s for a client's goodbye after its samples.
     let server = Server::start("5s", &[]);
-    let cli = Cli::try_parse_from([
-        "bytepath", "run", "-m", "send", "-p", "stream", "-s", "64K", "-d", "300ms", "--warmup",
-        "0s",
-    ])
-    .unwrap();
-    let Command::Run(args) = cli.command else {
-        unreachable!()
-    };
-    let spec = bytepath::args::run::run_spec(&args, &[0]).unwrap();
+    let spec = common::run_spec(&[
+        "-m", "send", "-p", "stream", "-s", "64K", "-d", "300ms", "--warmup", "0s",
+    ]);
     let target = bytepath::spec::parse_remote(&server.address()).unwrap();
     // Client A: runs, drains its flow, and never reads its samples nor says goodbye.
     let mut slow = RemotePeer::new(target, None, false);

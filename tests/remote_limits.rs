@@ -3,10 +3,8 @@
 //! has its run stopped by the server once the run moved past the limit; an honest client
 //! whose count is within the limit completes untouched.
 mod common;
-use bytepath::cli::{Cli, Command};
 use bytepath::engine::peer::Peer;
 use bytepath::remote::client::RemotePeer;
-use clap::Parser;
 use common::Server;
 use std::time::{Duration, Instant};
 
@@ -16,9 +14,7 @@ const LIMIT: u64 = 4 << 20;
 fn a_client_that_declares_one_message_and_never_stops_is_stopped_by_the_server() {
     let server = Server::start("5s", &["--max-bytes", "4M"]);
     // Declares one 64 KiB message over a 20 s run: well within --max-bytes.
-    let cli = Cli::try_parse_from([
-        "bytepath",
-        "run",
+    let spec = common::run_spec(&[
         "-m",
         "send",
         "-p",
@@ -31,12 +27,7 @@ fn a_client_that_declares_one_message_and_never_stops_is_stopped_by_the_server()
         "20s",
         "--warmup",
         "0s",
-    ])
-    .unwrap();
-    let Command::Run(args) = cli.command else {
-        unreachable!()
-    };
-    let spec = bytepath::args::run::run_spec(&args, &[0]).unwrap();
+    ]);
     let target = bytepath::spec::parse_remote(&server.address()).unwrap();
     let mut peer = RemotePeer::new(target, None, false);
     let mut ends = peer.connect(&spec, spec.socket_options()).unwrap();

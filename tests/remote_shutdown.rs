@@ -107,6 +107,26 @@ fn sigterm_ends_the_server_with_0_also_as_pid_1_of_a_pid_namespace() {
     assert_eq!(status.code(), Some(0), "{status:?}");
 }
 
+/// A server with `temp` as its temporary folder and `stderr` where said; with its address,
+/// once it has printed its listening line.
+fn server_in(temp: &std::path::Path, stderr: Stdio, extra: &[&str]) -> (Child, String) {
+    let mut server = Command::new(assert_cmd::cargo::cargo_bin("bytepath"))
+        .args(["server", "--port", "0"])
+        .args(extra)
+        .env("TMPDIR", temp)
+        .stdout(Stdio::piped())
+        .stderr(stderr)
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(server.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert!(line.contains("listening on"), "{line}");
+    let address = line.split_whitespace().nth(4).unwrap().to_string();
+    (server, address)
+}
+
 #[test]
 fn a_starting_server_removes_test_folders_a_killed_one_left_but_not_a_live_ones() {
     let temp = tempfile::tempdir().unwrap();
@@ -118,18 +138,7 @@ fn a_starting_server_removes_test_folders_a_killed_one_left_but_not_a_live_ones(
         .path()
         .join(format!("bytepath-file-{}-1", std::process::id()));
     std::fs::create_dir(&live).unwrap();
-    let mut server = Command::new(assert_cmd::cargo::cargo_bin("bytepath"))
-        .args(["server", "--port", "0"])
-        .env("TMPDIR", temp.path())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    std::io::BufReader::new(server.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    assert!(line.contains("listening on"), "{line}");
+    let (server, _) = server_in(temp.path(), Stdio::piped(), &[]);
     assert!(!stale.exists(), "the stale folder is still there");
     assert!(live.exists(), "a live process's folder was removed");
     sigterm(server.id());
@@ -144,18 +153,8 @@ fn a_starting_server_removes_test_folders_a_killed_one_left_but_not_a_live_ones(
 fn a_file_write_stops_when_its_client_leaves_and_its_folder_goes() {
     let temp = tempfile::tempdir().unwrap();
     let log = temp.path().join("server.log");
-    let mut server = Command::new(assert_cmd::cargo::cargo_bin("bytepath"))
-        .args(["server", "--port", "0", "--timeout", "5s"])
-        .env("TMPDIR", temp.path())
-        .stdout(Stdio::piped())
-        .stderr(std::fs::File::create(&log).unwrap())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    std::io::BufReader::new(server.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let address = line.split_whitespace().nth(4).unwrap().to_string();
+    let stderr = Stdio::from(std::fs::File::create(&log).unwrap());
+    let (mut server, address) = server_in(temp.path(), stderr, &["--timeout", "5s"]);
     let client_temp = tempfile::tempdir().unwrap();
     // 4 GiB: written and fsynced, far longer than the moment the client stays.
     let mut client = Command::new(assert_cmd::cargo::cargo_bin("bytepath"))
