@@ -92,16 +92,7 @@ pub fn serve(config: ServerConfig) -> Result<(), Error> {
         ))
     })?;
     let addr = listener.local_addr().map_err(Error::Setup)?;
-    let auth = if config.token.is_some() {
-        "token required"
-    } else {
-        "no token"
-    };
-    let peers = if config.allow_peers.is_empty() {
-        String::new()
-    } else {
-        format!(", peers {}", config.allow_peers)
-    };
+    let listening = listening_line(&config, addr);
     shutdown::prepare(&listener)?;
     eprintln!("bytepath server: {}", memory::describe());
     for stale in super::file_server::remove_stale_folders(&std::env::temp_dir()) {
@@ -119,7 +110,7 @@ pub fn serve(config: ServerConfig) -> Result<(), Error> {
     });
     health::start(&state)?;
     // Last: whoever waits for this line may connect at once, to either port.
-    println!("bytepath server listening on {addr} (protocol version {VERSION}, {auth}{peers})");
+    println!("{listening}");
     let _ = std::io::stdout().flush();
     while let Some(accepted) = shutdown::next_connection(&listener) {
         let mut stream = match accepted {
@@ -152,6 +143,21 @@ pub fn serve(config: ServerConfig) -> Result<(), Error> {
     drop(listener);
     shutdown::drain(&state.open, state.config.timeout);
     Ok(())
+}
+
+/// The first line of stdout: where the server listens, its protocol, token and peers.
+fn listening_line(config: &ServerConfig, addr: std::net::SocketAddr) -> String {
+    let auth = if config.token.is_some() {
+        "token required"
+    } else {
+        "no token"
+    };
+    let peers = if config.allow_peers.is_empty() {
+        String::new()
+    } else {
+        format!(", peers {}", config.allow_peers)
+    };
+    format!("bytepath server listening on {addr} (protocol version {VERSION}, {auth}{peers})")
 }
 
 /// The server's bytepath version and kernel release, for the client's record.

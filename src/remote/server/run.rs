@@ -121,15 +121,20 @@ pub(super) fn run_side(
         }
     });
     let cut = ended.or(fired.then_some(WATCHDOG_FIRED));
-    let mut samples = samples;
-    if matches!(cut, Some(SERVER_ENDING | BYTES_REACHED)) {
-        // What this side measured stays, marked: the record says why the run ended early.
+    let samples = mark_cut(samples, cut);
+    report(stream, samples, [slices, profile], cut)
+}
+
+/// What this side measured stays, marked when the server stopped the run itself (it is ending,
+/// or the run passed --max-bytes): the record says why the run ended early.
+fn mark_cut(mut samples: Vec<ThreadSample>, cut: Option<&'static str>) -> Vec<ThreadSample> {
+    if let Some(why @ (SERVER_ENDING | BYTES_REACHED)) = cut {
         samples
             .iter_mut()
             .filter(|s| s.error.is_none())
-            .for_each(|s| s.error = Some(SERVER_ENDING.into()));
+            .for_each(|s| s.error = Some(why.into()));
     }
-    report(stream, samples, [slices, profile], cut)
+    samples
 }
 
 /// `profile`: this side's sampling, opened when the measured phase begins and stopped when it
