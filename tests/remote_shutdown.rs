@@ -149,15 +149,33 @@ fn a_starting_server_removes_test_folders_a_killed_one_left_but_not_a_live_ones(
     assert!(err.contains("SIGTERM received"), "{err}");
 }
 
-#[test]
-fn a_file_write_stops_when_its_client_leaves_and_its_folder_goes() {
+/// A server writing a 4 GiB test file for a `file --remote` client; with its log's path, the
+/// client, and the folder once it appeared.
+struct Writing {
+    server: Child,
+    log: std::path::PathBuf,
+    client: Child,
+    folder: std::path::PathBuf,
+    _temps: (tempfile::TempDir, tempfile::TempDir),
+}
+
+impl Drop for Writing {
+    fn drop(&mut self) {
+        for child in [&mut self.client, &mut self.server] {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+fn writing() -> Writing {
     let temp = tempfile::tempdir().unwrap();
     let log = temp.path().join("server.log");
     let stderr = Stdio::from(std::fs::File::create(&log).unwrap());
-    let (mut server, address) = server_in(temp.path(), stderr, &["--timeout", "5s"]);
+    let (server, address) = server_in(temp.path(), stderr, &["--timeout", "5s"]);
     let client_temp = tempfile::tempdir().unwrap();
-    // 4 GiB: written and fsynced, far longer than the moment the client stays.
-    let mut client = Command::new(assert_cmd::cargo::cargo_bin("bytepath"))
+    // 4 GiB: written and fsynced, far longer than the moment the test waits.
+    let client = Command::new(assert_cmd::cargo::cargo_bin("bytepath"))
         .args(["file", "--json", "--remote", &address, "--sizes", "4G"])
         .arg("--out")
         .arg(client_temp.path().join("results"))
@@ -181,21 +199,49 @@ fn a_file_write_stops_when_its_client_leaves_and_its_folder_goes() {
     while folder().is_none() && since.elapsed() < Duration::from_secs(30) {
         std::thread::sleep(Duration::from_millis(10));
     }
-    let written = folder().expect("the server's test folder");
-    client.kill().unwrap(); // SIGKILL: the control connection just closes.
-    client.wait().unwrap();
-    let left = Instant::now();
-    while written.exists() && left.elapsed() < Duration::from_secs(10) {
+    let folder = folder().expect("the server's test folder");
+    Writing {
+        server,
+        log,
+        client,
+        folder,
+        _temps: (temp, client_temp),
+    }
+}
+
+/// Waits up to 10 s for `folder` to go; true if it went.
+fn goes(folder: &std::path::Path) -> bool {
+    let since = Instant::now();
+    while folder.exists() && since.elapsed() < Duration::from_secs(10) {
         std::thread::sleep(Duration::from_millis(20));
     }
-    assert!(!written.exists(), "the folder outlived its client by 10 s");
-    sigterm(server.id());
-    assert_eq!(server.wait().unwrap().code(), Some(0));
-    let text = std::fs::read_to_string(&log).unwrap();
-    assert!(
-        text.contains(
-            "the client left, or the server was asked to end, while the test file was written"
-        ),
-        "the server's log: {text}"
-    );
+    !folder.exists()
+}
+
+const WRITE_STOPPED: &str =
+    "the client left, or the server was asked to end, while the test file was written";
+
+#[test]
+fn a_file_write_stops_when_its_client_leaves_and_its_folder_goes() {
+    let mut w = writing();
+    w.client.kill().unwrap(); // SIGKILL: the control connection just closes.
+    w.client.wait().unwrap();
+    assert!(goes(&w.folder), "the folder outlived its client by 10 s");
+    sigterm(w.server.id());
+    assert_eq!(w.server.wait().unwrap().code(), Some(0));
+    let text = std::fs::read_to_string(&w.log).unwrap();
+    assert!(text.contains(WRITE_STOPPED), "the server's log: {text}");
+}
+
+#[test]
+fn sigterm_mid_write_stops_it_removes_the_folder_and_exits_0() {
+    let mut w = writing();
+    sigterm(w.server.id());
+    let status = exits_within(&mut w.server, Duration::from_secs(10));
+    assert_eq!(status.code(), Some(0));
+    assert!(!w.folder.exists(), "the folder outlived the server");
+    let text = std::fs::read_to_string(&w.log).unwrap();
+    assert!(text.contains(WRITE_STOPPED), "the server's log: {text}");
+    // The client's transfer failed with the server's refusal, and it ended.
+    assert!(!exits_within(&mut w.client, Duration::from_secs(10)).success());
 }
