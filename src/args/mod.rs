@@ -6,6 +6,7 @@
 pub mod compare;
 pub mod export;
 pub mod file;
+pub mod health;
 pub mod ipc;
 pub mod mesh;
 pub mod network;

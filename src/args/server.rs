@@ -70,5 +70,6 @@ pub fn server_config(args: &ServerArgs) -> Result<ServerConfig, ConfigError> {
         },
         timeout: parse_duration("--timeout", &args.timeout, false)?,
         allow_peers: AllowPeers::parse(args.allow_peers.as_deref()).map_err(bad)?,
+        health_port: super::health::health_port(&args.health)?,
     })
 }

@@ -48,6 +48,8 @@ pub struct ServerArgs {
     /// started (its end of the ssh connection closes them, even when the mesh is killed).
     #[arg(long)]
     pub until_stdin_closes: bool,
+    #[command(flatten)]
+    pub health: super::health::HealthArgs,
 }
 
 /// `bytepath mesh`: which hosts, which pairs, which points, how often.

@@ -2,6 +2,7 @@
 //! `args`, so every bad input gets the same one-line error style.
 use clap::{Args, Parser, Subcommand};
 
+pub mod health;
 mod hosts;
 pub use hosts::{MeshArgs, ServerArgs};
 

@@ -21,6 +21,9 @@ pub struct ServedFile {
     pub hash: Option<u64>,
 }
 
+/// How every test folder's name begins (then the creating process's id).
+pub const FOLDER_PREFIX: &str = "bytepath-file-";
+
 /// The folder holding this run's test files; removed with everything in it on drop.
 #[derive(Debug)]
 pub struct TestFolder {
@@ -33,7 +36,7 @@ impl TestFolder {
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos());
-        let dir = parent.join(format!("bytepath-file-{}-{nanos}", std::process::id()));
+        let dir = parent.join(format!("{FOLDER_PREFIX}{}-{nanos}", std::process::id()));
         fs::create_dir(&dir)?;
         Ok(TestFolder { dir })
     }

@@ -381,6 +381,10 @@ impl Peer for RemotePeer {
                 if report.is_err() {
                     control.stop();
                     endpoints.iter().for_each(|ep| ep.abort());
+                } else if report.as_ref().is_ok_and(|r| r.error.is_some()) {
+                    // The server cut its side short (it is ending, or its watchdog fired):
+                    // this side stops too instead of waiting out the schedule alone.
+                    control.stop();
                 }
                 let _ = tx.send(report);
             })

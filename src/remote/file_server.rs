@@ -4,7 +4,9 @@
 //! client says go, closes the connection (the client's EOF), reports its usage, and removes the
 //! folder when the session ends, whatever happened.
 use super::protocol::{self, ErrorCode, FileRequest, Message, COOKIE_BYTES};
-use super::server::{accept_flows, expect, out_of_order, refuse, send, Limits, Refusal, State};
+use super::server::{
+    accept_flows, expect, out_of_order, refuse, send, Limits, Refusal, RunClaim, State,
+};
 use crate::error::ConfigError;
 use crate::file::mechanisms::FileMechanism;
 use crate::file::test_files::{self, ServedFile, TestFolder};
@@ -18,6 +20,9 @@ use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Barrier;
 use std::time::Duration;
+
+/// How often the watcher looks at the client while the test file is written.
+const CLIENT_WATCH: Duration = Duration::from_millis(100);
 
 /// A request, checked against this server's limits.
 struct Checked {
@@ -34,7 +39,7 @@ pub(super) fn serve(
     state: &State,
 ) -> Result<String, Refusal> {
     let checked = check(request, &state.config.limits)?;
-    let Some(mut claim) = Claim::take(&state.busy) else {
+    let Some(mut claim) = RunClaim::take(&state.busy) else {
         let message = "another run is in progress; this server runs one at a time".to_string();
         let _ = protocol::write_message(stream, &Message::Busy { message });
         return Ok("busy: another run is in progress".into());
@@ -45,34 +50,6 @@ pub(super) fn serve(
         request.size, request.mechanism, request.cache
     );
     result.map(|done| format!("{what}: {done}"))
-}
-
-/// The server's one-test-at-a-time flag, held by this session: released once, early (before
-/// `FileSent`, so the client's next transfer is not told busy) or on drop, whatever happened;
-/// never after another session has taken it.
-struct Claim<'a> {
-    busy: &'a AtomicBool,
-    held: bool,
-}
-
-impl<'a> Claim<'a> {
-    fn take(busy: &'a AtomicBool) -> Option<Claim<'a>> {
-        busy.compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire)
-            .ok()
-            .map(|_| Claim { busy, held: true })
-    }
-
-    fn release(&mut self) {
-        if std::mem::take(&mut self.held) {
-            self.busy.store(false, Ordering::Release);
-        }
-    }
-}
-
-impl Drop for Claim<'_> {
-    fn drop(&mut self) {
-        self.release();
-    }
 }
 
 fn check(request: &FileRequest, limits: &Limits) -> Result<Checked, Refusal> {
@@ -137,7 +114,7 @@ fn serve_claimed(
     request: &FileRequest,
     checked: &Checked,
     state: &State,
-    claim: &mut Claim<'_>,
+    claim: &mut RunClaim<'_>,
 ) -> Result<String, Refusal> {
     let failed = |what: &str, e: io::Error| refuse(ErrorCode::Failed, format!("{what}: {e}"));
     let temp = std::env::temp_dir();
@@ -148,12 +125,7 @@ fn serve_claimed(
     // Removed on drop: on every return from here, refusals and failures included.
     let folder = TestFolder::create(&temp).map_err(|e| failed("creating the test folder", e))?;
     eprintln!("file study: test file in {}", folder.dir.display());
-    // The server has no Ctrl-C of its own to stop a write early; were it killed meanwhile, the
-    // folder would stay, which is why the line above names it.
-    let never = AtomicBool::new(false);
-    let served = folder
-        .write(request.size, request.verify, &never)
-        .map_err(|e| failed("writing the test file", e))?;
+    let served = write_watched(stream, &folder, request, state.config.timeout)?;
     if checked.cache == Cache::Warm {
         study::read_through(&served).map_err(|e| failed("reading the test file", e))?;
     }
@@ -210,6 +182,91 @@ fn serve_claimed(
     let _ = stream.set_read_timeout(Some(Duration::from_secs(1)));
     let _ = protocol::read_message(stream);
     Ok(format!("{summary}; {} removed", dir.display()))
+}
+
+/// Writes the test file while a watcher looks at the client: the write stops as soon as the
+/// client leaves or the server is asked to end (the folder goes with the session). Were the
+/// server killed meanwhile, the folder would stay: the line naming it is in the log, and the
+/// next server removes it at start (`remove_stale_folders`).
+fn write_watched(
+    stream: &TcpStream,
+    folder: &TestFolder,
+    request: &FileRequest,
+    timeout: Duration,
+) -> Result<ServedFile, Refusal> {
+    let failed = |what: &str, e: io::Error| refuse(ErrorCode::Failed, format!("{what}: {e}"));
+    let watched = stream
+        .try_clone()
+        .map_err(|e| failed("watching the client", e))?;
+    let abandon = AtomicBool::new(false);
+    let written = AtomicBool::new(false);
+    let served = std::thread::scope(|scope| {
+        scope.spawn(|| watch_client(&watched, &abandon, &written));
+        let served = folder.write(request.size, request.verify, &abandon);
+        written.store(true, Ordering::Release);
+        served
+    });
+    // The watcher's poll set the connection's receive timeout (one per socket, shared by
+    // both descriptors): the session's own comes back.
+    let _ = stream.set_read_timeout(Some(timeout));
+    served.map_err(|e| match e.kind() {
+        io::ErrorKind::Interrupted => refuse(
+            ErrorCode::Failed,
+            "the client left, or the server was asked to end, while the test file was written; the write stopped there",
+        ),
+        _ => failed("writing the test file", e),
+    })
+}
+
+/// Until `written`: sets `abandon` once the client has closed the control connection (or it
+/// failed) or the server is asked to end.
+fn watch_client(stream: &TcpStream, abandon: &AtomicBool, written: &AtomicBool) {
+    let _ = stream.set_read_timeout(Some(CLIENT_WATCH));
+    let mut byte = [0u8; 1];
+    while !written.load(Ordering::Acquire) {
+        let gone = match stream.peek(&mut byte) {
+            Ok(0) => true,
+            // Something the client sent early: it is still there; the session reads it later.
+            Ok(_) => {
+                std::thread::sleep(CLIENT_WATCH);
+                false
+            }
+            Err(e) => !matches!(
+                e.kind(),
+                io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut | io::ErrorKind::Interrupted
+            ),
+        };
+        if gone || super::server::stopping() {
+            abandon.store(true, Ordering::Release);
+            return;
+        }
+    }
+}
+
+/// Removes the test folders a server killed mid-transfer left in `parent`: those named for
+/// this process's id (a restarted container's PID 1 reuses its number) or for a process that
+/// no longer exists. A folder of a live `bytepath file` on this host is left alone.
+pub(crate) fn remove_stale_folders(parent: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let Ok(entries) = std::fs::read_dir(parent) else {
+        return Vec::new();
+    };
+    let me = std::process::id();
+    let mut removed = Vec::new();
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(test_files::FOLDER_PREFIX))
+            .and_then(|rest| rest.split('-').next()?.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let alive = pid != me && std::path::Path::new(&format!("/proc/{pid}")).exists();
+        if !alive && std::fs::remove_dir_all(entry.path()).is_ok() {
+            removed.push(entry.path());
+        }
+    }
+    removed
 }
 
 /// Sends the file on the data connection and closes it, measured like a local transfer's

@@ -36,9 +36,9 @@ pub(super) fn serve(
         },
         ..spec_for(request, &state.config.limits)?
     };
-    if !take_turn(stream, state) {
+    let Some(claim) = take_turn(stream, state) else {
         return Ok("busy: another run is in progress".into());
-    }
+    };
     let started = unix_ms();
     let peer_run = RemotePeer::new(target.clone(), state.config.token.clone(), request.reverse);
     // A mechanism or receive path this kernel lacks is skipped with the probe's reason, as a
@@ -49,7 +49,7 @@ pub(super) fn serve(
         Ok(()) => run_watched(stream, &spec, peer_run),
         Err(reason) => RunOutcome::skipped(&spec, format!("on the source host: {reason}")),
     };
-    state.busy.store(false, Ordering::Release);
+    drop(claim);
     let ended = unix_ms();
     let cpus = crate::sys::affinity::allowed_cpus().unwrap_or_default();
     let mut record = crate::record::build(&spec, &outcome, Environment::detect(&cpus));
@@ -132,6 +132,10 @@ fn run_watched(stream: &mut TcpStream, spec: &RunSpec, peer: RemotePeer) -> RunO
             outcome
         });
         while !run.is_finished() {
+            // The server asked to end: the run stops and its record says it was interrupted.
+            if super::server::stopping() {
+                interrupt.store(true, Ordering::SeqCst);
+            }
             match protocol::read_message(stream) {
                 Err(FrameError::Idle) => {}
                 Ok(Message::Stop) => interrupt.store(true, Ordering::SeqCst),

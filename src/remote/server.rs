@@ -16,12 +16,20 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+mod budget;
+mod claim;
+mod health;
 mod limits;
+mod memory;
 mod run;
 mod servers;
+mod shutdown;
+use claim::OpenSlot;
+pub(super) use claim::RunClaim;
 pub(super) use limits::spec_for;
 pub use limits::Limits;
 pub(super) use run::accept_flows;
+pub(super) use shutdown::stopping;
 
 /// Control connections open at once; more are answered `busy` (a flood of idle connections
 /// cannot exhaust threads).
@@ -40,6 +48,8 @@ pub struct ServerConfig {
     pub timeout: Duration,
     /// Where a mesh driver may have this server send test traffic (`--allow-peers`).
     pub allow_peers: super::allow::AllowPeers,
+    /// Where `GET /healthz` is answered (`--health-port`), apart from the control port.
+    pub health_port: Option<u16>,
 }
 
 /// A refusal: sent to the client as an error frame, logged, and the connection closed.
@@ -63,14 +73,17 @@ impl From<FrameError> for Refusal {
 
 pub(super) struct State {
     pub(super) config: ServerConfig,
-    /// A run holds this while it is on.
+    /// A run holds this while it is on, through a `RunClaim`.
     pub(super) busy: AtomicBool,
-    open: AtomicUsize,
+    /// Control connections open, each counted by its session's `OpenSlot`.
+    open: Arc<AtomicUsize>,
     sessions: AtomicU64,
     system: String,
 }
 
-/// Listens until the process is ended; prints the bound address as the first line of stdout.
+/// Listens until SIGTERM or SIGINT (then stops the run in progress, tells its client, and
+/// returns once the sessions have ended or a grace has passed); prints the bound address as
+/// the first line of stdout.
 pub fn serve(config: ServerConfig) -> Result<(), Error> {
     let listener = TcpListener::bind((config.bind, config.port)).map_err(|e| {
         Error::Failed(format!(
@@ -79,6 +92,61 @@ pub fn serve(config: ServerConfig) -> Result<(), Error> {
         ))
     })?;
     let addr = listener.local_addr().map_err(Error::Setup)?;
+    let listening = listening_line(&config, addr);
+    shutdown::prepare(&listener)?;
+    eprintln!("bytepath server: {}", memory::describe());
+    for stale in super::file_server::remove_stale_folders(&std::env::temp_dir()) {
+        eprintln!(
+            "bytepath server: removed {}, left by a server that did not end",
+            stale.display()
+        );
+    }
+    let state = Arc::new(State {
+        config,
+        busy: AtomicBool::new(false),
+        open: Arc::new(AtomicUsize::new(0)),
+        sessions: AtomicU64::new(0),
+        system: system(),
+    });
+    health::start(&state)?;
+    // Last: whoever waits for this line may connect at once, to either port.
+    println!("{listening}");
+    let _ = std::io::stdout().flush();
+    while let Some(accepted) = shutdown::next_connection(&listener) {
+        let mut stream = match accepted {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("bytepath server: accept failed: {e}");
+                continue;
+            }
+        };
+        let id = state.sessions.fetch_add(1, Ordering::Relaxed) + 1;
+        let Some(slot) = OpenSlot::take(&state.open, MAX_OPEN) else {
+            let message = format!("{MAX_OPEN} control connections are open; try again later");
+            let _ = protocol::write_message(&mut stream, &Message::Busy { message });
+            eprintln!("session {id}: busy (too many open control connections)");
+            continue;
+        };
+        let state = state.clone();
+        // The slot moves into the thread: freed when the session ends, panics included, or
+        // with the closure when the thread cannot be spawned.
+        let spawned = std::thread::Builder::new()
+            .name(format!("bytepath-session-{id}"))
+            .spawn(move || {
+                let _slot = slot;
+                handle(id, stream, &state);
+            });
+        if let Err(e) = spawned {
+            eprintln!("session {id}: could not start a thread: {e}");
+        }
+    }
+    drop(listener);
+    shutdown::drain(&state.open, state.config.timeout);
+    Ok(())
+}
+
+/// The first line of stdout: where the server listens, its protocol, token and peers.
+fn listening_line(config: &ServerConfig, addr: std::net::SocketAddr) -> String {
     let auth = if config.token.is_some() {
         "token required"
     } else {
@@ -89,43 +157,7 @@ pub fn serve(config: ServerConfig) -> Result<(), Error> {
     } else {
         format!(", peers {}", config.allow_peers)
     };
-    println!("bytepath server listening on {addr} (protocol version {VERSION}, {auth}{peers})");
-    let _ = std::io::stdout().flush();
-    let state = Arc::new(State {
-        config,
-        busy: AtomicBool::new(false),
-        open: AtomicUsize::new(0),
-        sessions: AtomicU64::new(0),
-        system: system(),
-    });
-    for stream in listener.incoming() {
-        let mut stream = match stream {
-            Ok(s) => s,
-            Err(e) => {
-                eprintln!("bytepath server: accept failed: {e}");
-                continue;
-            }
-        };
-        let id = state.sessions.fetch_add(1, Ordering::Relaxed) + 1;
-        if state.open.fetch_add(1, Ordering::AcqRel) >= MAX_OPEN {
-            state.open.fetch_sub(1, Ordering::AcqRel);
-            let message = format!("{MAX_OPEN} control connections are open; try again later");
-            let _ = protocol::write_message(&mut stream, &Message::Busy { message });
-            eprintln!("session {id}: busy (too many open control connections)");
-            continue;
-        }
-        let state = state.clone();
-        let spawned = std::thread::Builder::new()
-            .name(format!("bytepath-session-{id}"))
-            .spawn(move || {
-                handle(id, stream, &state);
-                state.open.fetch_sub(1, Ordering::AcqRel);
-            });
-        if let Err(e) = spawned {
-            eprintln!("session {id}: could not start a thread: {e}");
-        }
-    }
-    Ok(())
+    format!("bytepath server listening on {addr} (protocol version {VERSION}, {auth}{peers})")
 }
 
 /// The server's bytepath version and kernel release, for the client's record.
@@ -236,12 +268,11 @@ fn session(stream: &mut TcpStream, state: &State) -> Result<String, Refusal> {
                     return Ok(format!("servers {model}: skipped: {reason}"));
                 }
             };
-            if !take_turn(stream, state) {
+            let Some(mut claim) = take_turn(stream, state) else {
                 return Ok("busy: another run is in progress".into());
-            }
-            let result = servers::servers_side(stream, setup, clients as usize, state);
-            state.busy.store(false, Ordering::Release);
-            result.map(|done| format!("servers {model} x{clients} clients: {done}"))
+            };
+            servers::servers_side(stream, setup, clients as usize, state, &mut claim)
+                .map(|done| format!("servers {model} x{clients} clients: {done}"))
         }
         other => Err(out_of_order("run", &other)),
     }
@@ -291,11 +322,10 @@ fn hello(stream: &mut TcpStream, state: &State) -> Result<(), Refusal> {
 /// A run: its spec checked against the limits, then this side of it, one run at a time.
 fn run(stream: &mut TcpStream, request: &RunRequest, state: &State) -> Result<String, Refusal> {
     let spec = spec_for(request, &state.config.limits)?;
-    if !take_turn(stream, state) {
+    let Some(mut claim) = take_turn(stream, state) else {
         return Ok("busy: another run is in progress".into());
-    }
-    let result = run::run_side(stream, &spec, request.reverse, state);
-    state.busy.store(false, Ordering::Release);
+    };
+    let result = run::run_side(stream, &spec, request.reverse, state, &mut claim);
     let what = format!(
         "{} {}{} {} B x{} {} for {} ms",
         spec.transport.name(),
@@ -310,16 +340,13 @@ fn run(stream: &mut TcpStream, request: &RunRequest, state: &State) -> Result<St
 }
 
 /// Takes the server for one run, or answers `busy`: one test at a time.
-pub(super) fn take_turn(stream: &mut TcpStream, state: &State) -> bool {
-    let taken = state
-        .busy
-        .compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire)
-        .is_ok();
-    if !taken {
+pub(super) fn take_turn<'a>(stream: &mut TcpStream, state: &'a State) -> Option<RunClaim<'a>> {
+    let claim = RunClaim::take(&state.busy);
+    if claim.is_none() {
         let message = "another run is in progress; this server runs one at a time".to_string();
         let _ = protocol::write_message(stream, &Message::Busy { message });
     }
-    taken
+    claim
 }
 
 fn authenticate(stream: &mut TcpStream, token: &[u8], nonce: &[u8]) -> Result<(), Refusal> {

@@ -13,7 +13,7 @@ use crate::sys::process::{self, ChildProcess, Forked};
 use crate::sys::{fdio, usage};
 use std::io;
 use std::net::TcpListener;
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -103,6 +103,15 @@ pub fn spawn(setup: ServerSetup<'_>, listener: TcpListener) -> io::Result<Server
         Forked::Child => {
             drop(control_write);
             drop(answer_read);
+            // Only what the server needs stays open: no other session's socket, no file.
+            let keep = [
+                listener.as_raw_fd(),
+                control_read.as_raw_fd(),
+                answer_write.as_raw_fd(),
+            ];
+            if process::close_other_descriptors(&keep).is_err() {
+                process::exit_now(1);
+            }
             let code = match child_main(parent, setup, listener, &control_read, &answer_write) {
                 Ok(()) => 0,
                 Err(_) => 1,
@@ -266,5 +275,66 @@ impl ServerProcess {
             Ok(Some(s)) => Some(format!("the server process ended during the run ({s})")),
             _ => None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{Read, Write};
+
+    /// What /proc/PID/fd says each open descriptor of `pid` is.
+    fn open_descriptors(pid: u32) -> Vec<(i32, String)> {
+        std::fs::read_dir(format!("/proc/{pid}/fd"))
+            .unwrap()
+            .flatten()
+            .filter_map(|e| {
+                let fd = e.file_name().to_str()?.parse().ok()?;
+                let to = std::fs::read_link(e.path()).ok()?;
+                Some((fd, to.to_string_lossy().into_owned()))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_forked_server_holds_only_its_listener_and_pipes_of_what_was_open() {
+        // Open here at the fork: another session's socket and a file the server must not hold.
+        let other_session = TcpListener::bind("127.0.0.1:0").unwrap();
+        let file = tempfile::NamedTempFile::new().unwrap();
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let address = listener.local_addr().unwrap();
+        let parent_had = open_descriptors(std::process::id());
+        let setup = ServerSetup {
+            model: ServerModel::Iterative,
+            size: 8,
+            threads: 1,
+            cpus: None,
+        };
+        let server = spawn(setup, listener).unwrap();
+        // One echo: the child is past its set-up (the closing comes first).
+        let mut client = std::net::TcpStream::connect(address).unwrap();
+        client.write_all(b"12345678").unwrap();
+        let mut echo = [0u8; 8];
+        client.read_exact(&mut echo).unwrap();
+        assert_eq!(&echo, b"12345678");
+        let child_has = open_descriptors(server.child.id());
+        let named = |fd: i32| parent_had.iter().find(|(f, _)| *f == fd).map(|(_, to)| to);
+        let other = named(other_session.as_raw_fd()).unwrap();
+        let file_fd = named(file.as_file().as_raw_fd()).unwrap();
+        assert!(
+            !child_has.iter().any(|(_, to)| to == other || to == file_fd),
+            "the child holds {other} or {file_fd}: {child_has:?}"
+        );
+        // Inherited and kept: stdio, the listener and the two pipe ends; the rest is the
+        // server's own (its accepted connection, counters, epoll).
+        let inherited = child_has
+            .iter()
+            .filter(|(fd, to)| named(*fd) == Some(to) && *fd > 2)
+            .count();
+        assert!(
+            inherited <= 3,
+            "inherited beyond the three kept: {child_has:?}"
+        );
+        server.close();
     }
 }

@@ -10,6 +10,7 @@
 //! parent's destructors (temporary folders, files) a second time.
 use super::cvt;
 use std::io;
+use std::os::fd::RawFd;
 use std::os::unix::process::ExitStatusExt;
 use std::process::ExitStatus;
 use std::time::{Duration, Instant};
@@ -62,6 +63,54 @@ pub fn prepare_child(parent: u32) -> io::Result<()> {
     // SAFETY: getppid has no preconditions and cannot fail.
     if unsafe { libc::getppid() } as u32 != parent {
         exit_now(1);
+    }
+    Ok(())
+}
+
+/// In a forked child: closes every descriptor but standard input, output and error and
+/// `keep`. fork(2) without exec copies the whole table, so CLOEXEC does nothing here: without
+/// this a forked server would hold other sessions' sockets open (their clients would never
+/// see them close) and the descriptors it was not meant to touch. close_range(2) over the
+/// gaps between the kept ones; on a kernel without it (before 5.9), close(2) on each
+/// descriptor /proc/self/fd lists.
+pub fn close_other_descriptors(keep: &[RawFd]) -> io::Result<()> {
+    let mut keep: Vec<RawFd> = keep.iter().copied().filter(|&fd| fd > 2).collect();
+    keep.sort_unstable();
+    keep.dedup();
+    let mut from: RawFd = 3;
+    let mut gaps = Vec::with_capacity(keep.len() + 1);
+    for &fd in &keep {
+        if fd > from {
+            gaps.push((from as libc::c_uint, (fd - 1) as libc::c_uint));
+        }
+        from = fd + 1;
+    }
+    gaps.push((from as libc::c_uint, libc::c_uint::MAX));
+    for (first, last) in gaps {
+        // SAFETY: close_range with integer arguments; the caller owns the process's table
+        // (a just-forked child with one thread), and no live object of its uses a closed fd.
+        let closed = unsafe { libc::syscall(libc::SYS_close_range, first, last, 0) };
+        if closed != 0 {
+            let e = io::Error::last_os_error();
+            if e.raw_os_error() != Some(libc::ENOSYS) {
+                return Err(e);
+            }
+            return close_listed(&keep);
+        }
+    }
+    Ok(())
+}
+
+/// close_range's fallback: every descriptor /proc/self/fd lists, but the kept ones.
+fn close_listed(keep: &[RawFd]) -> io::Result<()> {
+    let open: Vec<RawFd> = std::fs::read_dir("/proc/self/fd")?
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse().ok())
+        .collect();
+    for fd in open.into_iter().filter(|fd| *fd > 2 && !keep.contains(fd)) {
+        // SAFETY: close with an integer argument; see close_other_descriptors. The directory
+        // stream's own descriptor is closed by then (the listing was collected first).
+        unsafe { libc::close(fd) };
     }
     Ok(())
 }

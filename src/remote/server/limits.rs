@@ -86,7 +86,8 @@ pub(in crate::remote) fn spec_for(
         recv_path,
         profile: request.profile,
     };
-    if let Some(available) = crate::environment::mem_available() {
+    // Within the container's cgroup limit where it has one, not only the host's memory.
+    if let Some(available) = super::memory::available() {
         spec.check_memory(available)
             .map_err(|e| refuse(ErrorCode::Limit, e.0))?;
     }

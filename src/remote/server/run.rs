@@ -2,7 +2,8 @@
 //! a data port; udp: one joined socket per flow), its workers started and held at the barrier
 //! until the client's `Go`, followed until it ends or is stopped, and its samples (and, when
 //! it measured, its slices) sent back.
-use super::{expect, out_of_order, refuse, send, Refusal, ServerConfig, State, RUN_POLL};
+use super::budget::{ByteBudget, BYTES_REACHED};
+use super::{expect, out_of_order, refuse, send, Refusal, RunClaim, ServerConfig, State, RUN_POLL};
 use crate::engine::control::Control;
 use crate::engine::profiling::{ProfileWindow, StoppedWindow};
 use crate::engine::slices::SliceBoard;
@@ -18,9 +19,16 @@ use crate::transport::Endpoint;
 use std::io::Read;
 use std::net::{TcpListener, TcpStream, UdpSocket};
 use std::os::fd::AsFd;
-use std::sync::atomic::Ordering;
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
+
+/// How often a session with a byte budget reads what its run moved.
+const BUDGET_POLL: Duration = Duration::from_millis(20);
+
+/// Why the server cut a run short, told to its client in `Done`.
+const WATCHDOG_FIRED: &str = "the server's side did not finish in time; its flows were shut down";
+const SERVER_ENDING: &str =
+    "the server was asked to end (SIGTERM or SIGINT) and stopped this run early";
 
 /// Accepts the run's data connections, runs this side, and sends its samples back.
 /// With `reverse` this side is the measured one: its slices are kept and sent back too.
@@ -29,12 +37,16 @@ pub(super) fn run_side(
     spec: &RunSpec,
     reverse: bool,
     state: &State,
+    claim: &mut RunClaim<'_>,
 ) -> Result<String, Refusal> {
     let failed = |what: &str, e: std::io::Error| refuse(ErrorCode::Failed, format!("{what}: {e}"));
     let flows = match spec.framing() {
         Some(framing) => udp_flows(stream, spec.threads, framing, &state.config)?,
         None => tcp_flows(stream, spec, reverse, &state.config)?,
     };
+    // What the flows' buffers hold in flight: this side's send buffers and as much again at
+    // the peer (the margin of the byte budget).
+    let in_flight: u64 = flows.iter().map(|(_, buffer)| 2 * *buffer as u64).sum();
     let control = Arc::new(Control::new().map_err(|e| failed("mapping the schedule", e))?);
     let start = Arc::new(Barrier::new(spec.threads + 1));
     // Only the measured side publishes slices; the other needs a board it never writes.
@@ -74,7 +86,16 @@ pub(super) fn run_side(
                 sampling = Some(Sampling::new(role, (from, end)));
             }
             let run = (&handles[..], &endpoints[..]);
-            follow(stream, &control, run, end + STOP_GRACE, &mut sampling)
+            let max_bytes = state.config.limits.max_bytes;
+            let budget = ByteBudget::new(max_bytes, spec.message_size, in_flight, from);
+            follow(
+                stream,
+                &control,
+                run,
+                end + STOP_GRACE,
+                &mut sampling,
+                budget,
+            )
         }
         Err(refusal) => Err(refusal),
     };
@@ -84,8 +105,9 @@ pub(super) fn run_side(
     }
     let (samples, fired) = engine::collect(handles, &endpoints, Instant::now() + STOP_GRACE);
     // Free before the samples go back: a client (a sweep's next point) that asks again as soon
-    // as it has them must not be told busy.
-    state.busy.store(false, Ordering::Release);
+    // as it has them must not be told busy. Released once: the session's end cannot free a
+    // claim the next session took meanwhile.
+    claim.release();
     let ended = ended?;
     let profile = sampling.map(|s| Message::Profile {
         profile: Box::new(s.finish()),
@@ -98,7 +120,21 @@ pub(super) fn run_side(
             messages,
         }
     });
-    report(stream, samples, [slices, profile], fired || ended)
+    let cut = ended.or(fired.then_some(WATCHDOG_FIRED));
+    let samples = mark_cut(samples, cut);
+    report(stream, samples, [slices, profile], cut)
+}
+
+/// What this side measured stays, marked when the server stopped the run itself (it is ending,
+/// or the run passed --max-bytes): the record says why the run ended early.
+fn mark_cut(mut samples: Vec<ThreadSample>, cut: Option<&'static str>) -> Vec<ThreadSample> {
+    if let Some(why @ (SERVER_ENDING | BYTES_REACHED)) = cut {
+        samples
+            .iter_mut()
+            .filter(|s| s.error.is_none())
+            .for_each(|s| s.error = Some(why.into()));
+    }
+    samples
 }
 
 /// `profile`: this side's sampling, opened when the measured phase begins and stopped when it
@@ -241,18 +277,28 @@ fn new_cookie() -> Result<[u8; COOKIE_BYTES], Refusal> {
 }
 
 /// Waits for the run to end: a `Stop` stops this side, a vanished client aborts it, and past
-/// `deadline` the watchdog shuts the flows down. Returns whether the watchdog fired.
+/// `deadline` the watchdog shuts the flows down, and a termination signal to the server stops
+/// the run (its client hears why in `Done`). Returns why the server cut the run short, if it
+/// did.
 fn follow(
     stream: &mut TcpStream,
     control: &Control,
     (handles, endpoints): (&[std::thread::JoinHandle<ThreadSample>], &[Arc<Endpoint>]),
     deadline: Instant,
     sampling: &mut Option<Sampling>,
-) -> Result<bool, Refusal> {
-    let mut fired = false;
+    mut budget: Option<ByteBudget>,
+) -> Result<Option<&'static str>, Refusal> {
+    let mut cut = None;
+    // With a byte budget the session looks more often: what a run moves past its limit
+    // before it is stopped is at most what its flows carry in one such poll.
+    let most = if budget.is_some() {
+        BUDGET_POLL
+    } else {
+        RUN_POLL
+    };
     while handles.iter().any(|h| !h.is_finished()) {
         let next = sampling.as_mut().and_then(|s| s.tick(Instant::now()));
-        let poll = next.map_or(RUN_POLL, |n| n.min(RUN_POLL));
+        let poll = next.map_or(most, |n| n.min(most));
         let _ = stream.set_read_timeout(Some(poll));
         match protocol::read_message(stream) {
             Ok(Message::Stop) => control.stop(),
@@ -266,12 +312,23 @@ fn follow(
             }
             Err(e) => return Err(e.into()),
         }
-        if Instant::now() > deadline && !fired {
+        let spent = budget
+            .as_mut()
+            .is_some_and(|b| b.exceeded(endpoints, Instant::now()));
+        if spent && cut.is_none() {
+            control.stop();
+            cut = Some(BYTES_REACHED);
+        }
+        if super::stopping() && cut.is_none() {
+            control.stop();
+            cut = Some(SERVER_ENDING);
+        }
+        if Instant::now() > deadline && cut != Some(WATCHDOG_FIRED) {
             endpoints.iter().for_each(|ep| ep.abort());
-            fired = true;
+            cut = Some(WATCHDOG_FIRED);
         }
     }
-    Ok(fired)
+    Ok(cut)
 }
 
 /// Sends this side's samples, one frame each, its slices when it measured and its profile
@@ -280,7 +337,7 @@ fn report(
     stream: &mut TcpStream,
     samples: Vec<ThreadSample>,
     extra: [Option<Message>; 2],
-    fired: bool,
+    cut: Option<&str>,
 ) -> Result<String, Refusal> {
     let count = samples.len();
     let errors = samples.iter().filter(|s| s.error.is_some()).count();
@@ -297,8 +354,7 @@ fn report(
     for message in extra.into_iter().flatten() {
         send(stream, &message)?;
     }
-    let error = fired
-        .then(|| "the server's side did not finish in time; its flows were shut down".to_string());
+    let error = cut.map(str::to_string);
     send(
         stream,
         &Message::Done {

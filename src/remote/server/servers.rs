@@ -1,12 +1,11 @@
 //! A `bytepath servers` point served from here: the model forked on a listener of its own (the
 //! same fork as a point on one host), measured over the client's window, and kept serving
 //! until the client's clients are gone.
-use super::{out_of_order, refuse, send, Refusal, State, RUN_POLL};
+use super::{out_of_order, refuse, send, Refusal, RunClaim, State, RUN_POLL};
 use crate::remote::protocol::{self, ErrorCode, FrameError, Message};
 use crate::servers::{self, process::ServerSetup};
 use std::net::{TcpListener, TcpStream};
 use std::os::fd::AsFd;
-use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 /// One `bytepath servers` point: forks the model on a listener of its own (the same fork as a
@@ -17,6 +16,7 @@ pub(super) fn servers_side(
     setup: ServerSetup<'static>,
     clients: usize,
     state: &State,
+    claim: &mut RunClaim<'_>,
 ) -> Result<String, Refusal> {
     let failed = |what: &str, e: std::io::Error| refuse(ErrorCode::Failed, format!("{what}: {e}"));
     let listener = TcpListener::bind((state.config.bind, 0))
@@ -32,7 +32,7 @@ pub(super) fn servers_side(
     let result = follow_point(stream, &mut server, port, clients, state);
     // Stopped before the client hears `bye`, so its next point does not find this one busy.
     server.close();
-    state.busy.store(false, Ordering::Release);
+    claim.release();
     if result.is_ok() {
         let _ = protocol::write_message(stream, &Message::Bye);
     }
@@ -106,6 +106,12 @@ fn wait_for(
         }
         if let Some(reason) = server.ended() {
             return Err(refuse(ErrorCode::Failed, reason));
+        }
+        if super::stopping() {
+            return Err(refuse(
+                ErrorCode::Failed,
+                "the server was asked to end (SIGTERM or SIGINT); the point's server was stopped",
+            ));
         }
         if Instant::now() > until {
             return Err(refuse(

@@ -1,0 +1,125 @@
+//! `--max-bytes` held by the server itself: what a run's flows moved is read from the kernel
+//! at each poll of the session (tcp: TCP_INFO's bytes acknowledged and received; udp: the
+//! datagrams this side sent, which the engine counts anyway), never on the per-message path,
+//! and a run whose measured phase moves more than the limit allows is stopped, whatever its
+//! client declared. The allowance is the limit plus a margin for what is in flight when a
+//! client's own count completes and its `Stop` is on its way: a quarter of the limit, or what
+//! the flows' socket buffers hold, if more. The warm-up is not counted (a counted run's warm-up
+//! moves bytes by time); it is held to `--max-duration`. A udp flow's intake is not counted
+//! (nothing numbers it here): a udp run this side only receives is held to its duration.
+use crate::transport::Endpoint;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Why the server stopped a run, told to its client in `Done` and kept in its samples.
+pub(super) const BYTES_REACHED: &str =
+    "the run moved more than this server's --max-bytes allows; the server stopped its side";
+
+pub(super) struct ByteBudget {
+    allowance: u64,
+    from: Instant,
+    message_size: u64,
+    /// The flows' counts when the measured phase began (the first poll from then on).
+    base: Option<u64>,
+}
+
+impl ByteBudget {
+    /// The budget for a run when `--max-bytes` is set: `in_flight` is what the flows' socket
+    /// buffers hold, `from` when the measured phase begins.
+    pub(super) fn new(
+        max_bytes: Option<u64>,
+        message_size: usize,
+        in_flight: u64,
+        from: Instant,
+    ) -> Option<ByteBudget> {
+        let limit = max_bytes?;
+        Some(ByteBudget {
+            allowance: limit.saturating_add((limit / 4).max(in_flight)),
+            from,
+            message_size: message_size as u64,
+            base: None,
+        })
+    }
+
+    /// Whether the measured phase has moved more than the allowance by `now`.
+    pub(super) fn exceeded(&mut self, endpoints: &[Arc<Endpoint>], now: Instant) -> bool {
+        if now < self.from {
+            return false;
+        }
+        let moved = moved(endpoints, self.message_size);
+        let base = *self.base.get_or_insert(moved);
+        moved.saturating_sub(base) > self.allowance
+    }
+}
+
+/// Bytes the flows moved so far, the larger direction (a stream moves one way, a round trip
+/// the same both ways), as the kernel and the datagram counters know them.
+fn moved(endpoints: &[Arc<Endpoint>], message_size: u64) -> u64 {
+    let (mut sent, mut received) = (0u64, 0u64);
+    for endpoint in endpoints {
+        if let Some(datagrams) = endpoint.datagrams_sent() {
+            sent += datagrams * message_size;
+        } else if let Some(fd) = endpoint.socket_fd() {
+            if let Ok(Some((acked, got))) = crate::sys::tcp_info::tcp_bytes(fd) {
+                sent += acked;
+                received += got;
+            }
+        }
+    }
+    sent.max(received)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+    use std::time::Duration;
+
+    #[test]
+    fn a_flow_past_the_limit_and_its_margin_exceeds_it_and_one_within_does_not() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let mut peer = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (here, _) = listener.accept().unwrap();
+        let endpoints = [Arc::new(Endpoint::socket(here))];
+        // 1000 bytes allowed, a margin of 250: in_flight below that.
+        let mut budget = ByteBudget::new(Some(1000), 100, 10, Instant::now()).unwrap();
+        assert!(
+            !budget.exceeded(&endpoints, Instant::now()),
+            "the base is taken"
+        );
+        peer.write_all(&[0u8; 1200]).unwrap();
+        std::thread::sleep(Duration::from_millis(50));
+        assert!(
+            !budget.exceeded(&endpoints, Instant::now()),
+            "1200 is within 1250"
+        );
+        peer.write_all(&[0u8; 100]).unwrap();
+        std::thread::sleep(Duration::from_millis(50));
+        assert!(
+            budget.exceeded(&endpoints, Instant::now()),
+            "1300 is past 1250"
+        );
+        assert!(ByteBudget::new(None, 100, 10, Instant::now()).is_none());
+    }
+
+    #[test]
+    fn the_warm_up_is_not_counted() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let mut peer = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (here, _) = listener.accept().unwrap();
+        let endpoints = [Arc::new(Endpoint::socket(here))];
+        let from = Instant::now() + Duration::from_millis(100);
+        let mut budget = ByteBudget::new(Some(1000), 100, 0, from).unwrap();
+        peer.write_all(&[0u8; 5000]).unwrap();
+        std::thread::sleep(Duration::from_millis(50));
+        assert!(
+            !budget.exceeded(&endpoints, Instant::now()),
+            "still in warm-up"
+        );
+        std::thread::sleep(Duration::from_millis(60));
+        assert!(
+            !budget.exceeded(&endpoints, Instant::now()),
+            "the base includes the warm-up"
+        );
+    }
+}

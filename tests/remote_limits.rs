@@ -1,0 +1,74 @@
+//! `--max-bytes` held by the server itself: a client that declares a tiny count and then
+//! never sends `Stop` (it keeps reading, so the server could stream until the duration ends)
+//! has its run stopped by the server once the run moved past the limit; an honest client
+//! whose count is within the limit completes untouched.
+mod common;
+use bytepath::engine::peer::Peer;
+use bytepath::remote::client::RemotePeer;
+use common::Server;
+use std::time::{Duration, Instant};
+
+const LIMIT: u64 = 4 << 20;
+
+#[test]
+fn a_client_that_declares_one_message_and_never_stops_is_stopped_by_the_server() {
+    let server = Server::start("5s", &["--max-bytes", "4M"]);
+    // Declares one 64 KiB message over a 20 s run: well within --max-bytes.
+    let spec = common::run_spec(&[
+        "-m",
+        "send",
+        "-p",
+        "stream",
+        "-s",
+        "64K",
+        "--messages",
+        "1",
+        "-d",
+        "20s",
+        "--warmup",
+        "0s",
+    ]);
+    let target = bytepath::spec::parse_remote(&server.address()).unwrap();
+    let mut peer = RemotePeer::new(target, None, false);
+    let mut ends = peer.connect(&spec, spec.socket_options()).unwrap();
+    peer.start().unwrap();
+    // Reads everything the server sends, never sending Stop, until the server ends the flow.
+    let flow = ends.pop().unwrap().endpoint;
+    let started = Instant::now();
+    let mut received = 0u64;
+    let mut buf = vec![0u8; 1 << 16];
+    loop {
+        match flow.read(&mut buf, false) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => received += n as u64,
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(15),
+            "still streaming after 15 s: {received} bytes"
+        );
+    }
+    let took = started.elapsed();
+    assert!(
+        received > LIMIT,
+        "stopped before the limit: {received} bytes"
+    );
+    // The limit, its margin (a quarter, or the socket buffers in flight), and one 20 ms
+    // poll's worth at a few GB/s.
+    assert!(received < 256 << 20, "{received} bytes went through");
+    assert!(took < Duration::from_secs(10), "{took:?}");
+    drop(peer);
+}
+
+#[test]
+fn an_honest_count_within_the_limit_completes() {
+    let server = Server::start("5s", &["--max-bytes", "4M"]);
+    let out = common::bytepath()
+        .args(["run", "--json", "-m", "send", "-p", "stream", "-s", "64K"])
+        .args(["--bytes", "4M", "-d", "30s", "--remote", &server.address()])
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    common::assert_success(&out);
+    let record: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(record["status"], "completed", "{record}");
+}
