@@ -2,6 +2,7 @@
 //! `args`, so every bad input gets the same one-line error style.
 use clap::{Args, Parser, Subcommand};
 
+pub mod crr;
 mod hosts;
 pub use hosts::{MeshArgs, ServerArgs};
 
@@ -138,7 +139,7 @@ pub struct SweepArgs {
     /// Flow counts, comma-separated.
     #[arg(long, default_value = "1,2,4,8")]
     pub threads: String,
-    /// Patterns, comma-separated (stream, rr).
+    /// Patterns, comma-separated (stream, rr, crr).
     #[arg(long, default_value = "stream")]
     pub patterns: String,
     /// Give a point further visits until the 95 % CI of its visit means is within ± this share
@@ -369,7 +370,8 @@ pub struct RunArgs {
     /// Measure this many payload bytes (1G, 512M …), shared evenly among the flows, then stop.
     #[arg(long)]
     pub bytes: Option<String>,
-    /// stream (one-way, as fast as possible) or rr (request/response round trips).
+    /// stream (one-way, as fast as possible), rr (request/response round trips) or crr
+    /// (connect, request, response, close: one connection per transaction; tcp and unix).
     #[arg(long, short = 'p', default_value = "stream")]
     pub pattern: String,
     /// Time run before measuring, excluded from every figure (0s disables it).
@@ -417,6 +419,8 @@ pub struct RunArgs {
     pub json: bool,
     #[command(flatten)]
     pub stream: StreamArgs,
+    #[command(flatten)]
+    pub crr: crr::CrrArgs,
 }
 
 #[derive(Debug, Args)]

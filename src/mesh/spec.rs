@@ -80,6 +80,7 @@ impl MeshSpec {
             queue_depth: spec::DEFAULT_QUEUE_DEPTH,
             recv_path: Default::default(),
             profile: false,
+            crr: Default::default(),
         }
     }
 

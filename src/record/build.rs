@@ -28,7 +28,7 @@ pub fn build(spec: &RunSpec, outcome: &RunOutcome, env: Environment) -> RunRecor
     let mut errors = run_errors(spec, outcome);
     let measured = match spec.pattern {
         Pattern::Stream => &sides[Role::Receiver as usize],
-        Pattern::Rr => &sides[Role::Sender as usize],
+        Pattern::Rr | Pattern::Crr => &sides[Role::Sender as usize],
     };
     let skipped = outcome.skipped.is_some();
     if errors.is_empty() && !outcome.interrupted && !skipped && measured.messages == 0 {
@@ -41,6 +41,8 @@ pub fn build(spec: &RunSpec, outcome: &RunOutcome, env: Environment) -> RunRecor
     // trunc: the kernel counted the bytes and discarded them; none reached the process.
     transfer.all_delivered &= spec.recv_path.delivers_data();
     let zerocopy = zerocopy_report(spec.mechanism, outcome);
+    let tcp = spec.transport == crate::transport::Transport::Tcp;
+    let crr = super::crr::report(outcome, &sides, tcp);
     let receive = receive::report(spec, outcome);
     let status = if !errors.is_empty() {
         "failed"
@@ -81,6 +83,7 @@ pub fn build(spec: &RunSpec, outcome: &RunOutcome, env: Environment) -> RunRecor
         machine_wide_cpu_unavailable_reason: outcome.machine.clone().err().filter(|_| !skipped),
         skipped_reason: outcome.skipped.clone(),
         profiled_visit: None,
+        crr,
     }
 }
 
@@ -144,6 +147,12 @@ fn latency_definition(spec: &RunSpec, role: Role) -> (&'static str, Option<&'sta
             None,
         ),
         (Pattern::Rr, Role::Receiver) => ("none", Some("round trips are timed on the client")),
+        (Pattern::Crr, Role::Sender) => (
+            "transaction: from the previous transaction's end through socket, connect, request, \
+             whole response, until close returned",
+            None,
+        ),
+        (Pattern::Crr, Role::Receiver) => ("none", Some("transactions are timed on the client")),
     }
 }
 

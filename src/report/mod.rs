@@ -3,6 +3,7 @@
 //! study writes (`folder`, `visit_folder`); and the page, table and plot kit the single-study
 //! reports share (`study`, `plot`). Which report a folder gets is the command's to say.
 pub mod breakdown;
+pub mod crr;
 pub mod csv;
 pub mod folder;
 pub mod html;

@@ -85,6 +85,7 @@ pub(in crate::remote) fn spec_for(
         queue_depth,
         recv_path,
         profile: request.profile,
+        crr: Default::default(),
     };
     if let Some(available) = crate::environment::mem_available() {
         spec.check_memory(available)
