@@ -42,7 +42,8 @@ pub struct CrrReport {
     pub time_wait_unavailable_reason: Option<String>,
 }
 
-const SPLIT: &str = "client clock, per transaction of the measured window: connect = from the \
+const SPLIT: &str = "client clock (read four times per transaction: start, connected, answered, \
+    closed), per transaction of the measured window: connect = from the \
     previous transaction's end through socket(2) until connect(2) returned; response = request \
     handed to the kernel until the whole response was read; close = close(2) and the \
     bookkeeping before the next transaction";

@@ -1,0 +1,142 @@
+//! `--pattern crr`: a connection per transaction. Both sides count the same transactions, the
+//! server accepts one connection per request, every response byte is verified, the client's
+//! ports last through 50,000 transactions, and what crr cannot carry is refused in one line.
+mod common;
+use common::{bytepath, u};
+use serde_json::Value;
+
+fn crr(args: &[&str]) -> Value {
+    let out = bytepath()
+        .args(["run", "-p", "crr", "--warmup", "100ms", "--json"])
+        .args(args)
+        .timeout(std::time::Duration::from_secs(180))
+        .output()
+        .unwrap();
+    common::assert_success(&out);
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// Both sides saw `n` or more transactions (the count closes the client's window at `n`; the
+/// warm-up's come on top), one accepted connection each, and every byte arrived and matched.
+fn assert_counts_agree(r: &Value, n: u64) {
+    assert_eq!(r["status"], "completed", "{}", r["errors"]);
+    let c = &r["crr"];
+    assert!(u(&c["client_transactions"]) >= n, "{c}");
+    assert_eq!(c["client_transactions"], c["server_transactions"], "{c}");
+    assert_eq!(c["server_accepts"], c["server_transactions"], "{c}");
+    assert_eq!(u(&r["sides"][0]["messages"]), n);
+    assert_eq!(r["transfer"]["all_delivered"], true, "{}", r["transfer"]);
+}
+
+#[test]
+fn tcp_transactions_agree_on_both_sides_and_every_response_byte_is_verified() {
+    let r = crr(&["-m", "gather", "-s", "1K", "--messages", "2000", "--verify"]);
+    assert_counts_agree(&r, 2000);
+    let v = &r["verify"];
+    // Requests and responses, all phases: at least 2 × 2000 × 1 KiB checked.
+    assert!(u(&v["checked_bytes"]) >= 2 * 2000 * 1024, "{v}");
+    assert_eq!(u(&v["mismatched_bytes"]), 0);
+    let c = &r["crr"];
+    assert_eq!(u(&c["timed_transactions"]), 2000);
+    for part in ["connect_us_mean", "response_us_mean", "close_us_mean"] {
+        assert!(c[part].as_f64().unwrap() > 0.0, "{part}: {c}");
+    }
+    assert!(c["client_cpu_us_per_transaction"].as_f64().unwrap() > 0.0);
+    assert_eq!(c["client_close"], "fin");
+    assert!(c["time_wait_at_end"].is_u64(), "{c}");
+    assert!(c["ephemeral_port_range"].is_array(), "{c}");
+}
+
+#[test]
+fn unix_transactions_agree_and_say_there_is_no_time_wait() {
+    let r = crr(&[
+        "--transport",
+        "unix",
+        "-m",
+        "copy",
+        "-s",
+        "256",
+        "--messages",
+        "2000",
+        "--verify",
+    ]);
+    assert_counts_agree(&r, 2000);
+    assert_eq!(u(&r["verify"]["mismatched_bytes"]), 0);
+    assert!(r["crr"]["time_wait_at_end"].is_null());
+    let why = r["crr"]["time_wait_unavailable_reason"].as_str().unwrap();
+    assert!(why.contains("no TIME_WAIT"), "{why}");
+}
+
+#[test]
+fn ports_do_not_run_out_in_50000_transactions() {
+    let r = crr(&["-m", "send", "-s", "64", "--messages", "50000"]);
+    assert_counts_agree(&r, 50_000);
+    let [lo, hi] = [0, 1].map(|i| u(&r["crr"]["ephemeral_port_range"][i]));
+    // More transactions than ports: connect(2) reused TIME_WAIT ports (or the range is wide).
+    eprintln!(
+        "range {lo}-{hi}, TIME_WAIT at end {}",
+        r["crr"]["time_wait_at_end"]
+    );
+}
+
+#[test]
+fn linger_zero_closes_by_reset_and_leaves_no_time_wait() {
+    let r = crr(&[
+        "-m",
+        "send",
+        "-s",
+        "64",
+        "--messages",
+        "2000",
+        "--linger-zero",
+    ]);
+    assert_counts_agree(&r, 2000);
+    assert_eq!(r["crr"]["client_close"], "reset (SO_LINGER 0)");
+    assert_eq!(u(&r["crr"]["time_wait_at_end"]), 0);
+}
+
+#[test]
+fn what_crr_cannot_carry_is_refused_in_one_line_with_exit_2() {
+    let cases: [(&[&str], &str); 4] = [
+        (&["-m", "splice"], "--mechanism splice with --pattern crr: "),
+        (
+            &["-m", "zerocopy"],
+            "--mechanism zerocopy with --pattern crr: ",
+        ),
+        (
+            &["-m", "send", "--transport", "pipe"],
+            "--pattern crr with --transport pipe: ",
+        ),
+        (
+            &["-m", "send", "--remote", "127.0.0.1:9"],
+            "--remote with --pattern crr: ",
+        ),
+    ];
+    for (args, start) in cases {
+        let out = bytepath()
+            .args(["run", "-p", "crr"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.starts_with(&format!("bytepath: {start}")), "{err}");
+        assert!(
+            err.contains("allowed") || err.contains("not supported yet"),
+            "{err}"
+        );
+    }
+    let out = bytepath()
+        .args(["run", "-p", "stream", "-m", "send", "--linger-zero"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("applies to --pattern crr only"));
+    let out = bytepath()
+        .args(["run", "-p", "crq", "-m", "send"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("allowed: stream, rr, crr"));
+}
