@@ -140,3 +140,73 @@ fn what_crr_cannot_carry_is_refused_in_one_line_with_exit_2() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("allowed: stream, rr, crr"));
 }
+
+#[test]
+fn a_crr_sweep_exports_its_figures_with_units_to_openmetrics_and_csv() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = dir.path().join("sweep");
+    let out = bytepath()
+        .args([
+            "sweep",
+            "--patterns",
+            "crr",
+            "--mechanisms",
+            "send",
+            "--sizes",
+            "64",
+        ])
+        .args([
+            "--threads",
+            "1",
+            "--visit",
+            "200ms",
+            "--visits",
+            "2",
+            "--budget",
+            "1s",
+        ])
+        .arg("--out")
+        .arg(&out_dir)
+        .timeout(std::time::Duration::from_secs(180))
+        .output()
+        .unwrap();
+    common::assert_success(&out);
+    let export = |format: &str| {
+        let out = bytepath()
+            .arg("export")
+            .arg(&out_dir)
+            .args(["--format", format])
+            .output()
+            .unwrap();
+        common::assert_success(&out);
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let metrics = export("openmetrics");
+    for family in [
+        "bytepath_crr_connect_seconds{",
+        "bytepath_crr_response_seconds{",
+        "bytepath_crr_close_seconds{",
+        "bytepath_time_wait_at_end_sockets{",
+    ] {
+        assert!(metrics.contains(family), "{family} missing:\n{metrics}");
+    }
+    for side in ["client", "server"] {
+        let line = metrics
+            .lines()
+            .find(|l| {
+                l.starts_with("bytepath_cpu_per_transaction_seconds{")
+                    && l.contains(&format!("side=\"{side}\""))
+            })
+            .unwrap_or_else(|| panic!("no {side} CPU per transaction:\n{metrics}"));
+        let value: f64 = line.rsplit(' ').next().unwrap().parse().unwrap();
+        assert!(value > 0.0, "{line}");
+    }
+    let csv = export("csv");
+    let mut reader = csv::Reader::from_reader(csv.as_bytes());
+    let header = reader.headers().unwrap().clone();
+    let row = reader.records().next().unwrap().unwrap();
+    let col = |name: &str| row[header.iter().position(|h| h == name).unwrap()].to_string();
+    assert_eq!(col("pattern"), "crr");
+    assert_eq!(col("crr_client_transactions"), col("crr_server_accepts"));
+    assert!(col("crr_client_transactions").parse::<u64>().unwrap() > 0);
+}

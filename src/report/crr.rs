@@ -51,3 +51,56 @@ pub fn lines(out: &mut String, c: &CrrReport) {
         c.tcp_tw_reuse.map_or_else(|| "n/a".into(), |v| v.to_string()),
     );
 }
+
+/// The crr block's CSV columns (empty for other patterns), units in the names.
+pub const CSV: &[(&str, &str, super::csv::Cell)] = &[
+    (
+        "crr_client_transactions",
+        "/crr/client_transactions",
+        Scalar,
+    ),
+    (
+        "crr_server_transactions",
+        "/crr/server_transactions",
+        Scalar,
+    ),
+    ("crr_server_accepts", "/crr/server_accepts", Scalar),
+    ("crr_timed_transactions", "/crr/timed_transactions", Scalar),
+    ("crr_connect_us_mean", "/crr/connect_us_mean", Scalar),
+    ("crr_response_us_mean", "/crr/response_us_mean", Scalar),
+    ("crr_close_us_mean", "/crr/close_us_mean", Scalar),
+    (
+        "crr_client_cpu_us_per_transaction",
+        "/crr/client_cpu_us_per_transaction",
+        Scalar,
+    ),
+    (
+        "crr_server_cpu_us_per_transaction",
+        "/crr/server_cpu_us_per_transaction",
+        Scalar,
+    ),
+    (
+        "crr_client_context_switches_per_transaction",
+        "/crr/client_context_switches_per_transaction",
+        Scalar,
+    ),
+    (
+        "crr_server_context_switches_per_transaction",
+        "/crr/server_context_switches_per_transaction",
+        Scalar,
+    ),
+    ("crr_client_close", "/crr/client_close", Scalar),
+    (
+        "crr_ephemeral_port_low",
+        "/crr/ephemeral_port_range/0",
+        Scalar,
+    ),
+    (
+        "crr_ephemeral_port_high",
+        "/crr/ephemeral_port_range/1",
+        Scalar,
+    ),
+    ("crr_tcp_tw_reuse", "/crr/tcp_tw_reuse", Scalar),
+    ("crr_time_wait_at_end", "/crr/time_wait_at_end", Scalar),
+];
+use super::csv::Cell::Scalar;
