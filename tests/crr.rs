@@ -210,3 +210,25 @@ fn a_crr_sweep_exports_its_figures_with_units_to_openmetrics_and_csv() {
     assert_eq!(col("crr_client_transactions"), col("crr_server_accepts"));
     assert!(col("crr_client_transactions").parse::<u64>().unwrap() > 0);
 }
+
+#[test]
+fn the_probe_says_whether_a_long_crr_run_can_keep_finding_ports() {
+    let out = bytepath()
+        .args(["probe", "--quick", "--json"])
+        .output()
+        .unwrap();
+    common::assert_success(&out);
+    let p: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let ports = &p["crr_ports"];
+    let [lo, hi] = [0, 1].map(|i| u(&ports["ephemeral_port_range"][i]));
+    assert_eq!(u(&ports["ephemeral_ports"]), hi - lo + 1);
+    assert!(ports["ip_bind_address_no_port"].is_boolean(), "{ports}");
+    assert_eq!(u(&ports["time_wait_s"]), 60);
+    let verdict = ports["long_crr_run"].as_str().unwrap();
+    assert!(
+        verdict.starts_with("yes")
+            || verdict.starts_with("only below")
+            || verdict.starts_with("unknown"),
+        "{verdict}"
+    );
+}
