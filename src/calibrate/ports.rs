@@ -35,11 +35,9 @@ pub fn measure() -> CrrPorts {
             1,
         )
     });
-    let range = crate::record::crr::port_range();
+    let range = crate::engine::crr::port_range();
     let ports = range.map(|[lo, hi]| u64::from(hi.saturating_sub(lo)) + 1);
-    let reuse = std::fs::read_to_string("/proc/sys/net/ipv4/tcp_tw_reuse")
-        .ok()
-        .and_then(|t| t.trim().parse().ok());
+    let reuse = crate::engine::crr::tw_reuse();
     let rate = ports.map(|p| p as f64 / TIME_WAIT_S as f64);
     CrrPorts {
         ip_bind_address_no_port: tried.is_ok(),

@@ -248,6 +248,22 @@ impl Worker {
     }
 }
 
+/// net.ipv4.ip_local_port_range: the ports connect(2) may pick from.
+pub fn port_range() -> Option<[u32; 2]> {
+    let text = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range").ok()?;
+    let mut parts = text.split_whitespace().map(|p| p.parse::<u32>().ok());
+    Some([parts.next()??, parts.next()??])
+}
+
+/// net.ipv4.tcp_tw_reuse: 0 never, 1 always, 2 loopback only (reuse of TIME_WAIT ports).
+pub fn tw_reuse() -> Option<u32> {
+    std::fs::read_to_string("/proc/sys/net/ipv4/tcp_tw_reuse")
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
 /// Sockets in TIME_WAIT (state 06) whose remote port is `port`, in /proc/net/tcp and tcp6;
 /// `None` when neither could be read.
 pub fn time_wait_towards(port: u16) -> Option<u64> {

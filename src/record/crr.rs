@@ -3,7 +3,7 @@
 //! switches per transaction, and how the client's ports fared (close by FIN or reset, the
 //! ephemeral port range, TIME_WAIT left at the end).
 use super::{RunRecord, SideMetrics};
-use crate::engine::crr::CrrStats;
+use crate::engine::crr::{port_range, tw_reuse, CrrStats};
 use crate::engine::worker::Role;
 use crate::engine::RunOutcome;
 
@@ -87,7 +87,7 @@ pub fn report(outcome: &RunOutcome, sides: &[SideMetrics; 2], tcp: bool) -> Opti
         }
         .into(),
         ephemeral_port_range: tcp.then(port_range).flatten(),
-        tcp_tw_reuse: tcp.then(|| read_number("/proc/sys/net/ipv4/tcp_tw_reuse")).flatten(),
+        tcp_tw_reuse: tcp.then(tw_reuse).flatten(),
         time_wait_at_end: (tcp && waits.len() == outcome_clients(outcome)).then(|| waits.iter().sum()),
         time_wait_unavailable_reason: None,
     };
@@ -149,15 +149,4 @@ pub fn combine(visits: &[&RunRecord], sides: &[SideMetrics]) -> Option<CrrReport
     report.close_ns_total = sum(|b| b.close_ns_total);
     derive(&mut report, sides);
     Some(report)
-}
-
-fn read_number(path: &str) -> Option<u32> {
-    std::fs::read_to_string(path).ok()?.trim().parse().ok()
-}
-
-/// net.ipv4.ip_local_port_range: the ports connect(2) may pick from.
-pub fn port_range() -> Option<[u32; 2]> {
-    let text = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range").ok()?;
-    let mut parts = text.split_whitespace().map(|p| p.parse::<u32>().ok());
-    Some([parts.next()??, parts.next()??])
 }
