@@ -2,6 +2,7 @@
 //! `args`, so every bad input gets the same one-line error style.
 use clap::{Args, Parser, Subcommand};
 
+pub mod connection;
 pub mod crr;
 mod hosts;
 pub use hosts::{MeshArgs, ServerArgs};
@@ -462,6 +463,8 @@ pub struct ServersArgs {
     /// have, or at --duration).
     #[arg(long)]
     pub requests_per_connection: Option<String>,
+    #[command(flatten)]
+    pub connection: connection::ConnectionArgs,
     /// CPU placement: split (the server process on the upper half of the allowed CPUs, the
     /// load generator on the lower half; the default where two CPUs exist) or none.
     #[arg(long)]
