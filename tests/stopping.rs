@@ -39,6 +39,7 @@ fn spec(max: Duration) -> RunSpec {
         recv_path: Default::default(),
         profile: false,
         crr: Default::default(),
+        bidir: false,
     }
 }
 

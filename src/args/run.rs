@@ -102,8 +102,10 @@ pub fn run_spec(args: &RunArgs, cpus: &[usize]) -> Result<RunSpec, ConfigError> 
         recv_path,
         profile: false,
         crr: crate::cli::crr::crr_options(&args.crr),
+        bidir: args.bidir.bidir,
     };
     crate::spec::crr::check(&spec)?;
+    crate::spec::bidir::check(&spec)?;
     Ok(spec)
 }
 
@@ -121,6 +123,9 @@ pub fn remote(args: &RunArgs, spec: &RunSpec) -> Result<Option<RemoteRun>, Confi
     }
     if spec.pattern == Pattern::Crr {
         return Err(bad(crate::spec::crr::REMOTE_REFUSAL));
+    }
+    if spec.bidir {
+        return Err(bad(crate::spec::bidir::REMOTE_REFUSAL));
     }
     if args.processes {
         return Err(bad(

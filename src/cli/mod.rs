@@ -2,6 +2,7 @@
 //! `args`, so every bad input gets the same one-line error style.
 use clap::{Args, Parser, Subcommand};
 
+pub mod bidir;
 pub mod connection;
 pub mod crr;
 mod hosts;
@@ -422,6 +423,8 @@ pub struct RunArgs {
     pub stream: StreamArgs,
     #[command(flatten)]
     pub crr: crr::CrrArgs,
+    #[command(flatten)]
+    pub bidir: bidir::BidirArgs,
 }
 
 #[derive(Debug, Args)]

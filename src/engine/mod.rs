@@ -3,6 +3,7 @@
 //! collects each thread's sample. A watchdog shuts the sockets down if a side hangs. With
 //! `--processes` one side of every flow runs in a forked child (`processes`).
 pub mod batch;
+pub mod bidir;
 pub mod control;
 pub mod crr;
 pub mod peer;
@@ -176,7 +177,8 @@ pub fn run_watched(
     let control = Arc::new(Control::new().map_err(Error::Setup)?);
     // With `--processes` only one side of each flow waits at this barrier with the controller.
     let split = spec.processes.then(|| processes::child_role(spec.pattern));
-    let here = if split.is_some() { 1 } else { 2 } * spec.threads;
+    let directions = if spec.bidir { 2 } else { 1 };
+    let here = if split.is_some() { 1 } else { 2 } * spec.threads * directions;
     let start = Arc::new(Barrier::new(here + 1));
     let slice_count = phases::div_duration(spec.duration, spec.stopping.slice).max(1);
     let board = Arc::new(SliceBoard::new(slice_count));
@@ -187,6 +189,10 @@ pub fn run_watched(
     };
     let mut workers = Vec::with_capacity(2 * spec.threads);
     for (flow, pair) in flows.into_iter().enumerate() {
+        if spec.bidir {
+            let reverse = bidir::reverse_workers(spec, flow, &pair, &shared);
+            workers.extend(reverse.map_err(Error::Setup)?);
+        }
         workers.extend(flow_workers(spec, flow, pair, &shared).map_err(Error::Setup)?);
     }
     let mut placement = match spec.pattern {
@@ -392,6 +398,7 @@ pub fn side_worker(
         control: shared.control.clone(),
         start: shared.start.clone(),
         endpoint: Arc::new(endpoint),
+        reverse: false,
     };
     Ok((worker, job))
 }

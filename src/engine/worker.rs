@@ -68,6 +68,8 @@ pub struct Worker {
     pub control: Arc<Control>,
     pub start: Arc<Barrier>,
     pub endpoint: Arc<Endpoint>,
+    /// `--bidir`: this thread carries the flow's reverse direction.
+    pub reverse: bool,
 }
 
 /// Everything one worker thread measured (serialized to come back from a second process).
@@ -97,6 +99,9 @@ pub struct ThreadSample {
     #[serde(default)]
     pub crr: Option<CrrStats>,
     pub error: Option<String>,
+    /// `--bidir`: the sample of a thread of the reverse direction.
+    #[serde(default)]
+    pub reverse: bool,
     /// The process the thread ran in.
     pub pid: u32,
 }
@@ -118,6 +123,7 @@ impl ThreadSample {
             page_refs: None,
             crr: None,
             error: Some(error),
+            reverse: false,
             pid,
         }
     }
@@ -197,6 +203,7 @@ impl Worker {
             verifier: receiver.and_then(|r| r.verifier),
             datagrams,
             error: result.err().map(|e| e.to_string()),
+            reverse: self.reverse,
             pid: std::process::id(),
         }
     }
@@ -428,6 +435,7 @@ mod tests {
             control: control.clone(),
             start: start.clone(),
             endpoint: Arc::new(Endpoint::socket(endpoint)),
+            reverse: false,
         };
         let ctx = FlowContext {
             flow: 0,
@@ -473,6 +481,7 @@ mod tests {
             control: control.clone(),
             start: start.clone(),
             endpoint: Arc::new(Endpoint::socket(endpoint)),
+            reverse: false,
         };
         let ctx = FlowContext {
             flow: 0,
@@ -528,6 +537,7 @@ mod tests {
             control: control.clone(),
             start: Arc::new(Barrier::new(1)),
             endpoint: Arc::new(Endpoint::socket(UnixStream::pair().unwrap().0)),
+            reverse: false,
         };
         let t0 = Instant::now();
         let ms = Duration::from_millis;

@@ -148,6 +148,7 @@ impl IpcSpec {
             recv_path: Default::default(),
             profile: false,
             crr: Default::default(),
+            bidir: false,
         }
     }
 }

@@ -81,6 +81,7 @@ impl MeshSpec {
             recv_path: Default::default(),
             profile: false,
             crr: Default::default(),
+            bidir: false,
         }
     }
 

@@ -313,6 +313,7 @@ mod tests {
             recv_path: Default::default(),
             profile: false,
             crr: Default::default(),
+            bidir: false,
         };
         static NEVER: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
         let outcome = crate::engine::run(&spec, &DroppingRequests, &NEVER).unwrap();

@@ -17,14 +17,17 @@ use crate::sys::usage::ThreadUsage;
 
 pub fn build(spec: &RunSpec, outcome: &RunOutcome, env: Environment) -> RunRecord {
     let names = side_names(spec.pattern);
-    let sides = [Role::Sender, Role::Receiver].map(|role| {
-        let samples: Vec<&ThreadSample> =
-            outcome.samples.iter().filter(|s| s.role == role).collect();
-        let (definition, missing) = latency_definition(spec, role);
-        let mut side = side_metrics(names[role as usize], &samples, definition, missing);
-        side.profile = super::profile::side_profile(outcome, role, side.cpu_ns_per_byte);
-        side
-    });
+    let direction = |reverse: bool| {
+        [Role::Sender, Role::Receiver].map(|role| {
+            let of = |s: &&ThreadSample| s.role == role && s.reverse == reverse;
+            let samples: Vec<&ThreadSample> = outcome.samples.iter().filter(of).collect();
+            let (definition, missing) = latency_definition(spec, role);
+            let mut side = side_metrics(names[role as usize], &samples, definition, missing);
+            side.profile = super::profile::side_profile(outcome, role, side.cpu_ns_per_byte);
+            side
+        })
+    };
+    let sides = direction(false);
     let mut errors = run_errors(spec, outcome);
     let measured = match spec.pattern {
         Pattern::Stream => &sides[Role::Receiver as usize],
@@ -43,6 +46,9 @@ pub fn build(spec: &RunSpec, outcome: &RunOutcome, env: Environment) -> RunRecor
     let zerocopy = zerocopy_report(spec.mechanism, outcome);
     let tcp = spec.transport == crate::transport::Transport::Tcp;
     let crr = super::crr::report(outcome, &sides, tcp);
+    let bidir = spec
+        .bidir
+        .then(|| super::bidir::report(outcome, &sides, direction(true), errors.is_empty()));
     let receive = receive::report(spec, outcome);
     let status = if !errors.is_empty() {
         "failed"
@@ -84,6 +90,7 @@ pub fn build(spec: &RunSpec, outcome: &RunOutcome, env: Environment) -> RunRecor
         skipped_reason: outcome.skipped.clone(),
         profiled_visit: None,
         crr,
+        bidir,
     }
 }
 

@@ -16,6 +16,7 @@ use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
 
 pub mod aggregate;
+pub mod bidir;
 mod blocks;
 mod build;
 pub mod crr;
@@ -282,6 +283,9 @@ pub struct RunRecord {
     /// `--pattern crr`: transactions, accepts, the split, CPU per transaction, ports.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub crr: Option<crr::CrrReport>,
+    /// `--bidir`: each direction's bytes and Gbit/s, and the reverse direction's sides.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bidir: Option<bidir::BidirReport>,
 }
 
 impl RunRecord {

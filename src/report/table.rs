@@ -326,6 +326,9 @@ fn footer(out: &mut String, r: &RunRecord) {
     if let Some(c) = &r.crr {
         super::crr::lines(out, c);
     }
+    if let Some(b) = &r.bidir {
+        super::bidir::lines(out, b);
+    }
     if let Some(rx) = &r.receive {
         let _ = writeln!(out, "receive: {}", rx.summary);
     }

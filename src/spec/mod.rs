@@ -12,6 +12,7 @@ use crate::transport::Transport;
 use std::fmt;
 use std::time::Duration;
 
+pub mod bidir;
 pub mod crr;
 mod names;
 pub mod network;
@@ -179,6 +180,8 @@ pub struct RunSpec {
     pub profile: bool,
     /// `--pattern crr`: how each transaction's connection is closed.
     pub crr: crr::CrrOptions,
+    /// `--bidir`: every stream flow carries data both ways at once.
+    pub bidir: bool,
 }
 
 /// `--recv zc-recv`: pages of payload per full TCP segment, so every segment can be mapped
@@ -249,7 +252,7 @@ impl RunSpec {
         crate::transport::SocketOptions {
             nodelay: self.tcp_nodelay() || self.mechanism.needs_nodelay(),
             zerocopy_sender: zerocopy,
-            zerocopy_receiver: zerocopy && self.pattern != Pattern::Stream,
+            zerocopy_receiver: zerocopy && (self.pattern != Pattern::Stream || self.bidir),
             nonblocking_reads: self.spin,
             pipe_size: self.pipe_size,
             framing: self.framing(),

@@ -120,6 +120,7 @@ impl SweepSpec {
             recv_path: self.recv_path,
             profile: false,
             crr: Default::default(),
+            bidir: false,
         }
     }
 

@@ -86,6 +86,7 @@ pub(in crate::remote) fn spec_for(
         recv_path,
         profile: request.profile,
         crr: Default::default(),
+        bidir: false,
     };
     if let Some(available) = crate::environment::mem_available() {
         spec.check_memory(available)
