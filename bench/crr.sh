@@ -112,7 +112,14 @@ if [[ "$LONG" != 0 ]]; then
   log "one ${LONG} s crr run: do the client's ports last?"
   if "$BYTEPATH" run -p crr -m send -s "$SIZE" --pin "$CLIENT_CPU,$SERVER_CPU" --counters none \
     --duration "${LONG}s" --warmup 0s --json >"$WORK/long.json"; then
-    python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); c=r["crr"]; print(f"long run: {r[\"status\"]}, {c[\"client_transactions\"]} transactions in {r[\"measured_s\"]:.0f} s, TIME_WAIT at end {c[\"time_wait_at_end\"]}, ports {c[\"ephemeral_port_range\"]}, tcp_tw_reuse {c[\"tcp_tw_reuse\"]}")' "$WORK/long.json"
+    python3 - "$WORK/long.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+c = r["crr"]
+print("long run: {}, {} transactions in {:.0f} s, TIME_WAIT at end {}, ports {}, tcp_tw_reuse {}".format(
+    r["status"], c["client_transactions"], r["measured_s"], c["time_wait_at_end"],
+    c["ephemeral_port_range"], c["tcp_tw_reuse"]))
+PY
   else
     die "the ${LONG} s crr run failed: $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["errors"])' "$WORK/long.json" 2>/dev/null)"
   fi
