@@ -232,3 +232,36 @@ fn the_probe_says_whether_a_long_crr_run_can_keep_finding_ports() {
         "{verdict}"
     );
 }
+
+#[test]
+fn the_json_stream_point_carries_the_crr_block() {
+    let out = bytepath()
+        .args([
+            "run",
+            "-p",
+            "crr",
+            "-m",
+            "send",
+            "-s",
+            "64",
+            "--duration",
+            "300ms",
+        ])
+        .args(["--warmup", "0s", "--json-stream"])
+        .timeout(std::time::Duration::from_secs(60))
+        .output()
+        .unwrap();
+    common::assert_success(&out);
+    let text = String::from_utf8(out.stdout).unwrap();
+    let point: Value = text
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|v| v["type"] == "point")
+        .expect("a point line");
+    let c = &point["record"]["crr"];
+    assert!(u(&c["client_transactions"]) > 0, "{c}");
+    assert_eq!(c["client_transactions"], c["server_accepts"]);
+    assert!(text
+        .lines()
+        .any(|l| l.contains("\"type\":\"slice\"") && l.contains("\"side\":\"client\"")));
+}
