@@ -113,6 +113,9 @@ pub fn check_sweep(
     Ok(())
 }
 
+/// Why `mesh` cannot run crr yet (its pairs run through `bytepath server`).
+pub const MESH_REFUSAL: &str = "--patterns crr with mesh: not supported yet (each pair runs through bytepath server, which keeps one connection per flow); allowed: stream, rr";
+
 /// Why `--remote` cannot run crr yet.
 pub const REMOTE_REFUSAL: &str = "--remote with --pattern crr: not supported yet (the remote server keeps one connection per flow; crr needs it to accept one per transaction); run crr on this host";
 const NETNS_REFUSAL: &str = "--netns with --pattern crr: not supported yet (the client would connect from the other namespace per transaction); crr runs on loopback";
