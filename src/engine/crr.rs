@@ -61,11 +61,11 @@ pub fn listen(transport: Transport, flows: usize) -> io::Result<Vec<FlowEnds>> {
             let listener: std::os::fd::OwnedFd = match transport {
                 Transport::Tcp => TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?.into(),
                 _ => {
-                    let name = format!(
-                        "bytepath-crr-{}-{flow}-{:?}",
-                        std::process::id(),
-                        Instant::now()
-                    );
+                    // Unique per process, flow and moment, so runs side by side never collide.
+                    let nanos = std::time::SystemTime::now()
+                        .duration_since(std::time::UNIX_EPOCH)
+                        .map_or(0, |d| d.as_nanos());
+                    let name = format!("bytepath-crr-{}-{flow}-{nanos}", std::process::id());
                     UnixListener::bind_addr(&UnixAddr::from_abstract_name(name)?)?.into()
                 }
             };
