@@ -62,13 +62,13 @@ run_bytepath() {
 run_bare() {
   "$WORK/bare_crr" "$SIZE" "$WARMUP" "$DURATION" "$CLIENT_CPU" "$SERVER_CPU" | awk '{print $2}'
 }
-run_neper() {
+run_neper() { # in $WORK: neper writes a log file per process into its working directory
   local length
   length=$(python3 -c "print(max(1, round($WARMUP + $DURATION)))")
-  taskset -c "$SERVER_CPU" "$NEPER" -l "$length" -Q "$SIZE" -R "$SIZE" >"$WORK/neper-server.out" 2>&1 &
+  (cd "$WORK" && exec taskset -c "$SERVER_CPU" "$NEPER" -l "$length" -Q "$SIZE" -R "$SIZE") >"$WORK/neper-server.out" 2>&1 &
   local server=$!
   sleep 0.3
-  taskset -c "$CLIENT_CPU" "$NEPER" -c -H 127.0.0.1 -l "$length" -Q "$SIZE" -R "$SIZE" >"$WORK/neper.out" 2>&1 || true
+  (cd "$WORK" && taskset -c "$CLIENT_CPU" "$NEPER" -c -H 127.0.0.1 -l "$length" -Q "$SIZE" -R "$SIZE") >"$WORK/neper.out" 2>&1 || true
   wait "$server" || true
   awk -F= '$1 == "throughput" {print $2}' "$WORK/neper.out"
 }
