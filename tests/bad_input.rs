@@ -65,8 +65,8 @@ fn unknown_mechanism_and_pattern_are_refused() {
         ],
     );
     refuse(
-        &["-m", "copy", "-p", "crr"],
-        &["--pattern", "\"crr\"", "stream, rr"],
+        &["-m", "copy", "-p", "crq"],
+        &["--pattern", "\"crq\"", "stream, rr, crr"],
     );
 }
 

@@ -38,6 +38,8 @@ fn spec(max: Duration) -> RunSpec {
         queue_depth: bytepath::spec::DEFAULT_QUEUE_DEPTH,
         recv_path: Default::default(),
         profile: false,
+        crr: Default::default(),
+        bidir: false,
     }
 }
 

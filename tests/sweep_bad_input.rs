@@ -40,7 +40,7 @@ fn malformed_lists_and_values_are_refused_with_exit_code_2() {
         (&["--sizes", "4K,4096"], "repeats"),
         (&["--threads", "1,2,2"], "repeats"),
         (&["--mechanisms", "send,teleport"], "unknown mechanism"),
-        (&["--patterns", "stream,crr"], "unknown pattern"),
+        (&["--patterns", "stream,crq"], "unknown pattern"),
         (&["--sizes", "12"], "multiple of 8"),
         (&["--sizes", "256,128M"], "multiple of 8"),
         (&["--threads", "0"], "1 to 1024"),

@@ -195,6 +195,9 @@ fn points(args: &MeshArgs) -> Result<Vec<MeshPoint>, ConfigError> {
         Ok(m)
     })?;
     let patterns = parse_list("--patterns", &args.patterns, |t| t.parse::<Pattern>())?;
+    if patterns.contains(&Pattern::Crr) {
+        return Err(ConfigError(crate::spec::crr::MESH_REFUSAL.into()));
+    }
     let sizes = parse_list("--sizes", &args.sizes, parse_message_size)?;
     let threads = parse_list("--threads", &args.threads, parse_threads)?;
     let mut out = Vec::new();

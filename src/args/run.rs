@@ -76,7 +76,7 @@ pub fn run_spec(args: &RunArgs, cpus: &[usize]) -> Result<RunSpec, ConfigError> 
         }
         None => None,
     };
-    Ok(RunSpec {
+    let spec = RunSpec {
         transport,
         pipe_size,
         mechanism,
@@ -101,7 +101,12 @@ pub fn run_spec(args: &RunArgs, cpus: &[usize]) -> Result<RunSpec, ConfigError> 
         queue_depth,
         recv_path,
         profile: false,
-    })
+        crr: crate::cli::crr::crr_options(&args.crr),
+        bidir: args.bidir.bidir,
+    };
+    crate::spec::crr::check(&spec)?;
+    crate::spec::bidir::check(&spec)?;
+    Ok(spec)
 }
 
 /// `run --remote` and its companions, or `None` for a run on this host.
@@ -115,6 +120,12 @@ pub fn remote(args: &RunArgs, spec: &RunSpec) -> Result<Option<RemoteRun>, Confi
             args.transport,
             remote_carries(spec.transport).unwrap_err()
         )));
+    }
+    if spec.pattern == Pattern::Crr {
+        return Err(bad(crate::spec::crr::REMOTE_REFUSAL));
+    }
+    if spec.bidir {
+        return Err(bad(crate::spec::bidir::REMOTE_REFUSAL));
     }
     if args.processes {
         return Err(bad(
@@ -270,7 +281,7 @@ fn slice_line(pattern: Pattern, seen: SliceSeen) -> serde_json::Value {
     let s = seen.length.as_secs_f64();
     let side = match pattern {
         Pattern::Stream => "receiver",
-        Pattern::Rr => "client",
+        Pattern::Rr | Pattern::Crr => "client",
     };
     serde_json::json!({
         "index": seen.index,

@@ -114,6 +114,10 @@ pub fn servers_spec(args: &ServersArgs, cpus: &[usize]) -> Result<ServersSpec, C
             .map(|t| positive("--requests-per-connection", t))
             .transpose()?,
         stalled_clients: args.stalled_clients,
+        per_request: crate::cli::connection::per_request(
+            &args.connection,
+            args.requests_per_connection.is_some(),
+        )?,
         record_connections: args.record_connections,
         placement,
         network,

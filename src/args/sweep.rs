@@ -79,6 +79,10 @@ pub fn sweep_spec(args: &SweepArgs, cpus: &[usize]) -> Result<SweepSpec, ConfigE
     }
     let recv_path: RecvPath = args.recv.parse()?;
     check_recv_path(recv_path, Transport::Tcp, args.verify)?;
+    if patterns.contains(&Pattern::Crr) {
+        let netns = network.is_netns();
+        crate::spec::crr::check_sweep(&mechanisms, recv_path, netns, remote.is_some())?;
+    }
     Ok(SweepSpec {
         mechanisms,
         patterns,
@@ -267,7 +271,11 @@ mod tests {
             (vec!["--sizes", "12"], "multiple of 8"),
             (vec!["--sizes", "128M"], "multiple of 8"),
             (vec!["--threads", "0"], "1 to 1024"),
-            (vec!["--patterns", "stream,crr"], "unknown pattern"),
+            (vec!["--patterns", "stream,crq"], "unknown pattern"),
+            (
+                vec!["--mechanisms", "send,splice", "--patterns", "stream,crr"],
+                "with --patterns crr",
+            ),
         ];
         for (extra, expected) in cases {
             let err = spec(&extra).unwrap_err().0;

@@ -6,6 +6,7 @@
 pub mod clocks;
 pub mod counters;
 pub mod features;
+pub mod ports;
 pub mod roofline;
 pub mod summary;
 pub mod syscalls;
@@ -77,6 +78,8 @@ pub struct Probe {
     pub counters: counters::Counters,
     pub kernel_features: features::Features,
     pub kernel_limits: features::KernelLimits,
+    /// What a long `--pattern crr` run has to connect with.
+    pub crr_ports: ports::CrrPorts,
     pub elapsed_s: f64,
 }
 
@@ -100,6 +103,7 @@ pub fn probe(effort: &Effort, allowed_cpus: &[usize]) -> Probe {
         counters,
         kernel_features: features::measure(),
         kernel_limits: features::limits(),
+        crr_ports: ports::measure(),
         elapsed_s: start.elapsed().as_secs_f64(),
     }
 }

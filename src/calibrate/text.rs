@@ -28,6 +28,7 @@ pub fn render(p: &Probe) -> String {
     roofline(&mut out, &p.memcpy_roofline);
     counters(&mut out, &p.counters);
     features(&mut out, &p.kernel_features, &p.kernel_limits);
+    crr_ports(&mut out, &p.crr_ports);
     let _ = writeln!(out, "\nprobe took {:.2} s", p.elapsed_s);
     out
 }
@@ -306,6 +307,30 @@ fn features(out: &mut String, f: &Features, l: &KernelLimits) {
     for (name, value) in rows {
         let _ = writeln!(out, "  {name:<22}{value}");
     }
+}
+
+/// Whether a long crr run can keep finding client ports.
+fn crr_ports(out: &mut String, p: &super::ports::CrrPorts) {
+    let _ = writeln!(out, "connections (--pattern crr)");
+    let no_port = match &p.ip_bind_address_no_port_unavailable_reason {
+        None => "yes (crr connects without bind, so it does not need it)".to_string(),
+        Some(why) => format!("no ({why})"),
+    };
+    let _ = writeln!(out, "  IP_BIND_ADDRESS_NO_PORT {no_port}");
+    let range = p.ephemeral_port_range.map_or_else(
+        || "n/a (unreadable)".into(),
+        |[lo, hi]| format!("{lo}-{hi} ({} ports)", u64::from(hi - lo) + 1),
+    );
+    let _ = writeln!(out, "  {:<22}{range}", "ephemeral ports");
+    let reuse = p
+        .tcp_tw_reuse
+        .map_or_else(|| "n/a".into(), |v| v.to_string());
+    let _ = writeln!(
+        out,
+        "  {:<22}{reuse}; TIME_WAIT lasts {} s",
+        "tcp_tw_reuse", p.time_wait_s
+    );
+    let _ = writeln!(out, "  {:<22}{}", "long crr run", p.long_crr_run);
 }
 
 #[cfg(test)]

@@ -2,6 +2,9 @@
 //! `args`, so every bad input gets the same one-line error style.
 use clap::{Args, Parser, Subcommand};
 
+pub mod bidir;
+pub mod connection;
+pub mod crr;
 pub mod health;
 mod hosts;
 pub use hosts::{MeshArgs, ServerArgs};
@@ -139,7 +142,7 @@ pub struct SweepArgs {
     /// Flow counts, comma-separated.
     #[arg(long, default_value = "1,2,4,8")]
     pub threads: String,
-    /// Patterns, comma-separated (stream, rr).
+    /// Patterns, comma-separated (stream, rr, crr).
     #[arg(long, default_value = "stream")]
     pub patterns: String,
     /// Give a point further visits until the 95 % CI of its visit means is within ± this share
@@ -370,7 +373,8 @@ pub struct RunArgs {
     /// Measure this many payload bytes (1G, 512M …), shared evenly among the flows, then stop.
     #[arg(long)]
     pub bytes: Option<String>,
-    /// stream (one-way, as fast as possible) or rr (request/response round trips).
+    /// stream (one-way, as fast as possible), rr (request/response round trips) or crr
+    /// (connect, request, response, close: one connection per transaction; tcp and unix).
     #[arg(long, short = 'p', default_value = "stream")]
     pub pattern: String,
     /// Time run before measuring, excluded from every figure (0s disables it).
@@ -418,6 +422,10 @@ pub struct RunArgs {
     pub json: bool,
     #[command(flatten)]
     pub stream: StreamArgs,
+    #[command(flatten)]
+    pub crr: crr::CrrArgs,
+    #[command(flatten)]
+    pub bidir: bidir::BidirArgs,
 }
 
 #[derive(Debug, Args)]
@@ -459,6 +467,8 @@ pub struct ServersArgs {
     /// have, or at --duration).
     #[arg(long)]
     pub requests_per_connection: Option<String>,
+    #[command(flatten)]
+    pub connection: connection::ConnectionArgs,
     /// CPU placement: split (the server process on the upper half of the allowed CPUs, the
     /// load generator on the lower half; the default where two CPUs exist) or none.
     #[arg(long)]

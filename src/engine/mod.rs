@@ -3,7 +3,9 @@
 //! collects each thread's sample. A watchdog shuts the sockets down if a side hangs. With
 //! `--processes` one side of every flow runs in a forked child (`processes`).
 pub mod batch;
+pub mod bidir;
 pub mod control;
+pub mod crr;
 pub mod peer;
 pub mod phases;
 pub mod processes;
@@ -165,14 +167,18 @@ pub fn run_watched(
     slice_watch: slices::SliceWatch,
 ) -> Result<RunOutcome, Error> {
     let options = spec.socket_options();
-    let flows: Vec<FlowEnds> = connector
-        .connect(spec.threads, options)
-        .map_err(Error::Setup)?;
+    let flows: Vec<FlowEnds> = if spec.pattern == Pattern::Crr {
+        crr::listen(spec.transport, spec.threads)
+    } else {
+        connector.connect(spec.threads, options)
+    }
+    .map_err(Error::Setup)?;
     let send_buffer_bytes = flows.first().map_or(0, |f| f.send_buffer);
     let control = Arc::new(Control::new().map_err(Error::Setup)?);
     // With `--processes` only one side of each flow waits at this barrier with the controller.
     let split = spec.processes.then(|| processes::child_role(spec.pattern));
-    let here = if split.is_some() { 1 } else { 2 } * spec.threads;
+    let directions = if spec.bidir { 2 } else { 1 };
+    let here = if split.is_some() { 1 } else { 2 } * spec.threads * directions;
     let start = Arc::new(Barrier::new(here + 1));
     let slice_count = phases::div_duration(spec.duration, spec.stopping.slice).max(1);
     let board = Arc::new(SliceBoard::new(slice_count));
@@ -183,9 +189,16 @@ pub fn run_watched(
     };
     let mut workers = Vec::with_capacity(2 * spec.threads);
     for (flow, pair) in flows.into_iter().enumerate() {
+        if spec.bidir {
+            let reverse = bidir::reverse_workers(spec, flow, &pair, &shared);
+            workers.extend(reverse.map_err(Error::Setup)?);
+        }
         workers.extend(flow_workers(spec, flow, pair, &shared).map_err(Error::Setup)?);
     }
-    let mut placement = connector.describe();
+    let mut placement = match spec.pattern {
+        Pattern::Crr => crr::describe(spec.transport),
+        _ => connector.describe(),
+    };
     let child = match split {
         Some(role) => {
             let (mine, child) = processes::fork_side(workers, role, &control)?;
@@ -304,7 +317,7 @@ pub fn side_worker(
         fill_pattern: spec.verify,
         send_buffer,
         queue_depth: spec.queue_depth,
-        flush_each: spec.pattern == Pattern::Rr,
+        flush_each: spec.pattern != Pattern::Stream,
     };
     let receiver = |mode| {
         Receiver::new(
@@ -341,6 +354,26 @@ pub fn side_worker(
                 Role::Receiver => Job::RrServer(receiver(mode), mech),
             }
         }
+        (Pattern::Crr, _) => {
+            let mode = RecvMode::WholeMessage {
+                max_call: spec.recv_call_size(),
+            };
+            let mech = mechanism::build(spec.mechanism, ctx)?;
+            let (target, listener) = crr::sides_of(spec.transport, &endpoint)?;
+            let nodelay = spec.socket_options().nodelay;
+            match role {
+                Role::Sender => Job::CrrClient(
+                    mech,
+                    receiver(mode),
+                    crr::CrrClient {
+                        target,
+                        linger_zero: spec.crr.linger_zero,
+                        nodelay,
+                    },
+                ),
+                Role::Receiver => Job::CrrServer(receiver(mode), mech, listener, nodelay),
+            }
+        }
     };
     let measured = role == measured_role(spec.pattern);
     let worker = Worker {
@@ -359,12 +392,13 @@ pub fn side_worker(
             .filter(|_| measured)
             .map(|share| (share, spec.threads)),
         stamp_every: match (spec.pattern, role) {
-            (Pattern::Rr, Role::Sender) => 1,
+            (Pattern::Rr | Pattern::Crr, Role::Sender) => 1,
             _ => batch::messages_per_stamp(spec.message_size),
         },
         control: shared.control.clone(),
         start: shared.start.clone(),
         endpoint: Arc::new(endpoint),
+        reverse: false,
     };
     Ok((worker, job))
 }
@@ -374,7 +408,7 @@ pub fn side_worker(
 pub fn measured_role(pattern: Pattern) -> Role {
     match pattern {
         Pattern::Stream => Role::Receiver,
-        Pattern::Rr => Role::Sender,
+        Pattern::Rr | Pattern::Crr => Role::Sender,
     }
 }
 

@@ -85,7 +85,7 @@ pub fn slice_values(
     let s = slice.as_secs_f64();
     match pattern {
         Pattern::Stream => bytes.iter().map(|&b| b as f64 * 8.0 / s / 1e9).collect(),
-        Pattern::Rr => messages.iter().map(|&m| m as f64 / s).collect(),
+        Pattern::Rr | Pattern::Crr => messages.iter().map(|&m| m as f64 / s).collect(),
     }
 }
 

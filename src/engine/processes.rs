@@ -30,7 +30,7 @@ const ABORT_GRACE: Duration = Duration::from_secs(3);
 pub fn child_role(pattern: Pattern) -> Role {
     match pattern {
         Pattern::Stream => Role::Sender,
-        Pattern::Rr => Role::Receiver,
+        Pattern::Rr | Pattern::Crr => Role::Receiver,
     }
 }
 
@@ -41,7 +41,7 @@ pub fn describe(transport: &str, pattern: Pattern) -> String {
         .unwrap_or(transport);
     let side = match pattern {
         Pattern::Stream => "sender",
-        Pattern::Rr => "server",
+        Pattern::Rr | Pattern::Crr => "server",
     };
     format!("{medium}; sides in two processes (fork: the {side} in the child)")
 }

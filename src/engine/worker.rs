@@ -4,6 +4,7 @@
 //! system calls and a few additions.
 use super::batch::Batch;
 use super::control::{Control, Phase};
+use super::crr::{CrrClient, CrrListener, CrrStats};
 use super::slices::SliceBoard;
 use super::window::{Window, WindowResult};
 use crate::measure::counters::CounterSelection;
@@ -45,6 +46,10 @@ pub enum Job {
     StreamReceive(Receiver),
     RrClient(Box<dyn SendMechanism>, Receiver),
     RrServer(Receiver, Box<dyn SendMechanism>),
+    /// `--pattern crr`: a connection per transaction (`crr`).
+    CrrClient(Box<dyn SendMechanism>, Receiver, CrrClient),
+    /// The listener, and whether each accepted connection gets TCP_NODELAY.
+    CrrServer(Receiver, Box<dyn SendMechanism>, CrrListener, bool),
 }
 
 /// Where and with whom a worker runs.
@@ -63,6 +68,8 @@ pub struct Worker {
     pub control: Arc<Control>,
     pub start: Arc<Barrier>,
     pub endpoint: Arc<Endpoint>,
+    /// `--bidir`: this thread carries the flow's reverse direction.
+    pub reverse: bool,
 }
 
 /// Everything one worker thread measured (serialized to come back from a second process).
@@ -88,7 +95,13 @@ pub struct ThreadSample {
     /// `splice` and `sendfile` senders: system calls, pieces, gifted and fresh pages.
     #[serde(default)]
     pub page_refs: Option<SpliceStats>,
+    /// `--pattern crr`: transactions, accepts, the split of a transaction, TIME_WAIT left.
+    #[serde(default)]
+    pub crr: Option<CrrStats>,
     pub error: Option<String>,
+    /// `--bidir`: the sample of a thread of the reverse direction.
+    #[serde(default)]
+    pub reverse: bool,
     /// The process the thread ran in.
     pub pid: u32,
 }
@@ -108,7 +121,9 @@ impl ThreadSample {
             datagrams: None,
             receive: None,
             page_refs: None,
+            crr: None,
             error: Some(error),
+            reverse: false,
             pid,
         }
     }
@@ -130,10 +145,10 @@ pub fn fill_missing(
 
 /// Counts that survive an error in the loop.
 #[derive(Default)]
-struct Totals {
-    messages: u64,
+pub(super) struct Totals {
+    pub(super) messages: u64,
     /// Bytes handed to the kernel.
-    bytes: u64,
+    pub(super) bytes: u64,
 }
 
 impl Worker {
@@ -145,13 +160,15 @@ impl Worker {
             window.attach_slices(board.clone(), *length, self.control.clone());
         }
         let mut totals = Totals::default();
+        let mut crr =
+            matches!(job, Job::CrrClient(..) | Job::CrrServer(..)).then(CrrStats::default);
         let ep = &*self.endpoint;
         let result = match pinned {
             Err(e) => Err(io::Error::new(
                 e.kind(),
                 format!("pinning to CPU {:?}: {e}", self.cpu),
             )),
-            Ok(()) => self.drive(&mut job, ep, &mut window, &mut totals),
+            Ok(()) => self.drive(&mut job, ep, &mut window, (&mut totals, &mut crr)),
         };
         if result.is_err() {
             // Wake the peer thread, which may be blocked on this flow.
@@ -161,6 +178,7 @@ impl Worker {
             Job::StreamSend(m) => (Some(m), None),
             Job::StreamReceive(r) => (None, Some(r)),
             Job::RrClient(m, r) | Job::RrServer(r, m) => (Some(m), Some(r)),
+            Job::CrrClient(m, r, _) | Job::CrrServer(r, m, _, _) => (Some(m), Some(r)),
         };
         let zerocopy = mech.as_ref().and_then(|m| m.zerocopy_stats());
         let page_refs = mech.as_ref().and_then(|m| m.splice_stats());
@@ -181,9 +199,11 @@ impl Worker {
             zerocopy,
             receive: receiver.as_ref().map(Receiver::path_stats),
             page_refs,
+            crr,
             verifier: receiver.and_then(|r| r.verifier),
             datagrams,
             error: result.err().map(|e| e.to_string()),
+            reverse: self.reverse,
             pid: std::process::id(),
         }
     }
@@ -192,7 +212,7 @@ impl Worker {
     /// window was open while they completed, closes the window at the flow's count, and starts
     /// the next batch. Returns the phase.
     #[inline]
-    fn stamp(&self, window: &mut Window, batch: &mut Batch, now: Instant) -> Phase {
+    pub(super) fn stamp(&self, window: &mut Window, batch: &mut Batch, now: Instant) -> Phase {
         let counting = window.is_open();
         let phase = self.control.phase_at(now);
         window.follow(phase, now);
@@ -220,7 +240,7 @@ impl Worker {
         job: &mut Job,
         ep: &Endpoint,
         window: &mut Window,
-        totals: &mut Totals,
+        (totals, crr): (&mut Totals, &mut Option<CrrStats>),
     ) -> io::Result<()> {
         match job {
             Job::StreamSend(mech) => self.stream_send(mech.as_mut(), ep, window, totals),
@@ -231,6 +251,15 @@ impl Worker {
             }
             Job::RrServer(receiver, mech) => {
                 self.rr_server(receiver, mech.as_mut(), ep, window, totals)
+            }
+            Job::CrrClient(mech, receiver, client) => {
+                let stats = crr.get_or_insert_with(CrrStats::default);
+                self.crr_client((mech, receiver), client, ep, (window, totals, stats))
+            }
+            Job::CrrServer(receiver, mech, listener, nodelay) => {
+                let stats = crr.get_or_insert_with(CrrStats::default);
+                let sides = (receiver, mech);
+                self.crr_server(sides, (listener, *nodelay), (window, totals, stats))
             }
         }
     }
@@ -406,6 +435,7 @@ mod tests {
             control: control.clone(),
             start: start.clone(),
             endpoint: Arc::new(Endpoint::socket(endpoint)),
+            reverse: false,
         };
         let ctx = FlowContext {
             flow: 0,
@@ -451,6 +481,7 @@ mod tests {
             control: control.clone(),
             start: start.clone(),
             endpoint: Arc::new(Endpoint::socket(endpoint)),
+            reverse: false,
         };
         let ctx = FlowContext {
             flow: 0,
@@ -506,6 +537,7 @@ mod tests {
             control: control.clone(),
             start: Arc::new(Barrier::new(1)),
             endpoint: Arc::new(Endpoint::socket(UnixStream::pair().unwrap().0)),
+            reverse: false,
         };
         let t0 = Instant::now();
         let ms = Duration::from_millis;

@@ -4,6 +4,7 @@
 //! study's own loading); the figures are the ones the records hold, never recomputed, except
 //! where a study's records are its visits (file repetitions, servers and mesh visits): those
 //! are averaged per point as the study's report does.
+mod crr;
 pub mod openmetrics;
 
 use crate::error::{ConfigError, Error};
@@ -200,6 +201,7 @@ fn run_samples(records: &[Value], extra: &[(&'static str, String)]) -> Vec<Sampl
             }
         }
     }
+    out.extend(crr::samples(records, extra));
     out
 }
 

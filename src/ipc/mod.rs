@@ -147,6 +147,8 @@ impl IpcSpec {
             queue_depth: crate::spec::DEFAULT_QUEUE_DEPTH,
             recv_path: Default::default(),
             profile: false,
+            crr: Default::default(),
+            bidir: false,
         }
     }
 }

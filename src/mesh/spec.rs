@@ -80,6 +80,8 @@ impl MeshSpec {
             queue_depth: spec::DEFAULT_QUEUE_DEPTH,
             recv_path: Default::default(),
             profile: false,
+            crr: Default::default(),
+            bidir: false,
         }
     }
 

@@ -62,6 +62,7 @@ pub fn point_record(
         .map(|i| side(&measured, counters.map(|c| &c.sides[i]), i, &first.sides[i]))
         .collect();
     sum_reports(&mut record, spec, &measured);
+    record.crr = super::crr::combine(&measured, &record.sides);
     record.machine_wide_cpu = sum_machine(&measured);
     record.machine_wide_cpu_unavailable_reason = record
         .machine_wide_cpu

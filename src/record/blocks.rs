@@ -312,6 +312,8 @@ mod tests {
             queue_depth: crate::spec::DEFAULT_QUEUE_DEPTH,
             recv_path: Default::default(),
             profile: false,
+            crr: Default::default(),
+            bidir: false,
         };
         static NEVER: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
         let outcome = crate::engine::run(&spec, &DroppingRequests, &NEVER).unwrap();

@@ -17,18 +17,21 @@ use crate::sys::usage::ThreadUsage;
 
 pub fn build(spec: &RunSpec, outcome: &RunOutcome, env: Environment) -> RunRecord {
     let names = side_names(spec.pattern);
-    let sides = [Role::Sender, Role::Receiver].map(|role| {
-        let samples: Vec<&ThreadSample> =
-            outcome.samples.iter().filter(|s| s.role == role).collect();
-        let (definition, missing) = latency_definition(spec, role);
-        let mut side = side_metrics(names[role as usize], &samples, definition, missing);
-        side.profile = super::profile::side_profile(outcome, role, side.cpu_ns_per_byte);
-        side
-    });
+    let direction = |reverse: bool| {
+        [Role::Sender, Role::Receiver].map(|role| {
+            let of = |s: &&ThreadSample| s.role == role && s.reverse == reverse;
+            let samples: Vec<&ThreadSample> = outcome.samples.iter().filter(of).collect();
+            let (definition, missing) = latency_definition(spec, role);
+            let mut side = side_metrics(names[role as usize], &samples, definition, missing);
+            side.profile = super::profile::side_profile(outcome, role, side.cpu_ns_per_byte);
+            side
+        })
+    };
+    let sides = direction(false);
     let mut errors = run_errors(spec, outcome);
     let measured = match spec.pattern {
         Pattern::Stream => &sides[Role::Receiver as usize],
-        Pattern::Rr => &sides[Role::Sender as usize],
+        Pattern::Rr | Pattern::Crr => &sides[Role::Sender as usize],
     };
     let skipped = outcome.skipped.is_some();
     if errors.is_empty() && !outcome.interrupted && !skipped && measured.messages == 0 {
@@ -41,6 +44,11 @@ pub fn build(spec: &RunSpec, outcome: &RunOutcome, env: Environment) -> RunRecor
     // trunc: the kernel counted the bytes and discarded them; none reached the process.
     transfer.all_delivered &= spec.recv_path.delivers_data();
     let zerocopy = zerocopy_report(spec.mechanism, outcome);
+    let tcp = spec.transport == crate::transport::Transport::Tcp;
+    let crr = super::crr::report(outcome, &sides, tcp);
+    let bidir = spec
+        .bidir
+        .then(|| super::bidir::report(outcome, &sides, direction(true), errors.is_empty()));
     let receive = receive::report(spec, outcome);
     let status = if !errors.is_empty() {
         "failed"
@@ -81,6 +89,8 @@ pub fn build(spec: &RunSpec, outcome: &RunOutcome, env: Environment) -> RunRecor
         machine_wide_cpu_unavailable_reason: outcome.machine.clone().err().filter(|_| !skipped),
         skipped_reason: outcome.skipped.clone(),
         profiled_visit: None,
+        crr,
+        bidir,
     }
 }
 
@@ -144,6 +154,12 @@ fn latency_definition(spec: &RunSpec, role: Role) -> (&'static str, Option<&'sta
             None,
         ),
         (Pattern::Rr, Role::Receiver) => ("none", Some("round trips are timed on the client")),
+        (Pattern::Crr, Role::Sender) => (
+            "transaction: from the previous transaction's end through socket, connect, request, \
+             whole response, until close returned",
+            None,
+        ),
+        (Pattern::Crr, Role::Receiver) => ("none", Some("transactions are timed on the client")),
     }
 }
 

@@ -16,8 +16,10 @@ use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
 
 pub mod aggregate;
+pub mod bidir;
 mod blocks;
 mod build;
+pub mod crr;
 pub mod profile;
 pub(crate) mod receive;
 mod results;
@@ -278,6 +280,12 @@ pub struct RunRecord {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub skipped_reason: Option<String>,
     pub notes: Vec<String>,
+    /// `--pattern crr`: transactions, accepts, the split, CPU per transaction, ports.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub crr: Option<crr::CrrReport>,
+    /// `--bidir`: each direction's bytes and Gbit/s, and the reverse direction's sides.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bidir: Option<bidir::BidirReport>,
 }
 
 impl RunRecord {
@@ -290,7 +298,7 @@ impl RunRecord {
     pub fn headline_value(&self) -> f64 {
         match self.config.pattern {
             Pattern::Stream => self.sides[1].throughput_gbps,
-            Pattern::Rr => self.sides[0].messages_per_s,
+            Pattern::Rr | Pattern::Crr => self.sides[0].messages_per_s,
         }
     }
 
@@ -315,6 +323,6 @@ impl RunRecord {
 pub fn side_names(pattern: Pattern) -> [&'static str; 2] {
     match pattern {
         Pattern::Stream => ["sender", "receiver"],
-        Pattern::Rr => ["client", "server"],
+        Pattern::Rr | Pattern::Crr => ["client", "server"],
     }
 }

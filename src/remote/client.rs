@@ -348,7 +348,9 @@ impl Peer for RemotePeer {
             Some(Pattern::Stream) | None => {
                 "sender; this host received and measured (like iperf3 -R)"
             }
-            Some(Pattern::Rr) => "server (answering); this host ran the client and measured",
+            Some(Pattern::Rr | Pattern::Crr) => {
+                "server (answering); this host ran the client and measured"
+            }
         };
         format!(
             "remote: the server at {} ({}) ran the {side}",

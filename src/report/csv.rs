@@ -384,6 +384,8 @@ pub fn columns() -> Vec<Column> {
     for (prefix, base) in SIDES {
         out.extend(profile_columns(prefix, &format!("{base}/profile")));
     }
+    // `--pattern crr` columns after those, for the same reason.
+    out.extend(fixed(super::crr::CSV));
     out
 }
 

@@ -2,7 +2,9 @@
 //! with inline SVG plots, report.md) rendered from DIR/results.jsonl; the results folder every
 //! study writes (`folder`, `visit_folder`); and the page, table and plot kit the single-study
 //! reports share (`study`, `plot`). Which report a folder gets is the command's to say.
+pub mod bidir;
 pub mod breakdown;
+pub mod crr;
 pub mod csv;
 pub mod folder;
 pub mod html;

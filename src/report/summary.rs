@@ -419,6 +419,11 @@ fn row(p: &Point, limits: Option<&super::limits::Limits>) -> Vec<String> {
             units::count(s.mean),
             s.ci95_rel * 100.0
         ),
+        (Some(s), "transactions_per_s") => format!(
+            "{} transactions/s ± {:.1} %",
+            units::count(s.mean),
+            s.ci95_rel * 100.0
+        ),
         (Some(s), _) => format!("{:.2} ± {:.2} Gbit/s", s.mean, s.ci95_half_width),
         (None, _) => format!("{:.2} Gbit/s (no CI)", p.throughput_gbps),
     };

@@ -101,6 +101,13 @@ fn headline(out: &mut String, r: &RunRecord) {
             count(client.messages_per_s)
         ),
         (crate::spec::Pattern::Rr, None) => "no round trip completed".to_string(),
+        (crate::spec::Pattern::Crr, Some(l)) => format!(
+            "transaction (connect, request, response, close) p50 {} (p99 {}), {} transactions/s",
+            duration_ns(l.p50 as f64),
+            duration_ns(l.p99 as f64),
+            count(client.messages_per_s)
+        ),
+        (crate::spec::Pattern::Crr, None) => "no transaction completed".to_string(),
         (crate::spec::Pattern::Stream, _) => format!(
             "{:.3} Gbit/s {}, {} messages/s",
             receiver.throughput_gbps,
@@ -315,6 +322,12 @@ fn footer(out: &mut String, r: &RunRecord) {
     }
     if let Some(p) = &r.page_refs {
         let _ = writeln!(out, "pages: {}", p.summary);
+    }
+    if let Some(c) = &r.crr {
+        super::crr::lines(out, c);
+    }
+    if let Some(b) = &r.bidir {
+        super::bidir::lines(out, b);
     }
     if let Some(rx) = &r.receive {
         let _ = writeln!(out, "receive: {}", rx.summary);

@@ -41,6 +41,9 @@ pub struct LoadSpec {
     pub rate: Option<f64>,
     /// Each connection closes after this many requests.
     pub requests_per_connection: Option<u64>,
+    /// `--connection per-request`: after each echo the client closes and connects again, so
+    /// every request pays a handshake and the server's accept path.
+    pub per_request: bool,
     /// How long connecting may take before the connections still pending count as failed.
     pub setup_timeout: Duration,
     /// CPUs the client threads run on (`--pin split`); `None`: any.
@@ -71,6 +74,10 @@ pub struct ThreadResult {
     pub first_connect_error: Option<String>,
     pub cpu: Duration,
     pub spans: Vec<ConnectionSpan>,
+    /// Connections whose handshake completed, the first ones and every reconnect, all phases.
+    pub connections_opened: u64,
+    /// Echoes completed, all phases (warm-up and after the window included).
+    pub requests_all_phases: u64,
 }
 
 /// The running load: its threads and the shared phase.
@@ -234,6 +241,8 @@ fn client_thread(
         first_connect_error: None,
         cpu: Duration::ZERO,
         spans: Vec::new(),
+        connections_opened: 0,
+        requests_all_phases: 0,
     };
     if let Some(Err(e)) = spec.netns.as_ref().map(|ns| ns.enter()) {
         ready.fetch_add(1, Ordering::SeqCst);
@@ -395,6 +404,7 @@ impl Thread<'_> {
     fn on_event(&mut self, j: usize, bits: u32) {
         match self.conns[j].state {
             State::Sending if bits & events::WRITABLE != 0 => self.send_more(j),
+            State::Connecting => self.reconnected(j),
             State::Receiving => self.receive(j),
             State::Done => {}
             // Readable while nothing is expected: the server closed, failed, or sent bytes
@@ -435,6 +445,7 @@ impl Thread<'_> {
                 .record(now.saturating_sub(c.intended_ns));
         }
         c.completed += 1;
+        self.result.requests_all_phases += 1;
         c.first_ns.get_or_insert(now);
         c.last_ns = Some(now);
         c.seq += 1;
@@ -444,6 +455,9 @@ impl Thread<'_> {
             c.fd = None;
             self.open -= 1;
             return;
+        }
+        if self.spec.per_request {
+            return self.reconnect(j, now);
         }
         match self.schedule {
             None => self.begin(j, now),

@@ -50,6 +50,8 @@ pub struct ServersSpec {
     pub server_threads: usize,
     pub client_threads: usize,
     pub requests_per_connection: Option<u64>,
+    /// `--connection per-request`: every client connects again for each request.
+    pub per_request: bool,
     pub stalled_clients: usize,
     pub record_connections: bool,
     pub placement: Placement,

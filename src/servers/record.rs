@@ -113,6 +113,8 @@ pub struct PointConfig {
     pub rate_per_s: Option<f64>,
     pub client_threads: usize,
     pub requests_per_connection: Option<u64>,
+    /// "persistent" or "per-request" (`--connection`).
+    pub connection: &'static str,
     pub stalled_clients: usize,
     pub open_file_limit: Option<u64>,
     #[serde(flatten)]
@@ -134,6 +136,12 @@ pub struct PointMetrics {
     pub connected: usize,
     pub failed_connects: usize,
     pub first_connect_error: Option<String>,
+    /// `--connection per-request`: connections the clients opened and echoes they completed,
+    /// all phases (the server's accepted_connections counts over the same span).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub connections_opened: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub requests_all_phases: Option<u64>,
     pub server: Option<ServerMetrics>,
     pub client: ClientMetrics,
 }
@@ -223,7 +231,11 @@ impl ServerMetrics {
 impl PointMetrics {
     /// What the load generator measured (`m`), the server's report if it gave one, and the
     /// load generator's thread count.
-    pub fn of(m: &Measured, server: Option<&ServerReport>, client_threads: usize) -> PointMetrics {
+    pub fn of(
+        m: &Measured,
+        server: Option<&ServerReport>,
+        (client_threads, per_request): (usize, bool),
+    ) -> PointMetrics {
         let rps = (m.measured_s > 0.0).then(|| m.requests as f64 / m.measured_s);
         let busy = (m.measured_s > 0.0)
             .then(|| m.client_cpu_ns as f64 / 1e9 / (m.measured_s * client_threads as f64));
@@ -237,6 +249,8 @@ impl PointMetrics {
             connected: m.connected,
             failed_connects: m.failed_connects,
             first_connect_error: m.first_connect_error.clone(),
+            connections_opened: per_request.then_some(m.connections_opened),
+            requests_all_phases: per_request.then_some(m.requests_all_phases),
             server: server.map(|s| ServerMetrics::of(s, m.requests)),
             client: ClientMetrics {
                 cpu_time_ns: m.client_cpu_ns,
@@ -259,6 +273,8 @@ pub struct Measured {
     pub first_connect_error: Option<String>,
     pub client_cpu_ns: u64,
     pub spans: Vec<ConnectionSpan>,
+    pub connections_opened: u64,
+    pub requests_all_phases: u64,
 }
 
 pub fn gather(results: Vec<load::ThreadResult>, measured_s: f64) -> Measured {
@@ -274,6 +290,8 @@ pub fn gather(results: Vec<load::ThreadResult>, measured_s: f64) -> Measured {
         first_connect_error: None,
         client_cpu_ns: 0,
         spans: Vec::new(),
+        connections_opened: 0,
+        requests_all_phases: 0,
     };
     for r in results {
         h.merge(&r.histogram);
@@ -285,6 +303,8 @@ pub fn gather(results: Vec<load::ThreadResult>, measured_s: f64) -> Measured {
         m.first_connect_error = m.first_connect_error.or(r.first_connect_error);
         m.client_cpu_ns += r.cpu.as_nanos() as u64;
         m.spans.extend(r.spans);
+        m.connections_opened += r.connections_opened;
+        m.requests_all_phases += r.requests_all_phases;
     }
     m.spans.sort_by_key(|s| s.connection);
     m.latency = h.summary();

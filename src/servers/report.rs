@@ -93,7 +93,12 @@ fn method(records: &[Value], status: &str) -> String {
     let per_connection = c["requests_per_connection"]
         .as_u64()
         .map(|n| format!(" Each client closes its connection after {n} requests; the point ends when all have, or at the end of the measured time."))
-        .unwrap_or_default();
+        .unwrap_or_default()
+        + if c["connection"] == "per-request" {
+            " --connection per-request: each client closes after every echo and connects again, so every request's latency holds a handshake and the server model's accept path."
+        } else {
+            ""
+        };
     let stalled = match c["stalled_clients"].as_u64() {
         Some(n) if n > 0 => {
             format!(" {n} extra stalled clients connect and never finish a request.")

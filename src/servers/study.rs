@@ -123,6 +123,7 @@ fn measure(
         size: spec.size,
         rate: spec.rate,
         requests_per_connection: spec.requests_per_connection,
+        per_request: spec.per_request,
         setup_timeout: Duration::from_secs(10) + Duration::from_millis(clients as u64),
         cpus: spec.placement.client_cpus.clone(),
         netns: link
@@ -250,6 +251,11 @@ fn config(
         rate_per_s: spec.rate,
         client_threads: spec.client_threads.min(clients),
         requests_per_connection: spec.requests_per_connection,
+        connection: if spec.per_request {
+            "per-request"
+        } else {
+            "persistent"
+        },
         stalled_clients: spec.stalled_clients,
         open_file_limit: limit,
         placement: spec.placement.clone(),
@@ -332,7 +338,11 @@ fn point(
                 PointStatus::Completed
             };
             let mut record = ServersRecord::new(cfg, status);
-            record.metrics = Some(PointMetrics::of(&m, report.as_ref().ok(), client_threads));
+            record.metrics = Some(PointMetrics::of(
+                &m,
+                report.as_ref().ok(),
+                (client_threads, spec.per_request),
+            ));
             record.errors = errors;
             if spec.record_connections {
                 record.connections = Some(m.spans);
@@ -519,6 +529,8 @@ mod tests {
             first_connect_error: Some("refused".into()),
             client_cpu_ns: 250_000_000,
             spans: vec![],
+            connections_opened: 0,
+            requests_all_phases: 0,
         }
     }
 
@@ -537,7 +549,7 @@ mod tests {
             (measured(10, false), Some(report(counted(0.0)))),
             (measured(10, true), None),
         ] {
-            let v = serde_json::to_value(PointMetrics::of(&m, r.as_ref(), 2)).unwrap();
+            let v = serde_json::to_value(PointMetrics::of(&m, r.as_ref(), (2, false))).unwrap();
             out += &serde_json::to_string_pretty(&v).unwrap();
             out += "\n";
         }
@@ -554,6 +566,7 @@ mod tests {
             server_threads: 1,
             client_threads: 2,
             requests_per_connection: None,
+            per_request: false,
             stalled_clients: 0,
             record_connections: false,
             placement: super::super::Placement::parse(None, &[0, 1]).unwrap(),

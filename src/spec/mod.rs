@@ -12,6 +12,8 @@ use crate::transport::Transport;
 use std::fmt;
 use std::time::Duration;
 
+pub mod bidir;
+pub mod crr;
 mod names;
 pub mod network;
 pub mod parse;
@@ -34,6 +36,8 @@ fn bad(msg: impl Into<String>) -> ConfigError {
 pub enum Pattern {
     Stream,
     Rr,
+    /// Connect, request, response, close: one connection per transaction (`crr`).
+    Crr,
 }
 
 impl Pattern {
@@ -41,6 +45,7 @@ impl Pattern {
         match self {
             Pattern::Stream => "stream",
             Pattern::Rr => "rr",
+            Pattern::Crr => "crr",
         }
     }
 }
@@ -51,8 +56,9 @@ impl std::str::FromStr for Pattern {
         match s {
             "stream" => Ok(Pattern::Stream),
             "rr" => Ok(Pattern::Rr),
+            "crr" => Ok(Pattern::Crr),
             _ => Err(bad(format!(
-                "--pattern {s:?}: unknown pattern; allowed: stream, rr"
+                "--pattern {s:?}: unknown pattern; allowed: stream, rr, crr"
             ))),
         }
     }
@@ -172,6 +178,10 @@ pub struct RunSpec {
     pub recv_path: RecvPath,
     /// `--profile`: sample each side's threads over the measured phase (a visit of its own).
     pub profile: bool,
+    /// `--pattern crr`: how each transaction's connection is closed.
+    pub crr: crr::CrrOptions,
+    /// `--bidir`: every stream flow carries data both ways at once.
+    pub bidir: bool,
 }
 
 /// `--recv zc-recv`: pages of payload per full TCP segment, so every segment can be mapped
@@ -242,7 +252,7 @@ impl RunSpec {
         crate::transport::SocketOptions {
             nodelay: self.tcp_nodelay() || self.mechanism.needs_nodelay(),
             zerocopy_sender: zerocopy,
-            zerocopy_receiver: zerocopy && self.pattern == Pattern::Rr,
+            zerocopy_receiver: zerocopy && (self.pattern != Pattern::Stream || self.bidir),
             nonblocking_reads: self.spin,
             pipe_size: self.pipe_size,
             framing: self.framing(),
@@ -276,7 +286,11 @@ impl RunSpec {
             _ => 2,
         } * self.message_size;
         let per_receiver = self.recv_size.unwrap_or(0).max(self.message_size);
-        let sides = if self.pattern == Pattern::Rr { 2 } else { 1 };
+        let sides = if self.pattern == Pattern::Stream {
+            1
+        } else {
+            2
+        };
         let need = (self.threads * sides * (per_sender + per_receiver)) as u64;
         if need > available / 2 {
             return Err(bad(format!(

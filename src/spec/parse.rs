@@ -63,7 +63,7 @@ pub fn parse_recv_size(text: &str) -> Result<usize, ConfigError> {
 /// their context-switch cost to every round trip.
 pub fn parse_counters(text: &str, pattern: Pattern) -> Result<CounterSelection, ConfigError> {
     match text {
-        "auto" if pattern == Pattern::Rr => Ok(CounterSelection::None),
+        "auto" if pattern != Pattern::Stream => Ok(CounterSelection::None),
         "auto" | "all" => Ok(CounterSelection::All),
         "software" => Ok(CounterSelection::Software),
         "hardware" => Ok(CounterSelection::Hardware),

@@ -80,6 +80,7 @@ pub fn headline_metric(pattern: Pattern) -> (&'static str, &'static str) {
     match pattern {
         Pattern::Stream => ("throughput_gbps", "receiver"),
         Pattern::Rr => ("round_trips_per_s", "client"),
+        Pattern::Crr => ("transactions_per_s", "client"),
     }
 }
 

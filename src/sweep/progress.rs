@@ -121,6 +121,11 @@ fn visit_figure(record: &Value) -> String {
             .map_or("no figure".into(), |v| {
                 format!("{} round trips/s", units::count(v))
             }),
+        Some("crr") => record["sides"][0]["messages_per_s"]
+            .as_f64()
+            .map_or("no figure".into(), |v| {
+                format!("{} transactions/s", units::count(v))
+            }),
         _ => record["sides"][1]["throughput_gbps"]
             .as_f64()
             .map_or("no figure".into(), |v| format!("{v:.3} Gbit/s")),
@@ -156,11 +161,12 @@ pub fn headline(record: &Value) -> String {
         .as_str()
         .unwrap_or(match record["config"]["pattern"].as_str() {
             Some("rr") => "round_trips_per_s",
+            Some("crr") => "transactions_per_s",
             _ => "throughput_gbps",
         });
     let (mean, ci) = match stats["summary"].as_object() {
         Some(s) => (s["mean"].as_f64(), s["ci95_rel"].as_f64()),
-        None if metric == "round_trips_per_s" => {
+        None if metric == "round_trips_per_s" || metric == "transactions_per_s" => {
             (record["sides"][0]["messages_per_s"].as_f64(), None)
         }
         None => (record["sides"][1]["throughput_gbps"].as_f64(), None),
@@ -168,6 +174,7 @@ pub fn headline(record: &Value) -> String {
     let figure = match (mean, metric) {
         (None, _) => "no figure".to_string(),
         (Some(v), "round_trips_per_s") => format!("{} round trips/s", units::count(v)),
+        (Some(v), "transactions_per_s") => format!("{} transactions/s", units::count(v)),
         (Some(v), _) => format!("{v:.3} Gbit/s"),
     };
     let ci = ci.map_or(String::new(), |c| format!(" ± {:.1} %", c * 100.0));

@@ -119,6 +119,8 @@ impl SweepSpec {
             queue_depth: self.queue_depth,
             recv_path: self.recv_path,
             profile: false,
+            crr: Default::default(),
+            bidir: false,
         }
     }
 

@@ -54,6 +54,26 @@ pub fn set_int_option(fd: BorrowedFd<'_>, level: i32, name: i32, value: i32) -> 
     Ok(())
 }
 
+/// SO_LINGER {on, 0 s}: close(2) then resets the connection instead of the FIN handshake, so
+/// the closing side keeps no TIME_WAIT (socket(7)).
+pub fn set_linger_zero(fd: BorrowedFd<'_>) -> io::Result<()> {
+    let value = libc::linger {
+        l_onoff: 1,
+        l_linger: 0,
+    };
+    // SAFETY: value is a valid struct linger whose size is passed; the kernel only reads it.
+    cvt(unsafe {
+        libc::setsockopt(
+            fd.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_LINGER,
+            (&value as *const libc::linger).cast(),
+            std::mem::size_of::<libc::linger>() as libc::socklen_t,
+        )
+    })?;
+    Ok(())
+}
+
 pub fn get_int_option(fd: BorrowedFd<'_>, level: i32, name: i32) -> io::Result<i32> {
     let mut value: i32 = 0;
     let mut len = std::mem::size_of::<i32>() as libc::socklen_t;

@@ -85,6 +85,8 @@ pub(in crate::remote) fn spec_for(
         queue_depth,
         recv_path,
         profile: request.profile,
+        crr: Default::default(),
+        bidir: false,
     };
     // Within the container's cgroup limit where it has one, not only the host's memory.
     if let Some(available) = super::memory::available() {
@@ -120,6 +122,14 @@ fn transport_and_mechanism(request: &RunRequest) -> Result<(Transport, Mechanism
 /// The pattern, and `reverse` only where it applies (stream, by time).
 fn pattern_of(request: &RunRequest) -> Result<Pattern, Refusal> {
     let pattern: Pattern = request.pattern.parse().map_err(invalid)?;
+    if pattern == Pattern::Crr {
+        // A client of this version never asks (it refuses crr with --remote first); an
+        // older or hostile one is told why instead of reaching the engine's crr path.
+        return Err(refuse(
+            ErrorCode::Refused,
+            "pattern crr: not served remotely yet; allowed: stream, rr",
+        ));
+    }
     if request.reverse && pattern != Pattern::Stream {
         return Err(refuse(
             ErrorCode::Refused,

@@ -88,6 +88,7 @@ impl Thread<'_> {
                         c.state = State::Waiting;
                         c.writable_interest = false;
                         self.result.connected += 1;
+                        self.result.connections_opened += 1;
                         self.open += 1;
                     }
                     Err(e) => {
@@ -97,6 +98,52 @@ impl Thread<'_> {
                     }
                 }
             }
+        }
+    }
+
+    /// `--connection per-request`: closes connection `j` after its echo at `now` and starts
+    /// a new one; the next request is timed from `now` (closed loop), so its latency holds
+    /// the handshake, or waits for its intended time (open loop).
+    pub(super) fn reconnect(&mut self, j: usize, now: u64) {
+        let c = &mut self.conns[j];
+        c.fd = None;
+        c.intended_ns = now;
+        match events::connect_nonblocking(self.spec.addr).and_then(|fd| {
+            self.epoll.add(fd.as_fd(), events::WRITABLE, j as u64)?;
+            Ok(fd)
+        }) {
+            Ok(fd) => {
+                c.fd = Some(fd);
+                c.state = State::Connecting;
+                c.writable_interest = true;
+            }
+            Err(_) => self.lost(j),
+        }
+    }
+
+    /// A reconnect's handshake ended: on success the connection waits for its next request
+    /// (closed loop: sent now); on failure it is lost.
+    pub(super) fn reconnected(&mut self, j: usize) {
+        let c = &mut self.conns[j];
+        let Some(fd) = c.fd.as_ref() else { return };
+        let ready = match events::take_error(fd.as_fd()) {
+            Ok(None) => self
+                .epoll
+                .modify(fd.as_fd(), events::READABLE, j as u64)
+                .and_then(|()| {
+                    socket::set_int_option(fd.as_fd(), libc::IPPROTO_TCP, libc::TCP_NODELAY, 1)
+                }),
+            Ok(Some(e)) | Err(e) => Err(e),
+        };
+        if ready.is_err() {
+            return self.lost(j);
+        }
+        c.state = State::Waiting;
+        c.writable_interest = false;
+        self.result.connections_opened += 1;
+        if self.schedule.is_none() {
+            let at = c.intended_ns;
+            self.begin(j, at);
         }
     }
 
