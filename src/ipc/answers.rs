@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 pub const IPC: Questions = Questions {
     title: "bytepath ipc report",
     answers,
+    tested: crate::analysis::tested::none,
 };
 
 pub const FASTEST: &str = "Which transport has the fastest round trip at each size?";
