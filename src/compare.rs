@@ -130,15 +130,21 @@ pub fn change(key: &str, old: &Value, new: &Value) -> PointChange {
     }
 }
 
-/// Judges every point that has an interval as one family: Holm's step-down, because
-/// `--fail-on-regression` gates a build on any one point and so needs the chance of any false
-/// verdict held to 5 %, not their expected share.
+/// Judges every point that has an interval as one family: faster and slower by Holm's
+/// step-down, because `--fail-on-regression` gates a build on any one point and so needs the
+/// chance of any false verdict held to 5 %, not their expected share; equivalence by
+/// Benjamini–Hochberg, since "these points held" reads as a share and gates nothing.
 pub fn controlled(mut changes: Vec<PointChange>, margin: f64) -> (Vec<PointChange>, Family) {
     let estimates: Vec<LogEstimate> = changes
         .iter()
         .filter_map(|c| c.ratio.as_ref().map(LogEstimate::from_interval))
         .collect();
-    let family = verdict::judge(&estimates, Correction::Holm, margin);
+    let family = verdict::judge_with(
+        &estimates,
+        Correction::Holm,
+        Correction::BenjaminiHochberg,
+        margin,
+    );
     let mut judged = family.judged.iter();
     for c in changes.iter_mut().filter(|c| c.ratio.is_some()) {
         let j = *judged.next().expect("one verdict per estimate");

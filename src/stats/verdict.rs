@@ -118,7 +118,10 @@ pub struct Judged {
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Family {
     pub tests: usize,
+    /// The control of the difference claims (beats / slower).
     pub correction: Correction,
+    /// The control of the equivalence claims.
+    pub equivalence_correction: Correction,
     pub margin: f64,
     pub alpha: f64,
     pub judged: Vec<Judged>,
@@ -127,13 +130,17 @@ pub struct Family {
 impl Family {
     /// "4 tests, Holm, margin ±5 %": the line an answer states its control with.
     pub fn control(&self) -> String {
+        let equivalence = match self.equivalence_correction == self.correction {
+            true => String::new(),
+            false => format!(" ({} for equivalence)", self.equivalence_correction.name()),
+        };
         format!(
-            "{} test{}, {} at α = {}, equivalence margin ±{} %",
+            "{} test{}, {} at α = {}{equivalence}, equivalence margin ±{}",
             self.tests,
             if self.tests == 1 { "" } else { "s" },
             self.correction.name(),
             self.alpha,
-            self.margin * 100.0
+            percent(self.margin)
         )
     }
 
@@ -145,10 +152,22 @@ impl Family {
 
 /// Judges a family of estimates together under `correction` with equivalence `margin`.
 pub fn judge(estimates: &[LogEstimate], correction: Correction, margin: f64) -> Family {
+    judge_with(estimates, correction, correction, margin)
+}
+
+/// As `judge`, with the equivalence claims controlled by a correction of their own: a question
+/// may need every "beats" held family-wise (Holm) while its map of where two mechanisms are
+/// alike reads as a share of cells, for which a false-discovery rate (BH) is the fitting bound.
+pub fn judge_with(
+    estimates: &[LogEstimate],
+    correction: Correction,
+    equivalence_correction: Correction,
+    margin: f64,
+) -> Family {
     let p: Vec<f64> = estimates.iter().map(LogEstimate::p_difference).collect();
     let p_eq: Vec<f64> = estimates.iter().map(|e| e.p_equivalence(margin)).collect();
+    let eq_levels = levels(&p_eq, equivalence_correction, ALPHA);
     let (adjusted, levels) = (adjust(&p, correction), levels(&p, correction, ALPHA));
-    let eq_levels = levels_for_equivalence(&p_eq, correction);
     let judged = estimates
         .iter()
         .enumerate()
@@ -182,6 +201,7 @@ pub fn judge(estimates: &[LogEstimate], correction: Correction, margin: f64) -> 
     Family {
         tests: estimates.len(),
         correction,
+        equivalence_correction,
         margin,
         alpha: ALPHA,
         judged,
@@ -236,11 +256,6 @@ pub fn levels(p: &[f64], correction: Correction, alpha: f64) -> Vec<f64> {
             vec![alpha * rejected.max(1) as f64 / m.max(1) as f64; m]
         }
     }
-}
-
-/// The one-sided level of each TOST: the same control applied to the equivalence p-values.
-fn levels_for_equivalence(p_eq: &[f64], correction: Correction) -> Vec<f64> {
-    levels(p_eq, correction, ALPHA)
 }
 
 fn ascending(p: &[f64]) -> Vec<usize> {
