@@ -61,25 +61,27 @@ pub fn compare(points: &[&Point], challenger: &str, baseline: &str) -> Vec<PerTh
     judge(points, challenger, baseline).0
 }
 
+/// One thread count's cells: (size, the paired estimate or why there is none).
+type ThreadCells = (f64, Vec<(f64, Result<LogEstimate, String>)>);
+
 /// Every cell's paired ratio, judged as one Holm family, then classified per thread count.
 pub fn judge(points: &[&Point], challenger: &str, baseline: &str) -> (Vec<PerThreads>, Family) {
-    let groups: Vec<(f64, Vec<(f64, Result<LogEstimate, String>)>)> =
-        distinct(points, |p| p.threads)
-            .into_iter()
-            .map(|threads| {
-                let cells = distinct(points, |p| p.size)
-                    .into_iter()
-                    .filter_map(|size| {
-                        let c = find(points, challenger, size, threads)?;
-                        let b = find(points, baseline, size, threads)?;
-                        let r = paired::ratio(c, b).map(|r| LogEstimate::from_interval(&r));
-                        Some((size, r))
-                    })
-                    .collect();
-                (threads, cells)
-            })
-            .filter(|(_, cells): &(f64, Vec<_>)| !cells.is_empty())
-            .collect();
+    let groups: Vec<ThreadCells> = distinct(points, |p| p.threads)
+        .into_iter()
+        .map(|threads| {
+            let cells = distinct(points, |p| p.size)
+                .into_iter()
+                .filter_map(|size| {
+                    let c = find(points, challenger, size, threads)?;
+                    let b = find(points, baseline, size, threads)?;
+                    let r = paired::ratio(c, b).map(|r| LogEstimate::from_interval(&r));
+                    Some((size, r))
+                })
+                .collect();
+            (threads, cells)
+        })
+        .filter(|(_, cells): &(f64, Vec<_>)| !cells.is_empty())
+        .collect();
     let estimates: Vec<LogEstimate> = groups
         .iter()
         .flat_map(|(_, cells)| cells.iter().filter_map(|(_, r)| r.as_ref().ok().copied()))
