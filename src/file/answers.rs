@@ -29,7 +29,7 @@ fn basis(study: &FileStudy) -> String {
         false => c.cache.clone(),
     };
     format!(
-        "per-repetition paired ratios against readsend at the same size ({} repetitions; {order}); 95 % CI by Student's t on the per-repetition log-ratios; \"cannot be told apart\" when it includes 1; cache {cache}; placement: {}",
+        "per-repetition paired ratios against readsend at the same size ({} repetitions; {order}); 95 % CI by Student's t on the per-repetition log-ratios; each comparison alone (no family correction): beats/slower when that interval excludes 1, \"equivalent within ±5 %\" when two one-sided tests place it inside [0.95, 1.05] (90 % CI), \"undecided\" otherwise; cache {cache}; placement: {}",
         c.reps, c.where_sides_run
     )
 }
@@ -276,7 +276,7 @@ fn why(study: &FileStudy) -> Answer {
     }
 }
 
-const CACHE_BASIS: &str = "per-repetition paired ratios of each mechanism's time cold over warm at the same size (each mechanism's cold and warm transfers back to back in every repetition, the pair's order reversed every other repetition); 95 % CI by Student's t on the per-repetition log-ratios; \"cannot be told apart\" when it includes 1; residency from mincore(2) before each transfer";
+const CACHE_BASIS: &str = "per-repetition paired ratios of each mechanism's time cold over warm at the same size (each mechanism's cold and warm transfers back to back in every repetition, the pair's order reversed every other repetition); 95 % CI by Student's t on the per-repetition log-ratios; each comparison alone (no family correction): beats/slower when that interval excludes 1, \"equivalent within ±5 %\" when two one-sided tests place it inside [0.95, 1.05] (90 % CI), \"undecided\" otherwise; residency from mincore(2) before each transfer";
 
 fn cache(study: &FileStudy) -> Answer {
     let c = &study.config;
