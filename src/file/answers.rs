@@ -3,7 +3,7 @@
 //! comes from (server CPU per byte, system calls and context switches per transfer), and cold
 //! against warm cache. A repetition visits every mechanism back to back (`measure::ORDER`), so
 //! the transfers of one size and repetition form a round and comparisons rest on per-round
-//! paired ratios; the answer says "cannot be told apart" when the interval includes 1.
+//! paired ratios; each comparison is beats/slower, equivalent within ±5 % or undecided.
 use super::mechanisms::FileMechanism;
 use super::record::{FileStudy, TransferRecord};
 use crate::analysis::paired::{ratio_of, verdict};
@@ -398,12 +398,13 @@ fn sendfile_cold(study: &FileStudy, details: &mut Vec<String>) -> (String, Strin
     let at = size_label(size as f64);
     let warm = share_in(study, "warm", size, FileMechanism::Sendfile)
         .map_or("n/a".into(), |w| format!("{:.0} %", w.ratio * 100.0));
-    let holds = match r.direction() {
-        Direction::Lower => "holds cold",
-        Direction::Indistinguishable => {
-            "does not hold cold: sendfile cannot be told apart from readsend"
-        }
-        Direction::Higher => "does not hold cold: sendfile is slower than readsend",
+    // "Does not hold" needs evidence: sendfile shown as fast as readsend (equivalent) or
+    // slower; an interval that merely includes 1 leaves it undecided.
+    let holds = match crate::analysis::paired::state(&r) {
+        Verdict::Slower => "holds cold",
+        Verdict::Equivalent => "does not hold cold: sendfile is equivalent to readsend within ±5 %",
+        Verdict::Beats => "does not hold cold: sendfile is slower than readsend",
+        Verdict::Undecided => "is undecided cold: sendfile's interval against readsend includes 1",
     };
     (
         format!(
