@@ -229,7 +229,7 @@ fn render(
     for why in reasons {
         let _ = writeln!(out, "cannot be judged: {why}");
     }
-    let _ = writeln!(out, "(figure: receiver Gbit/s for stream, client round trips/s for rr; higher is better; new/old: {WELCH_METHOD}; each point's interval is shown at its Holm step-down level; faster or slower needs that interval to exclude 1, equivalent needs the interval at twice that level to lie within the margin (two one-sided tests), else undecided)");
+    let _ = writeln!(out, "(figure: receiver Gbit/s for stream, client round trips/s for rr; higher is better; new/old: {WELCH_METHOD}; each point's interval is shown at its Holm step-down level; faster or slower needs that interval to exclude 1; equivalent needs two one-sided tests, Benjamini–Hochberg across points, to place new/old within the margin; else undecided)");
     out
 }
 
