@@ -229,3 +229,26 @@ fn both_caches_with_one_repetition_say_what_is_missing() {
         .finding
         .contains("a paired interval of cold against warm needs at least 2"));
 }
+
+#[test]
+fn a_cold_saving_that_cannot_be_told_from_readsend_is_undecided_not_lost() {
+    // Cold sendfile about as slow as cold readsend but with ±30 % of its own noise: neither a
+    // saving nor its absence is shown.
+    let wide = [0.3, -0.3, 0.25, -0.25, 0.0];
+    let mut t = cached("warm", reps(8 * MIB, Readsend, 10.0, [0.0; 5], 256));
+    t.extend(cached("warm", reps(8 * MIB, Sendfile, 3.5, [0.0; 5], 2)));
+    t.extend(cached("cold", reps(8 * MIB, Readsend, 20.0, [0.0; 5], 256)));
+    t.extend(cached("cold", reps(8 * MIB, Sendfile, 19.0, wide, 2)));
+    let mut s = study(&[Readsend, Sendfile], 5, t);
+    s.config.cache = "warm,cold".into();
+    let c = &answers(&s)[2];
+    assert!(
+        c.verdict
+            .as_deref()
+            .unwrap()
+            .ends_with("sendfile's saving at 8 MiB is undecided cold: sendfile's interval against readsend includes 1"),
+        "{:?}",
+        c.verdict
+    );
+    assert!(!c.finding.contains("does not hold"), "{}", c.finding);
+}
