@@ -204,9 +204,20 @@ pub fn matrices(hosts: &[String], records: &[Value]) -> Vec<PointMatrix> {
 }
 
 /// Every measured pair against the others' cell means, one Holm family; then the hosts.
+/// A measured ordered pair: (source, destination, log cell mean, its standard error).
+type Measured = (usize, usize, f64, f64);
+
+/// The slow side of a ratio of this figure.
+fn slow_state(figure: Figure) -> Verdict {
+    match figure.higher_is_better() {
+        true => Verdict::Slower,
+        false => Verdict::Beats,
+    }
+}
+
 pub fn judge(cells: &[Vec<Cell>], figure: Figure, margin: f64) -> (Vec<Flag>, Vec<HostVerdict>) {
     let n = cells.len();
-    let measured: Vec<(usize, usize, f64, f64)> = (0..n)
+    let measured: Vec<Measured> = (0..n)
         .flat_map(|x| (0..n).map(move |y| (x, y)))
         .filter(|&(x, y)| x != y && !cells[x][y].visits.is_empty())
         .map(|(x, y)| {
@@ -214,51 +225,7 @@ pub fn judge(cells: &[Vec<Cell>], figure: Figure, margin: f64) -> (Vec<Flag>, Ve
             (x, y, mean(visits).ln(), log_standard_error(visits))
         })
         .collect();
-    let tested: Vec<(usize, usize, LogEstimate, f64, f64, usize)> = measured
-        .iter()
-        .enumerate()
-        .filter_map(|(i, &(x, y, log_mean, _))| {
-            let others: Vec<(f64, f64)> = measured
-                .iter()
-                .enumerate()
-                .filter(|(j, _)| *j != i)
-                .map(|(_, m)| (m.2, m.3))
-                .collect();
-            let (estimate, centre, spread) = against_others(log_mean, &others)?;
-            Some((x, y, estimate, centre, spread, others.len()))
-        })
-        .collect();
-    let estimates: Vec<LogEstimate> = tested.iter().map(|t| t.2).collect();
-    let family = verdict::judge(&estimates, Correction::Holm, margin);
-    let references: Vec<(usize, usize, Reference)> = tested
-        .iter()
-        .zip(&family.judged)
-        .map(|(&(x, y, e, centre, log_spread, pairs), j)| {
-            let slow_state = match figure.higher_is_better() {
-                true => Verdict::Slower,
-                false => Verdict::Beats,
-            };
-            let ratio = RatioInterval {
-                ratio: j.ratio,
-                low: j.low,
-                high: j.high,
-                n: pairs,
-                df: e.df,
-            };
-            let (median, state, slower) = (centre.exp(), j.state, j.state == slow_state);
-            let confidence = j.confidence;
-            let r = Reference {
-                ratio,
-                confidence,
-                median,
-                log_spread,
-                pairs,
-                state,
-                slower,
-            };
-            (x, y, r)
-        })
-        .collect();
+    let references = pair_references(&measured, figure, margin);
     let hosts = judge_hosts(&measured, &references, figure, margin, n);
     let flags = references
         .into_iter()
@@ -281,56 +248,68 @@ pub fn judge(cells: &[Vec<Cell>], figure: Figure, margin: f64) -> (Vec<Flag>, Ve
     (flags, hosts)
 }
 
+/// Each measured pair against the other pairs' cell means, all pairs one Holm family.
+fn pair_references(
+    measured: &[Measured],
+    figure: Figure,
+    margin: f64,
+) -> Vec<(usize, usize, Reference)> {
+    let tested: Vec<(usize, usize, LogEstimate, f64, f64, usize)> = measured
+        .iter()
+        .enumerate()
+        .filter_map(|(i, &(x, y, log_mean, _))| {
+            let others: Vec<(f64, f64)> = measured
+                .iter()
+                .enumerate()
+                .filter(|(j, _)| *j != i)
+                .map(|(_, m)| (m.2, m.3))
+                .collect();
+            let (estimate, centre, spread) = against_others(log_mean, &others)?;
+            Some((x, y, estimate, centre, spread, others.len()))
+        })
+        .collect();
+    let estimates: Vec<LogEstimate> = tested.iter().map(|t| t.2).collect();
+    let family = verdict::judge(&estimates, Correction::Holm, margin);
+    tested
+        .iter()
+        .zip(&family.judged)
+        .map(|(&(x, y, e, centre, log_spread, pairs), j)| {
+            let ratio = RatioInterval {
+                ratio: j.ratio,
+                low: j.low,
+                high: j.high,
+                n: pairs,
+                df: e.df,
+            };
+            let r = Reference {
+                ratio,
+                confidence: j.confidence,
+                median: centre.exp(),
+                log_spread,
+                pairs,
+                state: j.state,
+                slower: j.state == slow_state(figure),
+            };
+            (x, y, r)
+        })
+        .collect()
+}
+
 /// Each host's pairs against the pairs it is not in (cell means), one Holm family.
 fn judge_hosts(
-    measured: &[(usize, usize, f64, f64)],
+    measured: &[Measured],
     references: &[(usize, usize, Reference)],
     figure: Figure,
     margin: f64,
     n: usize,
 ) -> Vec<HostVerdict> {
-    let slow_side = |x: f64, centre: f64| match figure.higher_is_better() {
-        true => x < centre,
-        false => x > centre,
-    };
-    let mut tested: Vec<(usize, RatioInterval)> = Vec::new();
-    let mut hosts: Vec<HostVerdict> = (0..n)
-        .map(|host| {
-            let touches = |x: usize, y: usize| x == host || y == host;
-            let mine: Vec<f64> = measured
-                .iter()
-                .filter(|m| touches(m.0, m.1))
-                .map(|m| m.2)
-                .collect();
-            let mut theirs: Vec<f64> = measured
-                .iter()
-                .filter(|m| !touches(m.0, m.1))
-                .map(|m| m.2)
-                .collect();
-            theirs.sort_by(f64::total_cmp);
-            let on_slow_side = match theirs.is_empty() {
-                true => 0,
-                false => mine
-                    .iter()
-                    .filter(|x| slow_side(**x, median(&theirs)))
-                    .count(),
-            };
-            let exp = |v: &[f64]| v.iter().map(|x| x.exp()).collect::<Vec<f64>>();
-            if let Some(r) = welch_ratio(&exp(&mine), &exp(&theirs)) {
-                tested.push((host, r));
-            }
-            HostVerdict {
-                host,
-                tested_pairs: mine.len(),
-                slow_pairs: references
-                    .iter()
-                    .filter(|(x, y, r)| touches(*x, *y) && r.slower)
-                    .count(),
-                pairs_on_slow_side: on_slow_side,
-                ratio: None,
-                slow: false,
-            }
-        })
+    let (mut hosts, welch): (Vec<HostVerdict>, Vec<Option<RatioInterval>>) = (0..n)
+        .map(|host| host_counts(measured, references, host, figure))
+        .unzip();
+    let tested: Vec<(usize, RatioInterval)> = welch
+        .into_iter()
+        .enumerate()
+        .filter_map(|(host, r)| Some((host, r?)))
         .collect();
     let estimates: Vec<LogEstimate> = tested
         .iter()
@@ -345,14 +324,57 @@ fn judge_hosts(
             high: j.high,
             ..*r
         };
-        let interval_slow = match figure.higher_is_better() {
-            true => j.state == Verdict::Slower,
-            false => j.state == Verdict::Beats,
-        };
+        let interval_slow = j.state == slow_state(figure);
         h.ratio = Some((shown, j.confidence));
         h.slow = interval_slow && 2 * h.pairs_on_slow_side > h.tested_pairs;
     }
     hosts
+}
+
+/// One host's counts (its pairs, those flagged, those on the slow side of the median of the
+/// pairs without it) and the Welch interval of its cell means over theirs, uncorrected.
+fn host_counts(
+    measured: &[Measured],
+    references: &[(usize, usize, Reference)],
+    host: usize,
+    figure: Figure,
+) -> (HostVerdict, Option<RatioInterval>) {
+    let touches = |x: usize, y: usize| x == host || y == host;
+    let mine: Vec<f64> = measured
+        .iter()
+        .filter(|m| touches(m.0, m.1))
+        .map(|m| m.2)
+        .collect();
+    let mut theirs: Vec<f64> = measured
+        .iter()
+        .filter(|m| !touches(m.0, m.1))
+        .map(|m| m.2)
+        .collect();
+    theirs.sort_by(f64::total_cmp);
+    let slow_side = |x: f64, centre: f64| match figure.higher_is_better() {
+        true => x < centre,
+        false => x > centre,
+    };
+    let on_slow_side = match theirs.is_empty() {
+        true => 0,
+        false => mine
+            .iter()
+            .filter(|x| slow_side(**x, median(&theirs)))
+            .count(),
+    };
+    let exp = |v: &[f64]| v.iter().map(|x| x.exp()).collect::<Vec<f64>>();
+    let verdict = HostVerdict {
+        host,
+        tested_pairs: mine.len(),
+        slow_pairs: references
+            .iter()
+            .filter(|(x, y, r)| touches(*x, *y) && r.slower)
+            .count(),
+        pairs_on_slow_side: on_slow_side,
+        ratio: None,
+        slow: false,
+    };
+    (verdict, welch_ratio(&exp(&mine), &exp(&theirs)))
 }
 
 /// One pair's log cell mean against the others' `(log cell mean, its standard error)` (at
@@ -418,149 +440,5 @@ fn median(sorted: &[f64]) -> f64 {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    fn record(src: &str, dst: &str, gbps: f64) -> Value {
-        json!({
-            "src": src, "dst": dst, "status": "completed",
-            "config": {"mechanism": "send", "pattern": "stream", "message_size_bytes": 4096,
-                       "threads": 1, "transport": "tcp"},
-            "sides": [{}, {"throughput_gbps": gbps}],
-        })
-    }
-
-    /// `hosts` hosts, `visits` visits each with its own seeded noise of `spread`; `speed`
-    /// gives each ordered pair's true Gbit/s.
-    fn mesh(
-        hosts: usize,
-        visits: usize,
-        spread: f64,
-        seed: u64,
-        speed: impl Fn(usize, usize) -> f64,
-    ) -> (Vec<String>, Vec<Value>) {
-        let names: Vec<String> = (0..hosts).map(|h| format!("h{h}")).collect();
-        let mut rng = fastrand::Rng::with_seed(seed);
-        let mut records = Vec::new();
-        for _ in 0..visits {
-            for s in 0..hosts {
-                for d in (0..hosts).filter(|d| *d != s) {
-                    let noise = 1.0 + spread * (rng.f64() * 2.0 - 1.0) * 1.7;
-                    records.push(record(&names[s], &names[d], speed(s, d) * noise));
-                }
-            }
-        }
-        (names, records)
-    }
-
-    fn flagged(m: &PointMatrix) -> Vec<(usize, usize)> {
-        m.flags.iter().map(|f| (f.src, f.dst)).collect()
-    }
-
-    fn slow_hosts(m: &PointMatrix) -> Vec<usize> {
-        m.hosts.iter().filter(|h| h.slow).map(|h| h.host).collect()
-    }
-
-    #[test]
-    fn one_slow_link_flags_that_pair_and_neither_host() {
-        let (hosts, records) = mesh(5, 4, 0.02, 1, |s, d| match (s, d) {
-            (0, 1) => 6.0,
-            _ => 10.0,
-        });
-        let m = &matrices(&hosts, &records)[0];
-        assert_eq!(m.key, "send/stream/4096/1");
-        assert_eq!(flagged(m), [(0, 1)]);
-        assert_eq!(m.flags[0].cause, Cause::Link);
-        assert!(slow_hosts(m).is_empty(), "{:?}", m.hosts);
-        let r = &m.flags[0].against;
-        assert_eq!(r.pairs, 19, "tested against the 19 other pairs' cell means");
-        assert!((r.median - 10.0).abs() < 0.3, "{r:?}");
-        assert!(r.ratio.high < 1.0 && r.confidence > 0.99, "{r:?}");
-    }
-
-    #[test]
-    fn a_host_whose_every_pair_is_slow_is_named() {
-        let (hosts, records) = mesh(
-            5,
-            3,
-            0.02,
-            2,
-            |s, d| if s == 4 || d == 4 { 2.0 } else { 10.0 },
-        );
-        let m = &matrices(&hosts, &records)[0];
-        assert_eq!(slow_hosts(m), [4]);
-        let through: Vec<(usize, usize)> = pairs_through(5, 4).collect();
-        assert_eq!(flagged(m), through);
-        let f = m.flags.iter().find(|f| (f.src, f.dst) == (0, 4)).unwrap();
-        assert_eq!(f.cause, Cause::Destination);
-        assert_eq!((m.hosts[4].slow_pairs, m.hosts[4].tested_pairs), (8, 8));
-        assert!(m.hosts[4].ratio.unwrap().0.high < 1.0);
-    }
-
-    #[test]
-    fn forty_visits_of_equal_pairs_flag_nothing() {
-        // Pooling every visit made a pair a few percent below average "slow" once visits were
-        // many; on cell means, with Holm across pairs, nothing is flagged.
-        // Each family holds its chance of any false flag to 5 %: over 100 meshes, about 5
-        // flag a pair and about 5 name a host, by chance.
-        let (mut flagged_meshes, mut slow_host_meshes) = (0, 0);
-        for seed in 0..100 {
-            let (hosts, records) = mesh(5, 40, 0.05, 100 + seed, |_, _| 10.0);
-            let m = &matrices(&hosts, &records)[0];
-            slow_host_meshes += usize::from(!slow_hosts(m).is_empty());
-            flagged_meshes += usize::from(!m.flags.is_empty());
-        }
-        eprintln!("equal pairs: {flagged_meshes} of 100 meshes flagged a pair, {slow_host_meshes} named a host");
-        assert!(
-            flagged_meshes <= 9,
-            "{flagged_meshes} of 100 meshes flagged a pair"
-        );
-        assert!(
-            slow_host_meshes <= 9,
-            "{slow_host_meshes} of 100 meshes named a host"
-        );
-    }
-
-    #[test]
-    fn a_failed_visit_is_counted_with_its_reason_and_one_visit_has_no_interval() {
-        let mut failed = record("a", "b", 1.0);
-        failed["status"] = json!("failed");
-        failed["errors"] = json!(["host b is down"]);
-        let hosts = vec!["a".to_string(), "b".to_string()];
-        let m = &matrices(&hosts, &[failed, record("b", "a", 5.0)])[0];
-        assert_eq!(
-            (m.cells[0][1].failed, m.cells[0][1].reason.as_deref()),
-            (1, Some("host b is down"))
-        );
-        assert!(m.cells[1][0].summary.is_none() && m.cells[1][0].visits == [5.0]);
-        assert!(m.flags.is_empty());
-    }
-
-    #[test]
-    fn a_round_trip_is_slow_when_it_is_longer() {
-        let n = 4;
-        let mut cells = vec![vec![Cell::default(); n]; n];
-        for (s, row) in cells.iter_mut().enumerate() {
-            for (d, cell) in row.iter_mut().enumerate().filter(|(d, _)| *d != s) {
-                let base = if (s, d) == (0, 1) {
-                    90.0
-                } else {
-                    30.0 + (s + d) as f64 * 0.1
-                };
-                cell.visits = vec![base, base * 1.02, base * 0.98];
-            }
-        }
-        let (flags, _) = judge(&cells, Figure::RoundTripP50Us, 0.05);
-        assert_eq!(flags.len(), 1);
-        assert_eq!(
-            (flags[0].src, flags[0].dst, flags[0].cause),
-            (0, 1, Cause::Link)
-        );
-        assert!(flags[0].against.ratio.low > 1.0);
-        assert!(
-            judge(&cells, Figure::Gbps, 0.05).0.is_empty(),
-            "faster is never slow"
-        );
-    }
-}
+#[path = "analysis_tests.rs"]
+mod tests;
