@@ -4,10 +4,13 @@
 # Runs one matrix (the seeds' 48 points by default: copy, gather, zerocopy x 256 B-16 KiB x
 # 1, 2, 4, 8 threads, stream) twice, one sweep after the other, each with its own seed, and
 # prints:
-#   - the share of points `bytepath compare` finds with no significant change (target >= 90 %:
-#     the two sweeps measured the same build on the same machine);
+#   - how many points `bytepath compare` flags faster or slower after its Holm correction
+#     (target 0: the two sweeps measured the same build on the same machine), and how many
+#     it finds equivalent or undecided;
 #   - for every derived answer of the report, whether its verdict (who beats whom, from which
-#     size; figures may differ within their intervals) is the same in both reports;
+#     size; figures may differ within their intervals) is the same in both reports, and over
+#     every cell of the answers' families (answers.json `cells`) the share whose state
+#     (beats / slower / equivalent / undecided) is the same in both (target >= 90 %);
 #   - each sweep's wall time (target <= 120 s) and peak RSS (target <= 64 MiB).
 # It informs; it exits 0 whatever the figures, 1 if a sweep or the comparison failed.
 #
@@ -57,10 +60,10 @@ python3 - "$OUT" <<'PY'
 import json, re, sys
 out = sys.argv[1]
 text = open(f"{out}/compare.txt").read()
-m = re.search(r"(\d+) points compared: (\d+) faster, (\d+) slower, (\d+) no significant change, (\d+) cannot be judged", text)
-total, faster, slower, same, unjudged = map(int, m.groups())
-share = same / max(1, total)
-print(f"compare A -> B:    {same}/{total} points with no significant change ({100*share:.0f} %; {faster} faster, {slower} slower, {unjudged} cannot be judged)  -> {'PASS' if share >= 0.9 else 'MISS'} (target >= 90 %)")
+m = re.search(r"(\d+) points compared: (\d+) faster, (\d+) slower, (\d+) equivalent within [^,]*, (\d+) undecided, (\d+) cannot be judged; (\d+) tests?, ([^,]*) at", text)
+total, faster, slower, equivalent, undecided, unjudged, tests, method = m.groups()
+flagged = int(faster) + int(slower)
+print(f"compare A -> B:    {flagged} of {total} points flagged ({faster} faster, {slower} slower; {equivalent} equivalent, {undecided} undecided, {unjudged} cannot be judged; {tests} tests, {method})  -> {'PASS' if flagged == 0 else 'MISS'} (target 0)")
 answers = [json.load(open(f"{out}/{s}/answers.json")) for s in "ab"]
 agree = 0
 judged = 0
@@ -75,6 +78,20 @@ for a, b in zip(*answers):
     if not same_verdict:
         print(f"                     A: {a['verdict']}\n                     B: {b['verdict']}")
 print(f"answers:           {agree}/{judged} verdicts the same in both reports  -> {'PASS' if agree == judged else 'MISS'}")
+cells_same = cells_all = 0
+for a, b in zip(*answers):
+    states_b = {c["cell"]: c["state"] for c in b.get("cells", [])}
+    for c in a.get("cells", []):
+        if c["cell"] in states_b:
+            cells_all += 1
+            cells_same += c["state"] == states_b[c["cell"]]
+    counts = {}
+    for c in a.get("cells", []):
+        counts[c["state"]] = counts.get(c["state"], 0) + 1
+    if counts:
+        print(f"  cells of A:      {a['question']}: {counts}")
+share = cells_same / max(1, cells_all)
+print(f"cell states:       {cells_same}/{cells_all} the same in both ({100*share:.0f} %)  -> {'PASS' if share >= 0.9 else 'MISS'} (target >= 90 %)")
 for s in "ab":
     start, end = map(float, open(f"{out}/{s}.wall").read().split())
     rss = int(open(f"{out}/{s}.rss").read()) / 1024

@@ -1,11 +1,17 @@
 //! `bytepath compare OLD NEW`: per point, the ratio new/old of the headline figure (receiver
 //! Gbit/s for stream, round trips/s for rr; higher is better for both) with its 95 % interval
 //! from the visit-level spread of both folders (Welch's t on the log visit means: the two
-//! studies ran at different times, so their visits are not paired), and a verdict: faster or
-//! slower only where that interval excludes 1. A point measured as one stretch (schema 1) has
-//! no visits to judge it by and is said so, never judged on its slices.
+//! studies ran at different times, so their visits are not paired), and a verdict in three
+//! states (`stats::verdict`): faster or slower only where the interval excludes 1, equivalent
+//! only where it lies within ±margin, else undecided. All points are one family under Holm's
+//! step-down, so an A/A comparison of 48 points flags none with 95 % probability (uncorrected,
+//! 2.4 false verdicts were expected); the table shows each point's interval at the level its
+//! test used and the summary line names the count of tests and the method. A point measured as
+//! one stretch (schema 1) has no visits to judge it by and is said so, never judged on its
+//! slices.
 use crate::error::{Error, Status};
 use crate::record::{point_key, read_results};
+use crate::stats::verdict::{self, Correction, Family, Judged, LogEstimate};
 use crate::stats::visits::{welch_ratio, RatioInterval, WELCH_METHOD};
 use crate::stats::Summary;
 use serde_json::Value;
@@ -17,7 +23,10 @@ use std::path::Path;
 pub enum Verdict {
     Faster,
     Slower,
-    NoSignificantChange,
+    /// The corrected equivalence test places new/old within ±margin of 1.
+    Equivalent,
+    /// Neither a change nor equivalence is shown.
+    Undecided,
     /// One side has fewer than two visit means (or was measured as one stretch).
     CannotJudge,
 }
@@ -28,24 +37,26 @@ pub struct PointChange {
     pub key: String,
     pub old: Option<Summary>,
     pub new: Option<Summary>,
-    /// new/old and its 95 % interval.
+    /// new/old and its 95 % interval, uncorrected.
     pub ratio: Option<RatioInterval>,
+    /// The verdict of this point within the family of all points (corrected interval).
+    pub judged: Option<Judged>,
     pub verdict: Verdict,
     /// Why no verdict could be given.
     pub why_not: Option<String>,
 }
 
-/// Compares the studies in `old` and `new`, prints the table, and fails when a point got
-/// slower by more than `limit` (a share, such as 0.05), if one is given.
-pub fn run(old: &Path, new: &Path, limit: Option<f64>) -> Result<Status, Error> {
+/// Compares the studies in `old` and `new`, prints the table, and fails when a point's
+/// corrected interval lies wholly below 1 − `limit` (a share, such as 0.05), if one is given.
+pub fn run(old: &Path, new: &Path, limit: Option<f64>, margin: f64) -> Result<Status, Error> {
     let old = by_key(&read_results(old)?);
     let new = by_key(&read_results(new)?);
-    let changes = compare(&old, &new);
-    print!("{}", render(&changes, &old, &new));
+    let (changes, family) = controlled(compare(&old, &new), margin);
+    print!("{}", render(&changes, &old, &new, &family));
     let regressed: Vec<&PointChange> = changes.iter().filter(|c| is_regression(c, limit)).collect();
     if let (Some(limit), false) = (limit, regressed.is_empty()) {
         eprintln!(
-            "bytepath: {} point(s) got slower by more than {:.1} %: {}",
+            "bytepath: {} point(s) got slower by more than {:.1} % (corrected interval wholly beyond it): {}",
             regressed.len(),
             limit * 100.0,
             regressed
@@ -104,26 +115,55 @@ pub fn change(key: &str, old: &Value, new: &Value) -> PointChange {
             )
         })
     });
-    let verdict = match &judged {
-        Err(_) => Verdict::CannotJudge,
-        Ok(r) if r.low > 1.0 => Verdict::Faster,
-        Ok(r) if r.high < 1.0 => Verdict::Slower,
-        Ok(_) => Verdict::NoSignificantChange,
-    };
     PointChange {
         key: key.to_string(),
         old: summary(old),
         new: summary(new),
+        verdict: if judged.is_ok() {
+            Verdict::Undecided
+        } else {
+            Verdict::CannotJudge
+        },
         why_not: judged.as_ref().err().cloned(),
         ratio: judged.ok(),
-        verdict,
+        judged: None,
     }
 }
 
-/// Slower, significantly, and by more than `limit` (a share such as 0.05).
+/// Judges every point that has an interval as one family: faster and slower by Holm's
+/// step-down, because `--fail-on-regression` gates a build on any one point and so needs the
+/// chance of any false verdict held to 5 %, not their expected share; equivalence by
+/// Benjamini–Hochberg, since "these points held" reads as a share and gates nothing.
+pub fn controlled(mut changes: Vec<PointChange>, margin: f64) -> (Vec<PointChange>, Family) {
+    let estimates: Vec<LogEstimate> = changes
+        .iter()
+        .filter_map(|c| c.ratio.as_ref().map(LogEstimate::from_interval))
+        .collect();
+    let family = verdict::judge_with(
+        &estimates,
+        Correction::Holm,
+        Correction::BenjaminiHochberg,
+        margin,
+    );
+    let mut judged = family.judged.iter();
+    for c in changes.iter_mut().filter(|c| c.ratio.is_some()) {
+        let j = *judged.next().expect("one verdict per estimate");
+        c.verdict = match j.state {
+            verdict::Verdict::Beats => Verdict::Faster,
+            verdict::Verdict::Slower => Verdict::Slower,
+            verdict::Verdict::Equivalent => Verdict::Equivalent,
+            verdict::Verdict::Undecided => Verdict::Undecided,
+        };
+        c.judged = Some(j);
+    }
+    (changes, family)
+}
+
+/// Slower, with the corrected interval wholly below 1 − `limit` (a share such as 0.05): a
+/// point estimate beyond the limit is not enough.
 fn is_regression(c: &PointChange, limit: Option<f64>) -> bool {
-    match (c.verdict, c.ratio, limit) {
-        (Verdict::Slower, Some(r), Some(limit)) => r.ratio < 1.0 - limit,
+    match (c.judged, limit) {
+        (Some(j), Some(limit)) => j.high < 1.0 - limit,
         _ => false,
     }
 }
@@ -132,6 +172,7 @@ fn render(
     changes: &[PointChange],
     old: &BTreeMap<String, Value>,
     new: &BTreeMap<String, Value>,
+    family: &Family,
 ) -> String {
     let mut out = String::new();
     let fmt = |s: &Option<Summary>| {
@@ -142,11 +183,11 @@ fn render(
     let _ = writeln!(
         out,
         "{:<34} {:>20} {:>20} {:>24}  verdict",
-        "point", "old mean ±CI", "new mean ±CI", "new/old [95 % CI]"
+        "point", "old mean ±CI", "new mean ±CI", "new/old [corrected CI]"
     );
     for c in changes {
-        let r = c.ratio.map_or("-".to_string(), |r| {
-            format!("{:.3} [{:.3}, {:.3}]", r.ratio, r.low, r.high)
+        let r = c.judged.map_or("-".to_string(), |j| {
+            format!("{:.3} [{:.3}, {:.3}]", j.ratio, j.low, j.high)
         });
         let _ = writeln!(
             out,
@@ -161,12 +202,15 @@ fn render(
     let count = |v| changes.iter().filter(|c| c.verdict == v).count();
     let _ = writeln!(
         out,
-        "\n{} points compared: {} faster, {} slower, {} no significant change, {} cannot be judged",
+        "\n{} points compared: {} faster, {} slower, {} equivalent within ±{}, {} undecided, {} cannot be judged; {}",
         changes.len(),
         count(Verdict::Faster),
         count(Verdict::Slower),
-        count(Verdict::NoSignificantChange),
-        count(Verdict::CannotJudge)
+        count(Verdict::Equivalent),
+        verdict::percent(family.margin),
+        count(Verdict::Undecided),
+        count(Verdict::CannotJudge),
+        family.control()
     );
     for (label, only) in [
         ("old", missing_from(old, new)),
@@ -185,7 +229,7 @@ fn render(
     for why in reasons {
         let _ = writeln!(out, "cannot be judged: {why}");
     }
-    let _ = writeln!(out, "(figure: receiver Gbit/s for stream, client round trips/s for rr; higher is better; new/old: {WELCH_METHOD}; a verdict needs that interval to exclude 1)");
+    let _ = writeln!(out, "(figure: receiver Gbit/s for stream, client round trips/s for rr; higher is better; new/old: {WELCH_METHOD}; each point's interval is shown at its Holm step-down level; faster or slower needs that interval to exclude 1; equivalent needs two one-sided tests, Benjamini–Hochberg across points, to place new/old within the margin; else undecided)");
     out
 }
 
@@ -197,7 +241,8 @@ fn describe(v: Verdict) -> &'static str {
     match v {
         Verdict::Faster => "faster",
         Verdict::Slower => "slower",
-        Verdict::NoSignificantChange => "no significant change",
+        Verdict::Equivalent => "equivalent",
+        Verdict::Undecided => "undecided",
         Verdict::CannotJudge => "cannot judge (no CI)",
     }
 }
@@ -212,42 +257,73 @@ mod tests {
                               "summary": crate::stats::visits::summarize_visits(values)}})
     }
 
+    /// One point judged as a family of one.
+    fn alone(old: &Value, new: &Value) -> PointChange {
+        controlled(vec![change("k", old, new)], 0.05).0.remove(0)
+    }
+
     #[test]
     fn a_clear_gain_is_faster_and_a_clear_loss_is_slower() {
         let old = visited(&[10.0, 10.4, 9.8, 10.1]);
         let new = visited(&[12.0, 12.3, 11.7, 12.1]);
-        assert_eq!(change("k", &old, &new).verdict, Verdict::Faster);
-        assert_eq!(change("k", &new, &old).verdict, Verdict::Slower);
+        assert_eq!(alone(&old, &new).verdict, Verdict::Faster);
+        assert_eq!(alone(&new, &old).verdict, Verdict::Slower);
     }
 
     #[test]
-    fn noise_between_visits_is_no_significant_change() {
+    fn noise_between_visits_is_undecided_not_no_change() {
         let old = visited(&[10.0, 11.0, 9.0, 10.5]);
         let new = visited(&[10.2, 11.1, 9.3, 10.4]);
-        assert_eq!(
-            change("k", &old, &new).verdict,
-            Verdict::NoSignificantChange
-        );
+        assert_eq!(alone(&old, &new).verdict, Verdict::Undecided);
+    }
+
+    #[test]
+    fn tight_agreement_is_equivalent_within_the_margin() {
+        let old = visited(&[10.0, 10.1, 9.9, 10.0, 10.05, 9.95]);
+        let new = visited(&[10.02, 10.08, 9.93, 10.01, 10.0, 9.97]);
+        let c = alone(&old, &new);
+        assert_eq!(c.verdict, Verdict::Equivalent, "{c:?}");
     }
 
     #[test]
     fn a_point_without_visits_cannot_be_judged_and_says_why() {
         let one_stretch = json!({"statistics": {"basis": "slices", "values": [1.0, 2.0, 3.0]}});
-        let c = change("k", &one_stretch, &visited(&[1.0, 2.0]));
+        let c = alone(&one_stretch, &visited(&[1.0, 2.0]));
         assert_eq!(c.verdict, Verdict::CannotJudge);
         assert!(c.why_not.unwrap().contains("one stretch"));
-        let c = change("k", &visited(&[1.0]), &visited(&[1.0, 2.0]));
+        let c = alone(&visited(&[1.0]), &visited(&[1.0, 2.0]));
         assert_eq!(c.verdict, Verdict::CannotJudge);
     }
 
     #[test]
-    fn only_significant_losses_beyond_the_limit_are_regressions() {
+    fn only_corrected_intervals_wholly_beyond_the_limit_are_regressions() {
         let old = visited(&[10.0, 10.1, 9.9, 10.0]);
-        let small = change("k", &old, &visited(&[9.7, 9.75, 9.72, 9.71])); // 3 % slower
-        let big = change("k", &old, &visited(&[8.0, 8.1, 7.9, 8.0])); // 20 % slower
+        let small = alone(&old, &visited(&[9.7, 9.75, 9.72, 9.71])); // 3 % slower
+        let big = alone(&old, &visited(&[8.0, 8.1, 7.9, 8.0])); // 20 % slower
+                                                                // 8 % slower by its point estimate, but the interval reaches above 0.95.
+        let loose = alone(&old, &visited(&[8.6, 9.6, 9.0, 9.6]));
         assert_eq!(small.verdict, Verdict::Slower);
         assert!(!is_regression(&small, Some(0.05)));
         assert!(is_regression(&big, Some(0.05)));
         assert!(!is_regression(&big, None));
+        let j = loose.judged.unwrap();
+        assert!(j.ratio < 0.95 && j.high > 0.95, "{j:?}");
+        assert!(!is_regression(&loose, Some(0.05)));
+    }
+
+    #[test]
+    fn a_marginal_change_alone_is_flagged_and_among_many_points_it_is_not() {
+        let old = visited(&[10.0, 10.3, 9.8, 10.1]);
+        let new = visited(&[10.5, 10.9, 10.2, 10.6]);
+        assert_eq!(alone(&old, &new).verdict, Verdict::Faster);
+        let mut changes: Vec<PointChange> = (0..40)
+            .map(|i| change(&format!("p{i}"), &old, &visited(&[10.0, 10.3, 9.8, 10.1])))
+            .collect();
+        changes.push(change("marginal", &old, &new));
+        let (changes, family) = controlled(changes, 0.05);
+        assert_eq!(changes[40].verdict, Verdict::Undecided, "{:?}", changes[40]);
+        assert_eq!(family.tests, 41);
+        let text = render(&changes, &BTreeMap::new(), &BTreeMap::new(), &family);
+        assert!(text.contains("41 tests, Holm at α = 0.05"), "{text}");
     }
 }

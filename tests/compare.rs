@@ -1,6 +1,7 @@
 //! `bytepath compare` on synthetic folders of points measured in visits: a folder against
-//! itself and against a re-run with other visit noise but the same means shows no change; a
-//! known 20 % shift is found and fails --fail-on-regression; a point measured as one stretch
+//! itself is equivalent and against a re-run with other visit noise but the same means shows
+//! no change, all points one Holm family named on the summary line; a known 20 % shift is
+//! found and fails --fail-on-regression on its corrected interval; a bad --margin is refused; a point measured as one stretch
 //! (schema 1) is not judged and says why; bad folders are refused with one line and exit 2.
 mod common;
 use bytepath::analysis::synthetic::{jsonl, Shape};
@@ -60,12 +61,15 @@ fn a_rerun_shows_no_change_and_a_known_shift_is_found() {
     let (code, text) = compare(&dir("old"), &dir("old"), &[]);
     assert_eq!(code, Some(0), "{text}");
     assert!(
-        text.contains("8 points compared: 0 faster, 0 slower, 8 no significant change"),
-        "{text}"
+        text.contains(
+            "8 points compared: 0 faster, 0 slower, 0 equivalent within ±5 %, 8 undecided"
+        ),
+        "a 5 % visit spread over a few visits cannot show equivalence within ±5 %: {text}"
     );
+    assert!(text.contains("; 8 tests, Holm at α = 0.05"), "{text}");
     let (_, text) = compare(&dir("old"), &dir("rerun"), &[]);
     assert!(
-        text.contains("0 faster, 0 slower, 8 no significant change"),
+        text.contains("8 points compared: 0 faster, 0 slower,"),
         "{text}"
     );
     assert!(text.contains("Welch's t on the log visit means"), "{text}");
@@ -76,7 +80,7 @@ fn a_rerun_shows_no_change_and_a_known_shift_is_found() {
     let (code, text) = compare(&dir("faster"), &dir("old"), &["--fail-on-regression", "5%"]);
     assert_eq!(code, Some(1), "{text}");
     assert!(
-        text.contains("8 point(s) got slower by more than 5.0 %"),
+        text.contains("8 point(s) got slower by more than 5.0 % (corrected interval"),
         "{text}"
     );
     let (code, _) = compare(&dir("faster"), &dir("old"), &[]);
@@ -141,4 +145,21 @@ fn missing_folders_and_newer_schemas_are_refused() {
         "{err}"
     );
     assert_eq!(err.trim_end().lines().count(), 1);
+}
+
+#[test]
+fn a_bad_margin_is_refused_with_one_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    write(&tmp.path().join("old"), &study(1.0, 0.01));
+    let old = tmp.path().join("old");
+    let (code, text) = compare(&old, &old, &["--margin", "70%"]);
+    assert_eq!(code, Some(2), "{text}");
+    assert!(text.contains("--margin \"70%\": allowed:"), "{text}");
+    // The same folder: within ±20 % its 90 % intervals (about ±8 %) decide equivalence.
+    let (code, text) = compare(&old, &old, &["--margin", "20%"]);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(
+        text.contains("8 equivalent within ±20 %, 0 undecided"),
+        "{text}"
+    );
 }

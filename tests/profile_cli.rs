@@ -192,6 +192,11 @@ fn a_profiled_sweep_report_draws_a_stacked_bar_per_side_and_size() {
     assert_eq!(bars.len(), 4, "two sizes × two sides");
     let answer = html.contains("how does the copy share change with size?");
     assert!(answer, "the Answers section asks where the CPU goes");
+    // A change across sizes from one profiled visit each is stated, not tested.
+    assert!(
+        html.contains("(a change not tested: one profiled visit per point)"),
+        "no rises/falls from overlapping intervals"
+    );
     // The CSV carries the per-category columns, filled for the profiled points.
     let mut csv = csv::Reader::from_path(dir.path().join("results.csv")).unwrap();
     let col = csv

@@ -70,6 +70,20 @@ fn report_writes_html_and_markdown_with_a_plot_per_figure() {
         .as_str()
         .unwrap()
         .contains("per-round paired ratios"));
+    // Each cell of the crossover family with its state, and the family's count and method.
+    let cells = answers[0]["cells"].as_array().unwrap();
+    assert_eq!(answers[0]["tests"].as_u64(), Some(cells.len() as u64));
+    assert_eq!(answers[0]["correction"], "holm");
+    let at_16k = cells
+        .iter()
+        .find(|c| c["cell"] == "16 KiB at 1 thread")
+        .unwrap();
+    assert_eq!(at_16k["state"], "beats", "{at_16k}");
+    assert!(at_16k["low"].as_f64().unwrap() > 1.0, "{at_16k}");
+    assert!(cells
+        .iter()
+        .all(|c| ["beats", "slower", "equivalent", "undecided"]
+            .contains(&c["state"].as_str().unwrap())));
     assert_eq!(answers[2]["verdict"], "every send copied");
     assert!(
         answers[6]["verdict"].is_null(),

@@ -10,7 +10,7 @@ use super::{
 };
 use crate::record::Metric;
 use crate::stats::quantile;
-use crate::stats::visits::Direction;
+use crate::stats::verdict::Verdict;
 
 fn median(values: &mut [f64]) -> f64 {
     values.sort_by(f64::total_cmp);
@@ -135,7 +135,8 @@ fn per_point_copied(zc: &[&Point]) -> String {
 struct Serialization {
     size: f64,
     extra_ns_per_byte: Option<f64>,
-    /// "lower", "higher" or "cannot be told apart"; None without paired visits.
+    /// "lower", "higher", "equivalent within ±5 %" or "undecided" (each size alone); None
+    /// without paired visits.
     throughput: Option<&'static str>,
     line: String,
 }
@@ -153,30 +154,22 @@ fn serialization_at(copy: &Point, send: &Point) -> Serialization {
         ),
         _ => "sender CPU-ns/byte not measured".into(),
     };
-    let (verdict, throughput) = match paired::direction(copy, send) {
-        Ok((Direction::Indistinguishable, r)) => (
-            Some("cannot be told apart"),
-            format!(
-                "throughput: cannot be told apart (paired 95 % CI {} to {})",
-                percent_change(r.low),
-                percent_change(r.high)
-            ),
-        ),
-        Ok((d, r)) => {
+    let (verdict, throughput) = match paired::ratio(copy, send) {
+        Ok(r) => {
+            let state = match paired::state(&r) {
+                Verdict::Beats => "higher",
+                Verdict::Slower => "lower",
+                Verdict::Equivalent => "equivalent within ±5 %",
+                Verdict::Undecided => "undecided",
+            };
             let text = format!(
-                "throughput {} (paired 95 % CI {} to {})",
+                "throughput {} ({}; paired 95 % CI {} to {})",
                 percent_change(r.ratio),
+                state,
                 percent_change(r.low),
                 percent_change(r.high)
             );
-            (
-                Some(if d == Direction::Lower {
-                    "lower"
-                } else {
-                    "higher"
-                }),
-                text,
-            )
+            (Some(state), text)
         }
         Err(why) => (None, format!("throughput: not compared ({why})")),
     };
@@ -188,10 +181,10 @@ fn serialization_at(copy: &Point, send: &Point) -> Serialization {
     }
 }
 
-/// " Throughput of copy against send: lower at 4 KiB, 64 KiB; no significant difference at 256 B."
+/// " Throughput of copy against send: lower at 4 KiB, 64 KiB; undecided at 256 B."
 fn throughput_summary(pairs: &[Serialization]) -> String {
     let mut parts = Vec::new();
-    for verdict in ["lower", "higher", "cannot be told apart"] {
+    for verdict in ["lower", "higher", "equivalent within ±5 %", "undecided"] {
         let at: Vec<String> = pairs
             .iter()
             .filter(|p| p.throughput == Some(verdict))
@@ -514,17 +507,29 @@ mod tests {
     }
 
     #[test]
-    fn serialization_within_the_rounds_noise_cannot_be_told_apart() {
+    fn serialization_within_the_margin_is_equivalent_and_a_noisy_tie_undecided() {
         let d = data(&[
             Shape::stream("send", 4096, 1, 10.01),
             Shape::stream("copy", 4096, 1, 10.0),
         ]);
         let a = serialization_answer(&d.completed());
         assert!(
-            a.details[0].contains("throughput: cannot be told apart (paired 95 % CI"),
+            a.details[0].contains("(equivalent within ±5 %; paired 95 % CI -1 % to +1 %)"),
             "{}",
             a.details[0]
         );
+        let mut noisy = [
+            Shape::stream("send", 4096, 1, 10.01),
+            Shape::stream("copy", 4096, 1, 10.0),
+        ];
+        noisy.iter_mut().for_each(|s| s.pair_noise = 0.08);
+        let a = serialization_answer(&data(&noisy).completed());
+        assert!(
+            a.details[0].contains("(undecided; paired 95 % CI"),
+            "{}",
+            a.details[0]
+        );
+        assert!(a.verdict.unwrap().contains("undecided at 4 KiB"));
     }
 
     #[test]

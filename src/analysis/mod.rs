@@ -10,6 +10,7 @@ pub mod profile;
 pub mod scaling;
 pub mod surprise;
 pub mod synthetic;
+pub mod tested;
 
 use point::Point;
 use serde_json::Value;
@@ -90,6 +91,21 @@ pub fn answers(data: &Dataset) -> Vec<Answer> {
     // Only where the results hold `--profile` blocks.
     answers.extend(profile::answer(data));
     answers
+}
+
+/// The families behind the sweep's comparison answers, cell by cell, for answers.json.
+pub fn tested_answers(data: &Dataset) -> Vec<tested::TestedAnswer> {
+    let stream = data.completed_with_pattern("stream");
+    let mut pairs = vec![("gather", "copy"), ("zerocopy", "copy")];
+    pairs.extend(
+        OTHER_PATHS
+            .iter()
+            .filter(|(c, _)| stream.iter().any(|p| p.mechanism == *c)),
+    );
+    pairs
+        .into_iter()
+        .map(|(challenger, baseline)| crossover::tested(&stream, challenger, baseline))
+        .collect()
 }
 
 /// Each further sending path and the path it is set against: the same call without io_uring,

@@ -4,6 +4,7 @@
 //! (`stats::visits::paired_ratio`). "Beats" means that interval excludes 1; otherwise the two
 //! cannot be told apart on this machine. Overlap of two intervals is never a test.
 use super::point::Point;
+use crate::stats::verdict::{judge_one, Verdict, DEFAULT_MARGIN};
 use crate::stats::visits::{paired_ratio, Direction, RatioInterval};
 
 /// Rests-on text shared by every answer that compares two mechanisms.
@@ -70,14 +71,26 @@ pub fn ratio_of(
     })
 }
 
-/// "1.40× (…)" when the interval excludes 1, else "cannot be told apart (…)".
+/// One comparison's state alone (no family): beats or slower where the 95 % interval excludes
+/// 1, equivalent where two one-sided tests place it within ±5 %, else undecided.
+pub fn state(r: &RatioInterval) -> Verdict {
+    judge_one(r, DEFAULT_MARGIN).state
+}
+
+/// "1.40× (…)" when the interval excludes 1, "equivalent within ±5 % (…, 90 % CI …)" when two
+/// one-sided tests place it within the margin, else "undecided (…)": never "no difference".
 pub fn verdict(r: &RatioInterval) -> String {
-    match r.direction() {
-        Direction::Indistinguishable => format!(
-            "cannot be told apart ({:.2}×, 95 % CI {:.2} to {:.2})",
+    let j = judge_one(r, DEFAULT_MARGIN);
+    match j.state {
+        Verdict::Beats | Verdict::Slower => times(r),
+        Verdict::Equivalent => format!(
+            "equivalent within ±5 % ({:.2}×, 90 % CI {:.2} to {:.2})",
+            r.ratio, j.equivalence_low, j.equivalence_high
+        ),
+        Verdict::Undecided => format!(
+            "undecided ({:.2}×, 95 % CI {:.2} to {:.2})",
             r.ratio, r.low, r.high
         ),
-        _ => times(r),
     }
 }
 

@@ -1,4 +1,4 @@
-//! `bytepath compare OLD NEW [--fail-on-regression PCT]`: the flags -> `compare::run`.
+//! `bytepath compare OLD NEW [--fail-on-regression PCT] [--margin PCT]`: the flags -> `compare::run`.
 use crate::cli::CompareArgs;
 use crate::error::{Error, Status};
 use crate::spec::parse_percent;
@@ -8,5 +8,5 @@ pub fn command(args: &CompareArgs) -> Result<Status, Error> {
         Some(text) => Some(parse_percent("--fail-on-regression", text, 100.0)?),
         None => None,
     };
-    crate::compare::run(&args.old, &args.new, limit)
+    crate::compare::run(&args.old, &args.new, limit, args.margin.share()?)
 }

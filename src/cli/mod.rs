@@ -7,7 +7,9 @@ pub mod connection;
 pub mod crr;
 pub mod health;
 mod hosts;
+mod margin;
 pub use hosts::{MeshArgs, ServerArgs};
+pub use margin::MarginArgs;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -29,7 +31,7 @@ pub enum Command {
     Sweep(SweepArgs),
     /// Re-render report.html and report.md from a saved results folder.
     Report(ReportArgs),
-    /// Compare two results folders point by point: faster, slower, or no significant change.
+    /// Compare two results folders point by point: faster, slower, equivalent or undecided.
     Compare(CompareArgs),
     /// IPC latency (ping-pong round trips) and bandwidth per transport and message size.
     Ipc(IpcArgs),
@@ -330,9 +332,12 @@ pub struct CompareArgs {
     pub old: std::path::PathBuf,
     /// The results folder to judge against it.
     pub new: std::path::PathBuf,
-    /// Exit 1 when any point got slower by more than this share (e.g. 5%).
+    /// Exit 1 when any point got slower by more than this share (e.g. 5%): its interval,
+    /// corrected across all points, lies wholly below 1 − PCT.
     #[arg(long)]
     pub fail_on_regression: Option<String>,
+    #[command(flatten)]
+    pub margin: MarginArgs,
 }
 
 #[derive(Debug, Args)]

@@ -3,11 +3,12 @@
 //! comes from (server CPU per byte, system calls and context switches per transfer), and cold
 //! against warm cache. A repetition visits every mechanism back to back (`measure::ORDER`), so
 //! the transfers of one size and repetition form a round and comparisons rest on per-round
-//! paired ratios; the answer says "cannot be told apart" when the interval includes 1.
+//! paired ratios; each comparison is beats/slower, equivalent within ±5 % or undecided.
 use super::mechanisms::FileMechanism;
 use super::record::{FileStudy, TransferRecord};
 use crate::analysis::paired::{ratio_of, verdict};
 use crate::analysis::{size_label, Answer};
+use crate::stats::verdict::{self, LogEstimate, Verdict, DEFAULT_MARGIN};
 use crate::stats::visits::{Direction, RatioInterval};
 
 pub const SHARE: &str = "What share of readsend's time does each mechanism take, and is the seeds' ~65 % saving for sendfile confirmed?";
@@ -28,7 +29,7 @@ fn basis(study: &FileStudy) -> String {
         false => c.cache.clone(),
     };
     format!(
-        "per-repetition paired ratios against readsend at the same size ({} repetitions; {order}); 95 % CI by Student's t on the per-repetition log-ratios; \"cannot be told apart\" when it includes 1; cache {cache}; placement: {}",
+        "per-repetition paired ratios against readsend at the same size ({} repetitions; {order}); 95 % CI by Student's t on the per-repetition log-ratios; each comparison alone (no family correction): beats/slower when that interval excludes 1, \"equivalent within ±5 %\" when two one-sided tests place it inside [0.95, 1.05] (90 % CI), \"undecided\" otherwise; cache {cache}; placement: {}",
         c.reps, c.where_sides_run
     )
 }
@@ -177,15 +178,11 @@ fn seeds_verdict(size: u64, r: &RatioInterval) -> (String, String) {
         saving(r.low)
     );
     let v = if r.low <= 1.0 && r.high >= 1.0 {
-        "not confirmed: sendfile cannot be told apart from readsend"
-    } else if r.low <= SEEDS_SHARE && SEEDS_SHARE <= r.high {
-        "confirmed: consistent with the seeds' ~65 % saving"
-    } else if r.high < SEEDS_SHARE {
-        "not confirmed: sendfile saves more than the seeds' ~65 %"
+        "not confirmed: sendfile cannot be told apart from readsend".to_string()
     } else if r.low > 1.0 {
-        "not confirmed: sendfile is slower than readsend"
+        "not confirmed: sendfile is slower than readsend".to_string()
     } else {
-        "not confirmed: sendfile saves less than the seeds' ~65 %"
+        against_seeds(r)
     };
     (
         format!(
@@ -194,6 +191,35 @@ fn seeds_verdict(size: u64, r: &RatioInterval) -> (String, String) {
         ),
         format!("at {at}: {v}"),
     )
+}
+
+/// The seeds' share tested as a claim of its own: "confirmed" only when two one-sided tests
+/// place sendfile's share within ±5 % of 35 % (an interval that merely contains 0.35, however
+/// wide, confirms nothing and reads undecided).
+fn against_seeds(r: &RatioInterval) -> String {
+    let mut e = LogEstimate::from_interval(r);
+    e.log_ratio -= SEEDS_SHARE.ln();
+    let j = verdict::judge(&[e], verdict::Correction::Holm, DEFAULT_MARGIN).judged[0];
+    let (low, high) = (
+        j.equivalence_low * SEEDS_SHARE,
+        j.equivalence_high * SEEDS_SHARE,
+    );
+    match j.state {
+        Verdict::Equivalent => format!(
+            "confirmed: the share lies within ±{} of the seeds' 35 % (90 % CI {:.0} to {:.0} %)",
+            verdict::percent(DEFAULT_MARGIN),
+            low * 100.0,
+            high * 100.0
+        ),
+        Verdict::Slower => "not confirmed: sendfile saves more than the seeds' ~65 %".into(),
+        Verdict::Beats => "not confirmed: sendfile saves less than the seeds' ~65 %".into(),
+        Verdict::Undecided => format!(
+            "undecided: the share's 90 % CI ({:.0} to {:.0} %) is too wide to place it within ±{} of the seeds' 35 %",
+            low * 100.0,
+            high * 100.0,
+            verdict::percent(DEFAULT_MARGIN)
+        ),
+    }
 }
 
 fn why(study: &FileStudy) -> Answer {
@@ -250,7 +276,7 @@ fn why(study: &FileStudy) -> Answer {
     }
 }
 
-const CACHE_BASIS: &str = "per-repetition paired ratios of each mechanism's time cold over warm at the same size (each mechanism's cold and warm transfers back to back in every repetition, the pair's order reversed every other repetition); 95 % CI by Student's t on the per-repetition log-ratios; \"cannot be told apart\" when it includes 1; residency from mincore(2) before each transfer";
+const CACHE_BASIS: &str = "per-repetition paired ratios of each mechanism's time cold over warm at the same size (each mechanism's cold and warm transfers back to back in every repetition, the pair's order reversed every other repetition); 95 % CI by Student's t on the per-repetition log-ratios; each comparison alone (no family correction): beats/slower when that interval excludes 1, \"equivalent within ±5 %\" when two one-sided tests place it inside [0.95, 1.05] (90 % CI), \"undecided\" otherwise; residency from mincore(2) before each transfer";
 
 fn cache(study: &FileStudy) -> Answer {
     let c = &study.config;
@@ -372,12 +398,13 @@ fn sendfile_cold(study: &FileStudy, details: &mut Vec<String>) -> (String, Strin
     let at = size_label(size as f64);
     let warm = share_in(study, "warm", size, FileMechanism::Sendfile)
         .map_or("n/a".into(), |w| format!("{:.0} %", w.ratio * 100.0));
-    let holds = match r.direction() {
-        Direction::Lower => "holds cold",
-        Direction::Indistinguishable => {
-            "does not hold cold: sendfile cannot be told apart from readsend"
-        }
-        Direction::Higher => "does not hold cold: sendfile is slower than readsend",
+    // "Does not hold" needs evidence: sendfile shown as fast as readsend (equivalent) or
+    // slower; an interval that merely includes 1 leaves it undecided.
+    let holds = match crate::analysis::paired::state(&r) {
+        Verdict::Slower => "holds cold",
+        Verdict::Equivalent => "does not hold cold: sendfile is equivalent to readsend within ±5 %",
+        Verdict::Beats => "does not hold cold: sendfile is slower than readsend",
+        Verdict::Undecided => "is undecided cold: sendfile's interval against readsend includes 1",
     };
     (
         format!(

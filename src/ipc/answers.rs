@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 pub const IPC: Questions = Questions {
     title: "bytepath ipc report",
     answers,
+    tested: crate::analysis::tested::none,
 };
 
 pub const FASTEST: &str = "Which transport has the fastest round trip at each size?";
@@ -27,8 +28,10 @@ pub const BUFFER: &str = "Does the buffer (pipe buffer, shm ring) decide where b
 /// What every comparison of two transports rests on.
 const PAIRED_BASIS: &str = "per-round paired ratios of the headline figure (the transports and \
      buffers of one measure and size visited back to back in each round, order reversed every \
-     other round); 95 % CI by Student's t on the per-round log-ratios; \"cannot be told apart\" \
-     when that interval includes 1";
+     other round); 95 % CI by Student's t on the per-round log-ratios; each \
+     comparison alone (no family correction): beats/slower when that interval excludes 1, \
+     \"equivalent within ±5 %\" when two one-sided tests place it inside [0.95, 1.05] (90 % CI), \
+     \"undecided\" otherwise";
 pub const LOSS: &str = "How many datagrams are lost at full rate?";
 pub const MINIMUM: &str = "What is the minimum round trip beside the median?";
 

@@ -1,22 +1,21 @@
 //! What a mesh's records say: per point, an N×N matrix of cells (source row, destination
 //! column), each the visits of that pair with the mean and 95 % CI of its visit means
-//! (`stats::visits::summarize_visits`), and the pairs significantly slower than their hosts'
-//! other pairs. Each pair is set against two references: the pooled visit means of its
-//! source's other pairs (every pair touching the source but not the destination), and of its
-//! destination's other pairs (touching the destination, not the source). Each comparison is
-//! Welch's 95 % interval of the ratio on the log visit means (`stats::visits::welch_ratio`);
-//! the pair is flagged when one interval lies wholly on the slow side of 1 (below for Gbit/s,
-//! above for round-trip time). Which reference it is slower than says why: slower than both,
-//! the link itself; slower than the source's other pairs only, the destination host (all its
-//! pairs are slow); the reverse, the source host. Leaving the other endpoint's pairs out of each
-//! reference keeps one slow host from hiding in the reference it is judged against. No overlap
-//! of two intervals is used as a test.
+//! (`stats::visits::summarize_visits`), and the pairs slower than the mesh's other pairs.
+//! A pair is one value in that test: its log cell mean against the other pairs' log cell means
+//! (n = pairs, never every visit pooled, which made any pair a few percent below average
+//! "slow" once enough visits were made), centred on their median and scaled by their MAD
+//! (1.4826 × MAD, the normal-consistent spread; degrees of freedom cut to the MAD's 37 %
+//! efficiency) so a slow host's pairs do not widen the reference they are judged against while
+//! they are fewer than half of it. The pairs are one family under Holm's step-down with the
+//! equivalence margin (`stats::verdict`). A host is slow only when most of its pairs are, so one
+//! slow link flags that link and neither of its hosts. No overlap of two intervals is a test.
+use crate::stats::verdict::{self, Correction, LogEstimate, Verdict, DEFAULT_MARGIN};
 use crate::stats::visits::{summarize_visits, welch_ratio, RatioInterval};
 use crate::stats::Summary;
 use serde_json::Value;
 
 /// How a pair is judged slow, as the report states it.
-pub const FLAG_METHOD: &str = "each pair is set against its source's other pairs (every pair touching the source but not the destination) and its destination's other pairs (touching the destination, not the source): the ratio of geometric means of the visit means with a 95 % interval by Welch's t on the log visit means (Welch–Satterthwaite degrees of freedom); a pair is flagged slow when either interval lies wholly below 1 for Gbit/s, or wholly above 1 for round-trip time. Two tests per pair at 95 % each and no correction for multiple comparisons: in a large mesh a few pairs with no real difference can be flagged by chance";
+pub const FLAG_METHOD: &str = "each pair's log cell mean (the mean of its visit means) is set against the log cell means of every other pair: the ratio to their median, with an interval from their spread (1.4826 × MAD of the cell means, widened by the median cell's own standard error; Student's t on 37 % of pairs − 1 degrees of freedom, the MAD's efficiency); all pairs are one family under Holm's step-down, each interval shown at its Holm level; a pair is flagged slow when that interval lies wholly below 1 for Gbit/s, or wholly above 1 for round-trip time. The reference holds fewer than half slow pairs only while no host is in half the pairs (5 hosts or more)";
 
 /// The figure a point's cells hold.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,51 +68,54 @@ pub struct Cell {
     pub reason: Option<String>,
 }
 
-/// A pair set against one of its two references.
+/// A pair set against the other pairs' cell means.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Reference {
-    /// The pair's visit means over the reference's (geometric means), with its interval.
+    /// The pair's cell mean over the reference's median, with its interval at the Holm level.
     pub ratio: RatioInterval,
-    /// Geometric mean of the reference's pooled visit means.
-    pub geometric_mean: f64,
-    /// Median of the reference pairs' cell means.
+    /// The confidence of that interval: 1 − its Holm level.
+    pub confidence: f64,
+    /// The reference's centre: the median of the other pairs' cell means.
     pub median: f64,
+    /// The reference's spread on the log scale (1.4826 × MAD of the log cell means).
+    pub log_spread: f64,
     pub pairs: usize,
-    pub visits: usize,
+    /// The state of the test within the family of pairs (slower, equivalent, undecided…).
+    pub state: Verdict,
     /// The interval lies wholly on the slow side of 1.
     pub slower: bool,
 }
 
-/// Why a flagged pair is slow, from which references it is slower than.
+/// Why a flagged pair is slow, from which of its hosts are slow.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Cause {
-    /// Slower than both hosts' other pairs: the link between them.
+    /// Neither host has most of its pairs slow: the link between them.
     Link,
-    /// Slower than the source's other pairs only: every pair through the destination is.
+    /// Most of the destination's pairs are slow.
     Destination,
-    /// Slower than the destination's other pairs only: every pair through the source is.
+    /// Most of the source's pairs are slow.
     Source,
+    /// Most pairs of both hosts are slow.
+    BothHosts,
 }
 
 impl Cause {
     pub fn describe(self) -> &'static str {
         match self {
-            Cause::Link => "this link: slower than both hosts' other pairs",
-            Cause::Destination => "the destination host: its other pairs are as slow",
-            Cause::Source => "the source host: its other pairs are as slow",
+            Cause::Link => "this link: neither host has most of its pairs slow",
+            Cause::Destination => "the destination host: most of its pairs are slow",
+            Cause::Source => "the source host: most of its pairs are slow",
+            Cause::BothHosts => "both hosts: most pairs of each are slow",
         }
     }
 }
 
-/// A pair significantly slower than its hosts' other pairs.
+/// A pair significantly slower than the mesh's other pairs.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Flag {
     pub src: usize,
     pub dst: usize,
-    /// Against the source's other pairs (not touching the destination); None without data.
-    pub against_source: Option<Reference>,
-    /// Against the destination's other pairs (not touching the source).
-    pub against_destination: Option<Reference>,
+    pub against: Reference,
     pub cause: Cause,
 }
 
@@ -130,17 +132,26 @@ pub struct PointMatrix {
     pub hosts: Vec<HostVerdict>,
 }
 
-/// A host's pairs (either end) set against every pair it is not in: one test per host, on
-/// many more visits than any one pair has, so a slow host shows even when the interval of each
-/// of its pairs alone is too wide to say so.
+/// A host's verdict: its pairs' cell means against the cell means of the pairs it is not in
+/// (n = pairs, Welch's t on the logs, Holm across hosts), and slow only when that interval lies
+/// on the slow side of 1 *and* most of its pairs lie on the slow side of the others' median,
+/// so one slow link makes neither of its hosts slow.
 #[derive(Debug, Clone, PartialEq)]
 pub struct HostVerdict {
     pub host: usize,
-    pub against_others: Option<Reference>,
+    /// Its pairs with a cell mean.
+    pub tested_pairs: usize,
+    /// Its pairs flagged slow on their own.
+    pub slow_pairs: usize,
+    /// Its pairs whose cell mean lies on the slow side of the median of the pairs without it.
+    pub pairs_on_slow_side: usize,
+    /// Its pairs over the pairs without it, at the Holm level, with that confidence.
+    pub ratio: Option<(RatioInterval, f64)>,
+    pub slow: bool,
 }
 
 /// How a host is judged slow, as the report states it.
-pub const HOST_METHOD: &str = "a host is slow when the 95 % interval of the ratio of the visit means of every pair it is in to those of every pair it is not in (Welch's t on the log visit means) lies wholly on the slow side of 1";
+pub const HOST_METHOD: &str = "each host's pairs (either end) against the pairs it is not in, on cell means (n = pairs, never pooled visits): the ratio of geometric means with Welch's interval on the log cell means, Holm across hosts; a host is slow when that interval lies on the slow side of 1 and more than half of its pairs lie on the slow side of the other pairs' median, so one slow link makes neither of its hosts slow";
 
 /// The matrices of every point found in `records`, in the order points first appear; hosts
 /// are matched by the names the records carry in `src` and `dst`.
@@ -187,65 +198,224 @@ pub fn matrices(hosts: &[String], records: &[Value]) -> Vec<PointMatrix> {
         for cell in matrix.cells.iter_mut().flatten() {
             cell.summary = summarize_visits(&cell.visits);
         }
-        matrix.flags = flags(&matrix.cells, matrix.figure);
-        matrix.hosts = (0..n)
-            .map(|host| HostVerdict {
-                host,
-                against_others: host_reference(&matrix.cells, host, matrix.figure),
-            })
-            .collect();
+        (matrix.flags, matrix.hosts) = judge(&matrix.cells, matrix.figure, DEFAULT_MARGIN);
     }
     out
 }
 
-/// The pairs slower than their source's or their destination's other pairs.
-pub fn flags(cells: &[Vec<Cell>], figure: Figure) -> Vec<Flag> {
+/// Every measured pair against the others' cell means, one Holm family; then the hosts.
+/// A measured ordered pair: (source, destination, log cell mean, its standard error).
+type Measured = (usize, usize, f64, f64);
+
+/// The slow side of a ratio of this figure.
+fn slow_state(figure: Figure) -> Verdict {
+    match figure.higher_is_better() {
+        true => Verdict::Slower,
+        false => Verdict::Beats,
+    }
+}
+
+pub fn judge(cells: &[Vec<Cell>], figure: Figure, margin: f64) -> (Vec<Flag>, Vec<HostVerdict>) {
     let n = cells.len();
-    let mut out = Vec::new();
-    for src in 0..n {
-        for dst in (0..n).filter(|&d| d != src) {
-            let pair = &cells[src][dst].visits;
-            let against_source = reference(cells, pair, src, dst, figure);
-            let against_destination = reference(cells, pair, dst, src, figure);
-            let slower = |r: &Option<Reference>| r.as_ref().is_some_and(|r| r.slower);
-            let cause = match (slower(&against_source), slower(&against_destination)) {
-                (true, true) => Cause::Link,
-                (true, false) => Cause::Destination,
-                (false, true) => Cause::Source,
-                (false, false) => continue,
+    let measured: Vec<Measured> = (0..n)
+        .flat_map(|x| (0..n).map(move |y| (x, y)))
+        .filter(|&(x, y)| x != y && !cells[x][y].visits.is_empty())
+        .map(|(x, y)| {
+            let visits = &cells[x][y].visits;
+            (x, y, mean(visits).ln(), log_standard_error(visits))
+        })
+        .collect();
+    let references = pair_references(&measured, figure, margin);
+    let hosts = judge_hosts(&measured, &references, figure, margin, n);
+    let flags = references
+        .into_iter()
+        .filter(|(_, _, r)| r.slower)
+        .map(|(src, dst, against)| {
+            let cause = match (hosts[src].slow, hosts[dst].slow) {
+                (true, true) => Cause::BothHosts,
+                (true, false) => Cause::Source,
+                (false, true) => Cause::Destination,
+                (false, false) => Cause::Link,
             };
-            out.push(Flag {
+            Flag {
                 src,
                 dst,
-                against_source,
-                against_destination,
+                against,
                 cause,
-            });
-        }
-    }
-    out
+            }
+        })
+        .collect();
+    (flags, hosts)
 }
 
-/// `pair` against the pooled visits of every pair touching `host` but not `other`.
-fn reference(
-    cells: &[Vec<Cell>],
-    pair: &[f64],
-    host: usize,
-    other: usize,
+/// Each measured pair against the other pairs' cell means, all pairs one Holm family.
+fn pair_references(
+    measured: &[Measured],
     figure: Figure,
-) -> Option<Reference> {
-    let members = pairs_where(cells, |x, y| {
-        (x == host || y == host) && x != other && y != other
-    });
-    compare(pair, &members, figure)
+    margin: f64,
+) -> Vec<(usize, usize, Reference)> {
+    let tested: Vec<(usize, usize, LogEstimate, f64, f64, usize)> = measured
+        .iter()
+        .enumerate()
+        .filter_map(|(i, &(x, y, log_mean, _))| {
+            let others: Vec<(f64, f64)> = measured
+                .iter()
+                .enumerate()
+                .filter(|(j, _)| *j != i)
+                .map(|(_, m)| (m.2, m.3))
+                .collect();
+            let (estimate, centre, spread) = against_others(log_mean, &others)?;
+            Some((x, y, estimate, centre, spread, others.len()))
+        })
+        .collect();
+    let estimates: Vec<LogEstimate> = tested.iter().map(|t| t.2).collect();
+    let family = verdict::judge(&estimates, Correction::Holm, margin);
+    tested
+        .iter()
+        .zip(&family.judged)
+        .map(|(&(x, y, e, centre, log_spread, pairs), j)| {
+            let ratio = RatioInterval {
+                ratio: j.ratio,
+                low: j.low,
+                high: j.high,
+                n: pairs,
+                df: e.df,
+            };
+            let r = Reference {
+                ratio,
+                confidence: j.confidence,
+                median: centre.exp(),
+                log_spread,
+                pairs,
+                state: j.state,
+                slower: j.state == slow_state(figure),
+            };
+            (x, y, r)
+        })
+        .collect()
 }
 
-/// Every pair `host` is in, pooled, against every pair it is not in.
-fn host_reference(cells: &[Vec<Cell>], host: usize, figure: Figure) -> Option<Reference> {
-    let mine = pairs_where(cells, |x, y| x == host || y == host);
-    let theirs = pairs_where(cells, |x, y| x != host && y != host);
-    let visits: Vec<f64> = mine.iter().flat_map(|c| c.visits.clone()).collect();
-    compare(&visits, &theirs, figure)
+/// Each host's pairs against the pairs it is not in (cell means), one Holm family.
+fn judge_hosts(
+    measured: &[Measured],
+    references: &[(usize, usize, Reference)],
+    figure: Figure,
+    margin: f64,
+    n: usize,
+) -> Vec<HostVerdict> {
+    let (mut hosts, welch): (Vec<HostVerdict>, Vec<Option<RatioInterval>>) = (0..n)
+        .map(|host| host_counts(measured, references, host, figure))
+        .unzip();
+    let tested: Vec<(usize, RatioInterval)> = welch
+        .into_iter()
+        .enumerate()
+        .filter_map(|(host, r)| Some((host, r?)))
+        .collect();
+    let estimates: Vec<LogEstimate> = tested
+        .iter()
+        .map(|(_, r)| LogEstimate::from_interval(r))
+        .collect();
+    let family = verdict::judge(&estimates, Correction::Holm, margin);
+    for ((host, r), j) in tested.iter().zip(&family.judged) {
+        let h = &mut hosts[*host];
+        let shown = RatioInterval {
+            ratio: j.ratio,
+            low: j.low,
+            high: j.high,
+            ..*r
+        };
+        let interval_slow = j.state == slow_state(figure);
+        h.ratio = Some((shown, j.confidence));
+        h.slow = interval_slow && 2 * h.pairs_on_slow_side > h.tested_pairs;
+    }
+    hosts
+}
+
+/// One host's counts (its pairs, those flagged, those on the slow side of the median of the
+/// pairs without it) and the Welch interval of its cell means over theirs, uncorrected.
+fn host_counts(
+    measured: &[Measured],
+    references: &[(usize, usize, Reference)],
+    host: usize,
+    figure: Figure,
+) -> (HostVerdict, Option<RatioInterval>) {
+    let touches = |x: usize, y: usize| x == host || y == host;
+    let mine: Vec<f64> = measured
+        .iter()
+        .filter(|m| touches(m.0, m.1))
+        .map(|m| m.2)
+        .collect();
+    let mut theirs: Vec<f64> = measured
+        .iter()
+        .filter(|m| !touches(m.0, m.1))
+        .map(|m| m.2)
+        .collect();
+    theirs.sort_by(f64::total_cmp);
+    let slow_side = |x: f64, centre: f64| match figure.higher_is_better() {
+        true => x < centre,
+        false => x > centre,
+    };
+    let on_slow_side = match theirs.is_empty() {
+        true => 0,
+        false => mine
+            .iter()
+            .filter(|x| slow_side(**x, median(&theirs)))
+            .count(),
+    };
+    let exp = |v: &[f64]| v.iter().map(|x| x.exp()).collect::<Vec<f64>>();
+    let verdict = HostVerdict {
+        host,
+        tested_pairs: mine.len(),
+        slow_pairs: references
+            .iter()
+            .filter(|(x, y, r)| touches(*x, *y) && r.slower)
+            .count(),
+        pairs_on_slow_side: on_slow_side,
+        ratio: None,
+        slow: false,
+    };
+    (verdict, welch_ratio(&exp(&mine), &exp(&theirs)))
+}
+
+/// One pair's log cell mean against the others' `(log cell mean, its standard error)` (at
+/// least three): the estimate of its log ratio to their median, the median, and the spread.
+/// The spread is the robust spread of the cell means (1.4826 × MAD) widened by the median
+/// cell's own standard error: conservative, and never 0 where more than half the cells agree.
+fn against_others(log_mean: f64, others: &[(f64, f64)]) -> Option<(LogEstimate, f64, f64)> {
+    let k = others.len();
+    if k < 3 {
+        return None;
+    }
+    let mut sorted: Vec<f64> = others.iter().map(|o| o.0).collect();
+    sorted.sort_by(f64::total_cmp);
+    let centre = median(&sorted);
+    let mut deviations: Vec<f64> = sorted.iter().map(|v| (v - centre).abs()).collect();
+    deviations.sort_by(f64::total_cmp);
+    let mut own: Vec<f64> = others.iter().map(|o| o.1 * o.1).collect();
+    own.sort_by(f64::total_cmp);
+    let spread = ((1.4826 * median(&deviations)).powi(2) + median(&own)).sqrt();
+    // A new value against a centre estimated from k values: the median's variance is about
+    // π/2 times the mean's.
+    let se = spread * (1.0 + std::f64::consts::FRAC_PI_2 / k as f64).sqrt();
+    let df = (0.37 * (k - 1) as f64).max(1.0);
+    let estimate = LogEstimate {
+        log_ratio: log_mean - centre,
+        se,
+        df,
+    };
+    Some((estimate, centre, spread))
+}
+
+/// The standard error of a cell's log mean from its visits (0 with one visit).
+fn log_standard_error(visits: &[f64]) -> f64 {
+    let k = visits.len();
+    if k < 2 {
+        return 0.0;
+    }
+    let logs: Vec<f64> = visits.iter().map(|v| v.ln()).collect();
+    let m = logs.iter().sum::<f64>() / k as f64;
+    let var = logs.iter().map(|v| (v - m).powi(2)).sum::<f64>() / (k - 1) as f64;
+    (var / k as f64).sqrt()
 }
 
 /// Every ordered pair `host` is in, in row order.
@@ -255,43 +425,8 @@ pub fn pairs_through(hosts: usize, host: usize) -> impl Iterator<Item = (usize, 
         .filter(move |&(x, y)| x != y && (x == host || y == host))
 }
 
-/// The measured cells of the ordered pairs (x, y) that `keep` selects.
-fn pairs_where(cells: &[Vec<Cell>], keep: impl Fn(usize, usize) -> bool) -> Vec<&Cell> {
-    let n = cells.len();
-    (0..n)
-        .flat_map(|x| (0..n).map(move |y| (x, y)))
-        .filter(|&(x, y)| x != y && keep(x, y))
-        .map(|(x, y)| &cells[x][y])
-        .filter(|c| !c.visits.is_empty())
-        .collect()
-}
-
-/// `visits` against the pooled visits of `members` (Welch on the log visit means).
-fn compare(visits: &[f64], members: &[&Cell], figure: Figure) -> Option<Reference> {
-    let pooled: Vec<f64> = members.iter().flat_map(|c| c.visits.clone()).collect();
-    let ratio = welch_ratio(visits, &pooled)?;
-    let mut means: Vec<f64> = members.iter().map(|c| mean(&c.visits)).collect();
-    means.sort_by(f64::total_cmp);
-    Some(Reference {
-        slower: if figure.higher_is_better() {
-            ratio.high < 1.0
-        } else {
-            ratio.low > 1.0
-        },
-        ratio,
-        geometric_mean: geometric_mean(&pooled),
-        median: median(&means),
-        pairs: members.len(),
-        visits: pooled.len(),
-    })
-}
-
 fn mean(values: &[f64]) -> f64 {
     values.iter().sum::<f64>() / values.len() as f64
-}
-
-fn geometric_mean(values: &[f64]) -> f64 {
-    (values.iter().map(|v| v.ln()).sum::<f64>() / values.len() as f64).exp()
 }
 
 /// The median of sorted values.
@@ -305,103 +440,5 @@ fn median(sorted: &[f64]) -> f64 {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    fn record(src: &str, dst: &str, gbps: f64) -> Value {
-        json!({
-            "src": src, "dst": dst, "status": "completed",
-            "config": {"mechanism": "send", "pattern": "stream", "message_size_bytes": 4096,
-                       "threads": 1, "transport": "tcp"},
-            "sides": [{}, {"throughput_gbps": gbps}],
-        })
-    }
-
-    /// Four hosts, three visits; every pair through `d` runs at a fifth of the others.
-    fn four_hosts_one_slow() -> (Vec<String>, Vec<Value>) {
-        let hosts: Vec<String> = ["a", "b", "c", "d"].map(String::from).to_vec();
-        let mut records = Vec::new();
-        for visit in 0..3 {
-            for s in &hosts {
-                for d in hosts.iter().filter(|d| *d != s) {
-                    let base = if s == "d" || d == "d" { 2.0 } else { 10.0 };
-                    records.push(record(s, d, base * (1.0 + 0.03 * visit as f64)));
-                }
-            }
-        }
-        (hosts, records)
-    }
-
-    #[test]
-    fn the_pairs_through_a_slow_host_are_flagged_and_no_other() {
-        let (hosts, records) = four_hosts_one_slow();
-        let m = &matrices(&hosts, &records)[0];
-        assert_eq!(m.key, "send/stream/4096/1");
-        let flagged: Vec<(usize, usize)> = m.flags.iter().map(|f| (f.src, f.dst)).collect();
-        assert_eq!(flagged, [(0, 3), (1, 3), (2, 3), (3, 0), (3, 1), (3, 2)]);
-        // a→d: slower than a's other pairs (a↔b, a↔c), as slow as d's (b↔d, c↔d): d is why.
-        let f = &m.flags[0];
-        assert_eq!(f.cause, Cause::Destination);
-        let source = f.against_source.as_ref().unwrap();
-        assert!(source.slower && source.ratio.high < 1.0);
-        assert_eq!((source.pairs, source.visits), (4, 12));
-        assert!((source.median - 10.3).abs() < 1e-9, "{source:?}");
-        assert!(!f.against_destination.as_ref().unwrap().slower);
-        assert_eq!(m.flags[3].cause, Cause::Source, "d→a: the source");
-        let slow_hosts: Vec<usize> = m
-            .hosts
-            .iter()
-            .filter(|h| h.against_others.as_ref().is_some_and(|r| r.slower))
-            .map(|h| h.host)
-            .collect();
-        assert_eq!(slow_hosts, [3]);
-        let d = m.hosts[3].against_others.as_ref().unwrap();
-        assert_eq!(
-            (d.pairs, d.visits),
-            (6, 18),
-            "d against the six pairs among a, b, c"
-        );
-        let cell = &m.cells[0][1];
-        assert_eq!(cell.visits.len(), 3);
-        assert!((cell.summary.unwrap().mean - 10.3).abs() < 1e-9);
-    }
-
-    #[test]
-    fn a_failed_visit_is_counted_with_its_reason_and_one_visit_has_no_interval() {
-        let mut failed = record("a", "b", 1.0);
-        failed["status"] = json!("failed");
-        failed["errors"] = json!(["host b is down"]);
-        let hosts = vec!["a".to_string(), "b".to_string()];
-        let m = &matrices(&hosts, &[failed, record("b", "a", 5.0)])[0];
-        assert_eq!(
-            (m.cells[0][1].failed, m.cells[0][1].reason.as_deref()),
-            (1, Some("host b is down"))
-        );
-        assert!(m.cells[1][0].summary.is_none() && m.cells[1][0].visits == [5.0]);
-        assert!(m.flags.is_empty());
-    }
-
-    #[test]
-    fn a_round_trip_is_slow_when_it_is_longer() {
-        let n = 3;
-        let mut cells = vec![vec![Cell::default(); n]; n];
-        for (s, row) in cells.iter_mut().enumerate() {
-            for (d, cell) in row.iter_mut().enumerate().filter(|(d, _)| *d != s) {
-                let base = if (s, d) == (0, 1) { 90.0 } else { 30.0 };
-                cell.visits = vec![base, base * 1.02, base * 0.98];
-            }
-        }
-        let flags = flags(&cells, Figure::RoundTripP50Us);
-        assert_eq!(flags.len(), 1);
-        assert_eq!(
-            (flags[0].src, flags[0].dst, flags[0].cause),
-            (0, 1, Cause::Link)
-        );
-        assert!(flags[0].against_source.as_ref().unwrap().ratio.low > 1.0);
-        assert!(
-            super::flags(&cells, Figure::Gbps).is_empty(),
-            "faster is never slow"
-        );
-    }
-}
+#[path = "analysis_tests.rs"]
+mod tests;

@@ -49,7 +49,7 @@ pub fn render(
         html += "\n";
         let flagged = flags(m, hosts);
         let said = if m.flags.is_empty() {
-            "No pair is significantly slower than its hosts' other pairs.".to_string()
+            "No pair is shown slower than the other pairs (Holm across pairs).".to_string()
         } else {
             format!("{} pair(s) flagged slow:", m.flags.len())
         };
@@ -61,11 +61,11 @@ pub fn render(
         }
         let verdicts = host_table(m, hosts);
         md += &format!(
-            "\nHosts, each against the pairs it is not in:\n\n{}",
+            "\nHosts, each against the pairs it is not in (cell means):\n\n{}",
             verdicts.markdown()
         );
         html += &format!(
-            "<p>Hosts, each against the pairs it is not in:</p>\n{}",
+            "<p>Hosts, each against the pairs it is not in (cell means):</p>\n{}",
             verdicts.html()
         );
         for line in slow_hosts(m, hosts) {
@@ -156,10 +156,9 @@ fn heatmap_of(m: &PointMatrix, hosts: &[String]) -> Heatmap {
                         title,
                         flagged: m.flags.iter().any(|f| (f.src, f.dst) == (s, d)),
                         outlined: s != d
-                            && m.hosts.iter().any(|h| {
-                                (h.host == s || h.host == d)
-                                    && h.against_others.as_ref().is_some_and(|r| r.slower)
-                            }),
+                            && m.hosts
+                                .iter()
+                                .any(|h| (h.host == s || h.host == d) && h.slow),
                     }
                 })
                 .collect()
@@ -176,21 +175,20 @@ fn heatmap_of(m: &PointMatrix, hosts: &[String]) -> Heatmap {
     }
 }
 
-/// The flagged pairs with the figures that show it: the pair's cell, each reference's
-/// median and the ratio against it, and what that points at.
+/// The flagged pairs with the figures that show it: the pair's cell, the reference actually
+/// tested (the other pairs' median cell mean and spread) and the ratio against it.
 fn flags(m: &PointMatrix, hosts: &[String]) -> Table {
-    let against = |r: &Option<analysis::Reference>| match r {
-        Some(r) => format!(
-            "median {:.2} ({} pairs, {} visits); ratio {:.3} [{:.3}, {:.3}]{}",
+    let against = |r: &analysis::Reference| {
+        format!(
+            "median {:.2} of {} other pairs' cell means (spread ±{:.1} %); ratio {:.3} [{:.3}, {:.3}] at {} confidence",
             r.median,
             r.pairs,
-            r.visits,
+            r.log_spread * 100.0,
             r.ratio.ratio,
             r.ratio.low,
             r.ratio.high,
-            if r.slower { " slower" } else { "" }
-        ),
-        None => "too few visits to compare".into(),
+            crate::stats::verdict::percent(r.confidence)
+        )
     };
     let rows: Vec<Vec<String>> = m
         .flags
@@ -199,8 +197,7 @@ fn flags(m: &PointMatrix, hosts: &[String]) -> Table {
             vec![
                 format!("{} → {}", hosts[f.src], hosts[f.dst]),
                 cell_text(m, f.src, f.dst),
-                against(&f.against_source),
-                against(&f.against_destination),
+                against(&f.against),
                 f.cause.describe().to_string(),
             ]
         })
@@ -214,69 +211,69 @@ fn flags(m: &PointMatrix, hosts: &[String]) -> Table {
         header: vec![
             "pair",
             figure,
-            "vs the source's other pairs",
-            "vs the destination's other pairs",
+            "vs the other pairs (Holm family)",
             "slow because of",
         ],
         rows,
     }
 }
 
-/// One sentence per slow host naming every pair through it, with the figure that shows it.
+/// One sentence per slow host naming every pair through it and how many of them are slow.
 fn slow_hosts(m: &PointMatrix, hosts: &[String]) -> Vec<String> {
     m.hosts
         .iter()
-        .filter_map(|h| {
-            let r = h.against_others.as_ref().filter(|r| r.slower)?;
+        .filter(|h| h.slow)
+        .map(|h| {
             let through: Vec<String> = analysis::pairs_through(hosts.len(), h.host)
                 .map(|(s, d)| format!("{} → {}", hosts[s], hosts[d]))
                 .collect();
-            Some(format!(
-                "Host {} is slow: the pairs through it ({}) run at {:.3} [{:.3}, {:.3}] times the pairs without it.",
+            format!(
+                "Host {} is slow: the pairs through it ({}) run at {} times the pairs without it; {} of its {} pairs lie on the slow side of their median, {} flagged slow on their own.",
                 hosts[h.host],
                 through.join(", "),
-                r.ratio.ratio,
-                r.ratio.low,
-                r.ratio.high
-            ))
+                h.ratio.map_or("-".into(), |(r, _)| format!("{:.3} [{:.3}, {:.3}]", r.ratio, r.low, r.high)),
+                h.pairs_on_slow_side,
+                h.tested_pairs,
+                h.slow_pairs
+            )
         })
         .collect()
 }
 
-/// Per host: its pairs against the pairs it is not in, and whether that makes it slow.
+/// Per host: its pairs against the pairs without it, how many lie on the slow side, and
+/// whether that makes it slow.
 fn host_table(m: &PointMatrix, hosts: &[String]) -> Table {
     let rows: Vec<Vec<String>> = m
         .hosts
         .iter()
-        .map(|h| match &h.against_others {
-            Some(r) => vec![
+        .map(|h| {
+            vec![
                 hosts[h.host].clone(),
-                format!(
-                    "{:.3} [{:.3}, {:.3}]",
-                    r.ratio.ratio, r.ratio.low, r.ratio.high
-                ),
-                format!(
-                    "{:.2} ({} pairs, {} visits)",
-                    r.geometric_mean, r.pairs, r.visits
-                ),
-                if r.slower { "slow" } else { "—" }.into(),
-            ],
-            None => vec![
-                hosts[h.host].clone(),
-                "too few visits to compare".into(),
-                String::new(),
-                String::new(),
-            ],
+                h.ratio
+                    .map_or("too few pairs to compare".into(), |(r, confidence)| {
+                        format!(
+                            "{:.3} [{:.3}, {:.3}] at {} confidence",
+                            r.ratio,
+                            r.low,
+                            r.high,
+                            crate::stats::verdict::percent(confidence)
+                        )
+                    }),
+                format!("{} of {}", h.pairs_on_slow_side, h.tested_pairs),
+                format!("{} of {}", h.slow_pairs, h.tested_pairs),
+                if h.slow { "slow" } else { "—" }.into(),
+            ]
         })
         .collect();
-    let marked = m
-        .hosts
-        .iter()
-        .map(|h| h.against_others.as_ref().is_some_and(|r| r.slower))
-        .collect();
     Table {
-        marked,
-        header: vec!["host", "ratio [95 % CI]", "the pairs without it", "verdict"],
+        marked: m.hosts.iter().map(|h| h.slow).collect(),
+        header: vec![
+            "host",
+            "its pairs / the pairs without it (cell means)",
+            "its pairs on the slow side of their median",
+            "its pairs flagged slow",
+            "verdict",
+        ],
         rows,
     }
 }
@@ -349,7 +346,7 @@ mod tests {
         let (md, html) = render(&marker, &hosts, &matrices, &records);
         assert!(
             md.contains(
-                "Host d is slow: the pairs through it (a → d, b → d, c → d, d → a, d → b, d → c)"
+                "Host d is slow: the pairs through it (a → d, b → d, c → d, d → a, d → b, d → c) run at 0.200 ["
             ),
             "{md}"
         );

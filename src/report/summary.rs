@@ -165,11 +165,15 @@ fn ci_rule(data: &Dataset) -> (String, String) {
     (
         "CI rule".into(),
         format!(
-            "{rule}; {target}; stop reasons: {}. A mechanism \"beats\" another only where the \
-             95 % interval of their per-round paired ratio (visited back to back in each round, \
-             order alternating; Student's t on the per-round log-ratios) excludes 1; otherwise \
-             the two cannot be told apart on this machine. Overlap of two intervals is never \
-             used as a test.",
+            "{rule}; {target}; stop reasons: {}. Every comparison is one of three states, on the \
+             per-round paired ratio (visited back to back in each round, order alternating; \
+             Student's t on the per-round log-ratios): \"beats\" or \"is slower\" where its \
+             interval excludes 1; \"equivalent within ±5 %\" where two one-sided tests place \
+             it inside [0.95, 1.05]; \"undecided\" otherwise, never \"no difference\". The \
+             cells a question tests together (sizes × thread counts) are one family: beats and \
+             slower under Holm's step-down (the chance of any false claim held to 5 %), each \
+             interval shown at its Holm level; equivalence under Benjamini–Hochberg; every answer states its count of tests, and answers.json \
+             carries each cell's state. Overlap of two intervals is never used as a test.",
             if stops.is_empty() {
                 "none recorded".to_string()
             } else {

@@ -2,6 +2,7 @@
 //! line naming the file and line (exit 2), found before anything is written; each report is
 //! written to a temporary file and renamed, so a failure never leaves a half-written report.
 use super::{html, markdown};
+use crate::analysis::tested::TestedAnswer;
 use crate::analysis::{load, Answer, Dataset};
 use crate::error::ConfigError;
 use crate::error::Error;
@@ -16,12 +17,15 @@ pub const ANSWERS_FILE: &str = "answers.json";
 pub struct Questions {
     pub title: &'static str,
     pub answers: fn(&Dataset) -> Vec<Answer>,
+    /// The families of tests behind the answers, cell by cell (answers.json carries them).
+    pub tested: fn(&Dataset) -> Vec<TestedAnswer>,
 }
 
 /// The sweep's questions (crossovers, costs, scaling, a surprise).
 pub const SWEEP: Questions = Questions {
     title: "bytepath report",
     answers: crate::analysis::answers,
+    tested: crate::analysis::tested_answers,
 };
 
 fn bad(msg: String) -> Error {
@@ -93,22 +97,38 @@ pub fn reports(
     write_atomically(&md_path, &document)?;
     write_atomically(
         &html_path.with_file_name(ANSWERS_FILE),
-        &answers_json(&(questions.answers)(&data)),
+        &answers_json(&(questions.answers)(&data), &(questions.tested)(&data)),
     )?;
     Ok(html_path)
 }
 
-/// Each answer's question, verdict (`null` for an answer that is a figure), finding and basis.
-fn answers_json(answers: &[Answer]) -> String {
+/// Each answer's question, verdict (`null` for an answer that is a figure), finding and basis,
+/// and where the answer rests on a family of tests, its count, correction and every cell's
+/// state (`tests`, `correction`, `margin`, `cells`).
+fn answers_json(answers: &[Answer], tested: &[TestedAnswer]) -> String {
     let answers: Vec<serde_json::Value> = answers
         .iter()
         .map(|a| {
-            serde_json::json!({
+            let mut json = serde_json::json!({
                 "question": a.question,
                 "verdict": a.verdict,
                 "finding": a.finding,
                 "rests_on": a.rests_on,
-            })
+            });
+            if let Some(t) = tested.iter().find(|t| t.question == a.question) {
+                let family = serde_json::to_value(t).expect("JSON");
+                for key in [
+                    "tests",
+                    "correction",
+                    "why_correction",
+                    "margin",
+                    "alpha",
+                    "cells",
+                ] {
+                    json[key] = family[key].clone();
+                }
+            }
+            json
         })
         .collect();
     serde_json::to_string_pretty(&answers).expect("JSON") + "\n"

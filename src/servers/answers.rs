@@ -5,8 +5,9 @@
 //! visited back to back in each round, so comparisons rest on per-round paired ratios;
 //! "cannot be told apart" when the interval includes 1.
 use super::visits::{point_of, round};
-use crate::analysis::paired::{ratio_of, verdict};
+use crate::analysis::paired::{self, ratio_of, verdict};
 use crate::analysis::Answer;
+use crate::stats::verdict::Verdict;
 use crate::stats::visits::Direction;
 use serde_json::Value;
 
@@ -18,7 +19,9 @@ pub const SEEDS: &str = "The seeds' comparison: iterative, threaded and select a
 
 const BASIS: &str = "per-round paired ratios (the models at one client count visited back to back \
      in each round, order reversed every other round); 95 % CI by Student's t on the per-round \
-     log-ratios; \"cannot be told apart\" when it includes 1";
+     log-ratios; each comparison alone (no family correction): beats/slower when that interval \
+     excludes 1, \"equivalent within ±5 %\" when two one-sided tests place it inside [0.95, 1.05] \
+     (90 % CI), \"undecided\" otherwise";
 
 fn rps(r: &Value) -> Option<f64> {
     r["metrics"]["requests_per_s"].as_f64()
@@ -111,9 +114,13 @@ fn leader(v: &Visits, clients: u64, f: fn(&Value) -> Option<f64>, most: bool) ->
         &v.rounds(second, clients, f),
         &format!("{first} and {second}"),
     ) {
-        Ok(r) if r.direction() == Direction::Indistinguishable => {
+        Ok(r) if paired::state(&r) == Verdict::Equivalent => {
             format!("tied: {first} and {second} {}", verdict(&r))
         }
+        Ok(r) if r.direction() == Direction::Indistinguishable => format!(
+            "{first} by its estimate; against the runner-up {second} {}",
+            verdict(&r)
+        ),
         Ok(r) => format!("{first}, {} the runner-up {second}", verdict(&r)),
         Err(why) => format!("{first} ({why})"),
     };
@@ -167,17 +174,20 @@ fn knee(v: &Visits) -> Answer {
             let grows = ratio_of(&v.rounds(&m, w[1], rps), &v.rounds(&m, w[0], rps), "req/s");
             let rises = ratio_of(&v.rounds(&m, w[1], p99), &v.rounds(&m, w[0], p99), "p99");
             if let (Ok(g), Ok(r)) = (grows, rises) {
-                if g.direction() != Direction::Higher && r.direction() == Direction::Higher {
+                // Flat means shown flat (equivalent within ±5 %) or falling, never merely
+                // "growth not shown".
+                let flat = matches!(paired::state(&g), Verdict::Equivalent | Verdict::Slower);
+                if flat && r.direction() == Direction::Higher {
                     found = Some(format!("{m}: knee at {} clients: from {} to {} clients requests/s {} while p99 rises {}", w[0], w[0], w[1], verdict(&g), verdict(&r)));
                     break;
                 }
             }
         }
-        details.push(found.unwrap_or_else(|| format!("{m}: no knee within {} clients: requests/s keeps growing, or p99 does not rise measurably, at every step measured", counts.last().copied().unwrap_or(0))));
+        details.push(found.unwrap_or_else(|| format!("{m}: no knee shown within {} clients: at no step measured was requests/s shown flat (equivalent within ±5 %) or falling while p99 rose", counts.last().copied().unwrap_or(0))));
     }
     Answer {
         question: KNEE,
-        finding: "A knee is the client count beyond which requests/s stops growing (its paired ratio to the next count is not above 1) while p99 keeps rising (its ratio is above 1):".into(),
+        finding: "A knee is the client count beyond which requests/s is shown to stop growing (its paired ratio to the next count equivalent within ±5 % or below 1; a ratio merely not shown above 1 is undecided, not a knee) while p99 keeps rising (its ratio is above 1):".into(),
         details,
         rests_on: format!("{BASIS}; here two client counts of one model, visited in the same round but not back to back"),
         verdict: None,

@@ -6,6 +6,8 @@
 //! point gets the wider interval it deserves instead of a falsely tight one.
 pub mod point;
 pub mod schedule;
+pub mod student;
+pub mod verdict;
 pub mod visits;
 
 /// Mean and 95 % confidence interval of a set of slice values.

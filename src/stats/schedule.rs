@@ -1,9 +1,11 @@
 //! The order of a study's visits (the sweep's, ipc's and the servers study's). Points are grouped by what a comparison holds equal (pattern,
 //! flows, size); a round visits groups in a seeded shuffled order, and inside a group visits
-//! its mechanisms back to back, so every pair of mechanisms is compared within seconds. Each
-//! group's mechanism order is drawn once from the seed and reversed on every other visit of
-//! the group, so in any pair each mechanism goes first equally often and a drift within a
-//! round does not read as a difference between them. The whole order follows from the seed
+//! its mechanisms back to back, so every pair of mechanisms is compared within seconds. A
+//! group's mechanism order is drawn afresh from the seed on every odd visit of the group and
+//! reversed on the next, so in any pair each mechanism goes first once in every two visits (a
+//! drift within a round does not read as a difference between them), and in a group of three
+//! or more no mechanism keeps the middle or the ends (a fixed order only reversed would).
+//! The whole order follows from the seed
 //! and from which groups each round includes, so `--resume` replays it exactly and skips the
 //! visits already made.
 /// What a visit is for.
@@ -33,6 +35,8 @@ pub struct Schedule {
     groups: Vec<Vec<usize>>,
     /// Headline visits each group has been given so far (its parity reverses the order).
     visited: Vec<usize>,
+    /// Each group's order of its current pair of visits (drawn on the first of the two).
+    orders: Vec<Vec<usize>>,
     rng: fastrand::Rng,
 }
 
@@ -45,6 +49,7 @@ impl Schedule {
         }
         Schedule {
             visited: vec![0; groups.len()],
+            orders: groups.clone(),
             groups,
             rng,
         }
@@ -64,8 +69,13 @@ impl Schedule {
         let mut out = Vec::new();
         for g in order {
             let reversed = self.visited[g] % 2 == 1;
+            // The group's first visit keeps the order drawn in `new`; every later pair of
+            // visits opens with a fresh permutation.
+            if !reversed && self.visited[g] > 0 {
+                self.rng.shuffle(&mut self.orders[g]);
+            }
             self.visited[g] += 1;
-            let members = &self.groups[g];
+            let members = &self.orders[g];
             let ordered: Box<dyn Iterator<Item = &usize>> = if reversed {
                 Box::new(members.iter().rev())
             } else {
@@ -151,9 +161,25 @@ mod tests {
                 .unwrap()
         };
         for (a, b) in [(0, 1), (0, 2), (4, 5), (9, 11)] {
-            let first: Vec<bool> = (0..3).map(|r| position(r, a) < position(r, b)).collect();
-            assert_eq!(first, [first[0], !first[0], first[0]], "pair {a},{b}");
+            let first: Vec<bool> = (0..2).map(|r| position(r, a) < position(r, b)).collect();
+            assert_eq!(first, [first[0], !first[0]], "pair {a},{b}");
         }
+    }
+
+    #[test]
+    fn every_two_visits_pairs_alternate_and_over_many_no_member_keeps_its_position() {
+        let mut s = Schedule::new(vec![vec![0, 1, 2]], 17);
+        let orders: Vec<Vec<usize>> = (0..20)
+            .map(|r| s.round(r, &[0], true).iter().map(|v| v.point).collect())
+            .collect();
+        for pair in orders.chunks(2) {
+            let mut reversed = pair[0].clone();
+            reversed.reverse();
+            assert_eq!(pair[1], reversed, "{orders:?}");
+        }
+        // A fixed order only reversed keeps one member in the middle for ever.
+        let middles: std::collections::HashSet<usize> = orders.iter().map(|o| o[1]).collect();
+        assert_eq!(middles.len(), 3, "{orders:?}");
     }
 
     #[test]
@@ -174,7 +200,9 @@ mod tests {
         reversed.reverse();
         assert_eq!(order_of(&adaptive, 2), reversed);
         let later = s.round(2, &[2], false);
-        assert_eq!(order_of(&later, 2), order_of(&first, 2));
+        let mut sorted = order_of(&later, 2);
+        sorted.sort();
+        assert_eq!(sorted, [6, 7, 8], "a fresh permutation of the same members");
     }
 
     #[test]

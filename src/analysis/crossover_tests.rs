@@ -1,0 +1,194 @@
+use super::*;
+use crate::analysis::load::parse;
+use crate::analysis::synthetic::{jsonl, Shape};
+use crate::analysis::Dataset;
+
+fn data(shapes: &[Shape]) -> Dataset {
+    parse(&jsonl(shapes), "r").unwrap()
+}
+
+fn pair(size: u64, copy: f64, gather: f64) -> [Shape; 2] {
+    [
+        Shape::stream("copy", size, 1, copy),
+        Shape::stream("gather", size, 1, gather),
+    ]
+}
+
+#[test]
+fn gather_beats_copy_from_the_first_size_of_a_run_of_paired_wins() {
+    let shapes: Vec<Shape> = [
+        pair(1024, 10.0, 10.01),
+        pair(4096, 10.0, 12.0),
+        pair(16384, 10.0, 13.0),
+    ]
+    .concat();
+    let d = data(&shapes);
+    let c = compare(&d.completed(), "gather", "copy");
+    assert!(matches!(c[0].outcome, Crossover::BeatsFrom { from, .. } if from == 4096.0));
+    let text = answer(&d.completed(), "gather", "copy").finding;
+    assert!(
+        text.starts_with("At 1 thread: gather beats copy from 4 KiB on (+20 %"),
+        "{text}"
+    );
+}
+
+#[test]
+fn tight_paired_intervals_near_one_are_equivalent_within_the_margin() {
+    let shapes: Vec<Shape> = [pair(1024, 10.0, 10.01), pair(4096, 10.0, 9.99)].concat();
+    let d = data(&shapes);
+    let c = compare(&d.completed(), "gather", "copy");
+    assert_eq!(c[0].outcome, Crossover::Equivalent { up_to: 4096.0 });
+    let a = answer(&d.completed(), "gather", "copy");
+    assert!(
+        a.finding
+            .contains("gather and copy are equivalent within ±5 % at every size up to 4 KiB"),
+        "{}",
+        a.finding
+    );
+    assert!(
+        a.rests_on.contains("2 tests, Holm at α = 0.05"),
+        "{}",
+        a.rests_on
+    );
+}
+
+#[test]
+fn a_verdict_flips_to_undecided_when_the_pair_is_noisier() {
+    // The same 3 % gain: beats with quiet rounds, undecided with noisy ones (not "does not
+    // beat": a 3 % gain is well inside what five noisy rounds can miss).
+    let quiet: Vec<Shape> = pair(4096, 10.0, 10.3).into();
+    let d = data(&quiet);
+    assert!(matches!(
+        compare(&d.completed(), "gather", "copy")[0].outcome,
+        Crossover::BeatsFrom { .. }
+    ));
+    let mut noisy = quiet.clone();
+    noisy.iter_mut().for_each(|s| s.pair_noise = 0.05);
+    let d = data(&noisy);
+    assert_eq!(
+        compare(&d.completed(), "gather", "copy")[0].outcome,
+        Crossover::Undecided {
+            up_to: 4096.0,
+            undecided_at: vec![4096.0]
+        }
+    );
+    let a = answer(&d.completed(), "gather", "copy");
+    assert_eq!(
+        a.verdict.as_deref(),
+        Some("1 thread: beats at no size shown; undecided at 4 KiB")
+    );
+}
+
+#[test]
+fn a_marginal_win_alone_beats_and_among_many_cells_the_family_holds_it() {
+    // 2.5 % faster with noisy pairs: beats on its own; once 24 cells are tested it is no
+    // longer shown faster, only within the ±5 % margin.
+    let mut one: Vec<Shape> = pair(4096, 10.0, 10.25).into();
+    one.iter_mut().for_each(|s| s.pair_noise = 0.01);
+    let d = data(&one);
+    let alone = tested(&d.completed(), "gather", "copy");
+    assert_eq!(
+        (alone.tests, alone.count(Verdict::Beats)),
+        (1, 1),
+        "{alone:?}"
+    );
+    let mut many = one.clone();
+    for size in (0..23).map(|i| 8192u64 << i) {
+        let mut p: Vec<Shape> = pair(size, 10.0, 10.0).into();
+        p.iter_mut().for_each(|s| s.pair_noise = 0.01);
+        many.extend(p);
+    }
+    let d = data(&many);
+    let family = tested(&d.completed(), "gather", "copy");
+    assert_eq!(family.tests, 24);
+    let first = &family.cells[0];
+    assert_eq!(
+        (first.cell.as_str(), first.state),
+        ("4 KiB at 1 thread", Verdict::Equivalent)
+    );
+    assert!(
+        (first.confidence - (1.0 - 0.05 / 24.0)).abs() < 1e-9,
+        "{first:?}"
+    );
+}
+
+#[test]
+fn sizes_are_listed_as_runs_of_measured_sizes() {
+    let measured = [64.0, 256.0, 1024.0, 4096.0];
+    assert_eq!(
+        sizes(&[64.0, 256.0, 4096.0], &measured),
+        "64 B to 256 B, 4 KiB"
+    );
+}
+
+#[test]
+fn the_verdict_answers_the_question_asked_per_thread_count() {
+    let mut shapes: Vec<Shape> = [pair(1024, 10.0, 8.0), pair(4096, 10.0, 10.01)].concat();
+    shapes.extend(pair(1024, 10.0, 12.0).map(|s| Shape { threads: 2, ..s }));
+    shapes.extend(pair(4096, 10.0, 8.0).map(|s| Shape { threads: 2, ..s }));
+    let a = answer(&data(&shapes).completed(), "gather", "copy");
+    assert_eq!(
+        a.verdict.as_deref(),
+        Some("1 thread: does not beat it at any size; 2 threads: faster at 1 KiB only, not from any size on"),
+        "copy being faster at 1 KiB (1 thread) is in the finding, not in this verdict"
+    );
+    assert!(
+        a.finding.contains("copy is faster at 1 KiB"),
+        "{}",
+        a.finding
+    );
+}
+
+#[test]
+fn a_win_that_does_not_last_is_not_a_crossover() {
+    let shapes: Vec<Shape> = [pair(1024, 10.0, 12.0), pair(4096, 10.0, 8.0)].concat();
+    let d = data(&shapes);
+    let c = compare(&d.completed(), "gather", "copy");
+    assert_eq!(
+        c[0].outcome,
+        Crossover::NotFromAnySize {
+            faster_at: vec![1024.0],
+            slower_at: vec![4096.0],
+            undecided_at: vec![],
+            up_to: 4096.0
+        }
+    );
+}
+
+#[test]
+fn without_visits_it_cannot_be_said_and_says_why() {
+    let mut shapes: Vec<Shape> = pair(4096, 10.0, 20.0).into();
+    shapes.iter_mut().for_each(|s| s.statistics = false);
+    let d = data(&shapes);
+    let text = answer(&d.completed(), "gather", "copy").finding;
+    assert!(
+        text.contains("cannot be said: no per-visit figures"),
+        "{text}"
+    );
+}
+
+#[test]
+fn without_the_mechanisms_it_cannot_be_said() {
+    let d = data(&[Shape::stream("copy", 4096, 1, 10.0)]);
+    let a = answer(&d.completed(), "zerocopy", "copy");
+    assert!(a.finding.starts_with("Cannot be said"), "{}", a.finding);
+}
+
+#[test]
+fn each_thread_count_gets_its_own_line() {
+    let mut shapes: Vec<Shape> = pair(4096, 10.0, 12.0).into();
+    shapes.push(Shape::stream("copy", 4096, 2, 18.0));
+    shapes.push(Shape::stream("gather", 4096, 2, 18.02));
+    let a = answer(&data(&shapes).completed(), "gather", "copy");
+    assert!(
+        a.finding.starts_with("At 1 thread: gather beats copy"),
+        "{}",
+        a.finding
+    );
+    assert_eq!(a.details.len(), 1);
+    assert!(
+        a.details[0].starts_with("at 2 threads: gather and copy are equivalent within ±5 %"),
+        "{}",
+        a.details[0]
+    );
+}

@@ -1,0 +1,77 @@
+//! The tests behind an answer, cell by cell, for `answers.json`: each cell's verdict state and
+//! the interval its test used, and the family the answer controlled (how many tests, which
+//! correction and why), so a reader or a re-run can check every claim without the report.
+use super::Dataset;
+use crate::stats::verdict::{Correction, Family, Judged, Verdict};
+
+/// One cell (a size at a thread count, a point, a pair) of an answer's family.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Cell {
+    pub cell: String,
+    pub state: Verdict,
+    pub ratio: f64,
+    pub low: f64,
+    pub high: f64,
+    pub confidence: f64,
+    pub equivalence_low: f64,
+    pub equivalence_high: f64,
+    pub equivalence_confidence: f64,
+}
+
+impl Cell {
+    pub fn new(cell: String, j: &Judged) -> Cell {
+        Cell {
+            cell,
+            state: j.state,
+            ratio: j.ratio,
+            low: j.low,
+            high: j.high,
+            confidence: j.confidence,
+            equivalence_low: j.equivalence_low,
+            equivalence_high: j.equivalence_high,
+            equivalence_confidence: j.equivalence_confidence,
+        }
+    }
+}
+
+/// An answer's family of tests.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct TestedAnswer {
+    pub question: &'static str,
+    pub tests: usize,
+    pub correction: Correction,
+    /// Why this correction suits the question.
+    pub why_correction: &'static str,
+    pub margin: f64,
+    pub alpha: f64,
+    pub cells: Vec<Cell>,
+}
+
+impl TestedAnswer {
+    pub fn new(
+        question: &'static str,
+        family: &Family,
+        why_correction: &'static str,
+        cells: Vec<Cell>,
+    ) -> TestedAnswer {
+        TestedAnswer {
+            question,
+            tests: family.tests,
+            correction: family.correction,
+            why_correction,
+            margin: family.margin,
+            alpha: family.alpha,
+            cells,
+        }
+    }
+
+    /// How many cells ended in `state`.
+    pub fn count(&self, state: Verdict) -> usize {
+        self.cells.iter().filter(|c| c.state == state).count()
+    }
+}
+
+/// For studies whose answers make no controlled family yet.
+pub fn none(_: &Dataset) -> Vec<TestedAnswer> {
+    Vec::new()
+}

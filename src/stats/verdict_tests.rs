@@ -1,0 +1,145 @@
+use super::*;
+
+/// Benjamini & Hochberg (1995), §4: fifteen p-values from a clinical trial. At 0.05 the
+/// Bonferroni-type step-down (Holm) rejects three, BH rejects four.
+const BH_1995: [f64; 15] = [
+    0.0001, 0.0004, 0.0019, 0.0095, 0.0201, 0.0278, 0.0298, 0.0344, 0.0459, 0.3240, 0.4262, 0.5719,
+    0.6528, 0.7590, 1.0000,
+];
+
+fn rejected(adjusted: &[f64]) -> usize {
+    adjusted.iter().filter(|p| **p <= 0.05).count()
+}
+
+#[test]
+fn holm_on_the_textbook_example_rejects_three() {
+    let a = adjust(&BH_1995, Correction::Holm);
+    assert_eq!(rejected(&a), 3);
+    // 13 × 0.0019 = 0.0247; the fourth is 12 × 0.0095 = 0.114.
+    assert!((a[2] - 0.0247).abs() < 1e-12, "{a:?}");
+    assert!((a[3] - 0.114).abs() < 1e-12, "{a:?}");
+    assert_eq!(a[14], 1.0);
+}
+
+#[test]
+fn benjamini_hochberg_on_the_textbook_example_rejects_four() {
+    let a = adjust(&BH_1995, Correction::BenjaminiHochberg);
+    assert_eq!(rejected(&a), 4);
+    // 15 × 0.0095 / 4 = 0.035625; the fifth is min over j ≥ 5 of 15 p_j / j = 0.0603.
+    assert!((a[3] - 0.035625).abs() < 1e-12, "{a:?}");
+    assert!((a[4] - 0.0603).abs() < 1e-12, "{a:?}");
+}
+
+#[test]
+fn levels_make_the_shown_interval_agree_with_the_test() {
+    let holm = levels(&BH_1995, Correction::Holm, 0.05);
+    assert!((holm[0] - 0.05 / 15.0).abs() < 1e-15);
+    assert!((holm[2] - 0.05 / 13.0).abs() < 1e-15);
+    // Stopped at the fourth: the rest are shown at α / (15 − 3).
+    assert!((holm[3] - 0.05 / 12.0).abs() < 1e-15 && holm[14] == holm[3]);
+    for (p, l) in BH_1995.iter().zip(&holm) {
+        assert_eq!(p <= l, *p <= 0.0019, "{p} at level {l}");
+    }
+    let bh = levels(&BH_1995, Correction::BenjaminiHochberg, 0.05);
+    assert!(bh.iter().all(|l| (l - 0.05 * 4.0 / 15.0).abs() < 1e-15));
+}
+
+fn estimate(ratio: f64, se: f64, df: f64) -> LogEstimate {
+    LogEstimate {
+        log_ratio: ratio.ln(),
+        se,
+        df,
+    }
+}
+
+fn alone(e: LogEstimate, margin: f64) -> Judged {
+    judge(&[e], Correction::Holm, margin).judged[0]
+}
+
+#[test]
+fn each_state_on_hand_computed_intervals() {
+    // se 0.01 on 9 df: 95 % half-width 2.262 × 0.01, 90 % half-width 1.833 × 0.01.
+    let beats = alone(estimate(1.10, 0.01, 9.0), 0.05);
+    assert_eq!(beats.state, Verdict::Beats);
+    assert!(
+        (beats.low - (1.10f64.ln() - 0.02262).exp()).abs() < 1e-4,
+        "{beats:?}"
+    );
+    assert_eq!(beats.confidence, 0.95);
+    assert_eq!(
+        alone(estimate(0.90, 0.01, 9.0), 0.05).state,
+        Verdict::Slower
+    );
+    let tie = alone(estimate(1.0, 0.01, 9.0), 0.05);
+    assert_eq!(tie.state, Verdict::Equivalent);
+    assert!((tie.equivalence_confidence - 0.90).abs() < 1e-12);
+    assert!(
+        (tie.equivalence_high - 0.01833f64.exp()).abs() < 1e-4,
+        "{tie:?}"
+    );
+    // Too wide to decide either way.
+    assert_eq!(
+        alone(estimate(1.0, 0.05, 9.0), 0.05).state,
+        Verdict::Undecided
+    );
+}
+
+#[test]
+fn the_margins_edge_decides_equivalence() {
+    // The 90 % upper bound sits exactly at ln 1.05 when se = ln 1.05 / t(0.95, 9).
+    let edge = 1.05f64.ln() / crate::stats::student::t_quantile(0.95, 9.0);
+    let inside = alone(estimate(1.0, edge * 0.999, 9.0), 0.05);
+    let outside = alone(estimate(1.0, edge * 1.001, 9.0), 0.05);
+    assert_eq!(inside.state, Verdict::Equivalent, "{inside:?}");
+    assert_eq!(outside.state, Verdict::Undecided, "{outside:?}");
+    // A wider margin takes the same evidence in.
+    assert_eq!(
+        alone(estimate(1.0, edge * 1.001, 9.0), 0.10).state,
+        Verdict::Equivalent
+    );
+}
+
+#[test]
+fn a_family_holds_each_test_to_a_stricter_level() {
+    // p ≈ 0.03 alone: beats. Among twenty with nothing else, Holm needs p ≤ 0.0025.
+    let marginal = estimate(1.10, 1.10f64.ln() / 2.4, 9.0);
+    assert_eq!(alone(marginal, 0.05).state, Verdict::Beats);
+    let mut many = vec![estimate(1.0, 0.2, 9.0); 19];
+    many.push(marginal);
+    let family = judge(&many, Correction::Holm, 0.05);
+    assert_eq!(family.judged[19].state, Verdict::Undecided);
+    assert!((family.judged[19].confidence - (1.0 - 0.05 / 20.0)).abs() < 1e-12);
+    assert!(
+        family.control().starts_with("20 tests, Holm"),
+        "{}",
+        family.control()
+    );
+}
+
+#[test]
+fn a_recovered_estimate_reproduces_its_95_interval() {
+    let r = crate::stats::visits::paired_ratio(&[(20.0, 10.0), (22.0, 10.0), (9.0, 5.0)]).unwrap();
+    let e = LogEstimate::from_interval(&r);
+    let (low, high) = e.interval(0.95);
+    assert!(
+        (low - r.low).abs() < 1e-3 && (high - r.high).abs() < 1e-3,
+        "{e:?} {r:?}"
+    );
+}
+
+#[test]
+fn a_description_names_the_state_and_the_interval_its_test_used() {
+    let tie = alone(estimate(1.0, 0.01, 9.0), 0.05);
+    let text = describe(&tie, 0.05, "beats", "is slower");
+    assert!(
+        text.starts_with("equivalent within ±5 %: 1.00× (90 % CI 0.98"),
+        "{text}"
+    );
+    let open = describe(
+        &alone(estimate(1.0, 0.05, 9.0), 0.05),
+        0.05,
+        "beats",
+        "is slower",
+    );
+    assert!(open.starts_with("undecided: 1.00× (95 % CI"), "{open}");
+}
