@@ -3,7 +3,7 @@
 use super::network::network;
 use super::remote::remote_run;
 use crate::cli::FileArgs;
-use crate::error::{ConfigError, Error, Status};
+use crate::error::{bad, ConfigError, Error, Status};
 use crate::file::mechanisms::FileMechanism;
 use crate::file::{self, check_pipe_size, Cache, FileSpec, Server, MAX_CHUNK};
 use crate::remote::client::RemoteFiles;
@@ -15,9 +15,6 @@ use std::sync::atomic::AtomicBool;
 /// The seeds' file sizes, the default of `--sizes`.
 const SEED_SIZES: &str = "7M,21M,63M,98M,200M,350M,700M,1G";
 
-fn bad(msg: String) -> ConfigError {
-    ConfigError(msg)
-}
 
 /// `bytepath file`: parses the flags, sets up where the server side runs (held for the whole
 /// command: a --netns link's namespaces go when it drops; a remote server is asked now
@@ -99,7 +96,7 @@ pub fn file_spec(args: &FileArgs, cpus: &[usize]) -> Result<FileSpec, ConfigErro
         }
         if r.reverse {
             return Err(bad(
-                "--reverse with file: the server always sends the file and this host receives; drop --reverse".into(),
+                "--reverse with file: the server always sends the file and this host receives; drop --reverse",
             ));
         }
         if args.profile {

@@ -3,7 +3,7 @@
 use super::network::network;
 use super::remote::remote_run;
 use crate::cli::IpcArgs;
-use crate::error::{ConfigError, Error, Status};
+use crate::error::{bad, ConfigError, Error, Status};
 use crate::ipc::{IpcSpec, Measure};
 use crate::report::folder::StudyOutput;
 use crate::sides::Sides;
@@ -18,9 +18,6 @@ use std::sync::atomic::AtomicBool;
 /// Every transport, the default of `--transports`.
 const ALL_TRANSPORTS: &str = "pipe,unix,unix-dgram,tcp,udp,shm";
 
-fn bad(msg: String) -> ConfigError {
-    ConfigError(msg)
-}
 
 /// `bytepath ipc`: parses the flags, opens the placement once for every point (before the
 /// folder is made, so an unreachable server is one error and no empty folder; dropped, and
@@ -50,12 +47,12 @@ pub fn ipc_spec(args: &IpcArgs, cpus: &[usize]) -> Result<IpcSpec, ConfigError> 
     if let Some(remote) = &remote {
         if remote.reverse {
             return Err(bad(
-                "--reverse with ipc: ipc measures on this host; --reverse is for `run` (stream) only".into(),
+                "--reverse with ipc: ipc measures on this host; --reverse is for `run` (stream) only",
             ));
         }
         if args.processes {
             return Err(bad(
-                "--processes with --remote: the server already runs the other side in its own process; drop --processes".into(),
+                "--processes with --remote: the server already runs the other side in its own process; drop --processes",
             ));
         }
     }
@@ -125,7 +122,7 @@ pub fn ipc_spec(args: &IpcArgs, cpus: &[usize]) -> Result<IpcSpec, ConfigError> 
 fn buffers(args: &IpcArgs) -> Result<Vec<Option<usize>>, ConfigError> {
     match (&args.pipe_size, &args.pipe_sizes) {
         (Some(_), Some(_)) => Err(bad(
-            "--pipe-size with --pipe-sizes: give one; allowed: --pipe-sizes 64K,1M alone".into(),
+            "--pipe-size with --pipe-sizes: give one; allowed: --pipe-sizes 64K,1M alone",
         )),
         (Some(one), None) => Ok(vec![Some(parse_pipe_size(one)?)]),
         (None, Some(list)) => {

@@ -3,7 +3,7 @@
 //! `run` vocabulary, how many visits, how many pairs at once, and how the servers are started.
 //! Single values go through `spec`'s parsers, so every refusal reads as it does elsewhere.
 use crate::cli::MeshArgs;
-use crate::error::{ConfigError, Error, Status};
+use crate::error::{bad, ConfigError, Error, Status};
 use crate::mechanism::MechanismKind;
 use crate::mesh::spec::{Launch, MeshPoint, MeshSpec, PairSet, DEFAULT_SSH, MAX_VISITS};
 use crate::remote::client::MeshClient;
@@ -18,9 +18,6 @@ use serde_json::{json, Value};
 use std::net::{IpAddr, ToSocketAddrs};
 use std::sync::atomic::AtomicBool;
 
-fn bad(msg: impl Into<String>) -> ConfigError {
-    ConfigError(msg.into())
-}
 
 /// `bytepath mesh`: parses the flags and measures the mesh through the hosts' servers.
 pub fn command(args: &MeshArgs, interrupt: &AtomicBool) -> Result<Status, Error> {

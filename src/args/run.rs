@@ -7,7 +7,7 @@ use crate::cli::RunArgs;
 use crate::engine::slices::SliceSeen;
 use crate::engine::{PointRunner, RunOutcome};
 use crate::environment::{mem_available, Environment};
-use crate::error::{ConfigError, Error, Status};
+use crate::error::{bad, ConfigError, Error, Status};
 use crate::mechanism::recv_path::RecvPath;
 use crate::mechanism::MechanismKind;
 use crate::record::{self, RunRecord};
@@ -24,9 +24,6 @@ use crate::transport::Transport;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-fn bad(msg: impl Into<String>) -> ConfigError {
-    ConfigError(msg.into())
-}
 
 /// `bytepath run`'s flags -> the run's spec, every input checked.
 pub fn run_spec(args: &RunArgs, cpus: &[usize]) -> Result<RunSpec, ConfigError> {

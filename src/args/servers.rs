@@ -3,7 +3,7 @@
 use super::network::network;
 use super::remote::remote_run;
 use crate::cli::ServersArgs;
-use crate::error::{ConfigError, Error, Status};
+use crate::error::{bad, ConfigError, Error, Status};
 use crate::remote::client::RemoteServers;
 use crate::report::folder::StudyOutput;
 use crate::servers::model::ServerModel;
@@ -28,9 +28,6 @@ pub fn command(args: &ServersArgs, interrupt: &AtomicBool) -> Result<Status, Err
     super::streamed(&stream, result)
 }
 
-fn bad(msg: String) -> ConfigError {
-    ConfigError(msg)
-}
 
 fn positive(flag: &str, text: &str) -> Result<u64, ConfigError> {
     match text.trim().parse::<u64>() {
@@ -129,18 +126,18 @@ pub fn servers_spec(args: &ServersArgs, cpus: &[usize]) -> Result<ServersSpec, C
 fn remote_placement(args: &ServersArgs, cpus: &[usize]) -> Result<Placement, ConfigError> {
     if args.remote.reverse {
         return Err(bad(
-            "--reverse with servers: the server always runs on the --remote host and this host always runs the clients; --reverse is for `run` (stream) only".into(),
+            "--reverse with servers: the server always runs on the --remote host and this host always runs the clients; --reverse is for `run` (stream) only",
         ));
     }
     if args.stalled_clients > 0 {
         return Err(bad(
-            "--stalled-clients with --remote: the stalled clients are a test on one host; allowed: 0".into(),
+            "--stalled-clients with --remote: the stalled clients are a test on one host; allowed: 0",
         ));
     }
     match args.pin.as_deref() {
         None | Some("none") => Placement::parse(Some("none"), cpus),
         Some("split") => Err(bad(
-            "--pin split with --remote: the server process runs on the other host, where this host cannot place it, and the load generator has this host to itself; allowed: none".into(),
+            "--pin split with --remote: the server process runs on the other host, where this host cannot place it, and the load generator has this host to itself; allowed: none",
         )),
         Some(other) => Err(bad(format!("--pin {other:?}: allowed: none (with --remote)"))),
     }

@@ -4,7 +4,7 @@
 use super::network::network;
 use super::remote::remote_run;
 use crate::cli::SweepArgs;
-use crate::error::{ConfigError, Error, Status};
+use crate::error::{bad, ConfigError, Error, Status};
 use crate::mechanism::recv_path::RecvPath;
 use crate::mechanism::MechanismKind;
 use crate::report::folder::{self, StudyOutput};
@@ -19,9 +19,6 @@ use serde_json::{json, Value};
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-fn bad(msg: impl Into<String>) -> ConfigError {
-    ConfigError(msg.into())
-}
 
 /// `bytepath sweep`: parses the flags, opens the placement once for every point (before the
 /// folder is made, so an unreachable server is one error and no empty folder; dropped, and

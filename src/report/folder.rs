@@ -5,7 +5,7 @@
 //! Every study writes its folder through here.
 use super::csv;
 use super::stream::JsonStream;
-use crate::error::{ConfigError, Error};
+use crate::error::{bad, Error};
 use crate::record::{self, SCHEMA_VERSION};
 use serde_json::{json, Value};
 use std::collections::HashSet;
@@ -44,9 +44,6 @@ pub enum StreamAs {
     Visits,
 }
 
-fn bad(msg: impl Into<String>) -> Error {
-    ConfigError(msg.into()).into()
-}
 
 pub fn file_error(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
     move |source| Error::File {
@@ -255,7 +252,7 @@ fn check_marker(dir: &Path, marker: &Value) -> Result<(), Error> {
     let path = dir.join(MARKER);
     let text = fs::read_to_string(&path).map_err(file_error(&path))?;
     let saved: Value = serde_json::from_str(&text)
-        .map_err(|e| bad(format!("{}: not a bytepath marker ({e})", path.display())))?;
+        .map_err(|e| bad::<Error>(format!("{}: not a bytepath marker ({e})", path.display())))?;
     record::check_schema(&path, None, &saved)?;
     if saved["kind"] == SWEEP_KIND && saved["schema_version"].as_u64() < Some(2) {
         return Err(bad(format!(

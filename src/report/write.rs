@@ -3,7 +3,7 @@
 //! written to a temporary file and renamed, so a failure never leaves a half-written report.
 use super::{html, markdown};
 use crate::analysis::{load, Answer, Dataset};
-use crate::error::ConfigError;
+use crate::error::bad;
 use crate::error::Error;
 use std::path::{Path, PathBuf};
 
@@ -24,9 +24,6 @@ pub const SWEEP: Questions = Questions {
     answers: crate::analysis::answers,
 };
 
-fn bad(msg: String) -> Error {
-    Error::Config(ConfigError(msg))
-}
 
 /// Reads and checks `dir/results.jsonl`.
 pub fn read_results(dir: &Path) -> Result<Dataset, Error> {
@@ -45,7 +42,7 @@ pub fn read_results(dir: &Path) -> Result<Dataset, Error> {
         )));
     }
     let file = crate::record::read_results_file(dir)?;
-    let mut data = load::dataset(file.lines, &path.display().to_string()).map_err(bad)?;
+    let mut data = load::dataset(file.lines, &path.display().to_string()).map_err(bad::<Error>)?;
     data.probe = read_probe(dir)?;
     Ok(data)
 }

@@ -18,7 +18,7 @@ pub mod study;
 pub mod uring;
 pub mod visits;
 
-use crate::error::ConfigError;
+use crate::error::{bad, ConfigError};
 use model::ServerModel;
 use std::io;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -99,9 +99,6 @@ impl Placement {
     }
 }
 
-fn bad(msg: String) -> ConfigError {
-    ConfigError(msg)
-}
 
 impl ServersSpec {
     /// One visit's measured window: the point's duration over its visits.

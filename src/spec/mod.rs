@@ -3,7 +3,7 @@
 //! and the parsers from text to each value (`parse`). No clap and no remote sessions: `args`
 //! turns the command line into these, and every error is one line that names the value and
 //! says what is allowed.
-use crate::error::ConfigError;
+use crate::error::{bad, ConfigError};
 use crate::measure::counters::CounterSelection;
 use crate::mechanism::recv_path::RecvPath;
 use crate::mechanism::MechanismKind;
@@ -25,9 +25,6 @@ pub use remote::{parse_remote, RemoteRun, Target};
 pub const MAX_MESSAGE_SIZE: usize = 64 << 20;
 pub const MAX_THREADS: usize = 1024;
 
-fn bad(msg: impl Into<String>) -> ConfigError {
-    ConfigError(msg.into())
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
