@@ -15,7 +15,6 @@ use std::sync::atomic::AtomicBool;
 /// The seeds' file sizes, the default of `--sizes`.
 const SEED_SIZES: &str = "7M,21M,63M,98M,200M,350M,700M,1G";
 
-
 /// `bytepath file`: parses the flags, sets up where the server side runs (held for the whole
 /// command: a --netns link's namespaces go when it drops; a remote server is asked now
 /// whether it is there, takes this client and serves files, so a wrong address or an older
@@ -23,7 +22,7 @@ const SEED_SIZES: &str = "7M,21M,63M,98M,200M,350M,700M,1G";
 pub fn command(args: &FileArgs, interrupt: &AtomicBool) -> Result<Status, Error> {
     let cpus = super::allowed_cpus()?;
     let spec = file_spec(args, &cpus)?;
-    let stream = super::stream(&args.stream, args.json)?;
+    let stream = super::stream(&args.stream, args.json.json)?;
     let (link, connector, files);
     let server = match &spec.remote {
         Some(remote) => {
@@ -37,8 +36,8 @@ pub fn command(args: &FileArgs, interrupt: &AtomicBool) -> Result<Status, Error>
         }
     };
     let output = StudyOutput {
-        out: args.out.clone(),
-        json: args.json,
+        out: args.folder.out.clone(),
+        json: args.json.json,
         stream: stream.clone(),
         ..StudyOutput::default()
     };
@@ -99,7 +98,7 @@ pub fn file_spec(args: &FileArgs, cpus: &[usize]) -> Result<FileSpec, ConfigErro
                 "--reverse with file: the server always sends the file and this host receives; drop --reverse",
             ));
         }
-        if args.profile {
+        if args.profile.profile {
             return Err(bad(format!(
                 "--profile with --remote {}: the file study's server does not sample its side yet; profile on one host (drop --remote) or drop --profile",
                 r.target
@@ -113,14 +112,14 @@ pub fn file_spec(args: &FileArgs, cpus: &[usize]) -> Result<FileSpec, ConfigErro
         caches,
         user_file: args.file.clone(),
         reps,
-        seed: super::sweep::parse_seed(args.seed.as_deref())?,
-        verify: args.verify,
+        seed: args.seed.seed()?,
+        verify: args.verify.verify,
         counters: parse_counters(&args.counters, Pattern::Stream)?,
         pinning: parse_pinning(Some(args.pin.as_deref().unwrap_or(default_pin(cpus))), cpus)?,
         cpus: cpus.to_vec(),
         network,
         remote,
-        profile: args.profile,
+        profile: args.profile.profile,
     })
 }
 

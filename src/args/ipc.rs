@@ -18,7 +18,6 @@ use std::sync::atomic::AtomicBool;
 /// Every transport, the default of `--transports`.
 const ALL_TRANSPORTS: &str = "pipe,unix,unix-dgram,tcp,udp,shm";
 
-
 /// `bytepath ipc`: parses the flags, opens the placement once for every point (before the
 /// folder is made, so an unreachable server is one error and no empty folder; dropped, and
 /// namespaces deleted, when the command returns) and measures the study.
@@ -28,7 +27,7 @@ pub fn command(args: &IpcArgs, interrupt: &AtomicBool) -> Result<Status, Error> 
     let sides = Sides::open(&spec.network, spec.remote.as_ref())?;
     let stream = super::stream(&args.stream, false)?;
     let output = StudyOutput {
-        out: args.out.clone(),
+        out: args.folder.out.clone(),
         arguments: args_json(args),
         stream: stream.clone(),
         ..StudyOutput::default()
@@ -104,8 +103,8 @@ pub fn ipc_spec(args: &IpcArgs, cpus: &[usize]) -> Result<IpcSpec, ConfigError> 
         max_time: parse_duration("--max-time", &args.max_time, false)?,
         warmup: parse_duration("--warmup", &args.warmup, true)?,
         buffers: buffers(args)?,
-        visits: parse_visits(&args.visits)?,
-        seed: super::sweep::parse_seed(args.seed.as_deref())?,
+        visits: args.visits.count(VISIT_BOUNDS)?,
+        seed: args.seed.seed()?,
         pinning: parse_pinning(pin, cpus)?,
         cpus: cpus.to_vec(),
         udp_split: args.udp_split,
@@ -136,14 +135,7 @@ fn buffers(args: &IpcArgs) -> Result<Vec<Option<usize>>, ConfigError> {
 }
 
 /// `--visits`: at least 2, so every point has an interval and every pair a paired ratio.
-fn parse_visits(text: &str) -> Result<usize, ConfigError> {
-    match text.trim().parse::<usize>() {
-        Ok(n) if (2..=1000).contains(&n) => Ok(n),
-        _ => Err(bad(format!(
-            "--visits {text:?}: allowed: a whole number from 2 to 1000"
-        ))),
-    }
-}
+const VISIT_BOUNDS: (usize, usize) = (2, 1000);
 
 /// The transports that cannot run in this placement (only tcp and udp cross namespaces or
 /// reach a server): refused when named, otherwise left out with one line each saying why.
@@ -223,7 +215,7 @@ fn args_json(args: &IpcArgs) -> serde_json::Value {
         "transports": args.transports, "sizes": args.sizes, "measure": args.measure,
         "trials": args.trials, "bytes": args.bytes, "max_time": args.max_time,
         "warmup": args.warmup, "pipe_size": args.pipe_size, "pipe_sizes": args.pipe_sizes,
-        "visits": args.visits, "seed": args.seed, "pin": args.pin,
+        "visits": args.visits.visits, "seed": args.seed.seed, "pin": args.pin,
         "udp_split": args.udp_split,
         "processes": args.processes,
         "netns": args.network.netns, "mtu": args.network.mtu, "netem": args.network.netem,

@@ -18,14 +18,13 @@ use serde_json::{json, Value};
 use std::net::{IpAddr, ToSocketAddrs};
 use std::sync::atomic::AtomicBool;
 
-
 /// `bytepath mesh`: parses the flags and measures the mesh through the hosts' servers.
 pub fn command(args: &MeshArgs, interrupt: &AtomicBool) -> Result<Status, Error> {
     let spec = mesh_spec(args)?;
     let stream = super::stream(&args.stream, false)?;
     let output = StudyOutput {
-        out: args.out.clone(),
-        resume: args.resume,
+        out: args.folder.folder.out.clone(),
+        resume: args.folder.resume,
         arguments: arguments(args),
         json: false,
         stream: stream.clone(),
@@ -40,7 +39,7 @@ pub fn command(args: &MeshArgs, interrupt: &AtomicBool) -> Result<Status, Error>
 pub fn mesh_spec(args: &MeshArgs) -> Result<MeshSpec, ConfigError> {
     let (hosts, hosts_from) = hosts(args)?;
     let pairs = parse_pairs(&args.pairs, &hosts)?;
-    let visits = parse_count("--visits", &args.visits, MAX_VISITS)?;
+    let visits = args.visits.count((1, MAX_VISITS))?;
     let concurrent = parse_count("--concurrent", &args.concurrent, (hosts.len() / 2).max(1))?;
     let token = match &args.token_file {
         Some(path) => Some(read_token(path).map_err(bad)?),
@@ -258,7 +257,7 @@ fn arguments(args: &MeshArgs) -> Value {
         "threads": args.threads,
         "duration": args.duration,
         "warmup": args.warmup,
-        "visits": args.visits,
+        "visits": args.visits.visits,
         "concurrent": args.concurrent,
         "launch": args.launch,
     })

@@ -6,7 +6,6 @@ use crate::remote::protocol::read_token;
 use crate::spec::remote::parse_remote;
 use crate::spec::{Network, RemoteRun};
 
-
 /// `--remote` and its companions, parsed once per command (run, sweep, ipc); `None` when
 /// both sides run on this host. What only one command refuses is checked by that command.
 pub fn remote_run(args: &RemoteArgs, network: &Network) -> Result<Option<RemoteRun>, ConfigError> {

@@ -24,7 +24,6 @@ use crate::transport::Transport;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-
 /// `bytepath run`'s flags -> the run's spec, every input checked.
 pub fn run_spec(args: &RunArgs, cpus: &[usize]) -> Result<RunSpec, ConfigError> {
     let message_size = parse_message_size(&args.size)?;
@@ -51,7 +50,7 @@ pub fn run_spec(args: &RunArgs, cpus: &[usize]) -> Result<RunSpec, ConfigError> 
     }
     let queue_depth = parse_queue_depth(args.queue_depth.as_deref())?;
     let recv_path: RecvPath = args.recv.parse()?;
-    check_recv_path(recv_path, transport, args.verify)?;
+    check_recv_path(recv_path, transport, args.verify.verify)?;
     let network = network(&args.network)?;
     network.check_transport(transport)?;
     check_datagram_size(transport, message_size, args.udp_split)?;
@@ -90,7 +89,7 @@ pub fn run_spec(args: &RunArgs, cpus: &[usize]) -> Result<RunSpec, ConfigError> 
         cpus: cpus.to_vec(),
         recv_size,
         spin: args.spin,
-        verify: args.verify,
+        verify: args.verify.verify,
         counters: parse_counters(&args.counters, pattern)?,
         udp_split: args.udp_split,
         processes: args.processes,
@@ -159,7 +158,7 @@ pub fn command(args: &RunArgs, interrupt: &AtomicBool) -> Result<Status, Error> 
     if let Some(available) = mem_available() {
         spec.check_memory(available)?;
     }
-    let stream = super::stream(&args.stream, args.json)?;
+    let stream = super::stream(&args.stream, args.json.json)?;
     // Best effort: if it fails, counters that cannot open say so with EMFILE as their reason.
     let _ = crate::sys::raise_open_file_limit();
     let result = (|| {
@@ -168,7 +167,7 @@ pub fn command(args: &RunArgs, interrupt: &AtomicBool) -> Result<Status, Error> 
         let spec = sides.place(spec);
         let mut record = measure(&spec, &sides, &stream, (&cpus, interrupt))?;
         let headline_ran = record.skipped_reason.is_none() && !record.interrupted;
-        if args.profile && headline_ran {
+        if args.profile.profile && headline_ran {
             let env = Environment::detect(&cpus);
             profiled_run(
                 &sides,
@@ -181,7 +180,7 @@ pub fn command(args: &RunArgs, interrupt: &AtomicBool) -> Result<Status, Error> 
         if stream.is_on() {
             stream.point(&serde_json::to_value(&record).expect("JSON"));
             eprint!("{}", Table.export(&record));
-        } else if args.json {
+        } else if args.json.json {
             print!("{}", Json.export(&record));
         } else {
             print!("{}", Table.export(&record));

@@ -7,7 +7,6 @@ use crate::remote::protocol::read_token;
 use crate::remote::server::{Limits, ServerConfig};
 use crate::spec::{parse_bytes, parse_duration, parse_message_size, parse_threads};
 
-
 /// A `bytepath server` command line, checked.
 pub fn server_config(args: &ServerArgs) -> Result<ServerConfig, ConfigError> {
     let bind = args.bind.trim().parse().map_err(|_| {

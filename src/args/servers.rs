@@ -16,18 +16,17 @@ use std::sync::atomic::AtomicBool;
 pub fn command(args: &ServersArgs, interrupt: &AtomicBool) -> Result<Status, Error> {
     let cpus = super::allowed_cpus()?;
     let spec = servers_spec(args, &cpus)?;
-    let stream = super::stream(&args.stream, args.json)?;
+    let stream = super::stream(&args.stream, args.json.json)?;
     let output = StudyOutput {
-        out: args.out.clone(),
+        out: args.folder.out.clone(),
         arguments: args_json(args),
-        json: args.json,
+        json: args.json.json,
         stream: stream.clone(),
         ..StudyOutput::default()
     };
     let result = crate::servers::run(&spec, &output, &cpus, &RemoteServers::open, interrupt);
     super::streamed(&stream, result)
 }
-
 
 fn positive(flag: &str, text: &str) -> Result<u64, ConfigError> {
     match text.trim().parse::<u64>() {
@@ -80,7 +79,7 @@ pub fn servers_spec(args: &ServersArgs, cpus: &[usize]) -> Result<ServersSpec, C
         None => Placement::parse(args.pin.as_deref(), cpus)?,
         Some(_) => remote_placement(args, cpus)?,
     };
-    if let (Some(r), true) = (&remote, args.profile) {
+    if let (Some(r), true) = (&remote, args.profile.profile) {
         return Err(bad(format!(
             "--profile with --remote {}: the server host does not sample its server models yet; profile on one host (drop --remote) or drop --profile",
             r.target
@@ -91,16 +90,8 @@ pub fn servers_spec(args: &ServersArgs, cpus: &[usize]) -> Result<ServersSpec, C
         clients,
         size,
         duration: parse_duration("--duration", &args.duration, false)?,
-        visits: match args.visits.trim().parse::<usize>() {
-            Ok(n) if (1..=1000).contains(&n) => n,
-            _ => {
-                return Err(ConfigError(format!(
-                    "--visits {:?}: allowed: a whole number from 1 to 1000",
-                    args.visits
-                )))
-            }
-        },
-        seed: super::sweep::parse_seed(args.seed.as_deref())?,
+        visits: args.visits.count((1, 1000))?,
+        seed: args.seed.seed()?,
         warmup: parse_duration("--warmup", &args.warmup, true)?,
         rate,
         server_threads,
@@ -115,7 +106,7 @@ pub fn servers_spec(args: &ServersArgs, cpus: &[usize]) -> Result<ServersSpec, C
         placement,
         network,
         remote,
-        profile: args.profile,
+        profile: args.profile.profile,
     })
 }
 
@@ -146,7 +137,7 @@ fn remote_placement(args: &ServersArgs, cpus: &[usize]) -> Result<Placement, Con
 fn args_json(args: &ServersArgs) -> Value {
     json!({
         "models": args.models, "clients": args.clients, "size": args.size,
-        "duration": args.duration, "visits": args.visits, "seed": args.seed,
+        "duration": args.duration, "visits": args.visits.visits, "seed": args.seed.seed,
         "warmup": args.warmup, "rate": args.rate,
         "server_threads": args.server_threads, "client_threads": args.client_threads,
         "netns": args.network.netns, "mtu": args.network.mtu, "netem": args.network.netem,

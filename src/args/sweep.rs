@@ -19,24 +19,29 @@ use serde_json::{json, Value};
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-
 /// `bytepath sweep`: parses the flags, opens the placement once for every point (before the
 /// folder is made, so an unreachable server is one error and no empty folder; dropped, and
 /// namespaces deleted, when the sweep returns) and measures the sweep.
 pub fn command(args: &SweepArgs, interrupt: &AtomicBool) -> Result<Status, Error> {
     let cpus = super::allowed_cpus()?;
     let mut spec = sweep_spec(args, &cpus)?;
-    if args.resume && !spec.seed_given {
+    if args.folder.resume && !spec.seed_given {
         // The order is replayed from the seed the sweep started with.
-        if let Some(seed) = args.out.as_deref().and_then(folder::saved_seed) {
+        if let Some(seed) = args
+            .folder
+            .folder
+            .out
+            .as_deref()
+            .and_then(folder::saved_seed)
+        {
             spec.seed = seed;
         }
     }
     let sides = Sides::open(&spec.network, spec.remote.as_ref())?;
     let stream = super::stream(&args.stream, false)?;
     let output = StudyOutput {
-        out: args.out.clone(),
-        resume: args.resume,
+        out: args.folder.folder.out.clone(),
+        resume: args.folder.resume,
         arguments: arguments(args),
         json: false,
         stream: stream.clone(),
@@ -75,18 +80,18 @@ pub fn sweep_spec(args: &SweepArgs, cpus: &[usize]) -> Result<SweepSpec, ConfigE
         check_transport(Transport::Tcp, m)?;
     }
     let recv_path: RecvPath = args.recv.parse()?;
-    check_recv_path(recv_path, Transport::Tcp, args.verify)?;
+    check_recv_path(recv_path, Transport::Tcp, args.verify.verify)?;
     Ok(SweepSpec {
         mechanisms,
         patterns,
         sizes: parse_list("--sizes", &args.sizes, parse_message_size)?,
         threads: parse_list("--threads", &args.threads, parse_threads)?,
         ci_target: parse_ci(&args.ci)?,
-        min_visits: parse_visits(&args.visits)?,
+        min_visits: parse_min_visits(&args.min_visits)?,
         visit,
         budget: parse_duration("--budget", &args.budget, false)?,
-        seed: parse_seed(args.seed.as_deref())?,
-        seed_given: args.seed.is_some(),
+        seed: args.seed.seed()?,
+        seed_given: args.seed.given(),
         slice,
         warmup: parse_duration("--warmup", &args.warmup, true)?,
         pinning: parse_pinning(Some(args.pin.as_deref().unwrap_or(default_pin)), cpus)?,
@@ -94,12 +99,12 @@ pub fn sweep_spec(args: &SweepArgs, cpus: &[usize]) -> Result<SweepSpec, ConfigE
         cpus: cpus.to_vec(),
         recv_size: parse_recv_size(args.recv_size.as_deref())?,
         counters: args.counters.clone(),
-        verify: args.verify,
+        verify: args.verify.verify,
         network,
         remote,
         queue_depth: parse_queue_depth(args.queue_depth.as_deref())?,
         recv_path,
-        profile: args.profile,
+        profile: args.profile.profile,
     })
 }
 
@@ -121,32 +126,14 @@ fn parse_times(args: &SweepArgs) -> Result<(Duration, Duration), ConfigError> {
     Ok((visit, slice))
 }
 
-/// `--visits`: a whole number from 2 to 1000.
-pub fn parse_visits(text: &str) -> Result<usize, ConfigError> {
+/// `--min-visits`: a whole number from 2 to 1000.
+pub fn parse_min_visits(text: &str) -> Result<usize, ConfigError> {
     let (lo, hi) = VISIT_BOUNDS;
     match text.trim().parse::<usize>() {
         Ok(n) if (lo..=hi).contains(&n) => Ok(n),
         _ => Err(bad(format!(
-            "--visits {text:?}: allowed: a whole number from {lo} to {hi} (an interval needs two visit means)"
+            "--min-visits {text:?}: allowed: a whole number from {lo} to {hi} (an interval needs two visit means)"
         ))),
-    }
-}
-
-/// `--seed`: a whole number up to 2^64 - 1; without one, a fresh seed from the OS.
-pub fn parse_seed(text: Option<&str>) -> Result<u64, ConfigError> {
-    match text {
-        Some(t) => t.trim().parse::<u64>().map_err(|_| {
-            bad(format!(
-                "--seed {t:?}: allowed: a whole number from 0 to {}",
-                u64::MAX
-            ))
-        }),
-        None => {
-            let mut bytes = [0u8; 8];
-            getrandom::fill(&mut bytes)
-                .map_err(|e| bad(format!("--seed: no seed given and none from the OS ({e})")))?;
-            Ok(u64::from_le_bytes(bytes))
-        }
     }
 }
 
@@ -162,16 +149,16 @@ fn arguments(args: &SweepArgs) -> Value {
         "threads": args.threads,
         "patterns": args.patterns,
         "ci": args.ci,
-        "visits": args.visits,
+        "visits": args.min_visits,
         "visit": args.visit,
         "budget": args.budget,
-        "seed": args.seed,
+        "seed": args.seed.seed,
         "slice": args.slice,
         "warmup": args.warmup,
         "pin": args.pin,
         "recv_size": args.recv_size,
         "counters": args.counters,
-        "verify": args.verify,
+        "verify": args.verify.verify,
         "netns": args.network.netns,
         "mtu": args.network.mtu,
         "netem": args.network.netem,
@@ -314,11 +301,12 @@ mod tests {
 
     #[test]
     fn visits_and_seed_are_checked_and_a_missing_seed_is_drawn() {
-        assert_eq!(spec(&["--visits", "5"]).unwrap().min_visits, 5);
+        assert_eq!(spec(&["--min-visits", "5"]).unwrap().min_visits, 5);
+        assert_eq!(spec(&["--visits", "4"]).unwrap().min_visits, 4, "the old spelling");
         for bad in ["1", "0", "1001", "x", "2.5"] {
-            let err = spec(&["--visits", bad]).unwrap_err().0;
+            let err = spec(&["--min-visits", bad]).unwrap_err().0;
             assert!(
-                err.starts_with("--visits") && err.contains("2 to 1000"),
+                err.starts_with("--min-visits") && err.contains("2 to 1000"),
                 "{err}"
             );
         }

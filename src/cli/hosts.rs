@@ -1,6 +1,6 @@
 //! The commands that reach other hosts: `bytepath server` (one host's side) and `bytepath mesh`
 //! (every pair of many hosts).
-use super::StreamArgs;
+use super::{ResumableFolderArgs, StreamArgs, VisitsArgs};
 use clap::{ArgGroup, Args};
 
 #[derive(Debug, Args)]
@@ -88,10 +88,10 @@ pub struct MeshArgs {
     /// Warm-up before each visit, excluded from every figure.
     #[arg(long, default_value = "200ms")]
     pub warmup: String,
-    /// How many times the whole schedule is repeated: each (pair, point) is measured in this
-    /// many short visits spread over the mesh, and its CI comes from the visit means.
-    #[arg(long, default_value = "3")]
-    pub visits: String,
+    // How many times the whole schedule is repeated: each (pair, point) is measured in this
+    // many short visits spread over the mesh.
+    #[command(flatten)]
+    pub visits: VisitsArgs,
     /// Pairs of one round measured at once (they never share a host): 1 measures one pair at
     /// a time; more loads the network with several pairs deliberately, and records say so.
     #[arg(long, default_value = "1")]
@@ -111,12 +111,8 @@ pub struct MeshArgs {
     /// PATH).
     #[arg(long)]
     pub launch_binary: Option<String>,
-    /// Results folder; default ./bytepath-results/<timestamp>/.
-    #[arg(long)]
-    pub out: Option<std::path::PathBuf>,
-    /// Continue the mesh in --out, measuring only the (pair, point, visit) runs missing there.
-    #[arg(long)]
-    pub resume: bool,
+    #[command(flatten)]
+    pub folder: ResumableFolderArgs,
     #[command(flatten)]
     pub stream: StreamArgs,
 }

@@ -3,7 +3,11 @@
 use clap::{Args, Parser, Subcommand};
 
 mod hosts;
+mod shared;
 pub use hosts::{MeshArgs, ServerArgs};
+pub use shared::{
+    FolderArgs, JsonArgs, ProfileArgs, ResumableFolderArgs, SeedArgs, VerifyArgs, VisitsArgs,
+};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -112,9 +116,8 @@ pub struct RemoteArgs {
 
 #[derive(Debug, Args)]
 pub struct ProbeArgs {
-    /// Print one JSON document instead of the text block.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub json: JsonArgs,
     /// A tenth of the trials and shorter calibrations (well under a second); for tests.
     #[arg(long)]
     pub quick: bool,
@@ -145,9 +148,11 @@ pub struct SweepArgs {
     /// of their mean (or the budget is spent).
     #[arg(long, default_value = "2%")]
     pub ci: String,
-    /// Visits every point gets, at least: its interval comes from the visit means (2 to 1000).
-    #[arg(long, default_value = "3")]
-    pub visits: String,
+    /// Visits every point gets, at least (2 to 1000): its interval comes from the visit means,
+    /// and further visits are added toward --ci. `--visits` is kept as a hidden alias; in
+    /// ipc, servers and mesh `--visits` is an exact count.
+    #[arg(long, alias = "visits", default_value = "3")]
+    pub min_visits: String,
     /// Measured time of one visit (after its warm-up).
     #[arg(long, default_value = "300ms")]
     pub visit: String,
@@ -156,9 +161,8 @@ pub struct SweepArgs {
     /// counter visits are always made.
     #[arg(long, default_value = "2s")]
     pub budget: String,
-    /// Seed of the shuffled visit order (default: a fresh one, printed and recorded).
-    #[arg(long)]
-    pub seed: Option<String>,
+    #[command(flatten)]
+    pub seed: SeedArgs,
     /// Length of one slice inside a visit (diagnostics of a visit's steadiness).
     #[arg(long, default_value = "100ms")]
     pub slice: String,
@@ -175,23 +179,17 @@ pub struct SweepArgs {
     /// the headline figures come from (auto = all; none = no counter visits).
     #[arg(long, default_value = "auto")]
     pub counters: String,
-    /// One more visit of every point, after the headline and counter visits, with every
-    /// side's threads sampled: where the CPU goes (see `run --profile`).
-    #[arg(long)]
-    pub profile: bool,
-    /// Check every byte of every point (see `run --verify`).
-    #[arg(long)]
-    pub verify: bool,
+    // One more visit of every point, after the headline and counter visits.
+    #[command(flatten)]
+    pub profile: ProfileArgs,
+    #[command(flatten)]
+    pub verify: VerifyArgs,
     #[command(flatten)]
     pub network: NetworkArgs,
     #[command(flatten)]
     pub remote: RemoteArgs,
-    /// Results folder; default ./bytepath-results/<timestamp>/.
-    #[arg(long)]
-    pub out: Option<std::path::PathBuf>,
-    /// Continue the sweep in --out: keep its finished visits and make the missing ones.
-    #[arg(long)]
-    pub resume: bool,
+    #[command(flatten)]
+    pub folder: ResumableFolderArgs,
     #[command(flatten)]
     pub stream: StreamArgs,
 }
@@ -224,31 +222,27 @@ pub struct FileArgs {
     /// Transfers per size and mechanism; mean and 95 % CI over them.
     #[arg(long, default_value = "5")]
     pub reps: String,
-    /// Seed of the order the mechanisms are measured in within each repetition (default:
-    /// drawn, and recorded); the order is reversed on every other repetition.
-    #[arg(long)]
-    pub seed: Option<String>,
-    /// The client hashes what it receives (xxh3-64) and compares it with the file's hash.
-    #[arg(long)]
-    pub verify: bool,
+    // The order the mechanisms are measured in within each repetition, reversed on every
+    // other repetition.
+    #[command(flatten)]
+    pub seed: SeedArgs,
+    #[command(flatten)]
+    pub verify: VerifyArgs,
     /// perf counters to open per side: all, software, hardware, none.
     #[arg(long, default_value = "all")]
     pub counters: String,
-    /// One more transfer per size and mechanism, after the measured ones, with the server's
-    /// sending thread and the client's receiving thread sampled (see `run --profile`).
-    #[arg(long)]
-    pub profile: bool,
+    // One more transfer per size and mechanism, after the measured ones.
+    #[command(flatten)]
+    pub profile: ProfileArgs,
     #[command(flatten)]
     pub network: NetworkArgs,
     // With --remote the server writes each test file and sends it; this host receives.
     #[command(flatten)]
     pub remote: RemoteArgs,
-    /// Results folder; default ./bytepath-results/<timestamp>/.
-    #[arg(long)]
-    pub out: Option<std::path::PathBuf>,
-    /// Print one JSON document instead of the table.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub folder: FolderArgs,
+    #[command(flatten)]
+    pub json: JsonArgs,
     #[command(flatten)]
     pub stream: StreamArgs,
 }
@@ -284,13 +278,12 @@ pub struct IpcArgs {
     /// own, so the report can say whether bandwidth falls beyond the buffer.
     #[arg(long)]
     pub pipe_sizes: Option<String>,
-    /// Visits per point (at least 2): the transports at one size are visited back to back in a
-    /// seeded order, round after round; --trials and --bytes are split over the visits.
-    #[arg(long, default_value = "3")]
-    pub visits: String,
-    /// Seed of the visit order (default: drawn, and recorded).
-    #[arg(long)]
-    pub seed: Option<String>,
+    // The transports at one size are visited back to back in a seeded order, round after
+    // round; --trials and --bytes are split over the visits.
+    #[command(flatten)]
+    pub visits: VisitsArgs,
+    #[command(flatten)]
+    pub seed: SeedArgs,
     /// udp, unix-dgram: send a size above the datagram limit as several numbered datagrams.
     #[arg(long)]
     pub udp_split: bool,
@@ -304,9 +297,8 @@ pub struct IpcArgs {
     pub network: NetworkArgs,
     #[command(flatten)]
     pub remote: RemoteArgs,
-    /// Results folder; default ./bytepath-results/<timestamp>/.
-    #[arg(long)]
-    pub out: Option<std::path::PathBuf>,
+    #[command(flatten)]
+    pub folder: FolderArgs,
     #[command(flatten)]
     pub stream: StreamArgs,
 }
@@ -386,10 +378,8 @@ pub struct RunArgs {
     /// Receiving and answering sides busy-poll with non-blocking calls instead of sleeping.
     #[arg(long)]
     pub spin: bool,
-    /// Sender writes a (flow, sequence) pattern into every message and the receiver checks
-    /// every byte; any mismatch makes the run exit non-zero.
-    #[arg(long)]
-    pub verify: bool,
+    #[command(flatten)]
+    pub verify: VerifyArgs,
     /// udp, unix-dgram: send a message larger than one datagram as several equal datagrams
     /// (each numbered) instead of refusing the size.
     #[arg(long)]
@@ -402,19 +392,15 @@ pub struct RunArgs {
     /// stream; none for rr, because counters add a perf context switch to every round trip).
     #[arg(long, default_value = "auto")]
     pub counters: String,
-    /// Where each side's CPU goes: after the headline run, one more run of the same point with
-    /// every side's threads sampled (perf_event_open; cycles with a PMU, cpu-clock without),
-    /// broken down into copies, protocol, memory, locks, scheduling … (needs root or
-    /// perf_event_paranoid ≤ 1; otherwise the profile says why it is unavailable).
-    #[arg(long)]
-    pub profile: bool,
+    // After the headline run, one more run of the same point.
+    #[command(flatten)]
+    pub profile: ProfileArgs,
     #[command(flatten)]
     pub network: NetworkArgs,
     #[command(flatten)]
     pub remote: RemoteArgs,
-    /// Print one JSON document instead of the table.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub json: JsonArgs,
     #[command(flatten)]
     pub stream: StreamArgs,
 }
@@ -433,14 +419,13 @@ pub struct ServersArgs {
     /// Measured time per point.
     #[arg(long, default_value = "5s")]
     pub duration: String,
-    /// Visits per point: every round visits the client counts in a seeded shuffled order and,
-    /// at each, the models back to back (order reversed every other round); --duration is split
-    /// evenly over a point's visits. One visit gives no interval.
-    #[arg(long, default_value = "3")]
-    pub visits: String,
-    /// Seed of the visit order (default: drawn, and recorded).
-    #[arg(long)]
-    pub seed: Option<String>,
+    // Every round visits the client counts in a seeded shuffled order and, at each, the
+    // models back to back (order reversed every other round); --duration is split evenly
+    // over a point's visits.
+    #[command(flatten)]
+    pub visits: VisitsArgs,
+    #[command(flatten)]
+    pub seed: SeedArgs,
     /// Load before the measured time of each point, excluded from every figure.
     #[arg(long, default_value = "200ms")]
     pub warmup: String,
@@ -469,22 +454,19 @@ pub struct ServersArgs {
     /// Tests: per-connection first and last completion times in each record.
     #[arg(long, hide = true)]
     pub record_connections: bool,
-    /// One more window per point, after the measured one, with the server process's threads
-    /// sampled: where the server's CPU goes, per model (see `run --profile`).
-    #[arg(long)]
-    pub profile: bool,
+    // One more window per point, after the measured one.
+    #[command(flatten)]
+    pub profile: ProfileArgs,
     #[command(flatten)]
     pub network: NetworkArgs,
     /// With --remote: each point's server model runs on `bytepath server` at HOST[:PORT],
     /// which reports what the server alone cost; this host runs the load generator.
     #[command(flatten)]
     pub remote: RemoteArgs,
-    /// Print the records as one JSON array instead of one line per point.
-    #[arg(long)]
-    pub json: bool,
-    /// Results folder; default ./bytepath-results/<timestamp>/.
-    #[arg(long)]
-    pub out: Option<std::path::PathBuf>,
+    #[command(flatten)]
+    pub json: JsonArgs,
+    #[command(flatten)]
+    pub folder: FolderArgs,
     #[command(flatten)]
     pub stream: StreamArgs,
 }

@@ -44,7 +44,6 @@ pub enum StreamAs {
     Visits,
 }
 
-
 pub fn file_error(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
     move |source| Error::File {
         path: path.to_path_buf(),

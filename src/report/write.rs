@@ -24,7 +24,6 @@ pub const SWEEP: Questions = Questions {
     answers: crate::analysis::answers,
 };
 
-
 /// Reads and checks `dir/results.jsonl`.
 pub fn read_results(dir: &Path) -> Result<Dataset, Error> {
     if !dir.is_dir() {

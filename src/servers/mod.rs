@@ -99,7 +99,6 @@ impl Placement {
     }
 }
 
-
 impl ServersSpec {
     /// One visit's measured window: the point's duration over its visits.
     pub fn visit_duration(&self) -> Duration {

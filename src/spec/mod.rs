@@ -25,7 +25,6 @@ pub use remote::{parse_remote, RemoteRun, Target};
 pub const MAX_MESSAGE_SIZE: usize = 64 << 20;
 pub const MAX_THREADS: usize = 1024;
 
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Pattern {

@@ -1,0 +1,234 @@
+//! The flags more than one command takes, each declared once with its help, its parse and its
+//! bounds, and flattened into every command that takes it: a flag's meaning cannot drift
+//! between commands, and one that means something else gets a name of its own (sweep's
+//! `--min-visits`, a floor, against the exact `--visits` of ipc, servers and mesh).
+use crate::error::{bad, ConfigError};
+use clap::Args;
+use std::path::PathBuf;
+
+/// `--seed`: sweep, ipc, file and servers.
+#[derive(Debug, Clone, Default, Args, serde::Serialize)]
+pub struct SeedArgs {
+    /// Seed of the shuffled order the points are measured in (default: a fresh one from the
+    /// OS, printed and recorded, so any run can be replayed).
+    #[arg(long)]
+    pub seed: Option<String>,
+}
+
+impl SeedArgs {
+    /// The seed given (a whole number up to 2^64 - 1), or a fresh one from the OS.
+    pub fn seed(&self) -> Result<u64, ConfigError> {
+        match self.seed.as_deref() {
+            Some(t) => t.trim().parse::<u64>().map_err(|_| {
+                bad(format!(
+                    "--seed {t:?}: allowed: a whole number from 0 to {}",
+                    u64::MAX
+                ))
+            }),
+            None => {
+                let mut bytes = [0u8; 8];
+                getrandom::fill(&mut bytes).map_err(|e| {
+                    bad::<ConfigError>(format!("--seed: no seed given and none from the OS ({e})"))
+                })?;
+                Ok(u64::from_le_bytes(bytes))
+            }
+        }
+    }
+
+    /// Whether `--seed` was given (a resumed study otherwise replays its recorded seed).
+    pub fn given(&self) -> bool {
+        self.seed.is_some()
+    }
+}
+
+/// `--visits`, an exact count of visits per point: ipc, servers and mesh. (sweep's floor is
+/// `--min-visits`.)
+#[derive(Debug, Clone, Args, serde::Serialize)]
+pub struct VisitsArgs {
+    /// Visits per point, exactly: the points are visited round after round in a shuffled
+    /// order, the work of a point is split over its visits, and its interval comes from the
+    /// visit means (ipc: 2 to 1000; servers: 1 to 1000; mesh: 1 to 100, one visit giving no
+    /// interval).
+    #[arg(long, default_value = "3")]
+    pub visits: String,
+}
+
+impl VisitsArgs {
+    /// The count, refused outside `lo..=hi`: each study's bounds say what its statistics need.
+    pub fn count(&self, (lo, hi): (usize, usize)) -> Result<usize, ConfigError> {
+        let text = &self.visits;
+        match text.trim().parse::<usize>() {
+            Ok(n) if (lo..=hi).contains(&n) => Ok(n),
+            _ => Err(bad(format!(
+                "--visits {text:?}: allowed: a whole number from {lo} to {hi}"
+            ))),
+        }
+    }
+}
+
+/// `--out`: every study that writes a results folder.
+#[derive(Debug, Clone, Default, Args, serde::Serialize)]
+pub struct FolderArgs {
+    /// Results folder; default ./bytepath-results/<timestamp>/.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+}
+
+/// `--out` and `--resume`: the studies that can continue an interrupted folder (sweep, mesh).
+#[derive(Debug, Clone, Default, Args, serde::Serialize)]
+pub struct ResumableFolderArgs {
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub folder: FolderArgs,
+    /// Continue the study in --out: keep the visits it finished and make only the missing
+    /// ones (the study's settings must be the same).
+    #[arg(long)]
+    pub resume: bool,
+}
+
+/// `--verify`: run, sweep and file.
+#[derive(Debug, Clone, Copy, Default, Args, serde::Serialize)]
+pub struct VerifyArgs {
+    /// Check every byte received: run and sweep write a (flow, sequence) pattern into every
+    /// message and the receiver checks it; file hashes what arrives (xxh3-64) against the
+    /// file's hash. A mismatch is reported and the command exits non-zero.
+    #[arg(long)]
+    pub verify: bool,
+}
+
+/// `--profile`: run, sweep, file and servers.
+#[derive(Debug, Clone, Copy, Default, Args, serde::Serialize)]
+pub struct ProfileArgs {
+    /// Where each side's CPU goes: after the measured work, one more run of every point with
+    /// its threads sampled (perf_event_open; cycles with a PMU, cpu-clock without), broken
+    /// down into copies, protocol, memory, locks, scheduling … (needs root or
+    /// perf_event_paranoid ≤ 1; otherwise the profile says why it is unavailable). file
+    /// samples the server's sending and the client's receiving thread; servers, the server
+    /// process.
+    #[arg(long)]
+    pub profile: bool,
+}
+
+/// `--json`: run, file, servers and probe.
+#[derive(Debug, Clone, Copy, Default, Args, serde::Serialize)]
+pub struct JsonArgs {
+    /// Print JSON on stdout instead of the text: one document (servers: one array of its
+    /// records).
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+    use std::collections::BTreeMap;
+
+    /// Every flag more than one command takes, with each command's help for it: one text each.
+    #[test]
+    fn a_shared_flag_has_one_help_text_in_every_command() {
+        let cli = crate::cli::Cli::command();
+        let mut helps: BTreeMap<String, BTreeMap<String, Vec<String>>> = BTreeMap::new();
+        for sub in cli.get_subcommands() {
+            for arg in sub.get_arguments() {
+                let Some(long) = arg.get_long() else { continue };
+                let help = arg.get_help().map(ToString::to_string).unwrap_or_default();
+                let default: Vec<_> = arg
+                    .get_default_values()
+                    .iter()
+                    .map(|d| d.to_string_lossy().into_owned())
+                    .collect();
+                helps
+                    .entry(long.to_string())
+                    .or_default()
+                    .entry(format!("{help} [default: {default:?}]"))
+                    .or_default()
+                    .push(sub.get_name().to_string());
+            }
+        }
+        let shared = [
+            "seed",
+            "visits",
+            "out",
+            "resume",
+            "verify",
+            "profile",
+            "json",
+            "json-stream",
+            "netns",
+            "mtu",
+            "netem",
+            "remote",
+            "reverse",
+        ];
+        for flag in shared {
+            let texts = &helps[flag];
+            assert_eq!(
+                texts.len(),
+                1,
+                "--{flag} has {} help texts: {texts:#?}",
+                texts.len()
+            );
+            let commands: usize = texts.values().map(Vec::len).sum();
+            assert!(commands >= 2, "--{flag} is taken by one command only");
+        }
+    }
+
+    /// A shared flag's field is declared in one struct of `src/cli`, this file's or the
+    /// network and remote groups.
+    #[test]
+    fn a_shared_flag_is_declared_in_one_place() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/src/cli");
+        let mut sources = String::new();
+        for entry in std::fs::read_dir(dir).unwrap() {
+            sources += &std::fs::read_to_string(entry.unwrap().path()).unwrap();
+        }
+        for field in [
+            "seed",
+            "visits",
+            "out",
+            "resume",
+            "verify",
+            "profile",
+            "json",
+            "json_stream",
+            "netns",
+            "mtu",
+            "netem",
+            "remote",
+            "reverse",
+        ] {
+            let needle = format!("    pub {field}: ");
+            let declared = sources
+                .lines()
+                .filter(|l| l.starts_with(&needle) && !l.ends_with("Args,"))
+                .count();
+            assert_eq!(
+                declared, 1,
+                "`pub {field}:` is declared {declared} times in src/cli"
+            );
+        }
+    }
+
+    #[test]
+    fn visits_and_seed_name_the_value_and_what_is_allowed() {
+        let visits = |t: &str| VisitsArgs { visits: t.into() }.count((2, 1000));
+        assert_eq!(visits(" 7 "), Ok(7));
+        assert_eq!(
+            visits("1").unwrap_err().0,
+            "--visits \"1\": allowed: a whole number from 2 to 1000"
+        );
+        let seed = |t: &str| {
+            SeedArgs {
+                seed: Some(t.into()),
+            }
+            .seed()
+        };
+        assert_eq!(seed("42"), Ok(42));
+        assert!(seed("-1")
+            .unwrap_err()
+            .0
+            .starts_with("--seed \"-1\": allowed: a whole number"));
+        assert_ne!(SeedArgs::default().seed(), SeedArgs::default().seed());
+    }
+}
