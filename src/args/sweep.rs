@@ -302,7 +302,11 @@ mod tests {
     #[test]
     fn visits_and_seed_are_checked_and_a_missing_seed_is_drawn() {
         assert_eq!(spec(&["--min-visits", "5"]).unwrap().min_visits, 5);
-        assert_eq!(spec(&["--visits", "4"]).unwrap().min_visits, 4, "the old spelling");
+        assert_eq!(
+            spec(&["--visits", "4"]).unwrap().min_visits,
+            4,
+            "the old spelling"
+        );
         for bad in ["1", "0", "1001", "x", "2.5"] {
             let err = spec(&["--min-visits", bad]).unwrap_err().0;
             assert!(
