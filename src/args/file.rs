@@ -37,6 +37,7 @@ pub fn command(args: &FileArgs, interrupt: &AtomicBool) -> Result<Status, Error>
     };
     let output = StudyOutput {
         out: args.folder.out.clone(),
+        arguments: super::as_given(args),
         json: args.json.json,
         stream: stream.clone(),
         ..StudyOutput::default()

@@ -28,7 +28,7 @@ pub fn command(args: &IpcArgs, interrupt: &AtomicBool) -> Result<Status, Error> 
     let stream = super::stream(&args.stream, false)?;
     let output = StudyOutput {
         out: args.folder.out.clone(),
-        arguments: args_json(args),
+        arguments: super::as_given(args),
         stream: stream.clone(),
         ..StudyOutput::default()
     };
@@ -208,19 +208,6 @@ fn parse_size(text: &str) -> Result<usize, ConfigError> {
         Some(n) if n >= 1 && n <= MAX_MESSAGE_SIZE as u64 => Ok(n as usize),
         _ => Err(bad(format!("{text:?}: allowed: a size from 1 B to 64 MiB"))),
     }
-}
-
-fn args_json(args: &IpcArgs) -> serde_json::Value {
-    serde_json::json!({
-        "transports": args.transports, "sizes": args.sizes, "measure": args.measure,
-        "trials": args.trials, "bytes": args.bytes, "max_time": args.max_time,
-        "warmup": args.warmup, "pipe_size": args.pipe_size, "pipe_sizes": args.pipe_sizes,
-        "visits": args.visits.visits, "seed": args.seed.seed, "pin": args.pin,
-        "udp_split": args.udp_split,
-        "processes": args.processes,
-        "netns": args.network.netns, "mtu": args.network.mtu, "netem": args.network.netem,
-        "remote": args.remote.remote,
-    })
 }
 
 #[cfg(test)]

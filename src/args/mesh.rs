@@ -14,7 +14,6 @@ use crate::spec::{
     Pattern, Target,
 };
 use crate::transport::Transport;
-use serde_json::{json, Value};
 use std::net::{IpAddr, ToSocketAddrs};
 use std::sync::atomic::AtomicBool;
 
@@ -25,7 +24,7 @@ pub fn command(args: &MeshArgs, interrupt: &AtomicBool) -> Result<Status, Error>
     let output = StudyOutput {
         out: args.folder.folder.out.clone(),
         resume: args.folder.resume,
-        arguments: arguments(args),
+        arguments: super::as_given(args),
         json: false,
         stream: stream.clone(),
     };
@@ -242,25 +241,6 @@ fn launch(args: &MeshArgs) -> Result<Option<Launch>, ConfigError> {
         )));
     }
     Ok(Some(Launch { ssh, binary }))
-}
-
-/// The flags as given, for the marker.
-fn arguments(args: &MeshArgs) -> Value {
-    json!({
-        "hosts": args.hosts,
-        "hosts_file": args.hosts_file,
-        "hosts_from_dns": args.hosts_from_dns,
-        "pairs": args.pairs,
-        "mechanisms": args.mechanisms,
-        "sizes": args.sizes,
-        "patterns": args.patterns,
-        "threads": args.threads,
-        "duration": args.duration,
-        "warmup": args.warmup,
-        "visits": args.visits.visits,
-        "concurrent": args.concurrent,
-        "launch": args.launch,
-    })
 }
 
 #[cfg(test)]

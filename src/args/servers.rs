@@ -9,7 +9,6 @@ use crate::report::folder::StudyOutput;
 use crate::servers::model::ServerModel;
 use crate::servers::{Placement, ServersSpec};
 use crate::spec::{parse_bytes, parse_duration, parse_list, MAX_MESSAGE_SIZE};
-use serde_json::{json, Value};
 use std::sync::atomic::AtomicBool;
 
 /// `bytepath servers`: parses the flags and measures the study.
@@ -19,7 +18,7 @@ pub fn command(args: &ServersArgs, interrupt: &AtomicBool) -> Result<Status, Err
     let stream = super::stream(&args.stream, args.json.json)?;
     let output = StudyOutput {
         out: args.folder.out.clone(),
-        arguments: args_json(args),
+        arguments: super::as_given(args),
         json: args.json.json,
         stream: stream.clone(),
         ..StudyOutput::default()
@@ -132,17 +131,6 @@ fn remote_placement(args: &ServersArgs, cpus: &[usize]) -> Result<Placement, Con
         )),
         Some(other) => Err(bad(format!("--pin {other:?}: allowed: none (with --remote)"))),
     }
-}
-
-fn args_json(args: &ServersArgs) -> Value {
-    json!({
-        "models": args.models, "clients": args.clients, "size": args.size,
-        "duration": args.duration, "visits": args.visits.visits, "seed": args.seed.seed,
-        "warmup": args.warmup, "rate": args.rate,
-        "server_threads": args.server_threads, "client_threads": args.client_threads,
-        "netns": args.network.netns, "mtu": args.network.mtu, "netem": args.network.netem,
-        "remote": args.remote.remote,
-    })
 }
 
 #[cfg(test)]

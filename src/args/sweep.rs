@@ -15,7 +15,6 @@ use crate::spec::{
 };
 use crate::sweep::spec::{SweepSpec, MAX_CI_PERCENT, VISIT_BOUNDS};
 use crate::transport::Transport;
-use serde_json::{json, Value};
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
@@ -42,7 +41,7 @@ pub fn command(args: &SweepArgs, interrupt: &AtomicBool) -> Result<Status, Error
     let output = StudyOutput {
         out: args.folder.folder.out.clone(),
         resume: args.folder.resume,
-        arguments: arguments(args),
+        arguments: super::as_given(args),
         json: false,
         stream: stream.clone(),
     };
@@ -139,31 +138,6 @@ pub fn parse_min_visits(text: &str) -> Result<usize, ConfigError> {
 
 fn parse_recv_size(text: Option<&str>) -> Result<Option<usize>, ConfigError> {
     text.map(crate::spec::parse_recv_size).transpose()
-}
-
-/// The flags as given, for the marker.
-fn arguments(args: &SweepArgs) -> Value {
-    json!({
-        "mechanisms": args.mechanisms,
-        "sizes": args.sizes,
-        "threads": args.threads,
-        "patterns": args.patterns,
-        "ci": args.ci,
-        "visits": args.min_visits,
-        "visit": args.visit,
-        "budget": args.budget,
-        "seed": args.seed.seed,
-        "slice": args.slice,
-        "warmup": args.warmup,
-        "pin": args.pin,
-        "recv_size": args.recv_size,
-        "counters": args.counters,
-        "verify": args.verify.verify,
-        "netns": args.network.netns,
-        "mtu": args.network.mtu,
-        "netem": args.network.netem,
-        "remote": args.remote.remote,
-    })
 }
 
 #[cfg(test)]

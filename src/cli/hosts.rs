@@ -51,7 +51,7 @@ pub struct ServerArgs {
 }
 
 /// `bytepath mesh`: which hosts, which pairs, which points, how often.
-#[derive(Debug, Args)]
+#[derive(Debug, Args, serde::Serialize)]
 #[command(group(ArgGroup::new("host_list").required(true).args(["hosts", "hosts_file", "hosts_from_dns"])))]
 pub struct MeshArgs {
     /// The hosts, comma-separated, each HOST[:PORT] as --remote takes it (default port 5301);
@@ -91,6 +91,7 @@ pub struct MeshArgs {
     // How many times the whole schedule is repeated: each (pair, point) is measured in this
     // many short visits spread over the mesh.
     #[command(flatten)]
+    #[serde(flatten)]
     pub visits: VisitsArgs,
     /// Pairs of one round measured at once (they never share a host): 1 measures one pair at
     /// a time; more loads the network with several pairs deliberately, and records say so.
@@ -112,7 +113,9 @@ pub struct MeshArgs {
     #[arg(long)]
     pub launch_binary: Option<String>,
     #[command(flatten)]
+    #[serde(flatten)]
     pub folder: ResumableFolderArgs,
     #[command(flatten)]
+    #[serde(flatten)]
     pub stream: StreamArgs,
 }

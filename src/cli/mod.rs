@@ -73,7 +73,7 @@ pub struct CompletionsArgs {
 }
 
 /// `--json-stream`, shared by run and every study.
-#[derive(Debug, Clone, Copy, Default, Args)]
+#[derive(Debug, Clone, Copy, Default, Args, serde::Serialize)]
 pub struct StreamArgs {
     /// Print one JSON object per line to stdout as the work goes (start, slice or visit,
     /// point, end), each flushed at once; text that went to stdout goes to stderr instead.
@@ -82,7 +82,7 @@ pub struct StreamArgs {
 }
 
 /// Where the two sides run; shared by run, sweep, ipc, file and servers.
-#[derive(Debug, Clone, Default, Args)]
+#[derive(Debug, Clone, Default, Args, serde::Serialize)]
 pub struct NetworkArgs {
     /// Run each side in its own network namespace, the two joined by a veth pair with private
     /// addresses (needs root and the ip command); tcp and udp only.
@@ -99,7 +99,7 @@ pub struct NetworkArgs {
 
 /// Whether the other side runs on `bytepath server` on another host; shared by run, sweep and
 /// ipc.
-#[derive(Debug, Clone, Default, Args)]
+#[derive(Debug, Clone, Default, Args, serde::Serialize)]
 pub struct RemoteArgs {
     /// Run the other side on `bytepath server` at HOST[:PORT] (default port 5301): it sends
     /// (stream) or answers (rr); this host receives or asks, and measures. tcp and udp.
@@ -114,16 +114,17 @@ pub struct RemoteArgs {
     pub reverse: bool,
 }
 
-#[derive(Debug, Args)]
+#[derive(Debug, Args, serde::Serialize)]
 pub struct ProbeArgs {
     #[command(flatten)]
+    #[serde(flatten)]
     pub json: JsonArgs,
     /// A tenth of the trials and shorter calibrations (well under a second); for tests.
     #[arg(long)]
     pub quick: bool,
 }
 
-#[derive(Debug, Args)]
+#[derive(Debug, Args, serde::Serialize)]
 pub struct SweepArgs {
     /// Mechanisms, comma-separated (send, copy, gather, zerocopy, uring, uring-gather,
     /// uring-zc, splice, sendfile), or all.
@@ -152,6 +153,7 @@ pub struct SweepArgs {
     /// and further visits are added toward --ci. `--visits` is kept as a hidden alias; in
     /// ipc, servers and mesh `--visits` is an exact count.
     #[arg(long, alias = "visits", default_value = "3")]
+    #[serde(rename = "visits")] // the marker's key since schema 2
     pub min_visits: String,
     /// Measured time of one visit (after its warm-up).
     #[arg(long, default_value = "300ms")]
@@ -162,6 +164,7 @@ pub struct SweepArgs {
     #[arg(long, default_value = "2s")]
     pub budget: String,
     #[command(flatten)]
+    #[serde(flatten)]
     pub seed: SeedArgs,
     /// Length of one slice inside a visit (diagnostics of a visit's steadiness).
     #[arg(long, default_value = "100ms")]
@@ -181,20 +184,26 @@ pub struct SweepArgs {
     pub counters: String,
     // One more visit of every point, after the headline and counter visits.
     #[command(flatten)]
+    #[serde(flatten)]
     pub profile: ProfileArgs,
     #[command(flatten)]
+    #[serde(flatten)]
     pub verify: VerifyArgs,
     #[command(flatten)]
+    #[serde(flatten)]
     pub network: NetworkArgs,
     #[command(flatten)]
+    #[serde(flatten)]
     pub remote: RemoteArgs,
     #[command(flatten)]
+    #[serde(flatten)]
     pub folder: ResumableFolderArgs,
     #[command(flatten)]
+    #[serde(flatten)]
     pub stream: StreamArgs,
 }
 
-#[derive(Debug, Args)]
+#[derive(Debug, Args, serde::Serialize)]
 pub struct FileArgs {
     /// File sizes, comma-separated (K/M/G suffixes, binary); test files of these sizes are
     /// created in a temporary folder and removed afterwards.
@@ -225,29 +234,37 @@ pub struct FileArgs {
     // The order the mechanisms are measured in within each repetition, reversed on every
     // other repetition.
     #[command(flatten)]
+    #[serde(flatten)]
     pub seed: SeedArgs,
     #[command(flatten)]
+    #[serde(flatten)]
     pub verify: VerifyArgs,
     /// perf counters to open per side: all, software, hardware, none.
     #[arg(long, default_value = "all")]
     pub counters: String,
     // One more transfer per size and mechanism, after the measured ones.
     #[command(flatten)]
+    #[serde(flatten)]
     pub profile: ProfileArgs,
     #[command(flatten)]
+    #[serde(flatten)]
     pub network: NetworkArgs,
     // With --remote the server writes each test file and sends it; this host receives.
     #[command(flatten)]
+    #[serde(flatten)]
     pub remote: RemoteArgs,
     #[command(flatten)]
+    #[serde(flatten)]
     pub folder: FolderArgs,
     #[command(flatten)]
+    #[serde(flatten)]
     pub json: JsonArgs,
     #[command(flatten)]
+    #[serde(flatten)]
     pub stream: StreamArgs,
 }
 
-#[derive(Debug, Args)]
+#[derive(Debug, Args, serde::Serialize)]
 pub struct IpcArgs {
     /// Transports, comma-separated: pipe, unix, unix-dgram, tcp, udp, shm. By default all six;
     /// the datagram ones then skip sizes above their datagram limit (named, they refuse them).
@@ -281,8 +298,10 @@ pub struct IpcArgs {
     // The transports at one size are visited back to back in a seeded order, round after
     // round; --trials and --bytes are split over the visits.
     #[command(flatten)]
+    #[serde(flatten)]
     pub visits: VisitsArgs,
     #[command(flatten)]
+    #[serde(flatten)]
     pub seed: SeedArgs,
     /// udp, unix-dgram: send a size above the datagram limit as several numbered datagrams.
     #[arg(long)]
@@ -294,12 +313,16 @@ pub struct IpcArgs {
     #[arg(long)]
     pub processes: bool,
     #[command(flatten)]
+    #[serde(flatten)]
     pub network: NetworkArgs,
     #[command(flatten)]
+    #[serde(flatten)]
     pub remote: RemoteArgs,
     #[command(flatten)]
+    #[serde(flatten)]
     pub folder: FolderArgs,
     #[command(flatten)]
+    #[serde(flatten)]
     pub stream: StreamArgs,
 }
 
@@ -323,7 +346,7 @@ pub struct CompareArgs {
     pub fail_on_regression: Option<String>,
 }
 
-#[derive(Debug, Args)]
+#[derive(Debug, Args, serde::Serialize)]
 pub struct RunArgs {
     /// What carries the bytes: tcp (loopback), unix (AF_UNIX stream socket pair), pipe (two
     /// pipes per flow), shm (two shared-memory rings per flow, spin-then-futex).
@@ -379,6 +402,7 @@ pub struct RunArgs {
     #[arg(long)]
     pub spin: bool,
     #[command(flatten)]
+    #[serde(flatten)]
     pub verify: VerifyArgs,
     /// udp, unix-dgram: send a message larger than one datagram as several equal datagrams
     /// (each numbered) instead of refusing the size.
@@ -394,18 +418,23 @@ pub struct RunArgs {
     pub counters: String,
     // After the headline run, one more run of the same point.
     #[command(flatten)]
+    #[serde(flatten)]
     pub profile: ProfileArgs,
     #[command(flatten)]
+    #[serde(flatten)]
     pub network: NetworkArgs,
     #[command(flatten)]
+    #[serde(flatten)]
     pub remote: RemoteArgs,
     #[command(flatten)]
+    #[serde(flatten)]
     pub json: JsonArgs,
     #[command(flatten)]
+    #[serde(flatten)]
     pub stream: StreamArgs,
 }
 
-#[derive(Debug, Args)]
+#[derive(Debug, Args, serde::Serialize)]
 pub struct ServersArgs {
     /// Server models, comma-separated: iterative, threaded, select, poll, epoll, uring.
     #[arg(long, default_value = "iterative,threaded,select,poll,epoll,uring")]
@@ -423,8 +452,10 @@ pub struct ServersArgs {
     // models back to back (order reversed every other round); --duration is split evenly
     // over a point's visits.
     #[command(flatten)]
+    #[serde(flatten)]
     pub visits: VisitsArgs,
     #[command(flatten)]
+    #[serde(flatten)]
     pub seed: SeedArgs,
     /// Load before the measured time of each point, excluded from every figure.
     #[arg(long, default_value = "200ms")]
@@ -456,17 +487,23 @@ pub struct ServersArgs {
     pub record_connections: bool,
     // One more window per point, after the measured one.
     #[command(flatten)]
+    #[serde(flatten)]
     pub profile: ProfileArgs,
     #[command(flatten)]
+    #[serde(flatten)]
     pub network: NetworkArgs,
     /// With --remote: each point's server model runs on `bytepath server` at HOST[:PORT],
     /// which reports what the server alone cost; this host runs the load generator.
     #[command(flatten)]
+    #[serde(flatten)]
     pub remote: RemoteArgs,
     #[command(flatten)]
+    #[serde(flatten)]
     pub json: JsonArgs,
     #[command(flatten)]
+    #[serde(flatten)]
     pub folder: FolderArgs,
     #[command(flatten)]
+    #[serde(flatten)]
     pub stream: StreamArgs,
 }

@@ -189,7 +189,7 @@ pub fn run(
     let marker = folder::marker(
         FILE_KIND,
         serde_json::to_value(spec.config(&sizes, server)).expect("JSON"),
-        serde_json::json!({}),
+        output.arguments.clone(),
         sizes.len() * spec.mechanisms.len() * spec.caches.len() * spec.reps as usize,
         measure::ORDER,
     );
