@@ -108,6 +108,116 @@ mod tests {
         }
     }
 
+    /// Reads a marker's `arguments` back into the command's flags.
+    fn read_back<T: serde::de::DeserializeOwned>(given: Value) -> T {
+        serde_json::from_value(given).expect("a marker's arguments read back")
+    }
+
+    /// What a study records of its command line is enough to rebuild the same spec: recorded,
+    /// read back and parsed again, every study's spec is equal to the one it ran with.
+    #[test]
+    fn every_studys_recorded_flags_rebuild_the_same_spec() {
+        let cpus = [0, 1];
+        let parse = |line: &[&str]| {
+            let cli = Cli::try_parse_from([&["bytepath"][..], line].concat()).unwrap();
+            cli.command
+        };
+        let sweep = [
+            "sweep",
+            "--seed",
+            "9",
+            "--min-visits",
+            "4",
+            "--recv",
+            "uring-recv",
+            "--profile",
+        ];
+        let Command::Sweep(a) = parse(&sweep) else {
+            unreachable!()
+        };
+        let b: crate::cli::SweepArgs = read_back(super::as_given(&a));
+        assert_eq!(
+            super::sweep::sweep_spec(&b, &cpus).unwrap(),
+            super::sweep::sweep_spec(&a, &cpus).unwrap()
+        );
+        let Command::Ipc(a) = parse(&[
+            "ipc",
+            "--seed",
+            "3",
+            "--visits",
+            "5",
+            "--pipe-sizes",
+            "64K,1M",
+        ]) else {
+            unreachable!()
+        };
+        let b: crate::cli::IpcArgs = read_back(super::as_given(&a));
+        assert_eq!(
+            super::ipc::ipc_spec(&b, &cpus).unwrap(),
+            super::ipc::ipc_spec(&a, &cpus).unwrap()
+        );
+        let Command::File(a) = parse(&[
+            "file",
+            "--seed",
+            "4",
+            "--sizes",
+            "4K,1M",
+            "--verify",
+            "--cache",
+            "warm,cold",
+        ]) else {
+            unreachable!()
+        };
+        let b: crate::cli::FileArgs = read_back(super::as_given(&a));
+        assert_eq!(
+            super::file::file_spec(&b, &cpus).unwrap(),
+            super::file::file_spec(&a, &cpus).unwrap()
+        );
+        let Command::Servers(a) = parse(&[
+            "servers",
+            "--seed",
+            "5",
+            "--visits",
+            "2",
+            "--clients",
+            "5,15",
+        ]) else {
+            unreachable!()
+        };
+        let b: crate::cli::ServersArgs = read_back(super::as_given(&a));
+        assert_eq!(
+            super::servers::servers_spec(&b, &cpus).unwrap(),
+            super::servers::servers_spec(&a, &cpus).unwrap()
+        );
+        let Command::Mesh(a) =
+            parse(&["mesh", "--hosts", "10.0.0.1,10.0.0.2:5302", "--visits", "2"])
+        else {
+            unreachable!()
+        };
+        let b: crate::cli::MeshArgs = read_back(super::as_given(&a));
+        assert_eq!(
+            super::mesh::mesh_spec(&b).unwrap(),
+            super::mesh::mesh_spec(&a).unwrap()
+        );
+        let Command::Run(a) = parse(&[
+            "run",
+            "-m",
+            "uring",
+            "--queue-depth",
+            "8",
+            "-s",
+            "64K",
+            "--verify",
+        ]) else {
+            unreachable!()
+        };
+        let b: crate::cli::RunArgs = read_back(super::as_given(&a));
+        assert_eq!(
+            super::run::run_spec(&b, &cpus).unwrap(),
+            super::run::run_spec(&a, &cpus).unwrap()
+        );
+    }
+
     #[test]
     fn the_sweep_records_what_its_old_builder_left_out() {
         let given = as_given(&[

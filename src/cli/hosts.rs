@@ -51,7 +51,7 @@ pub struct ServerArgs {
 }
 
 /// `bytepath mesh`: which hosts, which pairs, which points, how often.
-#[derive(Debug, Args, serde::Serialize)]
+#[derive(Debug, Args, serde::Serialize, serde::Deserialize)]
 #[command(group(ArgGroup::new("host_list").required(true).args(["hosts", "hosts_file", "hosts_from_dns"])))]
 pub struct MeshArgs {
     /// The hosts, comma-separated, each HOST[:PORT] as --remote takes it (default port 5301);

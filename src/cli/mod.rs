@@ -73,7 +73,7 @@ pub struct CompletionsArgs {
 }
 
 /// `--json-stream`, shared by run and every study.
-#[derive(Debug, Clone, Copy, Default, Args, serde::Serialize)]
+#[derive(Debug, Clone, Copy, Default, Args, serde::Serialize, serde::Deserialize)]
 pub struct StreamArgs {
     /// Print one JSON object per line to stdout as the work goes (start, slice or visit,
     /// point, end), each flushed at once; text that went to stdout goes to stderr instead.
@@ -82,7 +82,7 @@ pub struct StreamArgs {
 }
 
 /// Where the two sides run; shared by run, sweep, ipc, file and servers.
-#[derive(Debug, Clone, Default, Args, serde::Serialize)]
+#[derive(Debug, Clone, Default, Args, serde::Serialize, serde::Deserialize)]
 pub struct NetworkArgs {
     /// Run each side in its own network namespace, the two joined by a veth pair with private
     /// addresses (needs root and the ip command); tcp and udp only.
@@ -99,7 +99,7 @@ pub struct NetworkArgs {
 
 /// Whether the other side runs on `bytepath server` on another host; shared by run, sweep and
 /// ipc.
-#[derive(Debug, Clone, Default, Args, serde::Serialize)]
+#[derive(Debug, Clone, Default, Args, serde::Serialize, serde::Deserialize)]
 pub struct RemoteArgs {
     /// Run the other side on `bytepath server` at HOST[:PORT] (default port 5301): it sends
     /// (stream) or answers (rr); this host receives or asks, and measures. tcp and udp.
@@ -114,7 +114,7 @@ pub struct RemoteArgs {
     pub reverse: bool,
 }
 
-#[derive(Debug, Args, serde::Serialize)]
+#[derive(Debug, Args, serde::Serialize, serde::Deserialize)]
 pub struct ProbeArgs {
     #[command(flatten)]
     #[serde(flatten)]
@@ -124,7 +124,7 @@ pub struct ProbeArgs {
     pub quick: bool,
 }
 
-#[derive(Debug, Args, serde::Serialize)]
+#[derive(Debug, Args, serde::Serialize, serde::Deserialize)]
 pub struct SweepArgs {
     /// Mechanisms, comma-separated (send, copy, gather, zerocopy, uring, uring-gather,
     /// uring-zc, splice, sendfile), or all.
@@ -203,7 +203,7 @@ pub struct SweepArgs {
     pub stream: StreamArgs,
 }
 
-#[derive(Debug, Args, serde::Serialize)]
+#[derive(Debug, Args, serde::Serialize, serde::Deserialize)]
 pub struct FileArgs {
     /// File sizes, comma-separated (K/M/G suffixes, binary); test files of these sizes are
     /// created in a temporary folder and removed afterwards.
@@ -264,7 +264,7 @@ pub struct FileArgs {
     pub stream: StreamArgs,
 }
 
-#[derive(Debug, Args, serde::Serialize)]
+#[derive(Debug, Args, serde::Serialize, serde::Deserialize)]
 pub struct IpcArgs {
     /// Transports, comma-separated: pipe, unix, unix-dgram, tcp, udp, shm. By default all six;
     /// the datagram ones then skip sizes above their datagram limit (named, they refuse them).
@@ -346,7 +346,7 @@ pub struct CompareArgs {
     pub fail_on_regression: Option<String>,
 }
 
-#[derive(Debug, Args, serde::Serialize)]
+#[derive(Debug, Args, serde::Serialize, serde::Deserialize)]
 pub struct RunArgs {
     /// What carries the bytes: tcp (loopback), unix (AF_UNIX stream socket pair), pipe (two
     /// pipes per flow), shm (two shared-memory rings per flow, spin-then-futex).
@@ -434,7 +434,7 @@ pub struct RunArgs {
     pub stream: StreamArgs,
 }
 
-#[derive(Debug, Args, serde::Serialize)]
+#[derive(Debug, Args, serde::Serialize, serde::Deserialize)]
 pub struct ServersArgs {
     /// Server models, comma-separated: iterative, threaded, select, poll, epoll, uring.
     #[arg(long, default_value = "iterative,threaded,select,poll,epoll,uring")]

@@ -7,7 +7,7 @@ use clap::Args;
 use std::path::PathBuf;
 
 /// `--seed`: sweep, ipc, file and servers.
-#[derive(Debug, Clone, Default, Args, serde::Serialize)]
+#[derive(Debug, Clone, Default, Args, serde::Serialize, serde::Deserialize)]
 pub struct SeedArgs {
     /// Seed of the shuffled order the points are measured in (default: a fresh one from the
     /// OS, printed and recorded, so any run can be replayed).
@@ -43,7 +43,7 @@ impl SeedArgs {
 
 /// `--visits`, an exact count of visits per point: ipc, servers and mesh. (sweep's floor is
 /// `--min-visits`.)
-#[derive(Debug, Clone, Args, serde::Serialize)]
+#[derive(Debug, Clone, Args, serde::Serialize, serde::Deserialize)]
 pub struct VisitsArgs {
     /// Visits per point, exactly: the points are visited round after round in a shuffled
     /// order, the work of a point is split over its visits, and its interval comes from the
@@ -67,7 +67,7 @@ impl VisitsArgs {
 }
 
 /// `--out`: every study that writes a results folder.
-#[derive(Debug, Clone, Default, Args, serde::Serialize)]
+#[derive(Debug, Clone, Default, Args, serde::Serialize, serde::Deserialize)]
 pub struct FolderArgs {
     /// Results folder; default ./bytepath-results/<timestamp>/.
     #[arg(long)]
@@ -75,7 +75,7 @@ pub struct FolderArgs {
 }
 
 /// `--out` and `--resume`: the studies that can continue an interrupted folder (sweep, mesh).
-#[derive(Debug, Clone, Default, Args, serde::Serialize)]
+#[derive(Debug, Clone, Default, Args, serde::Serialize, serde::Deserialize)]
 pub struct ResumableFolderArgs {
     #[command(flatten)]
     #[serde(flatten)]
@@ -87,7 +87,7 @@ pub struct ResumableFolderArgs {
 }
 
 /// `--verify`: run, sweep and file.
-#[derive(Debug, Clone, Copy, Default, Args, serde::Serialize)]
+#[derive(Debug, Clone, Copy, Default, Args, serde::Serialize, serde::Deserialize)]
 pub struct VerifyArgs {
     /// Check every byte received: run and sweep write a (flow, sequence) pattern into every
     /// message and the receiver checks it; file hashes what arrives (xxh3-64) against the
@@ -97,7 +97,7 @@ pub struct VerifyArgs {
 }
 
 /// `--profile`: run, sweep, file and servers.
-#[derive(Debug, Clone, Copy, Default, Args, serde::Serialize)]
+#[derive(Debug, Clone, Copy, Default, Args, serde::Serialize, serde::Deserialize)]
 pub struct ProfileArgs {
     /// Where each side's CPU goes: after the measured work, one more run of every point with
     /// its threads sampled (perf_event_open; cycles with a PMU, cpu-clock without), broken
@@ -110,7 +110,7 @@ pub struct ProfileArgs {
 }
 
 /// `--json`: run, file, servers and probe.
-#[derive(Debug, Clone, Copy, Default, Args, serde::Serialize)]
+#[derive(Debug, Clone, Copy, Default, Args, serde::Serialize, serde::Deserialize)]
 pub struct JsonArgs {
     /// Print JSON on stdout instead of the text: one document (servers: one array of its
     /// records).
