@@ -79,6 +79,10 @@ pub fn sweep_spec(args: &SweepArgs, cpus: &[usize]) -> Result<SweepSpec, ConfigE
         check_transport(Transport::Tcp, m)?;
     }
     let recv_path: RecvPath = args.recv.parse()?;
+    let queue_depth = match mechanisms.iter().any(|m| m.uses_queue_depth()) {
+        true => Some(parse_queue_depth(args.queue_depth.as_deref())?),
+        false => None,
+    };
     check_recv_path(recv_path, Transport::Tcp, args.verify.verify)?;
     Ok(SweepSpec {
         mechanisms,
@@ -101,7 +105,7 @@ pub fn sweep_spec(args: &SweepArgs, cpus: &[usize]) -> Result<SweepSpec, ConfigE
         verify: args.verify.verify,
         network,
         remote,
-        queue_depth: parse_queue_depth(args.queue_depth.as_deref())?,
+        queue_depth,
         recv_path,
         profile: args.profile.profile,
     })
@@ -170,6 +174,60 @@ mod tests {
         assert_eq!(s.patterns, vec![Pattern::Stream]);
         assert_eq!(s.sizes, vec![256, 1024, 4096, 16384, 65536, 512 * 1024]);
         assert_eq!(s.ci_target, 0.02);
+    }
+
+    /// The marker's `spec` block, derived from the spec, holds exactly the keys the hand-built
+    /// one of schema 2 held, so older folders still resume (`--resume` compares key by key).
+    #[test]
+    fn the_marker_spec_keeps_the_schema_2_keys() {
+        let plain = spec(&[
+            "--seed",
+            "7",
+            "--sizes",
+            "4K",
+            "--threads",
+            "1",
+            "--pin",
+            "same",
+        ]);
+        let json = serde_json::to_value(plain.unwrap()).unwrap();
+        assert_eq!(
+            json,
+            serde_json::json!({
+                "mechanisms": ["send", "copy", "gather", "zerocopy"],
+                "patterns": ["stream"],
+                "sizes_bytes": [4096],
+                "threads": [1],
+                "ci_target_rel": 0.02,
+                "min_visits": 3,
+                "visit_s": 0.3,
+                "budget_per_point_s": 2.0,
+                "seed": 7,
+                "slice_s": 0.1,
+                "warmup_s": 0.1,
+                "pin": "same",
+                "recv_size_bytes": null,
+                "counters": "auto",
+                "verify": false,
+            })
+        );
+        // Settings present only when used, with the values the old builder wrote.
+        let used = spec(&[
+            "--mechanisms",
+            "uring",
+            "--queue-depth",
+            "8",
+            "--recv",
+            "uring-recv",
+            "--profile",
+        ]);
+        let json = serde_json::to_value(used.unwrap()).unwrap();
+        assert_eq!(json["mechanisms"], serde_json::json!(["uring"]));
+        assert_eq!(
+            (&json["queue_depth"], &json["recv"], &json["profile"]),
+            (&8.into(), &"uring-recv".into(), &true.into())
+        );
+        assert!(json.get("network").is_none() && json.get("remote").is_none());
     }
 
     #[test]
