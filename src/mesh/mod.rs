@@ -141,7 +141,7 @@ fn finish(
     results: &ResultsFolder,
     health: &Health,
     spec: &MeshSpec,
-    executed: run::Executed,
+    executed: progress::Executed,
 ) -> Result<Status, Error> {
     let dir = &results.dir;
     println!("results: {}", dir.join(folder::RESULTS_CSV).display());

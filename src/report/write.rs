@@ -11,18 +11,8 @@ pub const RESULTS_FILE: &str = "results.jsonl";
 /// The report's answers as data: what a re-run must reproduce (`bench/repeatability.sh`).
 pub const ANSWERS_FILE: &str = "answers.json";
 
-/// The questions a report of run records opens with, and its title: each study that writes run
-/// records (sweep, ipc) gives its own, so no report shows another study's questions.
-pub struct Questions {
-    pub title: &'static str,
-    pub answers: fn(&Dataset) -> Vec<Answer>,
-}
-
-/// The sweep's questions (crossovers, costs, scaling, a surprise).
-pub const SWEEP: Questions = Questions {
-    title: "bytepath report",
-    answers: crate::analysis::answers,
-};
+/// Kept at this path for the studies that hand their questions to `reports`.
+pub use crate::analysis::questions::{Questions, SWEEP};
 
 /// Reads and checks `dir/results.jsonl`.
 pub fn read_results(dir: &Path) -> Result<Dataset, Error> {

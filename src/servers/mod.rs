@@ -34,6 +34,12 @@ pub const SELECT_RESERVED_FDS: usize = 24;
 /// Descriptors each process holds besides one per client (the same list, plus epoll).
 pub const RESERVED_FDS: usize = 64;
 
+/// How the visits are ordered, as the marker and the report state it (the study
+/// and the report both read it here).
+pub const ORDER: &str = "rounds of visits: in each round the client counts in a seeded shuffled \
+     order, at each the models back to back in an order drawn from the seed and reversed every \
+     other round; --duration split evenly over a point's visits; one record per visit";
+
 /// A validated `bytepath servers` invocation.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ServersSpec {

@@ -351,11 +351,6 @@ fn point(
     }
 }
 
-/// How the visits are ordered, as the marker and the report state it.
-pub const ORDER: &str = "rounds of visits: in each round the client counts in a seeded shuffled \
-     order, at each the models back to back in an order drawn from the seed and reversed every \
-     other round; --duration split evenly over a point's visits; one record per visit";
-
 /// The points of each client count: what one round visits back to back.
 fn groups(points: &[(ServerModel, usize)]) -> Vec<Vec<usize>> {
     let mut groups: Vec<(usize, Vec<usize>)> = Vec::new();
@@ -399,7 +394,7 @@ pub fn run(
         json!({ "seed": spec.seed, "visits": spec.visits }),
         output.arguments.clone(),
         points.len(),
-        ORDER,
+        super::ORDER,
     );
     let (mut results, _) = folder::open_with(output.out.as_deref(), false, &marker, csv_columns())?;
     results.stream_to(output, "servers", &marker, folder::StreamAs::Points);
