@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use test_files::{ServedFile, TestFolder};
 
-pub const FILE_KIND: &str = "bytepath file results";
+pub const FILE_KIND: &str = crate::report::study_kind::StudyKind::File.marker();
 /// A chunk above this is refused: it would be one huge buffer, not a chunk.
 pub const MAX_CHUNK: u64 = 64 << 20;
 

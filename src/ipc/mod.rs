@@ -15,7 +15,7 @@ use std::time::Duration;
 
 pub use study::run;
 
-pub const IPC_KIND: &str = "bytepath ipc results";
+pub const IPC_KIND: &str = crate::report::study_kind::StudyKind::Ipc.marker();
 
 /// What to measure at each (transport, size).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]

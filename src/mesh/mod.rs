@@ -23,7 +23,7 @@ use spec::MeshSpec;
 use std::sync::atomic::AtomicBool;
 
 /// What a mesh folder's marker says it is.
-pub const MESH_KIND: &str = "bytepath mesh results";
+pub const MESH_KIND: &str = crate::report::study_kind::StudyKind::Mesh.marker();
 /// Where `--launch ssh` puts each server's output, inside the results folder.
 pub const SERVER_LOGS: &str = "servers";
 

@@ -223,7 +223,7 @@ fn create_default_dir() -> Result<PathBuf, Error> {
 
 /// The marker of a new sweep: what makes a folder a bytepath results folder.
 /// What a sweep folder's marker says it is.
-pub const SWEEP_KIND: &str = "bytepath sweep results";
+pub const SWEEP_KIND: &str = super::study_kind::StudyKind::Sweep.marker();
 
 pub fn marker(kind: &str, spec: Value, arguments: Value, points: usize, order: &str) -> Value {
     let now = unix_now();
