@@ -8,7 +8,7 @@ use crate::file::mechanisms::FileMechanism;
 use crate::file::{self, check_pipe_size, Cache, FileSpec, Server, MAX_CHUNK};
 use crate::remote::client::RemoteFiles;
 use crate::report::folder::StudyOutput;
-use crate::spec::{parse_bytes, parse_counters, parse_list, parse_pinning, Pattern};
+use crate::spec::{parse_bytes, parse_counters, parse_list, Pattern};
 use crate::transport::{Link, Transport};
 use std::sync::atomic::AtomicBool;
 
@@ -116,21 +116,12 @@ pub fn file_spec(args: &FileArgs, cpus: &[usize]) -> Result<FileSpec, ConfigErro
         seed: args.seed.seed()?,
         verify: args.verify.verify,
         counters: parse_counters(&args.counters, Pattern::Stream)?,
-        pinning: parse_pinning(Some(args.pin.as_deref().unwrap_or(default_pin(cpus))), cpus)?,
+        pinning: args.pin.or_cross(cpus)?,
         cpus: cpus.to_vec(),
         network,
         remote,
         profile: args.profile.profile,
     })
-}
-
-/// Cross-CPU where two CPUs exist, as the seeds' two machines were apart.
-fn default_pin(cpus: &[usize]) -> &'static str {
-    if cpus.len() >= 2 {
-        "cross"
-    } else {
-        "same"
-    }
 }
 
 #[cfg(test)]

@@ -9,8 +9,7 @@ use crate::report::folder::StudyOutput;
 use crate::sides::Sides;
 use crate::spec::remote::carries;
 use crate::spec::{
-    parse_bytes, parse_duration, parse_list, parse_pinning, parse_pipe_size, Network,
-    MAX_MESSAGE_SIZE,
+    parse_bytes, parse_duration, parse_list, parse_pipe_size, Network, MAX_MESSAGE_SIZE,
 };
 use crate::transport::Transport;
 use std::sync::atomic::AtomicBool;
@@ -90,10 +89,6 @@ pub fn ipc_spec(args: &IpcArgs, cpus: &[usize]) -> Result<IpcSpec, ConfigError> 
             args.bytes
         )));
     }
-    let pin = args
-        .pin
-        .as_deref()
-        .or(Some(if cpus.len() >= 2 { "cross" } else { "same" }));
     Ok(IpcSpec {
         transports,
         sizes,
@@ -105,7 +100,7 @@ pub fn ipc_spec(args: &IpcArgs, cpus: &[usize]) -> Result<IpcSpec, ConfigError> 
         buffers: buffers(args)?,
         visits: args.visits.count(VISIT_BOUNDS)?,
         seed: args.seed.seed()?,
-        pinning: parse_pinning(pin, cpus)?,
+        pinning: args.pin.or_cross(cpus)?,
         cpus: cpus.to_vec(),
         udp_split: args.udp_split,
         skipped,

@@ -15,8 +15,8 @@ use crate::sides::Sides;
 use crate::spec::remote::remote_carries;
 use crate::spec::{
     check_datagram_size, check_recv_path, check_transport, parse_bytes, parse_counters,
-    parse_duration, parse_message_size, parse_pinning, parse_pipe_size, parse_queue_depth,
-    parse_recv_size, parse_threads, Count, Pattern, RemoteRun, RunSpec, Stopping, COUNTED_RUN_CAP,
+    parse_duration, parse_message_size, parse_pipe_size, parse_queue_depth, parse_recv_size,
+    parse_threads, Count, Pattern, RemoteRun, RunSpec, Stopping, COUNTED_RUN_CAP,
 };
 use crate::transport::Transport;
 use std::sync::atomic::AtomicBool;
@@ -83,7 +83,7 @@ pub fn run_spec(args: &RunArgs, cpus: &[usize]) -> Result<RunSpec, ConfigError> 
             ..Stopping::fixed(duration)
         },
         warmup: parse_duration("--warmup", &args.warmup, true)?,
-        pinning: parse_pinning(args.pin.as_deref(), cpus)?,
+        pinning: args.pin.or_unpinned(cpus)?,
         cpus: cpus.to_vec(),
         recv_size,
         spin: args.spin,

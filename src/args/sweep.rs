@@ -11,7 +11,7 @@ use crate::report::folder::{self, StudyOutput};
 use crate::sides::Sides;
 use crate::spec::{
     check_recv_path, check_transport, parse_counters, parse_duration, parse_list,
-    parse_message_size, parse_percent, parse_pinning, parse_queue_depth, parse_threads, Pattern,
+    parse_message_size, parse_percent, parse_queue_depth, parse_threads, Pattern,
 };
 use crate::sweep::spec::{SweepSpec, MAX_CI_PERCENT, VISIT_BOUNDS};
 use crate::transport::Transport;
@@ -58,7 +58,6 @@ pub fn sweep_spec(args: &SweepArgs, cpus: &[usize]) -> Result<SweepSpec, ConfigE
         parse_counters(&args.counters, pattern)?;
     }
     let (visit, slice) = parse_times(args)?;
-    let default_pin = if cpus.len() >= 2 { "cross" } else { "same" };
     let network = network(&args.network)?;
     let remote = remote_run(&args.remote, &network)?;
     if remote.as_ref().is_some_and(|r| r.reverse) {
@@ -97,8 +96,8 @@ pub fn sweep_spec(args: &SweepArgs, cpus: &[usize]) -> Result<SweepSpec, ConfigE
         seed_given: args.seed.given(),
         slice,
         warmup: parse_duration("--warmup", &args.warmup, true)?,
-        pinning: parse_pinning(Some(args.pin.as_deref().unwrap_or(default_pin)), cpus)?,
-        pin_defaulted: args.pin.is_none(),
+        pinning: args.pin.or_cross(cpus)?,
+        pin_defaulted: args.pin.defaulted(),
         cpus: cpus.to_vec(),
         recv_size: parse_recv_size(args.recv_size.as_deref())?,
         counters: args.counters.clone(),

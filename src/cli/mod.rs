@@ -6,7 +6,8 @@ mod hosts;
 mod shared;
 pub use hosts::{MeshArgs, ServerArgs};
 pub use shared::{
-    FolderArgs, JsonArgs, ProfileArgs, ResumableFolderArgs, SeedArgs, VerifyArgs, VisitsArgs,
+    FolderArgs, JsonArgs, PinArgs, ProfileArgs, ResumableFolderArgs, SeedArgs, VerifyArgs,
+    VisitsArgs,
 };
 
 #[derive(Debug, Parser)]
@@ -172,9 +173,9 @@ pub struct SweepArgs {
     /// Warm-up before each visit, excluded from every figure.
     #[arg(long, default_value = "100ms")]
     pub warmup: String,
-    /// CPU placement for every point (see `run --pin`); default: cross where two CPUs exist.
-    #[arg(long)]
-    pub pin: Option<String>,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub pin: PinArgs,
     /// Bytes per recv() call (see `run --recv-size`).
     #[arg(long)]
     pub recv_size: Option<String>,
@@ -213,10 +214,9 @@ pub struct FileArgs {
     /// socket), mmap (send from a mapping); comma-separated.
     #[arg(long, default_value = "readsend,sendfile,splice,mmap")]
     pub mechanisms: String,
-    /// CPU placement of the server and client threads: cross, same, none or a CPU list
-    /// (server first); default cross where two CPUs exist.
-    #[arg(long)]
-    pub pin: Option<String>,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub pin: PinArgs,
     /// Bytes per read/sendfile/splice/send call on the server.
     #[arg(long, default_value = "64K")]
     pub chunk: String,
@@ -306,9 +306,9 @@ pub struct IpcArgs {
     /// udp, unix-dgram: send a size above the datagram limit as several numbered datagrams.
     #[arg(long)]
     pub udp_split: bool,
-    /// CPU placement (see `run --pin`); default: cross where two CPUs exist.
-    #[arg(long)]
-    pub pin: Option<String>,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub pin: PinArgs,
     /// Run the two sides in two processes (fork) instead of two threads of one process.
     #[arg(long)]
     pub processes: bool,
@@ -390,10 +390,9 @@ pub struct RunArgs {
     /// Time run before measuring, excluded from every figure (0s disables it).
     #[arg(long, default_value = "1s")]
     pub warmup: String,
-    /// CPU placement: cross (sender and receiver of a flow on different CPUs), same, or a CPU
-    /// list such as 0,1 or 0-3 handed out in order flow0-sender, flow0-receiver, flow1-sender…
-    #[arg(long)]
-    pub pin: Option<String>,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub pin: PinArgs,
     /// Bytes per recv() call on the receiving side. Default: the message size, read until the
     /// whole message has arrived.
     #[arg(long)]

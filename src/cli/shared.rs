@@ -3,6 +3,7 @@
 //! between commands, and one that means something else gets a name of its own (sweep's
 //! `--min-visits`, a floor, against the exact `--visits` of ipc, servers and mesh).
 use crate::error::{bad, ConfigError};
+use crate::spec::{parse_pinning, Pinning};
 use clap::Args;
 use std::path::PathBuf;
 
@@ -109,6 +110,37 @@ pub struct ProfileArgs {
     pub profile: bool,
 }
 
+/// `--pin`: run, sweep, ipc and file. (servers' `--pin` places two processes, split or none,
+/// and stays its own.)
+#[derive(Debug, Clone, Default, Args, serde::Serialize, serde::Deserialize)]
+pub struct PinArgs {
+    /// CPU placement: cross (sender and receiver of a flow on different CPUs), same, none, or
+    /// a CPU list such as 0,1 or 0-3 handed out in order flow0-sender, flow0-receiver,
+    /// flow1-sender… (file: server first). Default: run leaves its threads unpinned; sweep,
+    /// ipc and file use cross where two CPUs exist, else same.
+    #[arg(long)]
+    pub pin: Option<String>,
+}
+
+impl PinArgs {
+    /// `run`'s placement: unpinned unless `--pin` says otherwise.
+    pub fn or_unpinned(&self, cpus: &[usize]) -> Result<Pinning, ConfigError> {
+        parse_pinning(self.pin.as_deref(), cpus)
+    }
+
+    /// A study's placement: cross where two CPUs exist, else same, unless `--pin` says
+    /// otherwise (the studies compare mechanisms, which one CPU's contention would blur).
+    pub fn or_cross(&self, cpus: &[usize]) -> Result<Pinning, ConfigError> {
+        let default = if cpus.len() >= 2 { "cross" } else { "same" };
+        parse_pinning(Some(self.pin.as_deref().unwrap_or(default)), cpus)
+    }
+
+    /// Whether `--pin` was left out (the report says the placement was chosen for it).
+    pub fn defaulted(&self) -> bool {
+        self.pin.is_none()
+    }
+}
+
 /// `--json`: run, file, servers and probe.
 #[derive(Debug, Clone, Copy, Default, Args, serde::Serialize, serde::Deserialize)]
 pub struct JsonArgs {
@@ -129,9 +161,14 @@ mod tests {
     fn a_shared_flag_has_one_help_text_in_every_command() {
         let cli = crate::cli::Cli::command();
         let mut helps: BTreeMap<String, BTreeMap<String, Vec<String>>> = BTreeMap::new();
+        // servers' --pin places two processes (split or none): another meaning, its own help.
+        let apart = [("servers", "pin")];
         for sub in cli.get_subcommands() {
             for arg in sub.get_arguments() {
                 let Some(long) = arg.get_long() else { continue };
+                if apart.contains(&(sub.get_name(), long)) {
+                    continue;
+                }
                 let help = arg.get_help().map(ToString::to_string).unwrap_or_default();
                 let default: Vec<_> = arg
                     .get_default_values()
