@@ -220,6 +220,31 @@ mod tests {
         }
     }
 
+    /// The marker's spec block is the whole configuration, `seed` and `visits` where they
+    /// always were.
+    #[test]
+    fn the_marker_spec_holds_the_whole_configuration() {
+        let s = spec(&[
+            "--seed",
+            "3",
+            "--visits",
+            "4",
+            "--transports",
+            "pipe,tcp",
+            "--sizes",
+            "64,4K",
+        ]);
+        let json = serde_json::to_value(s.unwrap()).unwrap();
+        assert_eq!((&json["seed"], &json["visits"]), (&3.into(), &4.into()));
+        assert_eq!(json["transports"], serde_json::json!(["pipe", "tcp"]));
+        assert_eq!(json["sizes_bytes"], serde_json::json!([64, 4096]));
+        assert_eq!(
+            (&json["pin"], &json["warmup_s"]),
+            (&"cross".into(), &0.2.into())
+        );
+        assert!(json.get("cpus").is_none() && json.get("skip_reasons").is_none());
+    }
+
     #[test]
     fn every_measure_size_and_transport_is_one_point() {
         let s = spec(&["--transports", "pipe,shm", "--sizes", "4,1K,64K"]).unwrap();

@@ -146,6 +146,32 @@ mod tests {
         }
     }
 
+    /// The marker's spec block is the whole configuration, `seed` and `visits` where they
+    /// always were.
+    #[test]
+    fn the_marker_spec_holds_the_whole_configuration() {
+        let s = spec(&[
+            "--seed",
+            "5",
+            "--visits",
+            "2",
+            "--clients",
+            "5,15",
+            "--rate",
+            "1000",
+        ]);
+        let json = serde_json::to_value(s.unwrap()).unwrap();
+        assert_eq!((&json["seed"], &json["visits"]), (&5.into(), &2.into()));
+        assert_eq!(json["clients"], serde_json::json!([5, 15]));
+        assert_eq!(json["rate_per_s"], 1000.0);
+        assert_eq!(
+            (&json["duration_s"], &json["warmup_s"]),
+            (&5.0.into(), &0.2.into())
+        );
+        assert_eq!(json["placement"]["pin"], "split");
+        assert_eq!(json["models"].as_array().unwrap().len(), 6);
+    }
+
     #[test]
     fn every_model_and_client_count_is_one_point() {
         let s = spec(&["--models", "epoll,uring", "--clients", "5,100"]).unwrap();

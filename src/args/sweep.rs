@@ -227,6 +227,11 @@ mod tests {
             (&8.into(), &"uring-recv".into(), &true.into())
         );
         assert!(json.get("network").is_none() && json.get("remote").is_none());
+        let remote = serde_json::to_value(spec(&["--remote", "10.0.0.9"]).unwrap()).unwrap();
+        assert!(
+            remote["remote"].as_str().unwrap().starts_with("10.0.0.9"),
+            "{remote}"
+        );
     }
 
     #[test]

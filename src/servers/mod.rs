@@ -40,18 +40,24 @@ pub const ORDER: &str = "rounds of visits: in each round the client counts in a 
      order, at each the models back to back in an order drawn from the seed and reversed every \
      other round; --duration split evenly over a point's visits; one record per visit";
 
-/// A validated `bytepath servers` invocation.
-#[derive(Debug, Clone, PartialEq)]
+/// A validated `bytepath servers` invocation. Serialized, it is the marker's `spec` block: the
+/// study's whole configuration (`seed` and `visits` under the keys they always had).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct ServersSpec {
     pub models: Vec<ServerModel>,
     pub clients: Vec<usize>,
+    #[serde(rename = "size_bytes")]
     pub size: usize,
     /// Each point's measured time, split evenly over its visits.
+    #[serde(rename = "duration_s", serialize_with = "crate::spec::seconds")]
     pub duration: Duration,
     /// Visits per point (`--visits`), in rounds ordered by `seed`.
     pub visits: usize,
     pub seed: u64,
+    #[serde(rename = "warmup_s", serialize_with = "crate::spec::seconds")]
     pub warmup: Duration,
+    /// `--rate`: requests per second over all clients (open loop); `None`: closed loop.
+    #[serde(rename = "rate_per_s")]
     pub rate: Option<f64>,
     pub server_threads: usize,
     pub client_threads: usize,

@@ -18,7 +18,6 @@ use crate::report::folder::{self, Saved, StudyOutput};
 use crate::stats::schedule::Schedule;
 use crate::sys;
 use crate::transport::Link;
-use serde_json::json;
 use std::net::{SocketAddrV4, TcpListener};
 use std::os::fd::AsFd;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -391,7 +390,7 @@ pub fn run(
     let points = spec.points();
     let marker = folder::marker(
         SERVERS_KIND,
-        json!({ "seed": spec.seed, "visits": spec.visits }),
+        serde_json::to_value(spec).expect("a servers spec is plain data"),
         output.arguments.clone(),
         points.len(),
         super::ORDER,

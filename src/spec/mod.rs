@@ -70,6 +70,19 @@ pub struct FlowPlacement {
     pub receiver_cpu: Option<usize>,
 }
 
+/// Recorded as its name, as `--pin` takes it.
+impl serde::Serialize for Pinning {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.name())
+    }
+}
+
+/// A duration as seconds: the unit of every `_s` key of records and markers (for
+/// `#[serde(serialize_with)]` on a spec's `Duration`).
+pub fn seconds<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_f64(d.as_secs_f64())
+}
+
 impl Pinning {
     pub fn name(&self) -> String {
         match self {

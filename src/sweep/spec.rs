@@ -32,20 +32,20 @@ pub struct SweepSpec {
     /// Visits every point gets at least.
     pub min_visits: usize,
     /// Measured time of one visit.
-    #[serde(rename = "visit_s", serialize_with = "seconds")]
+    #[serde(rename = "visit_s", serialize_with = "spec::seconds")]
     pub visit: Duration,
     /// Time per point, on average, over the whole sweep's visits.
-    #[serde(rename = "budget_per_point_s", serialize_with = "seconds")]
+    #[serde(rename = "budget_per_point_s", serialize_with = "spec::seconds")]
     pub budget: Duration,
     /// Seed of the visit order, and whether `--seed` gave it.
     pub seed: u64,
     #[serde(skip)]
     pub seed_given: bool,
-    #[serde(rename = "slice_s", serialize_with = "seconds")]
+    #[serde(rename = "slice_s", serialize_with = "spec::seconds")]
     pub slice: Duration,
-    #[serde(rename = "warmup_s", serialize_with = "seconds")]
+    #[serde(rename = "warmup_s", serialize_with = "spec::seconds")]
     pub warmup: Duration,
-    #[serde(rename = "pin", serialize_with = "pinning_name")]
+    #[serde(rename = "pin")]
     pub pinning: Pinning,
     /// Whether `--pin` was left out and the default placement was chosen.
     #[serde(skip)]
@@ -63,10 +63,7 @@ pub struct SweepSpec {
     pub network: Network,
     /// `--remote`: every point's other side runs on `bytepath server` there. Recorded as the
     /// server's address, so `--resume` continues against the same one (the token is not kept).
-    #[serde(
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "remote_target"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub remote: Option<spec::RemoteRun>,
     /// io_uring points: sends submitted together; `None` when no mechanism is an io_uring one.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -78,26 +75,8 @@ pub struct SweepSpec {
     pub profile: bool,
 }
 
-fn seconds<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_f64(d.as_secs_f64())
-}
-
-fn pinning_name<S: serde::Serializer>(p: &Pinning, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_str(&p.name())
-}
-
 fn on_loopback(network: &Network) -> bool {
     !network.is_netns()
-}
-
-fn remote_target<S: serde::Serializer>(
-    r: &Option<spec::RemoteRun>,
-    s: S,
-) -> Result<S::Ok, S::Error> {
-    match r {
-        Some(r) => s.serialize_str(&r.target.to_string()),
-        None => s.serialize_none(),
-    }
 }
 
 fn plain_recv(path: &RecvPath) -> bool {
