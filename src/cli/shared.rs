@@ -7,6 +7,48 @@ use crate::spec::{parse_pinning, Pinning};
 use clap::Args;
 use std::path::PathBuf;
 
+/// `--json-stream`, shared by run and every study.
+#[derive(Debug, Clone, Copy, Default, Args, serde::Serialize, serde::Deserialize)]
+pub struct StreamArgs {
+    /// Print one JSON object per line to stdout as the work goes (start, slice or visit,
+    /// point, end), each flushed at once; text that went to stdout goes to stderr instead.
+    #[arg(long)]
+    pub json_stream: bool,
+}
+
+/// Where the two sides run; shared by run, sweep, ipc, file and servers.
+#[derive(Debug, Clone, Default, Args, serde::Serialize, serde::Deserialize)]
+pub struct NetworkArgs {
+    /// Run each side in its own network namespace, the two joined by a veth pair with private
+    /// addresses (needs root and the ip command); tcp and udp only.
+    #[arg(long)]
+    pub netns: bool,
+    /// With --netns: the veth MTU in bytes, 68 to 65535 (default 1500, like Ethernet).
+    #[arg(long)]
+    pub mtu: Option<String>,
+    /// With --netns: tc netem parameters for both veth ends, such as
+    /// "delay 1ms rate 10gbit loss 0.1%" (needs the sch_netem kernel module).
+    #[arg(long)]
+    pub netem: Option<String>,
+}
+
+/// Whether the other side runs on `bytepath server` on another host; shared by run, sweep and
+/// ipc.
+#[derive(Debug, Clone, Default, Args, serde::Serialize, serde::Deserialize)]
+pub struct RemoteArgs {
+    /// Run the other side on `bytepath server` at HOST[:PORT] (default port 5301): it sends
+    /// (stream) or answers (rr); this host receives or asks, and measures. tcp and udp.
+    #[arg(long)]
+    pub remote: Option<String>,
+    /// With --remote: a file holding the token the server was started with.
+    #[arg(long)]
+    pub token_file: Option<std::path::PathBuf>,
+    /// With --remote, `run` with stream only: this host sends and the server receives and
+    /// measures (like iperf3 without -R).
+    #[arg(long)]
+    pub reverse: bool,
+}
+
 /// `--seed`: sweep, ipc, file and servers.
 #[derive(Debug, Clone, Default, Args, serde::Serialize, serde::Deserialize)]
 pub struct SeedArgs {
