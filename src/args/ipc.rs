@@ -96,7 +96,7 @@ pub fn ipc_spec(args: &IpcArgs, cpus: &[usize]) -> Result<IpcSpec, ConfigError> 
         trials,
         bytes,
         max_time: parse_duration("--max-time", &args.max_time, false)?,
-        warmup: parse_duration("--warmup", &args.warmup, true)?,
+        warmup: args.warmup.or(crate::cli::WarmupArgs::STUDY)?,
         buffers: buffers(args)?,
         visits: args.visits.count(VISIT_BOUNDS)?,
         seed: args.seed.seed()?,

@@ -47,7 +47,7 @@ pub fn mesh_spec(args: &MeshArgs) -> Result<MeshSpec, ConfigError> {
     Ok(MeshSpec {
         points: points(args)?,
         duration: parse_duration("--duration", &args.duration, false)?,
-        warmup: parse_duration("--warmup", &args.warmup, true)?,
+        warmup: args.warmup.or(crate::cli::WarmupArgs::STUDY)?,
         launch: launch(args)?,
         hosts,
         hosts_from,

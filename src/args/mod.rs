@@ -218,6 +218,71 @@ mod tests {
         );
     }
 
+    /// `--warmup` is one flag with one help text: the defaults it states are the ones taken.
+    #[test]
+    fn each_command_warms_up_for_the_default_its_help_states() {
+        use crate::cli::WarmupArgs;
+        use std::time::Duration;
+        let tree = Cli::command();
+        let help = tree.find_subcommand("run").unwrap().get_arguments();
+        let help = help
+            .filter(|a| a.get_id() == "warmup")
+            .map(|a| a.get_help().unwrap().to_string());
+        let help = help.collect::<String>().replace('\n', " ");
+        for stated in ["run 1s", "sweep 100ms", "ipc, servers and mesh 200ms"] {
+            assert!(help.contains(stated), "{stated:?} not in {help:?}");
+        }
+        let parse = |line: &[&str]| {
+            Cli::try_parse_from([&["bytepath"][..], line].concat())
+                .unwrap()
+                .command
+        };
+        let cpus = [0, 1];
+        let Command::Run(a) = parse(&["run", "-m", "send"]) else {
+            unreachable!()
+        };
+        assert_eq!(
+            super::run::run_spec(&a, &cpus).unwrap().warmup,
+            WarmupArgs::RUN
+        );
+        assert_eq!(WarmupArgs::RUN, Duration::from_secs(1));
+        let Command::Sweep(a) = parse(&["sweep"]) else {
+            unreachable!()
+        };
+        assert_eq!(
+            super::sweep::sweep_spec(&a, &cpus).unwrap().warmup,
+            Duration::from_millis(100)
+        );
+        let Command::Ipc(a) = parse(&["ipc"]) else {
+            unreachable!()
+        };
+        assert_eq!(
+            super::ipc::ipc_spec(&a, &cpus).unwrap().warmup,
+            Duration::from_millis(200)
+        );
+        let Command::Servers(a) = parse(&["servers"]) else {
+            unreachable!()
+        };
+        assert_eq!(
+            super::servers::servers_spec(&a, &cpus).unwrap().warmup,
+            Duration::from_millis(200)
+        );
+        let Command::Mesh(a) = parse(&["mesh", "--hosts", "10.0.0.1,10.0.0.2"]) else {
+            unreachable!()
+        };
+        assert_eq!(
+            super::mesh::mesh_spec(&a).unwrap().warmup,
+            Duration::from_millis(200)
+        );
+        let Command::Sweep(a) = parse(&["sweep", "--warmup", "0s"]) else {
+            unreachable!()
+        };
+        assert_eq!(
+            super::sweep::sweep_spec(&a, &cpus).unwrap().warmup,
+            Duration::ZERO
+        );
+    }
+
     #[test]
     fn the_sweep_records_what_its_old_builder_left_out() {
         let given = as_given(&[

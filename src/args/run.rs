@@ -82,7 +82,7 @@ pub fn run_spec(args: &RunArgs, cpus: &[usize]) -> Result<RunSpec, ConfigError> 
             messages_per_flow: count.map(|c| c.per_flow(threads, message_size)),
             ..Stopping::fixed(duration)
         },
-        warmup: parse_duration("--warmup", &args.warmup, true)?,
+        warmup: args.warmup.or(crate::cli::WarmupArgs::RUN)?,
         pinning: args.pin.or_unpinned(cpus)?,
         cpus: cpus.to_vec(),
         recv_size,

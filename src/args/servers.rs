@@ -91,7 +91,7 @@ pub fn servers_spec(args: &ServersArgs, cpus: &[usize]) -> Result<ServersSpec, C
         duration: parse_duration("--duration", &args.duration, false)?,
         visits: args.visits.count((1, 1000))?,
         seed: args.seed.seed()?,
-        warmup: parse_duration("--warmup", &args.warmup, true)?,
+        warmup: args.warmup.or(crate::cli::WarmupArgs::STUDY)?,
         rate,
         server_threads,
         client_threads: positive("--client-threads", &args.client_threads)? as usize,

@@ -95,7 +95,7 @@ pub fn sweep_spec(args: &SweepArgs, cpus: &[usize]) -> Result<SweepSpec, ConfigE
         seed: args.seed.seed()?,
         seed_given: args.seed.given(),
         slice,
-        warmup: parse_duration("--warmup", &args.warmup, true)?,
+        warmup: args.warmup.or(crate::cli::WarmupArgs::SWEEP)?,
         pinning: args.pin.or_cross(cpus)?,
         pin_defaulted: args.pin.defaulted(),
         cpus: cpus.to_vec(),

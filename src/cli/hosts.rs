@@ -1,6 +1,6 @@
 //! The commands that reach other hosts: `bytepath server` (one host's side) and `bytepath mesh`
 //! (every pair of many hosts).
-use super::{ResumableFolderArgs, StreamArgs, VisitsArgs};
+use super::{ResumableFolderArgs, StreamArgs, VisitsArgs, WarmupArgs};
 use clap::{ArgGroup, Args};
 
 #[derive(Debug, Args)]
@@ -85,9 +85,9 @@ pub struct MeshArgs {
     /// Measured time of one visit of a (pair, point).
     #[arg(long, default_value = "1s")]
     pub duration: String,
-    /// Warm-up before each visit, excluded from every figure.
-    #[arg(long, default_value = "200ms")]
-    pub warmup: String,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub warmup: WarmupArgs,
     // How many times the whole schedule is repeated: each (pair, point) is measured in this
     // many short visits spread over the mesh.
     #[command(flatten)]

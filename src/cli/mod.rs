@@ -8,7 +8,7 @@ mod shared;
 pub use hosts::{MeshArgs, ServerArgs};
 pub use shared::{
     FolderArgs, JsonArgs, NetworkArgs, PinArgs, ProfileArgs, RemoteArgs, ResumableFolderArgs,
-    SeedArgs, StreamArgs, VerifyArgs, VisitsArgs,
+    SeedArgs, StreamArgs, VerifyArgs, VisitsArgs, WarmupArgs,
 };
 
 #[derive(Debug, Parser)]
@@ -129,9 +129,9 @@ pub struct SweepArgs {
     /// Length of one slice inside a visit (diagnostics of a visit's steadiness).
     #[arg(long, default_value = "100ms")]
     pub slice: String,
-    /// Warm-up before each visit, excluded from every figure.
-    #[arg(long, default_value = "100ms")]
-    pub warmup: String,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub warmup: WarmupArgs,
     #[command(flatten)]
     #[serde(flatten)]
     pub pin: PinArgs,
@@ -244,9 +244,9 @@ pub struct IpcArgs {
     /// The most one point may take; a point cut short says so (stop reason max_time).
     #[arg(long, default_value = "10s")]
     pub max_time: String,
-    /// Warm-up before each point, excluded from every figure.
-    #[arg(long, default_value = "200ms")]
-    pub warmup: String,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub warmup: WarmupArgs,
     /// Pipe buffer (F_SETPIPE_SZ) for pipe, ring size for shm (one value of --pipe-sizes).
     #[arg(long)]
     pub pipe_size: Option<String>,
@@ -346,9 +346,9 @@ pub struct RunArgs {
     /// stream (one-way, as fast as possible) or rr (request/response round trips).
     #[arg(long, short = 'p', default_value = "stream")]
     pub pattern: String,
-    /// Time run before measuring, excluded from every figure (0s disables it).
-    #[arg(long, default_value = "1s")]
-    pub warmup: String,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub warmup: WarmupArgs,
     #[command(flatten)]
     #[serde(flatten)]
     pub pin: PinArgs,
@@ -415,9 +415,9 @@ pub struct ServersArgs {
     #[command(flatten)]
     #[serde(flatten)]
     pub seed: SeedArgs,
-    /// Load before the measured time of each point, excluded from every figure.
-    #[arg(long, default_value = "200ms")]
-    pub warmup: String,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub warmup: WarmupArgs,
     /// Open loop: this many requests per second over all clients, latency measured from each
     /// request's intended send time. Default: closed loop (send again after each echo).
     #[arg(long)]

@@ -3,9 +3,10 @@
 //! between commands, and one that means something else gets a name of its own (sweep's
 //! `--min-visits`, a floor, against the exact `--visits` of ipc, servers and mesh).
 use crate::error::{bad, ConfigError};
-use crate::spec::{parse_pinning, Pinning};
+use crate::spec::{parse_duration, parse_pinning, Pinning};
 use clap::Args;
 use std::path::PathBuf;
+use std::time::Duration;
 
 /// `--json-stream`, shared by run and every study.
 #[derive(Debug, Clone, Copy, Default, Args, serde::Serialize, serde::Deserialize)]
@@ -180,6 +181,31 @@ impl PinArgs {
     /// Whether `--pin` was left out (the report says the placement was chosen for it).
     pub fn defaulted(&self) -> bool {
         self.pin.is_none()
+    }
+}
+
+/// `--warmup`: run, sweep, ipc, servers and mesh.
+#[derive(Debug, Clone, Default, Args, serde::Serialize, serde::Deserialize)]
+pub struct WarmupArgs {
+    /// Warm-up before each measured run, visit or point, excluded from every figure (0s: none).
+    /// Default: run 1s; sweep 100ms (its visits are many and short); ipc, servers and mesh
+    /// 200ms.
+    #[arg(long)]
+    pub warmup: Option<String>,
+}
+
+impl WarmupArgs {
+    pub const RUN: Duration = Duration::from_secs(1);
+    pub const SWEEP: Duration = Duration::from_millis(100);
+    /// ipc, servers and mesh.
+    pub const STUDY: Duration = Duration::from_millis(200);
+
+    /// The warm-up given, or the command's `default` (one of the constants above).
+    pub fn or(&self, default: Duration) -> Result<Duration, ConfigError> {
+        match &self.warmup {
+            Some(text) => parse_duration("--warmup", text, true),
+            None => Ok(default),
+        }
     }
 }
 
