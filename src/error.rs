@@ -8,6 +8,12 @@ use std::path::PathBuf;
 #[error("{0}")]
 pub struct ConfigError(pub String);
 
+/// The one builder of an input error: `msg` names the value and says what is allowed. Generic
+/// so that a function returning `Error` and one returning `ConfigError` both call it as is.
+pub fn bad<E: From<ConfigError>>(msg: impl Into<String>) -> E {
+    ConfigError(msg.into()).into()
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     #[error(transparent)]

@@ -19,6 +19,7 @@ pub mod mesh;
 pub mod record;
 pub mod remote;
 pub mod report;
+pub mod run;
 pub mod servers;
 pub mod sides;
 pub mod spec;

@@ -29,6 +29,7 @@ const LAYERS: &[(&str, u32)] = &[
     ("servers", 7),
     ("compare", 7),
     ("mesh", 7),
+    ("run", 7),
     ("remote", 8),
     ("sides", 8),
     ("export", 8),

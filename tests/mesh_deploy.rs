@@ -108,7 +108,7 @@ fn every_container_command_line_is_one_bytepath_accepts() {
                     seen.1 += 1;
                     assert!(mesh.hosts_from_dns.is_some(), "{file}");
                     assert!(
-                        mesh.resume && mesh.out.is_some(),
+                        mesh.folder.resume && mesh.folder.folder.out.is_some(),
                         "{file}: a rerun must resume"
                     );
                 }

@@ -49,8 +49,13 @@ fn malformed_lists_and_values_are_refused_with_exit_code_2() {
         (&["--ci=-2%"], "--ci"),
         (&["--slice", "1s", "--visit", "500ms"], "slice ≤ visit"),
         (
+            &["--min-visits", "1"],
+            "--min-visits \"1\": allowed: a whole number from 2 to 1000",
+        ),
+        // The old spelling is a hidden alias of the floor, so old command lines still run.
+        (
             &["--visits", "1"],
-            "--visits \"1\": allowed: a whole number from 2 to 1000",
+            "--min-visits \"1\": allowed: a whole number from 2 to 1000",
         ),
         (&["--budget", "soon"], "--budget \"soon\": allowed"),
         (&["--seed", "x"], "--seed \"x\": allowed: a whole number"),

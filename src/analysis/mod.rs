@@ -7,6 +7,7 @@ pub mod load;
 pub mod paired;
 pub mod point;
 pub mod profile;
+pub mod questions;
 pub mod scaling;
 pub mod surprise;
 pub mod synthetic;

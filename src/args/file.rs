@@ -3,21 +3,17 @@
 use super::network::network;
 use super::remote::remote_run;
 use crate::cli::FileArgs;
-use crate::error::{ConfigError, Error, Status};
+use crate::error::{bad, ConfigError, Error, Status};
 use crate::file::mechanisms::FileMechanism;
 use crate::file::{self, check_pipe_size, Cache, FileSpec, Server, MAX_CHUNK};
 use crate::remote::client::RemoteFiles;
 use crate::report::folder::StudyOutput;
-use crate::spec::{parse_bytes, parse_counters, parse_list, parse_pinning, Pattern};
+use crate::spec::{parse_bytes, parse_counters, parse_list, Pattern};
 use crate::transport::{Link, Transport};
 use std::sync::atomic::AtomicBool;
 
 /// The seeds' file sizes, the default of `--sizes`.
 const SEED_SIZES: &str = "7M,21M,63M,98M,200M,350M,700M,1G";
-
-fn bad(msg: String) -> ConfigError {
-    ConfigError(msg)
-}
 
 /// `bytepath file`: parses the flags, sets up where the server side runs (held for the whole
 /// command: a --netns link's namespaces go when it drops; a remote server is asked now
@@ -26,7 +22,7 @@ fn bad(msg: String) -> ConfigError {
 pub fn command(args: &FileArgs, interrupt: &AtomicBool) -> Result<Status, Error> {
     let cpus = super::allowed_cpus()?;
     let spec = file_spec(args, &cpus)?;
-    let stream = super::stream(&args.stream, args.json)?;
+    let stream = super::stream(&args.stream, args.json.json)?;
     let (link, connector, files);
     let server = match &spec.remote {
         Some(remote) => {
@@ -40,8 +36,9 @@ pub fn command(args: &FileArgs, interrupt: &AtomicBool) -> Result<Status, Error>
         }
     };
     let output = StudyOutput {
-        out: args.out.clone(),
-        json: args.json,
+        out: args.folder.out.clone(),
+        arguments: super::as_given(args),
+        json: args.json.json,
         stream: stream.clone(),
         ..StudyOutput::default()
     };
@@ -99,10 +96,10 @@ pub fn file_spec(args: &FileArgs, cpus: &[usize]) -> Result<FileSpec, ConfigErro
         }
         if r.reverse {
             return Err(bad(
-                "--reverse with file: the server always sends the file and this host receives; drop --reverse".into(),
+                "--reverse with file: the server always sends the file and this host receives; drop --reverse",
             ));
         }
-        if args.profile {
+        if args.profile.profile {
             return Err(bad(format!(
                 "--profile with --remote {}: the file study's server does not sample its side yet; profile on one host (drop --remote) or drop --profile",
                 r.target
@@ -116,24 +113,15 @@ pub fn file_spec(args: &FileArgs, cpus: &[usize]) -> Result<FileSpec, ConfigErro
         caches,
         user_file: args.file.clone(),
         reps,
-        seed: super::sweep::parse_seed(args.seed.as_deref())?,
-        verify: args.verify,
+        seed: args.seed.seed()?,
+        verify: args.verify.verify,
         counters: parse_counters(&args.counters, Pattern::Stream)?,
-        pinning: parse_pinning(Some(args.pin.as_deref().unwrap_or(default_pin(cpus))), cpus)?,
+        pinning: args.pin.or_cross(cpus)?,
         cpus: cpus.to_vec(),
         network,
         remote,
-        profile: args.profile,
+        profile: args.profile.profile,
     })
-}
-
-/// Cross-CPU where two CPUs exist, as the seeds' two machines were apart.
-fn default_pin(cpus: &[usize]) -> &'static str {
-    if cpus.len() >= 2 {
-        "cross"
-    } else {
-        "same"
-    }
 }
 
 #[cfg(test)]

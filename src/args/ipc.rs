@@ -3,24 +3,19 @@
 use super::network::network;
 use super::remote::remote_run;
 use crate::cli::IpcArgs;
-use crate::error::{ConfigError, Error, Status};
+use crate::error::{bad, ConfigError, Error, Status};
 use crate::ipc::{IpcSpec, Measure};
 use crate::report::folder::StudyOutput;
 use crate::sides::Sides;
 use crate::spec::remote::carries;
 use crate::spec::{
-    parse_bytes, parse_duration, parse_list, parse_pinning, parse_pipe_size, Network,
-    MAX_MESSAGE_SIZE,
+    parse_bytes, parse_duration, parse_list, parse_pipe_size, Network, MAX_MESSAGE_SIZE,
 };
 use crate::transport::Transport;
 use std::sync::atomic::AtomicBool;
 
 /// Every transport, the default of `--transports`.
 const ALL_TRANSPORTS: &str = "pipe,unix,unix-dgram,tcp,udp,shm";
-
-fn bad(msg: String) -> ConfigError {
-    ConfigError(msg)
-}
 
 /// `bytepath ipc`: parses the flags, opens the placement once for every point (before the
 /// folder is made, so an unreachable server is one error and no empty folder; dropped, and
@@ -31,8 +26,8 @@ pub fn command(args: &IpcArgs, interrupt: &AtomicBool) -> Result<Status, Error> 
     let sides = Sides::open(&spec.network, spec.remote.as_ref())?;
     let stream = super::stream(&args.stream, false)?;
     let output = StudyOutput {
-        out: args.out.clone(),
-        arguments: args_json(args),
+        out: args.folder.out.clone(),
+        arguments: super::as_given(args),
         stream: stream.clone(),
         ..StudyOutput::default()
     };
@@ -50,12 +45,12 @@ pub fn ipc_spec(args: &IpcArgs, cpus: &[usize]) -> Result<IpcSpec, ConfigError> 
     if let Some(remote) = &remote {
         if remote.reverse {
             return Err(bad(
-                "--reverse with ipc: ipc measures on this host; --reverse is for `run` (stream) only".into(),
+                "--reverse with ipc: ipc measures on this host; --reverse is for `run` (stream) only",
             ));
         }
         if args.processes {
             return Err(bad(
-                "--processes with --remote: the server already runs the other side in its own process; drop --processes".into(),
+                "--processes with --remote: the server already runs the other side in its own process; drop --processes",
             ));
         }
     }
@@ -94,10 +89,6 @@ pub fn ipc_spec(args: &IpcArgs, cpus: &[usize]) -> Result<IpcSpec, ConfigError> 
             args.bytes
         )));
     }
-    let pin = args
-        .pin
-        .as_deref()
-        .or(Some(if cpus.len() >= 2 { "cross" } else { "same" }));
     Ok(IpcSpec {
         transports,
         sizes,
@@ -105,11 +96,11 @@ pub fn ipc_spec(args: &IpcArgs, cpus: &[usize]) -> Result<IpcSpec, ConfigError> 
         trials,
         bytes,
         max_time: parse_duration("--max-time", &args.max_time, false)?,
-        warmup: parse_duration("--warmup", &args.warmup, true)?,
+        warmup: args.warmup.or(crate::cli::WarmupArgs::STUDY)?,
         buffers: buffers(args)?,
-        visits: parse_visits(&args.visits)?,
-        seed: super::sweep::parse_seed(args.seed.as_deref())?,
-        pinning: parse_pinning(pin, cpus)?,
+        visits: args.visits.count(VISIT_BOUNDS)?,
+        seed: args.seed.seed()?,
+        pinning: args.pin.or_cross(cpus)?,
         cpus: cpus.to_vec(),
         udp_split: args.udp_split,
         skipped,
@@ -125,7 +116,7 @@ pub fn ipc_spec(args: &IpcArgs, cpus: &[usize]) -> Result<IpcSpec, ConfigError> 
 fn buffers(args: &IpcArgs) -> Result<Vec<Option<usize>>, ConfigError> {
     match (&args.pipe_size, &args.pipe_sizes) {
         (Some(_), Some(_)) => Err(bad(
-            "--pipe-size with --pipe-sizes: give one; allowed: --pipe-sizes 64K,1M alone".into(),
+            "--pipe-size with --pipe-sizes: give one; allowed: --pipe-sizes 64K,1M alone",
         )),
         (Some(one), None) => Ok(vec![Some(parse_pipe_size(one)?)]),
         (None, Some(list)) => {
@@ -139,14 +130,7 @@ fn buffers(args: &IpcArgs) -> Result<Vec<Option<usize>>, ConfigError> {
 }
 
 /// `--visits`: at least 2, so every point has an interval and every pair a paired ratio.
-fn parse_visits(text: &str) -> Result<usize, ConfigError> {
-    match text.trim().parse::<usize>() {
-        Ok(n) if (2..=1000).contains(&n) => Ok(n),
-        _ => Err(bad(format!(
-            "--visits {text:?}: allowed: a whole number from 2 to 1000"
-        ))),
-    }
-}
+const VISIT_BOUNDS: (usize, usize) = (2, 1000);
 
 /// The transports that cannot run in this placement (only tcp and udp cross namespaces or
 /// reach a server): refused when named, otherwise left out with one line each saying why.
@@ -221,19 +205,6 @@ fn parse_size(text: &str) -> Result<usize, ConfigError> {
     }
 }
 
-fn args_json(args: &IpcArgs) -> serde_json::Value {
-    serde_json::json!({
-        "transports": args.transports, "sizes": args.sizes, "measure": args.measure,
-        "trials": args.trials, "bytes": args.bytes, "max_time": args.max_time,
-        "warmup": args.warmup, "pipe_size": args.pipe_size, "pipe_sizes": args.pipe_sizes,
-        "visits": args.visits, "seed": args.seed, "pin": args.pin,
-        "udp_split": args.udp_split,
-        "processes": args.processes,
-        "netns": args.network.netns, "mtu": args.network.mtu, "netem": args.network.netem,
-        "remote": args.remote.remote,
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -247,6 +218,31 @@ mod tests {
             crate::cli::Command::Ipc(args) => ipc_spec(&args, &[0, 1]),
             _ => unreachable!("parsed an ipc command"),
         }
+    }
+
+    /// The marker's spec block is the whole configuration, `seed` and `visits` where they
+    /// always were.
+    #[test]
+    fn the_marker_spec_holds_the_whole_configuration() {
+        let s = spec(&[
+            "--seed",
+            "3",
+            "--visits",
+            "4",
+            "--transports",
+            "pipe,tcp",
+            "--sizes",
+            "64,4K",
+        ]);
+        let json = serde_json::to_value(s.unwrap()).unwrap();
+        assert_eq!((&json["seed"], &json["visits"]), (&3.into(), &4.into()));
+        assert_eq!(json["transports"], serde_json::json!(["pipe", "tcp"]));
+        assert_eq!(json["sizes_bytes"], serde_json::json!([64, 4096]));
+        assert_eq!(
+            (&json["pin"], &json["warmup_s"]),
+            (&"cross".into(), &0.2.into())
+        );
+        assert!(json.get("cpus").is_none() && json.get("skip_reasons").is_none());
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! `run` vocabulary, how many visits, how many pairs at once, and how the servers are started.
 //! Single values go through `spec`'s parsers, so every refusal reads as it does elsewhere.
 use crate::cli::MeshArgs;
-use crate::error::{ConfigError, Error, Status};
+use crate::error::{bad, ConfigError, Error, Status};
 use crate::mechanism::MechanismKind;
 use crate::mesh::spec::{Launch, MeshPoint, MeshSpec, PairSet, DEFAULT_SSH, MAX_VISITS};
 use crate::remote::client::MeshClient;
@@ -14,22 +14,17 @@ use crate::spec::{
     Pattern, Target,
 };
 use crate::transport::Transport;
-use serde_json::{json, Value};
 use std::net::{IpAddr, ToSocketAddrs};
 use std::sync::atomic::AtomicBool;
-
-fn bad(msg: impl Into<String>) -> ConfigError {
-    ConfigError(msg.into())
-}
 
 /// `bytepath mesh`: parses the flags and measures the mesh through the hosts' servers.
 pub fn command(args: &MeshArgs, interrupt: &AtomicBool) -> Result<Status, Error> {
     let spec = mesh_spec(args)?;
     let stream = super::stream(&args.stream, false)?;
     let output = StudyOutput {
-        out: args.out.clone(),
-        resume: args.resume,
-        arguments: arguments(args),
+        out: args.folder.folder.out.clone(),
+        resume: args.folder.resume,
+        arguments: super::as_given(args),
         json: false,
         stream: stream.clone(),
     };
@@ -43,7 +38,7 @@ pub fn command(args: &MeshArgs, interrupt: &AtomicBool) -> Result<Status, Error>
 pub fn mesh_spec(args: &MeshArgs) -> Result<MeshSpec, ConfigError> {
     let (hosts, hosts_from) = hosts(args)?;
     let pairs = parse_pairs(&args.pairs, &hosts)?;
-    let visits = parse_count("--visits", &args.visits, MAX_VISITS)?;
+    let visits = args.visits.count((1, MAX_VISITS))?;
     let concurrent = parse_count("--concurrent", &args.concurrent, (hosts.len() / 2).max(1))?;
     let token = match &args.token_file {
         Some(path) => Some(read_token(path).map_err(bad)?),
@@ -52,7 +47,7 @@ pub fn mesh_spec(args: &MeshArgs) -> Result<MeshSpec, ConfigError> {
     Ok(MeshSpec {
         points: points(args)?,
         duration: parse_duration("--duration", &args.duration, false)?,
-        warmup: parse_duration("--warmup", &args.warmup, true)?,
+        warmup: args.warmup.or(crate::cli::WarmupArgs::STUDY)?,
         launch: launch(args)?,
         hosts,
         hosts_from,
@@ -249,25 +244,6 @@ fn launch(args: &MeshArgs) -> Result<Option<Launch>, ConfigError> {
         )));
     }
     Ok(Some(Launch { ssh, binary }))
-}
-
-/// The flags as given, for the marker.
-fn arguments(args: &MeshArgs) -> Value {
-    json!({
-        "hosts": args.hosts,
-        "hosts_file": args.hosts_file,
-        "hosts_from_dns": args.hosts_from_dns,
-        "pairs": args.pairs,
-        "mechanisms": args.mechanisms,
-        "sizes": args.sizes,
-        "patterns": args.patterns,
-        "threads": args.threads,
-        "duration": args.duration,
-        "warmup": args.warmup,
-        "visits": args.visits,
-        "concurrent": args.concurrent,
-        "launch": args.launch,
-    })
 }
 
 #[cfg(test)]

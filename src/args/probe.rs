@@ -13,7 +13,7 @@ pub fn command(args: &ProbeArgs) -> Result<Status, Error> {
         Effort::full()
     };
     let probe = probe(&effort, &cpus);
-    if args.json {
+    if args.json.json {
         let json = serde_json::to_string_pretty(&probe)
             .map_err(|e| Error::Failed(format!("serializing the probe: {e}")))?;
         println!("{json}");

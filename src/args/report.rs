@@ -4,63 +4,36 @@
 //! other (a sweep, a run) the sweep's. The report kit itself never asks which study wrote a
 //! folder.
 use crate::cli::ReportArgs;
-use crate::error::{ConfigError, Error, Status};
-use crate::report::{study, write_reports};
-use std::path::Path;
+use crate::error::{bad, Error, Status};
+use crate::report::study_kind::StudyKind;
+use crate::report::write_reports;
 
 /// `bytepath report DIR`: re-render report.html and report.md from saved results.
 pub fn command(args: &ReportArgs) -> Result<Status, Error> {
-    let html = match study_kind(&args.dir) {
-        Some(kind) => {
+    let kind = StudyKind::of_folder(&args.dir);
+    let html = match kind {
+        Some(kind) if !kind.writes_run_records() => {
             if args.output.is_some() {
-                return Err(Error::Config(ConfigError(format!(
-                    "--output: a {kind} folder's report is written into the folder itself; leave --output out"
-                ))));
+                return Err(bad(format!(
+                    "--output: a {} folder's report is written into the folder itself; leave --output out",
+                    kind.name()
+                )));
             }
             match kind {
                 StudyKind::File => crate::file::report::rerender(&args.dir)?,
                 StudyKind::Servers => crate::servers::report::rerender(&args.dir)?,
                 StudyKind::Mesh => crate::mesh::report::rerender(&args.dir)?,
+                StudyKind::Sweep | StudyKind::Ipc => unreachable!("run-record folders"),
             }
         }
-        None if study::kind(&args.dir).as_deref() == Some(crate::ipc::IPC_KIND) => {
-            crate::report::write::reports(
-                &args.dir,
-                args.output.as_deref(),
-                &crate::ipc::answers::IPC,
-            )?
-        }
-        None => write_reports(&args.dir, args.output.as_deref())?,
+        Some(StudyKind::Ipc) => crate::report::write::reports(
+            &args.dir,
+            args.output.as_deref(),
+            &crate::ipc::answers::IPC,
+        )?,
+        // A sweep, or a folder whose marker is unreadable: the run-record reader says why.
+        _ => write_reports(&args.dir, args.output.as_deref())?,
     };
     println!("report: {}", html.display());
     Ok(Status::Success)
-}
-
-/// A results folder written by a single-study command: its records are that study's
-/// (transfers, server points), not runs, and it renders its own report.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum StudyKind {
-    File,
-    Servers,
-    Mesh,
-}
-
-impl std::fmt::Display for StudyKind {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            StudyKind::File => "file study",
-            StudyKind::Servers => "servers study",
-            StudyKind::Mesh => "mesh",
-        })
-    }
-}
-
-/// Which study wrote `dir`, as its marker's kind says; None for sweeps and run folders.
-fn study_kind(dir: &Path) -> Option<StudyKind> {
-    match study::kind(dir)?.as_str() {
-        crate::file::FILE_KIND => Some(StudyKind::File),
-        crate::servers::record::SERVERS_KIND => Some(StudyKind::Servers),
-        crate::mesh::MESH_KIND => Some(StudyKind::Mesh),
-        _ => None,
-    }
 }

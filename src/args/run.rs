@@ -4,29 +4,23 @@
 use super::network::network;
 use super::remote::remote_run;
 use crate::cli::RunArgs;
-use crate::engine::slices::SliceSeen;
-use crate::engine::{PointRunner, RunOutcome};
-use crate::environment::{mem_available, Environment};
-use crate::error::{ConfigError, Error, Status};
+use crate::engine::PointRunner;
+use crate::environment::mem_available;
+use crate::error::{bad, ConfigError, Error, Status};
 use crate::mechanism::recv_path::RecvPath;
 use crate::mechanism::MechanismKind;
-use crate::record::{self, RunRecord};
-use crate::report::stream::JsonStream;
 use crate::report::{json::Json, table::Table, Exporter};
+use crate::run::RunStudy;
 use crate::sides::Sides;
 use crate::spec::remote::remote_carries;
 use crate::spec::{
     check_datagram_size, check_recv_path, check_transport, parse_bytes, parse_counters,
-    parse_duration, parse_message_size, parse_pinning, parse_pipe_size, parse_queue_depth,
-    parse_recv_size, parse_threads, Count, Pattern, RemoteRun, RunSpec, Stopping, COUNTED_RUN_CAP,
+    parse_duration, parse_message_size, parse_pipe_size, parse_queue_depth, parse_recv_size,
+    parse_threads, Count, Pattern, RemoteRun, RunSpec, Stopping, COUNTED_RUN_CAP,
 };
 use crate::transport::Transport;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
-
-fn bad(msg: impl Into<String>) -> ConfigError {
-    ConfigError(msg.into())
-}
 
 /// `bytepath run`'s flags -> the run's spec, every input checked.
 pub fn run_spec(args: &RunArgs, cpus: &[usize]) -> Result<RunSpec, ConfigError> {
@@ -54,7 +48,7 @@ pub fn run_spec(args: &RunArgs, cpus: &[usize]) -> Result<RunSpec, ConfigError> 
     }
     let queue_depth = parse_queue_depth(args.queue_depth.as_deref())?;
     let recv_path: RecvPath = args.recv.parse()?;
-    check_recv_path(recv_path, transport, args.verify)?;
+    check_recv_path(recv_path, transport, args.verify.verify)?;
     let network = network(&args.network)?;
     network.check_transport(transport)?;
     check_datagram_size(transport, message_size, args.udp_split)?;
@@ -88,12 +82,12 @@ pub fn run_spec(args: &RunArgs, cpus: &[usize]) -> Result<RunSpec, ConfigError> 
             messages_per_flow: count.map(|c| c.per_flow(threads, message_size)),
             ..Stopping::fixed(duration)
         },
-        warmup: parse_duration("--warmup", &args.warmup, true)?,
-        pinning: parse_pinning(args.pin.as_deref(), cpus)?,
+        warmup: args.warmup.or(crate::cli::WarmupArgs::RUN)?,
+        pinning: args.pin.or_unpinned(cpus)?,
         cpus: cpus.to_vec(),
         recv_size,
         spin: args.spin,
-        verify: args.verify,
+        verify: args.verify.verify,
         counters: parse_counters(&args.counters, pattern)?,
         udp_split: args.udp_split,
         processes: args.processes,
@@ -173,29 +167,26 @@ pub fn command(args: &RunArgs, interrupt: &AtomicBool) -> Result<Status, Error> 
     if let Some(available) = mem_available() {
         spec.check_memory(available)?;
     }
-    let stream = super::stream(&args.stream, args.json)?;
+    let stream = super::stream(&args.stream, args.json.json)?;
     // Best effort: if it fails, counters that cannot open say so with EMFILE as their reason.
     let _ = crate::sys::raise_open_file_limit();
     let result = (|| {
         // Dropped when this returns, whatever happened: `--netns` namespaces go with it.
         let sides = Sides::open(&spec.network, remote.as_ref())?;
         let spec = sides.place(spec);
-        let mut record = measure(&spec, &sides, &stream, (&cpus, interrupt))?;
-        let headline_ran = record.skipped_reason.is_none() && !record.interrupted;
-        if args.profile && headline_ran {
-            let env = Environment::detect(&cpus);
-            profiled_run(
-                &sides,
-                &spec,
-                remote.as_ref(),
-                &mut record,
-                (env, interrupt),
-            )?;
-        }
+        let study = RunStudy {
+            cpus: &cpus,
+            profile: args.profile.profile,
+            theirs: remote
+                .as_ref()
+                .map(|r| crate::remote::remote_role(spec.pattern, r.reverse)),
+            stream: &stream,
+        };
+        let record = crate::run::measure_point(&spec, &sides, &study, interrupt)?;
         if stream.is_on() {
             stream.point(&serde_json::to_value(&record).expect("JSON"));
             eprint!("{}", Table.export(&record));
-        } else if args.json {
+        } else if args.json.json {
             print!("{}", Json.export(&record));
         } else {
             print!("{}", Table.export(&record));
@@ -203,94 +194,4 @@ pub fn command(args: &RunArgs, interrupt: &AtomicBool) -> Result<Status, Error> 
         Ok(record.status_for_exit())
     })();
     super::streamed(&stream, result)
-}
-
-/// Runs the placed `spec` (with a stream: its start line first, then a line per slice as the
-/// controller sees it complete) and builds its record.
-/// `--profile`: the same point once more with every side sampled, after the headline run so
-/// that no headline figure carries the sampling; its blocks go on the headline record.
-fn profiled_run(
-    sides: &Sides,
-    spec: &RunSpec,
-    remote: Option<&RemoteRun>,
-    record: &mut RunRecord,
-    (env, interrupt): (Environment, &AtomicBool),
-) -> Result<(), Error> {
-    use crate::record::profile;
-    let spec = RunSpec {
-        profile: true,
-        ..spec.clone()
-    };
-    let outcome = sides.run(&spec, interrupt)?;
-    let profiled = record::build(&spec, &outcome, env);
-    let about = format!(
-        "a second run of the same point right after the headline run ({:.1} s measured), every \
-         side's threads sampled over its measured phase; no headline figure comes from it",
-        profiled.measured_s
-    );
-    profile::attach(record, &profiled, about);
-    // A quick probe of this host's memcpy: the unit of "copies' worth".
-    let roofline = crate::calibrate::roofline::measure(&crate::calibrate::Effort::quick());
-    let probe = serde_json::json!({ "memcpy_roofline": roofline });
-    let memcpy = profile::memcpy_from_probe(&probe)
-        .map(|(ns, source)| (ns, source.replace("probe's", "a quick probe's")));
-    let theirs = remote.map(|r| crate::remote::remote_role(spec.pattern, r.reverse));
-    profile::apply_memcpy(record, memcpy, theirs);
-    Ok(())
-}
-
-fn measure(
-    spec: &RunSpec,
-    sides: &Sides,
-    stream: &JsonStream,
-    (cpus, interrupt): (&[usize], &AtomicBool),
-) -> Result<RunRecord, Error> {
-    let env = Environment::detect(cpus);
-    let outcome = if stream.is_on() {
-        // The configuration as the record will state it, before anything is measured.
-        let planned = record::build(spec, &RunOutcome::not_run(spec, String::new()), env.clone());
-        let mut config = serde_json::to_value(&planned.config).expect("JSON");
-        // Where the sides ran is said by the engine once they run: in the point's record.
-        if let Some(c) = config.as_object_mut() {
-            c.remove("where_sides_run");
-        }
-        let environment = serde_json::to_value(&env).expect("JSON");
-        stream.start(
-            "run",
-            u64::from(record::SCHEMA_VERSION),
-            &config,
-            environment,
-        );
-        let tell = |seen: SliceSeen| stream.slice(slice_line(spec.pattern, seen));
-        sides.run_watched(spec, interrupt, &tell)?
-    } else {
-        sides.run(spec, interrupt)?
-    };
-    let mut record = record::build(spec, &outcome, env);
-    if stream.is_on() {
-        record.notes.push(STREAM_NOTE.into());
-    }
-    Ok(record)
-}
-
-/// What `--json-stream` changes in the measurement, said in the record it streams.
-const STREAM_NOTE: &str = "--json-stream: the controller woke at the end of every slice to      tell it (the message threads did no more work); on a VM a waking CPU can shorten round      trips, so rr figures with and without the stream are not taken under quite the same      conditions";
-
-/// A slice line's figures: the measured side's totals in the slice and its rate.
-fn slice_line(pattern: Pattern, seen: SliceSeen) -> serde_json::Value {
-    let s = seen.length.as_secs_f64();
-    let side = match pattern {
-        Pattern::Stream => "receiver",
-        Pattern::Rr | Pattern::Crr => "client",
-    };
-    serde_json::json!({
-        "index": seen.index,
-        "side": side,
-        "start_s": (seen.length * seen.index as u32).as_secs_f64(),
-        "slice_s": s,
-        "bytes": seen.bytes,
-        "messages": seen.messages,
-        "throughput_gbps": seen.bytes as f64 * 8.0 / s / 1e9,
-        "messages_per_s": seen.messages as f64 / s,
-    })
 }

@@ -3,33 +3,28 @@
 use super::network::network;
 use super::remote::remote_run;
 use crate::cli::ServersArgs;
-use crate::error::{ConfigError, Error, Status};
+use crate::error::{bad, ConfigError, Error, Status};
 use crate::remote::client::RemoteServers;
 use crate::report::folder::StudyOutput;
 use crate::servers::model::ServerModel;
 use crate::servers::{Placement, ServersSpec};
 use crate::spec::{parse_bytes, parse_duration, parse_list, MAX_MESSAGE_SIZE};
-use serde_json::{json, Value};
 use std::sync::atomic::AtomicBool;
 
 /// `bytepath servers`: parses the flags and measures the study.
 pub fn command(args: &ServersArgs, interrupt: &AtomicBool) -> Result<Status, Error> {
     let cpus = super::allowed_cpus()?;
     let spec = servers_spec(args, &cpus)?;
-    let stream = super::stream(&args.stream, args.json)?;
+    let stream = super::stream(&args.stream, args.json.json)?;
     let output = StudyOutput {
-        out: args.out.clone(),
-        arguments: args_json(args),
-        json: args.json,
+        out: args.folder.out.clone(),
+        arguments: super::as_given(args),
+        json: args.json.json,
         stream: stream.clone(),
         ..StudyOutput::default()
     };
     let result = crate::servers::run(&spec, &output, &cpus, &RemoteServers::open, interrupt);
     super::streamed(&stream, result)
-}
-
-fn bad(msg: String) -> ConfigError {
-    ConfigError(msg)
 }
 
 fn positive(flag: &str, text: &str) -> Result<u64, ConfigError> {
@@ -83,7 +78,7 @@ pub fn servers_spec(args: &ServersArgs, cpus: &[usize]) -> Result<ServersSpec, C
         None => Placement::parse(args.pin.as_deref(), cpus)?,
         Some(_) => remote_placement(args, cpus)?,
     };
-    if let (Some(r), true) = (&remote, args.profile) {
+    if let (Some(r), true) = (&remote, args.profile.profile) {
         return Err(bad(format!(
             "--profile with --remote {}: the server host does not sample its server models yet; profile on one host (drop --remote) or drop --profile",
             r.target
@@ -94,17 +89,9 @@ pub fn servers_spec(args: &ServersArgs, cpus: &[usize]) -> Result<ServersSpec, C
         clients,
         size,
         duration: parse_duration("--duration", &args.duration, false)?,
-        visits: match args.visits.trim().parse::<usize>() {
-            Ok(n) if (1..=1000).contains(&n) => n,
-            _ => {
-                return Err(ConfigError(format!(
-                    "--visits {:?}: allowed: a whole number from 1 to 1000",
-                    args.visits
-                )))
-            }
-        },
-        seed: super::sweep::parse_seed(args.seed.as_deref())?,
-        warmup: parse_duration("--warmup", &args.warmup, true)?,
+        visits: args.visits.count((1, 1000))?,
+        seed: args.seed.seed()?,
+        warmup: args.warmup.or(crate::cli::WarmupArgs::STUDY)?,
         rate,
         server_threads,
         client_threads: positive("--client-threads", &args.client_threads)? as usize,
@@ -122,7 +109,7 @@ pub fn servers_spec(args: &ServersArgs, cpus: &[usize]) -> Result<ServersSpec, C
         placement,
         network,
         remote,
-        profile: args.profile,
+        profile: args.profile.profile,
     })
 }
 
@@ -133,32 +120,21 @@ pub fn servers_spec(args: &ServersArgs, cpus: &[usize]) -> Result<ServersSpec, C
 fn remote_placement(args: &ServersArgs, cpus: &[usize]) -> Result<Placement, ConfigError> {
     if args.remote.reverse {
         return Err(bad(
-            "--reverse with servers: the server always runs on the --remote host and this host always runs the clients; --reverse is for `run` (stream) only".into(),
+            "--reverse with servers: the server always runs on the --remote host and this host always runs the clients; --reverse is for `run` (stream) only",
         ));
     }
     if args.stalled_clients > 0 {
         return Err(bad(
-            "--stalled-clients with --remote: the stalled clients are a test on one host; allowed: 0".into(),
+            "--stalled-clients with --remote: the stalled clients are a test on one host; allowed: 0",
         ));
     }
     match args.pin.as_deref() {
         None | Some("none") => Placement::parse(Some("none"), cpus),
         Some("split") => Err(bad(
-            "--pin split with --remote: the server process runs on the other host, where this host cannot place it, and the load generator has this host to itself; allowed: none".into(),
+            "--pin split with --remote: the server process runs on the other host, where this host cannot place it, and the load generator has this host to itself; allowed: none",
         )),
         Some(other) => Err(bad(format!("--pin {other:?}: allowed: none (with --remote)"))),
     }
-}
-
-fn args_json(args: &ServersArgs) -> Value {
-    json!({
-        "models": args.models, "clients": args.clients, "size": args.size,
-        "duration": args.duration, "visits": args.visits, "seed": args.seed,
-        "warmup": args.warmup, "rate": args.rate,
-        "server_threads": args.server_threads, "client_threads": args.client_threads,
-        "netns": args.network.netns, "mtu": args.network.mtu, "netem": args.network.netem,
-        "remote": args.remote.remote,
-    })
 }
 
 #[cfg(test)]
@@ -172,6 +148,32 @@ mod tests {
             crate::cli::Command::Servers(args) => servers_spec(&args, &[0, 1]),
             _ => unreachable!("parsed a servers command"),
         }
+    }
+
+    /// The marker's spec block is the whole configuration, `seed` and `visits` where they
+    /// always were.
+    #[test]
+    fn the_marker_spec_holds_the_whole_configuration() {
+        let s = spec(&[
+            "--seed",
+            "5",
+            "--visits",
+            "2",
+            "--clients",
+            "5,15",
+            "--rate",
+            "1000",
+        ]);
+        let json = serde_json::to_value(s.unwrap()).unwrap();
+        assert_eq!((&json["seed"], &json["visits"]), (&5.into(), &2.into()));
+        assert_eq!(json["clients"], serde_json::json!([5, 15]));
+        assert_eq!(json["rate_per_s"], 1000.0);
+        assert_eq!(
+            (&json["duration_s"], &json["warmup_s"]),
+            (&5.0.into(), &0.2.into())
+        );
+        assert_eq!(json["placement"]["pin"], "split");
+        assert_eq!(json["models"].as_array().unwrap().len(), 6);
     }
 
     #[test]

@@ -4,24 +4,19 @@
 use super::network::network;
 use super::remote::remote_run;
 use crate::cli::SweepArgs;
-use crate::error::{ConfigError, Error, Status};
+use crate::error::{bad, ConfigError, Error, Status};
 use crate::mechanism::recv_path::RecvPath;
 use crate::mechanism::MechanismKind;
 use crate::report::folder::{self, StudyOutput};
 use crate::sides::Sides;
 use crate::spec::{
     check_recv_path, check_transport, parse_counters, parse_duration, parse_list,
-    parse_message_size, parse_percent, parse_pinning, parse_queue_depth, parse_threads, Pattern,
+    parse_message_size, parse_percent, parse_queue_depth, parse_threads, Pattern,
 };
 use crate::sweep::spec::{SweepSpec, MAX_CI_PERCENT, VISIT_BOUNDS};
 use crate::transport::Transport;
-use serde_json::{json, Value};
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
-
-fn bad(msg: impl Into<String>) -> ConfigError {
-    ConfigError(msg.into())
-}
 
 /// `bytepath sweep`: parses the flags, opens the placement once for every point (before the
 /// folder is made, so an unreachable server is one error and no empty folder; dropped, and
@@ -29,18 +24,24 @@ fn bad(msg: impl Into<String>) -> ConfigError {
 pub fn command(args: &SweepArgs, interrupt: &AtomicBool) -> Result<Status, Error> {
     let cpus = super::allowed_cpus()?;
     let mut spec = sweep_spec(args, &cpus)?;
-    if args.resume && !spec.seed_given {
+    if args.folder.resume && !spec.seed_given {
         // The order is replayed from the seed the sweep started with.
-        if let Some(seed) = args.out.as_deref().and_then(folder::saved_seed) {
+        if let Some(seed) = args
+            .folder
+            .folder
+            .out
+            .as_deref()
+            .and_then(folder::saved_seed)
+        {
             spec.seed = seed;
         }
     }
     let sides = Sides::open(&spec.network, spec.remote.as_ref())?;
     let stream = super::stream(&args.stream, false)?;
     let output = StudyOutput {
-        out: args.out.clone(),
-        resume: args.resume,
-        arguments: arguments(args),
+        out: args.folder.folder.out.clone(),
+        resume: args.folder.resume,
+        arguments: super::as_given(args),
         json: false,
         stream: stream.clone(),
     };
@@ -57,7 +58,6 @@ pub fn sweep_spec(args: &SweepArgs, cpus: &[usize]) -> Result<SweepSpec, ConfigE
         parse_counters(&args.counters, pattern)?;
     }
     let (visit, slice) = parse_times(args)?;
-    let default_pin = if cpus.len() >= 2 { "cross" } else { "same" };
     let network = network(&args.network)?;
     let remote = remote_run(&args.remote, &network)?;
     if remote.as_ref().is_some_and(|r| r.reverse) {
@@ -78,7 +78,11 @@ pub fn sweep_spec(args: &SweepArgs, cpus: &[usize]) -> Result<SweepSpec, ConfigE
         check_transport(Transport::Tcp, m)?;
     }
     let recv_path: RecvPath = args.recv.parse()?;
-    check_recv_path(recv_path, Transport::Tcp, args.verify)?;
+    let queue_depth = match mechanisms.iter().any(|m| m.uses_queue_depth()) {
+        true => Some(parse_queue_depth(args.queue_depth.as_deref())?),
+        false => None,
+    };
+    check_recv_path(recv_path, Transport::Tcp, args.verify.verify)?;
     if patterns.contains(&Pattern::Crr) {
         let netns = network.is_netns();
         crate::spec::crr::check_sweep(&mechanisms, recv_path, netns, remote.is_some())?;
@@ -89,24 +93,24 @@ pub fn sweep_spec(args: &SweepArgs, cpus: &[usize]) -> Result<SweepSpec, ConfigE
         sizes: parse_list("--sizes", &args.sizes, parse_message_size)?,
         threads: parse_list("--threads", &args.threads, parse_threads)?,
         ci_target: parse_ci(&args.ci)?,
-        min_visits: parse_visits(&args.visits)?,
+        min_visits: parse_min_visits(&args.min_visits)?,
         visit,
         budget: parse_duration("--budget", &args.budget, false)?,
-        seed: parse_seed(args.seed.as_deref())?,
-        seed_given: args.seed.is_some(),
+        seed: args.seed.seed()?,
+        seed_given: args.seed.given(),
         slice,
-        warmup: parse_duration("--warmup", &args.warmup, true)?,
-        pinning: parse_pinning(Some(args.pin.as_deref().unwrap_or(default_pin)), cpus)?,
-        pin_defaulted: args.pin.is_none(),
+        warmup: args.warmup.or(crate::cli::WarmupArgs::SWEEP)?,
+        pinning: args.pin.or_cross(cpus)?,
+        pin_defaulted: args.pin.defaulted(),
         cpus: cpus.to_vec(),
         recv_size: parse_recv_size(args.recv_size.as_deref())?,
         counters: args.counters.clone(),
-        verify: args.verify,
+        verify: args.verify.verify,
         network,
         remote,
-        queue_depth: parse_queue_depth(args.queue_depth.as_deref())?,
+        queue_depth,
         recv_path,
-        profile: args.profile,
+        profile: args.profile.profile,
     })
 }
 
@@ -128,62 +132,19 @@ fn parse_times(args: &SweepArgs) -> Result<(Duration, Duration), ConfigError> {
     Ok((visit, slice))
 }
 
-/// `--visits`: a whole number from 2 to 1000.
-pub fn parse_visits(text: &str) -> Result<usize, ConfigError> {
+/// `--min-visits`: a whole number from 2 to 1000.
+pub fn parse_min_visits(text: &str) -> Result<usize, ConfigError> {
     let (lo, hi) = VISIT_BOUNDS;
     match text.trim().parse::<usize>() {
         Ok(n) if (lo..=hi).contains(&n) => Ok(n),
         _ => Err(bad(format!(
-            "--visits {text:?}: allowed: a whole number from {lo} to {hi} (an interval needs two visit means)"
+            "--min-visits {text:?}: allowed: a whole number from {lo} to {hi} (an interval needs two visit means)"
         ))),
-    }
-}
-
-/// `--seed`: a whole number up to 2^64 - 1; without one, a fresh seed from the OS.
-pub fn parse_seed(text: Option<&str>) -> Result<u64, ConfigError> {
-    match text {
-        Some(t) => t.trim().parse::<u64>().map_err(|_| {
-            bad(format!(
-                "--seed {t:?}: allowed: a whole number from 0 to {}",
-                u64::MAX
-            ))
-        }),
-        None => {
-            let mut bytes = [0u8; 8];
-            getrandom::fill(&mut bytes)
-                .map_err(|e| bad(format!("--seed: no seed given and none from the OS ({e})")))?;
-            Ok(u64::from_le_bytes(bytes))
-        }
     }
 }
 
 fn parse_recv_size(text: Option<&str>) -> Result<Option<usize>, ConfigError> {
     text.map(crate::spec::parse_recv_size).transpose()
-}
-
-/// The flags as given, for the marker.
-fn arguments(args: &SweepArgs) -> Value {
-    json!({
-        "mechanisms": args.mechanisms,
-        "sizes": args.sizes,
-        "threads": args.threads,
-        "patterns": args.patterns,
-        "ci": args.ci,
-        "visits": args.visits,
-        "visit": args.visit,
-        "budget": args.budget,
-        "seed": args.seed,
-        "slice": args.slice,
-        "warmup": args.warmup,
-        "pin": args.pin,
-        "recv_size": args.recv_size,
-        "counters": args.counters,
-        "verify": args.verify,
-        "netns": args.network.netns,
-        "mtu": args.network.mtu,
-        "netem": args.network.netem,
-        "remote": args.remote.remote,
-    })
 }
 
 #[cfg(test)]
@@ -216,6 +177,65 @@ mod tests {
         assert_eq!(s.patterns, vec![Pattern::Stream]);
         assert_eq!(s.sizes, vec![256, 1024, 4096, 16384, 65536, 512 * 1024]);
         assert_eq!(s.ci_target, 0.02);
+    }
+
+    /// The marker's `spec` block, derived from the spec, holds exactly the keys the hand-built
+    /// one of schema 2 held, so older folders still resume (`--resume` compares key by key).
+    #[test]
+    fn the_marker_spec_keeps_the_schema_2_keys() {
+        let plain = spec(&[
+            "--seed",
+            "7",
+            "--sizes",
+            "4K",
+            "--threads",
+            "1",
+            "--pin",
+            "same",
+        ]);
+        let json = serde_json::to_value(plain.unwrap()).unwrap();
+        assert_eq!(
+            json,
+            serde_json::json!({
+                "mechanisms": ["send", "copy", "gather", "zerocopy"],
+                "patterns": ["stream"],
+                "sizes_bytes": [4096],
+                "threads": [1],
+                "ci_target_rel": 0.02,
+                "min_visits": 3,
+                "visit_s": 0.3,
+                "budget_per_point_s": 2.0,
+                "seed": 7,
+                "slice_s": 0.1,
+                "warmup_s": 0.1,
+                "pin": "same",
+                "recv_size_bytes": null,
+                "counters": "auto",
+                "verify": false,
+            })
+        );
+        // Settings present only when used, with the values the old builder wrote.
+        let used = spec(&[
+            "--mechanisms",
+            "uring",
+            "--queue-depth",
+            "8",
+            "--recv",
+            "uring-recv",
+            "--profile",
+        ]);
+        let json = serde_json::to_value(used.unwrap()).unwrap();
+        assert_eq!(json["mechanisms"], serde_json::json!(["uring"]));
+        assert_eq!(
+            (&json["queue_depth"], &json["recv"], &json["profile"]),
+            (&8.into(), &"uring-recv".into(), &true.into())
+        );
+        assert!(json.get("network").is_none() && json.get("remote").is_none());
+        let remote = serde_json::to_value(spec(&["--remote", "10.0.0.9"]).unwrap()).unwrap();
+        assert!(
+            remote["remote"].as_str().unwrap().starts_with("10.0.0.9"),
+            "{remote}"
+        );
     }
 
     #[test]
@@ -325,11 +345,16 @@ mod tests {
 
     #[test]
     fn visits_and_seed_are_checked_and_a_missing_seed_is_drawn() {
-        assert_eq!(spec(&["--visits", "5"]).unwrap().min_visits, 5);
+        assert_eq!(spec(&["--min-visits", "5"]).unwrap().min_visits, 5);
+        assert_eq!(
+            spec(&["--visits", "4"]).unwrap().min_visits,
+            4,
+            "the old spelling"
+        );
         for bad in ["1", "0", "1001", "x", "2.5"] {
-            let err = spec(&["--visits", bad]).unwrap_err().0;
+            let err = spec(&["--min-visits", bad]).unwrap_err().0;
             assert!(
-                err.starts_with("--visits") && err.contains("2 to 1000"),
+                err.starts_with("--min-visits") && err.contains("2 to 1000"),
                 "{err}"
             );
         }

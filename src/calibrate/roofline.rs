@@ -28,6 +28,24 @@ pub struct Roofline {
     pub points: Vec<CopyPoint>,
 }
 
+impl Roofline {
+    /// The DRAM point's median bandwidth (GB/s) and its buffer size: the unit of a profile's
+    /// "copies' worth", read as typed values by whoever measured the roofline.
+    pub fn dram_median(&self) -> Result<(f64, u64), String> {
+        let dram = self
+            .points
+            .iter()
+            .find(|p| p.level == "dram")
+            .ok_or("the memcpy roofline has no DRAM point")?;
+        let gb_per_s = dram
+            .bandwidth
+            .map(|b| b.median_gb_per_s)
+            .filter(|v| *v > 0.0)
+            .ok_or("the DRAM memcpy point has no bandwidth")?;
+        Ok((gb_per_s, dram.buffer_bytes))
+    }
+}
+
 /// One buffer size: per-copy time over the trials and the bandwidth it means.
 #[derive(Debug, Clone, Serialize)]
 pub struct CopyPoint {
@@ -164,6 +182,49 @@ fn parse_cache_size(text: &str) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn point(level: &'static str, bytes: u64, median_ns: f64) -> CopyPoint {
+        let copy_time = crate::calibrate::summary::Timing {
+            trials: 3,
+            batch: 1,
+            min_ns: median_ns,
+            median_ns,
+        };
+        CopyPoint {
+            level,
+            buffer_bytes: bytes,
+            bandwidth: Bandwidth::from_timing(bytes, &copy_time),
+            copy_time,
+            bandwidth_unavailable_reason: None,
+        }
+    }
+
+    /// The typed unit `run --profile` reads: the DRAM point's median, whichever point comes first.
+    #[test]
+    fn the_dram_median_is_read_from_the_dram_point() {
+        let mut roofline = Roofline {
+            method: "test",
+            l2_cache_bytes: None,
+            l2_cache_bytes_unavailable_reason: None,
+            llc_bytes: None,
+            llc_bytes_unavailable_reason: None,
+            points: vec![
+                point("l2", 1 << 18, 10_000.0),
+                point("dram", 24 << 20, 1_000_000.0),
+            ],
+        };
+        let (gb_per_s, bytes) = roofline.dram_median().unwrap();
+        assert_eq!(bytes, 24 << 20);
+        assert!(
+            (gb_per_s - (24u64 << 20) as f64 / 1e6).abs() < 1e-9,
+            "{gb_per_s}"
+        );
+        roofline.points.pop();
+        assert_eq!(
+            roofline.dram_median().unwrap_err(),
+            "the memcpy roofline has no DRAM point"
+        );
+    }
 
     #[test]
     fn the_dram_buffers_hold_one_and_a_half_llcs_together() {

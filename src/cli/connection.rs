@@ -2,7 +2,7 @@
 //! opens one per request.
 use clap::Args;
 
-#[derive(Debug, Args, Default)]
+#[derive(Debug, Args, Default, serde::Serialize, serde::Deserialize)]
 pub struct ConnectionArgs {
     /// persistent (each client keeps one connection for the whole point) or per-request (each
     /// client closes after every echo and connects again, so each request pays the handshake

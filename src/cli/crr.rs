@@ -1,7 +1,7 @@
 //! `--pattern crr`'s own flags (clap only), flattened into `run`.
 use clap::Args;
 
-#[derive(Debug, Args, Default)]
+#[derive(Debug, Args, Default, serde::Serialize, serde::Deserialize)]
 pub struct CrrArgs {
     /// With --pattern crr over tcp: set SO_LINGER 0 on each client socket, so its close sends
     /// a reset and leaves no TIME_WAIT (by default the client closes with a FIN and its port

@@ -2,7 +2,7 @@
 //! liveness and readiness probes ask instead of taking a control slot.
 use clap::Args;
 
-#[derive(Debug, Args)]
+#[derive(Debug, Args, serde::Serialize, serde::Deserialize)]
 pub struct HealthArgs {
     /// Answer plain HTTP `GET /healthz` on this port (same --bind address) with the server's
     /// state: 200 while it serves, 503 once it is ending. For Kubernetes probes: they take no

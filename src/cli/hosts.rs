@@ -1,6 +1,6 @@
 //! The commands that reach other hosts: `bytepath server` (one host's side) and `bytepath mesh`
 //! (every pair of many hosts).
-use super::StreamArgs;
+use super::{ResumableFolderArgs, StreamArgs, VisitsArgs, WarmupArgs};
 use clap::{ArgGroup, Args};
 
 #[derive(Debug, Args)]
@@ -53,7 +53,7 @@ pub struct ServerArgs {
 }
 
 /// `bytepath mesh`: which hosts, which pairs, which points, how often.
-#[derive(Debug, Args)]
+#[derive(Debug, Args, serde::Serialize, serde::Deserialize)]
 #[command(group(ArgGroup::new("host_list").required(true).args(["hosts", "hosts_file", "hosts_from_dns"])))]
 pub struct MeshArgs {
     /// The hosts, comma-separated, each HOST[:PORT] as --remote takes it (default port 5301);
@@ -87,13 +87,14 @@ pub struct MeshArgs {
     /// Measured time of one visit of a (pair, point).
     #[arg(long, default_value = "1s")]
     pub duration: String,
-    /// Warm-up before each visit, excluded from every figure.
-    #[arg(long, default_value = "200ms")]
-    pub warmup: String,
-    /// How many times the whole schedule is repeated: each (pair, point) is measured in this
-    /// many short visits spread over the mesh, and its CI comes from the visit means.
-    #[arg(long, default_value = "3")]
-    pub visits: String,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub warmup: WarmupArgs,
+    // How many times the whole schedule is repeated: each (pair, point) is measured in this
+    // many short visits spread over the mesh.
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub visits: VisitsArgs,
     /// Pairs of one round measured at once (they never share a host): 1 measures one pair at
     /// a time; more loads the network with several pairs deliberately, and records say so.
     #[arg(long, default_value = "1")]
@@ -113,12 +114,10 @@ pub struct MeshArgs {
     /// PATH).
     #[arg(long)]
     pub launch_binary: Option<String>,
-    /// Results folder; default ./bytepath-results/<timestamp>/.
-    #[arg(long)]
-    pub out: Option<std::path::PathBuf>,
-    /// Continue the mesh in --out, measuring only the (pair, point, visit) runs missing there.
-    #[arg(long)]
-    pub resume: bool,
     #[command(flatten)]
+    #[serde(flatten)]
+    pub folder: ResumableFolderArgs,
+    #[command(flatten)]
+    #[serde(flatten)]
     pub stream: StreamArgs,
 }

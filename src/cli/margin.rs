@@ -4,7 +4,7 @@ use crate::error::ConfigError;
 use crate::spec::parse_percent;
 use clap::Args;
 
-#[derive(Debug, Args, Clone)]
+#[derive(Debug, Args, Clone, serde::Serialize, serde::Deserialize)]
 pub struct MarginArgs {
     /// Equivalence margin: two figures are called "equivalent" only when the 90 % interval of
     /// their ratio lies within ±this share of 1 (two one-sided tests); otherwise a difference

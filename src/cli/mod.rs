@@ -1,5 +1,6 @@
-//! Command-line definitions (clap only). Values arrive as text and are validated in
-//! `args`, so every bad input gets the same one-line error style.
+//! Command-line definitions (clap). Values arrive as text. A flag more than one command takes
+//! is declared once in `shared`, with its help, parse and bounds, and flattened into each
+//! command; the rest are validated in `args`. Every bad input gets the same one-line error.
 use clap::{Args, Parser, Subcommand};
 
 pub mod bidir;
@@ -8,8 +9,13 @@ pub mod crr;
 pub mod health;
 mod hosts;
 mod margin;
+mod shared;
 pub use hosts::{MeshArgs, ServerArgs};
 pub use margin::MarginArgs;
+pub use shared::{
+    FolderArgs, JsonArgs, NetworkArgs, PinArgs, ProfileArgs, RemoteArgs, ResumableFolderArgs,
+    SeedArgs, StreamArgs, VerifyArgs, VisitsArgs, WarmupArgs,
+};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -74,59 +80,17 @@ pub struct CompletionsArgs {
     pub shell: String,
 }
 
-/// `--json-stream`, shared by run and every study.
-#[derive(Debug, Clone, Copy, Default, Args)]
-pub struct StreamArgs {
-    /// Print one JSON object per line to stdout as the work goes (start, slice or visit,
-    /// point, end), each flushed at once; text that went to stdout goes to stderr instead.
-    #[arg(long)]
-    pub json_stream: bool,
-}
-
-/// Where the two sides run; shared by run, sweep, ipc, file and servers.
-#[derive(Debug, Clone, Default, Args)]
-pub struct NetworkArgs {
-    /// Run each side in its own network namespace, the two joined by a veth pair with private
-    /// addresses (needs root and the ip command); tcp and udp only.
-    #[arg(long)]
-    pub netns: bool,
-    /// With --netns: the veth MTU in bytes, 68 to 65535 (default 1500, like Ethernet).
-    #[arg(long)]
-    pub mtu: Option<String>,
-    /// With --netns: tc netem parameters for both veth ends, such as
-    /// "delay 1ms rate 10gbit loss 0.1%" (needs the sch_netem kernel module).
-    #[arg(long)]
-    pub netem: Option<String>,
-}
-
-/// Whether the other side runs on `bytepath server` on another host; shared by run, sweep and
-/// ipc.
-#[derive(Debug, Clone, Default, Args)]
-pub struct RemoteArgs {
-    /// Run the other side on `bytepath server` at HOST[:PORT] (default port 5301): it sends
-    /// (stream) or answers (rr); this host receives or asks, and measures. tcp and udp.
-    #[arg(long)]
-    pub remote: Option<String>,
-    /// With --remote: a file holding the token the server was started with.
-    #[arg(long)]
-    pub token_file: Option<std::path::PathBuf>,
-    /// With --remote, `run` with stream only: this host sends and the server receives and
-    /// measures (like iperf3 without -R).
-    #[arg(long)]
-    pub reverse: bool,
-}
-
-#[derive(Debug, Args)]
+#[derive(Debug, Args, serde::Serialize, serde::Deserialize)]
 pub struct ProbeArgs {
-    /// Print one JSON document instead of the text block.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub json: JsonArgs,
     /// A tenth of the trials and shorter calibrations (well under a second); for tests.
     #[arg(long)]
     pub quick: bool,
 }
 
-#[derive(Debug, Args)]
+#[derive(Debug, Args, serde::Serialize, serde::Deserialize)]
 pub struct SweepArgs {
     /// Mechanisms, comma-separated (send, copy, gather, zerocopy, uring, uring-gather,
     /// uring-zc, splice, sendfile), or all.
@@ -151,9 +115,12 @@ pub struct SweepArgs {
     /// of their mean (or the budget is spent).
     #[arg(long, default_value = "2%")]
     pub ci: String,
-    /// Visits every point gets, at least: its interval comes from the visit means (2 to 1000).
-    #[arg(long, default_value = "3")]
-    pub visits: String,
+    /// Visits every point gets, at least (2 to 1000): its interval comes from the visit means,
+    /// and further visits are added toward --ci. `--visits` is kept as a hidden alias; in
+    /// ipc, servers and mesh `--visits` is an exact count.
+    #[arg(long, alias = "visits", default_value = "3")]
+    #[serde(rename = "visits")] // the marker's key since schema 2
+    pub min_visits: String,
     /// Measured time of one visit (after its warm-up).
     #[arg(long, default_value = "300ms")]
     pub visit: String,
@@ -162,18 +129,18 @@ pub struct SweepArgs {
     /// counter visits are always made.
     #[arg(long, default_value = "2s")]
     pub budget: String,
-    /// Seed of the shuffled visit order (default: a fresh one, printed and recorded).
-    #[arg(long)]
-    pub seed: Option<String>,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub seed: SeedArgs,
     /// Length of one slice inside a visit (diagnostics of a visit's steadiness).
     #[arg(long, default_value = "100ms")]
     pub slice: String,
-    /// Warm-up before each visit, excluded from every figure.
-    #[arg(long, default_value = "100ms")]
-    pub warmup: String,
-    /// CPU placement for every point (see `run --pin`); default: cross where two CPUs exist.
-    #[arg(long)]
-    pub pin: Option<String>,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub warmup: WarmupArgs,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub pin: PinArgs,
     /// Bytes per recv() call (see `run --recv-size`).
     #[arg(long)]
     pub recv_size: Option<String>,
@@ -181,28 +148,28 @@ pub struct SweepArgs {
     /// the headline figures come from (auto = all; none = no counter visits).
     #[arg(long, default_value = "auto")]
     pub counters: String,
-    /// One more visit of every point, after the headline and counter visits, with every
-    /// side's threads sampled: where the CPU goes (see `run --profile`).
-    #[arg(long)]
-    pub profile: bool,
-    /// Check every byte of every point (see `run --verify`).
-    #[arg(long)]
-    pub verify: bool,
+    // One more visit of every point, after the headline and counter visits.
     #[command(flatten)]
+    #[serde(flatten)]
+    pub profile: ProfileArgs,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub verify: VerifyArgs,
+    #[command(flatten)]
+    #[serde(flatten)]
     pub network: NetworkArgs,
     #[command(flatten)]
+    #[serde(flatten)]
     pub remote: RemoteArgs,
-    /// Results folder; default ./bytepath-results/<timestamp>/.
-    #[arg(long)]
-    pub out: Option<std::path::PathBuf>,
-    /// Continue the sweep in --out: keep its finished visits and make the missing ones.
-    #[arg(long)]
-    pub resume: bool,
     #[command(flatten)]
+    #[serde(flatten)]
+    pub folder: ResumableFolderArgs,
+    #[command(flatten)]
+    #[serde(flatten)]
     pub stream: StreamArgs,
 }
 
-#[derive(Debug, Args)]
+#[derive(Debug, Args, serde::Serialize, serde::Deserialize)]
 pub struct FileArgs {
     /// File sizes, comma-separated (K/M/G suffixes, binary); test files of these sizes are
     /// created in a temporary folder and removed afterwards.
@@ -212,10 +179,9 @@ pub struct FileArgs {
     /// socket), mmap (send from a mapping); comma-separated.
     #[arg(long, default_value = "readsend,sendfile,splice,mmap")]
     pub mechanisms: String,
-    /// CPU placement of the server and client threads: cross, same, none or a CPU list
-    /// (server first); default cross where two CPUs exist.
-    #[arg(long)]
-    pub pin: Option<String>,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub pin: PinArgs,
     /// Bytes per read/sendfile/splice/send call on the server.
     #[arg(long, default_value = "64K")]
     pub chunk: String,
@@ -230,36 +196,40 @@ pub struct FileArgs {
     /// Transfers per size and mechanism; mean and 95 % CI over them.
     #[arg(long, default_value = "5")]
     pub reps: String,
-    /// Seed of the order the mechanisms are measured in within each repetition (default:
-    /// drawn, and recorded); the order is reversed on every other repetition.
-    #[arg(long)]
-    pub seed: Option<String>,
-    /// The client hashes what it receives (xxh3-64) and compares it with the file's hash.
-    #[arg(long)]
-    pub verify: bool,
+    // The order the mechanisms are measured in within each repetition, reversed on every
+    // other repetition.
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub seed: SeedArgs,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub verify: VerifyArgs,
     /// perf counters to open per side: all, software, hardware, none.
     #[arg(long, default_value = "all")]
     pub counters: String,
-    /// One more transfer per size and mechanism, after the measured ones, with the server's
-    /// sending thread and the client's receiving thread sampled (see `run --profile`).
-    #[arg(long)]
-    pub profile: bool,
+    // One more transfer per size and mechanism, after the measured ones.
     #[command(flatten)]
+    #[serde(flatten)]
+    pub profile: ProfileArgs,
+    #[command(flatten)]
+    #[serde(flatten)]
     pub network: NetworkArgs,
     // With --remote the server writes each test file and sends it; this host receives.
     #[command(flatten)]
+    #[serde(flatten)]
     pub remote: RemoteArgs,
-    /// Results folder; default ./bytepath-results/<timestamp>/.
-    #[arg(long)]
-    pub out: Option<std::path::PathBuf>,
-    /// Print one JSON document instead of the table.
-    #[arg(long)]
-    pub json: bool,
     #[command(flatten)]
+    #[serde(flatten)]
+    pub folder: FolderArgs,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub json: JsonArgs,
+    #[command(flatten)]
+    #[serde(flatten)]
     pub stream: StreamArgs,
 }
 
-#[derive(Debug, Args)]
+#[derive(Debug, Args, serde::Serialize, serde::Deserialize)]
 pub struct IpcArgs {
     /// Transports, comma-separated: pipe, unix, unix-dgram, tcp, udp, shm. By default all six;
     /// the datagram ones then skip sizes above their datagram limit (named, they refuse them).
@@ -280,9 +250,9 @@ pub struct IpcArgs {
     /// The most one point may take; a point cut short says so (stop reason max_time).
     #[arg(long, default_value = "10s")]
     pub max_time: String,
-    /// Warm-up before each point, excluded from every figure.
-    #[arg(long, default_value = "200ms")]
-    pub warmup: String,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub warmup: WarmupArgs,
     /// Pipe buffer (F_SETPIPE_SZ) for pipe, ring size for shm (one value of --pipe-sizes).
     #[arg(long)]
     pub pipe_size: Option<String>,
@@ -290,30 +260,34 @@ pub struct IpcArgs {
     /// own, so the report can say whether bandwidth falls beyond the buffer.
     #[arg(long)]
     pub pipe_sizes: Option<String>,
-    /// Visits per point (at least 2): the transports at one size are visited back to back in a
-    /// seeded order, round after round; --trials and --bytes are split over the visits.
-    #[arg(long, default_value = "3")]
-    pub visits: String,
-    /// Seed of the visit order (default: drawn, and recorded).
-    #[arg(long)]
-    pub seed: Option<String>,
+    // The transports at one size are visited back to back in a seeded order, round after
+    // round; --trials and --bytes are split over the visits.
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub visits: VisitsArgs,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub seed: SeedArgs,
     /// udp, unix-dgram: send a size above the datagram limit as several numbered datagrams.
     #[arg(long)]
     pub udp_split: bool,
-    /// CPU placement (see `run --pin`); default: cross where two CPUs exist.
-    #[arg(long)]
-    pub pin: Option<String>,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub pin: PinArgs,
     /// Run the two sides in two processes (fork) instead of two threads of one process.
     #[arg(long)]
     pub processes: bool,
     #[command(flatten)]
+    #[serde(flatten)]
     pub network: NetworkArgs,
     #[command(flatten)]
+    #[serde(flatten)]
     pub remote: RemoteArgs,
-    /// Results folder; default ./bytepath-results/<timestamp>/.
-    #[arg(long)]
-    pub out: Option<std::path::PathBuf>,
     #[command(flatten)]
+    #[serde(flatten)]
+    pub folder: FolderArgs,
+    #[command(flatten)]
+    #[serde(flatten)]
     pub stream: StreamArgs,
 }
 
@@ -340,7 +314,7 @@ pub struct CompareArgs {
     pub margin: MarginArgs,
 }
 
-#[derive(Debug, Args)]
+#[derive(Debug, Args, serde::Serialize, serde::Deserialize)]
 pub struct RunArgs {
     /// What carries the bytes: tcp (loopback), unix (AF_UNIX stream socket pair), pipe (two
     /// pipes per flow), shm (two shared-memory rings per flow, spin-then-futex).
@@ -382,13 +356,12 @@ pub struct RunArgs {
     /// (connect, request, response, close: one connection per transaction; tcp and unix).
     #[arg(long, short = 'p', default_value = "stream")]
     pub pattern: String,
-    /// Time run before measuring, excluded from every figure (0s disables it).
-    #[arg(long, default_value = "1s")]
-    pub warmup: String,
-    /// CPU placement: cross (sender and receiver of a flow on different CPUs), same, or a CPU
-    /// list such as 0,1 or 0-3 handed out in order flow0-sender, flow0-receiver, flow1-sender…
-    #[arg(long)]
-    pub pin: Option<String>,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub warmup: WarmupArgs,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub pin: PinArgs,
     /// Bytes per recv() call on the receiving side. Default: the message size, read until the
     /// whole message has arrived.
     #[arg(long)]
@@ -396,10 +369,9 @@ pub struct RunArgs {
     /// Receiving and answering sides busy-poll with non-blocking calls instead of sleeping.
     #[arg(long)]
     pub spin: bool,
-    /// Sender writes a (flow, sequence) pattern into every message and the receiver checks
-    /// every byte; any mismatch makes the run exit non-zero.
-    #[arg(long)]
-    pub verify: bool,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub verify: VerifyArgs,
     /// udp, unix-dgram: send a message larger than one datagram as several equal datagrams
     /// (each numbered) instead of refusing the size.
     #[arg(long)]
@@ -412,28 +384,31 @@ pub struct RunArgs {
     /// stream; none for rr, because counters add a perf context switch to every round trip).
     #[arg(long, default_value = "auto")]
     pub counters: String,
-    /// Where each side's CPU goes: after the headline run, one more run of the same point with
-    /// every side's threads sampled (perf_event_open; cycles with a PMU, cpu-clock without),
-    /// broken down into copies, protocol, memory, locks, scheduling … (needs root or
-    /// perf_event_paranoid ≤ 1; otherwise the profile says why it is unavailable).
-    #[arg(long)]
-    pub profile: bool,
+    // After the headline run, one more run of the same point.
     #[command(flatten)]
+    #[serde(flatten)]
+    pub profile: ProfileArgs,
+    #[command(flatten)]
+    #[serde(flatten)]
     pub network: NetworkArgs,
     #[command(flatten)]
+    #[serde(flatten)]
     pub remote: RemoteArgs,
-    /// Print one JSON document instead of the table.
-    #[arg(long)]
-    pub json: bool,
     #[command(flatten)]
+    #[serde(flatten)]
+    pub json: JsonArgs,
+    #[command(flatten)]
+    #[serde(flatten)]
     pub stream: StreamArgs,
     #[command(flatten)]
+    #[serde(flatten)]
     pub crr: crr::CrrArgs,
     #[command(flatten)]
+    #[serde(flatten)]
     pub bidir: bidir::BidirArgs,
 }
 
-#[derive(Debug, Args)]
+#[derive(Debug, Args, serde::Serialize, serde::Deserialize)]
 pub struct ServersArgs {
     /// Server models, comma-separated: iterative, threaded, select, poll, epoll, uring.
     #[arg(long, default_value = "iterative,threaded,select,poll,epoll,uring")]
@@ -447,17 +422,18 @@ pub struct ServersArgs {
     /// Measured time per point.
     #[arg(long, default_value = "5s")]
     pub duration: String,
-    /// Visits per point: every round visits the client counts in a seeded shuffled order and,
-    /// at each, the models back to back (order reversed every other round); --duration is split
-    /// evenly over a point's visits. One visit gives no interval.
-    #[arg(long, default_value = "3")]
-    pub visits: String,
-    /// Seed of the visit order (default: drawn, and recorded).
-    #[arg(long)]
-    pub seed: Option<String>,
-    /// Load before the measured time of each point, excluded from every figure.
-    #[arg(long, default_value = "200ms")]
-    pub warmup: String,
+    // Every round visits the client counts in a seeded shuffled order and, at each, the
+    // models back to back (order reversed every other round); --duration is split evenly
+    // over a point's visits.
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub visits: VisitsArgs,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub seed: SeedArgs,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub warmup: WarmupArgs,
     /// Open loop: this many requests per second over all clients, latency measured from each
     /// request's intended send time. Default: closed loop (send again after each echo).
     #[arg(long)]
@@ -473,6 +449,7 @@ pub struct ServersArgs {
     #[arg(long)]
     pub requests_per_connection: Option<String>,
     #[command(flatten)]
+    #[serde(flatten)]
     pub connection: connection::ConnectionArgs,
     /// CPU placement: split (the server process on the upper half of the allowed CPUs, the
     /// load generator on the lower half; the default where two CPUs exist) or none.
@@ -485,22 +462,25 @@ pub struct ServersArgs {
     /// Tests: per-connection first and last completion times in each record.
     #[arg(long, hide = true)]
     pub record_connections: bool,
-    /// One more window per point, after the measured one, with the server process's threads
-    /// sampled: where the server's CPU goes, per model (see `run --profile`).
-    #[arg(long)]
-    pub profile: bool,
+    // One more window per point, after the measured one.
     #[command(flatten)]
+    #[serde(flatten)]
+    pub profile: ProfileArgs,
+    #[command(flatten)]
+    #[serde(flatten)]
     pub network: NetworkArgs,
     /// With --remote: each point's server model runs on `bytepath server` at HOST[:PORT],
     /// which reports what the server alone cost; this host runs the load generator.
     #[command(flatten)]
+    #[serde(flatten)]
     pub remote: RemoteArgs,
-    /// Print the records as one JSON array instead of one line per point.
-    #[arg(long)]
-    pub json: bool,
-    /// Results folder; default ./bytepath-results/<timestamp>/.
-    #[arg(long)]
-    pub out: Option<std::path::PathBuf>,
     #[command(flatten)]
+    #[serde(flatten)]
+    pub json: JsonArgs,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub folder: FolderArgs,
+    #[command(flatten)]
+    #[serde(flatten)]
     pub stream: StreamArgs,
 }

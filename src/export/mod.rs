@@ -8,6 +8,7 @@ mod crr;
 pub mod openmetrics;
 
 use crate::error::{ConfigError, Error};
+use crate::report::study_kind::StudyKind;
 use crate::report::{csv, study};
 use openmetrics::{Family, Sample};
 use serde_json::Value;
@@ -35,17 +36,9 @@ impl std::str::FromStr for Format {
     }
 }
 
-/// Which study wrote a folder, as its marker says.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
-    /// sweep and ipc: one run record per point.
-    Runs,
-    File,
-    Servers,
-    Mesh,
-}
-
-fn kind_of(dir: &Path) -> Result<Kind, Error> {
+/// Which study wrote a folder, as its marker says; a kind this bytepath does not know is
+/// read as run records, one per point, as sweep and ipc write them.
+fn kind_of(dir: &Path) -> Result<StudyKind, Error> {
     let kind = study::kind(dir).ok_or_else(|| {
         ConfigError(format!(
             "{}: not a bytepath results folder (no readable {}); give a folder written by sweep, ipc, file, servers or mesh",
@@ -53,12 +46,7 @@ fn kind_of(dir: &Path) -> Result<Kind, Error> {
             crate::report::folder::MARKER
         ))
     })?;
-    Ok(match kind.as_str() {
-        crate::file::FILE_KIND => Kind::File,
-        crate::servers::record::SERVERS_KIND => Kind::Servers,
-        crate::mesh::MESH_KIND => Kind::Mesh,
-        _ => Kind::Runs,
-    })
+    Ok(StudyKind::from_marker(&kind).unwrap_or(StudyKind::Sweep))
 }
 
 /// The folder's records in `format`.
@@ -69,21 +57,21 @@ pub fn export(dir: &Path, format: Format) -> Result<String, Error> {
         Format::Json => records.iter().map(|r| format!("{r}\n")).collect(),
         Format::Csv => {
             let columns = match kind {
-                Kind::Runs => csv::columns(),
-                Kind::File => crate::file::record::csv_columns(),
-                Kind::Servers => crate::servers::record::csv_columns(),
-                Kind::Mesh => crate::mesh::columns(),
+                StudyKind::Sweep | StudyKind::Ipc => csv::columns(),
+                StudyKind::File => crate::file::record::csv_columns(),
+                StudyKind::Servers => crate::servers::record::csv_columns(),
+                StudyKind::Mesh => crate::mesh::columns(),
             };
             csv::to_csv_with(&columns, &records)
         }
         Format::OpenMetrics => openmetrics::render(&match kind {
-            Kind::Runs => run_samples(&latest_per_point(&records), &[]),
-            Kind::Mesh => mesh_samples(&records),
+            StudyKind::Sweep | StudyKind::Ipc => run_samples(&latest_per_point(&records), &[]),
+            StudyKind::Mesh => mesh_samples(&records),
             // A servers study's records are visits: folded into one per point, as its report does.
-            Kind::Servers => {
+            StudyKind::Servers => {
                 servers_samples(&latest_per_point(&crate::servers::visits::points(&records)))
             }
-            Kind::File => file_samples(dir)?,
+            StudyKind::File => file_samples(dir)?,
         }),
     })
 }

@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use test_files::{ServedFile, TestFolder};
 
-pub const FILE_KIND: &str = "bytepath file results";
+pub const FILE_KIND: &str = crate::report::study_kind::StudyKind::File.marker();
 /// A chunk above this is refused: it would be one huge buffer, not a chunk.
 pub const MAX_CHUNK: u64 = 64 << 20;
 
@@ -189,7 +189,7 @@ pub fn run(
     let marker = folder::marker(
         FILE_KIND,
         serde_json::to_value(spec.config(&sizes, server)).expect("JSON"),
-        serde_json::json!({}),
+        output.arguments.clone(),
         sizes.len() * spec.mechanisms.len() * spec.caches.len() * spec.reps as usize,
         measure::ORDER,
     );

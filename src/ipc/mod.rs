@@ -15,7 +15,7 @@ use std::time::Duration;
 
 pub use study::run;
 
-pub const IPC_KIND: &str = "bytepath ipc results";
+pub const IPC_KIND: &str = crate::report::study_kind::StudyKind::Ipc.marker();
 
 /// What to measure at each (transport, size).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -25,30 +25,38 @@ pub enum Measure {
     Bandwidth,
 }
 
-/// A validated `bytepath ipc` invocation.
-#[derive(Debug, Clone, PartialEq)]
+/// A validated `bytepath ipc` invocation. Serialized, it is the marker's `spec` block: the
+/// study's whole configuration (`seed` and `visits` under the keys they always had).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct IpcSpec {
     pub transports: Vec<Transport>,
+    #[serde(rename = "sizes_bytes")]
     pub sizes: Vec<usize>,
     pub measures: Vec<Measure>,
     pub trials: u64,
     pub bytes: u64,
+    #[serde(rename = "max_time_s", serialize_with = "spec::seconds")]
     pub max_time: Duration,
+    #[serde(rename = "warmup_s", serialize_with = "spec::seconds")]
     pub warmup: Duration,
     /// `--pipe-sizes`: the buffer of pipe and shm points, each a point of its own; `[None]`
     /// leaves the kernel's default pipe buffer (and the default ring).
+    #[serde(rename = "buffers_bytes")]
     pub buffers: Vec<Option<usize>>,
     /// Visits per point; `--trials` and `--bytes` are split evenly over them.
     pub visits: usize,
     /// The seed the visit order is drawn from.
     pub seed: u64,
+    #[serde(rename = "pin")]
     pub pinning: Pinning,
+    #[serde(skip)]
     pub cpus: Vec<usize>,
     pub udp_split: bool,
     /// (transport, size) pairs left out: a datagram transport that cannot carry the size, when
     /// the transports were not named (named, such a size is refused instead).
     pub skipped: Vec<(Transport, usize)>,
     /// Why, one line per transport, as printed.
+    #[serde(skip)]
     pub skip_reasons: Vec<String>,
     /// `--processes`: client and server (sender and receiver) in two processes.
     pub processes: bool,

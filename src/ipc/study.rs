@@ -46,7 +46,7 @@ pub fn run(
     let points = spec.points();
     let marker = folder::marker(
         IPC_KIND,
-        serde_json::json!({ "seed": spec.seed, "visits": spec.visits }),
+        serde_json::to_value(spec).expect("an ipc spec is plain data"),
         output.arguments.clone(),
         points.len(),
         ORDER,

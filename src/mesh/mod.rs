@@ -23,7 +23,7 @@ use spec::MeshSpec;
 use std::sync::atomic::AtomicBool;
 
 /// What a mesh folder's marker says it is.
-pub const MESH_KIND: &str = "bytepath mesh results";
+pub const MESH_KIND: &str = crate::report::study_kind::StudyKind::Mesh.marker();
 /// Where `--launch ssh` puts each server's output, inside the results folder.
 pub const SERVER_LOGS: &str = "servers";
 
@@ -141,7 +141,7 @@ fn finish(
     results: &ResultsFolder,
     health: &Health,
     spec: &MeshSpec,
-    executed: run::Executed,
+    executed: progress::Executed,
 ) -> Result<Status, Error> {
     let dir = &results.dir;
     println!("results: {}", dir.join(folder::RESULTS_CSV).display());

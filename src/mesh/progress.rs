@@ -2,10 +2,16 @@
 //! point and figure, how many runs are done and about how long is left (from the mean wall
 //! time of the runs so far). Plain lines, so logs, CI and `kubectl logs` read the same.
 use super::analysis::Figure;
-use super::run::Executed;
 use super::schedule::Run;
 use serde_json::Value;
 use std::time::{Duration, Instant};
+
+/// What the schedule did: built by the progress, which counts each run as it ends (here, so
+/// that `run` drives the progress and the progress knows nothing of `run`).
+pub struct Executed {
+    pub measured: usize,
+    pub interrupted: bool,
+}
 
 pub struct Progress {
     started: Instant,

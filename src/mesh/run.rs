@@ -5,6 +5,7 @@
 //! hosts is asked for its hello, and one that does not answer is down for the rest of the mesh,
 //! its remaining pairs recorded as failed with the reason without being tried; the others go on.
 use super::hosts::{MeshHosts, PairRun};
+use super::progress::Executed;
 use super::schedule::Run;
 use super::spec::MeshSpec;
 use crate::engine::RunOutcome;
@@ -60,12 +61,6 @@ pub struct Position {
     pub total: usize,
     /// Pairs of this run's round measured at the same time as it (its own excluded).
     pub alongside: Vec<String>,
-}
-
-/// What the schedule did.
-pub struct Executed {
-    pub measured: usize,
-    pub interrupted: bool,
 }
 
 /// Measures every run of `plan` not in `done`, appending each record as it arrives.

@@ -117,13 +117,20 @@ pub fn memcpy_from_probe(probe: &serde_json::Value) -> Result<(f64, String), Str
         .filter(|v| *v > 0.0)
         .ok_or("the probe's DRAM memcpy point has no bandwidth")?;
     let bytes = dram["buffer_bytes"].as_u64().unwrap_or(0);
-    Ok((
+    Ok(memcpy_unit(gb_per_s, bytes, "probe's"))
+}
+
+/// The memcpy cost per byte (ns) of a DRAM point's median `gb_per_s` over a buffer of
+/// `buffer_bytes`, and the source text naming whose probe measured it (`probe's`, `a quick
+/// probe's`).
+pub fn memcpy_unit(gb_per_s: f64, buffer_bytes: u64, whose: &str) -> (f64, String) {
+    (
         1.0 / gb_per_s,
         format!(
-            "probe's memcpy of a {} MiB buffer (beyond the caches), median {gb_per_s:.1} GB/s",
-            bytes >> 20
+            "{whose} memcpy of a {} MiB buffer (beyond the caches), median {gb_per_s:.1} GB/s",
+            buffer_bytes >> 20
         ),
-    ))
+    )
 }
 
 #[cfg(test)]
@@ -144,6 +151,12 @@ mod tests {
             source.contains("24 MiB") && source.contains("40.0 GB/s"),
             "{source}"
         );
+        let (quick_ns, quick) = memcpy_unit(40.0, 25165824, "a quick probe's");
+        assert_eq!(
+            quick_ns, ns,
+            "one unit, typed or read from a probe document"
+        );
+        assert_eq!(quick, source.replacen("probe's", "a quick probe's", 1));
     }
 
     #[test]

@@ -5,7 +5,7 @@
 //! Every study writes its folder through here.
 use super::csv;
 use super::stream::JsonStream;
-use crate::error::{ConfigError, Error};
+use crate::error::{bad, Error};
 use crate::record::{self, SCHEMA_VERSION};
 use serde_json::{json, Value};
 use std::collections::HashSet;
@@ -42,10 +42,6 @@ pub enum StreamAs {
     Points,
     /// Each record is one visit of a point (`mesh`) or one repetition (`file`).
     Visits,
-}
-
-fn bad(msg: impl Into<String>) -> Error {
-    ConfigError(msg.into()).into()
 }
 
 pub fn file_error(path: &Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
@@ -227,7 +223,7 @@ fn create_default_dir() -> Result<PathBuf, Error> {
 
 /// The marker of a new sweep: what makes a folder a bytepath results folder.
 /// What a sweep folder's marker says it is.
-pub const SWEEP_KIND: &str = "bytepath sweep results";
+pub const SWEEP_KIND: &str = super::study_kind::StudyKind::Sweep.marker();
 
 pub fn marker(kind: &str, spec: Value, arguments: Value, points: usize, order: &str) -> Value {
     let now = unix_now();
@@ -255,7 +251,7 @@ fn check_marker(dir: &Path, marker: &Value) -> Result<(), Error> {
     let path = dir.join(MARKER);
     let text = fs::read_to_string(&path).map_err(file_error(&path))?;
     let saved: Value = serde_json::from_str(&text)
-        .map_err(|e| bad(format!("{}: not a bytepath marker ({e})", path.display())))?;
+        .map_err(|e| bad::<Error>(format!("{}: not a bytepath marker ({e})", path.display())))?;
     record::check_schema(&path, None, &saved)?;
     if saved["kind"] == SWEEP_KIND && saved["schema_version"].as_u64() < Some(2) {
         return Err(bad(format!(

@@ -3,7 +3,7 @@
 use super::plot::{escape, render};
 use super::plots::{figures, Figure};
 use super::summary::{self, Rows};
-use super::write::Questions;
+use crate::analysis::questions::Questions;
 use crate::analysis::Dataset;
 use std::fmt::Write;
 
@@ -110,8 +110,8 @@ pub fn page(data: &Dataset, source: &str, questions: &Questions) -> String {
 mod tests {
     use super::*;
     use crate::analysis::load::parse;
+    use crate::analysis::questions::SWEEP;
     use crate::analysis::synthetic::{demo_sweep, jsonl, Shape};
-    use crate::report::write::SWEEP;
 
     fn parse_xml(html: &str) -> roxmltree::Document<'_> {
         let options = roxmltree::ParsingOptions {

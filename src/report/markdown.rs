@@ -1,7 +1,7 @@
 //! report.md: the answers, the environment, how it was measured and a compact table, for
 //! pasting into an issue or a paper (GitHub-flavoured Markdown tables).
 use super::summary::{self, Rows};
-use super::write::Questions;
+use crate::analysis::questions::Questions;
 use crate::analysis::Dataset;
 use std::fmt::Write;
 
@@ -50,7 +50,11 @@ mod tests {
     #[test]
     fn the_document_holds_every_answer_and_a_row_per_point() {
         let data = parse(&jsonl(&demo_sweep(false)), "r").unwrap();
-        let md = document(&data, "sweep/results.jsonl", &crate::report::write::SWEEP);
+        let md = document(
+            &data,
+            "sweep/results.jsonl",
+            &crate::analysis::questions::SWEEP,
+        );
         assert_eq!(md.matches("\n### ").count(), 7);
         assert_eq!(md.matches("_Rests on: ").count(), 7);
         let table_rows = md.lines().filter(|l| l.starts_with("| ")).count();

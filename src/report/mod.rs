@@ -15,6 +15,7 @@ pub mod plot;
 pub mod plots;
 pub mod stream;
 pub mod study;
+pub mod study_kind;
 pub mod summary;
 pub mod table;
 pub mod visit_folder;

@@ -3,6 +3,7 @@
 use super::units;
 use crate::analysis::point::Point;
 use crate::analysis::{plural, Dataset};
+use crate::stats::point::VisitStatistics;
 use serde_json::Value;
 
 pub use super::Rows;
@@ -268,28 +269,46 @@ fn counters(data: &Dataset) -> String {
 /// How points measured in visits were visited: counts, length, order, spread; `None` when no
 /// record has visits.
 fn visits_text(data: &Dataset) -> Option<String> {
-    let counts = numbers(data, "/statistics/visits/count");
-    if counts.is_empty() {
+    // Each record's visits block, read as the type the studies write it with.
+    let blocks: Vec<VisitStatistics> = data
+        .records
+        .iter()
+        .filter_map(|r| serde_json::from_value(r.pointer("/statistics/visits")?.clone()).ok())
+        .collect();
+    if blocks.is_empty() {
         return None;
     }
+    let of = |figure: fn(&VisitStatistics) -> Option<f64>| -> Vec<f64> {
+        blocks.iter().filter_map(figure).collect()
+    };
     // Rounded to a tenth of a percent: the spreads are estimates from a few visits.
-    let pct = |pointer: &str| -> Vec<f64> {
-        numbers(data, pointer)
+    let pct = |figure| -> Vec<f64> {
+        of(figure)
             .iter()
             .map(|x| (x * 1000.0).round() / 10.0)
             .collect()
     };
-    let between = pct("/statistics/visits/between_visit_cv");
-    let within = pct("/statistics/visits/within_visit_cv");
-    let seed = distinct_text(data, "/statistics/visits/seed").join(", ");
+    let between = pct(|v| v.between_visit_cv);
+    let within = pct(|v| v.within_visit_cv);
+    let mut seeds: Vec<u64> = Vec::new();
+    for seed in blocks.iter().filter_map(|v| v.seed) {
+        if !seeds.contains(&seed) {
+            seeds.push(seed);
+        }
+    }
+    let seed = seeds
+        .iter()
+        .map(u64::to_string)
+        .collect::<Vec<_>>()
+        .join(", ");
     Some(format!(
         "{} visits per point (at least {}) of {} measured time each, spread over the study in a \
          seeded shuffled order{}; spread of a point's visit means around their mean: {} \
          (between visits) against {} within a visit (slices), so intervals from slices alone \
          would be too narrow for a re-run",
-        range(&counts, ""),
-        range(&numbers(data, "/statistics/visits/min_visits"), ""),
-        range(&numbers(data, "/statistics/visits/visit_s"), " s"),
+        range(&of(|v| Some(v.count as f64)), ""),
+        range(&of(|v| Some(v.min_visits as f64)), ""),
+        range(&of(|v| Some(v.visit_s)), " s"),
         if seed.is_empty() {
             String::new()
         } else {
@@ -490,6 +509,34 @@ mod tests {
         assert!(get("PMU").starts_with("no"));
         assert_eq!(get("optmem_max"), "128.00 KiB (131072 bytes)");
         assert_eq!(get("loopback MTU"), "65536 bytes");
+    }
+
+    /// The visits line reads each record's typed visits block: counts, the floor, the visit
+    /// length and the seed as the study wrote them.
+    #[test]
+    fn the_visits_line_reads_the_typed_visits_block() {
+        let text = visits_text(&data(&[
+            Shape::stream("copy", 4096, 1, 10.0),
+            Shape::stream("send", 4096, 1, 12.0),
+        ]))
+        .unwrap();
+        assert!(
+            text.starts_with("5 visits per point (at least 3) of 0.3 s measured time each"),
+            "{text}"
+        );
+        assert!(
+            text.contains("(seed 1)") && text.contains("1 % within a visit"),
+            "{text}"
+        );
+        let mut stretch = data(&[Shape::stream("copy", 4096, 1, 10.0)]);
+        for r in &mut stretch.records {
+            r["statistics"].as_object_mut().unwrap().remove("visits");
+        }
+        assert_eq!(
+            visits_text(&stretch),
+            None,
+            "measured as one stretch: no visits line"
+        );
     }
 
     #[test]

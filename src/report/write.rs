@@ -4,7 +4,7 @@
 use super::{html, markdown};
 use crate::analysis::tested::TestedAnswer;
 use crate::analysis::{load, Answer, Dataset};
-use crate::error::ConfigError;
+use crate::error::bad;
 use crate::error::Error;
 use std::path::{Path, PathBuf};
 
@@ -12,25 +12,8 @@ pub const RESULTS_FILE: &str = "results.jsonl";
 /// The report's answers as data: what a re-run must reproduce (`bench/repeatability.sh`).
 pub const ANSWERS_FILE: &str = "answers.json";
 
-/// The questions a report of run records opens with, and its title: each study that writes run
-/// records (sweep, ipc) gives its own, so no report shows another study's questions.
-pub struct Questions {
-    pub title: &'static str,
-    pub answers: fn(&Dataset) -> Vec<Answer>,
-    /// The families of tests behind the answers, cell by cell (answers.json carries them).
-    pub tested: fn(&Dataset) -> Vec<TestedAnswer>,
-}
-
-/// The sweep's questions (crossovers, costs, scaling, a surprise).
-pub const SWEEP: Questions = Questions {
-    title: "bytepath report",
-    answers: crate::analysis::answers,
-    tested: crate::analysis::tested_answers,
-};
-
-fn bad(msg: String) -> Error {
-    Error::Config(ConfigError(msg))
-}
+/// Kept at this path for the studies that hand their questions to `reports`.
+pub use crate::analysis::questions::{Questions, SWEEP};
 
 /// Reads and checks `dir/results.jsonl`.
 pub fn read_results(dir: &Path) -> Result<Dataset, Error> {
@@ -49,7 +32,7 @@ pub fn read_results(dir: &Path) -> Result<Dataset, Error> {
         )));
     }
     let file = crate::record::read_results_file(dir)?;
-    let mut data = load::dataset(file.lines, &path.display().to_string()).map_err(bad)?;
+    let mut data = load::dataset(file.lines, &path.display().to_string()).map_err(bad::<Error>)?;
     data.probe = read_probe(dir)?;
     Ok(data)
 }

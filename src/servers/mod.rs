@@ -18,7 +18,7 @@ pub mod study;
 pub mod uring;
 pub mod visits;
 
-use crate::error::ConfigError;
+use crate::error::{bad, ConfigError};
 use model::ServerModel;
 use std::io;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -34,18 +34,30 @@ pub const SELECT_RESERVED_FDS: usize = 24;
 /// Descriptors each process holds besides one per client (the same list, plus epoll).
 pub const RESERVED_FDS: usize = 64;
 
-/// A validated `bytepath servers` invocation.
-#[derive(Debug, Clone, PartialEq)]
+/// How the visits are ordered, as the marker and the report state it (the study
+/// and the report both read it here).
+pub const ORDER: &str = "rounds of visits: in each round the client counts in a seeded shuffled \
+     order, at each the models back to back in an order drawn from the seed and reversed every \
+     other round; --duration split evenly over a point's visits; one record per visit";
+
+/// A validated `bytepath servers` invocation. Serialized, it is the marker's `spec` block: the
+/// study's whole configuration (`seed` and `visits` under the keys they always had).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct ServersSpec {
     pub models: Vec<ServerModel>,
     pub clients: Vec<usize>,
+    #[serde(rename = "size_bytes")]
     pub size: usize,
     /// Each point's measured time, split evenly over its visits.
+    #[serde(rename = "duration_s", serialize_with = "crate::spec::seconds")]
     pub duration: Duration,
     /// Visits per point (`--visits`), in rounds ordered by `seed`.
     pub visits: usize,
     pub seed: u64,
+    #[serde(rename = "warmup_s", serialize_with = "crate::spec::seconds")]
     pub warmup: Duration,
+    /// `--rate`: requests per second over all clients (open loop); `None`: closed loop.
+    #[serde(rename = "rate_per_s")]
     pub rate: Option<f64>,
     pub server_threads: usize,
     pub client_threads: usize,
@@ -99,10 +111,6 @@ impl Placement {
             other => Err(bad(format!("--pin {other:?}: allowed: split, none"))),
         }
     }
-}
-
-fn bad(msg: String) -> ConfigError {
-    ConfigError(msg)
 }
 
 impl ServersSpec {

@@ -12,7 +12,7 @@ use crate::report::csv::{self, Cell, Column};
 use crate::spec::Network;
 use serde::Serialize;
 
-pub const SERVERS_KIND: &str = "bytepath servers results";
+pub const SERVERS_KIND: &str = crate::report::study_kind::StudyKind::Servers.marker();
 pub const SERVERS_SCHEMA_VERSION: u32 = 1;
 
 /// How a point ended.

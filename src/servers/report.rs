@@ -116,7 +116,7 @@ fn method(records: &[Value], status: &str) -> String {
         Some(seed) => format!(
             " Visits: {} per point, each with the measured time above; {} (seed {seed}). Table and plots: means over a point's completed visits.",
             records.iter().map(|r| r["visit"]["round"].as_u64().unwrap_or(0) + 1).max().unwrap_or(1),
-            super::study::ORDER
+            super::ORDER
         ),
         None => " One visit per point (a folder from before visits).".into(),
     };

@@ -18,7 +18,6 @@ use crate::report::folder::{self, Saved, StudyOutput};
 use crate::stats::schedule::Schedule;
 use crate::sys;
 use crate::transport::Link;
-use serde_json::json;
 use std::net::{SocketAddrV4, TcpListener};
 use std::os::fd::AsFd;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -361,11 +360,6 @@ fn point(
     }
 }
 
-/// How the visits are ordered, as the marker and the report state it.
-pub const ORDER: &str = "rounds of visits: in each round the client counts in a seeded shuffled \
-     order, at each the models back to back in an order drawn from the seed and reversed every \
-     other round; --duration split evenly over a point's visits; one record per visit";
-
 /// The points of each client count: what one round visits back to back.
 fn groups(points: &[(ServerModel, usize)]) -> Vec<Vec<usize>> {
     let mut groups: Vec<(usize, Vec<usize>)> = Vec::new();
@@ -406,10 +400,10 @@ pub fn run(
     let points = spec.points();
     let marker = folder::marker(
         SERVERS_KIND,
-        json!({ "seed": spec.seed, "visits": spec.visits }),
+        serde_json::to_value(spec).expect("a servers spec is plain data"),
         output.arguments.clone(),
         points.len(),
-        ORDER,
+        super::ORDER,
     );
     let (mut results, _) = folder::open_with(output.out.as_deref(), false, &marker, csv_columns())?;
     results.stream_to(output, "servers", &marker, folder::StreamAs::Points);

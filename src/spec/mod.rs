@@ -3,7 +3,7 @@
 //! and the parsers from text to each value (`parse`). No clap and no remote sessions: `args`
 //! turns the command line into these, and every error is one line that names the value and
 //! says what is allowed.
-use crate::error::ConfigError;
+use crate::error::{bad, ConfigError};
 use crate::measure::counters::CounterSelection;
 use crate::mechanism::recv_path::RecvPath;
 use crate::mechanism::MechanismKind;
@@ -26,10 +26,6 @@ pub use remote::{parse_remote, RemoteRun, Target};
 
 pub const MAX_MESSAGE_SIZE: usize = 64 << 20;
 pub const MAX_THREADS: usize = 1024;
-
-fn bad(msg: impl Into<String>) -> ConfigError {
-    ConfigError(msg.into())
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -78,6 +74,19 @@ pub enum Pinning {
 pub struct FlowPlacement {
     pub sender_cpu: Option<usize>,
     pub receiver_cpu: Option<usize>,
+}
+
+/// Recorded as its name, as `--pin` takes it.
+impl serde::Serialize for Pinning {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.name())
+    }
+}
+
+/// A duration as seconds: the unit of every `_s` key of records and markers (for
+/// `#[serde(serialize_with)]` on a spec's `Duration`).
+pub fn seconds<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_f64(d.as_secs_f64())
 }
 
 impl Pinning {

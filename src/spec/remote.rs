@@ -35,6 +35,13 @@ pub struct RemoteRun {
     pub reverse: bool,
 }
 
+/// Recorded as the server's address, so a study states where it ran; the token never is.
+impl serde::Serialize for RemoteRun {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.target.to_string())
+    }
+}
+
 /// `--remote HOST[:PORT]`: a host name, an IPv4 address, or an IPv6 address (in brackets
 /// when a port follows).
 pub fn parse_remote(text: &str) -> Result<Target, ConfigError> {

@@ -53,7 +53,7 @@ pub fn run(
     let points = spec.points();
     let marker = folder::marker(
         folder::SWEEP_KIND,
-        spec.to_json(),
+        serde_json::to_value(spec).expect("a sweep spec is plain data"),
         output.arguments.clone(),
         points.len(),
         ORDER,

@@ -15,43 +15,72 @@ pub const VISIT_BOUNDS: (usize, usize) = (2, 1000);
 /// One point of the matrix.
 pub use crate::spec::Point;
 
-/// A validated sweep: the matrix and the settings every point shares.
-#[derive(Debug, Clone, PartialEq)]
+/// A validated sweep: the matrix and the settings every point shares. Serialized, it is the
+/// results folder's `spec` block, which `--resume` compares key by key: the keys are those
+/// of schema 2, and a setting only present when used is left out when unused, so folders
+/// written before it existed still resume.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct SweepSpec {
     pub mechanisms: Vec<MechanismKind>,
     pub patterns: Vec<Pattern>,
+    #[serde(rename = "sizes_bytes")]
     pub sizes: Vec<usize>,
     pub threads: Vec<usize>,
     /// Relative CI half-width target (0.02 = ±2 %).
+    #[serde(rename = "ci_target_rel")]
     pub ci_target: f64,
     /// Visits every point gets at least.
     pub min_visits: usize,
     /// Measured time of one visit.
+    #[serde(rename = "visit_s", serialize_with = "spec::seconds")]
     pub visit: Duration,
     /// Time per point, on average, over the whole sweep's visits.
+    #[serde(rename = "budget_per_point_s", serialize_with = "spec::seconds")]
     pub budget: Duration,
     /// Seed of the visit order, and whether `--seed` gave it.
     pub seed: u64,
+    #[serde(skip)]
     pub seed_given: bool,
+    #[serde(rename = "slice_s", serialize_with = "spec::seconds")]
     pub slice: Duration,
+    #[serde(rename = "warmup_s", serialize_with = "spec::seconds")]
     pub warmup: Duration,
+    #[serde(rename = "pin")]
     pub pinning: Pinning,
     /// Whether `--pin` was left out and the default placement was chosen.
+    #[serde(skip)]
     pub pin_defaulted: bool,
+    #[serde(skip)]
     pub cpus: Vec<usize>,
+    #[serde(rename = "recv_size_bytes")]
     pub recv_size: Option<usize>,
     /// The `--counters` text; resolved per pattern (`auto` differs between stream and rr).
     pub counters: String,
     pub verify: bool,
-    /// Where every point's sides run (`--netns`, `--mtu`, `--netem`).
+    /// Where every point's sides run (`--netns`, `--mtu`, `--netem`); recorded only when not
+    /// loopback.
+    #[serde(skip_serializing_if = "on_loopback")]
     pub network: Network,
-    /// `--remote`: every point's other side runs on `bytepath server` there.
+    /// `--remote`: every point's other side runs on `bytepath server` there. Recorded as the
+    /// server's address, so `--resume` continues against the same one (the token is not kept).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub remote: Option<spec::RemoteRun>,
-    /// io_uring points: sends submitted together.
-    pub queue_depth: u32,
+    /// io_uring points: sends submitted together; `None` when no mechanism is an io_uring one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub queue_depth: Option<u32>,
+    #[serde(rename = "recv", skip_serializing_if = "plain_recv")]
     pub recv_path: RecvPath,
     /// `--profile`: one profiled visit of every point after the counter round.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub profile: bool,
+}
+
+fn on_loopback(network: &Network) -> bool {
+    !network.is_netns()
+}
+
+fn plain_recv(path: &RecvPath) -> bool {
+    *path == RecvPath::Recv
 }
 
 impl SweepSpec {
@@ -116,7 +145,7 @@ impl SweepSpec {
             udp_split: false,
             processes: false,
             network: self.network.clone(),
-            queue_depth: self.queue_depth,
+            queue_depth: self.queue_depth.unwrap_or(spec::DEFAULT_QUEUE_DEPTH),
             recv_path: self.recv_path,
             profile: false,
             crr: Default::default(),
@@ -138,46 +167,5 @@ impl SweepSpec {
     /// The whole sweep's visit budget: points × `--budget`.
     pub fn total_budget(&self) -> Duration {
         self.budget * self.total() as u32
-    }
-
-    /// The effective settings as JSON, for the results folder's marker and for `--resume` to
-    /// check that it continues the same sweep.
-    pub fn to_json(&self) -> serde_json::Value {
-        let mut json = serde_json::json!({
-            "mechanisms": self.mechanisms.iter().map(|m| m.name()).collect::<Vec<_>>(),
-            "patterns": self.patterns.iter().map(|p| p.name()).collect::<Vec<_>>(),
-            "sizes_bytes": self.sizes,
-            "threads": self.threads,
-            "ci_target_rel": self.ci_target,
-            "min_visits": self.min_visits,
-            "visit_s": self.visit.as_secs_f64(),
-            "budget_per_point_s": self.budget.as_secs_f64(),
-            "seed": self.seed,
-            "slice_s": self.slice.as_secs_f64(),
-            "warmup_s": self.warmup.as_secs_f64(),
-            "pin": self.pinning.name(),
-            "recv_size_bytes": self.recv_size,
-            "counters": self.counters,
-            "verify": self.verify,
-        });
-        // Only when not loopback, so folders written before --netns existed still resume.
-        if self.network.is_netns() {
-            json["network"] = serde_json::to_value(&self.network).expect("JSON");
-        }
-        // The server, so `--resume` continues against the same one (the token is not kept).
-        if let Some(remote) = &self.remote {
-            json["remote"] = remote.target.to_string().into();
-        }
-        // Only when they differ from the defaults, so older folders still resume.
-        if self.mechanisms.iter().any(|m| m.uses_queue_depth()) {
-            json["queue_depth"] = self.queue_depth.into();
-        }
-        if self.recv_path != RecvPath::Recv {
-            json["recv"] = self.recv_path.name().into();
-        }
-        if self.profile {
-            json["profile"] = true.into();
-        }
-        json
     }
 }

@@ -1,0 +1,129 @@
+//! `bytepath run`'s study: one point measured in a placement and its record built (with a
+//! stream: the start line, a line per slice, the point), and with `--profile` the same point
+//! once more, sampled, its blocks put on the headline record with a quick probe's memcpy as
+//! the unit of copies' worth. `args::run` turns the flags into the spec and prints the record.
+use crate::engine::slices::SliceSeen;
+use crate::engine::worker::Role;
+use crate::engine::{PointRunner, RunOutcome};
+use crate::environment::Environment;
+use crate::error::Error;
+use crate::record::{self, profile, RunRecord};
+use crate::report::stream::JsonStream;
+use crate::spec::{Pattern, RunSpec};
+use std::sync::atomic::AtomicBool;
+
+/// What the command line adds to the placed spec.
+pub struct RunStudy<'a> {
+    /// The CPUs this process may use (the environment block names them).
+    pub cpus: &'a [usize],
+    /// `--profile`: the profiled rerun after the headline run.
+    pub profile: bool,
+    /// With `--remote`: the side the server runs, which this host cannot sample.
+    pub theirs: Option<Role>,
+    pub stream: &'a JsonStream,
+}
+
+/// Measures the placed `spec` through `runner` and, with `--profile` and a headline run that
+/// ran to its end, the profiled rerun.
+pub fn measure_point(
+    spec: &RunSpec,
+    runner: &dyn PointRunner,
+    study: &RunStudy,
+    interrupt: &AtomicBool,
+) -> Result<RunRecord, Error> {
+    let mut record = measure(spec, runner, study, interrupt)?;
+    let headline_ran = record.skipped_reason.is_none() && !record.interrupted;
+    if study.profile && headline_ran {
+        let env = Environment::detect(study.cpus);
+        profiled_run(runner, spec, study.theirs, &mut record, (env, interrupt))?;
+    }
+    Ok(record)
+}
+
+/// `--profile`: the same point once more with every side sampled, after the headline run so
+/// that no headline figure carries the sampling; its blocks go on the headline record.
+fn profiled_run(
+    runner: &dyn PointRunner,
+    spec: &RunSpec,
+    theirs: Option<Role>,
+    record: &mut RunRecord,
+    (env, interrupt): (Environment, &AtomicBool),
+) -> Result<(), Error> {
+    let spec = RunSpec {
+        profile: true,
+        ..spec.clone()
+    };
+    let outcome = runner.run(&spec, interrupt)?;
+    let profiled = record::build(&spec, &outcome, env);
+    let about = format!(
+        "a second run of the same point right after the headline run ({:.1} s measured), every \
+         side's threads sampled over its measured phase; no headline figure comes from it",
+        profiled.measured_s
+    );
+    profile::attach(record, &profiled, about);
+    // A quick probe of this host's memcpy: the unit of "copies' worth".
+    let roofline = crate::calibrate::roofline::measure(&crate::calibrate::Effort::quick());
+    let memcpy = roofline
+        .dram_median()
+        .map(|(gb_per_s, bytes)| profile::memcpy_unit(gb_per_s, bytes, "a quick probe's"));
+    profile::apply_memcpy(record, memcpy, theirs);
+    Ok(())
+}
+
+/// Runs the placed `spec` (with a stream: its start line first, then a line per slice as the
+/// controller sees it complete) and builds its record.
+fn measure(
+    spec: &RunSpec,
+    runner: &dyn PointRunner,
+    study: &RunStudy,
+    interrupt: &AtomicBool,
+) -> Result<RunRecord, Error> {
+    let (stream, env) = (study.stream, Environment::detect(study.cpus));
+    let outcome = if stream.is_on() {
+        // The configuration as the record will state it, before anything is measured.
+        let planned = record::build(spec, &RunOutcome::not_run(spec, String::new()), env.clone());
+        let mut config = serde_json::to_value(&planned.config).expect("JSON");
+        // Where the sides ran is said by the engine once they run: in the point's record.
+        if let Some(c) = config.as_object_mut() {
+            c.remove("where_sides_run");
+        }
+        let environment = serde_json::to_value(&env).expect("JSON");
+        stream.start(
+            "run",
+            u64::from(record::SCHEMA_VERSION),
+            &config,
+            environment,
+        );
+        let tell = |seen: SliceSeen| stream.slice(slice_line(spec.pattern, seen));
+        runner.run_watched(spec, interrupt, &tell)?
+    } else {
+        runner.run(spec, interrupt)?
+    };
+    let mut record = record::build(spec, &outcome, env);
+    if stream.is_on() {
+        record.notes.push(STREAM_NOTE.into());
+    }
+    Ok(record)
+}
+
+/// What `--json-stream` changes in the measurement, said in the record it streams.
+const STREAM_NOTE: &str = "--json-stream: the controller woke at the end of every slice to      tell it (the message threads did no more work); on a VM a waking CPU can shorten round      trips, so rr figures with and without the stream are not taken under quite the same      conditions";
+
+/// A slice line's figures: the measured side's totals in the slice and its rate.
+fn slice_line(pattern: Pattern, seen: SliceSeen) -> serde_json::Value {
+    let s = seen.length.as_secs_f64();
+    let side = match pattern {
+        Pattern::Stream => "receiver",
+        Pattern::Rr | Pattern::Crr => "client",
+    };
+    serde_json::json!({
+        "index": seen.index,
+        "side": side,
+        "start_s": (seen.length * seen.index as u32).as_secs_f64(),
+        "slice_s": s,
+        "bytes": seen.bytes,
+        "messages": seen.messages,
+        "throughput_gbps": seen.bytes as f64 * 8.0 / s / 1e9,
+        "messages_per_s": seen.messages as f64 / s,
+    })
+}
