@@ -21,7 +21,7 @@ use crate::spec::Pattern;
 use crate::transport::SocketOptions;
 use protocol::{COOKIE_BYTES, DATA_TAG_BYTES};
 use std::io;
-use std::net::TcpStream;
+use std::net::{IpAddr, TcpStream};
 
 pub use crate::spec::remote::DEFAULT_PORT;
 
@@ -96,4 +96,32 @@ pub fn tag_flow(tag: &[u8], cookie: &[u8], threads: usize) -> Option<usize> {
         .fold(0u8, |acc, (a, b)| acc | (a ^ b));
     let flow = u32::from_be_bytes(tag[COOKIE_BYTES..].try_into().ok()?) as usize;
     (differs == 0 && flow < threads).then_some(flow)
+}
+
+/// Whether a data connection or udp hello from `from` may join the session whose control
+/// connection comes from `control_peer`: only the authenticated peer's own address may, so a
+/// third host that learnt or guessed a cookie still cannot join (IPv4-mapped IPv6 addresses
+/// count as the IPv4 address they carry, as a dual-stack socket reports them).
+pub fn from_control_peer(control_peer: IpAddr, from: IpAddr) -> bool {
+    control_peer.to_canonical() == from.to_canonical()
+}
+
+/// The address of the peer at the other end of the control connection, for
+/// `from_control_peer`.
+pub fn control_peer(control: &TcpStream) -> io::Result<IpAddr> {
+    control.peer_addr().map(|a| a.ip())
+}
+
+#[cfg(test)]
+mod data_gate_tests {
+    use super::*;
+
+    #[test]
+    fn only_the_control_peer_address_may_join() {
+        let peer: IpAddr = "192.0.2.7".parse().unwrap();
+        assert!(from_control_peer(peer, peer));
+        assert!(from_control_peer(peer, "::ffff:192.0.2.7".parse().unwrap()));
+        assert!(!from_control_peer(peer, "192.0.2.8".parse().unwrap()));
+        assert!(!from_control_peer(peer, "127.0.0.1".parse().unwrap()));
+    }
 }
