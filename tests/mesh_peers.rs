@@ -88,7 +88,7 @@ fn error_of(m: Message) -> (String, String) {
 fn a_peer_outside_the_list_is_refused_and_the_next_client_is_served() {
     let dir = tempfile::tempdir().unwrap();
     let token = dir.path().join("token");
-    std::fs::write(&token, "fleet\n").unwrap();
+    std::fs::write(&token, "c4e8a2f6b0d9173e5a8c2f6b0d4e9a17\n").unwrap();
     let token_arg = token.to_str().unwrap();
     let mut peer = Server::start("5s", &["--token-file", token_arg]);
     let mut source = Server::start(
@@ -149,7 +149,7 @@ fn a_server_without_allow_peers_runs_no_peer_test() {
 fn a_request_without_the_right_token_is_refused_before_any_peer_run() {
     let dir = tempfile::tempdir().unwrap();
     let token = dir.path().join("token");
-    std::fs::write(&token, "fleet\n").unwrap();
+    std::fs::write(&token, "c4e8a2f6b0d9173e5a8c2f6b0d4e9a17\n").unwrap();
     let mut source = Server::start(
         "5s",
         &[

@@ -85,8 +85,8 @@ fn remote_stream_and_rr_hold_both_sides_verified() {
 fn a_wrong_or_missing_token_is_refused_and_the_right_one_served() {
     let dir = tempfile::tempdir().unwrap();
     let (right, wrong) = (dir.path().join("right"), dir.path().join("wrong"));
-    std::fs::write(&right, "s3cret\n").unwrap();
-    std::fs::write(&wrong, "guess\n").unwrap();
+    std::fs::write(&right, "3f9a1c7e5b2d8f4a6c0e9b1d7a3f5c8e\n").unwrap();
+    std::fs::write(&wrong, "8e2b6d0a4c9f1e7b3d5a0c8f6e2b4d9a\n").unwrap();
     let mut server = Server::start("1s", &["--token-file", right.to_str().unwrap()]);
     let out = remote(
         &server,
@@ -112,6 +112,56 @@ fn a_wrong_or_missing_token_is_refused_and_the_right_one_served() {
             right.to_str().unwrap(),
         ],
     );
+    common::assert_success(&out);
+    assert!(server.still_running());
+}
+
+#[test]
+fn a_short_token_is_refused_on_both_ends_and_a_keygen_token_serves() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let (short, strong) = (dir.path().join("short"), dir.path().join("strong"));
+    std::fs::write(&short, "0123456789abcdef0123456789abcde\n").unwrap();
+    let refused = |args: &[&str]| {
+        let out = bytepath().args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr).to_string();
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains("124 bits") && err.contains("at least 128 bits"),
+            "{err}"
+        );
+        assert_eq!(err.lines().count(), 1, "{err}");
+    };
+    let short_arg = short.to_str().unwrap();
+    refused(&["server", "--port", "0", "--token-file", short_arg]);
+    refused(&[
+        "run",
+        "-m",
+        "send",
+        "--remote",
+        "127.0.0.1:9",
+        "--token-file",
+        short_arg,
+    ]);
+    let out = bytepath()
+        .args(["keygen", strong.to_str().unwrap()])
+        .output()
+        .unwrap();
+    common::assert_success(&out);
+    let mode = std::fs::metadata(&strong).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600);
+    let again = bytepath()
+        .args(["keygen", strong.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(
+        again.status.code(),
+        Some(2),
+        "an existing token is never replaced"
+    );
+    let strong_arg = strong.to_str().unwrap();
+    let mut server = Server::start("1s", &["--token-file", strong_arg]);
+    let out = remote(&server, &["-m", "send", "--token-file", strong_arg]);
     common::assert_success(&out);
     assert!(server.still_running());
 }

@@ -7,6 +7,7 @@ pub mod compare;
 pub mod export;
 pub mod file;
 pub mod ipc;
+pub mod keygen;
 pub mod mesh;
 pub mod network;
 pub mod probe;

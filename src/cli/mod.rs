@@ -3,7 +3,9 @@
 use clap::{Args, Parser, Subcommand};
 
 mod hosts;
+mod keygen;
 pub use hosts::{MeshArgs, ServerArgs};
+pub use keygen::KeygenArgs;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -36,6 +38,9 @@ pub enum Command {
     Servers(ServersArgs),
     /// Serve remote runs: run the other side of `bytepath run --remote` on this host.
     Server(ServerArgs),
+    /// Write a new shared token (256 random bits, mode 0600) for `server --token-file` and
+    /// the driver's `--token-file`.
+    Keygen(KeygenArgs),
     /// Measure every pair of many hosts running `bytepath server`, host to host, in rounds of
     /// disjoint pairs so no host is in two tests at once; N×N heatmaps with CIs and the pairs
     /// significantly slower than their hosts' other pairs.
