@@ -167,6 +167,86 @@ fn a_short_token_is_refused_on_both_ends_and_a_keygen_token_serves() {
 }
 
 #[test]
+fn every_session_leaves_one_json_audit_line_naming_peer_identity_request_and_result() {
+    use std::io::BufRead;
+    let dir = tempfile::tempdir().unwrap();
+    let (token, wrong, log) = (
+        dir.path().join("token"),
+        dir.path().join("wrong"),
+        dir.path().join("server.log"),
+    );
+    std::fs::write(&token, "3f9a1c7e5b2d8f4a6c0e9b1d7a3f5c8e\n").unwrap();
+    std::fs::write(&wrong, "8e2b6d0a4c9f1e7b3d5a0c8f6e2b4d9a\n").unwrap();
+    let mut child = Command::new(assert_cmd::cargo::cargo_bin("bytepath"))
+        .args([
+            "server",
+            "--port",
+            "0",
+            "--timeout",
+            "2s",
+            "--log-format",
+            "json",
+        ])
+        .args(["--token-file", token.to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let address = line.split_whitespace().nth(4).unwrap().to_string();
+    let client = |token_file: &std::path::Path| {
+        bytepath()
+            .args([
+                "run",
+                "--json",
+                "--duration",
+                "200ms",
+                "--warmup",
+                "50ms",
+                "-m",
+                "send",
+            ])
+            .args([
+                "--remote",
+                &address,
+                "--token-file",
+                token_file.to_str().unwrap(),
+            ])
+            .timeout(Duration::from_secs(60))
+            .output()
+            .unwrap()
+    };
+    common::assert_success(&client(&token));
+    assert_eq!(client(&wrong).status.code(), Some(2));
+    let _ = child.kill();
+    let _ = child.wait();
+    let text = std::fs::read_to_string(&log).unwrap();
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l:?}")))
+        .collect();
+    let ran: Vec<&Value> = lines.iter().filter(|v| v["asked"] == "run").collect();
+    assert_eq!(ran.len(), 1, "{text}");
+    assert_eq!(ran[0]["identity"], "token holder");
+    assert_eq!(ran[0]["result"], "ok");
+    assert!(ran[0]["peer"].as_str().unwrap().starts_with("127.0.0.1:"));
+    assert!(
+        ran[0]["detail"].as_str().unwrap().contains("bytes sent"),
+        "{text}"
+    );
+    assert!(ran[0]["time"].as_str().unwrap().ends_with('Z'));
+    let refused: Vec<&Value> = lines.iter().filter(|v| v["result"] == "auth").collect();
+    assert!(!refused.is_empty(), "{text}");
+    for line in refused {
+        assert_eq!(line["identity"], "unproven");
+        assert_eq!(line["asked"], "none");
+    }
+}
+
+#[test]
 fn bad_frames_get_an_error_frame_and_a_close_and_the_next_client_is_served() {
     let mut server = Server::start("1s", &[]);
     let hello = br#"{"type":"client_hello","version":999,"capabilities":[]}"#;

@@ -1,6 +1,6 @@
 //! The commands that reach other hosts: `bytepath server` (one host's side) and `bytepath mesh`
 //! (every pair of many hosts).
-use super::StreamArgs;
+use super::{LogFormatArgs, StreamArgs};
 use clap::{ArgGroup, Args};
 
 #[derive(Debug, Args)]
@@ -48,6 +48,8 @@ pub struct ServerArgs {
     /// started (its end of the ssh connection closes them, even when the mesh is killed).
     #[arg(long)]
     pub until_stdin_closes: bool,
+    #[command(flatten)]
+    pub log: LogFormatArgs,
 }
 
 /// `bytepath mesh`: which hosts, which pairs, which points, how often.

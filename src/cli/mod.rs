@@ -4,8 +4,10 @@ use clap::{Args, Parser, Subcommand};
 
 mod hosts;
 mod keygen;
+mod log_format;
 pub use hosts::{MeshArgs, ServerArgs};
 pub use keygen::KeygenArgs;
+pub use log_format::LogFormatArgs;
 
 #[derive(Debug, Parser)]
 #[command(

@@ -7,6 +7,7 @@
 //! the client's half toward another server when a driver asks (`peer_server`, `client::peer`),
 //! only toward the addresses its `--allow-peers` holds (`allow`).
 pub mod allow;
+pub mod audit;
 pub mod auth;
 pub mod client;
 pub mod file_server;

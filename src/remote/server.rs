@@ -6,6 +6,7 @@
 //! disappearance, or at the end of its schedule plus a grace, and sends its samples back.
 //! Here: the sessions (listening, hello, authentication, which request goes where); what a
 //! client may ask for is `limits`'s, a run's side `run`'s, a servers point's `servers`'s.
+use super::audit::{Identity, SessionAudit};
 use super::capabilities;
 use super::protocol::{self, ErrorCode, FrameError, Message, RunRequest, VERSION};
 use crate::error::Error;
@@ -40,6 +41,8 @@ pub struct ServerConfig {
     pub timeout: Duration,
     /// Where a mesh driver may have this server send test traffic (`--allow-peers`).
     pub allow_peers: super::allow::AllowPeers,
+    /// How each session's audit line is written (`--log-format`).
+    pub log_format: super::audit::LogFormat,
 }
 
 /// A refusal: sent to the client as an error frame, logged, and the connection closed.
@@ -136,13 +139,24 @@ fn system() -> String {
     format!("bytepath {}, Linux {kernel}", env!("CARGO_PKG_VERSION"))
 }
 
-/// One control connection, start to end; logs one line.
+/// One control connection, start to end; logs one audit line.
 fn handle(id: u64, mut stream: TcpStream, state: &State) {
     let peer = stream
         .peer_addr()
         .map_or("an unknown address".into(), |a| a.to_string());
-    let outcome = session(&mut stream, state);
-    let line = match outcome {
+    let mut facts = SessionFacts {
+        identity: Identity::Unproven,
+        asked: "none",
+    };
+    let outcome = session(&mut stream, state, &mut facts);
+    let result = match &outcome {
+        Ok(_) => "ok".to_string(),
+        Err(refusal) => serde_json::to_value(refusal.code)
+            .ok()
+            .and_then(|v| v.as_str().map(String::from))
+            .unwrap_or_else(|| "refused".into()),
+    };
+    let detail = match outcome {
         Ok(summary) => summary,
         Err(refusal) => {
             let frame = Message::Error {
@@ -151,10 +165,24 @@ fn handle(id: u64, mut stream: TcpStream, state: &State) {
             };
             let _ = protocol::write_message(&mut stream, &frame);
             close_after_error(&stream);
-            format!("refused ({:?}): {}", refusal.code, refusal.message)
+            format!("refused: {}", refusal.message)
         }
     };
-    eprintln!("session {id} from {peer}: {line}");
+    let audit = SessionAudit {
+        session: id,
+        peer: &peer,
+        identity: facts.identity,
+        asked: facts.asked,
+        result: &result,
+        detail: &detail,
+    };
+    audit.log(state.config.log_format);
+}
+
+/// What a session has established so far, for its audit line.
+struct SessionFacts {
+    identity: Identity,
+    asked: &'static str,
 }
 
 /// Closes without a reset: whatever the client still sends is read and dropped for a moment,
@@ -203,9 +231,19 @@ pub(super) fn out_of_order(expecting: &str, got: &Message) -> Refusal {
 }
 
 /// Hello, authentication, the request, and what it asks for.
-fn session(stream: &mut TcpStream, state: &State) -> Result<String, Refusal> {
+fn session(
+    stream: &mut TcpStream,
+    state: &State,
+    facts: &mut SessionFacts,
+) -> Result<String, Refusal> {
     hello(stream, state)?;
-    match expect(stream, "run")? {
+    facts.identity = match state.config.token {
+        Some(_) => Identity::TokenHolder,
+        None => Identity::Anonymous,
+    };
+    let request = expect(stream, "run")?;
+    facts.asked = request.kind();
+    match request {
         Message::Run { request } => run(stream, &request, state),
         // A client checking, before its first point, that this server is there and takes it.
         Message::Bye => Ok("checked: hello only, no run".into()),
