@@ -10,10 +10,12 @@ pub mod allow;
 pub mod audit;
 pub mod auth;
 pub mod client;
+pub mod error_code;
 pub mod file_server;
 pub mod frame;
 mod peer_server;
 pub mod protocol;
+mod refusal;
 pub mod server;
 pub mod udp;
 

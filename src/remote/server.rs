@@ -23,6 +23,8 @@ mod servers;
 pub(super) use limits::spec_for;
 pub use limits::Limits;
 pub(super) use run::accept_flows;
+// Here for the session files below and beside this one, which have always taken them from here.
+pub(super) use super::refusal::{out_of_order, refuse, Refusal};
 
 /// Control connections open at once; more are answered `busy` (a flood of idle connections
 /// cannot exhaust threads).
@@ -43,25 +45,6 @@ pub struct ServerConfig {
     pub allow_peers: super::allow::AllowPeers,
     /// How each session's audit line is written (`--log-format`).
     pub log_format: super::audit::LogFormat,
-}
-
-/// A refusal: sent to the client as an error frame, logged, and the connection closed.
-pub(super) struct Refusal {
-    pub(super) code: ErrorCode,
-    pub(super) message: String,
-}
-
-pub(super) fn refuse(code: ErrorCode, message: impl Into<String>) -> Refusal {
-    Refusal {
-        code,
-        message: message.into(),
-    }
-}
-
-impl From<FrameError> for Refusal {
-    fn from(e: FrameError) -> Refusal {
-        refuse(e.code(), e.to_string())
-    }
 }
 
 pub(super) struct State {
@@ -218,16 +201,6 @@ pub(super) fn expect(stream: &mut TcpStream, expecting: &str) -> Result<Message,
         )),
         Err(e) => Err(e.into()),
     }
-}
-
-pub(super) fn out_of_order(expecting: &str, got: &Message) -> Refusal {
-    refuse(
-        ErrorCode::OutOfOrder,
-        format!(
-            "expected a {expecting} message, got a {} message",
-            got.kind()
-        ),
-    )
 }
 
 /// Hello, authentication, the request, and what it asks for.
