@@ -40,7 +40,7 @@ NS="bpmb$$"
 SWITCH="$NS-sw"
 HOSTS=()
 TOKEN="$WORK/token"
-echo "bench-mesh-token" >"$TOKEN"
+"$BYTEPATH" keygen "$TOKEN"
 
 # shellcheck disable=SC2317  # invoked by the EXIT trap
 remove_namespaces() {
