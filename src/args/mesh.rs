@@ -272,7 +272,7 @@ mod tests {
         let shown: Vec<String> = s.hosts.iter().map(Target::to_string).collect();
         assert_eq!(shown, ["a:5301", "b:7000", "[fd00::1]:7001"]);
         assert_eq!(s.points.len(), 2, "send × stream,rr × 64K × 1");
-        assert_eq!((s.visits, s.concurrent), (3, 1));
+        assert_eq!((s.visits, s.concurrent), (4, 1), "an even default");
     }
 
     #[test]
