@@ -228,6 +228,9 @@ pub struct FileArgs {
     #[command(flatten)]
     #[serde(flatten)]
     pub stream: StreamArgs,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub margin: MarginArgs,
 }
 
 #[derive(Debug, Args, serde::Serialize, serde::Deserialize)]
