@@ -70,7 +70,7 @@ pub fn point_record(
         .filter(|r| {
             r.visit
                 .as_ref()
-                .map_or(true, |v| v.kind == VisitKind::Headline)
+                .is_none_or(|v| v.kind == VisitKind::Headline)
         })
         .count();
     record.status = status(
