@@ -160,22 +160,22 @@ fn a_study_streams_its_visits_and_points_and_keeps_its_text_on_stderr() {
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
     let types: Vec<&str> = lines.iter().map(|l| l["type"].as_str().unwrap()).collect();
-    // ipc measures each point in visits (3 by default): every visit as it ends, then each
+    // ipc measures each point in visits (4 by default): every visit as it ends, then each
     // point aggregated from its visits.
     let mut expected = vec!["start"];
-    expected.extend(["visit"; 6]);
+    expected.extend(["visit"; 8]);
     expected.extend(["point", "point", "end"]);
     assert_eq!(types, expected, "{text}");
     assert_eq!(lines[0]["command"], "ipc");
-    assert_eq!(lines[9]["summary"]["points"], 2);
-    assert_eq!(lines[9]["summary"]["visits"], 6);
+    assert_eq!(lines[11]["summary"]["points"], 2);
+    assert_eq!(lines[11]["summary"]["visits"], 8);
     let saved = std::fs::read_to_string(tmp.path().join("ipc/results.jsonl")).unwrap();
     let saved: Vec<Value> = saved
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
     assert_eq!(
-        lines[7]["record"], saved[0],
+        lines[9]["record"], saved[0],
         "the point line is the saved record"
     );
     let stderr = String::from_utf8(out.stderr).unwrap();

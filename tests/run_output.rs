@@ -227,3 +227,59 @@ fn rr_leaves_counters_off_by_default_and_says_why() {
         .as_f64()
         .is_some_and(|v| v > 0.0));
 }
+
+#[test]
+fn counters_come_from_a_run_of_their_own_and_the_record_says_so() {
+    let (r, code) = run_json(&[
+        "-m",
+        "copy",
+        "-s",
+        "4K",
+        "-t",
+        "1",
+        "--counters",
+        "software",
+    ]);
+    assert_eq!(code, 0);
+    assert_eq!(r["config"]["counters"], "software");
+    let run = &r["counter_run"];
+    assert!(run["measured_s"].as_f64().is_some_and(|s| s > 0.2), "{run}");
+    assert!(
+        run["headline_value"].as_f64().is_some_and(|v| v > 0.0),
+        "{run}"
+    );
+    let about = run["description"].as_str().unwrap();
+    assert!(
+        about.contains("headline run, which opened no counter"),
+        "{about}"
+    );
+    assert!(r["sides"][1]["counters"]["task_clock_ns"]
+        .as_f64()
+        .is_some_and(|v| v > 0.0));
+    let notes = r["notes"].to_string();
+    assert!(notes.contains("open only in the counter run"), "{notes}");
+    let (r, code) = run_json(&["-m", "copy", "-s", "4K", "--counters", "none"]);
+    assert_eq!(code, 0);
+    assert!(
+        r.get("counter_run").is_none(),
+        "no counters asked: no counter run"
+    );
+}
+
+#[test]
+fn rr_with_counters_asked_counts_them_in_their_own_run_without_the_off_note() {
+    let (r, code) = run_json(&[
+        "-m",
+        "send",
+        "-p",
+        "rr",
+        "-s",
+        "64",
+        "--counters",
+        "software",
+    ]);
+    assert_eq!(code, 0);
+    assert!(r["counter_run"]["headline_value"].as_f64().is_some());
+    let notes = r["notes"].to_string();
+    assert!(!notes.contains("off for rr by default"), "{notes}");
+}

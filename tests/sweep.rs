@@ -131,9 +131,9 @@ fn each_point_has_one_record_whose_figure_comes_from_its_visits() {
             .unwrap()
             .contains("visits − 1 degrees of freedom"));
         assert_eq!(st["counters_open"], false);
-        assert_eq!(st["visits"]["count"], 3);
-        assert_eq!(st["visits"]["rounds"], serde_json::json!([0, 1, 2]));
-        assert_eq!(st["visits"]["counters_round"], 3);
+        assert_eq!(st["visits"]["count"], 4, "the default is even");
+        assert_eq!(st["visits"]["rounds"], serde_json::json!([0, 1, 2, 3]));
+        assert_eq!(st["visits"]["counters_round"], 4);
         // The point's values are its headline visits' figures, round by round.
         let key = keys[i];
         let mine: Vec<&Value> = visits
@@ -151,7 +151,7 @@ fn each_point_has_one_record_whose_figure_comes_from_its_visits() {
             .map(|v| v.as_f64().unwrap())
             .collect();
         assert_eq!(values, figures);
-        let mean = figures.iter().sum::<f64>() / 3.0;
+        let mean = figures.iter().sum::<f64>() / 4.0;
         assert!((st["summary"]["mean"].as_f64().unwrap() - mean).abs() < 1e-9);
         // Counts add up over the headline visits only.
         let bytes: u64 = mine
@@ -167,8 +167,8 @@ fn every_visit_is_saved_and_counters_open_only_in_the_counter_visits() {
     let visits = visits(tiny_sweep());
     assert_eq!(
         visits.len(),
-        4 * 3 + 4,
-        "3 headline visits and 1 counter visit per point"
+        4 * 4 + 4,
+        "4 headline visits (the even default) and 1 counter visit per point"
     );
     for v in &visits {
         let (kind, counters) = (&v["visit"]["kind"], &v["config"]["counters"]);
@@ -184,7 +184,7 @@ fn every_visit_is_saved_and_counters_open_only_in_the_counter_visits() {
         .iter()
         .map(|v| v["visit"]["position"].as_u64().unwrap())
         .collect();
-    assert_eq!(positions, (0..16).collect::<Vec<u64>>());
+    assert_eq!(positions, (0..20).collect::<Vec<u64>>());
 }
 
 #[test]
@@ -199,13 +199,13 @@ fn the_visit_order_is_the_one_the_seed_gives() {
     ];
     let mut schedule = Schedule::new(vec![vec![0, 1], vec![2, 3]], 11);
     let mut expected: Vec<(String, u64, &str)> = Vec::new();
-    for round in 0..3 {
+    for round in 0..4 {
         for v in schedule.round(round, &[0, 1], true) {
             expected.push((keys[v.point].into(), round as u64, "headline"));
         }
     }
-    for v in schedule.counter_round(3) {
-        expected.push((keys[v.point].into(), 3, "counters"));
+    for v in schedule.counter_round(4) {
+        expected.push((keys[v.point].into(), 4, "counters"));
     }
     let made: Vec<(String, u64, &str)> = visits(tiny_sweep())
         .iter()

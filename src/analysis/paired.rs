@@ -80,12 +80,20 @@ pub fn state(r: &RatioInterval) -> Verdict {
 /// "1.40× (…)" when the interval excludes 1, "equivalent within ±5 % (…, 90 % CI …)" when two
 /// one-sided tests place it within the margin, else "undecided (…)": never "no difference".
 pub fn verdict(r: &RatioInterval) -> String {
-    let j = judge_one(r, DEFAULT_MARGIN);
+    verdict_within(r, DEFAULT_MARGIN)
+}
+
+/// `verdict` with the equivalence margin `margin` (a share), stated in the text.
+pub fn verdict_within(r: &RatioInterval, margin: f64) -> String {
+    let j = judge_one(r, margin);
     match j.state {
         Verdict::Beats | Verdict::Slower => times(r),
         Verdict::Equivalent => format!(
-            "equivalent within ±5 % ({:.2}×, 90 % CI {:.2} to {:.2})",
-            r.ratio, j.equivalence_low, j.equivalence_high
+            "equivalent within ±{} ({:.2}×, 90 % CI {:.2} to {:.2})",
+            crate::stats::verdict::percent(margin),
+            r.ratio,
+            j.equivalence_low,
+            j.equivalence_high
         ),
         Verdict::Undecided => format!(
             "undecided ({:.2}×, 95 % CI {:.2} to {:.2})",

@@ -121,6 +121,7 @@ pub fn file_spec(args: &FileArgs, cpus: &[usize]) -> Result<FileSpec, ConfigErro
         network,
         remote,
         profile: args.profile.profile,
+        margin: args.margin.share()?,
     })
 }
 

@@ -55,6 +55,7 @@ pub fn mesh_spec(args: &MeshArgs) -> Result<MeshSpec, ConfigError> {
         visits,
         concurrent,
         token,
+        margin: args.margin.share()?,
     })
 }
 
@@ -272,7 +273,20 @@ mod tests {
         let shown: Vec<String> = s.hosts.iter().map(Target::to_string).collect();
         assert_eq!(shown, ["a:5301", "b:7000", "[fd00::1]:7001"]);
         assert_eq!(s.points.len(), 2, "send × stream,rr × 64K × 1");
-        assert_eq!((s.visits, s.concurrent), (3, 1));
+        assert_eq!((s.visits, s.concurrent), (4, 1), "an even default");
+        assert_eq!(s.margin, 0.05, "--margin's default");
+    }
+
+    #[test]
+    fn the_margin_is_recorded_in_the_marker_and_judges_the_pairs() {
+        let s = spec(&["--hosts", "a,b", "--margin", "2%"]).unwrap();
+        assert_eq!(s.margin, 0.02);
+        let marker = serde_json::json!({ "spec": s.to_json() });
+        assert_eq!(crate::mesh::report::margin_of(&marker), 0.02);
+        let older = serde_json::json!({"spec": {}});
+        assert_eq!(crate::mesh::report::margin_of(&older), 0.05);
+        let err = spec(&["--hosts", "a,b", "--margin", "80%"]).unwrap_err();
+        assert!(err.to_string().contains("--margin \"80%\""), "{err}");
     }
 
     #[test]

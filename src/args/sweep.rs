@@ -202,7 +202,7 @@ mod tests {
                 "sizes_bytes": [4096],
                 "threads": [1],
                 "ci_target_rel": 0.02,
-                "min_visits": 3,
+                "min_visits": 4,
                 "visit_s": 0.3,
                 "budget_per_point_s": 2.0,
                 "seed": 7,

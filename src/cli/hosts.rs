@@ -97,6 +97,9 @@ pub struct MeshArgs {
     #[command(flatten)]
     #[serde(flatten)]
     pub visits: VisitsArgs,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub margin: super::MarginArgs,
     /// Pairs of one round measured at once (they never share a host): 1 measures one pair at
     /// a time; more loads the network with several pairs deliberately, and records say so.
     #[arg(long, default_value = "1")]

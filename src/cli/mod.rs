@@ -122,10 +122,11 @@ pub struct SweepArgs {
     /// of their mean (or the budget is spent).
     #[arg(long, default_value = "2%")]
     pub ci: String,
-    /// Visits every point gets, at least (2 to 1000): its interval comes from the visit means,
+    /// Visits every point gets, at least (2 to 1000; default 4, even, so that each group's
+    /// seeded order and its reversal pair up): its interval comes from the visit means,
     /// and further visits are added toward --ci. `--visits` is kept as a hidden alias; in
     /// ipc, servers and mesh `--visits` is an exact count.
-    #[arg(long, alias = "visits", default_value = "3")]
+    #[arg(long, alias = "visits", default_value = "4")]
     #[serde(rename = "visits")] // the marker's key since schema 2
     pub min_visits: String,
     /// Measured time of one visit (after its warm-up).
@@ -234,6 +235,9 @@ pub struct FileArgs {
     #[command(flatten)]
     #[serde(flatten)]
     pub stream: StreamArgs,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub margin: MarginArgs,
 }
 
 #[derive(Debug, Args, serde::Serialize, serde::Deserialize)]

@@ -92,8 +92,9 @@ pub struct VisitsArgs {
     /// Visits per point, exactly: the points are visited round after round in a shuffled
     /// order, the work of a point is split over its visits, and its interval comes from the
     /// visit means (ipc: 2 to 1000; servers: 1 to 1000; mesh: 1 to 100, one visit giving no
-    /// interval).
-    #[arg(long, default_value = "3")]
+    /// interval). The default, 4, is even so that each group's seeded order and its reversal
+    /// pair up.
+    #[arg(long, default_value = "4")]
     pub visits: String,
 }
 

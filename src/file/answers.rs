@@ -6,9 +6,9 @@
 //! paired ratios; each comparison is beats/slower, equivalent within ±5 % or undecided.
 use super::mechanisms::FileMechanism;
 use super::record::{FileStudy, TransferRecord};
-use crate::analysis::paired::{ratio_of, verdict};
+use crate::analysis::paired::{ratio_of, verdict_within};
 use crate::analysis::{size_label, Answer};
-use crate::stats::verdict::{self, LogEstimate, Verdict, DEFAULT_MARGIN};
+use crate::stats::verdict::{self, LogEstimate, Verdict};
 use crate::stats::visits::{Direction, RatioInterval};
 
 pub const SHARE: &str = "What share of readsend's time does each mechanism take, and is the seeds' ~65 % saving for sendfile confirmed?";
@@ -143,7 +143,7 @@ fn shares(study: &FileStudy) -> Answer {
                     format!(
                         "{:.0} % of readsend's time: {}",
                         r.ratio * 100.0,
-                        verdict(&r)
+                        verdict_within(&r, study.config.margin)
                     )
                 }
                 Err(why) => why,
@@ -156,7 +156,7 @@ fn shares(study: &FileStudy) -> Answer {
             "The seeds' ~65 % saving for sendfile cannot be checked: sendfile was not measured against readsend here (add sendfile to --mechanisms).".to_string(),
             "sendfile not measured".to_string(),
         ),
-        Some((size, r)) => seeds_verdict(size, &r),
+        Some((size, r)) => seeds_verdict(size, &r, study.config.margin),
     };
     Answer {
         question: SHARE,
@@ -168,7 +168,7 @@ fn shares(study: &FileStudy) -> Answer {
 }
 
 /// The seeds' check at the largest size sendfile was measured at.
-fn seeds_verdict(size: u64, r: &RatioInterval) -> (String, String) {
+fn seeds_verdict(size: u64, r: &RatioInterval, margin: f64) -> (String, String) {
     let at = size_label(size as f64);
     let saving = |x: f64| (1.0 - x) * 100.0;
     let range = format!(
@@ -182,7 +182,7 @@ fn seeds_verdict(size: u64, r: &RatioInterval) -> (String, String) {
     } else if r.low > 1.0 {
         "not confirmed: sendfile is slower than readsend".to_string()
     } else {
-        against_seeds(r)
+        against_seeds(r, margin)
     };
     (
         format!(
@@ -194,12 +194,12 @@ fn seeds_verdict(size: u64, r: &RatioInterval) -> (String, String) {
 }
 
 /// The seeds' share tested as a claim of its own: "confirmed" only when two one-sided tests
-/// place sendfile's share within ±5 % of 35 % (an interval that merely contains 0.35, however
+/// place sendfile's share within ±margin (`--margin`, default 5 %) of 35 % (an interval that merely contains 0.35, however
 /// wide, confirms nothing and reads undecided).
-fn against_seeds(r: &RatioInterval) -> String {
+fn against_seeds(r: &RatioInterval, margin: f64) -> String {
     let mut e = LogEstimate::from_interval(r);
     e.log_ratio -= SEEDS_SHARE.ln();
-    let j = verdict::judge(&[e], verdict::Correction::Holm, DEFAULT_MARGIN).judged[0];
+    let j = verdict::judge(&[e], verdict::Correction::Holm, margin).judged[0];
     let (low, high) = (
         j.equivalence_low * SEEDS_SHARE,
         j.equivalence_high * SEEDS_SHARE,
@@ -207,7 +207,7 @@ fn against_seeds(r: &RatioInterval) -> String {
     match j.state {
         Verdict::Equivalent => format!(
             "confirmed: the share lies within ±{} of the seeds' 35 % (90 % CI {:.0} to {:.0} %)",
-            verdict::percent(DEFAULT_MARGIN),
+            verdict::percent(margin),
             low * 100.0,
             high * 100.0
         ),
@@ -217,7 +217,7 @@ fn against_seeds(r: &RatioInterval) -> String {
             "undecided: the share's 90 % CI ({:.0} to {:.0} %) is too wide to place it within ±{} of the seeds' 35 %",
             low * 100.0,
             high * 100.0,
-            verdict::percent(DEFAULT_MARGIN)
+            verdict::percent(margin)
         ),
     }
 }
@@ -251,7 +251,10 @@ fn why(study: &FileStudy) -> Answer {
                 &base_cpu,
                 "getrusage's CPU time",
             )
-            .map_or_else(|e| e, |r| format!("{} of readsend's", verdict(&r)));
+            .map_or_else(
+                |e| e,
+                |r| format!("{} of readsend's", verdict_within(&r, study.config.margin)),
+            );
             details.push(format!(
                 "{} {}: server CPU per byte {cpu}; system calls per transfer {} against {}; context switches per transfer {} against {}",
                 size_label(size as f64),
@@ -341,8 +344,13 @@ fn cold_over_warm(study: &FileStudy) -> (Vec<String>, [usize; 3]) {
                         Direction::Indistinguishable => 2,
                     }] += 1;
                     match r.direction() {
-                        Direction::Indistinguishable => format!("cold and warm {}", verdict(&r)),
-                        _ => format!("cold takes {} of warm's time", verdict(&r)),
+                        Direction::Indistinguishable => {
+                            format!("cold and warm {}", verdict_within(&r, study.config.margin))
+                        }
+                        _ => format!(
+                            "cold takes {} of warm's time",
+                            verdict_within(&r, study.config.margin)
+                        ),
                     }
                 }
                 Err(why) => why,
@@ -382,7 +390,7 @@ fn sendfile_cold(study: &FileStudy, details: &mut Vec<String>) -> (String, Strin
                 format!(
                     "{:.0} % of readsend's time: {}",
                     r.ratio * 100.0,
-                    verdict(&r)
+                    verdict_within(&r, study.config.margin)
                 )
             }
             Err(why) => why,
@@ -410,7 +418,7 @@ fn sendfile_cold(study: &FileStudy, details: &mut Vec<String>) -> (String, Strin
         format!(
             "At {at}, cold, sendfile takes {:.0} % of readsend's time ({}) against {warm} warm: the saving {holds}.",
             r.ratio * 100.0,
-            verdict(&r)
+            verdict_within(&r, study.config.margin)
         ),
         format!("sendfile's saving at {at} {holds}"),
     )

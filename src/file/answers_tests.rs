@@ -252,3 +252,23 @@ fn a_cold_saving_that_cannot_be_told_from_readsend_is_undecided_not_lost() {
     );
     assert!(!c.finding.contains("does not hold"), "{}", c.finding);
 }
+
+#[test]
+fn the_margin_given_judges_equivalence_and_is_stated() {
+    let mut t = reps(8 * MIB, Readsend, 10.0, [0.0; 5], 256);
+    t.extend(reps(8 * MIB, Sendfile, 3.5, [0.0; 5], 2));
+    t.extend(reps(8 * MIB, Mmap, 10.1, OWN, 256));
+    let mut s = study(&[Readsend, Sendfile, Mmap], 5, t);
+    s.config.margin = 0.001;
+    let a = answers(&s);
+    assert_eq!(
+        a[0].verdict.as_deref(),
+        Some("at 8 MiB: confirmed: the share lies within ±0.1 % of the seeds' 35 % (90 % CI 35 to 35 %)")
+    );
+    // mmap's 1.01× was equivalent within ±5 %; its interval is far wider than ±0.1 %.
+    assert!(
+        a[0].details[1].contains("8 MiB mmap: 101 % of readsend's time: undecided (1.01×"),
+        "{:?}",
+        a[0].details
+    );
+}

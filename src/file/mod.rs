@@ -78,6 +78,8 @@ pub struct FileSpec {
     pub remote: Option<RemoteRun>,
     /// `--profile`: one more transfer per size and mechanism with both threads sampled.
     pub profile: bool,
+    /// `--margin`: the equivalence margin of the answers (a share).
+    pub margin: f64,
 }
 
 impl FileSpec {
@@ -125,6 +127,7 @@ impl FileSpec {
             placement: self.placement(),
             recv_buffer_bytes: transfer::RECV_BUFFER,
             timing: timing.into(),
+            margin: self.margin,
         }
     }
 }

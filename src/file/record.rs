@@ -369,6 +369,14 @@ pub struct FileConfig {
     pub placement: crate::spec::FlowPlacement,
     pub recv_buffer_bytes: usize,
     pub timing: String,
+    /// `--margin`: the equivalence margin the answers are judged with (a share); folders from
+    /// before it read the default.
+    #[serde(default = "default_margin")]
+    pub margin: f64,
+}
+
+fn default_margin() -> f64 {
+    crate::stats::verdict::DEFAULT_MARGIN
 }
 
 #[cfg(test)]
@@ -396,6 +404,7 @@ impl FileConfig {
             },
             recv_buffer_bytes: 1,
             timing: "test".into(),
+            margin: crate::stats::verdict::DEFAULT_MARGIN,
         }
     }
 }

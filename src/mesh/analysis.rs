@@ -9,7 +9,8 @@
 //! they are fewer than half of it. The pairs are one family under Holm's step-down with the
 //! equivalence margin (`stats::verdict`). A host is slow only when most of its pairs are, so one
 //! slow link flags that link and neither of its hosts. No overlap of two intervals is a test.
-use crate::stats::verdict::{self, Correction, LogEstimate, Verdict, DEFAULT_MARGIN};
+pub use crate::stats::verdict::DEFAULT_MARGIN;
+use crate::stats::verdict::{self, Correction, LogEstimate, Verdict};
 use crate::stats::visits::{summarize_visits, welch_ratio, RatioInterval};
 use crate::stats::Summary;
 use serde_json::Value;
@@ -155,7 +156,7 @@ pub const HOST_METHOD: &str = "each host's pairs (either end) against the pairs 
 
 /// The matrices of every point found in `records`, in the order points first appear; hosts
 /// are matched by the names the records carry in `src` and `dst`.
-pub fn matrices(hosts: &[String], records: &[Value]) -> Vec<PointMatrix> {
+pub fn matrices(hosts: &[String], records: &[Value], margin: f64) -> Vec<PointMatrix> {
     let mut out: Vec<PointMatrix> = Vec::new();
     let n = hosts.len();
     for record in records {
@@ -198,7 +199,7 @@ pub fn matrices(hosts: &[String], records: &[Value]) -> Vec<PointMatrix> {
         for cell in matrix.cells.iter_mut().flatten() {
             cell.summary = summarize_visits(&cell.visits);
         }
-        (matrix.flags, matrix.hosts) = judge(&matrix.cells, matrix.figure, DEFAULT_MARGIN);
+        (matrix.flags, matrix.hosts) = judge(&matrix.cells, matrix.figure, margin);
     }
     out
 }

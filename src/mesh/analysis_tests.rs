@@ -47,7 +47,7 @@ fn one_slow_link_flags_that_pair_and_neither_host() {
         (0, 1) => 6.0,
         _ => 10.0,
     });
-    let m = &matrices(&hosts, &records)[0];
+    let m = &matrices(&hosts, &records, DEFAULT_MARGIN)[0];
     assert_eq!(m.key, "send/stream/4096/1");
     assert_eq!(flagged(m), [(0, 1)]);
     assert_eq!(m.flags[0].cause, Cause::Link);
@@ -67,7 +67,7 @@ fn a_host_whose_every_pair_is_slow_is_named() {
         2,
         |s, d| if s == 4 || d == 4 { 2.0 } else { 10.0 },
     );
-    let m = &matrices(&hosts, &records)[0];
+    let m = &matrices(&hosts, &records, DEFAULT_MARGIN)[0];
     assert_eq!(slow_hosts(m), [4]);
     let through: Vec<(usize, usize)> = pairs_through(5, 4).collect();
     assert_eq!(flagged(m), through);
@@ -86,7 +86,7 @@ fn forty_visits_of_equal_pairs_flag_nothing() {
     let (mut flagged_meshes, mut slow_host_meshes) = (0, 0);
     for seed in 0..100 {
         let (hosts, records) = mesh(5, 40, 0.05, 100 + seed, |_, _| 10.0);
-        let m = &matrices(&hosts, &records)[0];
+        let m = &matrices(&hosts, &records, DEFAULT_MARGIN)[0];
         slow_host_meshes += usize::from(!slow_hosts(m).is_empty());
         flagged_meshes += usize::from(!m.flags.is_empty());
     }
@@ -107,7 +107,7 @@ fn a_failed_visit_is_counted_with_its_reason_and_one_visit_has_no_interval() {
     failed["status"] = json!("failed");
     failed["errors"] = json!(["host b is down"]);
     let hosts = vec!["a".to_string(), "b".to_string()];
-    let m = &matrices(&hosts, &[failed, record("b", "a", 5.0)])[0];
+    let m = &matrices(&hosts, &[failed, record("b", "a", 5.0)], DEFAULT_MARGIN)[0];
     assert_eq!(
         (m.cells[0][1].failed, m.cells[0][1].reason.as_deref()),
         (1, Some("host b is down"))

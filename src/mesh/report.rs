@@ -24,10 +24,18 @@ pub fn rerender(dir: &Path) -> Result<PathBuf, Error> {
         })
         .unwrap_or_default();
     let records = crate::record::read_results(dir)?;
-    let matrices = analysis::matrices(&hosts, &records);
+    let matrices = analysis::matrices(&hosts, &records, margin_of(&marker));
     let (markdown, html) = render(&marker, &hosts, &matrices, &records);
     study::write(dir, &markdown, &html)?;
     Ok(dir.join(study::HTML))
+}
+
+/// The margin a mesh folder's marker records; folders from before `--margin` were judged
+/// with the default.
+pub fn margin_of(marker: &Value) -> f64 {
+    marker["spec"]["margin"]
+        .as_f64()
+        .unwrap_or(analysis::DEFAULT_MARGIN)
 }
 
 /// (report.md, report.html).
@@ -95,8 +103,9 @@ fn method(spec: &Value) -> String {
         "one pair at a time".to_string()
     };
     format!(
-        "Host to host: for each ordered pair the source host's bytepath server ran the point against the destination's (stream: the source sent and the destination received and measured, Gbit/s of payload received whole; rr: the source asked and timed round trips, the median in µs). Pairs ran in rounds of disjoint pairs, {at_once}, {} s measured after {} s of warm-up per visit, the whole schedule repeated for {} visits, perf counters off. Cells: {VISIT_METHOD}; a cell with one visit has no interval and says so. Flags: {FLAG_METHOD}. Hosts: {HOST_METHOD}. Rows are sources, columns destinations.",
-        spec["duration_s"], spec["warmup_s"], spec["visits"]
+        "Host to host: for each ordered pair the source host's bytepath server ran the point against the destination's (stream: the source sent and the destination received and measured, Gbit/s of payload received whole; rr: the source asked and timed round trips, the median in µs). Pairs ran in rounds of disjoint pairs, {at_once}, {} s measured after {} s of warm-up per visit, the whole schedule repeated for {} visits, perf counters off. Cells: {VISIT_METHOD}; a cell with one visit has no interval and says so. Flags: {FLAG_METHOD}. Hosts: {HOST_METHOD}. Equivalence margin ±{} (--margin): a pair's state reads equivalent only when its 90 % interval lies within it. Rows are sources, columns destinations.",
+        spec["duration_s"], spec["warmup_s"], spec["visits"],
+        crate::stats::verdict::percent(spec["margin"].as_f64().unwrap_or(analysis::DEFAULT_MARGIN))
     )
 }
 
@@ -340,9 +349,9 @@ mod tests {
     #[test]
     fn the_report_names_the_slow_host_outlines_its_pairs_and_lists_the_failure() {
         let (hosts, records) = records();
-        let matrices = analysis::matrices(&hosts, &records);
         let marker = json!({"spec": {"duration_s": 1.0, "warmup_s": 0.2, "visits": 4,
                                      "concurrent": 1}});
+        let matrices = analysis::matrices(&hosts, &records, margin_of(&marker));
         let (md, html) = render(&marker, &hosts, &matrices, &records);
         assert!(
             md.contains(

@@ -49,6 +49,8 @@ pub struct MeshSpec {
     pub concurrent: usize,
     pub token: Option<Vec<u8>>,
     pub launch: Option<Launch>,
+    /// `--margin`: the equivalence margin the flags and hosts are judged with (a share).
+    pub margin: f64,
 }
 
 impl MeshSpec {
@@ -101,6 +103,7 @@ impl MeshSpec {
             "visits": self.visits,
             "concurrent": self.concurrent,
             "counters": "none",
+            "margin": self.margin,
         })
     }
 }

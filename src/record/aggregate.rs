@@ -52,8 +52,33 @@ pub fn point_record(
         .collect();
     let mut record = (*first).clone();
     record.visit = None;
-    record.errors = visit_errors(visits);
-    record.status = status(&record.errors, measured.len(), plan.min_visits).into();
+    // A visit that failed twice (made once more at once, and failed again) costs the point
+    // that visit, not the visits it completed: with two or more it keeps an interval.
+    let failed: Vec<&RunRecord> = visits
+        .iter()
+        .filter(|r| r.status == "failed")
+        .copied()
+        .collect();
+    let keeps = !failed.is_empty() && measured.len() >= 2;
+    record.errors = if keeps {
+        Vec::new()
+    } else {
+        visit_errors(visits)
+    };
+    let failed_headline = failed
+        .iter()
+        .filter(|r| {
+            r.visit
+                .as_ref()
+                .is_none_or(|v| v.kind == VisitKind::Headline)
+        })
+        .count();
+    record.status = status(
+        &record.errors,
+        measured.len() + failed_headline,
+        plan.min_visits,
+    )
+    .into();
     record.interrupted = record.status == "interrupted";
     record.timestamp_unix_s = visits.iter().map(|r| r.timestamp_unix_s).max().unwrap_or(0);
     record.measured_s = measured.iter().map(|r| r.measured_s).sum();
@@ -77,6 +102,9 @@ pub fn point_record(
     record
         .notes
         .push(visit_note(plan, measured.len(), counters.is_some()));
+    if keeps {
+        record.notes.push(failed_note(&failed, measured.len()));
+    }
     if let Some(profiled) = profiled {
         let about = format!(
             "a visit of its own ({:.0} ms measured, after the headline and counter visits) \
@@ -101,6 +129,16 @@ fn visit_errors(visits: &[&RunRecord]) -> Vec<String> {
             r.errors.iter().map(move |e| format!("{at}: {e}"))
         })
         .collect()
+}
+
+/// What a point that kept its completed visits says of the ones that failed twice.
+fn failed_note(failed: &[&RunRecord], measured: usize) -> String {
+    let errors = visit_errors(failed).join("; ");
+    format!(
+        "{} visit(s) failed twice and are left out ({errors}); the point's figures and interval \
+         come from the {measured} headline visits that completed",
+        failed.len()
+    )
 }
 
 fn status(errors: &[String], measured: usize, min_visits: usize) -> &'static str {
@@ -320,3 +358,7 @@ fn visit_note(plan: &VisitPlan, measured: usize, counted: bool) -> String {
         crate::stats::visits::VISIT_METHOD
     )
 }
+
+#[cfg(test)]
+#[path = "aggregate_tests.rs"]
+mod tests;

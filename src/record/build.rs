@@ -89,6 +89,7 @@ pub fn build(spec: &RunSpec, outcome: &RunOutcome, env: Environment) -> RunRecor
         machine_wide_cpu_unavailable_reason: outcome.machine.clone().err().filter(|_| !skipped),
         skipped_reason: outcome.skipped.clone(),
         profiled_visit: None,
+        counter_run: None,
         crr,
         bidir,
     }

@@ -19,6 +19,7 @@ pub mod aggregate;
 pub mod bidir;
 mod blocks;
 mod build;
+pub mod counter_run;
 pub mod crr;
 pub mod profile;
 pub(crate) mod receive;
@@ -276,6 +277,10 @@ pub struct RunRecord {
     /// `--profile`: which visit the sides' `profile` blocks come from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub profiled_visit: Option<ProfiledVisit>,
+    /// `bytepath run` with counters: the run the counter figures come from (the headline
+    /// run opens none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counter_run: Option<counter_run::CounterRun>,
     /// Why a skipped point was not run: what this kernel lacks, from the run-time probe.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub skipped_reason: Option<String>,

@@ -1,16 +1,20 @@
 //! `bytepath run`'s study: one point measured in a placement and its record built (with a
 //! stream: the start line, a line per slice, the point), and with `--profile` the same point
 //! once more, sampled, its blocks put on the headline record with a quick probe's memcpy as
-//! the unit of copies' worth. `args::run` turns the flags into the spec and prints the record.
+//! the unit of copies' worth. The headline run opens no perf counter; with counters asked
+//! for, a counter run of its own follows it (`counters`). `args::run` turns the flags into the spec and prints the record.
 use crate::engine::slices::SliceSeen;
 use crate::engine::worker::Role;
 use crate::engine::{PointRunner, RunOutcome};
 use crate::environment::Environment;
 use crate::error::Error;
+use crate::measure::counters::CounterSelection;
 use crate::record::{self, profile, RunRecord};
 use crate::report::stream::JsonStream;
 use crate::spec::{Pattern, RunSpec};
 use std::sync::atomic::AtomicBool;
+
+pub mod counters;
 
 /// What the command line adds to the placed spec.
 pub struct RunStudy<'a> {
@@ -23,16 +27,26 @@ pub struct RunStudy<'a> {
     pub stream: &'a JsonStream,
 }
 
-/// Measures the placed `spec` through `runner` and, with `--profile` and a headline run that
-/// ran to its end, the profiled rerun.
+/// Measures the placed `spec` through `runner` with no counter open and, after a headline
+/// run that ran to its end, the counter run (counters asked for) and the profiled rerun
+/// (`--profile`).
 pub fn measure_point(
     spec: &RunSpec,
     runner: &dyn PointRunner,
     study: &RunStudy,
     interrupt: &AtomicBool,
 ) -> Result<RunRecord, Error> {
-    let mut record = measure(spec, runner, study, interrupt)?;
+    let mut record = measure(&counters::headline_spec(spec), runner, study, interrupt)?;
     let headline_ran = record.skipped_reason.is_none() && !record.interrupted;
+    if spec.counters != CounterSelection::None {
+        record.config.counters = spec.counters;
+        if headline_ran {
+            let env = Environment::detect(study.cpus);
+            counters::counter_run(runner, spec, &mut record, (env, interrupt))?;
+        } else {
+            counters::not_counted(&mut record, "the headline run did not run to its end");
+        }
+    }
     if study.profile && headline_ran {
         let env = Environment::detect(study.cpus);
         profiled_run(runner, spec, study.theirs, &mut record, (env, interrupt))?;

@@ -23,6 +23,7 @@ use crate::stats::schedule::{PlannedVisit, Schedule};
 use crate::{report, sys};
 use progress::Progress;
 use spec::{Point, SweepSpec};
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 use visit_log::VisitLog;
@@ -199,6 +200,7 @@ impl Sweep<'_> {
     /// started once the budget is spent. Writes every point's record afterwards. Returns
     /// false when Ctrl-C ended it.
     fn run_round(&mut self, visits: Vec<PlannedVisit>, budgeted: bool) -> Result<bool, Error> {
+        let redo = self.partly_made_groups(&visits);
         let mut group = None;
         for planned in visits {
             if self.interrupt.load(Ordering::SeqCst) {
@@ -209,7 +211,8 @@ impl Sweep<'_> {
             }
             group = Some(planned.group);
             let key = self.points[planned.point].key();
-            if self.log.made(&key, planned.round, planned.kind) || self.log.skipped(&key) {
+            let made = self.log.made(&key, planned.round, planned.kind);
+            if (made && !redo.contains(&planned.group)) || self.log.skipped(&key) {
                 continue;
             }
             // A visit that fails is made once more at once: on a loaded machine a short visit
@@ -234,6 +237,27 @@ impl Sweep<'_> {
         self.folder
             .write_points(&self.point_records(Ending::BudgetSpent))?;
         Ok(true)
+    }
+
+    /// The groups of which this round (on `--resume`) holds some visits made and some not: all
+    /// of their visits are made again, so that the pairs of a round are made in one run of
+    /// the tool and never pair a visit with one from another session.
+    fn partly_made_groups(&self, visits: &[PlannedVisit]) -> HashSet<usize> {
+        let mut made: HashMap<usize, (bool, bool)> = HashMap::new();
+        for planned in visits {
+            let key = self.points[planned.point].key();
+            let done = self.log.made(&key, planned.round, planned.kind) || self.log.skipped(&key);
+            let seen = made.entry(planned.group).or_insert((false, false));
+            if done {
+                seen.0 = true;
+            } else {
+                seen.1 = true;
+            }
+        }
+        made.into_iter()
+            .filter(|(_, (some_made, some_missing))| *some_made && *some_missing)
+            .map(|(group, _)| group)
+            .collect()
     }
 
     /// Measures one visit; a visit that cannot run becomes a failed record, never an error.
@@ -314,14 +338,8 @@ impl Sweep<'_> {
                     let remote = self.spec.remote.as_ref().map(|r| remote_role(r, point));
                     record::profile::apply_memcpy(&mut record, self.memcpy.clone(), remote);
                 }
-                for failed in self.log.replaced(&key) {
-                    let info = failed.visit.as_ref().expect("a visit record");
-                    record.notes.push(format!(
-                        "round {} {:?} visit failed and was made again ({})",
-                        info.round,
-                        info.kind,
-                        failed.errors.join("; ")
-                    ));
+                for earlier in self.log.replaced(&key) {
+                    record.notes.push(replaced_note(earlier));
                 }
                 Some(record)
             })
@@ -430,4 +448,24 @@ fn finish(results: &VisitFolder, ending: Ending, records: &[RunRecord]) -> Resul
         return Ok(Status::Failed);
     }
     Ok(Status::Success)
+}
+
+/// What a point says of a visit of it made again: after a failure, or with its whole group
+/// on `--resume`.
+fn replaced_note(earlier: &RunRecord) -> String {
+    let info = earlier.visit.as_ref().expect("a visit record");
+    if earlier.status == "failed" {
+        format!(
+            "round {} {:?} visit failed and was made again ({})",
+            info.round,
+            info.kind,
+            earlier.errors.join("; ")
+        )
+    } else {
+        format!(
+            "round {} {:?} visit was made again with its whole group on --resume, so that the \
+             round's pairs come from one run of the tool",
+            info.round, info.kind
+        )
+    }
 }
