@@ -40,7 +40,7 @@ NS="bpmb$$"
 SWITCH="$NS-sw"
 HOSTS=()
 TOKEN="$WORK/token"
-"$BYTEPATH" keygen "$TOKEN"
+echo "bench-mesh-token" >"$TOKEN"
 
 # shellcheck disable=SC2317  # invoked by the EXIT trap
 remove_namespaces() {

@@ -10,9 +10,6 @@ use std::io::Read;
 use std::net::{TcpListener, TcpStream};
 use std::time::Duration;
 
-/// The fleet's shared token: 128 bits in hex, as servers require.
-const FLEET_TOKEN: &str = "c4e8a2f6b0d9173e5a8c2f6b0d4e9a17";
-
 fn request() -> RunRequest {
     RunRequest {
         transport: "tcp".into(),
@@ -91,14 +88,14 @@ fn error_of(m: Message) -> (String, String) {
 fn a_peer_outside_the_list_is_refused_and_the_next_client_is_served() {
     let dir = tempfile::tempdir().unwrap();
     let token = dir.path().join("token");
-    std::fs::write(&token, format!("{}\n", FLEET_TOKEN)).unwrap();
+    std::fs::write(&token, "fleet\n").unwrap();
     let token_arg = token.to_str().unwrap();
     let mut peer = Server::start("5s", &["--token-file", token_arg]);
     let mut source = Server::start(
         "5s",
         &["--allow-peers", "127.0.0.0/8", "--token-file", token_arg],
     );
-    let mut s = hello(&source, FLEET_TOKEN.as_bytes());
+    let mut s = hello(&source, b"fleet");
     let (code, message) = error_of(peer_run(&mut s, "192.0.2.9:5301"));
     assert_eq!(code, "forbidden");
     assert!(
@@ -106,7 +103,7 @@ fn a_peer_outside_the_list_is_refused_and_the_next_client_is_served() {
         "{message}"
     );
     // The next client gets its run: a peer run inside the list, answered with the record.
-    let mut s = hello(&source, FLEET_TOKEN.as_bytes());
+    let mut s = hello(&source, b"fleet");
     let record = match peer_run(&mut s, &peer.address()) {
         Message::PeerRecord { record } => record,
         other => panic!("got {}", other.kind()),
@@ -152,7 +149,7 @@ fn a_server_without_allow_peers_runs_no_peer_test() {
 fn a_request_without_the_right_token_is_refused_before_any_peer_run() {
     let dir = tempfile::tempdir().unwrap();
     let token = dir.path().join("token");
-    std::fs::write(&token, format!("{}\n", FLEET_TOKEN)).unwrap();
+    std::fs::write(&token, "fleet\n").unwrap();
     let mut source = Server::start(
         "5s",
         &[

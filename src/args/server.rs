@@ -3,7 +3,6 @@
 use crate::cli::ServerArgs;
 use crate::error::{bad, ConfigError};
 use crate::remote::allow::AllowPeers;
-use crate::remote::audit::LogFormat;
 use crate::remote::protocol::read_token;
 use crate::remote::server::{Limits, ServerConfig};
 use crate::spec::{parse_bytes, parse_duration, parse_message_size, parse_threads};
@@ -68,12 +67,5 @@ pub fn server_config(args: &ServerArgs) -> Result<ServerConfig, ConfigError> {
         timeout: parse_duration("--timeout", &args.timeout, false)?,
         allow_peers: AllowPeers::parse(args.allow_peers.as_deref()).map_err(bad)?,
         health_port: super::health::health_port(&args.health)?,
-        log_format: LogFormat::parse(&args.log.log_format).ok_or_else(|| {
-            bad(format!(
-                "--log-format {:?}: allowed: {}",
-                args.log.log_format,
-                LogFormat::NAMES
-            ))
-        })?,
     })
 }

@@ -1,6 +1,6 @@
 //! The commands that reach other hosts: `bytepath server` (one host's side) and `bytepath mesh`
 //! (every pair of many hosts).
-use super::{LogFormatArgs, ResumableFolderArgs, StreamArgs, VisitsArgs, WarmupArgs};
+use super::{ResumableFolderArgs, StreamArgs, VisitsArgs, WarmupArgs};
 use clap::{ArgGroup, Args};
 
 #[derive(Debug, Args)]
@@ -50,8 +50,6 @@ pub struct ServerArgs {
     pub until_stdin_closes: bool,
     #[command(flatten)]
     pub health: super::health::HealthArgs,
-    #[command(flatten)]
-    pub log: LogFormatArgs,
 }
 
 /// `bytepath mesh`: which hosts, which pairs, which points, how often.

@@ -16,10 +16,6 @@ pub use shared::{
     FolderArgs, JsonArgs, NetworkArgs, PinArgs, ProfileArgs, RemoteArgs, ResumableFolderArgs,
     SeedArgs, StreamArgs, VerifyArgs, VisitsArgs, WarmupArgs,
 };
-mod keygen;
-mod log_format;
-pub use keygen::KeygenArgs;
-pub use log_format::LogFormatArgs;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -52,9 +48,6 @@ pub enum Command {
     Servers(ServersArgs),
     /// Serve remote runs: run the other side of `bytepath run --remote` on this host.
     Server(ServerArgs),
-    /// Write a new shared token (256 random bits, mode 0600) for `server --token-file` and
-    /// the driver's `--token-file`.
-    Keygen(KeygenArgs),
     /// Measure every pair of many hosts running `bytepath server`, host to host, in rounds of
     /// disjoint pairs so no host is in two tests at once; N×N heatmaps with CIs and the pairs
     /// significantly slower than their hosts' other pairs.

@@ -76,48 +76,7 @@ pub fn read_token(path: &std::path::Path) -> Result<Vec<u8>, String> {
             path.display()
         ));
     }
-    let bits = token_bits(&token);
-    if bits < MIN_TOKEN_BITS {
-        return Err(format!(
-            "--token-file {}: the token holds at most {bits} bits ({} characters); allowed: at \
-             least {MIN_TOKEN_BITS} bits of random material, e.g. 32 hex or 22 base64 characters \
-             (bytepath keygen writes one)",
-            path.display(),
-            token.len()
-        ));
-    }
     Ok(token)
-}
-
-/// The least a token must hold: a guess per attempt must not find it in any feasible time.
-pub const MIN_TOKEN_BITS: usize = 128;
-
-/// An upper bound on the token's entropy, judged as if it were random material: its length
-/// times the bits per character of the narrowest alphabet that spells it (hex 4, base64 and
-/// base64url 6; any other bytes are also counted as 6, as a chosen phrase is far from 8).
-/// A bound, not a measure: a short token is certainly weak, a long chosen phrase may still be,
-/// which is why `bytepath keygen` exists.
-pub fn token_bits(token: &[u8]) -> usize {
-    let distinct = {
-        let mut seen = [false; 256];
-        token.iter().for_each(|&b| seen[b as usize] = true);
-        seen.iter().filter(|s| **s).count()
-    };
-    // A token of one or two repeated characters is not random material whatever its length.
-    if distinct < 4 {
-        return 0;
-    }
-    let per_char = if token.iter().all(u8::is_ascii_hexdigit) {
-        4
-    } else {
-        6
-    };
-    token.len() * per_char
-}
-
-/// A new token of 256 random bits in hex (64 characters), as `bytepath keygen` writes it.
-pub fn new_token() -> io::Result<String> {
-    random_bytes::<32>().map(|b| to_hex(&b))
 }
 
 #[cfg(test)]
@@ -143,34 +102,5 @@ mod tests {
         assert_eq!(from_hex("abc"), None);
         assert_eq!(from_hex("zz"), None);
         assert_eq!(from_hex("é1"), None);
-    }
-
-    #[test]
-    fn tokens_under_128_bits_are_judged_weak_and_keygen_tokens_strong() {
-        assert_eq!(token_bits(b"s3cret"), 36);
-        assert_eq!(
-            token_bits(&[b'a'; 31]),
-            0,
-            "repeated characters are no entropy"
-        );
-        assert_eq!(token_bits(b"0123456789abcdef0123456789abcde"), 124);
-        assert_eq!(token_bits(b"0123456789abcdef0123456789abcdef"), 128);
-        assert_eq!(token_bits(b"Zm9vYmFyYmF6cXV4cXV1eA"), 132);
-        let token = new_token().unwrap();
-        assert_eq!(token.len(), 64);
-        assert!(token_bits(token.as_bytes()) >= MIN_TOKEN_BITS);
-        assert_ne!(token, new_token().unwrap());
-    }
-
-    #[test]
-    fn a_short_token_file_is_refused_naming_the_file_and_what_is_allowed() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("token");
-        std::fs::write(&path, "fleet\n").unwrap();
-        let err = read_token(&path).unwrap_err();
-        assert!(err.contains("token") && err.contains("30 bits"), "{err}");
-        assert!(err.contains("at least 128 bits"), "{err}");
-        std::fs::write(&path, format!("{}\n", new_token().unwrap())).unwrap();
-        assert_eq!(read_token(&path).unwrap().len(), 64);
     }
 }

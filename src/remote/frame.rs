@@ -1,11 +1,10 @@
 //! The control protocol's frames: a u32 big-endian length and that many bytes of JSON holding
-//! one message (`protocol` owns the messages and parses the bodies; this file only frames
-//! bytes, so the two do not import each other). A frame above `MAX_FRAME` is refused before anything is allocated for it, so
+//! one `Message`. A frame above `MAX_FRAME` is refused before anything is allocated for it, so
 //! no peer can make the other allocate more than `MAX_FRAME`; a frame begun must end within
 //! `FRAME_PATIENCE`.
-use super::error_code::ErrorCode;
+use super::protocol::{ErrorCode, Message};
 use std::fmt;
-use std::io::{self, Read};
+use std::io::{self, Read, Write};
 use std::time::{Duration, Instant};
 
 /// The largest frame either side accepts. The largest message is one thread's sample (results
@@ -135,10 +134,36 @@ pub fn read_frame(r: &mut impl Read) -> Result<Vec<u8>, FrameError> {
     }
 }
 
+/// Parses one frame's body.
+pub fn parse(body: &[u8]) -> Result<Message, FrameError> {
+    serde_json::from_slice(body).map_err(|e| FrameError::Malformed(e.to_string()))
+}
+
+/// Reads and parses one message.
+pub fn read_message(r: &mut impl Read) -> Result<Message, FrameError> {
+    parse(&read_frame(r)?)
+}
+
+/// Writes one message as one frame (one write call, so a frame is never interleaved).
+pub fn write_message(w: &mut impl Write, message: &Message) -> io::Result<()> {
+    let body = serde_json::to_vec(message).map_err(io::Error::other)?;
+    if body.len() > MAX_FRAME {
+        return Err(io::Error::other(format!(
+            "a {} message of {} bytes is above the {MAX_FRAME}-byte frame limit",
+            message.kind(),
+            body.len()
+        )));
+    }
+    let mut frame = Vec::with_capacity(4 + body.len());
+    frame.extend_from_slice(&(body.len() as u32).to_be_bytes());
+    frame.extend_from_slice(&body);
+    w.write_all(&frame)?;
+    w.flush()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::remote::protocol::parse;
     use proptest::prelude::*;
     use std::io::Cursor;
 

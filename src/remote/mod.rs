@@ -7,15 +7,12 @@
 //! the client's half toward another server when a driver asks (`peer_server`, `client::peer`),
 //! only toward the addresses its `--allow-peers` holds (`allow`).
 pub mod allow;
-pub mod audit;
 pub mod auth;
 pub mod client;
-pub mod error_code;
 pub mod file_server;
 pub mod frame;
 mod peer_server;
 pub mod protocol;
-mod refusal;
 pub mod server;
 pub mod udp;
 
@@ -24,7 +21,7 @@ use crate::spec::Pattern;
 use crate::transport::SocketOptions;
 use protocol::{COOKIE_BYTES, DATA_TAG_BYTES};
 use std::io;
-use std::net::{IpAddr, TcpStream};
+use std::net::TcpStream;
 
 pub use crate::spec::remote::DEFAULT_PORT;
 
@@ -99,32 +96,4 @@ pub fn tag_flow(tag: &[u8], cookie: &[u8], threads: usize) -> Option<usize> {
         .fold(0u8, |acc, (a, b)| acc | (a ^ b));
     let flow = u32::from_be_bytes(tag[COOKIE_BYTES..].try_into().ok()?) as usize;
     (differs == 0 && flow < threads).then_some(flow)
-}
-
-/// Whether a data connection or udp hello from `from` may join the session whose control
-/// connection comes from `control_peer`: only the authenticated peer's own address may, so a
-/// third host that learnt or guessed a cookie still cannot join (IPv4-mapped IPv6 addresses
-/// count as the IPv4 address they carry, as a dual-stack socket reports them).
-pub fn from_control_peer(control_peer: IpAddr, from: IpAddr) -> bool {
-    control_peer.to_canonical() == from.to_canonical()
-}
-
-/// The address of the peer at the other end of the control connection, for
-/// `from_control_peer`.
-pub fn control_peer(control: &TcpStream) -> io::Result<IpAddr> {
-    control.peer_addr().map(|a| a.ip())
-}
-
-#[cfg(test)]
-mod data_gate_tests {
-    use super::*;
-
-    #[test]
-    fn only_the_control_peer_address_may_join() {
-        let peer: IpAddr = "192.0.2.7".parse().unwrap();
-        assert!(from_control_peer(peer, peer));
-        assert!(from_control_peer(peer, "::ffff:192.0.2.7".parse().unwrap()));
-        assert!(!from_control_peer(peer, "192.0.2.8".parse().unwrap()));
-        assert!(!from_control_peer(peer, "127.0.0.1".parse().unwrap()));
-    }
 }

@@ -9,12 +9,10 @@
 pub use super::auth::{
     from_hex, new_nonce, proof, proof_is_valid, random_bytes, read_token, to_hex,
 };
-pub use super::error_code::ErrorCode;
-pub use super::frame::{read_frame, FrameError, MAX_FRAME};
+pub use super::frame::{parse, read_frame, read_message, write_message, FrameError, MAX_FRAME};
 use crate::engine::worker::ThreadSample;
 use crate::file::record::{Residency, SideUsage};
 pub use crate::file::server::FileRequest;
-use std::io::{self, Read, Write};
 
 /// The protocol version this build speaks; peers must agree exactly.
 pub const VERSION: u32 = 2;
@@ -23,6 +21,28 @@ pub const VERSION: u32 = 2;
 pub const COOKIE_BYTES: usize = 16;
 /// What a data connection sends before anything else: the cookie, then its flow index (u32 BE).
 pub const DATA_TAG_BYTES: usize = COOKIE_BYTES + 4;
+
+/// Why a peer's message was refused; sent in an `Error` frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorCode {
+    Version,
+    Auth,
+    /// The run asks for more than the server's limits allow.
+    Limit,
+    /// The run is not one this server can do (unknown mechanism, bad size …).
+    Refused,
+    Malformed,
+    Oversized,
+    OutOfOrder,
+    Truncated,
+    Timeout,
+    /// The server's side failed to set up or run.
+    Failed,
+    /// A peer run toward an address outside the server's `--allow-peers` (or a server started
+    /// without it): the server is not a traffic reflector for whoever holds the token.
+    Forbidden,
+}
 
 /// What the client asks the server to run: the `RunSpec` fields its side needs.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -244,33 +264,6 @@ impl Message {
             Message::PeerRecord { .. } => "peer_record",
         }
     }
-}
-
-/// Parses one frame's body.
-pub fn parse(body: &[u8]) -> Result<Message, FrameError> {
-    serde_json::from_slice(body).map_err(|e| FrameError::Malformed(e.to_string()))
-}
-
-/// Reads and parses one message.
-pub fn read_message(r: &mut impl Read) -> Result<Message, FrameError> {
-    parse(&read_frame(r)?)
-}
-
-/// Writes one message as one frame (one write call, so a frame is never interleaved).
-pub fn write_message(w: &mut impl Write, message: &Message) -> io::Result<()> {
-    let body = serde_json::to_vec(message).map_err(io::Error::other)?;
-    if body.len() > MAX_FRAME {
-        return Err(io::Error::other(format!(
-            "a {} message of {} bytes is above the {MAX_FRAME}-byte frame limit",
-            message.kind(),
-            body.len()
-        )));
-    }
-    let mut frame = Vec::with_capacity(4 + body.len());
-    frame.extend_from_slice(&(body.len() as u32).to_be_bytes());
-    frame.extend_from_slice(&body);
-    w.write_all(&frame)?;
-    w.flush()
 }
 
 #[cfg(test)]

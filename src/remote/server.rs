@@ -6,7 +6,6 @@
 //! disappearance, or at the end of its schedule plus a grace, and sends its samples back.
 //! Here: the sessions (listening, hello, authentication, which request goes where); what a
 //! client may ask for is `limits`'s, a run's side `run`'s, a servers point's `servers`'s.
-use super::audit::{Identity, SessionAudit};
 use super::capabilities;
 use super::protocol::{self, ErrorCode, FrameError, Message, RunRequest, VERSION};
 use crate::error::Error;
@@ -31,8 +30,6 @@ pub(super) use limits::spec_for;
 pub use limits::Limits;
 pub(super) use run::accept_flows;
 pub(super) use shutdown::stopping;
-// Here for the session files below and beside this one, which have always taken them from here.
-pub(super) use super::refusal::{out_of_order, refuse, Refusal};
 
 /// Control connections open at once; more are answered `busy` (a flood of idle connections
 /// cannot exhaust threads).
@@ -53,8 +50,25 @@ pub struct ServerConfig {
     pub allow_peers: super::allow::AllowPeers,
     /// Where `GET /healthz` is answered (`--health-port`), apart from the control port.
     pub health_port: Option<u16>,
-    /// How each session's audit line is written (`--log-format`).
-    pub log_format: super::audit::LogFormat,
+}
+
+/// A refusal: sent to the client as an error frame, logged, and the connection closed.
+pub(super) struct Refusal {
+    pub(super) code: ErrorCode,
+    pub(super) message: String,
+}
+
+pub(super) fn refuse(code: ErrorCode, message: impl Into<String>) -> Refusal {
+    Refusal {
+        code,
+        message: message.into(),
+    }
+}
+
+impl From<FrameError> for Refusal {
+    fn from(e: FrameError) -> Refusal {
+        refuse(e.code(), e.to_string())
+    }
 }
 
 pub(super) struct State {
@@ -80,14 +94,12 @@ pub fn serve(config: ServerConfig) -> Result<(), Error> {
     let addr = listener.local_addr().map_err(Error::Setup)?;
     let listening = listening_line(&config, addr);
     shutdown::prepare(&listener)?;
-    let log = config.log_format;
-    super::audit::note(log, &memory::describe());
+    eprintln!("bytepath server: {}", memory::describe());
     for stale in super::file_server::remove_stale_folders(&std::env::temp_dir()) {
-        let text = format!(
-            "removed {}, left by a server that did not end",
+        eprintln!(
+            "bytepath server: removed {}, left by a server that did not end",
             stale.display()
         );
-        super::audit::note(log, &text);
     }
     let state = Arc::new(State {
         config,
@@ -104,7 +116,7 @@ pub fn serve(config: ServerConfig) -> Result<(), Error> {
         let mut stream = match accepted {
             Ok(s) => s,
             Err(e) => {
-                super::audit::note(log, &format!("accept failed: {e}"));
+                eprintln!("bytepath server: accept failed: {e}");
                 continue;
             }
         };
@@ -112,8 +124,7 @@ pub fn serve(config: ServerConfig) -> Result<(), Error> {
         let Some(slot) = OpenSlot::take(&state.open, MAX_OPEN) else {
             let message = format!("{MAX_OPEN} control connections are open; try again later");
             let _ = protocol::write_message(&mut stream, &Message::Busy { message });
-            let text = format!("session {id}: busy (too many open control connections)");
-            super::audit::note(log, &text);
+            eprintln!("session {id}: busy (too many open control connections)");
             continue;
         };
         let state = state.clone();
@@ -126,7 +137,7 @@ pub fn serve(config: ServerConfig) -> Result<(), Error> {
                 handle(id, stream, &state);
             });
         if let Err(e) = spawned {
-            super::audit::note(log, &format!("session {id}: could not start a thread: {e}"));
+            eprintln!("session {id}: could not start a thread: {e}");
         }
     }
     drop(listener);
@@ -157,24 +168,13 @@ fn system() -> String {
     format!("bytepath {}, Linux {kernel}", env!("CARGO_PKG_VERSION"))
 }
 
-/// One control connection, start to end; logs one audit line.
+/// One control connection, start to end; logs one line.
 fn handle(id: u64, mut stream: TcpStream, state: &State) {
     let peer = stream
         .peer_addr()
         .map_or("an unknown address".into(), |a| a.to_string());
-    let mut facts = SessionFacts {
-        identity: Identity::Unproven,
-        asked: "none",
-    };
-    let outcome = session(&mut stream, state, &mut facts);
-    let result = match &outcome {
-        Ok(_) => "ok".to_string(),
-        Err(refusal) => serde_json::to_value(refusal.code)
-            .ok()
-            .and_then(|v| v.as_str().map(String::from))
-            .unwrap_or_else(|| "refused".into()),
-    };
-    let detail = match outcome {
+    let outcome = session(&mut stream, state);
+    let line = match outcome {
         Ok(summary) => summary,
         Err(refusal) => {
             let frame = Message::Error {
@@ -183,24 +183,10 @@ fn handle(id: u64, mut stream: TcpStream, state: &State) {
             };
             let _ = protocol::write_message(&mut stream, &frame);
             close_after_error(&stream);
-            format!("refused: {}", refusal.message)
+            format!("refused ({:?}): {}", refusal.code, refusal.message)
         }
     };
-    let audit = SessionAudit {
-        session: id,
-        peer: &peer,
-        identity: facts.identity,
-        asked: facts.asked,
-        result: &result,
-        detail: &detail,
-    };
-    audit.log(state.config.log_format);
-}
-
-/// What a session has established so far, for its audit line.
-struct SessionFacts {
-    identity: Identity,
-    asked: &'static str,
+    eprintln!("session {id} from {peer}: {line}");
 }
 
 /// Closes without a reset: whatever the client still sends is read and dropped for a moment,
@@ -238,20 +224,20 @@ pub(super) fn expect(stream: &mut TcpStream, expecting: &str) -> Result<Message,
     }
 }
 
+pub(super) fn out_of_order(expecting: &str, got: &Message) -> Refusal {
+    refuse(
+        ErrorCode::OutOfOrder,
+        format!(
+            "expected a {expecting} message, got a {} message",
+            got.kind()
+        ),
+    )
+}
+
 /// Hello, authentication, the request, and what it asks for.
-fn session(
-    stream: &mut TcpStream,
-    state: &State,
-    facts: &mut SessionFacts,
-) -> Result<String, Refusal> {
+fn session(stream: &mut TcpStream, state: &State) -> Result<String, Refusal> {
     hello(stream, state)?;
-    facts.identity = match state.config.token {
-        Some(_) => Identity::TokenHolder,
-        None => Identity::Anonymous,
-    };
-    let request = expect(stream, "run")?;
-    facts.asked = request.kind();
-    match request {
+    match expect(stream, "run")? {
         Message::Run { request } => run(stream, &request, state),
         // A client checking, before its first point, that this server is there and takes it.
         Message::Bye => Ok("checked: hello only, no run".into()),

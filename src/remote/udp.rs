@@ -7,7 +7,7 @@
 //! accounting run exactly as over loopback. Only a repeat that the network delays by more than a
 //! whole control round trip (it must arrive after `Joined`) could still be read as one datagram.
 use super::protocol::{self, ErrorCode, FrameError, Message, DATA_TAG_BYTES};
-use super::refusal::{out_of_order, refuse, Refusal};
+use super::server::{out_of_order, refuse, Refusal};
 use super::{data_tag, tag_flow};
 use std::io;
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, TcpStream, UdpSocket};
@@ -84,8 +84,7 @@ pub fn join_at_client(
 /// Server: waits until every flow's socket has a hello with the session's cookie and its own
 /// flow index, connects it to the hello's sender and echoes every such hello (repeats too, as
 /// an echo may be lost), until the client says `Joined`; then clears what is queued, so the
-/// repeats are never read as data. Datagrams without the cookie, or from any address but the
-/// control peer's, are dropped: a stray cannot join, not even with a valid tag.
+/// repeats are never read as data. Datagrams without the cookie are dropped: a stray cannot join.
 pub(super) fn join_at_server(
     control: &mut TcpStream,
     sockets: Vec<UdpSocket>,
@@ -96,7 +95,6 @@ pub(super) fn join_at_server(
     for s in &sockets {
         s.set_nonblocking(true).map_err(failed)?;
     }
-    let peer = super::control_peer(control).map_err(failed)?;
     let threads = sockets.len();
     let mut joined = vec![false; threads];
     let deadline = Instant::now() + timeout;
@@ -105,8 +103,7 @@ pub(super) fn join_at_server(
     loop {
         for (flow, s) in sockets.iter().enumerate() {
             while let Ok((n, from)) = s.recv_from(&mut buf) {
-                let tagged = is_tag(n) && tag_flow(&buf[..n], cookie, threads) == Some(flow);
-                if !(tagged && super::from_control_peer(peer, from.ip())) {
+                if !(is_tag(n) && tag_flow(&buf[..n], cookie, threads) == Some(flow)) {
                     eprintln!("bytepath server: dropped a stray udp datagram from {from}");
                     continue;
                 }
@@ -172,13 +169,6 @@ mod tests {
             .send_to(&data_tag(&[9u8; 16], 0), to(ports[0]))
             .unwrap();
         stray.send_to(&data_tag(&cookie, 0), to(ports[1])).unwrap();
-        // The right cookie and flow, but from another address than the control peer's.
-        let elsewhere = UdpSocket::bind((Ipv4Addr::new(127, 0, 0, 2), 0)).unwrap();
-        for (flow, port) in ports.iter().enumerate() {
-            elsewhere
-                .send_to(&data_tag(&cookie, flow), to(*port))
-                .unwrap();
-        }
         let server = std::thread::spawn(move || {
             join_at_server(
                 &mut server_control,
@@ -207,11 +197,6 @@ mod tests {
                 "the first datagram read is data, not a hello"
             );
         }
-        // Nothing echoed to the address that is not the control peer's.
-        elsewhere
-            .set_read_timeout(Some(Duration::from_millis(50)))
-            .unwrap();
-        assert!(elsewhere.recv(&mut [0u8; 64]).is_err());
         // The stray, never joined, reaches neither socket.
         stray.send_to(b"stray", to(ports[0])).unwrap();
         joined[0]

@@ -52,7 +52,7 @@ impl Fleet {
             servers: Vec::new(),
             token: tempfile::NamedTempFile::new().unwrap(),
         };
-        std::fs::write(fleet.token.path(), "mesh-test-token-5d1f9b3e7a2c8e4f6b0d\n").unwrap();
+        std::fs::write(fleet.token.path(), "mesh-test-token\n").unwrap();
         ip(&["netns", "add", &fleet.switch]);
         let sw = fleet.switch.clone();
         ip(&["-n", &sw, "link", "add", "br0", "type", "bridge"]);

@@ -219,7 +219,7 @@ fn tcp_flows(
             udp_ports: Vec::new(),
         },
     )?;
-    let flows = accept_flows(&data, stream, &cookie, spec.threads, config.timeout)?;
+    let flows = accept_flows(&data, &cookie, spec.threads, config.timeout)?;
     let options = spec.socket_options();
     let role = remote_role(spec.pattern, reverse);
     flows
@@ -369,18 +369,15 @@ fn report(
     ))
 }
 
-/// Accepts data connections until every flow has one: each must come from the control peer's
-/// address and present the cookie and a flow index not yet taken, all within one deadline
-/// (a connection that trickles its tag cannot stretch it); anything else is dropped as a stray.
+/// Accepts data connections until every flow has one: each must present the cookie and a flow
+/// index not yet taken within the timeout; anything else is dropped as a stray.
 pub(in crate::remote) fn accept_flows(
     listener: &TcpListener,
-    control: &TcpStream,
     cookie: &[u8],
     threads: usize,
     timeout: Duration,
 ) -> Result<Vec<TcpStream>, Refusal> {
     let failed = |e: std::io::Error| refuse(ErrorCode::Failed, format!("data port: {e}"));
-    let peer = crate::remote::control_peer(control).map_err(failed)?;
     listener.set_nonblocking(true).map_err(failed)?;
     let deadline = Instant::now() + timeout;
     let mut flows: Vec<Option<TcpStream>> = (0..threads).map(|_| None).collect();
@@ -403,13 +400,7 @@ pub(in crate::remote) fn accept_flows(
             }
             Err(e) => return Err(failed(e)),
         };
-        if !crate::remote::from_control_peer(peer, from.ip()) {
-            eprintln!(
-                "bytepath server: dropped a data connection from {from}, not the control peer"
-            );
-            continue;
-        }
-        match read_tag(&s, cookie, threads, deadline) {
+        match read_tag(&s, cookie, threads, timeout) {
             Some(flow) if flows[flow].is_none() => {
                 flows[flow] = Some(s);
                 joined += 1;
@@ -420,21 +411,12 @@ pub(in crate::remote) fn accept_flows(
     Ok(flows.into_iter().flatten().collect())
 }
 
-/// The flow index a data connection claims, if it presents the session's cookie before
-/// `deadline`.
-fn read_tag(s: &TcpStream, cookie: &[u8], threads: usize, deadline: Instant) -> Option<usize> {
+/// The flow index a data connection claims, if it presents the session's cookie.
+fn read_tag(s: &TcpStream, cookie: &[u8], threads: usize, timeout: Duration) -> Option<usize> {
     s.set_nonblocking(false).ok()?;
+    s.set_read_timeout(Some(timeout)).ok()?;
     let mut tag = [0u8; DATA_TAG_BYTES];
-    let mut filled = 0;
-    while filled < DATA_TAG_BYTES {
-        let left = deadline.checked_duration_since(Instant::now())?;
-        s.set_read_timeout(Some(left.max(Duration::from_millis(1))))
-            .ok()?;
-        match (&*s).read(&mut tag[filled..]) {
-            Ok(0) | Err(_) => return None,
-            Ok(n) => filled += n,
-        }
-    }
+    (&*s).read_exact(&mut tag).ok()?;
     s.set_read_timeout(None).ok()?;
     crate::remote::tag_flow(&tag, cookie, threads)
 }
