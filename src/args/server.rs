@@ -41,10 +41,13 @@ pub fn server_config(args: &ServerArgs) -> Result<ServerConfig, ConfigError> {
         Some(path) => Some(read_token(path).map_err(bad)?),
         None => None,
     };
+    let allow_peers = AllowPeers::parse(args.allow_peers.as_deref()).map_err(bad)?;
+    let insecure = insecure(args, bind, token.is_some(), &allow_peers)?;
     Ok(ServerConfig {
         bind,
         port,
         token,
+        insecure,
         limits: Limits {
             max_threads,
             max_duration: parse_duration("--max-duration", &args.max_duration, false)?,
@@ -69,7 +72,33 @@ pub fn server_config(args: &ServerArgs) -> Result<ServerConfig, ConfigError> {
             },
         },
         timeout: parse_duration("--timeout", &args.timeout, false)?,
-        allow_peers: AllowPeers::parse(args.allow_peers.as_deref()).map_err(bad)?,
+        allow_peers,
         health_port: super::health::health_port(&args.health)?,
     })
+}
+
+/// Whether the server runs without a token: only when asked with `--insecure`, on a loopback
+/// address, without `--allow-peers`, and never together with a token.
+fn insecure(
+    args: &ServerArgs,
+    bind: std::net::IpAddr,
+    has_token: bool,
+    allow_peers: &AllowPeers,
+) -> Result<bool, ConfigError> {
+    match (args.security.insecure, has_token) {
+        (false, true) => Ok(false),
+        (true, true) => Err(bad(
+            "--insecure with --token-file: allowed: one of them (a token secures the channel)",
+        )),
+        (false, false) => Err(bad(
+            "no --token-file: allowed: --token-file FILE (make one with `bytepath keygen FILE`), or --insecure on a loopback --bind for a test on one host",
+        )),
+        (true, false) if !bind.is_loopback() => Err(bad(format!(
+            "--insecure --bind {bind}: allowed: --insecure only on a loopback address (127.0.0.1, ::1); give --token-file to listen on {bind}"
+        ))),
+        (true, false) if !allow_peers.is_empty() => Err(bad(
+            "--insecure with --allow-peers: allowed: --allow-peers only with --token-file (an unauthenticated server must not send traffic to other hosts)",
+        )),
+        (true, false) => Ok(true),
+    }
 }

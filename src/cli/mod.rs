@@ -4,6 +4,7 @@ use clap::{Args, Parser, Subcommand};
 
 pub mod health;
 mod hosts;
+pub mod security;
 pub use hosts::{MeshArgs, ServerArgs};
 
 #[derive(Debug, Parser)]

@@ -9,6 +9,7 @@
 use super::capabilities;
 use super::protocol::{self, ErrorCode, FrameError, Message, RunRequest, VERSION};
 use crate::error::Error;
+use crate::remote::channel::ControlStream;
 use limits::{servers_point, ServersPoint};
 use std::io::{Read, Write};
 use std::net::{IpAddr, Shutdown, TcpListener, TcpStream};
@@ -43,6 +44,8 @@ pub struct ServerConfig {
     pub bind: IpAddr,
     pub port: u16,
     pub token: Option<Vec<u8>>,
+    /// `--insecure`: no token, a plaintext control channel (loopback only, no peers).
+    pub insecure: bool,
     pub limits: Limits,
     /// How long the server waits for a client's next frame or data connection.
     pub timeout: Duration,
@@ -93,6 +96,9 @@ pub fn serve(config: ServerConfig) -> Result<(), Error> {
     })?;
     let addr = listener.local_addr().map_err(Error::Setup)?;
     let listening = listening_line(&config, addr);
+    if config.insecure {
+        eprintln!("bytepath server: WARNING: --insecure: no token; anyone who reaches {addr} may run tests, and the control channel is neither authenticated nor encrypted");
+    }
     shutdown::prepare(&listener)?;
     eprintln!("bytepath server: {}", memory::describe());
     for stale in super::file_server::remove_stale_folders(&std::env::temp_dir()) {
@@ -148,9 +154,9 @@ pub fn serve(config: ServerConfig) -> Result<(), Error> {
 /// The first line of stdout: where the server listens, its protocol, token and peers.
 fn listening_line(config: &ServerConfig, addr: std::net::SocketAddr) -> String {
     let auth = if config.token.is_some() {
-        "token required"
+        "token required, encrypted"
     } else {
-        "no token"
+        "INSECURE: no token, not encrypted"
     };
     let peers = if config.allow_peers.is_empty() {
         String::new()
@@ -169,10 +175,14 @@ fn system() -> String {
 }
 
 /// One control connection, start to end; logs one line.
-fn handle(id: u64, mut stream: TcpStream, state: &State) {
+fn handle(id: u64, stream: TcpStream, state: &State) {
+    let mut stream = ControlStream::plain(stream);
     let peer = stream
         .peer_addr()
         .map_or("an unknown address".into(), |a| a.to_string());
+    if state.config.insecure {
+        eprintln!("session {id} from {peer}: WARNING: --insecure: this session is neither authenticated nor encrypted");
+    }
     let outcome = session(&mut stream, state);
     let line = match outcome {
         Ok(summary) => summary,
@@ -204,7 +214,7 @@ fn close_after_error(stream: &TcpStream) {
     }
 }
 
-pub(super) fn send(stream: &mut TcpStream, message: &Message) -> Result<(), Refusal> {
+pub(super) fn send(stream: &mut ControlStream, message: &Message) -> Result<(), Refusal> {
     protocol::write_message(stream, message).map_err(|e| {
         refuse(
             ErrorCode::Failed,
@@ -213,7 +223,7 @@ pub(super) fn send(stream: &mut TcpStream, message: &Message) -> Result<(), Refu
     })
 }
 
-pub(super) fn expect(stream: &mut TcpStream, expecting: &str) -> Result<Message, Refusal> {
+pub(super) fn expect(stream: &mut ControlStream, expecting: &str) -> Result<Message, Refusal> {
     match protocol::read_message(stream) {
         Ok(m) => Ok(m),
         Err(FrameError::Idle) => Err(refuse(
@@ -235,7 +245,7 @@ pub(super) fn out_of_order(expecting: &str, got: &Message) -> Refusal {
 }
 
 /// Hello, authentication, the request, and what it asks for.
-fn session(stream: &mut TcpStream, state: &State) -> Result<String, Refusal> {
+fn session(stream: &mut ControlStream, state: &State) -> Result<String, Refusal> {
     hello(stream, state)?;
     match expect(stream, "run")? {
         Message::Run { request } => run(stream, &request, state),
@@ -278,15 +288,27 @@ fn session(stream: &mut TcpStream, state: &State) -> Result<String, Refusal> {
     }
 }
 
-/// The client's hello, this server's (with a challenge when it has a token), and the proof.
-fn hello(stream: &mut TcpStream, state: &State) -> Result<(), Refusal> {
+/// The client's hello, this server's, then (with a token) the Noise handshake keyed by it:
+/// every frame after it is encrypted and authenticated. Both hellos are the handshake's
+/// prologue, so neither can be altered on the way unnoticed.
+fn hello(stream: &mut ControlStream, state: &State) -> Result<(), Refusal> {
     let timeout = state.config.timeout;
     let setup = stream
         .set_read_timeout(Some(timeout))
         .and_then(|()| stream.set_write_timeout(Some(timeout)))
         .and_then(|()| stream.set_nodelay(true));
     setup.map_err(|e| refuse(ErrorCode::Failed, e.to_string()))?;
-    match expect(stream, "client_hello")? {
+    let client_hello = match protocol::read_frame(stream) {
+        Ok(body) => body,
+        Err(FrameError::Idle) => {
+            return Err(refuse(
+                ErrorCode::Timeout,
+                "no client_hello arrived within the server's timeout",
+            ))
+        }
+        Err(e) => return Err(e.into()),
+    };
+    match protocol::parse(&client_hello)? {
         Message::ClientHello { version, .. } if version != VERSION => {
             return Err(refuse(
                 ErrorCode::Version,
@@ -298,29 +320,36 @@ fn hello(stream: &mut TcpStream, state: &State) -> Result<(), Refusal> {
         Message::ClientHello { .. } => {}
         other => return Err(out_of_order("client_hello", &other)),
     }
-    let nonce = match &state.config.token {
-        Some(_) => {
-            Some(protocol::new_nonce().map_err(|e| refuse(ErrorCode::Failed, e.to_string()))?)
-        }
-        None => None,
+    let server_hello = Message::ServerHello {
+        version: VERSION,
+        capabilities: capabilities(),
+        system: state.system.clone(),
+        secure: state.config.token.is_some(),
     };
-    send(
-        stream,
-        &Message::ServerHello {
-            version: VERSION,
-            capabilities: capabilities(),
-            system: state.system.clone(),
-            challenge: nonce.map(|n| protocol::to_hex(&n)),
-        },
-    )?;
-    if let (Some(token), Some(nonce)) = (&state.config.token, nonce) {
-        authenticate(stream, token, &nonce)?;
+    let server_hello = protocol::encode(&server_hello)
+        .and_then(|body| protocol::write_frame(stream, &body).map(|()| body))
+        .map_err(|e| refuse(ErrorCode::Failed, format!("sending server_hello: {e}")))?;
+    if let Some(token) = &state.config.token {
+        let prologue = super::channel::prologue(&client_hello, &server_hello);
+        stream
+            .server_handshake(token, &prologue)
+            .map_err(|e| refuse(ErrorCode::Auth, handshake_refusal(e)))?;
     }
     Ok(())
 }
 
+/// What the log and the client are told of a failed handshake.
+fn handshake_refusal(e: super::channel::HandshakeError) -> String {
+    match e {
+        super::channel::HandshakeError::WrongToken => {
+            "wrong token: the handshake does not match this server's --token-file".into()
+        }
+        other => other.to_string(),
+    }
+}
+
 /// A run: its spec checked against the limits, then this side of it, one run at a time.
-fn run(stream: &mut TcpStream, request: &RunRequest, state: &State) -> Result<String, Refusal> {
+fn run(stream: &mut ControlStream, request: &RunRequest, state: &State) -> Result<String, Refusal> {
     let spec = spec_for(request, &state.config.limits)?;
     let Some(mut claim) = take_turn(stream, state) else {
         return Ok("busy: another run is in progress".into());
@@ -340,28 +369,11 @@ fn run(stream: &mut TcpStream, request: &RunRequest, state: &State) -> Result<St
 }
 
 /// Takes the server for one run, or answers `busy`: one test at a time.
-pub(super) fn take_turn<'a>(stream: &mut TcpStream, state: &'a State) -> Option<RunClaim<'a>> {
+pub(super) fn take_turn<'a>(stream: &mut ControlStream, state: &'a State) -> Option<RunClaim<'a>> {
     let claim = RunClaim::take(&state.busy);
     if claim.is_none() {
         let message = "another run is in progress; this server runs one at a time".to_string();
         let _ = protocol::write_message(stream, &Message::Busy { message });
     }
     claim
-}
-
-fn authenticate(stream: &mut TcpStream, token: &[u8], nonce: &[u8]) -> Result<(), Refusal> {
-    let proof = match expect(stream, "auth")? {
-        Message::Auth { proof } => proof,
-        other => return Err(out_of_order("auth", &other)),
-    };
-    let valid =
-        protocol::from_hex(&proof).is_some_and(|p| protocol::proof_is_valid(token, nonce, &p));
-    if valid {
-        Ok(())
-    } else {
-        Err(refuse(
-            ErrorCode::Auth,
-            "wrong token: the proof does not match this server's --token-file",
-        ))
-    }
 }

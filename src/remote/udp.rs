@@ -9,8 +9,9 @@
 use super::protocol::{self, ErrorCode, FrameError, Message, DATA_TAG_BYTES};
 use super::server::{out_of_order, refuse, Refusal};
 use super::{data_tag, tag_flow};
+use crate::remote::channel::ControlStream;
 use std::io;
-use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, TcpStream, UdpSocket};
+use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, UdpSocket};
 use std::time::{Duration, Instant};
 
 /// How long the client waits for a hello's echo before sending it again.
@@ -86,7 +87,7 @@ pub fn join_at_client(
 /// an echo may be lost), until the client says `Joined`; then clears what is queued, so the
 /// repeats are never read as data. Datagrams without the cookie are dropped: a stray cannot join.
 pub(super) fn join_at_server(
-    control: &mut TcpStream,
+    control: &mut ControlStream,
     sockets: Vec<UdpSocket>,
     cookie: &[u8],
     timeout: Duration,
@@ -153,8 +154,9 @@ mod tests {
     fn a_stray_cannot_join_and_no_hello_is_left_to_be_read_as_data() {
         let cookie = [7u8; 16];
         let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).unwrap();
-        let mut client_control = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
-        let (mut server_control, _) = listener.accept().unwrap();
+        let mut client_control =
+            std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let mut server_control = ControlStream::plain(listener.accept().unwrap().0);
         let sockets: Vec<UdpSocket> = (0..2)
             .map(|_| UdpSocket::bind((Ipv4Addr::LOCALHOST, 0)).unwrap())
             .collect();

@@ -10,6 +10,7 @@ use crate::engine::slices::SliceBoard;
 use crate::engine::worker::{Role, ThreadSample};
 use crate::engine::{self, Shared, STOP_GRACE};
 use crate::measure::profile::Profile;
+use crate::remote::channel::ControlStream;
 use crate::remote::protocol::{self, ErrorCode, FrameError, Message, COOKIE_BYTES, DATA_TAG_BYTES};
 use crate::remote::{apply_options, remote_role};
 use crate::spec::RunSpec;
@@ -33,7 +34,7 @@ const SERVER_ENDING: &str =
 /// Accepts the run's data connections, runs this side, and sends its samples back.
 /// With `reverse` this side is the measured one: its slices are kept and sent back too.
 pub(super) fn run_side(
-    stream: &mut TcpStream,
+    stream: &mut ControlStream,
     spec: &RunSpec,
     reverse: bool,
     state: &State,
@@ -198,7 +199,7 @@ impl Sampling {
 /// The run's tcp flows: a data listener, `Accepted`, and one tagged connection per flow, each
 /// with the run's socket options; with what each one's send buffer holds.
 fn tcp_flows(
-    stream: &mut TcpStream,
+    stream: &mut ControlStream,
     spec: &RunSpec,
     reverse: bool,
     config: &ServerConfig,
@@ -235,7 +236,7 @@ fn tcp_flows(
 /// The run's udp flows: one socket per flow on `--bind`, their ports in `Accepted`, each joined
 /// by the client's hello (`udp`), then set up as `UdpLoopback` sets up its sockets.
 fn udp_flows(
-    stream: &mut TcpStream,
+    stream: &mut ControlStream,
     threads: usize,
     framing: Framing,
     config: &ServerConfig,
@@ -281,7 +282,7 @@ fn new_cookie() -> Result<[u8; COOKIE_BYTES], Refusal> {
 /// the run (its client hears why in `Done`). Returns why the server cut the run short, if it
 /// did.
 fn follow(
-    stream: &mut TcpStream,
+    stream: &mut ControlStream,
     control: &Control,
     (handles, endpoints): (&[std::thread::JoinHandle<ThreadSample>], &[Arc<Endpoint>]),
     deadline: Instant,
@@ -334,7 +335,7 @@ fn follow(
 /// Sends this side's samples, one frame each, its slices when it measured and its profile
 /// when one was asked for, then `Done`.
 fn report(
-    stream: &mut TcpStream,
+    stream: &mut ControlStream,
     samples: Vec<ThreadSample>,
     extra: [Option<Message>; 2],
     cut: Option<&str>,
