@@ -34,6 +34,18 @@ const STEP_TIMEOUT: Duration = Duration::from_secs(10);
 const WATCH_POLL: Duration = Duration::from_millis(200);
 pub use crate::file::transfer::FILE_DATA_IDLE;
 
+/// The version a hello of another protocol version names, if it is one.
+fn other_version(hello: &[u8]) -> Option<u32> {
+    let value: serde_json::Value = serde_json::from_slice(hello).ok()?;
+    if value["type"] != "server_hello" {
+        return None;
+    }
+    value["version"]
+        .as_u64()
+        .and_then(|v| u32::try_from(v).ok())
+        .filter(|&v| v != VERSION)
+}
+
 /// Says once per process that a server runs `--insecure`.
 fn warn_insecure(target: &Target) {
     static WARNED: std::sync::Once = std::sync::Once::new();
@@ -171,7 +183,11 @@ impl RemotePeer {
             }
             Ok(Message::Error { code, message }) => return Err(self.refused(code, &message)),
             Ok(other) => return Err(self.unexpected("its hello", &other)),
-            Err(e) => return Err(self.fail(format_args!("its hello: {e}"))),
+            // An older server's hello has other fields: still name its version.
+            Err(e) => match other_version(&server_hello) {
+                Some(version) => (version, false),
+                None => return Err(self.fail(format_args!("its hello: {e}"))),
+            },
         };
         if version != VERSION {
             return Err(crate::error::ConfigError(format!(
