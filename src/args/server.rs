@@ -42,12 +42,11 @@ pub fn server_config(args: &ServerArgs) -> Result<ServerConfig, ConfigError> {
         None => None,
     };
     let allow_peers = AllowPeers::parse(args.allow_peers.as_deref()).map_err(bad)?;
-    let insecure = insecure(args, bind, token.is_some(), &allow_peers)?;
-    Ok(ServerConfig {
+    let config = ServerConfig {
         bind,
         port,
         token,
-        insecure,
+        insecure: args.security.insecure,
         limits: Limits {
             max_threads,
             max_duration: parse_duration("--max-duration", &args.max_duration, false)?,
@@ -74,31 +73,30 @@ pub fn server_config(args: &ServerArgs) -> Result<ServerConfig, ConfigError> {
         timeout: parse_duration("--timeout", &args.timeout, false)?,
         allow_peers,
         health_port: super::health::health_port(&args.health)?,
-    })
+    };
+    // Last: every flag's own error comes before the question of the token.
+    check_insecure(&config)?;
+    Ok(config)
 }
 
-/// Whether the server runs without a token: only when asked with `--insecure`, on a loopback
-/// address, without `--allow-peers`, and never together with a token.
-fn insecure(
-    args: &ServerArgs,
-    bind: std::net::IpAddr,
-    has_token: bool,
-    allow_peers: &AllowPeers,
-) -> Result<bool, ConfigError> {
-    match (args.security.insecure, has_token) {
-        (false, true) => Ok(false),
+/// A server without a token only when asked with `--insecure`, on a loopback address,
+/// without `--allow-peers`; and never both.
+fn check_insecure(config: &ServerConfig) -> Result<(), ConfigError> {
+    let bind = config.bind;
+    match (config.insecure, config.token.is_some()) {
+        (false, true) => Ok(()),
         (true, true) => Err(bad(
             "--insecure with --token-file: allowed: one of them (a token secures the channel)",
         )),
         (false, false) => Err(bad(
-            "no --token-file: allowed: --token-file FILE (make one with `bytepath keygen FILE`), or --insecure on a loopback --bind for a test on one host",
+            "no --token-file: allowed: --token-file FILE (make one with `head -c 32 /dev/urandom | base64 > FILE`), or --insecure on a loopback --bind for a test on one host",
         )),
         (true, false) if !bind.is_loopback() => Err(bad(format!(
             "--insecure --bind {bind}: allowed: --insecure only on a loopback address (127.0.0.1, ::1); give --token-file to listen on {bind}"
         ))),
-        (true, false) if !allow_peers.is_empty() => Err(bad(
+        (true, false) if !config.allow_peers.is_empty() => Err(bad(
             "--insecure with --allow-peers: allowed: --allow-peers only with --token-file (an unauthenticated server must not send traffic to other hosts)",
         )),
-        (true, false) => Ok(true),
+        (true, false) => Ok(()),
     }
 }

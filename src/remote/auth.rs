@@ -48,7 +48,7 @@ pub fn read_token(path: &std::path::Path) -> Result<Vec<u8>, String> {
     }
     token_is_strong(&token).map_err(|why| {
         format!(
-            "--token-file {}: {why}; allowed: at least 128 bits of random material, such as 32 hex digits or 22 base64 characters (`bytepath keygen FILE` or `head -c 32 /dev/urandom | base64` makes one)",
+            "--token-file {}: {why}; allowed: at least 128 bits of random material, such as 32 hex digits or 22 base64 characters (`head -c 32 /dev/urandom | base64 > FILE` makes one)",
             path.display()
         )
     })?;
