@@ -12,6 +12,7 @@ use std::io::{self, Read, Write};
 use std::net::TcpStream;
 use std::ops::Deref;
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 
 /// The Noise protocol the control channel runs.
 pub const NOISE_PARAMS: &str = "Noise_NNpsk0_25519_ChaChaPoly_SHA256";
@@ -29,6 +30,9 @@ const PSK_CONTEXT: &[u8] = b"bytepath control v3 psk";
 pub struct ControlStream {
     tcp: TcpStream,
     secure: Option<Arc<Secure>>,
+    /// While set (the server's hellos and handshake), every read is bounded by it in all: no
+    /// peer can keep the connection by trickling bytes.
+    deadline: Option<Instant>,
 }
 
 struct Secure {
@@ -56,7 +60,34 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 impl ControlStream {
     /// The bare stream: `--insecure`, and the plaintext hellos before the handshake.
     pub fn plain(tcp: TcpStream) -> ControlStream {
-        ControlStream { tcp, secure: None }
+        ControlStream {
+            tcp,
+            secure: None,
+            deadline: None,
+        }
+    }
+
+    /// Bounds every read until `deadline` (or no more, with `None`, which also sets the read
+    /// timeout back to `timeout`).
+    pub fn set_deadline(&mut self, deadline: Option<Instant>, timeout: Duration) -> io::Result<()> {
+        self.deadline = deadline;
+        match deadline {
+            Some(_) => Ok(()),
+            None => self.tcp.set_read_timeout(Some(timeout)),
+        }
+    }
+
+    /// One read of the TCP stream, within the deadline when one is set.
+    fn read_tcp(&self, buf: &mut [u8]) -> io::Result<usize> {
+        if let Some(deadline) = self.deadline {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(io::Error::other("the hellos and handshake took longer than their deadline"));
+            }
+            let current = self.tcp.read_timeout()?;
+            self.tcp.set_read_timeout(Some(current.map_or(left, |c| c.min(left))))?;
+        }
+        (&self.tcp).read(buf)
     }
 
     pub fn is_secure(&self) -> bool {
@@ -68,6 +99,7 @@ impl ControlStream {
         Ok(ControlStream {
             tcp: self.tcp.try_clone()?,
             secure: self.secure.clone(),
+            deadline: self.deadline,
         })
     }
 
@@ -79,11 +111,10 @@ impl ControlStream {
     ) -> Result<(), HandshakeError> {
         let key = psk(token);
         let mut noise = builder(&key, prologue)?.build_initiator()?;
-        let tcp = &mut self.tcp;
         let mut buf = vec![0u8; MAX_RECORD];
         let n = noise.write_message(&[], &mut buf)?;
-        super::frame::write_frame(tcp, &buf[..n]).map_err(HandshakeError::Io)?;
-        let answer = super::frame::read_frame(tcp).map_err(HandshakeError::Frame)?;
+        super::frame::write_frame(self, &buf[..n]).map_err(HandshakeError::Io)?;
+        let answer = super::frame::read_frame(self).map_err(HandshakeError::Frame)?;
         if let Ok(refusal) = super::frame::parse(&answer) {
             return Err(HandshakeError::Answered(refusal.into()));
         }
@@ -102,14 +133,13 @@ impl ControlStream {
     ) -> Result<(), HandshakeError> {
         let key = psk(token);
         let mut noise = builder(&key, prologue)?.build_responder()?;
-        let tcp = &mut self.tcp;
         let mut buf = vec![0u8; MAX_RECORD];
-        let first = super::frame::read_frame(tcp).map_err(HandshakeError::Frame)?;
+        let first = super::frame::read_frame(self).map_err(HandshakeError::Frame)?;
         noise
             .read_message(&first, &mut buf)
             .map_err(|_| HandshakeError::WrongToken)?;
         let n = noise.write_message(&[], &mut buf)?;
-        super::frame::write_frame(tcp, &buf[..n]).map_err(HandshakeError::Io)?;
+        super::frame::write_frame(self, &buf[..n]).map_err(HandshakeError::Io)?;
         self.secure = Some(secured(noise)?);
         Ok(())
     }
@@ -253,7 +283,7 @@ fn fill_record(tcp: &TcpStream, incoming: &mut Incoming) -> io::Result<bool> {
 impl Read for ControlStream {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let Some(secure) = &self.secure else {
-            return (&self.tcp).read(buf);
+            return self.read_tcp(buf);
         };
         let mut guard = lock(&secure.incoming);
         let incoming = &mut *guard;

@@ -15,8 +15,9 @@ use std::io::{Read, Write};
 use std::net::{IpAddr, Shutdown, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
+mod admission;
 mod budget;
 mod claim;
 mod health;
@@ -82,6 +83,7 @@ pub(super) struct State {
     open: Arc<AtomicUsize>,
     sessions: AtomicU64,
     system: String,
+    admission: Arc<admission::Admission>,
 }
 
 /// Listens until SIGTERM or SIGINT (then stops the run in progress, tells its client, and
@@ -113,11 +115,13 @@ pub fn serve(config: ServerConfig) -> Result<(), Error> {
         open: Arc::new(AtomicUsize::new(0)),
         sessions: AtomicU64::new(0),
         system: system(),
+        admission: Arc::default(),
     });
     health::start(&state)?;
     // Last: whoever waits for this line may connect at once, to either port.
     println!("{listening}");
     let _ = std::io::stdout().flush();
+    let mut turned_away = TurnedAway::default();
     while let Some(accepted) = shutdown::next_connection(&listener) {
         let mut stream = match accepted {
             Ok(s) => s,
@@ -130,8 +134,20 @@ pub fn serve(config: ServerConfig) -> Result<(), Error> {
         let Some(slot) = OpenSlot::take(&state.open, MAX_OPEN) else {
             let message = format!("{MAX_OPEN} control connections are open; try again later");
             let _ = protocol::write_message(&mut stream, &Message::Busy { message });
-            eprintln!("session {id}: busy (too many open control connections)");
+            turned_away.log(id, "too many open control connections");
             continue;
+        };
+        let admitted = stream
+            .peer_addr()
+            .map_err(|e| e.to_string())
+            .and_then(|peer| state.admission.admit(peer.ip()));
+        let admitted = match admitted {
+            Ok(admitted) => admitted,
+            Err(message) => {
+                turned_away.log(id, &message);
+                let _ = protocol::write_message(&mut stream, &Message::Busy { message });
+                continue;
+            }
         };
         let state = state.clone();
         // The slot moves into the thread: freed when the session ends, panics included, or
@@ -140,7 +156,7 @@ pub fn serve(config: ServerConfig) -> Result<(), Error> {
             .name(format!("bytepath-session-{id}"))
             .spawn(move || {
                 let _slot = slot;
-                handle(id, stream, &state);
+                handle(id, stream, &state, admitted);
             });
         if let Err(e) = spawned {
             eprintln!("session {id}: could not start a thread: {e}");
@@ -149,6 +165,30 @@ pub fn serve(config: ServerConfig) -> Result<(), Error> {
     drop(listener);
     shutdown::drain(&state.open, state.config.timeout);
     Ok(())
+}
+
+/// Logs connections turned away before a session, at most one line a second (the rest are
+/// counted into the next line), so a flood of them cannot flood the log.
+#[derive(Default)]
+struct TurnedAway {
+    last: Option<Instant>,
+    unlogged: u64,
+}
+
+impl TurnedAway {
+    fn log(&mut self, id: u64, why: &str) {
+        if self.last.is_some_and(|t| t.elapsed() < Duration::from_secs(1)) {
+            self.unlogged += 1;
+            return;
+        }
+        let more = std::mem::take(&mut self.unlogged);
+        let more = match more {
+            0 => String::new(),
+            n => format!(" ({n} more turned away since the last line)"),
+        };
+        eprintln!("session {id}: turned away: {}{more}", why.escape_debug());
+        self.last = Some(Instant::now());
+    }
 }
 
 /// The first line of stdout: where the server listens, its protocol, token and peers.
@@ -175,7 +215,7 @@ fn system() -> String {
 }
 
 /// One control connection, start to end; logs one line.
-fn handle(id: u64, stream: TcpStream, state: &State) {
+fn handle(id: u64, stream: TcpStream, state: &State, mut admitted: admission::Admitted) {
     let mut stream = ControlStream::plain(stream);
     let peer = stream
         .peer_addr()
@@ -183,7 +223,7 @@ fn handle(id: u64, stream: TcpStream, state: &State) {
     if state.config.insecure {
         eprintln!("session {id} from {peer}: WARNING: --insecure: this session is neither authenticated nor encrypted");
     }
-    let outcome = session(&mut stream, state);
+    let outcome = session(&mut stream, state, &mut admitted);
     let line = match outcome {
         Ok(summary) => summary,
         Err(refusal) => {
@@ -245,8 +285,18 @@ pub(super) fn out_of_order(expecting: &str, got: &Message) -> Refusal {
 }
 
 /// Hello, authentication, the request, and what it asks for.
-fn session(stream: &mut ControlStream, state: &State) -> Result<String, Refusal> {
+fn session(
+    stream: &mut ControlStream,
+    state: &State,
+    admitted: &mut admission::Admitted,
+) -> Result<String, Refusal> {
+    let deadline = Instant::now() + admission::HANDSHAKE_DEADLINE;
+    let bounded = stream.set_deadline(Some(deadline), state.config.timeout);
+    bounded.map_err(|e| refuse(ErrorCode::Failed, e.to_string()))?;
     hello(stream, state)?;
+    admitted.authenticated();
+    let unbounded = stream.set_deadline(None, state.config.timeout);
+    unbounded.map_err(|e| refuse(ErrorCode::Failed, e.to_string()))?;
     match expect(stream, "run")? {
         Message::Run { request } => run(stream, &request, state),
         // A client checking, before its first point, that this server is there and takes it.
@@ -331,9 +381,14 @@ fn hello(stream: &mut ControlStream, state: &State) -> Result<(), Refusal> {
         .map_err(|e| refuse(ErrorCode::Failed, format!("sending server_hello: {e}")))?;
     if let Some(token) = &state.config.token {
         let prologue = super::channel::prologue(&client_hello, &server_hello);
-        stream
-            .server_handshake(token, &prologue)
-            .map_err(|e| refuse(ErrorCode::Auth, handshake_refusal(e)))?;
+        if let Err(e) = stream.server_handshake(token, &prologue) {
+            if matches!(e, super::channel::HandshakeError::WrongToken) {
+                if let Ok(peer) = stream.peer_addr() {
+                    state.admission.failed(peer.ip());
+                }
+            }
+            return Err(refuse(ErrorCode::Auth, handshake_refusal(e)));
+        }
     }
     Ok(())
 }
