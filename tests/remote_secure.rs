@@ -218,3 +218,26 @@ fn an_insecure_server_warns_and_a_client_with_a_token_refuses_it() {
         "{err}"
     );
 }
+
+#[test]
+fn idle_sockets_from_one_address_neither_lock_out_a_driver_nor_outlive_the_handshake_deadline() {
+    let dir = tempfile::tempdir().unwrap();
+    let token = token_file(dir.path(), TOKEN);
+    // Dual-stack: the idle sockets come from ::ffff:127.0.0.1, the driver from ::1. A long
+    // --timeout, so only the handshake's own deadline can end the idle ones.
+    let server = Server::start("60s", &["--bind", "::", "--token-file", &token]);
+    let idle: Vec<TcpStream> = (0..40)
+        .map(|_| TcpStream::connect(("127.0.0.1", server.port)).unwrap())
+        .collect();
+    let out = remote(&format!("[::1]:{}", server.port), Some(&token));
+    common::assert_success(&out);
+    for mut s in idle {
+        s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+        let mut rest = Vec::new();
+        let ended = s.read_to_end(&mut rest);
+        assert!(
+            ended.is_ok(),
+            "an idle socket still open after 30 s: {ended:?}"
+        );
+    }
+}

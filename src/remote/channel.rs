@@ -82,10 +82,13 @@ impl ControlStream {
         if let Some(deadline) = self.deadline {
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
-                return Err(io::Error::other("the hellos and handshake took longer than their deadline"));
+                return Err(io::Error::other(
+                    "the hellos and handshake took longer than their deadline",
+                ));
             }
             let current = self.tcp.read_timeout()?;
-            self.tcp.set_read_timeout(Some(current.map_or(left, |c| c.min(left))))?;
+            self.tcp
+                .set_read_timeout(Some(current.map_or(left, |c| c.min(left))))?;
         }
         (&self.tcp).read(buf)
     }

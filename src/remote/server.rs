@@ -177,7 +177,10 @@ struct TurnedAway {
 
 impl TurnedAway {
     fn log(&mut self, id: u64, why: &str) {
-        if self.last.is_some_and(|t| t.elapsed() < Duration::from_secs(1)) {
+        if self
+            .last
+            .is_some_and(|t| t.elapsed() < Duration::from_secs(1))
+        {
             self.unlogged += 1;
             return;
         }

@@ -120,7 +120,11 @@ mod tests {
         held.push(admission.admit(a).unwrap());
         // Other addresses fill the handshake slots; an authenticated one frees its slot.
         let others: Vec<Admitted> = (0..MAX_HANDSHAKING - MAX_PER_ADDRESS)
-            .map(|i| admission.admit(IpAddr::from([198, 51, 100, i as u8])).unwrap())
+            .map(|i| {
+                admission
+                    .admit(IpAddr::from([198, 51, 100, i as u8]))
+                    .unwrap()
+            })
             .collect();
         let b: IpAddr = "203.0.113.7".parse().unwrap();
         assert!(admission.admit(b).err().unwrap().contains("handshake"));
