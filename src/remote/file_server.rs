@@ -148,7 +148,7 @@ fn serve_claimed(
             hash: served.hash,
         },
     )?;
-    let flow = accept_flows(&data, &cookie, 1, state.config.timeout)?
+    let flow = accept_flows(stream, &data, &cookie, 1, state.config.timeout)?
         .pop()
         .ok_or_else(|| refuse(ErrorCode::Failed, "no data connection"))?;
     drop(data);

@@ -220,7 +220,7 @@ fn tcp_flows(
             udp_ports: Vec::new(),
         },
     )?;
-    let flows = accept_flows(&data, &cookie, spec.threads, config.timeout)?;
+    let flows = accept_flows(stream, &data, &cookie, spec.threads, config.timeout)?;
     let options = spec.socket_options();
     let role = remote_role(spec.pattern, reverse);
     flows
@@ -370,16 +370,20 @@ fn report(
     ))
 }
 
-/// Accepts data connections until every flow has one: each must present the cookie and a flow
-/// index not yet taken within the timeout; anything else is dropped as a stray.
+/// Accepts data connections until every flow has one: each must come from the control
+/// connection's peer address and present the cookie and a flow index not yet taken, all within
+/// one deadline; anything else is dropped as a stray (the first logged, the rest counted).
 pub(in crate::remote) fn accept_flows(
+    control: &TcpStream,
     listener: &TcpListener,
     cookie: &[u8],
     threads: usize,
     timeout: Duration,
 ) -> Result<Vec<TcpStream>, Refusal> {
     let failed = |e: std::io::Error| refuse(ErrorCode::Failed, format!("data port: {e}"));
+    let peer = control.peer_addr().map_err(failed)?.ip().to_canonical();
     listener.set_nonblocking(true).map_err(failed)?;
+    let mut strays = 0u64;
     let deadline = Instant::now() + timeout;
     let mut flows: Vec<Option<TcpStream>> = (0..threads).map(|_| None).collect();
     let mut joined = 0;
@@ -401,13 +405,26 @@ pub(in crate::remote) fn accept_flows(
             }
             Err(e) => return Err(failed(e)),
         };
-        match read_tag(&s, cookie, threads, timeout) {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let tag = match from.ip().to_canonical() == peer {
+            true => read_tag(&s, cookie, threads, left.max(Duration::from_millis(1))),
+            false => None,
+        };
+        match tag {
             Some(flow) if flows[flow].is_none() => {
                 flows[flow] = Some(s);
                 joined += 1;
             }
-            _ => eprintln!("bytepath server: dropped a stray data connection from {from}"),
+            _ => {
+                strays += 1;
+                if strays == 1 {
+                    eprintln!("bytepath server: dropped a stray data connection from {from}");
+                }
+            }
         }
+    }
+    if strays > 1 {
+        eprintln!("bytepath server: dropped {strays} stray data connections in all");
     }
     Ok(flows.into_iter().flatten().collect())
 }
