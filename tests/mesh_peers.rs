@@ -38,7 +38,7 @@ fn request() -> RunRequest {
 
 /// Connects, says hello as this version and runs the handshake keyed by `token` when the
 /// server has one; a refused handshake is the server's error frame.
-fn try_hello(server: &Server, token: &[u8]) -> Result<ControlStream, Message> {
+fn try_hello(server: &Server, token: &[u8]) -> Result<ControlStream, (String, String)> {
     let mut s = ControlStream::plain(TcpStream::connect(server.address()).unwrap());
     s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
     let hello = protocol::encode(&Message::ClientHello {
@@ -63,7 +63,7 @@ fn try_hello(server: &Server, token: &[u8]) -> Result<ControlStream, Message> {
                 match s.client_handshake(token, &prologue) {
                     Ok(()) => {}
                     Err(HandshakeError::Answered(Refusal(code, message))) => {
-                        return Err(Message::Error { code, message })
+                        return Err(error_of(Message::Error { code, message }))
                     }
                     Err(e) => panic!("{e}"),
                 }
@@ -75,7 +75,7 @@ fn try_hello(server: &Server, token: &[u8]) -> Result<ControlStream, Message> {
 }
 
 fn hello(server: &Server, token: &[u8]) -> ControlStream {
-    try_hello(server, token).unwrap_or_else(|m| panic!("refused: {}", m.kind()))
+    try_hello(server, token).unwrap_or_else(|(code, m)| panic!("refused ({code}): {m}"))
 }
 
 fn peer_run(s: &mut ControlStream, peer: &str) -> Message {
@@ -175,7 +175,7 @@ fn a_request_without_the_right_token_is_refused_before_any_peer_run() {
         ],
     );
     let refused = try_hello(&source, b"fedcba9876543210fedcba9876543210").map(|_| ());
-    let (code, message) = error_of(refused.unwrap_err());
+    let (code, message) = refused.unwrap_err();
     assert_eq!(code, "auth");
     assert!(message.contains("wrong token"), "{message}");
     assert!(source.still_running());
