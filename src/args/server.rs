@@ -47,6 +47,7 @@ pub fn server_config(args: &ServerArgs) -> Result<ServerConfig, ConfigError> {
         port,
         token,
         insecure: args.security.insecure,
+        audit_json: args.log.log_format == crate::cli::log_format::LogFormat::Json,
         limits: Limits {
             max_threads,
             max_duration: parse_duration("--max-duration", &args.max_duration, false)?,

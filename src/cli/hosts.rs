@@ -53,6 +53,8 @@ pub struct ServerArgs {
     pub health: super::health::HealthArgs,
     #[command(flatten)]
     pub security: super::security::SecurityArgs,
+    #[command(flatten)]
+    pub log: super::log_format::LogFormatArgs,
 }
 
 /// `bytepath mesh`: which hosts, which pairs, which points, how often.

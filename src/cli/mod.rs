@@ -4,6 +4,7 @@ use clap::{Args, Parser, Subcommand};
 
 pub mod health;
 mod hosts;
+pub mod log_format;
 pub mod security;
 pub use hosts::{MeshArgs, ServerArgs};
 

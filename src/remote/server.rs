@@ -18,6 +18,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 mod admission;
+mod audit;
 mod budget;
 mod claim;
 mod health;
@@ -47,6 +48,8 @@ pub struct ServerConfig {
     pub token: Option<Vec<u8>>,
     /// `--insecure`: no token, a plaintext control channel (loopback only, no peers).
     pub insecure: bool,
+    /// `--log-format json`: the line per session is a JSON object (`audit`).
+    pub audit_json: bool,
     pub limits: Limits,
     /// How long the server waits for a client's next frame or data connection.
     pub timeout: Duration,
@@ -189,7 +192,7 @@ impl TurnedAway {
             0 => String::new(),
             n => format!(" ({n} more turned away since the last line)"),
         };
-        eprintln!("session {id}: turned away: {}{more}", why.escape_debug());
+        eprintln!("session {id}: turned away: {}{more}", audit::escaped(why));
         self.last = Some(Instant::now());
     }
 }
@@ -227,8 +230,13 @@ fn handle(id: u64, stream: TcpStream, state: &State, mut admitted: admission::Ad
         eprintln!("session {id} from {peer}: WARNING: --insecure: this session is neither authenticated nor encrypted");
     }
     let outcome = session(&mut stream, state, &mut admitted);
-    let line = match outcome {
-        Ok(summary) => summary,
+    let identity = match (stream.is_secure(), state.config.insecure) {
+        (true, _) => Some("token"),
+        (false, true) => Some("none (--insecure)"),
+        (false, false) => None,
+    };
+    let (code, detail) = match outcome {
+        Ok(summary) => (None, summary),
         Err(refusal) => {
             let frame = Message::Error {
                 code: refusal.code,
@@ -236,10 +244,17 @@ fn handle(id: u64, stream: TcpStream, state: &State, mut admitted: admission::Ad
             };
             let _ = protocol::write_message(&mut stream, &frame);
             close_after_error(&stream);
-            format!("refused ({:?}): {}", refusal.code, refusal.message)
+            (Some(refusal.code), refusal.message)
         }
     };
-    eprintln!("session {id} from {peer}: {line}");
+    let line = audit::SessionLine {
+        id,
+        peer: &peer,
+        identity,
+        code,
+        detail: &detail,
+    };
+    eprintln!("{}", line.render(state.config.audit_json));
 }
 
 /// Closes without a reset: whatever the client still sends is read and dropped for a moment,
