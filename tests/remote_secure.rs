@@ -241,3 +241,53 @@ fn idle_sockets_from_one_address_neither_lock_out_a_driver_nor_outlive_the_hands
         );
     }
 }
+
+#[test]
+fn log_format_json_writes_one_audit_line_per_session() {
+    use std::io::BufRead;
+    let dir = tempfile::tempdir().unwrap();
+    let token = token_file(dir.path(), TOKEN);
+    let log = dir.path().join("server.log");
+    let mut server = std::process::Command::new(assert_cmd::cargo::cargo_bin("bytepath"))
+        .args(["server", "--port", "0", "--token-file", &token])
+        .args(["--log-format", "json"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(server.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let address = line.split_whitespace().nth(4).unwrap().to_string();
+    common::assert_success(&remote(&address, Some(&token)));
+    let wrong = dir.path().join("wrong");
+    std::fs::write(&wrong, "fedcba9876543210fedcba9876543210").unwrap();
+    assert_eq!(remote(&address, wrong.to_str()).status.code(), Some(2));
+    std::thread::sleep(Duration::from_millis(300));
+    let _ = server.kill();
+    let _ = server.wait();
+    let sessions: Vec<serde_json::Value> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    // The client's check (hello only), its run, and the wrong token.
+    assert_eq!(sessions.len(), 3, "{sessions:?}");
+    assert!(sessions
+        .iter()
+        .all(|s| s["peer"].as_str().unwrap().starts_with("127.0.0.1:")
+            && s["time_unix_ms"].as_u64().is_some()));
+    let ran = &sessions[1];
+    assert_eq!(
+        (ran["identity"].as_str(), ran["result"].as_str()),
+        (Some("token"), Some("ok"))
+    );
+    assert!(ran["detail"].as_str().unwrap().contains("tcp rr"), "{ran}");
+    let refused = &sessions[2];
+    assert_eq!(refused["identity"], serde_json::Value::Null);
+    assert_eq!(
+        (refused["result"].as_str(), refused["code"].as_str()),
+        (Some("refused"), Some("auth"))
+    );
+}
