@@ -8,7 +8,7 @@ mod common;
 mod mesh_common;
 
 use common::{bytepath, Server};
-use mesh_common::{assert_no_host_overlaps, records};
+use mesh_common::{assert_no_host_overlaps, records, token};
 use std::io::BufRead;
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -16,7 +16,12 @@ use std::time::Duration;
 /// Loopback servers that allow each other as peers.
 fn servers(n: usize) -> Vec<Server> {
     (0..n)
-        .map(|_| Server::start("5s", &["--allow-peers", "127.0.0.0/8"]))
+        .map(|_| {
+            Server::start(
+                "5s",
+                &["--allow-peers", "127.0.0.0/8", "--token-file", token()],
+            )
+        })
         .collect()
 }
 
@@ -45,7 +50,8 @@ fn two_pairs_at_once_never_share_a_host_and_the_records_say_so() {
     let dir = tempfile::tempdir().unwrap();
     let out_dir = dir.path().join("mesh");
     let out = bytepath()
-        .args(["mesh", "--hosts", &hosts(&servers), "--concurrent", "2"])
+        .args(["mesh", "--token-file", token()])
+        .args(["--hosts", &hosts(&servers), "--concurrent", "2"])
         .args(["--visits", "2"])
         .args(SHORT)
         .arg("--out")
@@ -143,7 +149,8 @@ fn a_host_that_is_not_there_fails_only_its_pairs_with_the_reason() {
     let dir = tempfile::tempdir().unwrap();
     let list = format!("{},{gone_host}", hosts(&servers));
     let out = bytepath()
-        .args(["mesh", "--hosts", &list, "--visits", "1"])
+        .args(["mesh", "--token-file", token()])
+        .args(["--hosts", &list, "--visits", "1"])
         .args(SHORT)
         .arg("--out")
         .arg(dir.path().join("m"))
@@ -177,7 +184,8 @@ fn ctrl_c_keeps_every_finished_run_and_resume_measures_the_rest() {
     let out_dir = dir.path().join("mesh");
     let mesh = |resume: bool| {
         let mut c = Command::new(env!("CARGO_BIN_EXE_bytepath"));
-        c.args(["mesh", "--hosts", &hosts(&servers), "--visits", "2"])
+        c.args(["mesh", "--token-file", token()])
+            .args(["--hosts", &hosts(&servers), "--visits", "2"])
             .args(SHORT)
             .arg("--out")
             .arg(&out_dir);
@@ -282,7 +290,13 @@ fn hosts_from_dns_takes_every_address_the_name_resolves_to() {
     let addrs = ["127.0.0.1", "127.0.0.2", "127.0.0.3"];
     let _servers: Vec<mesh_common::Spawned> = addrs
         .iter()
-        .map(|a| mesh_common::server_at(a, &port, &["--allow-peers", "127.0.0.0/8"]))
+        .map(|a| {
+            mesh_common::server_at(
+                a,
+                &port,
+                &["--allow-peers", "127.0.0.0/8", "--token-file", token()],
+            )
+        })
         .collect();
     let dir = tempfile::tempdir().unwrap();
     let hosts_file = dir.path().join("hosts");
@@ -293,9 +307,10 @@ fn hosts_from_dns_takes_every_address_the_name_resolves_to() {
     std::fs::write(&hosts_file, lines).unwrap();
     let out_dir = dir.path().join("mesh");
     let script = format!(
-        "mount --bind {} /etc/hosts && exec {} mesh --hosts-from-dns bytepath-mesh-test:{port} --visits 1 --duration 200ms --warmup 50ms --sizes 4K --patterns stream --out {}",
+        "mount --bind {} /etc/hosts && exec {} mesh --token-file {} --hosts-from-dns bytepath-mesh-test:{port} --visits 1 --duration 200ms --warmup 50ms --sizes 4K --patterns stream --out {}",
         hosts_file.display(),
         env!("CARGO_BIN_EXE_bytepath"),
+        token(),
         out_dir.display()
     );
     let out = Command::new("unshare")

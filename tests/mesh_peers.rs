@@ -1,14 +1,18 @@
-//! Protocol version 2's peer run, from a client that speaks the protocol by hand: a request
+//! The peer run, from a client that speaks the protocol by hand: a request
 //! toward an address outside `--allow-peers` (or to a server started without it) is refused
 //! with an error frame and the server serves the next client; a request without the right
-//! token is refused before any peer run; version 1 is refused with both versions named, both
+//! token is refused before any peer run; other versions are refused with both versions named, both
 //! ways; and a peer run inside the list comes back as a record with `src` and `dst`.
 mod common;
+use bytepath::remote::channel::{self, ControlStream, HandshakeError, Refusal};
 use bytepath::remote::protocol::{self, Message, RunRequest, VERSION};
 use common::Server;
 use std::io::Read;
 use std::net::{TcpListener, TcpStream};
 use std::time::Duration;
+
+/// A token of 128 bits: 32 hex digits.
+const FLEET: &str = "0123456789abcdef0123456789abcdef";
 
 fn request() -> RunRequest {
     RunRequest {
@@ -32,18 +36,21 @@ fn request() -> RunRequest {
     }
 }
 
-/// Connects, says hello as version 2 and proves `token` when the server asks for one.
-fn hello(server: &Server, token: &[u8]) -> TcpStream {
-    let mut s = TcpStream::connect(server.address()).unwrap();
+/// Connects, says hello as this version and runs the handshake keyed by `token` when the
+/// server has one; a refused handshake is the server's error frame.
+fn try_hello(server: &Server, token: &[u8]) -> Result<ControlStream, (String, String)> {
+    let mut s = ControlStream::plain(TcpStream::connect(server.address()).unwrap());
     s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
-    let hello = Message::ClientHello {
+    let hello = protocol::encode(&Message::ClientHello {
         version: VERSION,
         capabilities: vec![],
-    };
-    protocol::write_message(&mut s, &hello).unwrap();
-    match protocol::read_message(&mut s).unwrap() {
+    })
+    .unwrap();
+    protocol::write_frame(&mut s, &hello).unwrap();
+    let answer = protocol::read_frame(&mut s).unwrap();
+    match protocol::parse(&answer).unwrap() {
         Message::ServerHello {
-            challenge: Some(c),
+            secure,
             capabilities,
             ..
         } => {
@@ -51,19 +58,27 @@ fn hello(server: &Server, token: &[u8]) -> TcpStream {
                 capabilities.iter().any(|c| c == "peers"),
                 "{capabilities:?}"
             );
-            let nonce = protocol::from_hex(&c).unwrap();
-            let proof = protocol::to_hex(&protocol::proof(token, &nonce));
-            protocol::write_message(&mut s, &Message::Auth { proof }).unwrap();
+            if secure {
+                let prologue = channel::prologue(&hello, &answer);
+                match s.client_handshake(token, &prologue) {
+                    Ok(()) => {}
+                    Err(HandshakeError::Answered(Refusal(code, message))) => {
+                        return Err(error_of(Message::Error { code, message }))
+                    }
+                    Err(e) => panic!("{e}"),
+                }
+            }
         }
-        Message::ServerHello {
-            challenge: None, ..
-        } => {}
         other => panic!("got {}", other.kind()),
     }
-    s
+    Ok(s)
 }
 
-fn peer_run(s: &mut TcpStream, peer: &str) -> Message {
+fn hello(server: &Server, token: &[u8]) -> ControlStream {
+    try_hello(server, token).unwrap_or_else(|(code, m)| panic!("refused ({code}): {m}"))
+}
+
+fn peer_run(s: &mut ControlStream, peer: &str) -> Message {
     let run = Message::PeerRun {
         peer: peer.into(),
         src: "a".into(),
@@ -88,14 +103,14 @@ fn error_of(m: Message) -> (String, String) {
 fn a_peer_outside_the_list_is_refused_and_the_next_client_is_served() {
     let dir = tempfile::tempdir().unwrap();
     let token = dir.path().join("token");
-    std::fs::write(&token, "fleet\n").unwrap();
+    std::fs::write(&token, format!("{FLEET}\n")).unwrap();
     let token_arg = token.to_str().unwrap();
     let mut peer = Server::start("5s", &["--token-file", token_arg]);
     let mut source = Server::start(
         "5s",
         &["--allow-peers", "127.0.0.0/8", "--token-file", token_arg],
     );
-    let mut s = hello(&source, b"fleet");
+    let mut s = hello(&source, FLEET.as_bytes());
     let (code, message) = error_of(peer_run(&mut s, "192.0.2.9:5301"));
     assert_eq!(code, "forbidden");
     assert!(
@@ -103,7 +118,7 @@ fn a_peer_outside_the_list_is_refused_and_the_next_client_is_served() {
         "{message}"
     );
     // The next client gets its run: a peer run inside the list, answered with the record.
-    let mut s = hello(&source, b"fleet");
+    let mut s = hello(&source, FLEET.as_bytes());
     let record = match peer_run(&mut s, &peer.address()) {
         Message::PeerRecord { record } => record,
         other => panic!("got {}", other.kind()),
@@ -149,7 +164,7 @@ fn a_server_without_allow_peers_runs_no_peer_test() {
 fn a_request_without_the_right_token_is_refused_before_any_peer_run() {
     let dir = tempfile::tempdir().unwrap();
     let token = dir.path().join("token");
-    std::fs::write(&token, "fleet\n").unwrap();
+    std::fs::write(&token, format!("{FLEET}\n")).unwrap();
     let mut source = Server::start(
         "5s",
         &[
@@ -159,42 +174,38 @@ fn a_request_without_the_right_token_is_refused_before_any_peer_run() {
             token.to_str().unwrap(),
         ],
     );
-    let mut s = hello(&source, b"guess");
-    let (code, message) = error_of(peer_run(&mut s, "127.0.0.1:9"));
+    let refused = try_hello(&source, b"fedcba9876543210fedcba9876543210").map(|_| ());
+    let (code, message) = refused.unwrap_err();
     assert_eq!(code, "auth");
     assert!(message.contains("wrong token"), "{message}");
     assert!(source.still_running());
 }
 
 #[test]
-fn version_1_is_refused_both_ways_with_both_versions_named() {
+fn other_versions_are_refused_both_ways_with_both_versions_named() {
     // An old client at this server.
     let server = Server::start("5s", &[]);
     let mut s = TcpStream::connect(server.address()).unwrap();
     let old = Message::ClientHello {
-        version: 1,
+        version: 2,
         capabilities: vec![],
     };
     protocol::write_message(&mut s, &old).unwrap();
     let (code, message) = error_of(protocol::read_message(&mut s).unwrap());
     assert_eq!(code, "version");
     assert!(
-        message.contains("the client speaks version 1, this server speaks version 2"),
+        message.contains("the client speaks version 2, this server speaks version 3"),
         "{message}"
     );
-    // This client at an old server, played by a listener that answers as version 1 would.
+    // This client at an old server, played by a listener that answers as version 2 would had
+    // it taken the hello (a real one refuses it first, naming both versions).
     let old_server = TcpListener::bind("127.0.0.1:0").unwrap();
     let address = old_server.local_addr().unwrap().to_string();
     let answer = std::thread::spawn(move || {
         let (mut c, _) = old_server.accept().unwrap();
         let _ = protocol::read_message(&mut c);
-        let hello = Message::ServerHello {
-            version: 1,
-            capabilities: vec!["tcp".into()],
-            system: "bytepath 0.0.1".into(),
-            challenge: None,
-        };
-        protocol::write_message(&mut c, &hello).unwrap();
+        let hello = br#"{"type":"server_hello","version":2,"capabilities":["tcp"],"system":"bytepath 0.0.1","challenge":null}"#;
+        protocol::write_frame(&mut c, hello).unwrap();
         let mut rest = Vec::new();
         let _ = c.read_to_end(&mut rest);
     });
@@ -208,7 +219,7 @@ fn version_1_is_refused_both_ways_with_both_versions_named() {
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("this client speaks version 2, the server speaks version 1"),
+        err.contains("this client speaks version 3, the server speaks version 2"),
         "{err}"
     );
     answer.join().unwrap();

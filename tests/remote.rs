@@ -85,8 +85,8 @@ fn remote_stream_and_rr_hold_both_sides_verified() {
 fn a_wrong_or_missing_token_is_refused_and_the_right_one_served() {
     let dir = tempfile::tempdir().unwrap();
     let (right, wrong) = (dir.path().join("right"), dir.path().join("wrong"));
-    std::fs::write(&right, "s3cret\n").unwrap();
-    std::fs::write(&wrong, "guess\n").unwrap();
+    std::fs::write(&right, "0123456789abcdef0123456789abcdef\n").unwrap();
+    std::fs::write(&wrong, "fedcba9876543210fedcba9876543210\n").unwrap();
     let mut server = Server::start("1s", &["--token-file", right.to_str().unwrap()]);
     let out = remote(
         &server,
@@ -125,7 +125,7 @@ fn bad_frames_get_an_error_frame_and_a_close_and_the_next_client_is_served() {
     assert_eq!(e["code"], "version");
     let msg = e["message"].as_str().unwrap();
     assert!(
-        msg.contains("version 999") && msg.contains("version 2"),
+        msg.contains("version 999") && msg.contains("version 3"),
         "{msg}"
     );
 

@@ -153,7 +153,7 @@ fn a_server_without_the_file_capability_is_refused_before_any_transfer() {
         s.read_exact(&mut hello).unwrap();
         // The same protocol version, from a release before the `file` capability.
         let body = format!(
-            r#"{{"type":"server_hello","version":{},"capabilities":["tcp","stream","rr","verify"],"system":"bytepath 0.older","challenge":null}}"#,
+            r#"{{"type":"server_hello","version":{},"capabilities":["tcp","stream","rr","verify"],"system":"bytepath 0.older","secure":false}}"#,
             bytepath::remote::protocol::VERSION
         );
         let mut frame = (body.len() as u32).to_be_bytes().to_vec();

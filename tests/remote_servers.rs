@@ -132,7 +132,7 @@ fn fake_server(capabilities: Value) -> u16 {
             write_frame(
                 &mut s,
                 json!({"type": "server_hello", "version": bytepath::remote::protocol::VERSION, "capabilities": capabilities,
-                       "system": "fake", "challenge": null}),
+                       "system": "fake", "secure": false}),
             );
             if read_frame(&mut s)["type"] == "servers_run" {
                 let reason = "io_uring: not available (io_uring_setup: ENOSYS)";

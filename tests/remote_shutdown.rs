@@ -79,7 +79,7 @@ fn sigterm_ends_the_server_with_0_also_as_pid_1_of_a_pid_namespace() {
     let spawned = Command::new("unshare")
         .args(["--pid", "--fork", "--"])
         .arg(assert_cmd::cargo::cargo_bin("bytepath"))
-        .args(["server", "--port", "0", "--timeout", "1s"])
+        .args(["server", "--port", "0", "--timeout", "1s", "--insecure"])
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn();
@@ -111,7 +111,7 @@ fn sigterm_ends_the_server_with_0_also_as_pid_1_of_a_pid_namespace() {
 /// once it has printed its listening line.
 fn server_in(temp: &std::path::Path, stderr: Stdio, extra: &[&str]) -> (Child, String) {
     let mut server = Command::new(assert_cmd::cargo::cargo_bin("bytepath"))
-        .args(["server", "--port", "0"])
+        .args(["server", "--port", "0", "--insecure"])
         .args(extra)
         .env("TMPDIR", temp)
         .stdout(Stdio::piped())

@@ -37,10 +37,13 @@ pub fn server_config(args: &ServerArgs) -> Result<ServerConfig, ConfigError> {
         Some(path) => Some(read_token(path).map_err(bad)?),
         None => None,
     };
-    Ok(ServerConfig {
+    let allow_peers = AllowPeers::parse(args.allow_peers.as_deref()).map_err(bad)?;
+    let config = ServerConfig {
         bind,
         port,
         token,
+        insecure: args.security.insecure,
+        audit_json: args.log.log_format == crate::cli::log_format::LogFormat::Json,
         limits: Limits {
             max_threads,
             max_duration: parse_duration("--max-duration", &args.max_duration, false)?,
@@ -65,7 +68,32 @@ pub fn server_config(args: &ServerArgs) -> Result<ServerConfig, ConfigError> {
             },
         },
         timeout: parse_duration("--timeout", &args.timeout, false)?,
-        allow_peers: AllowPeers::parse(args.allow_peers.as_deref()).map_err(bad)?,
+        allow_peers,
         health_port: super::health::health_port(&args.health)?,
-    })
+    };
+    // Last: every flag's own error comes before the question of the token.
+    check_insecure(&config)?;
+    Ok(config)
+}
+
+/// A server without a token only when asked with `--insecure`, on a loopback address,
+/// without `--allow-peers`; and never both.
+fn check_insecure(config: &ServerConfig) -> Result<(), ConfigError> {
+    let bind = config.bind;
+    match (config.insecure, config.token.is_some()) {
+        (false, true) => Ok(()),
+        (true, true) => Err(bad(
+            "--insecure with --token-file: allowed: one of them (a token secures the channel)",
+        )),
+        (false, false) => Err(bad(
+            "no --token-file: allowed: --token-file FILE (make one with `head -c 32 /dev/urandom | base64 > FILE`), or --insecure on a loopback --bind for a test on one host",
+        )),
+        (true, false) if !bind.is_loopback() => Err(bad(format!(
+            "--insecure --bind {bind}: allowed: --insecure only on a loopback address (127.0.0.1, ::1); give --token-file to listen on {bind}"
+        ))),
+        (true, false) if !config.allow_peers.is_empty() => Err(bad(
+            "--insecure with --allow-peers: allowed: --allow-peers only with --token-file (an unauthenticated server must not send traffic to other hosts)",
+        )),
+        (true, false) => Ok(()),
+    }
 }

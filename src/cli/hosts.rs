@@ -11,8 +11,9 @@ pub struct ServerArgs {
     /// Control port; 0 picks a free one (the first line of output names it).
     #[arg(long, default_value = "5301")]
     pub port: String,
-    /// A file holding a shared token: clients must prove they know it (HMAC-SHA256
-    /// challenge-response; the token never crosses the wire).
+    /// A file holding a shared token (at least 128 bits of random material): the control
+    /// channel is a Noise handshake keyed by it, then encrypted and authenticated; the token
+    /// never crosses the wire. Required unless --insecure.
     #[arg(long)]
     pub token_file: Option<std::path::PathBuf>,
     /// The most flows (threads) a client may ask for.
@@ -50,6 +51,10 @@ pub struct ServerArgs {
     pub until_stdin_closes: bool,
     #[command(flatten)]
     pub health: super::health::HealthArgs,
+    #[command(flatten)]
+    pub security: super::security::SecurityArgs,
+    #[command(flatten)]
+    pub log: super::log_format::LogFormatArgs,
 }
 
 /// `bytepath mesh`: which hosts, which pairs, which points, how often.

@@ -59,6 +59,23 @@ impl Cidr {
     }
 }
 
+impl Cidr {
+    /// Whether every address of this prefix (its first and its last) is of `kind`.
+    fn is_all(&self, kind: &str) -> bool {
+        let last = match self.addr {
+            IpAddr::V4(v4) => {
+                let host = u32::MAX.checked_shr(u32::from(self.prefix)).unwrap_or(0);
+                IpAddr::V4((u32::from(v4) | host).into())
+            }
+            IpAddr::V6(v6) => {
+                let host = u128::MAX.checked_shr(u32::from(self.prefix)).unwrap_or(0);
+                IpAddr::V6((u128::from(v6) | host).into())
+            }
+        };
+        special(self.addr) == Some(kind) && special(last) == Some(kind)
+    }
+}
+
 impl std::fmt::Display for Cidr {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}/{}", self.addr, self.prefix)
@@ -70,6 +87,18 @@ fn canonical(addr: IpAddr) -> IpAddr {
     match addr {
         IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(addr, IpAddr::V4),
         v4 => v4,
+    }
+}
+
+/// The special kind of an address a wide prefix must not let through, if it is one.
+fn special(addr: IpAddr) -> Option<&'static str> {
+    match canonical(addr) {
+        a if a.is_loopback() => Some("loopback"),
+        a if a.is_unspecified() => Some("unspecified"),
+        a if a.is_multicast() => Some("multicast"),
+        IpAddr::V4(v4) if v4.is_link_local() => Some("link-local"),
+        IpAddr::V6(v6) if v6.segments()[0] & 0xffc0 == 0xfe80 => Some("link-local"),
+        _ => None,
     }
 }
 
@@ -87,19 +116,31 @@ impl AllowPeers {
         if text.trim().is_empty() {
             return Err(format!("--allow-peers {text:?}: empty; {allowed}"));
         }
-        text.split(',')
+        let list: Vec<Cidr> = text
+            .split(',')
             .map(|part| Cidr::parse(part).map_err(|e| format!("--allow-peers: {e}; {allowed}")))
-            .collect::<Result<_, _>>()
-            .map(AllowPeers)
+            .collect::<Result<_, _>>()?;
+        if let Some(all) = list.iter().find(|c| c.prefix == 0) {
+            return Err(format!(
+                "--allow-peers: {all} allows every address; {allowed} (narrower than /0)"
+            ));
+        }
+        Ok(AllowPeers(list))
     }
 
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
 
-    /// Whether a peer run toward `addr` is allowed.
+    /// Whether a peer run toward `addr` is allowed: inside a listed prefix, and when `addr` is
+    /// of a special kind (loopback, unspecified, link-local, multicast) only by a prefix that
+    /// lies inside that kind itself (`127.0.0.0/8`, `::1`, `fe80::/64`), never by a wider one
+    /// that merely covers it.
     pub fn allows(&self, addr: IpAddr) -> bool {
-        self.0.iter().any(|c| c.contains(addr))
+        let addr = canonical(addr);
+        self.0
+            .iter()
+            .any(|c| c.contains(addr) && special(addr).is_none_or(|kind| c.is_all(kind)))
     }
 }
 
@@ -133,6 +174,33 @@ mod tests {
     }
 
     #[test]
+    fn special_addresses_pass_only_a_prefix_of_their_own_kind() {
+        let wide = AllowPeers::parse(Some("0.0.0.0/1,::/1,fe00::/8,224.0.0.0/3")).unwrap();
+        for addr in [
+            "127.0.0.1",
+            "0.0.0.0",
+            "::1",
+            "::",
+            "169.254.1.1",
+            "fe80::1",
+            "224.0.0.1",
+        ] {
+            assert!(!wide.allows(ip(addr)), "{addr} through a wide prefix");
+        }
+        assert!(wide.allows(ip("10.0.0.1")));
+        let exact = AllowPeers::parse(Some("127.0.0.0/8,::1,fe80::/64,169.254.0.0/16")).unwrap();
+        for addr in [
+            "127.0.0.2",
+            "::ffff:127.0.0.1",
+            "::1",
+            "fe80::1",
+            "169.254.1.1",
+        ] {
+            assert!(exact.allows(ip(addr)), "{addr} listed exactly");
+        }
+    }
+
+    #[test]
     fn a_mapped_ipv6_address_is_judged_as_its_ipv4_address() {
         let net = Cidr::parse("127.0.0.0/8").unwrap();
         assert!(net.contains(ip("::ffff:127.0.0.2")));
@@ -150,6 +218,10 @@ mod tests {
         assert!(e.contains("\"nope\"") && e.contains("allowed:"), "{e}");
         assert!(AllowPeers::parse(Some(" ")).unwrap_err().contains("empty"));
         assert!(AllowPeers::parse(None).unwrap().is_empty());
+        for all in ["0.0.0.0/0", "::/0"] {
+            let e = AllowPeers::parse(Some(all)).unwrap_err();
+            assert!(e.contains("every address"), "{e}");
+        }
         let list = AllowPeers::parse(Some("10.1.0.0/16, ::1")).unwrap();
         assert_eq!(list.to_string(), "10.1.0.0/16,::1/128");
         assert!(list.allows(ip("10.1.2.3")) && !list.allows(ip("10.2.0.1")));

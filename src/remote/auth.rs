@@ -1,43 +1,13 @@
-//! Who may use a server, and how the sides prove it: token authentication is HMAC-SHA256
-//! (RFC 2104) over a fresh server nonce, so the token itself never crosses the wire; the token
-//! is read from a file (or standard input); nonces and session cookies come from the operating
-//! system's random source; and they travel as hex.
-use hmac::{Hmac, Mac};
-use sha2::Sha256;
+//! Who may use a server: the shared token, read from a file (or standard input) and refused
+//! when it holds too little random material (the handshake that proves it is `channel`);
+//! session cookies come from the operating system's random source and travel as hex.
 use std::io;
-
-/// Bytes of the server's challenge nonce.
-const NONCE_BYTES: usize = 32;
-/// Binds the proof to this protocol, so it cannot be replayed as some other HMAC. It names the
-/// protocol, not its version (the hello refuses other versions before any proof is made), so
-/// it stayed as it was when version 2 came.
-const AUTH_CONTEXT: &[u8] = b"bytepath control v1 auth";
 
 /// `n` bytes from the operating system's random source.
 pub fn random_bytes<const N: usize>() -> io::Result<[u8; N]> {
     let mut bytes = [0u8; N];
     getrandom::fill(&mut bytes).map_err(|e| io::Error::other(format!("getrandom: {e}")))?;
     Ok(bytes)
-}
-
-pub fn new_nonce() -> io::Result<[u8; NONCE_BYTES]> {
-    random_bytes()
-}
-
-/// The proof that the sender knows `token`: HMAC-SHA256(token, context || nonce).
-pub fn proof(token: &[u8], nonce: &[u8]) -> Vec<u8> {
-    let mut mac = Hmac::<Sha256>::new_from_slice(token).expect("HMAC takes keys of any length");
-    mac.update(AUTH_CONTEXT);
-    mac.update(nonce);
-    mac.finalize().into_bytes().to_vec()
-}
-
-/// Checks a proof in constant time.
-pub fn proof_is_valid(token: &[u8], nonce: &[u8], proof: &[u8]) -> bool {
-    let mut mac = Hmac::<Sha256>::new_from_slice(token).expect("HMAC takes keys of any length");
-    mac.update(AUTH_CONTEXT);
-    mac.update(nonce);
-    mac.verify_slice(proof).is_ok()
 }
 
 pub fn to_hex(bytes: &[u8]) -> String {
@@ -76,7 +46,46 @@ pub fn read_token(path: &std::path::Path) -> Result<Vec<u8>, String> {
             path.display()
         ));
     }
+    token_is_strong(&token).map_err(|why| {
+        format!(
+            "--token-file {}: {why}; allowed: at least 128 bits of random material, such as 32 hex digits or 22 base64 characters (`head -c 32 /dev/urandom | base64 > FILE` makes one)",
+            path.display()
+        )
+    })?;
     Ok(token)
+}
+
+/// The least random material a token may hold, in bits.
+pub const MIN_TOKEN_BITS: usize = 128;
+
+/// Judges a token's entropy by its length and alphabet, taking it to be random material:
+/// 4 bits a character when it is all hex digits, 6 when all base64 (or printable ASCII, a
+/// generous bound for a passphrase), and at least 8 distinct characters (so "aaaa…" or
+/// "abababab…" do not pass on length alone). Anything not printable ASCII counts 8 bits a byte.
+pub fn token_is_strong(token: &[u8]) -> Result<(), String> {
+    let per_char = if token.iter().all(u8::is_ascii_hexdigit) {
+        4
+    } else if token.iter().all(|b| b.is_ascii_graphic()) {
+        6
+    } else {
+        8
+    };
+    let bits = token.len() * per_char;
+    let mut seen = [false; 256];
+    token.iter().for_each(|&b| seen[b as usize] = true);
+    let distinct = seen.iter().filter(|&&s| s).count();
+    if bits < MIN_TOKEN_BITS {
+        return Err(format!(
+            "the token holds {} characters, about {bits} bits",
+            token.len()
+        ));
+    }
+    if distinct < 8 {
+        return Err(format!(
+            "the token uses only {distinct} distinct characters"
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -84,13 +93,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_proof_holds_for_the_token_and_nonce_it_was_made_with_only() {
-        let nonce = new_nonce().unwrap();
-        let p = proof(b"secret", &nonce);
-        assert!(proof_is_valid(b"secret", &nonce, &p));
-        assert!(!proof_is_valid(b"Secret", &nonce, &p));
-        assert!(!proof_is_valid(b"secret", &new_nonce().unwrap(), &p));
-        assert!(!proof_is_valid(b"secret", &nonce, &p[..31]));
+    fn short_or_repetitive_tokens_are_weak_and_random_ones_strong() {
+        assert!(token_is_strong(b"0123456789abcdef0123456789abcdef").is_ok());
+        let short = token_is_strong(b"0123456789abcdef0123456789abcde").unwrap_err();
+        assert!(short.contains("124 bits"), "{short}");
+        assert!(token_is_strong(b"secret").is_err());
+        assert!(token_is_strong(&[b'a'; 64])
+            .unwrap_err()
+            .contains("1 distinct"));
+        assert!(token_is_strong(b"Zm9vYmFyYmF6cXV1eDEyMzQ1Ng").is_ok());
     }
 
     #[test]

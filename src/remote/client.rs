@@ -2,6 +2,7 @@
 //! server to run the side of every flow the statistics do not follow (stream sender, rr
 //! server), opens the data connections tagged with the session cookie, releases the server's
 //! side with `Go`, and reads the server's samples back at the end.
+use super::channel::{ControlStream, HandshakeError, Refusal};
 use super::protocol::{self, ErrorCode, FrameError, Message, RunRequest, DATA_TAG_BYTES, VERSION};
 use super::{apply_options, capabilities, local_role, remote_role, PROFILE, REVERSE, SERVERS, UDP};
 use crate::engine::control::Control;
@@ -33,13 +34,33 @@ const STEP_TIMEOUT: Duration = Duration::from_secs(10);
 const WATCH_POLL: Duration = Duration::from_millis(200);
 pub use crate::file::transfer::FILE_DATA_IDLE;
 
+/// The version a hello of another protocol version names, if it is one.
+fn other_version(hello: &[u8]) -> Option<u32> {
+    let value: serde_json::Value = serde_json::from_slice(hello).ok()?;
+    if value["type"] != "server_hello" {
+        return None;
+    }
+    value["version"]
+        .as_u64()
+        .and_then(|v| u32::try_from(v).ok())
+        .filter(|&v| v != VERSION)
+}
+
+/// Says once per process that a server runs `--insecure`.
+fn warn_insecure(target: &Target) {
+    static WARNED: std::sync::Once = std::sync::Once::new();
+    WARNED.call_once(|| {
+        eprintln!("bytepath: WARNING: the server at {target} runs --insecure: the control channel is neither authenticated nor encrypted");
+    });
+}
+
 /// The client's half of a remote run.
 pub struct RemotePeer {
     target: Target,
     token: Option<Vec<u8>>,
     /// `--reverse`: the server runs the measured side (stream receiver).
     reverse: bool,
-    control: Option<TcpStream>,
+    control: Option<ControlStream>,
     /// The server's version and kernel, from its hello.
     server_system: String,
     /// What the server's hello says it can run.
@@ -82,7 +103,7 @@ impl RemotePeer {
         Error::Failed(format!("the server at {}: {what}", self.target))
     }
 
-    fn stream(&mut self) -> &mut TcpStream {
+    fn stream(&mut self) -> &mut ControlStream {
         self.control
             .as_mut()
             .expect("the control connection is open")
@@ -137,22 +158,36 @@ impl RemotePeer {
             .and_then(|()| stream.set_write_timeout(Some(STEP_TIMEOUT)))
             .and_then(|()| stream.set_nodelay(true));
         setup.map_err(|e| self.fail(e))?;
-        self.control = Some(stream);
-        self.send(&Message::ClientHello {
+        self.control = Some(ControlStream::plain(stream));
+        let client_hello = protocol::encode(&Message::ClientHello {
             version: VERSION,
             capabilities: capabilities(),
-        })?;
-        let (version, system, challenge) = match self.receive("its hello")? {
-            Message::ServerHello {
+        })
+        .map_err(|e| self.fail(e))?;
+        let sent = protocol::write_frame(self.stream(), &client_hello);
+        sent.map_err(|e| self.fail(format_args!("sending client_hello: {e}")))?;
+        let server_hello = match protocol::read_frame(self.stream()) {
+            Ok(body) => body,
+            Err(e) => return Err(self.fail(format_args!("waiting for its hello: {e}"))),
+        };
+        let (version, secure) = match protocol::parse(&server_hello) {
+            Ok(Message::ServerHello {
                 version,
                 system,
-                challenge,
+                secure,
                 capabilities,
-            } => {
+            }) => {
                 self.server_capabilities = capabilities;
-                (version, system, challenge)
+                self.server_system = system;
+                (version, secure)
             }
-            other => return Err(self.unexpected("its hello", &other)),
+            Ok(Message::Error { code, message }) => return Err(self.refused(code, &message)),
+            Ok(other) => return Err(self.unexpected("its hello", &other)),
+            // An older server's hello has other fields: still name its version.
+            Err(e) => match other_version(&server_hello) {
+                Some(version) => (version, false),
+                None => return Err(self.fail(format_args!("its hello: {e}"))),
+            },
         };
         if version != VERSION {
             return Err(crate::error::ConfigError(format!(
@@ -161,7 +196,53 @@ impl RemotePeer {
             ))
             .into());
         }
-        self.server_system = system;
+        self.check_capabilities()?;
+        self.secure_channel(secure, &client_hello, &server_hello)
+    }
+
+    /// The Noise handshake keyed by the token, when the server runs with one; a server
+    /// without one (`--insecure`) is taken only by a client without one, with a warning.
+    fn secure_channel(
+        &mut self,
+        secure: bool,
+        client_hello: &[u8],
+        server_hello: &[u8],
+    ) -> Result<(), Error> {
+        let token = self.token.clone();
+        match (secure, token) {
+            (true, Some(token)) => {
+                let prologue = super::channel::prologue(client_hello, server_hello);
+                match self.stream().client_handshake(&token, &prologue) {
+                    Ok(()) => Ok(()),
+                    Err(HandshakeError::Answered(Refusal(code, message))) => {
+                        Err(self.refused(code, &message))
+                    }
+                    Err(HandshakeError::WrongToken) => Err(crate::error::ConfigError(format!(
+                        "--remote {}: the server could not prove it holds this --token-file (a different token, or the connection was altered on the way)",
+                        self.target
+                    ))
+                    .into()),
+                    Err(e) => Err(self.fail(e)),
+                }
+            }
+            (true, None) => Err(crate::error::ConfigError(format!(
+                "--remote {}: the server requires a token; give the same one with --token-file",
+                self.target
+            ))
+            .into()),
+            (false, Some(_)) => Err(crate::error::ConfigError(format!(
+                "--remote {}: the server runs --insecure (no token), so it cannot prove it holds this --token-file; refused",
+                self.target
+            ))
+            .into()),
+            (false, None) => {
+                warn_insecure(&self.target);
+                Ok(())
+            }
+        }
+    }
+
+    fn check_capabilities(&self) -> Result<(), Error> {
         if self.reverse && !self.server_capabilities.iter().any(|c| c == REVERSE) {
             return Err(crate::error::ConfigError(format!(
                 "--remote {} --reverse: the server ({}) cannot run the measured side; use the same bytepath release on both hosts",
@@ -176,20 +257,7 @@ impl RemotePeer {
             ))
             .into());
         }
-        let Some(challenge) = challenge else {
-            return Ok(());
-        };
-        let nonce =
-            protocol::from_hex(&challenge).ok_or_else(|| self.fail("its challenge is not hex"))?;
-        let Some(token) = &self.token else {
-            return Err(crate::error::ConfigError(format!(
-                "--remote {}: the server requires a token; give the same one with --token-file",
-                self.target
-            ))
-            .into());
-        };
-        let proof = protocol::to_hex(&protocol::proof(token, &nonce));
-        self.send(&Message::Auth { proof })
+        Ok(())
     }
 
     /// Refuses a server whose hello does not announce `capability` (an older release).
@@ -414,7 +482,7 @@ struct Report {
 /// Reads `Sample` (and `Slices`) frames until `Done`. Before the local run ends, silence is
 /// expected; a closed or broken control connection is the server gone (`Err`: the flows must
 /// be aborted).
-fn read_results(mut stream: TcpStream, control: &Control) -> Result<Report, Report> {
+fn read_results(mut stream: ControlStream, control: &Control) -> Result<Report, Report> {
     let mut report = Report::default();
     let mut quiet_since: Option<Instant> = None;
     let failed = |mut report: Report, why: String| {
@@ -462,7 +530,7 @@ fn read_results(mut stream: TcpStream, control: &Control) -> Result<Report, Repo
 
 struct RemoteWatch {
     target: Target,
-    writer: TcpStream,
+    writer: ControlStream,
     results: Receiver<Result<Report, Report>>,
     expected: Vec<(u32, Role)>,
     no_profile: Option<String>,

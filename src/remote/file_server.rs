@@ -12,6 +12,7 @@ use crate::file::mechanisms::FileMechanism;
 use crate::file::test_files::{self, ServedFile, TestFolder};
 use crate::file::{self as study, transfer, Cache};
 use crate::measure::counters::CounterSelection;
+use crate::remote::channel::ControlStream;
 use crate::spec::{self, Pattern};
 use crate::transport::Endpoint;
 use std::fs::File;
@@ -34,7 +35,7 @@ struct Checked {
 
 /// Serves one `FileRun`: checks it, claims the server (one test at a time), and runs it.
 pub(super) fn serve(
-    stream: &mut TcpStream,
+    stream: &mut ControlStream,
     request: &FileRequest,
     state: &State,
 ) -> Result<String, Refusal> {
@@ -110,7 +111,7 @@ fn check(request: &FileRequest, limits: &Limits) -> Result<Checked, Refusal> {
 }
 
 fn serve_claimed(
-    stream: &mut TcpStream,
+    stream: &mut ControlStream,
     request: &FileRequest,
     checked: &Checked,
     state: &State,
@@ -147,7 +148,7 @@ fn serve_claimed(
             hash: served.hash,
         },
     )?;
-    let flow = accept_flows(&data, &cookie, 1, state.config.timeout)?
+    let flow = accept_flows(stream, &data, &cookie, 1, state.config.timeout)?
         .pop()
         .ok_or_else(|| refuse(ErrorCode::Failed, "no data connection"))?;
     drop(data);

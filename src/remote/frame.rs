@@ -115,6 +115,7 @@ pub fn read_frame(r: &mut impl Read) -> Result<Vec<u8>, FrameError> {
     let patience = Some(Instant::now() + FRAME_PATIENCE);
     match fill(r, &mut header[1..], patience) {
         Ok(3) => {}
+        Err((_, e)) if e.kind() == io::ErrorKind::InvalidData => return Err(FrameError::Io(e)),
         Ok(got) | Err((got, _)) => {
             return Err(FrameError::Truncated {
                 expected: 4,
@@ -130,6 +131,7 @@ pub fn read_frame(r: &mut impl Read) -> Result<Vec<u8>, FrameError> {
     let mut body = vec![0u8; expected];
     match fill(r, &mut body, patience) {
         Ok(got) if got == expected => Ok(body),
+        Err((_, e)) if e.kind() == io::ErrorKind::InvalidData => Err(FrameError::Io(e)),
         Ok(got) | Err((got, _)) => Err(FrameError::Truncated { expected, got }),
     }
 }
@@ -144,8 +146,8 @@ pub fn read_message(r: &mut impl Read) -> Result<Message, FrameError> {
     parse(&read_frame(r)?)
 }
 
-/// Writes one message as one frame (one write call, so a frame is never interleaved).
-pub fn write_message(w: &mut impl Write, message: &Message) -> io::Result<()> {
+/// A message's frame body: its JSON.
+pub fn encode(message: &Message) -> io::Result<Vec<u8>> {
     let body = serde_json::to_vec(message).map_err(io::Error::other)?;
     if body.len() > MAX_FRAME {
         return Err(io::Error::other(format!(
@@ -154,11 +156,21 @@ pub fn write_message(w: &mut impl Write, message: &Message) -> io::Result<()> {
             body.len()
         )));
     }
+    Ok(body)
+}
+
+/// Writes one body as one frame (one write call, so a frame is never interleaved).
+pub fn write_frame(w: &mut impl Write, body: &[u8]) -> io::Result<()> {
     let mut frame = Vec::with_capacity(4 + body.len());
     frame.extend_from_slice(&(body.len() as u32).to_be_bytes());
-    frame.extend_from_slice(&body);
+    frame.extend_from_slice(body);
     w.write_all(&frame)?;
     w.flush()
+}
+
+/// Writes one message as one frame.
+pub fn write_message(w: &mut impl Write, message: &Message) -> io::Result<()> {
+    write_frame(w, &encode(message)?)
 }
 
 #[cfg(test)]

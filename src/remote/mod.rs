@@ -8,6 +8,7 @@
 //! only toward the addresses its `--allow-peers` holds (`allow`).
 pub mod allow;
 pub mod auth;
+pub mod channel;
 pub mod client;
 pub mod file_server;
 pub mod frame;

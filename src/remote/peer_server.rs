@@ -10,9 +10,10 @@ use super::protocol::{self, ErrorCode, FrameError, Message, RunRequest};
 use super::server::{refuse, send, spec_for, take_turn, Refusal, State};
 use crate::engine::RunOutcome;
 use crate::environment::Environment;
+use crate::remote::channel::ControlStream;
 use crate::spec::network::Placement;
 use crate::spec::{Network, RunSpec, Target};
-use std::net::{IpAddr, Shutdown, TcpStream, ToSocketAddrs};
+use std::net::{IpAddr, Shutdown, ToSocketAddrs};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -22,7 +23,7 @@ const DRIVER_POLL: Duration = Duration::from_millis(200);
 /// Serves one `PeerRun`: checks the peer against `--allow-peers` and the request against the
 /// limits, claims this server (one test at a time), runs, and sends the record.
 pub(super) fn serve(
-    stream: &mut TcpStream,
+    stream: &mut ControlStream,
     peer: &str,
     (src, dst): (&str, &str),
     request: &RunRequest,
@@ -118,7 +119,7 @@ fn allowed_target(peer: &str, allowed: &super::allow::AllowPeers) -> Result<Targ
 /// shuts the reading half of the control connection, so the watch ends at once instead of at
 /// its next poll (the record is still written on the other half). A run that cannot start
 /// becomes a failed outcome naming why, so the driver always gets a record.
-fn run_watched(stream: &mut TcpStream, spec: &RunSpec, peer: RemotePeer) -> RunOutcome {
+fn run_watched(stream: &mut ControlStream, spec: &RunSpec, peer: RemotePeer) -> RunOutcome {
     let interrupt = AtomicBool::new(false);
     let _ = stream.set_read_timeout(Some(DRIVER_POLL));
     let waker = stream.try_clone();

@@ -1,21 +1,22 @@
-//! The control protocol between `bytepath run --remote` and `bytepath server`, version 2: the
+//! The control protocol between `bytepath run --remote` and `bytepath server`, version 3: the
 //! messages (`Message`, `RunRequest`, `ErrorCode`). It runs on its own TCP connection, apart
 //! from the data connections the engine measures; every message is one frame (`frame`: a u32
-//! big-endian length and that many bytes of JSON, at most `MAX_FRAME`). Token authentication
-//! is HMAC-SHA256 over a fresh server nonce (`auth`): the token itself never crosses the wire.
-//! Version 2 added the peer run (`peer_run` / `peer_record`, `bytepath mesh`): a driver asks
-//! one server to run a point against another server and send the record back; version 1 peers
-//! are refused at the hello with both versions named.
-pub use super::auth::{
-    from_hex, new_nonce, proof, proof_is_valid, random_bytes, read_token, to_hex,
+//! big-endian length and that many bytes of JSON, at most `MAX_FRAME`). Version 3 made the
+//! channel secure: after the plaintext hellos, a Noise handshake keyed by the token
+//! (`channel`) authenticates both ends, and every later frame travels encrypted and
+//! authenticated; the token itself never crosses the wire. Version 2 added the peer run
+//! (`peer_run` / `peer_record`, `bytepath mesh`). Peers of another version are refused at the
+//! hello with both versions named.
+pub use super::auth::{from_hex, random_bytes, read_token, to_hex};
+pub use super::frame::{
+    encode, parse, read_frame, read_message, write_frame, write_message, FrameError, MAX_FRAME,
 };
-pub use super::frame::{parse, read_frame, read_message, write_message, FrameError, MAX_FRAME};
 use crate::engine::worker::ThreadSample;
 use crate::file::record::{Residency, SideUsage};
 pub use crate::file::server::FileRequest;
 
 /// The protocol version this build speaks; peers must agree exactly.
-pub const VERSION: u32 = 2;
+pub const VERSION: u32 = 3;
 
 /// Bytes of the session cookie a data connection presents first.
 pub const COOKIE_BYTES: usize = 16;
@@ -102,12 +103,9 @@ pub enum Message {
         capabilities: Vec<String>,
         /// The server's bytepath version and kernel, for the record.
         system: String,
-        /// Hex nonce to prove the token on, when the server requires one.
-        challenge: Option<String>,
-    },
-    Auth {
-        /// Hex HMAC-SHA256 of the challenge, keyed with the token.
-        proof: String,
+        /// Whether the Noise handshake (keyed by the token) follows; false only for a server
+        /// started with `--insecure`.
+        secure: bool,
     },
     Run {
         request: RunRequest,
@@ -235,7 +233,6 @@ impl Message {
         match self {
             Message::ClientHello { .. } => "client_hello",
             Message::ServerHello { .. } => "server_hello",
-            Message::Auth { .. } => "auth",
             Message::Run { .. } => "run",
             Message::Accepted { .. } => "accepted",
             Message::Joined => "joined",
@@ -375,7 +372,7 @@ mod tests {
     fn unknown_fields_and_kinds_are_malformed() {
         for body in [
             // (serde lets unit variants such as `ready` carry extra fields; they mean nothing.)
-            &b"{\"type\":\"auth\",\"proof\":\"ab\",\"extra\":1}"[..],
+            &b"{\"type\":\"run\",\"request\":{},\"extra\":1}"[..],
             b"{\"type\":\"launch\"}",
             b"not json",
         ] {

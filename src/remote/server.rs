@@ -9,13 +9,16 @@
 use super::capabilities;
 use super::protocol::{self, ErrorCode, FrameError, Message, RunRequest, VERSION};
 use crate::error::Error;
+use crate::remote::channel::ControlStream;
 use limits::{servers_point, ServersPoint};
 use std::io::{Read, Write};
 use std::net::{IpAddr, Shutdown, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
+mod admission;
+mod audit;
 mod budget;
 mod claim;
 mod health;
@@ -43,6 +46,10 @@ pub struct ServerConfig {
     pub bind: IpAddr,
     pub port: u16,
     pub token: Option<Vec<u8>>,
+    /// `--insecure`: no token, a plaintext control channel (loopback only, no peers).
+    pub insecure: bool,
+    /// `--log-format json`: the line per session is a JSON object (`audit`).
+    pub audit_json: bool,
     pub limits: Limits,
     /// How long the server waits for a client's next frame or data connection.
     pub timeout: Duration,
@@ -79,6 +86,7 @@ pub(super) struct State {
     open: Arc<AtomicUsize>,
     sessions: AtomicU64,
     system: String,
+    admission: Arc<admission::Admission>,
 }
 
 /// Listens until SIGTERM or SIGINT (then stops the run in progress, tells its client, and
@@ -93,6 +101,9 @@ pub fn serve(config: ServerConfig) -> Result<(), Error> {
     })?;
     let addr = listener.local_addr().map_err(Error::Setup)?;
     let listening = listening_line(&config, addr);
+    if config.insecure {
+        eprintln!("bytepath server: WARNING: --insecure: no token; anyone who reaches {addr} may run tests, and the control channel is neither authenticated nor encrypted");
+    }
     shutdown::prepare(&listener)?;
     eprintln!("bytepath server: {}", memory::describe());
     for stale in super::file_server::remove_stale_folders(&std::env::temp_dir()) {
@@ -107,11 +118,13 @@ pub fn serve(config: ServerConfig) -> Result<(), Error> {
         open: Arc::new(AtomicUsize::new(0)),
         sessions: AtomicU64::new(0),
         system: system(),
+        admission: Arc::default(),
     });
     health::start(&state)?;
     // Last: whoever waits for this line may connect at once, to either port.
     println!("{listening}");
     let _ = std::io::stdout().flush();
+    let mut turned_away = TurnedAway::default();
     while let Some(accepted) = shutdown::next_connection(&listener) {
         let mut stream = match accepted {
             Ok(s) => s,
@@ -124,8 +137,20 @@ pub fn serve(config: ServerConfig) -> Result<(), Error> {
         let Some(slot) = OpenSlot::take(&state.open, MAX_OPEN) else {
             let message = format!("{MAX_OPEN} control connections are open; try again later");
             let _ = protocol::write_message(&mut stream, &Message::Busy { message });
-            eprintln!("session {id}: busy (too many open control connections)");
+            turned_away.log(id, "too many open control connections");
             continue;
+        };
+        let admitted = stream
+            .peer_addr()
+            .map_err(|e| e.to_string())
+            .and_then(|peer| state.admission.admit(peer.ip()));
+        let admitted = match admitted {
+            Ok(admitted) => admitted,
+            Err(message) => {
+                turned_away.log(id, &message);
+                let _ = protocol::write_message(&mut stream, &Message::Busy { message });
+                continue;
+            }
         };
         let state = state.clone();
         // The slot moves into the thread: freed when the session ends, panics included, or
@@ -134,7 +159,7 @@ pub fn serve(config: ServerConfig) -> Result<(), Error> {
             .name(format!("bytepath-session-{id}"))
             .spawn(move || {
                 let _slot = slot;
-                handle(id, stream, &state);
+                handle(id, stream, &state, admitted);
             });
         if let Err(e) = spawned {
             eprintln!("session {id}: could not start a thread: {e}");
@@ -145,12 +170,39 @@ pub fn serve(config: ServerConfig) -> Result<(), Error> {
     Ok(())
 }
 
+/// Logs connections turned away before a session, at most one line a second (the rest are
+/// counted into the next line), so a flood of them cannot flood the log.
+#[derive(Default)]
+struct TurnedAway {
+    last: Option<Instant>,
+    unlogged: u64,
+}
+
+impl TurnedAway {
+    fn log(&mut self, id: u64, why: &str) {
+        if self
+            .last
+            .is_some_and(|t| t.elapsed() < Duration::from_secs(1))
+        {
+            self.unlogged += 1;
+            return;
+        }
+        let more = std::mem::take(&mut self.unlogged);
+        let more = match more {
+            0 => String::new(),
+            n => format!(" ({n} more turned away since the last line)"),
+        };
+        eprintln!("session {id}: turned away: {}{more}", audit::escaped(why));
+        self.last = Some(Instant::now());
+    }
+}
+
 /// The first line of stdout: where the server listens, its protocol, token and peers.
 fn listening_line(config: &ServerConfig, addr: std::net::SocketAddr) -> String {
     let auth = if config.token.is_some() {
-        "token required"
+        "token required, encrypted"
     } else {
-        "no token"
+        "INSECURE: no token, not encrypted"
     };
     let peers = if config.allow_peers.is_empty() {
         String::new()
@@ -169,13 +221,22 @@ fn system() -> String {
 }
 
 /// One control connection, start to end; logs one line.
-fn handle(id: u64, mut stream: TcpStream, state: &State) {
+fn handle(id: u64, stream: TcpStream, state: &State, mut admitted: admission::Admitted) {
+    let mut stream = ControlStream::plain(stream);
     let peer = stream
         .peer_addr()
         .map_or("an unknown address".into(), |a| a.to_string());
-    let outcome = session(&mut stream, state);
-    let line = match outcome {
-        Ok(summary) => summary,
+    if state.config.insecure {
+        eprintln!("session {id} from {peer}: WARNING: --insecure: this session is neither authenticated nor encrypted");
+    }
+    let outcome = session(&mut stream, state, &mut admitted);
+    let identity = match (stream.is_secure(), state.config.insecure) {
+        (true, _) => Some("token"),
+        (false, true) => Some("none (--insecure)"),
+        (false, false) => None,
+    };
+    let (code, detail) = match outcome {
+        Ok(summary) => (None, summary),
         Err(refusal) => {
             let frame = Message::Error {
                 code: refusal.code,
@@ -183,10 +244,17 @@ fn handle(id: u64, mut stream: TcpStream, state: &State) {
             };
             let _ = protocol::write_message(&mut stream, &frame);
             close_after_error(&stream);
-            format!("refused ({:?}): {}", refusal.code, refusal.message)
+            (Some(refusal.code), refusal.message)
         }
     };
-    eprintln!("session {id} from {peer}: {line}");
+    let line = audit::SessionLine {
+        id,
+        peer: &peer,
+        identity,
+        code,
+        detail: &detail,
+    };
+    eprintln!("{}", line.render(state.config.audit_json));
 }
 
 /// Closes without a reset: whatever the client still sends is read and dropped for a moment,
@@ -204,7 +272,7 @@ fn close_after_error(stream: &TcpStream) {
     }
 }
 
-pub(super) fn send(stream: &mut TcpStream, message: &Message) -> Result<(), Refusal> {
+pub(super) fn send(stream: &mut ControlStream, message: &Message) -> Result<(), Refusal> {
     protocol::write_message(stream, message).map_err(|e| {
         refuse(
             ErrorCode::Failed,
@@ -213,7 +281,7 @@ pub(super) fn send(stream: &mut TcpStream, message: &Message) -> Result<(), Refu
     })
 }
 
-pub(super) fn expect(stream: &mut TcpStream, expecting: &str) -> Result<Message, Refusal> {
+pub(super) fn expect(stream: &mut ControlStream, expecting: &str) -> Result<Message, Refusal> {
     match protocol::read_message(stream) {
         Ok(m) => Ok(m),
         Err(FrameError::Idle) => Err(refuse(
@@ -235,8 +303,18 @@ pub(super) fn out_of_order(expecting: &str, got: &Message) -> Refusal {
 }
 
 /// Hello, authentication, the request, and what it asks for.
-fn session(stream: &mut TcpStream, state: &State) -> Result<String, Refusal> {
+fn session(
+    stream: &mut ControlStream,
+    state: &State,
+    admitted: &mut admission::Admitted,
+) -> Result<String, Refusal> {
+    let deadline = Instant::now() + admission::HANDSHAKE_DEADLINE;
+    let bounded = stream.set_deadline(Some(deadline), state.config.timeout);
+    bounded.map_err(|e| refuse(ErrorCode::Failed, e.to_string()))?;
     hello(stream, state)?;
+    admitted.authenticated();
+    let unbounded = stream.set_deadline(None, state.config.timeout);
+    unbounded.map_err(|e| refuse(ErrorCode::Failed, e.to_string()))?;
     match expect(stream, "run")? {
         Message::Run { request } => run(stream, &request, state),
         // A client checking, before its first point, that this server is there and takes it.
@@ -278,15 +356,27 @@ fn session(stream: &mut TcpStream, state: &State) -> Result<String, Refusal> {
     }
 }
 
-/// The client's hello, this server's (with a challenge when it has a token), and the proof.
-fn hello(stream: &mut TcpStream, state: &State) -> Result<(), Refusal> {
+/// The client's hello, this server's, then (with a token) the Noise handshake keyed by it:
+/// every frame after it is encrypted and authenticated. Both hellos are the handshake's
+/// prologue, so neither can be altered on the way unnoticed.
+fn hello(stream: &mut ControlStream, state: &State) -> Result<(), Refusal> {
     let timeout = state.config.timeout;
     let setup = stream
         .set_read_timeout(Some(timeout))
         .and_then(|()| stream.set_write_timeout(Some(timeout)))
         .and_then(|()| stream.set_nodelay(true));
     setup.map_err(|e| refuse(ErrorCode::Failed, e.to_string()))?;
-    match expect(stream, "client_hello")? {
+    let client_hello = match protocol::read_frame(stream) {
+        Ok(body) => body,
+        Err(FrameError::Idle) => {
+            return Err(refuse(
+                ErrorCode::Timeout,
+                "no client_hello arrived within the server's timeout",
+            ))
+        }
+        Err(e) => return Err(e.into()),
+    };
+    match protocol::parse(&client_hello)? {
         Message::ClientHello { version, .. } if version != VERSION => {
             return Err(refuse(
                 ErrorCode::Version,
@@ -298,29 +388,41 @@ fn hello(stream: &mut TcpStream, state: &State) -> Result<(), Refusal> {
         Message::ClientHello { .. } => {}
         other => return Err(out_of_order("client_hello", &other)),
     }
-    let nonce = match &state.config.token {
-        Some(_) => {
-            Some(protocol::new_nonce().map_err(|e| refuse(ErrorCode::Failed, e.to_string()))?)
-        }
-        None => None,
+    let server_hello = Message::ServerHello {
+        version: VERSION,
+        capabilities: capabilities(),
+        system: state.system.clone(),
+        secure: state.config.token.is_some(),
     };
-    send(
-        stream,
-        &Message::ServerHello {
-            version: VERSION,
-            capabilities: capabilities(),
-            system: state.system.clone(),
-            challenge: nonce.map(|n| protocol::to_hex(&n)),
-        },
-    )?;
-    if let (Some(token), Some(nonce)) = (&state.config.token, nonce) {
-        authenticate(stream, token, &nonce)?;
+    let server_hello = protocol::encode(&server_hello)
+        .and_then(|body| protocol::write_frame(stream, &body).map(|()| body))
+        .map_err(|e| refuse(ErrorCode::Failed, format!("sending server_hello: {e}")))?;
+    if let Some(token) = &state.config.token {
+        let prologue = super::channel::prologue(&client_hello, &server_hello);
+        if let Err(e) = stream.server_handshake(token, &prologue) {
+            if matches!(e, super::channel::HandshakeError::WrongToken) {
+                if let Ok(peer) = stream.peer_addr() {
+                    state.admission.failed(peer.ip());
+                }
+            }
+            return Err(refuse(ErrorCode::Auth, handshake_refusal(e)));
+        }
     }
     Ok(())
 }
 
+/// What the log and the client are told of a failed handshake.
+fn handshake_refusal(e: super::channel::HandshakeError) -> String {
+    match e {
+        super::channel::HandshakeError::WrongToken => {
+            "wrong token: the handshake does not match this server's --token-file".into()
+        }
+        other => other.to_string(),
+    }
+}
+
 /// A run: its spec checked against the limits, then this side of it, one run at a time.
-fn run(stream: &mut TcpStream, request: &RunRequest, state: &State) -> Result<String, Refusal> {
+fn run(stream: &mut ControlStream, request: &RunRequest, state: &State) -> Result<String, Refusal> {
     let spec = spec_for(request, &state.config.limits)?;
     let Some(mut claim) = take_turn(stream, state) else {
         return Ok("busy: another run is in progress".into());
@@ -340,28 +442,11 @@ fn run(stream: &mut TcpStream, request: &RunRequest, state: &State) -> Result<St
 }
 
 /// Takes the server for one run, or answers `busy`: one test at a time.
-pub(super) fn take_turn<'a>(stream: &mut TcpStream, state: &'a State) -> Option<RunClaim<'a>> {
+pub(super) fn take_turn<'a>(stream: &mut ControlStream, state: &'a State) -> Option<RunClaim<'a>> {
     let claim = RunClaim::take(&state.busy);
     if claim.is_none() {
         let message = "another run is in progress; this server runs one at a time".to_string();
         let _ = protocol::write_message(stream, &Message::Busy { message });
     }
     claim
-}
-
-fn authenticate(stream: &mut TcpStream, token: &[u8], nonce: &[u8]) -> Result<(), Refusal> {
-    let proof = match expect(stream, "auth")? {
-        Message::Auth { proof } => proof,
-        other => return Err(out_of_order("auth", &other)),
-    };
-    let valid =
-        protocol::from_hex(&proof).is_some_and(|p| protocol::proof_is_valid(token, nonce, &p));
-    if valid {
-        Ok(())
-    } else {
-        Err(refuse(
-            ErrorCode::Auth,
-            "wrong token: the proof does not match this server's --token-file",
-        ))
-    }
 }

@@ -9,8 +9,9 @@
 use super::protocol::{self, ErrorCode, FrameError, Message, DATA_TAG_BYTES};
 use super::server::{out_of_order, refuse, Refusal};
 use super::{data_tag, tag_flow};
+use crate::remote::channel::ControlStream;
 use std::io;
-use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, TcpStream, UdpSocket};
+use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, UdpSocket};
 use std::time::{Duration, Instant};
 
 /// How long the client waits for a hello's echo before sending it again.
@@ -84,14 +85,18 @@ pub fn join_at_client(
 /// Server: waits until every flow's socket has a hello with the session's cookie and its own
 /// flow index, connects it to the hello's sender and echoes every such hello (repeats too, as
 /// an echo may be lost), until the client says `Joined`; then clears what is queued, so the
-/// repeats are never read as data. Datagrams without the cookie are dropped: a stray cannot join.
+/// repeats are never read as data. Datagrams without the cookie, or from any address but the
+/// control connection's peer, are dropped: a stray (or a spoofed source) cannot join, so no
+/// flow can be aimed at a third address. The first stray is logged, the rest counted.
 pub(super) fn join_at_server(
-    control: &mut TcpStream,
+    control: &mut ControlStream,
     sockets: Vec<UdpSocket>,
     cookie: &[u8],
     timeout: Duration,
 ) -> Result<Vec<UdpSocket>, Refusal> {
     let failed = |e: io::Error| refuse(ErrorCode::Failed, format!("udp data port: {e}"));
+    let peer = control.peer_addr().map_err(failed)?.ip().to_canonical();
+    let mut strays = 0u64;
     for s in &sockets {
         s.set_nonblocking(true).map_err(failed)?;
     }
@@ -103,8 +108,12 @@ pub(super) fn join_at_server(
     loop {
         for (flow, s) in sockets.iter().enumerate() {
             while let Ok((n, from)) = s.recv_from(&mut buf) {
-                if !(is_tag(n) && tag_flow(&buf[..n], cookie, threads) == Some(flow)) {
-                    eprintln!("bytepath server: dropped a stray udp datagram from {from}");
+                let tagged = is_tag(n) && tag_flow(&buf[..n], cookie, threads) == Some(flow);
+                if !tagged || from.ip().to_canonical() != peer {
+                    strays += 1;
+                    if strays == 1 {
+                        eprintln!("bytepath server: dropped a stray udp datagram from {from}");
+                    }
                     continue;
                 }
                 if !joined[flow] {
@@ -135,6 +144,9 @@ pub(super) fn join_at_server(
             ));
         }
     }
+    if strays > 1 {
+        eprintln!("bytepath server: dropped {strays} stray udp datagrams in all");
+    }
     control.set_read_timeout(Some(timeout)).map_err(failed)?;
     for s in &sockets {
         // Connected now: only the client's repeated hellos can be queued.
@@ -153,8 +165,9 @@ mod tests {
     fn a_stray_cannot_join_and_no_hello_is_left_to_be_read_as_data() {
         let cookie = [7u8; 16];
         let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).unwrap();
-        let mut client_control = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
-        let (mut server_control, _) = listener.accept().unwrap();
+        let mut client_control =
+            std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let mut server_control = ControlStream::plain(listener.accept().unwrap().0);
         let sockets: Vec<UdpSocket> = (0..2)
             .map(|_| UdpSocket::bind((Ipv4Addr::LOCALHOST, 0)).unwrap())
             .collect();
@@ -203,5 +216,41 @@ mod tests {
             .set_read_timeout(Some(Duration::from_millis(50)))
             .unwrap();
         assert!(joined[0].recv(&mut [0u8; 64]).is_err());
+    }
+
+    #[test]
+    fn a_valid_tag_from_another_address_than_the_control_peer_does_not_join() {
+        let cookie = [7u8; 16];
+        let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).unwrap();
+        let _client_control = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let mut server_control = ControlStream::plain(listener.accept().unwrap().0);
+        let socket = UdpSocket::bind((Ipv4Addr::LOCALHOST, 0)).unwrap();
+        let port = socket.local_addr().unwrap().port();
+        // The control peer is 127.0.0.1; this sender, with the right cookie, is 127.0.0.2 (a
+        // spoofed source seen from the server): it is never connected to, so never echoed.
+        let spoofed = UdpSocket::bind((Ipv4Addr::new(127, 0, 0, 2), 0)).unwrap();
+        let server = std::thread::spawn(move || {
+            join_at_server(
+                &mut server_control,
+                vec![socket],
+                &cookie,
+                Duration::from_millis(600),
+            )
+            .map_err(|r| r.message)
+        });
+        spoofed
+            .set_read_timeout(Some(Duration::from_millis(100)))
+            .unwrap();
+        for _ in 0..5 {
+            spoofed
+                .send_to(&data_tag(&cookie, 0), (Ipv4Addr::LOCALHOST, port))
+                .unwrap();
+            assert!(
+                spoofed.recv(&mut [0u8; 64]).is_err(),
+                "echoed to a stranger"
+            );
+        }
+        let refused = server.join().unwrap().unwrap_err();
+        assert!(refused.contains("0 of 1 udp flows joined"), "{refused}");
     }
 }

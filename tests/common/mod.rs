@@ -105,13 +105,19 @@ pub struct Server {
 }
 
 impl Server {
-    /// Starts a server whose every read times out after `timeout` (e.g. "1s"), with `extra`.
+    /// Starts a server whose every read times out after `timeout` (e.g. "1s"), with `extra`;
+    /// `--insecure` when `extra` gives no `--token-file` (a test on loopback).
     pub fn start(timeout: &str, extra: &[&str]) -> Server {
         use std::io::BufRead;
         let temp = tempfile::tempdir().unwrap();
+        let insecure = match extra.contains(&"--token-file") {
+            true => None,
+            false => Some("--insecure"),
+        };
         let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("bytepath"))
             .args(["server", "--port", "0", "--timeout", timeout])
             .args(extra)
+            .args(insecure)
             .env("TMPDIR", temp.path())
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::null())
@@ -121,7 +127,7 @@ impl Server {
         std::io::BufReader::new(child.stdout.take().unwrap())
             .read_line(&mut line)
             .unwrap();
-        // "bytepath server listening on 127.0.0.1:PORT (protocol version 2, ...)"
+        // "bytepath server listening on 127.0.0.1:PORT (protocol version 3, ...)"
         let port = line
             .split_whitespace()
             .nth(4)

@@ -52,7 +52,7 @@ impl Fleet {
             servers: Vec::new(),
             token: tempfile::NamedTempFile::new().unwrap(),
         };
-        std::fs::write(fleet.token.path(), "mesh-test-token\n").unwrap();
+        std::fs::write(fleet.token.path(), "0123456789abcdef0123456789abcdef\n").unwrap();
         ip(&["netns", "add", &fleet.switch]);
         let sw = fleet.switch.clone();
         ip(&["-n", &sw, "link", "add", "br0", "type", "bridge"]);
@@ -204,6 +204,17 @@ pub fn assert_no_host_overlaps(records: &[serde_json::Value]) -> usize {
         }
     }
     overlapping
+}
+
+/// A token file of 128 bits every loopback mesh server and driver of this test process share.
+pub fn token() -> &'static str {
+    static TOKEN: std::sync::OnceLock<tempfile::NamedTempFile> = std::sync::OnceLock::new();
+    let file = TOKEN.get_or_init(|| {
+        let file = tempfile::NamedTempFile::new().unwrap();
+        std::fs::write(file.path(), "0123456789abcdef0123456789abcdef\n").unwrap();
+        file
+    });
+    file.path().to_str().unwrap()
 }
 
 /// A process killed when dropped.

@@ -10,6 +10,7 @@ use crate::engine::slices::SliceBoard;
 use crate::engine::worker::{Role, ThreadSample};
 use crate::engine::{self, Shared, STOP_GRACE};
 use crate::measure::profile::Profile;
+use crate::remote::channel::ControlStream;
 use crate::remote::protocol::{self, ErrorCode, FrameError, Message, COOKIE_BYTES, DATA_TAG_BYTES};
 use crate::remote::{apply_options, remote_role};
 use crate::spec::RunSpec;
@@ -33,7 +34,7 @@ const SERVER_ENDING: &str =
 /// Accepts the run's data connections, runs this side, and sends its samples back.
 /// With `reverse` this side is the measured one: its slices are kept and sent back too.
 pub(super) fn run_side(
-    stream: &mut TcpStream,
+    stream: &mut ControlStream,
     spec: &RunSpec,
     reverse: bool,
     state: &State,
@@ -198,7 +199,7 @@ impl Sampling {
 /// The run's tcp flows: a data listener, `Accepted`, and one tagged connection per flow, each
 /// with the run's socket options; with what each one's send buffer holds.
 fn tcp_flows(
-    stream: &mut TcpStream,
+    stream: &mut ControlStream,
     spec: &RunSpec,
     reverse: bool,
     config: &ServerConfig,
@@ -219,7 +220,7 @@ fn tcp_flows(
             udp_ports: Vec::new(),
         },
     )?;
-    let flows = accept_flows(&data, &cookie, spec.threads, config.timeout)?;
+    let flows = accept_flows(stream, &data, &cookie, spec.threads, config.timeout)?;
     let options = spec.socket_options();
     let role = remote_role(spec.pattern, reverse);
     flows
@@ -235,7 +236,7 @@ fn tcp_flows(
 /// The run's udp flows: one socket per flow on `--bind`, their ports in `Accepted`, each joined
 /// by the client's hello (`udp`), then set up as `UdpLoopback` sets up its sockets.
 fn udp_flows(
-    stream: &mut TcpStream,
+    stream: &mut ControlStream,
     threads: usize,
     framing: Framing,
     config: &ServerConfig,
@@ -281,7 +282,7 @@ fn new_cookie() -> Result<[u8; COOKIE_BYTES], Refusal> {
 /// the run (its client hears why in `Done`). Returns why the server cut the run short, if it
 /// did.
 fn follow(
-    stream: &mut TcpStream,
+    stream: &mut ControlStream,
     control: &Control,
     (handles, endpoints): (&[std::thread::JoinHandle<ThreadSample>], &[Arc<Endpoint>]),
     deadline: Instant,
@@ -334,7 +335,7 @@ fn follow(
 /// Sends this side's samples, one frame each, its slices when it measured and its profile
 /// when one was asked for, then `Done`.
 fn report(
-    stream: &mut TcpStream,
+    stream: &mut ControlStream,
     samples: Vec<ThreadSample>,
     extra: [Option<Message>; 2],
     cut: Option<&str>,
@@ -369,16 +370,20 @@ fn report(
     ))
 }
 
-/// Accepts data connections until every flow has one: each must present the cookie and a flow
-/// index not yet taken within the timeout; anything else is dropped as a stray.
+/// Accepts data connections until every flow has one: each must come from the control
+/// connection's peer address and present the cookie and a flow index not yet taken, all within
+/// one deadline; anything else is dropped as a stray (the first logged, the rest counted).
 pub(in crate::remote) fn accept_flows(
+    control: &TcpStream,
     listener: &TcpListener,
     cookie: &[u8],
     threads: usize,
     timeout: Duration,
 ) -> Result<Vec<TcpStream>, Refusal> {
     let failed = |e: std::io::Error| refuse(ErrorCode::Failed, format!("data port: {e}"));
+    let peer = control.peer_addr().map_err(failed)?.ip().to_canonical();
     listener.set_nonblocking(true).map_err(failed)?;
+    let mut strays = 0u64;
     let deadline = Instant::now() + timeout;
     let mut flows: Vec<Option<TcpStream>> = (0..threads).map(|_| None).collect();
     let mut joined = 0;
@@ -400,13 +405,26 @@ pub(in crate::remote) fn accept_flows(
             }
             Err(e) => return Err(failed(e)),
         };
-        match read_tag(&s, cookie, threads, timeout) {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let tag = match from.ip().to_canonical() == peer {
+            true => read_tag(&s, cookie, threads, left.max(Duration::from_millis(1))),
+            false => None,
+        };
+        match tag {
             Some(flow) if flows[flow].is_none() => {
                 flows[flow] = Some(s);
                 joined += 1;
             }
-            _ => eprintln!("bytepath server: dropped a stray data connection from {from}"),
+            _ => {
+                strays += 1;
+                if strays == 1 {
+                    eprintln!("bytepath server: dropped a stray data connection from {from}");
+                }
+            }
         }
+    }
+    if strays > 1 {
+        eprintln!("bytepath server: dropped {strays} stray data connections in all");
     }
     Ok(flows.into_iter().flatten().collect())
 }

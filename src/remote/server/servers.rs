@@ -2,9 +2,10 @@
 //! same fork as a point on one host), measured over the client's window, and kept serving
 //! until the client's clients are gone.
 use super::{out_of_order, refuse, send, Refusal, RunClaim, State, RUN_POLL};
+use crate::remote::channel::ControlStream;
 use crate::remote::protocol::{self, ErrorCode, FrameError, Message};
 use crate::servers::{self, process::ServerSetup};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpListener;
 use std::os::fd::AsFd;
 use std::time::{Duration, Instant};
 
@@ -12,7 +13,7 @@ use std::time::{Duration, Instant};
 /// point on one host), lets the client's clients at it, measures it over the client's window,
 /// and keeps it serving until the client says its clients are gone.
 pub(super) fn servers_side(
-    stream: &mut TcpStream,
+    stream: &mut ControlStream,
     setup: ServerSetup<'static>,
     clients: usize,
     state: &State,
@@ -40,7 +41,7 @@ pub(super) fn servers_side(
 }
 
 fn follow_point(
-    stream: &mut TcpStream,
+    stream: &mut ControlStream,
     server: &mut servers::process::ServerProcess,
     port: u16,
     clients: usize,
@@ -83,7 +84,7 @@ fn follow_point(
 /// Waits for the client's next step; a server process that ended meanwhile, a client gone,
 /// or `patience` run out ends the point.
 fn wait_for(
-    stream: &mut TcpStream,
+    stream: &mut ControlStream,
     server: &mut servers::process::ServerProcess,
     expecting: &str,
     patience: Duration,

@@ -1,0 +1,399 @@
+//! The control channel (protocol version 3): after the plaintext hellos, a Noise handshake
+//! (`Noise_NNpsk0_25519_ChaChaPoly_SHA256`) keyed by the shared token, then every control
+//! byte in ChaCha20-Poly1305 records. Both ends prove the token (the client's first message
+//! only decrypts with it, the server's answer only with it and the client's fresh ephemeral
+//! key), the session keys come from a fresh X25519 exchange (nobody on the path can read,
+//! inject, reorder or replay a frame), and both hellos are the handshake's prologue (a hello
+//! altered on the way fails the handshake). A relayed handshake gives the relay nothing: it
+//! holds neither ephemeral key. `ControlStream` is the control connection either way; with
+//! `--insecure` it is the bare TCP stream.
+use sha2::{Digest, Sha256};
+use std::io::{self, Read, Write};
+use std::net::TcpStream;
+use std::ops::Deref;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+/// The Noise protocol the control channel runs.
+pub const NOISE_PARAMS: &str = "Noise_NNpsk0_25519_ChaChaPoly_SHA256";
+/// Noise's limit on one message, tag included.
+const MAX_RECORD: usize = 65535;
+/// The AEAD tag every record carries.
+const TAG: usize = 16;
+/// Binds the key derived from the token to this use, so it is no other protocol's key.
+const PSK_CONTEXT: &[u8] = b"bytepath control v3 psk";
+
+/// The control connection: the TCP stream, and its Noise transport once the handshake is done.
+/// Derefs to the TCP stream for its settings and addresses (timeouts, `peer_addr`, shutdown);
+/// reads and writes go through the channel. Not `DerefMut`, so no `&mut TcpStream` can be had
+/// from it by accident and bypass the encryption.
+pub struct ControlStream {
+    tcp: TcpStream,
+    secure: Option<Arc<Secure>>,
+    /// While set (the server's hellos and handshake), every read is bounded by it in all: no
+    /// peer can keep the connection by trickling bytes.
+    deadline: Option<Instant>,
+}
+
+struct Secure {
+    transport: snow::StatelessTransportState,
+    /// The next outgoing record's nonce; held while a record set is written, so the records
+    /// of two writers never interleave.
+    send: Mutex<u64>,
+    incoming: Mutex<Incoming>,
+}
+
+#[derive(Default)]
+struct Incoming {
+    nonce: u64,
+    /// The record being read: its 2-byte length and as much of its ciphertext as arrived (a
+    /// read timeout inside a record keeps it, so the next read goes on where this one stopped).
+    record: Vec<u8>,
+    plain: Vec<u8>,
+    at: usize,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+impl ControlStream {
+    /// The bare stream: `--insecure`, and the plaintext hellos before the handshake.
+    pub fn plain(tcp: TcpStream) -> ControlStream {
+        ControlStream {
+            tcp,
+            secure: None,
+            deadline: None,
+        }
+    }
+
+    /// Bounds every read until `deadline` (or no more, with `None`, which also sets the read
+    /// timeout back to `timeout`).
+    pub fn set_deadline(&mut self, deadline: Option<Instant>, timeout: Duration) -> io::Result<()> {
+        self.deadline = deadline;
+        match deadline {
+            Some(_) => Ok(()),
+            None => self.tcp.set_read_timeout(Some(timeout)),
+        }
+    }
+
+    /// One read of the TCP stream, within the deadline when one is set.
+    fn read_tcp(&self, buf: &mut [u8]) -> io::Result<usize> {
+        if let Some(deadline) = self.deadline {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(io::Error::other(
+                    "the hellos and handshake took longer than their deadline",
+                ));
+            }
+            let current = self.tcp.read_timeout()?;
+            self.tcp
+                .set_read_timeout(Some(current.map_or(left, |c| c.min(left))))?;
+        }
+        (&self.tcp).read(buf)
+    }
+
+    pub fn is_secure(&self) -> bool {
+        self.secure.is_some()
+    }
+
+    /// A second handle on the same channel (one thread reads, another writes).
+    pub fn try_clone(&self) -> io::Result<ControlStream> {
+        Ok(ControlStream {
+            tcp: self.tcp.try_clone()?,
+            secure: self.secure.clone(),
+            deadline: self.deadline,
+        })
+    }
+
+    /// The initiator's side of the handshake: the client.
+    pub fn client_handshake(
+        &mut self,
+        token: &[u8],
+        prologue: &[u8],
+    ) -> Result<(), HandshakeError> {
+        let key = psk(token);
+        let mut noise = builder(&key, prologue)?.build_initiator()?;
+        let mut buf = vec![0u8; MAX_RECORD];
+        let n = noise.write_message(&[], &mut buf)?;
+        super::frame::write_frame(self, &buf[..n]).map_err(HandshakeError::Io)?;
+        let answer = super::frame::read_frame(self).map_err(HandshakeError::Frame)?;
+        if let Ok(refusal) = super::frame::parse(&answer) {
+            return Err(HandshakeError::Answered(refusal.into()));
+        }
+        noise
+            .read_message(&answer, &mut buf)
+            .map_err(|_| HandshakeError::WrongToken)?;
+        self.secure = Some(secured(noise)?);
+        Ok(())
+    }
+
+    /// The responder's side: the server.
+    pub fn server_handshake(
+        &mut self,
+        token: &[u8],
+        prologue: &[u8],
+    ) -> Result<(), HandshakeError> {
+        let key = psk(token);
+        let mut noise = builder(&key, prologue)?.build_responder()?;
+        let mut buf = vec![0u8; MAX_RECORD];
+        let first = super::frame::read_frame(self).map_err(HandshakeError::Frame)?;
+        noise
+            .read_message(&first, &mut buf)
+            .map_err(|_| HandshakeError::WrongToken)?;
+        let n = noise.write_message(&[], &mut buf)?;
+        super::frame::write_frame(self, &buf[..n]).map_err(HandshakeError::Io)?;
+        self.secure = Some(secured(noise)?);
+        Ok(())
+    }
+}
+
+fn builder<'a>(key: &'a [u8; 32], prologue: &'a [u8]) -> Result<snow::Builder<'a>, snow::Error> {
+    let params = NOISE_PARAMS
+        .parse()
+        .expect("the Noise pattern name is valid");
+    snow::Builder::new(params).psk(0, key)?.prologue(prologue)
+}
+
+fn secured(noise: snow::HandshakeState) -> Result<Arc<Secure>, HandshakeError> {
+    let transport = noise.into_stateless_transport_mode()?;
+    Ok(Arc::new(Secure {
+        transport,
+        send: Mutex::new(0),
+        incoming: Mutex::new(Incoming::default()),
+    }))
+}
+
+/// The handshake's prologue: both hellos as they crossed the wire, each with its length.
+pub fn prologue(client_hello: &[u8], server_hello: &[u8]) -> Vec<u8> {
+    let mut p = Vec::with_capacity(8 + client_hello.len() + server_hello.len());
+    for hello in [client_hello, server_hello] {
+        p.extend_from_slice(&(hello.len() as u32).to_be_bytes());
+        p.extend_from_slice(hello);
+    }
+    p
+}
+
+/// The Noise pre-shared key: SHA-256 of a context string and the token (any length of token
+/// becomes the 32 bytes Noise takes; the token's strength is checked where it is read).
+fn psk(token: &[u8]) -> [u8; 32] {
+    let mut hash = Sha256::new();
+    hash.update(PSK_CONTEXT);
+    hash.update(token);
+    hash.finalize().into()
+}
+
+/// Why the handshake failed.
+#[derive(Debug)]
+pub enum HandshakeError {
+    /// The other side does not hold the same token (or the hellos were altered on the way).
+    WrongToken,
+    /// The server answered the handshake with a plaintext message: its refusal (code, text).
+    Answered(Refusal),
+    Frame(super::frame::FrameError),
+    Io(io::Error),
+    Noise(snow::Error),
+}
+
+/// What a server's plaintext answer to the handshake says.
+#[derive(Debug)]
+pub struct Refusal(pub super::protocol::ErrorCode, pub String);
+
+impl From<super::protocol::Message> for Refusal {
+    fn from(m: super::protocol::Message) -> Refusal {
+        use super::protocol::{ErrorCode, Message};
+        match m {
+            Message::Error { code, message } => Refusal(code, message),
+            Message::Busy { message } => Refusal(ErrorCode::Failed, format!("busy: {message}")),
+            other => Refusal(
+                ErrorCode::OutOfOrder,
+                format!("a {} message instead of the handshake", other.kind()),
+            ),
+        }
+    }
+}
+
+impl From<snow::Error> for HandshakeError {
+    fn from(e: snow::Error) -> Self {
+        HandshakeError::Noise(e)
+    }
+}
+
+impl std::fmt::Display for HandshakeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            HandshakeError::WrongToken => write!(
+                f,
+                "the handshake failed: the other side does not hold the same token (or the hellos were altered on the way)"
+            ),
+            HandshakeError::Answered(r) => write!(f, "{}", r.1),
+            HandshakeError::Frame(e) => write!(f, "the handshake: {e}"),
+            HandshakeError::Io(e) => write!(f, "the handshake: {e}"),
+            HandshakeError::Noise(e) => write!(f, "the handshake: {e}"),
+        }
+    }
+}
+
+impl Deref for ControlStream {
+    type Target = TcpStream;
+    fn deref(&self) -> &TcpStream {
+        &self.tcp
+    }
+}
+
+fn tampered() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidData,
+        "a control record failed its integrity check: altered on the way, or not sent by the peer of this handshake",
+    )
+}
+
+/// Reads the rest of one record into `incoming.record`; `Ok(false)` on a clean end of the
+/// connection between records.
+fn fill_record(tcp: &TcpStream, incoming: &mut Incoming) -> io::Result<bool> {
+    loop {
+        let record = &mut incoming.record;
+        let need = match record.len() {
+            0 | 1 => 2,
+            _ => 2 + u16::from_be_bytes([record[0], record[1]]) as usize,
+        };
+        if need > 2 && need < 2 + TAG {
+            return Err(tampered());
+        }
+        if record.len() == need && need > 2 {
+            return Ok(true);
+        }
+        let old = record.len();
+        record.resize(need, 0);
+        let mut reader = tcp;
+        match reader.read(&mut record[old..]) {
+            Ok(0) => {
+                record.truncate(old);
+                return match old {
+                    0 => Ok(false),
+                    _ => Err(io::ErrorKind::UnexpectedEof.into()),
+                };
+            }
+            Ok(n) => record.truncate(old + n),
+            Err(e) => {
+                record.truncate(old);
+                return Err(e);
+            }
+        }
+    }
+}
+
+impl Read for ControlStream {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let Some(secure) = &self.secure else {
+            return self.read_tcp(buf);
+        };
+        let mut guard = lock(&secure.incoming);
+        let incoming = &mut *guard;
+        while incoming.at == incoming.plain.len() {
+            if !fill_record(&self.tcp, incoming)? {
+                return Ok(0);
+            }
+            incoming.plain.resize(incoming.record.len() - 2, 0);
+            let n = secure
+                .transport
+                .read_message(incoming.nonce, &incoming.record[2..], &mut incoming.plain)
+                .map_err(|_| tampered())?;
+            incoming.plain.truncate(n);
+            incoming.nonce += 1;
+            incoming.at = 0;
+            incoming.record.clear();
+        }
+        let n = buf.len().min(incoming.plain.len() - incoming.at);
+        buf[..n].copy_from_slice(&incoming.plain[incoming.at..incoming.at + n]);
+        incoming.at += n;
+        Ok(n)
+    }
+}
+
+impl Write for ControlStream {
+    /// Takes all of `buf` as one or more records, written with one call.
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let Some(secure) = &self.secure else {
+            return (&self.tcp).write(buf);
+        };
+        let mut nonce = lock(&secure.send);
+        let chunks = buf.chunks(MAX_RECORD - TAG);
+        let mut out = Vec::with_capacity(buf.len() + chunks.len() * (2 + TAG));
+        let mut sealed = vec![0u8; MAX_RECORD];
+        for chunk in chunks {
+            let n = secure
+                .transport
+                .write_message(*nonce, chunk, &mut sealed)
+                .map_err(io::Error::other)?;
+            *nonce += 1;
+            out.extend_from_slice(&(n as u16).to_be_bytes());
+            out.extend_from_slice(&sealed[..n]);
+        }
+        (&self.tcp).write_all(&out)?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        (&self.tcp).flush()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::TcpListener;
+
+    fn pair(
+        client_token: &'static [u8],
+        server_token: &'static [u8],
+    ) -> (
+        Result<ControlStream, HandshakeError>,
+        Result<ControlStream, HandshakeError>,
+    ) {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let server = std::thread::spawn(move || {
+            let (s, _) = listener.accept().unwrap();
+            let mut s = ControlStream::plain(s);
+            s.server_handshake(server_token, b"hellos").map(|()| s)
+        });
+        let mut c = ControlStream::plain(TcpStream::connect(addr).unwrap());
+        let client = c.client_handshake(client_token, b"hellos").map(|()| c);
+        (client, server.join().unwrap())
+    }
+
+    #[test]
+    fn bytes_cross_the_channel_whole_both_ways_and_in_large_writes() {
+        let (client, server) = pair(
+            b"0123456789abcdef0123456789abcdef",
+            b"0123456789abcdef0123456789abcdef",
+        );
+        let (mut client, mut server) = (client.unwrap(), server.unwrap());
+        let big: Vec<u8> = (0..200_000u32).map(|i| (i % 251) as u8).collect();
+        let sent = big.clone();
+        let writer = std::thread::spawn(move || client.write_all(&sent).map(|()| client));
+        let mut got = vec![0u8; big.len()];
+        server.read_exact(&mut got).unwrap();
+        assert_eq!(got, big);
+        let mut client = writer.join().unwrap().unwrap();
+        server.write_all(b"back").unwrap();
+        let mut back = [0u8; 4];
+        client.read_exact(&mut back).unwrap();
+        assert_eq!(&back, b"back");
+    }
+
+    #[test]
+    fn a_different_token_fails_the_handshake_on_both_sides() {
+        let (client, server) = pair(
+            b"0123456789abcdef0123456789abcdef",
+            b"fedcba9876543210fedcba9876543210",
+        );
+        assert!(
+            matches!(server, Err(HandshakeError::WrongToken)),
+            "{:?}",
+            server.err()
+        );
+        assert!(client.is_err());
+    }
+}
