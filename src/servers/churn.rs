@@ -47,11 +47,15 @@ fn kept_per_round(records: &[&Value], model: &str, clients: u64) -> Vec<(usize, 
         .collect()
 }
 
+/// A model measured in both modes: its name, its per-request over persistent ratio, and the
+/// share it kept in each round.
+type Ranked = (String, f64, Vec<(usize, f64)>);
+
 /// One client count's lines: each model's cost of churn, then which suffers most.
 /// The last is (the detail with its figures, the verdict without them).
 fn at(records: &[&Value], clients: u64, models: &[String]) -> (Vec<String>, (String, String)) {
     let mut lines = Vec::new();
-    let mut ranked: Vec<(String, f64, Vec<(usize, f64)>)> = Vec::new();
+    let mut ranked: Vec<Ranked> = Vec::new();
     for m in models {
         let churned = rounds(records, m, clients, "per-request");
         let kept = rounds(records, m, clients, "persistent");

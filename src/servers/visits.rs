@@ -25,7 +25,9 @@ pub fn round(r: &Value) -> usize {
 
 /// One record per point, in the matrix's order.
 pub fn points(records: &[Value]) -> Vec<Value> {
-    let mut keys: Vec<(((String, u64), &str), u64)> = Vec::new();
+    // ((model, clients), connection mode), and the point's index in the matrix.
+    type Key<'a> = ((String, u64), &'a str);
+    let mut keys: Vec<(Key, u64)> = Vec::new();
     for r in records {
         let key = (point_of(r), connection_of(r));
         if !keys.iter().any(|(k, _)| *k == key) {
