@@ -113,16 +113,14 @@ pub fn sweep_spec(args: &SweepArgs, cpus: &[usize]) -> Result<SweepSpec, ConfigE
         profile: args.profile.profile,
         bidir: args.bidir.bidir,
     };
-    if spec.bidir {
-        check_bidir(&spec)?;
-    }
+    check_bidir(&spec)?;
     Ok(spec)
 }
 
 /// `sweep --bidir`: what `run --bidir` refuses, refused for the whole sweep in one line (the
 /// first bidir point's mechanism, pattern or setting it cannot carry).
 fn check_bidir(spec: &SweepSpec) -> Result<(), ConfigError> {
-    if spec.remote.is_some() {
+    if spec.bidir && spec.remote.is_some() {
         return Err(bad(crate::spec::bidir::REMOTE_REFUSAL));
     }
     for point in spec.points().iter().filter(|p| p.bidir) {

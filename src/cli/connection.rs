@@ -44,15 +44,6 @@ pub fn modes(
     Ok(out)
 }
 
-/// A connection mode's name as records and reports write it.
-pub fn name(per_request: bool) -> &'static str {
-    if per_request {
-        "per-request"
-    } else {
-        "persistent"
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -74,8 +74,13 @@ fn at(records: &[&Value], clients: u64, models: &[String]) -> (Vec<String>, (Str
         }
     }
     ranked.sort_by(|a, b| a.1.total_cmp(&b.1));
-    let c = clients;
-    let most = match ranked.as_slice() {
+    (lines, most_suffering(clients, &ranked))
+}
+
+/// Which of the models `ranked` (smallest share first) suffers most at `c` clients: the
+/// detail with its figures and the verdict without them.
+fn most_suffering(c: u64, ranked: &[Ranked]) -> (String, String) {
+    match ranked {
         [] => (
             format!("{c} clients: no model measured in both modes"),
             format!("{c} clients: cannot be said"),
@@ -114,8 +119,7 @@ fn at(records: &[&Value], clients: u64, models: &[String]) -> (Vec<String>, (Str
                 ),
             }
         }
-    };
-    (lines, most)
+    }
 }
 
 /// The answer from every visit's record (both modes), or `None` when the study measured one.

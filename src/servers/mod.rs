@@ -139,7 +139,16 @@ impl ServersSpec {
 
 /// The marker writes the connection modes by name.
 fn connection_names<S: serde::Serializer>(modes: &[bool], s: S) -> Result<S::Ok, S::Error> {
-    s.collect_seq(modes.iter().map(|&p| crate::cli::connection::name(p)))
+    s.collect_seq(modes.iter().map(|&p| connection_name(p)))
+}
+
+/// A connection mode's name as records and reports write it (`--connection`).
+pub fn connection_name(per_request: bool) -> &'static str {
+    if per_request {
+        "per-request"
+    } else {
+        "persistent"
+    }
 }
 
 /// Why select cannot serve `clients` (plus stalled ones), if it cannot.

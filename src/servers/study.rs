@@ -248,7 +248,7 @@ fn config(
         rate_per_s: spec.rate,
         client_threads: spec.client_threads.min(clients),
         requests_per_connection: spec.requests_per_connection,
-        connection: crate::cli::connection::name(per_request),
+        connection: super::connection_name(per_request),
         stalled_clients: spec.stalled_clients,
         open_file_limit: limit,
         placement: spec.placement.clone(),
@@ -377,7 +377,7 @@ fn groups(points: &[(ServerModel, usize, bool)]) -> Vec<Vec<usize>> {
 fn point_key(spec: &ServersSpec, model: ServerModel, clients: usize, per_request: bool) -> String {
     let key = format!("{}/{clients}", model.name());
     if spec.connections.len() > 1 {
-        format!("{key}/{}", crate::cli::connection::name(per_request))
+        format!("{key}/{}", super::connection_name(per_request))
     } else {
         key
     }
