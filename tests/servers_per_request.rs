@@ -147,6 +147,14 @@ fn both_modes_in_one_study_are_paired_and_answered_with_a_state_and_an_interval(
         "{report}"
     );
     assert!(
+        report.contains("--connection persistent,per-request: each model measured both ways"),
+        "{report}"
+    );
+    assert!(
+        report.contains("| epoll per-request |"),
+        "the table tells the modes apart: {report}"
+    );
+    assert!(
         report.contains("per-request over persistent requests/s"),
         "{report}"
     );

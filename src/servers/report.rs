@@ -95,7 +95,9 @@ fn method(records: &[Value], status: &str) -> String {
         .as_u64()
         .map(|n| format!(" Each client closes its connection after {n} requests; the point ends when all have, or at the end of the measured time."))
         .unwrap_or_default()
-        + if c["connection"] == "per-request" {
+        + if super::churn::both_modes(records) {
+            " --connection persistent,per-request: each model measured both ways, the two visited back to back in every round; per-request clients close after every echo and connect again, so every such request's latency holds a handshake and the server model's accept path."
+        } else if c["connection"] == "per-request" {
             " --connection per-request: each client closes after every echo and connects again, so every request's latency holds a handshake and the server model's accept path."
         } else {
             ""
