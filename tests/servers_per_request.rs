@@ -5,7 +5,10 @@ use common::{bytepath, u};
 use serde_json::Value;
 
 fn study(connection: &str) -> Vec<Value> {
-    let dir = tempfile::tempdir().unwrap();
+    study_in(&tempfile::tempdir().unwrap(), connection, "1")
+}
+
+fn study_in(dir: &tempfile::TempDir, connection: &str, visits: &str) -> Vec<Value> {
     let out = bytepath()
         .args([
             "servers",
@@ -20,7 +23,7 @@ fn study(connection: &str) -> Vec<Value> {
             "--duration",
             "600ms",
             "--visits",
-            "1",
+            visits,
             "--connection",
             connection,
         ])
@@ -93,4 +96,82 @@ fn an_unknown_connection_model_and_a_clash_are_refused_in_one_line() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(String::from_utf8_lossy(&out.stderr).lines().count(), 1);
+}
+
+/// Both modes in one study: each (model, mode) a point of its own, every round visiting all
+/// four back to back; the report answers what churn costs each model, with intervals.
+#[test]
+fn both_modes_in_one_study_are_paired_and_answered_with_a_state_and_an_interval() {
+    let dir = tempfile::tempdir().unwrap();
+    let records = study_in(&dir, "persistent,per-request", "3");
+    assert_eq!(records.len(), 12, "2 models × 2 modes × 3 rounds");
+    for round in 0..3 {
+        let modes: Vec<(&str, &str)> = records
+            .iter()
+            .filter(|r| r["visit"]["round"] == round)
+            .map(|r| {
+                let c = &r["config"];
+                (
+                    c["model"].as_str().unwrap(),
+                    c["connection"].as_str().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(modes.len(), 4, "round {round}: {modes:?}");
+        for mode in ["persistent", "per-request"] {
+            assert_eq!(modes.iter().filter(|m| m.1 == mode).count(), 2, "{modes:?}");
+        }
+    }
+    for r in &records {
+        assert_eq!(r["status"], "completed", "{}", r["errors"]);
+        let m = &r["metrics"];
+        if r["config"]["connection"] == "persistent" {
+            assert_eq!(u(&m["server"]["accepted_connections"]), 4, "{m}");
+        } else {
+            let all = u(&m["requests_all_phases"]);
+            assert!(
+                u(&m["server"]["accepted_connections"]).abs_diff(all) <= 4,
+                "{m}"
+            );
+        }
+        let key = r["sweep_point"]["key"].as_str().unwrap();
+        assert!(
+            key.ends_with(r["config"]["connection"].as_str().unwrap()),
+            "{key}"
+        );
+    }
+    // The servers study writes its answers into its report (it has no answers.json).
+    let report = std::fs::read_to_string(dir.path().join("report.md")).unwrap();
+    assert!(
+        report.contains("suffers most from connection churn"),
+        "{report}"
+    );
+    assert!(
+        report.contains("--connection persistent,per-request: each model measured both ways"),
+        "{report}"
+    );
+    assert!(
+        report.contains("| epoll per-request |"),
+        "the table tells the modes apart: {report}"
+    );
+    assert!(
+        report.contains("per-request over persistent requests/s"),
+        "{report}"
+    );
+    let state = ["suffers most:", "undecided between", "tied:"]
+        .iter()
+        .any(|s| report.contains(&format!("4 clients: {s}")));
+    assert!(state, "no three-state line for 4 clients: {report}");
+    assert!(
+        report.contains("95 % CI") || report.contains("90 % CI"),
+        "{report}"
+    );
+    let csv = std::fs::read_to_string(dir.path().join("results.csv")).unwrap();
+    let header = csv.lines().next().unwrap();
+    assert!(header.ends_with(",connection"), "{header}");
+    assert_eq!(
+        csv.lines().filter(|l| l.ends_with(",per-request")).count(),
+        6,
+        "{csv}"
+    );
 }

@@ -1,6 +1,7 @@
 //! Derived answers from a sweep's results: crossover sizes, per-byte costs, cache savings,
 //! copied fallbacks, scaling and the most surprising point. Every answer is computed from the
 //! records and says which of them it rests on; none is written by hand.
+pub mod bidir;
 pub mod costs;
 pub mod crossover;
 pub mod load;
@@ -61,10 +62,12 @@ impl Dataset {
         self.points.iter().filter(|p| p.completed()).collect()
     }
 
+    /// One-way points of `pattern`: `--bidir` points are set against their one-way twins in
+    /// the bidir answer alone, never against other mechanisms.
     pub fn completed_with_pattern(&self, pattern: &str) -> Vec<&Point> {
         self.points
             .iter()
-            .filter(|p| p.completed() && p.pattern == pattern)
+            .filter(|p| p.completed() && p.pattern == pattern && !p.bidir)
             .collect()
     }
 }
@@ -89,7 +92,8 @@ pub fn answers(data: &Dataset) -> Vec<Answer> {
         costs::cache_answer(&stream),
         surprise::answer(&data.completed()),
     ]);
-    // Only where the results hold `--profile` blocks.
+    // Only where the results hold `--bidir` points, and `--profile` blocks.
+    answers.extend(bidir::answer(&data.completed()));
     answers.extend(profile::answer(data));
     answers
 }

@@ -37,6 +37,9 @@ pub struct Point {
     pub buffer: Option<f64>,
     pub pattern: String,
     pub spin: bool,
+    /// `--bidir`: the flows carried data both ways at once; the figures are the forward
+    /// direction's (its receiver's), the record's `bidir` block has both.
+    pub bidir: bool,
     /// The receive path (`--recv`), when it is not plain recv.
     pub recv: Option<String>,
     pub size: f64,
@@ -95,6 +98,9 @@ impl Point {
         }
         if self.spin {
             name += " (spin)";
+        }
+        if self.bidir {
+            name += " (bidir)";
         }
         name
     }
@@ -169,6 +175,7 @@ pub fn from_record(record: &Value, line: usize) -> Result<Point, String> {
         line,
         key,
         spin: config["spin"].as_bool().unwrap_or(false),
+        bidir: record["bidir"].is_object(),
         recv: config["recv"]
             .as_str()
             .filter(|r| *r != "recv")

@@ -206,6 +206,7 @@ fn points(args: &MeshArgs) -> Result<Vec<MeshPoint>, ConfigError> {
                         pattern,
                         message_size,
                         threads,
+                        bidir: false,
                     });
                 }
             }

@@ -101,7 +101,7 @@ pub fn servers_spec(args: &ServersArgs, cpus: &[usize]) -> Result<ServersSpec, C
             .map(|t| positive("--requests-per-connection", t))
             .transpose()?,
         stalled_clients: args.stalled_clients,
-        per_request: crate::cli::connection::per_request(
+        connections: crate::cli::connection::modes(
             &args.connection,
             args.requests_per_connection.is_some(),
         )?,
@@ -182,11 +182,38 @@ mod tests {
         assert_eq!(
             s.points(),
             vec![
-                (ServerModel::Epoll, 5),
-                (ServerModel::Uring, 5),
-                (ServerModel::Epoll, 100),
-                (ServerModel::Uring, 100)
+                (ServerModel::Epoll, 5, false),
+                (ServerModel::Uring, 5, false),
+                (ServerModel::Epoll, 100, false),
+                (ServerModel::Uring, 100, false)
             ]
+        );
+    }
+
+    #[test]
+    fn both_connection_modes_are_a_point_dimension_of_each_client_count() {
+        let s = spec(&[
+            "--models",
+            "epoll,threaded",
+            "--clients",
+            "5",
+            "--connection",
+            "persistent,per-request",
+        ])
+        .unwrap();
+        assert_eq!(
+            s.points(),
+            vec![
+                (ServerModel::Epoll, 5, false),
+                (ServerModel::Threaded, 5, false),
+                (ServerModel::Epoll, 5, true),
+                (ServerModel::Threaded, 5, true)
+            ]
+        );
+        let json = serde_json::to_value(&s).unwrap();
+        assert_eq!(
+            json["connections"],
+            serde_json::json!(["persistent", "per-request"])
         );
     }
 

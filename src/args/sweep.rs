@@ -87,7 +87,7 @@ pub fn sweep_spec(args: &SweepArgs, cpus: &[usize]) -> Result<SweepSpec, ConfigE
         let netns = network.is_netns();
         crate::spec::crr::check_sweep(&mechanisms, recv_path, netns, remote.is_some())?;
     }
-    Ok(SweepSpec {
+    let spec = SweepSpec {
         mechanisms,
         patterns,
         sizes: parse_list("--sizes", &args.sizes, parse_message_size)?,
@@ -111,7 +111,22 @@ pub fn sweep_spec(args: &SweepArgs, cpus: &[usize]) -> Result<SweepSpec, ConfigE
         queue_depth,
         recv_path,
         profile: args.profile.profile,
-    })
+        bidir: args.bidir.bidir,
+    };
+    check_bidir(&spec)?;
+    Ok(spec)
+}
+
+/// `sweep --bidir`: what `run --bidir` refuses, refused for the whole sweep in one line (the
+/// first bidir point's mechanism, pattern or setting it cannot carry).
+fn check_bidir(spec: &SweepSpec) -> Result<(), ConfigError> {
+    if spec.bidir && spec.remote.is_some() {
+        return Err(bad(crate::spec::bidir::REMOTE_REFUSAL));
+    }
+    for point in spec.points().iter().filter(|p| p.bidir) {
+        crate::spec::bidir::check(&spec.run_spec(point, false))?;
+    }
+    Ok(())
 }
 
 /// `2%` or `2` (both percent) -> 0.02; refuses 0, negative, and above 50 %.
@@ -325,6 +340,7 @@ mod tests {
                 pattern,
                 message_size: 64,
                 threads: 1,
+                bidir: false,
             };
             assert_eq!(s.run_spec(&point, false).counters, CounterSelection::None);
             assert_eq!(s.run_spec(&point, true).counters, CounterSelection::All);

@@ -170,6 +170,9 @@ pub struct SweepArgs {
     #[command(flatten)]
     #[serde(flatten)]
     pub stream: StreamArgs,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub bidir: bidir::BidirArgs,
 }
 
 #[derive(Debug, Args, serde::Serialize, serde::Deserialize)]

@@ -4,6 +4,7 @@
 //! study's own loading); the figures are the ones the records hold, never recomputed, except
 //! where a study's records are its visits (file repetitions, servers and mesh visits): those
 //! are averaged per point as the study's report does.
+mod bidir;
 mod crr;
 pub mod openmetrics;
 
@@ -151,14 +152,19 @@ fn latest_per_point(records: &[Value]) -> Vec<Value> {
 /// The run labels of a run record's configuration.
 fn run_labels(record: &Value) -> Vec<(&'static str, String)> {
     let c = &record["config"];
-    vec![
+    let mut out = vec![
         ("mechanism", text(&c["mechanism"])),
         ("transport", text(&c["transport"])),
         ("pattern", text(&c["pattern"])),
         ("size", text(&c["message_size_bytes"])),
         ("flows", text(&c["threads"])),
         ("placement", text(&c["network"]["placement"])),
-    ]
+    ];
+    // A --bidir point beside its one-way twin in one sweep: the label keeps their series apart.
+    if record["bidir"].is_object() {
+        out.push(("bidir", "true".to_string()));
+    }
+    out
 }
 
 /// Run records (one per point): a sample per side and figure. `extra` labels go first (the
@@ -190,6 +196,7 @@ fn run_samples(records: &[Value], extra: &[(&'static str, String)]) -> Vec<Sampl
         }
     }
     out.extend(crr::samples(records, extra));
+    out.extend(bidir::samples(records, extra));
     out
 }
 

@@ -177,6 +177,7 @@ mod tests {
             pattern: crate::spec::Pattern::Stream,
             message_size: 4096,
             threads: 1,
+            bidir: false,
         };
         let rounds = rounds(3, PairSet::All);
         let plan = plan(&rounds, &[point, point], 2);

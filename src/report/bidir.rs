@@ -41,3 +41,37 @@ pub fn lines(out: &mut String, b: &BidirReport) {
         "  (the table above is the forward direction; reverse sender = a thread of the receiving end, reverse receiver = a thread of the sending end)"
     );
 }
+
+/// `--bidir` columns of results.csv, after every earlier column (empty for a one-way record):
+/// each direction's bytes sent and received, whether all arrived, and Gbit/s per direction.
+pub const CSV: &[(&str, &str, super::csv::Cell)] = &[
+    (
+        "bidir_forward_sent_bytes",
+        "/bidir/forward_sent_bytes",
+        Scalar,
+    ),
+    (
+        "bidir_forward_received_bytes",
+        "/bidir/forward_received_bytes",
+        Scalar,
+    ),
+    (
+        "bidir_reverse_sent_bytes",
+        "/bidir/reverse_sent_bytes",
+        Scalar,
+    ),
+    (
+        "bidir_reverse_received_bytes",
+        "/bidir/reverse_received_bytes",
+        Scalar,
+    ),
+    (
+        "bidir_all_delivered_each_way",
+        "/bidir/all_delivered_each_way",
+        Scalar,
+    ),
+    ("bidir_forward_gbps", "/bidir/forward_gbps", Scalar),
+    ("bidir_reverse_gbps", "/bidir/reverse_gbps", Scalar),
+    ("bidir_sum_gbps", "/bidir/sum_gbps", Scalar),
+];
+use super::csv::Cell::Scalar;

@@ -386,6 +386,8 @@ pub fn columns() -> Vec<Column> {
     }
     // `--pattern crr` columns after those, for the same reason.
     out.extend(fixed(super::crr::CSV));
+    // `--bidir` columns last of all.
+    out.extend(fixed(super::bidir::CSV));
     out
 }
 

@@ -4,7 +4,7 @@
 //! (iterative, threaded, select at 5 and 15 clients). The models at one client count were
 //! visited back to back in each round, so comparisons rest on per-round paired ratios;
 //! "cannot be told apart" when the interval includes 1.
-use super::visits::{point_of, round};
+use super::visits::{connection_of, point_of, round};
 use crate::analysis::paired::{self, ratio_of, verdict};
 use crate::analysis::Answer;
 use crate::stats::verdict::Verdict;
@@ -76,14 +76,24 @@ impl Visits<'_> {
 }
 
 /// Every answer, in the report's order, from the study's records (one per visit).
+/// With both connection modes measured, the model answers rest on the persistent visits and
+/// the churn answer compares the two modes.
 pub fn answers(records: &[Value]) -> Vec<Answer> {
+    let both = super::churn::both_modes(records);
     let v = Visits {
         records: records
             .iter()
             .filter(|r| r["status"] == "completed")
+            .filter(|r| !both || connection_of(r) == "persistent")
             .collect(),
     };
     let mut out = vec![best(&v), knee(&v), costs(&v), seeds(&v)];
+    if both {
+        for a in &mut out {
+            a.rests_on += "; the persistent-connection visits (per-request ones are compared in the churn answer)";
+        }
+    }
+    out.extend(super::churn::answer(records));
     let place = v.place();
     for a in &mut out {
         a.rests_on = format!("{}; placement: {place}", a.rests_on);

@@ -4,6 +4,7 @@
 //! (`load`) on loopback, and writes one record (`record`) to the results folder as it ends.
 pub mod answers;
 pub mod blocking;
+pub mod churn;
 pub mod host;
 pub mod line;
 pub mod load;
@@ -62,8 +63,10 @@ pub struct ServersSpec {
     pub server_threads: usize,
     pub client_threads: usize,
     pub requests_per_connection: Option<u64>,
-    /// `--connection per-request`: every client connects again for each request.
-    pub per_request: bool,
+    /// `--connection`: the connection modes measured, each a point dimension (`true`:
+    /// per-request, every client connects again for each request).
+    #[serde(serialize_with = "connection_names")]
+    pub connections: Vec<bool>,
     pub stalled_clients: usize,
     pub record_connections: bool,
     pub placement: Placement,
@@ -119,12 +122,32 @@ impl ServersSpec {
         self.duration / self.visits.max(1) as u32
     }
 
-    /// Every (model, clients), models interleaved within each client count.
-    pub fn points(&self) -> Vec<(ServerModel, usize)> {
+    /// Every (model, clients, per-request), models and connection modes interleaved within
+    /// each client count (so a round visits them back to back and they pair).
+    pub fn points(&self) -> Vec<(ServerModel, usize, bool)> {
+        let modes = &self.connections;
         self.clients
             .iter()
-            .flat_map(|&c| self.models.iter().map(move |&m| (m, c)))
+            .flat_map(|&c| {
+                modes
+                    .iter()
+                    .flat_map(move |&p| self.models.iter().map(move |&m| (m, c, p)))
+            })
             .collect()
+    }
+}
+
+/// The marker writes the connection modes by name.
+fn connection_names<S: serde::Serializer>(modes: &[bool], s: S) -> Result<S::Ok, S::Error> {
+    s.collect_seq(modes.iter().map(|&p| connection_name(p)))
+}
+
+/// A connection mode's name as records and reports write it (`--connection`).
+pub fn connection_name(per_request: bool) -> &'static str {
+    if per_request {
+        "per-request"
+    } else {
+        "persistent"
     }
 }
 

@@ -379,5 +379,11 @@ pub fn csv_columns() -> Vec<Column> {
     let mut columns = csv::fixed(&cells);
     // `--profile` columns last, so every earlier column keeps its place.
     columns.extend(csv::profile_columns("server", "/profile"));
+    // Appended after those, so a header from before keeps every column where it was.
+    columns.extend(csv::fixed(&[(
+        "connection",
+        "/config/connection",
+        Cell::Scalar,
+    )]));
     columns
 }

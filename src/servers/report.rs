@@ -4,7 +4,7 @@
 //! per second, p99 latency, server CPU per request and context switches per request. Rendered
 //! from the records exactly as `record` writes them, so `bytepath report DIR` renders the same
 //! report from the folder alone.
-use super::report_table::{clients_cell, hardware_note, model, server, status, study_table};
+use super::report_table::{clients_cell, hardware_note, label, server, status, study_table};
 use crate::error::Error;
 use crate::report::plot::axis::{Scale, TickFormat};
 use crate::report::plot::{escape, Datum, Series};
@@ -27,11 +27,12 @@ fn color(model: &str) -> &'static str {
 }
 
 /// Models in the order the study measured them first (its --models order).
-fn models(records: &[Value]) -> Vec<&str> {
-    let mut out: Vec<&str> = Vec::new();
+/// With both connection modes, each model's per-request points are a series of their own.
+fn models(records: &[Value]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
     for r in records {
-        if !out.contains(&model(r)) {
-            out.push(model(r));
+        if !out.contains(&label(r)) {
+            out.push(label(r));
         }
     }
     out
@@ -40,7 +41,7 @@ fn models(records: &[Value]) -> Vec<&str> {
 fn notes(records: &[Value]) -> Vec<String> {
     let mut out = Vec::new();
     for r in records {
-        let what = format!("{} at {} clients", model(r), clients_cell(r));
+        let what = format!("{} at {} clients", label(r), clients_cell(r));
         let errors: Vec<&str> = r["errors"]
             .as_array()
             .map(|e| e.iter().filter_map(Value::as_str).collect())
@@ -94,7 +95,9 @@ fn method(records: &[Value], status: &str) -> String {
         .as_u64()
         .map(|n| format!(" Each client closes its connection after {n} requests; the point ends when all have, or at the end of the measured time."))
         .unwrap_or_default()
-        + if c["connection"] == "per-request" {
+        + if super::churn::both_modes(records) {
+            " --connection persistent,per-request: each model measured both ways, the two visited back to back in every round; per-request clients close after every echo and connect again, so every such request's latency holds a handshake and the server model's accept path."
+        } else if c["connection"] == "per-request" {
             " --connection per-request: each client closes after every echo and connects again, so every request's latency holds a handshake and the server model's accept path."
         } else {
             ""
@@ -156,12 +159,12 @@ fn series(records: &[Value], value: impl Fn(&Value) -> Option<f64>) -> Vec<Serie
     models(records)
         .into_iter()
         .map(|name| Series {
-            name: name.to_string(),
-            color: color(name),
-            dashed: false,
+            name: name.clone(),
+            color: color(name.trim_end_matches(" per-request")),
+            dashed: name.ends_with(" per-request"),
             data: records
                 .iter()
-                .filter(|r| model(r) == name && status(r) == "completed")
+                .filter(|r| label(r) == name && status(r) == "completed")
                 .filter_map(|r| {
                     let clients = r["config"]["clients"].as_f64()?;
                     // A log axis has no place for zero; such a point is in the table.

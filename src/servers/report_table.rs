@@ -8,6 +8,15 @@ pub(super) fn model(r: &Value) -> &str {
     r["config"]["model"].as_str().unwrap_or("?")
 }
 
+/// The model as the table, notes and plots name a point: "epoll", or "epoll per-request" for
+/// a point measured with a connection per request (so both modes of one study stay apart).
+pub(super) fn label(r: &Value) -> String {
+    match super::visits::connection_of(r) {
+        "per-request" => format!("{} per-request", model(r)),
+        _ => model(r).to_string(),
+    }
+}
+
 pub(super) fn status(r: &Value) -> &str {
     r["status"].as_str().unwrap_or("?")
 }
@@ -103,7 +112,7 @@ fn row(r: &Value, hardware: &[(&str, &str, bool)]) -> Vec<String> {
         })
     };
     let mut out = vec![
-        model(r).to_string(),
+        label(r),
         clients_cell(r),
         status(r).to_string(),
         cell(r, m["requests_per_s"].as_f64(), |v| format!("{v:.0}")),

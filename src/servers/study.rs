@@ -108,8 +108,7 @@ fn measure(
     spec: &ServersSpec,
     link: &Link,
     remote: Option<&dyn ServersHost>,
-    model: ServerModel,
-    clients: usize,
+    (model, clients, per_request): (ServerModel, usize, bool),
     interrupt: &AtomicBool,
 ) -> Result<Measured3, NotRun> {
     let (mut server, addr) = start_server(spec, link, remote, model, clients)?;
@@ -122,7 +121,7 @@ fn measure(
         size: spec.size,
         rate: spec.rate,
         requests_per_connection: spec.requests_per_connection,
-        per_request: spec.per_request,
+        per_request,
         setup_timeout: Duration::from_secs(10) + Duration::from_millis(clients as u64),
         cpus: spec.placement.client_cpus.clone(),
         netns: link
@@ -227,8 +226,7 @@ fn where_sides_run(link: &Link, remote: Option<&dyn ServersHost>) -> String {
 fn config(
     spec: &ServersSpec,
     where_sides_run: String,
-    model: ServerModel,
-    clients: usize,
+    (model, clients, per_request): (ServerModel, usize, bool),
     requested: usize,
     capped: Option<String>,
     limit: Option<u64>,
@@ -250,11 +248,7 @@ fn config(
         rate_per_s: spec.rate,
         client_threads: spec.client_threads.min(clients),
         requests_per_connection: spec.requests_per_connection,
-        connection: if spec.per_request {
-            "per-request"
-        } else {
-            "persistent"
-        },
+        connection: super::connection_name(per_request),
         stalled_clients: spec.stalled_clients,
         open_file_limit: limit,
         placement: spec.placement.clone(),
@@ -297,22 +291,28 @@ fn point(
     spec: &ServersSpec,
     link: &Link,
     remote: Option<&dyn ServersHost>,
-    model: ServerModel,
-    requested: usize,
+    (model, requested, per_request): (ServerModel, usize, bool),
     limit: Option<u64>,
     interrupt: &AtomicBool,
 ) -> ServersRecord {
     let extra = spec.stalled_clients;
     let (clients, capped) = capped_clients(requested, extra, limit);
     let place = where_sides_run(link, remote);
-    let cfg = config(spec, place, model, clients, requested, capped, limit);
+    let cfg = config(
+        spec,
+        place,
+        (model, clients, per_request),
+        requested,
+        capped,
+        limit,
+    );
     let client_threads = cfg.client_threads;
     if let Some((status, reason)) = not_run(model, clients + extra, remote.is_some()) {
         let mut record = ServersRecord::new(cfg, status);
         record.reason = Some(reason);
         return record;
     }
-    match measure(spec, link, remote, model, clients, interrupt) {
+    match measure(spec, link, remote, (model, clients, per_request), interrupt) {
         Err((PointStatus::Failed, reason)) => {
             let mut record = ServersRecord::new(cfg, PointStatus::Failed);
             record.errors = vec![reason];
@@ -340,7 +340,7 @@ fn point(
             record.metrics = Some(PointMetrics::of(
                 &m,
                 report.as_ref().ok(),
-                (client_threads, spec.per_request),
+                (client_threads, per_request),
             ));
             record.errors = errors;
             if spec.record_connections {
@@ -360,16 +360,27 @@ fn point(
     }
 }
 
-/// The points of each client count: what one round visits back to back.
-fn groups(points: &[(ServerModel, usize)]) -> Vec<Vec<usize>> {
+/// The points of each client count (every model and connection mode): what one round visits
+/// back to back.
+fn groups(points: &[(ServerModel, usize, bool)]) -> Vec<Vec<usize>> {
     let mut groups: Vec<(usize, Vec<usize>)> = Vec::new();
-    for (i, &(_, clients)) in points.iter().enumerate() {
+    for (i, &(_, clients, _)) in points.iter().enumerate() {
         match groups.iter_mut().find(|(c, _)| *c == clients) {
             Some((_, members)) => members.push(i),
             None => groups.push((clients, vec![i])),
         }
     }
     groups.into_iter().map(|(_, members)| members).collect()
+}
+
+/// A point's key: model/clients, and its connection mode when the study measures both.
+fn point_key(spec: &ServersSpec, model: ServerModel, clients: usize, per_request: bool) -> String {
+    let key = format!("{}/{clients}", model.name());
+    if spec.connections.len() > 1 {
+        format!("{key}/{}", super::connection_name(per_request))
+    } else {
+        key
+    }
 }
 
 /// The study's first line: its matrix, visits, order seed, load and where the results go.
@@ -431,14 +442,13 @@ pub fn run(
                 break 'rounds;
             }
             let index = planned.point;
-            let (model, clients) = points[index];
+            let (model, clients, per_request) = points[index];
             let last = round + 1 == spec.visits;
             let mut record = point(
                 if last { spec } else { &unprofiled },
                 &link,
                 remote.as_deref(),
-                model,
-                clients,
+                (model, clients, per_request),
                 limit,
                 interrupt,
             );
@@ -446,7 +456,7 @@ pub fn run(
             record.sweep_point = Some(SweepPoint {
                 index,
                 total: points.len(),
-                key: format!("{}/{clients}", model.name()),
+                key: point_key(spec, model, clients, per_request),
             });
             record.visit = Some(ServersVisit {
                 round,
@@ -560,7 +570,7 @@ mod tests {
             server_threads: 1,
             client_threads: 2,
             requests_per_connection: None,
-            per_request: false,
+            connections: vec![false],
             stalled_clients: 0,
             record_connections: false,
             placement: super::super::Placement::parse(None, &[0, 1]).unwrap(),
@@ -573,8 +583,7 @@ mod tests {
             &spec,
             &link,
             None,
-            ServerModel::Select,
-            2000,
+            (ServerModel::Select, 2000, false),
             Some(100_000),
             &AtomicBool::new(false),
         );

@@ -13,6 +13,11 @@ pub fn point_of(r: &Value) -> (String, u64) {
     )
 }
 
+/// The connection mode of a record ("persistent" for a record from before the mode was kept).
+pub fn connection_of(r: &Value) -> &str {
+    r["config"]["connection"].as_str().unwrap_or("persistent")
+}
+
 /// The round a visit was made in (0 for a record from before visits).
 pub fn round(r: &Value) -> usize {
     r["visit"]["round"].as_u64().unwrap_or(0) as usize
@@ -20,9 +25,11 @@ pub fn round(r: &Value) -> usize {
 
 /// One record per point, in the matrix's order.
 pub fn points(records: &[Value]) -> Vec<Value> {
-    let mut keys: Vec<((String, u64), u64)> = Vec::new();
+    // ((model, clients), connection mode), and the point's index in the matrix.
+    type Key<'a> = ((String, u64), &'a str);
+    let mut keys: Vec<(Key, u64)> = Vec::new();
     for r in records {
-        let key = point_of(r);
+        let key = (point_of(r), connection_of(r));
         if !keys.iter().any(|(k, _)| *k == key) {
             let index = r["sweep_point"]["index"]
                 .as_u64()
@@ -33,7 +40,10 @@ pub fn points(records: &[Value]) -> Vec<Value> {
     keys.sort_by_key(|(_, index)| *index);
     keys.into_iter()
         .map(|(key, _)| {
-            let visits: Vec<&Value> = records.iter().filter(|r| point_of(r) == key).collect();
+            let visits: Vec<&Value> = records
+                .iter()
+                .filter(|r| (point_of(r), connection_of(r)) == key)
+                .collect();
             fold(&visits)
         })
         .collect()

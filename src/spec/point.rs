@@ -10,17 +10,22 @@ pub struct Point {
     pub pattern: Pattern,
     pub message_size: usize,
     pub threads: usize,
+    /// `sweep --bidir`: the point's flows carry data both ways at once (its one-way twin is
+    /// the same point with this false).
+    pub bidir: bool,
 }
 
 impl Point {
-    /// Identifies the point across sweeps: `mechanism/pattern/size/threads`.
+    /// Identifies the point across sweeps: `mechanism/pattern/size/threads`, and `/bidir`
+    /// last for a point whose flows go both ways (one-way keys stay as they always were).
     pub fn key(&self) -> String {
         format!(
-            "{}/{}/{}/{}",
+            "{}/{}/{}/{}{}",
             self.mechanism.name(),
             self.pattern.name(),
             self.message_size,
-            self.threads
+            self.threads,
+            if self.bidir { "/bidir" } else { "" }
         )
     }
 }

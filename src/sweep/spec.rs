@@ -73,6 +73,10 @@ pub struct SweepSpec {
     /// `--profile`: one profiled visit of every point after the counter round.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub profile: bool,
+    /// `--bidir`: every point also has a twin whose flows go both ways, in the same group of
+    /// visits as its one-way point (so the two pair per round).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub bidir: bool,
 }
 
 fn on_loopback(network: &Network) -> bool {
@@ -86,13 +90,19 @@ fn plain_recv(path: &RecvPath) -> bool {
 impl SweepSpec {
     /// How many points the matrix holds.
     pub fn total(&self) -> usize {
-        self.mechanisms.len() * self.patterns.len() * self.sizes.len() * self.threads.len()
+        let directions = if self.bidir { 2 } else { 1 };
+        self.mechanisms.len()
+            * self.patterns.len()
+            * self.sizes.len()
+            * self.threads.len()
+            * directions
     }
 
     /// Every point exactly once, interleaved: the points are taken in (pattern, threads, size)
     /// groups, and within group `g` the mechanism order is rotated by `g`, so every mechanism
     /// runs early and late in a group equally often and slow machine drift spreads over all
-    /// mechanisms instead of masquerading as a difference between them.
+    /// mechanisms instead of masquerading as a difference between them. With `--bidir` each
+    /// one-way point is followed by its bidir twin, in the same group.
     pub fn points(&self) -> Vec<Point> {
         let m = self.mechanisms.len();
         let mut out = Vec::with_capacity(self.total());
@@ -101,12 +111,20 @@ impl SweepSpec {
             for &threads in &self.threads {
                 for &message_size in &self.sizes {
                     for i in 0..m {
-                        out.push(Point {
+                        let one_way = Point {
                             mechanism: self.mechanisms[(i + group) % m],
                             pattern,
                             message_size,
                             threads,
-                        });
+                            bidir: false,
+                        };
+                        out.push(one_way);
+                        if self.bidir {
+                            out.push(Point {
+                                bidir: true,
+                                ..one_way
+                            });
+                        }
                     }
                     group += 1;
                 }
@@ -149,7 +167,7 @@ impl SweepSpec {
             recv_path: self.recv_path,
             profile: false,
             crr: Default::default(),
-            bidir: false,
+            bidir: point.bidir,
         }
     }
 

@@ -1,0 +1,172 @@
+//! The servers study's answer to "what does connection churn cost each model, and which
+//! suffers most", where one study measured both `--connection persistent,per-request`. The two
+//! modes of a model at one client count were visited back to back in each round (with every
+//! other model of that count), so each round gives the share of its persistent requests/s a
+//! model keeps per-request; models are compared on those per-round shares (a paired ratio of
+//! ratios), and "suffers most" is said only when that comparison is decided.
+use super::visits::{connection_of, point_of, round};
+use crate::analysis::paired::{self, ratio_of, verdict};
+use crate::analysis::Answer;
+use crate::stats::verdict::Verdict;
+use serde_json::Value;
+
+pub const CHURN: &str = "What does a connection per request cost each model against persistent connections, and which model suffers most from connection churn?";
+
+const BASIS: &str = "per-round paired ratios (both connection modes of every model at one client \
+     count visited back to back in each round, order reversed every other round): a model's \
+     per-request requests/s over its persistent requests/s, and two models compared on those \
+     per-round shares; 95 % CI by Student's t on the per-round log-ratios; each comparison \
+     alone (no family correction): below/above 1 when that interval excludes 1, \"equivalent \
+     within ±5 %\" when two one-sided tests place it inside [0.95, 1.05] (90 % CI), \
+     \"undecided\" otherwise";
+
+/// Whether the records hold both connection modes (then the study answers [`CHURN`]).
+pub fn both_modes(records: &[Value]) -> bool {
+    let has = |mode: &str| records.iter().any(|r| connection_of(r) == mode);
+    has("persistent") && has("per-request")
+}
+
+/// `(round, requests/s)` of one point's completed visits in one connection mode.
+fn rounds(records: &[&Value], model: &str, clients: u64, mode: &str) -> Vec<(usize, f64)> {
+    records
+        .iter()
+        .filter(|r| connection_of(r) == mode && point_of(r) == (model.to_string(), clients))
+        .filter_map(|r| Some((round(r), r["metrics"]["requests_per_s"].as_f64()?)))
+        .collect()
+}
+
+/// Per round, the share of its persistent requests/s the model keeps per-request.
+fn kept_per_round(records: &[&Value], model: &str, clients: u64) -> Vec<(usize, f64)> {
+    let persistent = rounds(records, model, clients, "persistent");
+    rounds(records, model, clients, "per-request")
+        .into_iter()
+        .filter_map(|(round, churned)| {
+            let (_, kept) = persistent.iter().find(|(r, _)| *r == round)?;
+            (*kept > 0.0).then(|| (round, churned / kept))
+        })
+        .collect()
+}
+
+/// A model measured in both modes: its name, its per-request over persistent ratio, and the
+/// share it kept in each round.
+type Ranked = (String, f64, Vec<(usize, f64)>);
+
+/// One client count's lines: each model's cost of churn, then which suffers most.
+/// The last is (the detail with its figures, the verdict without them).
+fn at(records: &[&Value], clients: u64, models: &[String]) -> (Vec<String>, (String, String)) {
+    let mut lines = Vec::new();
+    let mut ranked: Vec<Ranked> = Vec::new();
+    for m in models {
+        let churned = rounds(records, m, clients, "per-request");
+        let kept = rounds(records, m, clients, "persistent");
+        match ratio_of(&churned, &kept, &format!("{m} per-request and persistent")) {
+            Ok(r) => {
+                lines.push(format!(
+                    "{clients} clients, {m}: per-request over persistent requests/s {}",
+                    verdict(&r)
+                ));
+                ranked.push((m.clone(), r.ratio, kept_per_round(records, m, clients)));
+            }
+            Err(why) if !churned.is_empty() && !kept.is_empty() => {
+                lines.push(format!("{clients} clients, {m}: {why}"))
+            }
+            Err(_) => {}
+        }
+    }
+    ranked.sort_by(|a, b| a.1.total_cmp(&b.1));
+    (lines, most_suffering(clients, &ranked))
+}
+
+/// Which of the models `ranked` (smallest share first) suffers most at `c` clients: the
+/// detail with its figures and the verdict without them.
+fn most_suffering(c: u64, ranked: &[Ranked]) -> (String, String) {
+    match ranked {
+        [] => (
+            format!("{c} clients: no model measured in both modes"),
+            format!("{c} clients: cannot be said"),
+        ),
+        [(only, ..)] => (
+            format!("{c} clients: {only} (the only model measured in both modes)"),
+            format!("{c} clients: {only} alone"),
+        ),
+        [(worst, _, w), (next, _, n), ..] => {
+            let what = format!("the shares {worst} and {next} keep");
+            match ratio_of(w, n, &what) {
+                Ok(r) if paired::state(&r) == Verdict::Slower => (
+                    format!(
+                        "{c} clients: {worst} suffers most: the share it keeps over {next}'s {}",
+                        verdict(&r)
+                    ),
+                    format!("{c} clients: {worst} suffers most"),
+                ),
+                Ok(r) if paired::state(&r) == Verdict::Equivalent => (
+                    format!(
+                        "{c} clients: tied: {worst} and {next} keep shares {}",
+                        verdict(&r)
+                    ),
+                    format!("{c} clients: {worst} and {next} equivalent"),
+                ),
+                Ok(r) => (
+                    format!(
+                        "{c} clients: undecided between {worst} and {next}: the share {worst} keeps over {next}'s {}",
+                        verdict(&r)
+                    ),
+                    format!("{c} clients: undecided"),
+                ),
+                Err(why) => (
+                    format!("{c} clients: undecided: {why}"),
+                    format!("{c} clients: undecided"),
+                ),
+            }
+        }
+    }
+}
+
+/// The answer from every visit's record (both modes), or `None` when the study measured one.
+pub fn answer(records: &[Value]) -> Option<Answer> {
+    if !both_modes(records) {
+        return None;
+    }
+    let done: Vec<&Value> = records
+        .iter()
+        .filter(|r| r["status"] == "completed")
+        .collect();
+    let mut models: Vec<String> = Vec::new();
+    let mut clients: Vec<u64> = Vec::new();
+    for r in &done {
+        let (m, c) = point_of(r);
+        if !models.contains(&m) {
+            models.push(m);
+        }
+        if !clients.contains(&c) {
+            clients.push(c);
+        }
+    }
+    clients.sort();
+    let (mut details, mut most) = (Vec::new(), Vec::new());
+    for c in clients {
+        let (lines, line) = at(&done, c, &models);
+        details.extend(lines);
+        most.push(line);
+    }
+    if most.is_empty() {
+        return Some(Answer::cannot(
+            CHURN,
+            "Cannot be said: no visit completed in both connection modes.".into(),
+            BASIS.into(),
+        ));
+    }
+    details.extend(most.iter().map(|(detail, _)| detail.clone()));
+    let summary: Vec<String> = most.into_iter().map(|(_, summary)| summary).collect();
+    Some(Answer {
+        question: CHURN,
+        finding: "Per client count, each model's requests/s with a connection per request against persistent connections (paired per round), then the model that keeps the smallest share, against the next smallest:".into(),
+        details,
+        rests_on: BASIS.into(),
+        verdict: Some(summary.join("; ")),
+    })
+}
+
+#[cfg(test)]
+#[path = "churn_tests.rs"]
+mod tests;

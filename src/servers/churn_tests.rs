@@ -1,0 +1,84 @@
+//! The churn answer from synthetic visits with known outcomes.
+use super::*;
+use serde_json::json;
+
+/// Three rounds of `model` at 8 clients in `mode`: `rps` requests/s, scaled per round.
+fn visits(model: &str, mode: &str, rps: f64, noise: [f64; 3]) -> Vec<Value> {
+    (0..3)
+        .map(|round| {
+            json!({
+                "config": {"model": model, "clients": 8, "connection": mode},
+                "status": "completed", "visit": {"round": round},
+                "metrics": {"requests_per_s": rps * (1.0 + noise[round]),
+                            "server": {"cpu_per_request_ns": 1000.0}},
+            })
+        })
+        .collect()
+}
+
+fn study(threaded_kept: f64, noise: [f64; 3]) -> Vec<Value> {
+    let mut r = visits("epoll", "persistent", 20_000.0, [0.0; 3]);
+    r.extend(visits("epoll", "per-request", 10_000.0, [0.01, -0.01, 0.0]));
+    r.extend(visits("threaded", "persistent", 10_000.0, [0.0; 3]));
+    r.extend(visits(
+        "threaded",
+        "per-request",
+        10_000.0 * threaded_kept,
+        noise,
+    ));
+    r
+}
+
+#[test]
+fn the_model_keeping_a_shown_smaller_share_suffers_most() {
+    let a = answer(&study(0.2, [0.02, -0.02, 0.0])).expect("both modes measured");
+    let text = a.details.join("\n");
+    assert!(
+        text.contains("8 clients, epoll: per-request over persistent requests/s 0.50×"),
+        "{text}"
+    );
+    assert!(
+        text.contains("8 clients: threaded suffers most: the share it keeps over epoll's 0.40×"),
+        "{text}"
+    );
+    assert_eq!(
+        a.verdict.as_deref(),
+        Some("8 clients: threaded suffers most")
+    );
+}
+
+#[test]
+fn shares_the_rounds_cannot_separate_are_undecided_never_a_winner() {
+    // threaded keeps 0.48 of its rate but swings ±30 % per round: not shown below epoll's 0.5.
+    let a = answer(&study(0.48, [0.3, -0.3, 0.05])).unwrap();
+    assert_eq!(a.verdict.as_deref(), Some("8 clients: undecided"));
+    let text = a.details.join("\n");
+    assert!(
+        text.contains("undecided between threaded and epoll"),
+        "{text}"
+    );
+    assert!(text.contains("95 % CI"), "{text}");
+}
+
+#[test]
+fn one_mode_measured_gives_no_churn_answer_and_leaves_the_others_on_all_visits() {
+    let one: Vec<Value> = study(0.2, [0.0; 3])
+        .into_iter()
+        .filter(|r| r["config"]["connection"] == "persistent")
+        .collect();
+    assert!(answer(&one).is_none());
+    let all = super::super::answers::answers(&study(0.2, [0.02, -0.02, 0.0]));
+    assert_eq!(all.last().unwrap().question, CHURN);
+    let best = &all[0];
+    assert!(
+        best.rests_on.contains("persistent-connection visits"),
+        "{}",
+        best.rests_on
+    );
+    // epoll's persistent 20 000 against threaded's 10 000: per-request visits left out.
+    assert!(
+        best.details[0].contains("epoll, 2.00×"),
+        "{:?}",
+        best.details
+    );
+}
