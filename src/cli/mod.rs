@@ -2,6 +2,7 @@
 //! `args`, so every bad input gets the same one-line error style.
 use clap::{Args, Parser, Subcommand};
 
+pub mod canary;
 pub mod health;
 mod hosts;
 pub use hosts::{MeshArgs, ServerArgs};
@@ -119,6 +120,8 @@ pub struct ProbeArgs {
     /// A tenth of the trials and shorter calibrations (well under a second); for tests.
     #[arg(long)]
     pub quick: bool,
+    #[command(flatten)]
+    pub canary: canary::CanaryArgs,
 }
 
 #[derive(Debug, Args)]
