@@ -18,6 +18,7 @@ pub mod server;
 pub mod servers;
 pub mod shell;
 pub mod sweep;
+pub mod watch;
 
 use crate::cli::StreamArgs;
 use crate::error::{Error, Status};

@@ -103,6 +103,7 @@ pub fn sweep_spec(args: &SweepArgs, cpus: &[usize]) -> Result<SweepSpec, ConfigE
         queue_depth: parse_queue_depth(args.queue_depth.as_deref())?,
         recv_path,
         profile: args.profile,
+        watch: super::watch::watch(&args.watch)?,
     })
 }
 

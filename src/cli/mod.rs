@@ -5,6 +5,7 @@ use clap::{Args, Parser, Subcommand};
 pub mod canary;
 pub mod health;
 mod hosts;
+pub mod watch;
 pub use hosts::{MeshArgs, ServerArgs};
 
 #[derive(Debug, Parser)]
@@ -183,6 +184,8 @@ pub struct SweepArgs {
     /// side's threads sampled: where the CPU goes (see `run --profile`).
     #[arg(long)]
     pub profile: bool,
+    #[command(flatten)]
+    pub watch: watch::WatchArgs,
     /// Check every byte of every point (see `run --verify`).
     #[arg(long)]
     pub verify: bool,

@@ -145,6 +145,7 @@ fn visit(
         position,
         wall_s: started.elapsed().as_secs_f64(),
         seed: spec.seed,
+        interference: None,
     });
     record
 }

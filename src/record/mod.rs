@@ -221,6 +221,10 @@ pub struct VisitInfo {
     pub wall_s: f64,
     /// The seed the study's visit order was drawn from.
     pub seed: u64,
+    /// What else used the machine during the visit; absent in folders written before it was
+    /// recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interference: Option<crate::measure::interference::Interference>,
 }
 
 /// Where a run sits in a sweep (absent for `bytepath run`).

@@ -9,15 +9,18 @@
 pub mod progress;
 pub mod spec;
 pub mod visit_log;
+mod watch;
 
 use crate::calibrate;
 use crate::engine::{PointRunner, RunOutcome};
 use crate::environment::{mem_available, Environment};
 use crate::error::{Error, Status};
+use crate::measure::interference::Sample;
 use crate::record::{self, RunRecord, SweepPoint, VisitInfo, VisitKind};
 use crate::report::folder::{self, StudyOutput, PROBE_JSON};
 use crate::report::visit_folder::{self, PriorVisits, VisitFolder};
 use crate::spec::format_cpu_list;
+use crate::spec::watch::run_cpus;
 use crate::stats::point::VisitPlan;
 use crate::stats::schedule::{PlannedVisit, Schedule};
 use crate::{report, sys};
@@ -33,6 +36,14 @@ const ORDER: &str = "rounds of visits: in each round the groups of (pattern, thr
      seed and reversed on every other visit of the group; after the minimum rounds one round of \
      counter visits, then rounds of the groups still short of the CI target, neediest first, \
      until the budget is spent";
+
+/// How one visit went, for its round.
+enum Made {
+    Quiet,
+    /// Others used the machine beyond the quiet threshold: made again at the round's end.
+    Disturbed,
+    Interrupted,
+}
 
 /// How the sweep's rounds ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -200,6 +211,7 @@ impl Sweep<'_> {
     /// false when Ctrl-C ended it.
     fn run_round(&mut self, visits: Vec<PlannedVisit>, budgeted: bool) -> Result<bool, Error> {
         let mut group = None;
+        let mut disturbed = Vec::new();
         for planned in visits {
             if self.interrupt.load(Ordering::SeqCst) {
                 return Ok(false);
@@ -212,28 +224,54 @@ impl Sweep<'_> {
             if self.log.made(&key, planned.round, planned.kind) || self.log.skipped(&key) {
                 continue;
             }
-            // A visit that fails is made once more at once: on a loaded machine a short visit
-            // can be starved of the CPU and complete nothing. Both stay in visits.jsonl; the
-            // second replaces the first in the point's figures, and its record says so.
-            for attempt in 0..2 {
-                self.progress.start(&planned, &key);
-                let visit = self.visit(&planned);
-                self.folder.append(&visit)?;
-                let value = serde_json::to_value(&visit).expect("a record serializes");
-                self.progress.finish(&planned, &value);
-                let (interrupted, failed) = (visit.interrupted, visit.status == "failed");
-                self.log.add(visit);
-                if interrupted {
-                    return Ok(false);
-                }
-                if !failed || attempt == 1 {
-                    break;
-                }
+            match self.make_visit(&planned, &key)? {
+                Made::Interrupted => return Ok(false),
+                Made::Disturbed => disturbed.push(planned),
+                Made::Quiet => {}
+            }
+        }
+        // A disturbed visit is made once more at the end of its round; both stay in
+        // visits.jsonl and the second replaces the first in the point's figures.
+        for planned in disturbed {
+            if self.interrupt.load(Ordering::SeqCst) {
+                return Ok(false);
+            }
+            let key = self.points[planned.point].key();
+            if let Made::Interrupted = self.make_visit(&planned, &key)? {
+                return Ok(false);
             }
         }
         self.folder
             .write_points(&self.point_records(Ending::BudgetSpent))?;
         Ok(true)
+    }
+
+    /// Makes one visit and saves it. A visit that fails is made once more at once: on a loaded
+    /// machine a short visit can be starved of the CPU and complete nothing. Both stay in
+    /// visits.jsonl; the second replaces the first in the point's figures, and its record
+    /// says so.
+    fn make_visit(&mut self, planned: &PlannedVisit, key: &str) -> Result<Made, Error> {
+        for attempt in 0..2 {
+            self.progress.start(planned, key);
+            let visit = self.visit(planned);
+            self.folder.append(&visit)?;
+            let value = serde_json::to_value(&visit).expect("a record serializes");
+            self.progress.finish(planned, &value);
+            let (interrupted, failed) = (visit.interrupted, visit.status == "failed");
+            let disturbed = watch::disturbed(&visit);
+            self.log.add(visit);
+            if interrupted {
+                return Ok(Made::Interrupted);
+            }
+            if !failed || attempt == 1 {
+                return Ok(if disturbed {
+                    Made::Disturbed
+                } else {
+                    Made::Quiet
+                });
+            }
+        }
+        Ok(Made::Quiet)
     }
 
     /// Measures one visit; a visit that cannot run becomes a failed record, never an error.
@@ -242,6 +280,8 @@ impl Sweep<'_> {
         let counters = planned.kind == VisitKind::Counters;
         let mut run = self.sides.place(self.spec.run_spec(point, counters));
         run.profile = planned.kind == VisitKind::Profile;
+        let cpus = run_cpus(&self.spec.pinning, point.threads, &self.spec.cpus);
+        let before = Sample::take(&cpus);
         let started = Instant::now();
         let outcome = match mem_available() {
             Some(available) => run.check_memory(available).map_err(Error::from),
@@ -249,6 +289,7 @@ impl Sweep<'_> {
         }
         .and_then(|()| self.sides.run(&run, self.interrupt));
         let outcome = outcome.unwrap_or_else(|e| RunOutcome::not_run(&run, e.to_string()));
+        let after = Sample::take(&cpus);
         // The visit's threads are gone; what they freed would stay in their arenas.
         sys::release_free_memory();
         let mut record = record::build(&run, &outcome, self.env.clone());
@@ -261,6 +302,7 @@ impl Sweep<'_> {
             position: self.position,
             wall_s: started.elapsed().as_secs_f64(),
             seed: self.spec.seed,
+            interference: Some(before.until(&after, cpus.len(), self.spec.watch.quiet_threshold)),
         });
         self.position += 1;
         record
@@ -316,6 +358,10 @@ impl Sweep<'_> {
                 }
                 for failed in self.log.replaced(&key) {
                     let info = failed.visit.as_ref().expect("a visit record");
+                    if let Some(note) = watch::redo_note(failed) {
+                        record.notes.push(note);
+                        continue;
+                    }
                     record.notes.push(format!(
                         "round {} {:?} visit failed and was made again ({})",
                         info.round,

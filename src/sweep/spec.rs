@@ -52,6 +52,8 @@ pub struct SweepSpec {
     pub recv_path: RecvPath,
     /// `--profile`: one profiled visit of every point after the counter round.
     pub profile: bool,
+    /// `--quiet-threshold`, `--settle`: how the sweep watches the machine.
+    pub watch: crate::spec::watch::Watch,
 }
 
 impl SweepSpec {
