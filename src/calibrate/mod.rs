@@ -8,6 +8,7 @@ pub mod clocks;
 pub mod counters;
 pub mod features;
 pub mod roofline;
+pub mod settle;
 pub mod summary;
 pub mod syscalls;
 pub mod text;

@@ -76,6 +76,9 @@ pub fn run(
     let _ = sys::raise_open_file_limit();
     print_plan(spec, &results, &prior);
     record_probe(&results.dir, &spec.cpus)?;
+    let max_threads = spec.threads.iter().copied().max().unwrap_or(1);
+    let watched = run_cpus(&spec.pinning, max_threads, &spec.cpus);
+    watch::settle_before_first_round(&spec.watch, &watched, interrupt);
     let results_dir = results.dir.clone();
     if let Some(place) = sides.announce() {
         println!("sweep: sides {place}");
@@ -212,6 +215,11 @@ impl Sweep<'_> {
     fn run_round(&mut self, visits: Vec<PlannedVisit>, budgeted: bool) -> Result<bool, Error> {
         let mut group = None;
         let mut disturbed = Vec::new();
+        if let Some(first) = visits.first() {
+            // On the allowed CPUs, not the points' pinning, so canaries of any two runs on
+            // this machine measure the same thing.
+            watch::record_canary(&self.folder.dir, first.round, &self.spec.cpus)?;
+        }
         for planned in visits {
             if self.interrupt.load(Ordering::SeqCst) {
                 return Ok(false);
