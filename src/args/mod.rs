@@ -10,6 +10,7 @@ pub mod health;
 pub mod ipc;
 pub mod mesh;
 pub mod network;
+pub mod normalize;
 pub mod probe;
 pub mod remote;
 pub mod report;

@@ -12,6 +12,9 @@ use std::hint::black_box;
 use std::os::fd::{AsFd, OwnedFd};
 use std::time::Instant;
 
+/// The study folder's file of canaries: one JSON line per round (`round`, `unix_s`, `canary`).
+pub const CANARY_JSONL: &str = "canary.jsonl";
+
 /// The version of the canary's layout, so `compare` can refuse to pair unlike canaries.
 pub const CANARY_VERSION: u32 = 1;
 const GETPID_TRIALS: usize = 40;

@@ -5,6 +5,7 @@ use clap::{Args, Parser, Subcommand};
 pub mod canary;
 pub mod health;
 mod hosts;
+pub mod normalize;
 pub mod watch;
 pub use hosts::{MeshArgs, ServerArgs};
 
@@ -336,6 +337,8 @@ pub struct CompareArgs {
     /// Exit 1 when any point got slower by more than this share (e.g. 5%).
     #[arg(long)]
     pub fail_on_regression: Option<String>,
+    #[command(flatten)]
+    pub normalize: normalize::NormalizeArgs,
 }
 
 #[derive(Debug, Args)]

@@ -2,16 +2,14 @@
 //! of every round (one line per round in canary.jsonl), and reading a visit record's
 //! interference block (whether others disturbed it, and the note a point record carries for a
 //! disturbed visit that was made again).
-use crate::calibrate::{canary, settle};
+use crate::calibrate::canary::{self, CANARY_JSONL};
+use crate::calibrate::settle;
 use crate::error::Error;
 use crate::record::RunRecord;
 use crate::spec::watch::Watch;
 use std::io::Write;
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
-
-/// The folder's file of canaries: one JSON line per round (`round`, `unix_s`, `canary`).
-pub const CANARY_JSONL: &str = "canary.jsonl";
 
 /// `--settle`: waits for a quiet machine (unless off) and prints how it went.
 pub fn settle_before_first_round(watch: &Watch, cpus: &[usize], interrupt: &AtomicBool) {
