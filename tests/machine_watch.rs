@@ -136,7 +136,7 @@ fn settle_starts_busy_at_its_limit_while_a_busy_loop_runs() {
     let dir = tempfile::tempdir().unwrap();
     let (running, hog) = busy_loop(cpu);
     let started = Instant::now();
-    let (text, code) = sweep(dir.path(), &["--settle-limit", "2s"]);
+    let (text, code) = sweep(dir.path(), &["--settle", "on", "--settle-limit", "2s"]);
     running.store(false, Ordering::Relaxed);
     hog.join().unwrap();
     assert_eq!(code, 0, "{text}");
@@ -168,7 +168,14 @@ fn settle_waits_while_a_busy_loop_runs_and_starts_when_it_stops() {
     });
     let (text, code) = sweep(
         dir.path(),
-        &["--settle-limit", "25s", "--quiet-threshold", "50%"],
+        &[
+            "--settle",
+            "on",
+            "--settle-limit",
+            "25s",
+            "--quiet-threshold",
+            "50%",
+        ],
     );
     stopper.join().unwrap();
     hog.join().unwrap();

@@ -12,6 +12,7 @@ pub mod settle;
 pub mod summary;
 pub mod syscalls;
 pub mod text;
+pub mod watch;
 
 use crate::environment::Environment;
 use serde::Serialize;

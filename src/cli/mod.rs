@@ -312,6 +312,8 @@ pub struct IpcArgs {
     pub network: NetworkArgs,
     #[command(flatten)]
     pub remote: RemoteArgs,
+    #[command(flatten)]
+    pub watch: watch::WatchArgs,
     /// Results folder; default ./bytepath-results/<timestamp>/.
     #[arg(long)]
     pub out: Option<std::path::PathBuf>,

@@ -10,8 +10,9 @@ pub struct WatchArgs {
     #[arg(long)]
     pub quiet_threshold: Option<String>,
     /// Before the first round, wait until the canary is stable and others use less than the
-    /// quiet threshold for a few seconds: on (default) or off.
-    #[arg(long)]
+    /// quiet threshold for a few seconds: on (default) or off. The environment variable
+    /// serves scripts and test suites that run many short studies.
+    #[arg(long, env = "BYTEPATH_SETTLE")]
     pub settle: Option<String>,
     /// The longest --settle waits before starting anyway, e.g. 30s (default) or 5s.
     #[arg(long)]

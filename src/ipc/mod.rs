@@ -56,6 +56,8 @@ pub struct IpcSpec {
     pub network: Network,
     /// `--remote`: the other side of every point on `bytepath server` there (tcp and udp).
     pub remote: Option<spec::RemoteRun>,
+    /// `--quiet-threshold`, `--settle`: how the study watches the machine.
+    pub watch: spec::watch::Watch,
 }
 
 /// One point of the study: what is measured, at which size, over which transport and buffer.

@@ -227,6 +227,13 @@ pub struct VisitInfo {
     pub interference: Option<crate::measure::interference::Interference>,
 }
 
+impl VisitInfo {
+    /// Others used the machine beyond the quiet threshold during this visit.
+    pub fn disturbed(&self) -> bool {
+        self.interference.as_ref().is_some_and(|i| i.disturbed)
+    }
+}
+
 /// Where a run sits in a sweep (absent for `bytepath run`).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SweepPoint {

@@ -78,7 +78,7 @@ pub fn run(
     record_probe(&results.dir, &spec.cpus)?;
     let max_threads = spec.threads.iter().copied().max().unwrap_or(1);
     let watched = run_cpus(&spec.pinning, max_threads, &spec.cpus);
-    watch::settle_before_first_round(&spec.watch, &watched, interrupt);
+    calibrate::watch::settle_before_first_round(&spec.watch, &watched, interrupt);
     let results_dir = results.dir.clone();
     if let Some(place) = sides.announce() {
         println!("sweep: sides {place}");
@@ -218,7 +218,7 @@ impl Sweep<'_> {
         if let Some(first) = visits.first() {
             // On the allowed CPUs, not the points' pinning, so canaries of any two runs on
             // this machine measure the same thing.
-            watch::record_canary(&self.folder.dir, first.round, &self.spec.cpus)?;
+            calibrate::watch::record_canary(&self.folder.dir, first.round, &self.spec.cpus)?;
         }
         for planned in visits {
             if self.interrupt.load(Ordering::SeqCst) {

@@ -3,8 +3,12 @@
 use assert_cmd::Command;
 use serde_json::Value;
 
+/// The binary, with `--settle` off unless a test asks for it: many short studies on a shared
+/// machine would otherwise each wait for quiet (tests/machine_watch.rs tests settling itself).
 pub fn bytepath() -> Command {
-    Command::cargo_bin("bytepath").expect("binary built")
+    let mut command = Command::cargo_bin("bytepath").expect("binary built");
+    command.env("BYTEPATH_SETTLE", "off");
+    command
 }
 
 /// Runs `bytepath run` with short durations plus `args`, expecting JSON on stdout.
