@@ -48,3 +48,52 @@ pub fn record_canary(dir: &Path, round: usize, cpus: &[usize]) -> Result<(), Err
         .and_then(|()| file.sync_data())
         .map_err(file_error)
 }
+
+/// The study's last word on the machine, from its folder: how many visits were disturbed and by
+/// how much, and what the canaries cost against the study's wall time (the target is ≤ 3 %).
+/// `visits_file` is the folder's visits file (named by the report layer, above this one).
+pub fn summary_line(dir: &Path, visits_file: &str, wall_s: f64) -> String {
+    let lines = |name: &str| -> Vec<serde_json::Value> {
+        std::fs::read_to_string(dir.join(name))
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect()
+    };
+    let visits = lines(visits_file);
+    let blocks: Vec<&serde_json::Value> = visits
+        .iter()
+        .map(|v| &v["visit"]["interference"])
+        .filter(|b| b.is_object())
+        .collect();
+    let mut shares: Vec<f64> = blocks
+        .iter()
+        .filter(|b| b["disturbed"] == true)
+        .filter_map(|b| Some(b["others_cpu_share"].as_f64()? + b["steal_share"].as_f64()?))
+        .collect();
+    shares.sort_by(f64::total_cmp);
+    let by_how_much = match (shares.first(), shares.last()) {
+        (Some(lo), Some(hi)) => format!(
+            " (others and steal {:.0}–{:.0} % of the run's CPUs, median {:.0} %)",
+            lo * 100.0,
+            hi * 100.0,
+            shares[shares.len() / 2] * 100.0
+        ),
+        _ => String::new(),
+    };
+    let canaries = lines(CANARY_JSONL);
+    let canary_s: f64 = canaries
+        .iter()
+        .filter_map(|c| c["canary"]["elapsed_ms"].as_f64())
+        .sum::<f64>()
+        / 1e3;
+    format!(
+        "machine: {} of {} visits disturbed{by_how_much} (a disturbed first visit is made once more at the end of its round); {} canaries took {:.2} s, {:.1} % of the study's {:.1} s",
+        shares.len(),
+        blocks.len(),
+        canaries.len(),
+        canary_s,
+        canary_s / wall_s.max(1e-9) * 100.0,
+        wall_s
+    )
+}

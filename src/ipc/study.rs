@@ -82,6 +82,7 @@ pub fn run(
     // Every ipc point is one flow.
     let watched = run_cpus(&spec.pinning, 1, &spec.cpus);
     crate::calibrate::watch::settle_before_first_round(&spec.watch, &watched, interrupt);
+    let study_started = Instant::now();
     let study = Study {
         spec,
         sides,
@@ -112,6 +113,14 @@ pub fn run(
             visits.swap_remove(at);
         }
     }
+    println!(
+        "{}",
+        crate::calibrate::watch::summary_line(
+            &results.dir,
+            visit_folder::VISITS_JSONL,
+            study_started.elapsed().as_secs_f64()
+        )
+    );
     let records = point_records(spec, sides, &points, &visits, &env, status);
     results.write_points(&records)?;
     for r in &records {

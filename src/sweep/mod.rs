@@ -95,8 +95,14 @@ pub fn run(
         position: 0,
         memcpy: probe_memcpy(&results_dir),
     };
+    let started = Instant::now();
     let ending = sweep.run()?;
     sweep.progress.done();
+    let wall_s = started.elapsed().as_secs_f64();
+    println!(
+        "{}",
+        calibrate::watch::summary_line(&results_dir, visit_folder::VISITS_JSONL, wall_s)
+    );
     let records = sweep.point_records(ending);
     sweep.folder.write_points(&records)?;
     for (index, r) in records.iter().enumerate() {
