@@ -82,7 +82,7 @@ fn a_visit_beside_a_busy_loop_on_its_cpu_is_disturbed_and_made_again() {
     let cpu = allowed_cpus().unwrap()[0];
     let dir = tempfile::tempdir().unwrap();
     let (running, hog) = busy_loop(cpu);
-    let (text, code) = sweep(dir.path(), &["--settle", "off"]);
+    let (text, code) = sweep(dir.path(), &["--settle", "off", "--quiet-threshold", "10%"]);
     running.store(false, Ordering::Relaxed);
     hog.join().unwrap();
     assert_eq!(code, 0, "{text}");
@@ -136,7 +136,17 @@ fn settle_starts_busy_at_its_limit_while_a_busy_loop_runs() {
     let dir = tempfile::tempdir().unwrap();
     let (running, hog) = busy_loop(cpu);
     let started = Instant::now();
-    let (text, code) = sweep(dir.path(), &["--settle", "on", "--settle-limit", "2s"]);
+    let (text, code) = sweep(
+        dir.path(),
+        &[
+            "--settle",
+            "on",
+            "--settle-limit",
+            "2s",
+            "--quiet-threshold",
+            "10%",
+        ],
+    );
     running.store(false, Ordering::Relaxed);
     hog.join().unwrap();
     assert_eq!(code, 0, "{text}");

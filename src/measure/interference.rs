@@ -91,7 +91,7 @@ impl Sample {
             cpu_pressure_share: share(self.cpu_pressure_us, after.cpu_pressure_us),
             memory_pressure_share: share(self.memory_pressure_us, after.memory_pressure_us),
             threshold,
-            disturbed: others_cpu_share + steal_share > threshold,
+            disturbed: (others_cpu_share + steal_share).min(1.0) > threshold,
         }
     }
 }
