@@ -119,6 +119,7 @@ pub fn servers_spec(args: &ServersArgs, cpus: &[usize]) -> Result<ServersSpec, C
         network,
         remote,
         profile: args.profile,
+        watch: super::watch::watch(&args.watch)?,
     })
 }
 

@@ -9,19 +9,32 @@ use std::io::Write;
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
-/// `--settle`: waits for a quiet machine (unless off) and prints how it went.
-pub fn settle_before_first_round(watch: &Watch, cpus: &[usize], interrupt: &AtomicBool) {
+/// `--settle`: waits for a quiet machine (unless off) and says how it went: on stdout, or on
+/// stderr where stdout carries a JSON document (`servers --json`).
+pub fn settle_before_first_round(
+    watch: &Watch,
+    cpus: &[usize],
+    interrupt: &AtomicBool,
+    to_stderr: bool,
+) {
+    let say = |line: String| {
+        if to_stderr {
+            eprintln!("{line}");
+        } else {
+            println!("{line}");
+        }
+    };
     match watch.settle {
-        None => println!("settle: off (--settle off); starting at once"),
+        None => say("settle: off (--settle off); starting at once".into()),
         Some(limit) => {
-            println!(
+            say(format!(
                 "settle: waiting for others to use under {:.0} % of CPUs {cpus:?} for {} s and a stable canary (at most {:.0} s)",
                 watch.quiet_threshold * 100.0,
                 settle::QUIET_FOR.as_secs(),
                 limit.as_secs_f64()
-            );
+            ));
             let settled = settle::settle(cpus, watch.quiet_threshold, limit, interrupt);
-            println!("{}", settled.line());
+            say(settled.line());
         }
     }
 }

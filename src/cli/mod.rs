@@ -491,6 +491,8 @@ pub struct ServersArgs {
     /// which reports what the server alone cost; this host runs the load generator.
     #[command(flatten)]
     pub remote: RemoteArgs,
+    #[command(flatten)]
+    pub watch: watch::WatchArgs,
     /// Print the records as one JSON array instead of one line per point.
     #[arg(long)]
     pub json: bool,

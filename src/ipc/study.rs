@@ -81,7 +81,7 @@ pub fn run(
     let mut status = Status::Success;
     // Every ipc point is one flow.
     let watched = run_cpus(&spec.pinning, 1, &spec.cpus);
-    crate::calibrate::watch::settle_before_first_round(&spec.watch, &watched, interrupt);
+    crate::calibrate::watch::settle_before_first_round(&spec.watch, &watched, interrupt, false);
     let study_started = Instant::now();
     let study = Study {
         spec,

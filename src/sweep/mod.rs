@@ -78,7 +78,7 @@ pub fn run(
     record_probe(&results.dir, &spec.cpus)?;
     let max_threads = spec.threads.iter().copied().max().unwrap_or(1);
     let watched = run_cpus(&spec.pinning, max_threads, &spec.cpus);
-    calibrate::watch::settle_before_first_round(&spec.watch, &watched, interrupt);
+    calibrate::watch::settle_before_first_round(&spec.watch, &watched, interrupt, false);
     let results_dir = results.dir.clone();
     if let Some(place) = sides.announce() {
         println!("sweep: sides {place}");
