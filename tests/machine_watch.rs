@@ -204,3 +204,26 @@ fn settle_waits_while_a_busy_loop_runs_and_starts_when_it_stops() {
         .unwrap();
     assert!(waited >= 4.5, "{line}");
 }
+
+#[test]
+fn probe_canary_prints_the_figures_the_studies_record() {
+    let out = common::bytepath()
+        .args(["probe", "--canary", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let c: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(c["getpid_ns"].as_f64().unwrap() > 0.0, "{c}");
+    assert!(c["memcpy_gbit_s"].as_f64().unwrap() > 0.0, "{c}");
+    assert!(c["pipe_rr_same_cpu_us"].as_f64().unwrap() > 0.0, "{c}");
+    let cross_or_why = c["pipe_rr_cross_cpu_us"].as_f64().is_some()
+        || c["pipe_rr_cross_cpu_unavailable_reason"].is_string();
+    assert!(cross_or_why, "{c}");
+    let text = common::bytepath()
+        .args(["probe", "--canary"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.starts_with("canary (CPUs"), "{text}");
+    assert!(text.contains("64 B pipe round trip, one CPU"), "{text}");
+}
