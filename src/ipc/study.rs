@@ -75,10 +75,6 @@ pub fn run(
     if crate::calibrate::write_probe(&probe, &spec.cpus)? {
         println!("probe: machine limits measured into {}", probe.display());
     }
-    let mut schedule = Schedule::new(groups(&points), spec.seed);
-    let all: Vec<usize> = (0..schedule.group_count()).collect();
-    let mut visits: Vec<RunRecord> = Vec::new();
-    let mut status = Status::Success;
     // Every ipc point is one flow.
     let watched = run_cpus(&spec.pinning, 1, &spec.cpus);
     crate::calibrate::watch::settle_before_first_round(&spec.watch, &watched, interrupt, false);
@@ -90,29 +86,7 @@ pub fn run(
         env: &env,
         interrupt,
     };
-    'rounds: for round in 0..spec.visits {
-        crate::calibrate::watch::record_canary(&results.dir, round, &spec.cpus)?;
-        let planned_round = schedule.round(round, &all, true);
-        let mut disturbed = Vec::new();
-        for planned in planned_round {
-            match study.make(&planned, &mut results, &mut visits, &mut status)? {
-                Made::Interrupted => break 'rounds,
-                Made::Disturbed(at) => disturbed.push((planned, at)),
-                Made::Quiet => {}
-            }
-        }
-        // A disturbed visit is made once more at the end of its round; both stay in
-        // visits.jsonl, and the redo takes the disturbed one's place in the point's figures.
-        for (planned, at) in disturbed {
-            if let Made::Interrupted =
-                study.make(&planned, &mut results, &mut visits, &mut status)?
-            {
-                break 'rounds;
-            }
-            // The redo, pushed last, takes the disturbed visit's place.
-            visits.swap_remove(at);
-        }
-    }
+    let (visits, status) = study.rounds(&mut results)?;
     println!(
         "{}",
         crate::calibrate::watch::summary_line(
@@ -149,6 +123,35 @@ enum Made {
 }
 
 impl Study<'_> {
+    /// Every round: a canary first, then its visits in the seeded order, then the disturbed
+    /// ones made once more. Returns the visits that count and how the study ended.
+    fn rounds(&self, results: &mut VisitFolder) -> Result<(Vec<RunRecord>, Status), Error> {
+        let (spec, mut visits, mut status) = (self.spec, Vec::new(), Status::Success);
+        let mut schedule = Schedule::new(groups(self.points), spec.seed);
+        let all: Vec<usize> = (0..schedule.group_count()).collect();
+        'rounds: for round in 0..spec.visits {
+            crate::calibrate::watch::record_canary(&results.dir, round, &spec.cpus)?;
+            let mut disturbed = Vec::new();
+            for planned in schedule.round(round, &all, true) {
+                match self.make(&planned, results, &mut visits, &mut status)? {
+                    Made::Interrupted => break 'rounds,
+                    Made::Disturbed(at) => disturbed.push((planned, at)),
+                    Made::Quiet => {}
+                }
+            }
+            // A disturbed visit is made once more at the end of its round; both stay in
+            // visits.jsonl, and the redo (pushed last) takes the disturbed one's place in the
+            // point's figures.
+            for (planned, at) in disturbed {
+                if let Made::Interrupted = self.make(&planned, results, &mut visits, &mut status)? {
+                    break 'rounds;
+                }
+                visits.swap_remove(at);
+            }
+        }
+        Ok((visits, status))
+    }
+
     /// Makes one visit, saves it, prints its line and keeps it in `visits`.
     fn make(
         &self,
