@@ -9,6 +9,8 @@
 //! test used and the summary line names the count of tests and the method. A point measured as
 //! one stretch (schema 1) has no visits to judge it by and is said so, never judged on its
 //! slices.
+pub mod machine;
+
 use crate::error::{Error, Status};
 use crate::record::{point_key, read_results};
 use crate::stats::verdict::{self, Correction, Family, Judged, LogEstimate};
@@ -48,11 +50,27 @@ pub struct PointChange {
 
 /// Compares the studies in `old` and `new`, prints the table, and fails when a point's
 /// corrected interval lies wholly below 1 − `limit` (a share, such as 0.05), if one is given.
-pub fn run(old: &Path, new: &Path, limit: Option<f64>, margin: f64) -> Result<Status, Error> {
+/// With `normalize`, new figures are first divided by the machine's change (`machine`).
+pub fn run(
+    old: &Path,
+    new: &Path,
+    limit: Option<f64>,
+    margin: f64,
+    normalize: bool,
+) -> Result<Status, Error> {
+    let change =
+        machine::machine_change(&machine::read_canaries(old), &machine::read_canaries(new));
     let old = by_key(&read_results(old)?);
-    let new = by_key(&read_results(new)?);
+    let mut new = by_key(&read_results(new)?);
+    println!("{}", machine::line(&change));
+    if normalize {
+        normalize_by_canary(&mut new, &change)?;
+    }
     let (changes, family) = controlled(compare(&old, &new), margin);
     print!("{}", render(&changes, &old, &new, &family));
+    if let Some(note) = machine::summary_note(&change, normalize) {
+        println!("{note}");
+    }
     let regressed: Vec<&PointChange> = changes.iter().filter(|c| is_regression(c, limit)).collect();
     if let (Some(limit), false) = (limit, regressed.is_empty()) {
         eprintln!(
@@ -68,6 +86,28 @@ pub fn run(old: &Path, new: &Path, limit: Option<f64>, margin: f64) -> Result<St
         return Ok(Status::Failed);
     }
     Ok(Status::Success)
+}
+
+/// `--normalize canary`: refuses when there is nothing to normalize by, and names the points
+/// it could not scale.
+fn normalize_by_canary(
+    new: &mut BTreeMap<String, Value>,
+    change: &Result<machine::MachineChange, String>,
+) -> Result<(), Error> {
+    let m = change.as_ref().map_err(|why| {
+        crate::error::ConfigError(format!(
+            "--normalize canary: {why}, so there is nothing to normalize by"
+        ))
+    })?;
+    let left = machine::normalize(new, m);
+    println!("normalized: every new point's figure multiplied by the new/old canary cost of its component (memcpy for stream, pipe round trip for rr)");
+    if !left.is_empty() {
+        println!(
+            "not normalized (no matching canary component): {}",
+            left.join(", ")
+        );
+    }
+    Ok(())
 }
 
 /// The last completed record of each point (a resumed sweep may hold an interrupted one too).

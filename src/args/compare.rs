@@ -8,5 +8,6 @@ pub fn command(args: &CompareArgs) -> Result<Status, Error> {
         Some(text) => Some(parse_percent("--fail-on-regression", text, 100.0)?),
         None => None,
     };
-    crate::compare::run(&args.old, &args.new, limit, args.margin.share()?)
+    let normalize = super::normalize::canary(&args.normalize)?;
+    crate::compare::run(&args.old, &args.new, limit, args.margin.share()?, normalize)
 }

@@ -108,6 +108,7 @@ pub fn ipc_spec(args: &IpcArgs, cpus: &[usize]) -> Result<IpcSpec, ConfigError> 
         processes: args.processes,
         network,
         remote,
+        watch: super::watch::watch(&args.watch)?,
     })
 }
 

@@ -10,6 +10,7 @@ pub mod health;
 pub mod ipc;
 pub mod mesh;
 pub mod network;
+pub mod normalize;
 pub mod probe;
 pub mod remote;
 pub mod report;
@@ -18,6 +19,7 @@ pub mod server;
 pub mod servers;
 pub mod shell;
 pub mod sweep;
+pub mod watch;
 
 use crate::cli::StreamArgs;
 use crate::error::{Error, Status};

@@ -4,9 +4,12 @@ use crate::calibrate::{probe, text, Effort};
 use crate::cli::ProbeArgs;
 use crate::error::{Error, Status};
 
-/// `bytepath probe [--json] [--quick]`: prints the text block or one JSON document.
+/// `bytepath probe [--json] [--quick] [--canary]`: prints the text block or one JSON document.
 pub fn command(args: &ProbeArgs) -> Result<Status, Error> {
     let cpus = super::allowed_cpus()?;
+    if args.canary.canary {
+        return canary(args.json.json, &cpus);
+    }
     let effort = if args.quick {
         Effort::quick()
     } else {
@@ -19,6 +22,19 @@ pub fn command(args: &ProbeArgs) -> Result<Status, Error> {
         println!("{json}");
     } else {
         print!("{}", text::render(&probe));
+    }
+    Ok(Status::Success)
+}
+
+/// `probe --canary`: the canary alone, as text or one JSON document.
+fn canary(json: bool, cpus: &[usize]) -> Result<Status, Error> {
+    let c = crate::calibrate::canary::measure(cpus);
+    if json {
+        let text = serde_json::to_string_pretty(&c)
+            .map_err(|e| Error::Failed(format!("serializing the canary: {e}")))?;
+        println!("{text}");
+    } else {
+        print!("{}", crate::calibrate::canary::render(&c));
     }
     Ok(Status::Success)
 }

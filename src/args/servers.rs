@@ -110,6 +110,7 @@ pub fn servers_spec(args: &ServersArgs, cpus: &[usize]) -> Result<ServersSpec, C
         network,
         remote,
         profile: args.profile.profile,
+        watch: super::watch::watch(&args.watch)?,
     })
 }
 

@@ -112,6 +112,7 @@ pub fn sweep_spec(args: &SweepArgs, cpus: &[usize]) -> Result<SweepSpec, ConfigE
         recv_path,
         profile: args.profile.profile,
         bidir: args.bidir.bidir,
+        watch: super::watch::watch(&args.watch)?,
     };
     check_bidir(&spec)?;
     Ok(spec)

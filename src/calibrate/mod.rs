@@ -3,14 +3,17 @@
 //! events open (perf_event_open(2)) and which zero-copy paths the kernel offers
 //! (io_uring_setup(2), sendfile(2), splice(2), tcp(7)). `Probe` is one serde document, so a
 //! sweep report can embed it.
+pub mod canary;
 pub mod clocks;
 pub mod counters;
 pub mod features;
 pub mod ports;
 pub mod roofline;
+pub mod settle;
 pub mod summary;
 pub mod syscalls;
 pub mod text;
+pub mod watch;
 
 use crate::environment::Environment;
 use serde::Serialize;

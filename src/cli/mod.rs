@@ -4,14 +4,17 @@
 use clap::{Args, Parser, Subcommand};
 
 pub mod bidir;
+pub mod canary;
 pub mod connection;
 pub mod crr;
 pub mod health;
 mod hosts;
 pub mod log_format;
 mod margin;
+pub mod normalize;
 pub mod security;
 mod shared;
+pub mod watch;
 pub use hosts::{MeshArgs, ServerArgs};
 pub use margin::MarginArgs;
 pub use shared::{
@@ -90,6 +93,9 @@ pub struct ProbeArgs {
     /// A tenth of the trials and shorter calibrations (well under a second); for tests.
     #[arg(long)]
     pub quick: bool,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub canary: canary::CanaryArgs,
 }
 
 #[derive(Debug, Args, serde::Serialize, serde::Deserialize)]
@@ -155,6 +161,9 @@ pub struct SweepArgs {
     #[command(flatten)]
     #[serde(flatten)]
     pub profile: ProfileArgs,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub watch: watch::WatchArgs,
     #[command(flatten)]
     #[serde(flatten)]
     pub verify: VerifyArgs,
@@ -294,6 +303,9 @@ pub struct IpcArgs {
     pub remote: RemoteArgs,
     #[command(flatten)]
     #[serde(flatten)]
+    pub watch: watch::WatchArgs,
+    #[command(flatten)]
+    #[serde(flatten)]
     pub folder: FolderArgs,
     #[command(flatten)]
     #[serde(flatten)]
@@ -321,6 +333,8 @@ pub struct CompareArgs {
     pub fail_on_regression: Option<String>,
     #[command(flatten)]
     pub margin: MarginArgs,
+    #[command(flatten)]
+    pub normalize: normalize::NormalizeArgs,
 }
 
 #[derive(Debug, Args, serde::Serialize, serde::Deserialize)]
@@ -483,6 +497,9 @@ pub struct ServersArgs {
     #[command(flatten)]
     #[serde(flatten)]
     pub remote: RemoteArgs,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub watch: watch::WatchArgs,
     #[command(flatten)]
     #[serde(flatten)]
     pub json: JsonArgs,

@@ -64,6 +64,11 @@ pub struct IpcSpec {
     pub network: Network,
     /// `--remote`: the other side of every point on `bytepath server` there (tcp and udp).
     pub remote: Option<spec::RemoteRun>,
+    /// `--quiet-threshold`, `--settle`: how the study watches the machine.
+    // Recorded through the arguments block (--settle, --quiet-threshold), so the spec
+    // block, which --resume reads back, keeps its keys.
+    #[serde(skip)]
+    pub watch: spec::watch::Watch,
 }
 
 /// One point of the study: what is measured, at which size, over which transport and buffer.

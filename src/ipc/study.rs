@@ -8,9 +8,11 @@ use super::{IpcSpec, Measure, Point, IPC_KIND};
 use crate::engine::{self, PointRunner, RunOutcome};
 use crate::environment::Environment;
 use crate::error::{Error, Status};
+use crate::measure::interference::Sample;
 use crate::record::{self, RunRecord, SweepPoint, VisitInfo};
 use crate::report::folder::{self, StudyOutput, PROBE_JSON};
 use crate::report::visit_folder::{self, VisitFolder};
+use crate::spec::watch::run_cpus;
 use crate::stats::point::VisitPlan;
 use crate::stats::schedule::{PlannedVisit, Schedule};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -73,42 +75,26 @@ pub fn run(
     if crate::calibrate::write_probe(&probe, &spec.cpus)? {
         println!("probe: machine limits measured into {}", probe.display());
     }
-    let mut schedule = Schedule::new(groups(&points), spec.seed);
-    let all: Vec<usize> = (0..schedule.group_count()).collect();
-    let mut visits: Vec<RunRecord> = Vec::new();
-    let mut status = Status::Success;
-    'rounds: for round in 0..spec.visits {
-        for planned in schedule.round(round, &all, true) {
-            if interrupt.load(Ordering::SeqCst) {
-                status = Status::Interrupted;
-                break 'rounds;
-            }
-            let visit = visit(
-                spec,
-                sides,
-                &points,
-                &planned,
-                visits.len(),
-                &env,
-                interrupt,
-            );
-            results.append(&visit)?;
-            println!(
-                "round {} {}",
-                round + 1,
-                line(points[planned.point].measure, &visit)
-            );
-            let interrupted = visit.interrupted;
-            if visit.status == "failed" {
-                status = Status::Failed;
-            }
-            visits.push(visit);
-            if interrupted {
-                status = Status::Interrupted;
-                break 'rounds;
-            }
-        }
-    }
+    // Every ipc point is one flow.
+    let watched = run_cpus(&spec.pinning, 1, &spec.cpus);
+    crate::calibrate::watch::settle_before_first_round(&spec.watch, &watched, interrupt, false);
+    let study_started = Instant::now();
+    let study = Study {
+        spec,
+        sides,
+        points: &points,
+        env: &env,
+        interrupt,
+    };
+    let (visits, status) = study.rounds(&mut results)?;
+    println!(
+        "{}",
+        crate::calibrate::watch::summary_line(
+            &results.dir,
+            visit_folder::VISITS_JSONL,
+            study_started.elapsed().as_secs_f64()
+        )
+    );
     let records = point_records(spec, sides, &points, &visits, &env, status);
     results.write_points(&records)?;
     for r in &records {
@@ -117,6 +103,98 @@ pub fn run(
             .point(&serde_json::to_value(r).expect("a record serializes"));
     }
     finish(&results, &records, status)
+}
+
+/// What every visit of the study shares.
+struct Study<'a> {
+    spec: &'a IpcSpec,
+    sides: &'a dyn PointRunner,
+    points: &'a [Point],
+    env: &'a Environment,
+    interrupt: &'a AtomicBool,
+}
+
+/// How one visit went, for its round.
+enum Made {
+    Quiet,
+    /// Others used the machine beyond the quiet threshold; the index of the visit in `visits`.
+    Disturbed(usize),
+    Interrupted,
+}
+
+impl Study<'_> {
+    /// Every round: a canary first, then its visits in the seeded order, then the disturbed
+    /// ones made once more. Returns the visits that count and how the study ended.
+    fn rounds(&self, results: &mut VisitFolder) -> Result<(Vec<RunRecord>, Status), Error> {
+        let (spec, mut visits, mut status) = (self.spec, Vec::new(), Status::Success);
+        let mut schedule = Schedule::new(groups(self.points), spec.seed);
+        let all: Vec<usize> = (0..schedule.group_count()).collect();
+        'rounds: for round in 0..spec.visits {
+            crate::calibrate::watch::record_canary(&results.dir, round, &spec.cpus)?;
+            let mut disturbed = Vec::new();
+            for planned in schedule.round(round, &all, true) {
+                match self.make(&planned, results, &mut visits, &mut status)? {
+                    Made::Interrupted => break 'rounds,
+                    Made::Disturbed(at) => disturbed.push((planned, at)),
+                    Made::Quiet => {}
+                }
+            }
+            // A disturbed visit is made once more at the end of its round; both stay in
+            // visits.jsonl, and the redo (pushed last) takes the disturbed one's place in the
+            // point's figures.
+            for (planned, at) in disturbed {
+                if let Made::Interrupted = self.make(&planned, results, &mut visits, &mut status)? {
+                    break 'rounds;
+                }
+                visits.swap_remove(at);
+            }
+        }
+        Ok((visits, status))
+    }
+
+    /// Makes one visit, saves it, prints its line and keeps it in `visits`.
+    fn make(
+        &self,
+        planned: &PlannedVisit,
+        results: &mut VisitFolder,
+        visits: &mut Vec<RunRecord>,
+        status: &mut Status,
+    ) -> Result<Made, Error> {
+        if self.interrupt.load(Ordering::SeqCst) {
+            *status = Status::Interrupted;
+            return Ok(Made::Interrupted);
+        }
+        let (spec, points) = (self.spec, self.points);
+        let visit = visit(
+            spec,
+            self.sides,
+            points,
+            planned,
+            visits.len(),
+            self.env,
+            self.interrupt,
+        );
+        results.append(&visit)?;
+        println!(
+            "round {} {}",
+            planned.round + 1,
+            line(points[planned.point].measure, &visit)
+        );
+        let interrupted = visit.interrupted;
+        let disturbed = visit.visit.as_ref().is_some_and(|v| v.disturbed());
+        if visit.status == "failed" {
+            *status = Status::Failed;
+        }
+        visits.push(visit);
+        Ok(if interrupted {
+            *status = Status::Interrupted;
+            Made::Interrupted
+        } else if disturbed {
+            Made::Disturbed(visits.len() - 1)
+        } else {
+            Made::Quiet
+        })
+    }
 }
 
 /// Measures one visit; a visit that cannot run becomes a failed record, never an error.
@@ -131,10 +209,13 @@ fn visit(
 ) -> RunRecord {
     let point = &points[planned.point];
     let run = sides.place(spec.run_spec(point));
+    let cpus = run_cpus(&spec.pinning, 1, &spec.cpus);
+    let before = Sample::take(&cpus);
     let started = Instant::now();
     let outcome = sides
         .run(&run, interrupt)
         .unwrap_or_else(|e| RunOutcome::not_run(&run, e.to_string()));
+    let after = Sample::take(&cpus);
     let mut record = record::build(&run, &outcome, env.clone());
     record.command = "ipc".into();
     record.sweep_point = Some(sweep_point(points, planned.point));
@@ -145,6 +226,7 @@ fn visit(
         position,
         wall_s: started.elapsed().as_secs_f64(),
         seed: spec.seed,
+        interference: Some(before.until(&after, cpus.len(), spec.watch.quiet_threshold)),
     });
     record
 }

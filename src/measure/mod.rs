@@ -2,5 +2,6 @@
 //! and where a side's CPU goes (sampled profiles).
 pub mod counters;
 pub mod histogram;
+pub mod interference;
 pub mod machine;
 pub mod profile;

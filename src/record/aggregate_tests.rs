@@ -47,6 +47,7 @@ fn visit(round: usize, outcome: Result<f64, &str>) -> RunRecord {
         position: round,
         wall_s: 0.4,
         seed: 1,
+        interference: None,
     });
     r.measured_s = 0.3;
     match outcome {

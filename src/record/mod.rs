@@ -224,6 +224,17 @@ pub struct VisitInfo {
     pub wall_s: f64,
     /// The seed the study's visit order was drawn from.
     pub seed: u64,
+    /// What else used the machine during the visit; absent in folders written before it was
+    /// recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interference: Option<crate::measure::interference::Interference>,
+}
+
+impl VisitInfo {
+    /// Others used the machine beyond the quiet threshold during this visit.
+    pub fn disturbed(&self) -> bool {
+        self.interference.as_ref().is_some_and(|i| i.disturbed)
+    }
 }
 
 /// Where a run sits in a sweep (absent for `bytepath run`).

@@ -76,6 +76,12 @@ pub struct ServersSpec {
     pub remote: Option<crate::spec::RemoteRun>,
     /// `--profile`: a window of its own after each measured one, the server process sampled.
     pub profile: bool,
+    /// `--settle`: how the study waits for a quiet machine (the quiet threshold is not yet
+    /// applied per visit here).
+    // Recorded through the arguments block (--settle, --quiet-threshold), so the spec
+    // block, which --resume reads back, keeps its keys.
+    #[serde(skip)]
+    pub watch: crate::spec::watch::Watch,
 }
 
 /// Where the server process and the load generator run (`--pin`).

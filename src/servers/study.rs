@@ -435,7 +435,9 @@ pub fn run(
     };
     let mut schedule = Schedule::new(groups(&points), spec.seed);
     let all: Vec<usize> = (0..schedule.group_count()).collect();
+    crate::calibrate::watch::settle_before_first_round(&spec.watch, cpus, interrupt, output.json);
     'rounds: for round in 0..spec.visits {
+        crate::calibrate::watch::record_canary(&results.dir, round, cpus)?;
         for planned in schedule.round(round, &all, true) {
             if interrupt.load(Ordering::SeqCst) {
                 status = Status::Interrupted;
@@ -577,6 +579,7 @@ mod tests {
             network: Default::default(),
             remote: None,
             profile: false,
+            watch: Default::default(),
         };
         let link = Link::open(&spec.network).unwrap();
         let rec = point(

@@ -19,6 +19,7 @@ pub mod network;
 pub mod parse;
 pub mod point;
 pub mod remote;
+pub mod watch;
 pub use network::Network;
 pub use parse::*;
 pub use point::Point;

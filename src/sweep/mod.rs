@@ -9,15 +9,18 @@
 pub mod progress;
 pub mod spec;
 pub mod visit_log;
+mod watch;
 
 use crate::calibrate;
 use crate::engine::{PointRunner, RunOutcome};
 use crate::environment::{mem_available, Environment};
 use crate::error::{Error, Status};
+use crate::measure::interference::Sample;
 use crate::record::{self, RunRecord, SweepPoint, VisitInfo, VisitKind};
 use crate::report::folder::{self, StudyOutput, PROBE_JSON};
 use crate::report::visit_folder::{self, PriorVisits, VisitFolder};
 use crate::spec::format_cpu_list;
+use crate::spec::watch::run_cpus;
 use crate::stats::point::VisitPlan;
 use crate::stats::schedule::{PlannedVisit, Schedule};
 use crate::{report, sys};
@@ -34,6 +37,14 @@ const ORDER: &str = "rounds of visits: in each round the groups of (pattern, thr
      seed and reversed on every other visit of the group; after the minimum rounds one round of \
      counter visits, then rounds of the groups still short of the CI target, neediest first, \
      until the budget is spent";
+
+/// How one visit went, for its round.
+enum Made {
+    Quiet,
+    /// Others used the machine beyond the quiet threshold: made again at the round's end.
+    Disturbed,
+    Interrupted,
+}
 
 /// How the sweep's rounds ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,6 +77,9 @@ pub fn run(
     let _ = sys::raise_open_file_limit();
     print_plan(spec, &results, &prior);
     record_probe(&results.dir, &spec.cpus)?;
+    let max_threads = spec.threads.iter().copied().max().unwrap_or(1);
+    let watched = run_cpus(&spec.pinning, max_threads, &spec.cpus);
+    calibrate::watch::settle_before_first_round(&spec.watch, &watched, interrupt, false);
     let results_dir = results.dir.clone();
     if let Some(place) = sides.announce() {
         println!("sweep: sides {place}");
@@ -82,8 +96,14 @@ pub fn run(
         position: 0,
         memcpy: probe_memcpy(&results_dir),
     };
+    let started = Instant::now();
     let ending = sweep.run()?;
     sweep.progress.done();
+    let wall_s = started.elapsed().as_secs_f64();
+    println!(
+        "{}",
+        calibrate::watch::summary_line(&results_dir, visit_folder::VISITS_JSONL, wall_s)
+    );
     let records = sweep.point_records(ending);
     sweep.folder.write_points(&records)?;
     for (index, r) in records.iter().enumerate() {
@@ -202,6 +222,12 @@ impl Sweep<'_> {
     fn run_round(&mut self, visits: Vec<PlannedVisit>, budgeted: bool) -> Result<bool, Error> {
         let redo = self.partly_made_groups(&visits);
         let mut group = None;
+        let mut disturbed = Vec::new();
+        if let Some(first) = visits.first() {
+            // On the allowed CPUs, not the points' pinning, so canaries of any two runs on
+            // this machine measure the same thing.
+            calibrate::watch::record_canary(&self.folder.dir, first.round, &self.spec.cpus)?;
+        }
         for planned in visits {
             if self.interrupt.load(Ordering::SeqCst) {
                 return Ok(false);
@@ -215,23 +241,21 @@ impl Sweep<'_> {
             if (made && !redo.contains(&planned.group)) || self.log.skipped(&key) {
                 continue;
             }
-            // A visit that fails is made once more at once: on a loaded machine a short visit
-            // can be starved of the CPU and complete nothing. Both stay in visits.jsonl; the
-            // second replaces the first in the point's figures, and its record says so.
-            for attempt in 0..2 {
-                self.progress.start(&planned, &key);
-                let visit = self.visit(&planned);
-                self.folder.append(&visit)?;
-                let value = serde_json::to_value(&visit).expect("a record serializes");
-                self.progress.finish(&planned, &value);
-                let (interrupted, failed) = (visit.interrupted, visit.status == "failed");
-                self.log.add(visit);
-                if interrupted {
-                    return Ok(false);
-                }
-                if !failed || attempt == 1 {
-                    break;
-                }
+            match self.make_visit(&planned, &key)? {
+                Made::Interrupted => return Ok(false),
+                Made::Disturbed => disturbed.push(planned),
+                Made::Quiet => {}
+            }
+        }
+        // A disturbed visit is made once more at the end of its round; both stay in
+        // visits.jsonl and the second replaces the first in the point's figures.
+        for planned in disturbed {
+            if self.interrupt.load(Ordering::SeqCst) {
+                return Ok(false);
+            }
+            let key = self.points[planned.point].key();
+            if let Made::Interrupted = self.make_visit(&planned, &key)? {
+                return Ok(false);
             }
         }
         self.folder
@@ -260,12 +284,42 @@ impl Sweep<'_> {
             .collect()
     }
 
+    /// Makes one visit and saves it. A visit that fails is made once more at once: on a loaded
+    /// machine a short visit can be starved of the CPU and complete nothing. Both stay in
+    /// visits.jsonl; the second replaces the first in the point's figures, and its record
+    /// says so.
+    fn make_visit(&mut self, planned: &PlannedVisit, key: &str) -> Result<Made, Error> {
+        for attempt in 0..2 {
+            self.progress.start(planned, key);
+            let visit = self.visit(planned);
+            self.folder.append(&visit)?;
+            let value = serde_json::to_value(&visit).expect("a record serializes");
+            self.progress.finish(planned, &value);
+            let (interrupted, failed) = (visit.interrupted, visit.status == "failed");
+            let disturbed = watch::disturbed(&visit);
+            self.log.add(visit);
+            if interrupted {
+                return Ok(Made::Interrupted);
+            }
+            if !failed || attempt == 1 {
+                return Ok(if disturbed {
+                    Made::Disturbed
+                } else {
+                    Made::Quiet
+                });
+            }
+        }
+        Ok(Made::Quiet)
+    }
+
     /// Measures one visit; a visit that cannot run becomes a failed record, never an error.
     fn visit(&mut self, planned: &PlannedVisit) -> RunRecord {
         let point = &self.points[planned.point];
         let counters = planned.kind == VisitKind::Counters;
         let mut run = self.sides.place(self.spec.run_spec(point, counters));
         run.profile = planned.kind == VisitKind::Profile;
+        let cpus = run_cpus(&self.spec.pinning, point.threads, &self.spec.cpus);
+        let before = Sample::take(&cpus);
         let started = Instant::now();
         let outcome = match mem_available() {
             Some(available) => run.check_memory(available).map_err(Error::from),
@@ -273,6 +327,7 @@ impl Sweep<'_> {
         }
         .and_then(|()| self.sides.run(&run, self.interrupt));
         let outcome = outcome.unwrap_or_else(|e| RunOutcome::not_run(&run, e.to_string()));
+        let after = Sample::take(&cpus);
         // The visit's threads are gone; what they freed would stay in their arenas.
         sys::release_free_memory();
         let mut record = record::build(&run, &outcome, self.env.clone());
@@ -285,6 +340,7 @@ impl Sweep<'_> {
             position: self.position,
             wall_s: started.elapsed().as_secs_f64(),
             seed: self.spec.seed,
+            interference: Some(before.until(&after, cpus.len(), self.spec.watch.quiet_threshold)),
         });
         self.position += 1;
         record
@@ -339,7 +395,10 @@ impl Sweep<'_> {
                     record::profile::apply_memcpy(&mut record, self.memcpy.clone(), remote);
                 }
                 for earlier in self.log.replaced(&key) {
-                    record.notes.push(replaced_note(earlier));
+                    match watch::redo_note(earlier) {
+                        Some(note) => record.notes.push(note),
+                        None => record.notes.push(replaced_note(earlier)),
+                    }
                 }
                 Some(record)
             })

@@ -77,6 +77,11 @@ pub struct SweepSpec {
     /// visits as its one-way point (so the two pair per round).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub bidir: bool,
+    /// `--quiet-threshold`, `--settle`: how the sweep watches the machine.
+    // Recorded through the arguments block (--settle, --quiet-threshold), so the spec
+    // block, which --resume reads back, keeps its keys.
+    #[serde(skip)]
+    pub watch: crate::spec::watch::Watch,
 }
 
 fn on_loopback(network: &Network) -> bool {

@@ -139,6 +139,7 @@ mod tests {
             position: 0,
             wall_s: 0.5,
             seed: 1,
+            interference: None,
         });
         r
     }

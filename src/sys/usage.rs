@@ -61,6 +61,12 @@ pub fn process_usage() -> io::Result<ThreadUsage> {
     usage(libc::RUSAGE_SELF)
 }
 
+/// CPU time of the calling process's children that have ended and been waited for
+/// (RUSAGE_CHILDREN): a forked side (`--processes`) once its run is over.
+pub fn children_usage() -> io::Result<ThreadUsage> {
+    usage(libc::RUSAGE_CHILDREN)
+}
+
 fn usage(who: i32) -> io::Result<ThreadUsage> {
     // SAFETY: rusage is plain old data.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };

@@ -3,8 +3,14 @@
 use assert_cmd::Command;
 use serde_json::Value;
 
+/// The binary, with `--settle` off and no visit ever marked disturbed unless a test asks:
+/// many short studies on a shared machine would otherwise each wait for quiet, and count
+/// visits made again (tests/machine_watch.rs tests both itself).
 pub fn bytepath() -> Command {
-    Command::cargo_bin("bytepath").expect("binary built")
+    let mut command = Command::cargo_bin("bytepath").expect("binary built");
+    command.env("BYTEPATH_SETTLE", "off");
+    command.env("BYTEPATH_QUIET_THRESHOLD", "100%");
+    command
 }
 
 /// Runs `bytepath run` with short durations plus `args`, expecting JSON on stdout.

@@ -1,0 +1,112 @@
+//! What every visiting study (sweep, ipc, servers) does to watch the machine around its
+//! rounds: settle before the first (`--settle`), and a canary at the start of each, appended to
+//! the folder's canary.jsonl.
+use super::canary::{self, CANARY_JSONL};
+use super::settle;
+use crate::error::Error;
+use crate::spec::watch::Watch;
+use std::io::Write;
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+
+/// `--settle`: waits for a quiet machine (unless off) and says how it went: on stdout, or on
+/// stderr where stdout carries a JSON document (`servers --json`).
+pub fn settle_before_first_round(
+    watch: &Watch,
+    cpus: &[usize],
+    interrupt: &AtomicBool,
+    to_stderr: bool,
+) {
+    let say = |line: String| {
+        if to_stderr {
+            eprintln!("{line}");
+        } else {
+            println!("{line}");
+        }
+    };
+    match watch.settle {
+        None => say("settle: off (--settle off); starting at once".into()),
+        Some(limit) => {
+            say(format!(
+                "settle: waiting for others to use under {:.0} % of CPUs {cpus:?} for {} s and a stable canary (at most {:.0} s)",
+                watch.quiet_threshold * 100.0,
+                settle::QUIET_FOR.as_secs(),
+                limit.as_secs_f64()
+            ));
+            let settled = settle::settle(cpus, watch.quiet_threshold, limit, interrupt);
+            say(settled.line());
+        }
+    }
+}
+
+/// Measures the canary on `cpus` and appends it, with its round and wall time, to the
+/// folder's canary.jsonl (forced to disk, like a visit).
+pub fn record_canary(dir: &Path, round: usize, cpus: &[usize]) -> Result<(), Error> {
+    let c = canary::measure(cpus);
+    let unix_s = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64());
+    let line = serde_json::json!({ "round": round, "unix_s": unix_s, "canary": c }).to_string();
+    let path = dir.join(CANARY_JSONL);
+    let file_error = |source| Error::File {
+        path: path.clone(),
+        source,
+    };
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .map_err(file_error)?;
+    file.write_all(format!("{line}\n").as_bytes())
+        .and_then(|()| file.sync_data())
+        .map_err(file_error)
+}
+
+/// The study's last word on the machine, from its folder: how many visits were disturbed and by
+/// how much, and what the canaries cost against the study's wall time (the target is ≤ 3 %).
+/// `visits_file` is the folder's visits file (named by the report layer, above this one).
+pub fn summary_line(dir: &Path, visits_file: &str, wall_s: f64) -> String {
+    let lines = |name: &str| -> Vec<serde_json::Value> {
+        std::fs::read_to_string(dir.join(name))
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect()
+    };
+    let visits = lines(visits_file);
+    let blocks: Vec<&serde_json::Value> = visits
+        .iter()
+        .map(|v| &v["visit"]["interference"])
+        .filter(|b| b.is_object())
+        .collect();
+    let mut shares: Vec<f64> = blocks
+        .iter()
+        .filter(|b| b["disturbed"] == true)
+        .filter_map(|b| Some(b["others_cpu_share"].as_f64()? + b["steal_share"].as_f64()?))
+        .collect();
+    shares.sort_by(f64::total_cmp);
+    let by_how_much = match (shares.first(), shares.last()) {
+        (Some(lo), Some(hi)) => format!(
+            " (others and steal {:.0}–{:.0} % of the run's CPUs, median {:.0} %)",
+            lo * 100.0,
+            hi * 100.0,
+            shares[shares.len() / 2] * 100.0
+        ),
+        _ => String::new(),
+    };
+    let canaries = lines(CANARY_JSONL);
+    let canary_s: f64 = canaries
+        .iter()
+        .filter_map(|c| c["canary"]["elapsed_ms"].as_f64())
+        .sum::<f64>()
+        / 1e3;
+    format!(
+        "machine: {} of {} visits disturbed{by_how_much} (a disturbed first visit is made once more at the end of its round); {} canaries took {:.2} s, {:.1} % of the study's {:.1} s",
+        shares.len(),
+        blocks.len(),
+        canaries.len(),
+        canary_s,
+        canary_s / wall_s.max(1e-9) * 100.0,
+        wall_s
+    )
+}

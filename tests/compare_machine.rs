@@ -1,0 +1,133 @@
+//! `compare` knows the machine: two synthetic folders whose canaries and points all differ by
+//! 10 % name the machine change without normalization and find no point change with
+//! `--normalize canary`; folders without canaries read as before, with a line saying so.
+mod common;
+use bytepath::analysis::synthetic::{jsonl, Shape};
+use bytepath::calibrate::canary::{Canary, CANARY_JSONL, CANARY_VERSION};
+use common::bytepath;
+use std::path::Path;
+
+fn study(dir: &Path, scale: f64) {
+    std::fs::create_dir_all(dir).unwrap();
+    let shapes: Vec<Shape> = [4096, 65536]
+        .iter()
+        .flat_map(|&size| {
+            ["send", "copy"].map(|m| {
+                let mut s = Shape::stream(m, size, 1, 10.0 * scale);
+                s.ci_rel = 0.02;
+                s.pair_noise = 0.01;
+                s
+            })
+        })
+        .collect();
+    std::fs::write(dir.join("results.jsonl"), jsonl(&shapes)).unwrap();
+}
+
+/// Five rounds of canaries whose costs are `cost` times a fixed machine's, with 1 % jitter.
+fn canaries(dir: &Path, cost: f64) {
+    let lines: Vec<String> = [1.0, 1.01, 0.99, 1.005, 0.995]
+        .iter()
+        .enumerate()
+        .map(|(round, j)| {
+            let c = Canary {
+                canary_version: CANARY_VERSION,
+                getpid_ns: 120.0 * cost * j,
+                memcpy_gbit_s: 100.0 / (cost * j),
+                pipe_rr_same_cpu_us: Some(4.0 * cost * j),
+                pipe_rr_same_cpu_unavailable_reason: None,
+                pipe_rr_cross_cpu_us: Some(9.0 * cost * j),
+                pipe_rr_cross_cpu_unavailable_reason: None,
+                cpus: vec![0, 1],
+                elapsed_ms: 30.0,
+            };
+            serde_json::json!({"round": round, "unix_s": 1.0e9 + round as f64, "canary": c})
+                .to_string()
+        })
+        .collect();
+    std::fs::write(dir.join(CANARY_JSONL), lines.join("\n") + "\n").unwrap();
+}
+
+fn compare(old: &Path, new: &Path, extra: &[&str]) -> (Option<i32>, String) {
+    let out = bytepath()
+        .arg("compare")
+        .args(extra)
+        .arg(old)
+        .arg(new)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    (
+        out.status.code(),
+        text + &String::from_utf8_lossy(&out.stderr),
+    )
+}
+
+#[test]
+fn a_machine_ten_percent_slower_is_named_and_normalizing_removes_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (old, new) = (tmp.path().join("old"), tmp.path().join("new"));
+    study(&old, 1.0);
+    canaries(&old, 1.0);
+    // The machine costs 10 % more for everything; so every point is 1/1.1 as fast.
+    study(&new, 1.0 / 1.1);
+    canaries(&new, 1.1);
+
+    let (code, text) = compare(&old, &new, &[]);
+    assert_eq!(code, Some(0), "{text}");
+    let first = text.lines().next().unwrap();
+    assert!(first.starts_with("machine: canary cost new/old"), "{text}");
+    assert!(
+        first.contains("the machine changed: 10.0 % slower"),
+        "{text}"
+    );
+    assert!(
+        text.contains("4 points compared: 0 faster, 4 slower"),
+        "{text}"
+    );
+    assert!(
+        text.contains("point verdicts of that size are the machine's"),
+        "{text}"
+    );
+
+    let (code, text) = compare(&old, &new, &["--normalize", "canary"]);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(
+        text.contains("normalized: every new point's figure multiplied"),
+        "{text}"
+    );
+    assert!(
+        text.contains("0 faster, 0 slower, 4 no significant change"),
+        "{text}"
+    );
+}
+
+#[test]
+fn older_folders_without_canaries_read_as_before_and_say_so() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (old, new) = (tmp.path().join("old"), tmp.path().join("new"));
+    study(&old, 1.0);
+    study(&new, 1.0);
+    let (code, text) = compare(&old, &new, &[]);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(
+        text.contains("no canary was recorded in either folder"),
+        "{text}"
+    );
+    assert!(
+        text.contains("4 points compared: 0 faster, 0 slower"),
+        "{text}"
+    );
+    // Normalizing by a canary that is not there is a bad input: one line, exit 2.
+    let (code, text) = compare(&old, &new, &["--normalize", "canary"]);
+    assert_eq!(code, Some(2), "{text}");
+    assert!(
+        text.contains("--normalize canary: no canary was recorded"),
+        "{text}"
+    );
+    let (code, text) = compare(&old, &new, &["--normalize", "memcpy"]);
+    assert_eq!(code, Some(2), "{text}");
+    assert!(
+        text.contains("--normalize \"memcpy\": expected canary"),
+        "{text}"
+    );
+}

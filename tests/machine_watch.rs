@@ -1,0 +1,229 @@
+//! The machine watches itself: a visit beside a busy loop on its CPU is marked disturbed and
+//! made again, a visit beside nothing is not, and `--settle` waits while a busy loop runs and
+//! starts once it stops (or says it started on a busy machine).
+mod common;
+
+use bytepath::measure::interference::Sample;
+use bytepath::sys::affinity::{allowed_cpus, pin_current_thread};
+use serde_json::Value;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// The tests here load CPUs on purpose: one at a time, so no test's busy loop lands in
+/// another's quiet visit.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A thread spinning on `cpu` until the returned flag is cleared.
+fn busy_loop(cpu: usize) -> (Arc<AtomicBool>, std::thread::JoinHandle<()>) {
+    let running = Arc::new(AtomicBool::new(true));
+    let flag = running.clone();
+    let handle = std::thread::spawn(move || {
+        pin_current_thread(cpu).expect("pinning the busy loop");
+        while flag.load(Ordering::Relaxed) {
+            std::hint::black_box(0u64);
+        }
+    });
+    (running, handle)
+}
+
+/// Others' share of `cpu` over one second, as the visits measure it.
+fn others_share(cpu: usize) -> f64 {
+    let before = Sample::take(&[cpu]);
+    std::thread::sleep(Duration::from_secs(1));
+    let b = before.until(&Sample::take(&[cpu]), 1, 0.1);
+    b.others_cpu_share + b.steal_share
+}
+
+fn sweep(dir: &Path, extra: &[&str]) -> (String, i32) {
+    let out = common::bytepath()
+        .args([
+            "sweep",
+            "--mechanisms",
+            "send",
+            "--sizes",
+            "4K",
+            "--threads",
+            "1",
+        ])
+        .args(["--patterns", "stream", "--pin", "same", "--visits", "2"])
+        .args([
+            "--slice", "20ms", "--visit", "200ms", "--budget", "300ms", "--warmup", "50ms",
+        ])
+        .args(["--seed", "5"])
+        .args(extra)
+        .arg("--out")
+        .arg(dir)
+        .timeout(Duration::from_secs(180))
+        .output()
+        .expect("bytepath ran");
+    let text =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    (text, out.status.code().unwrap_or(-1))
+}
+
+fn headline_visits(dir: &Path) -> Vec<Value> {
+    std::fs::read_to_string(dir.join("visits.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|v| v["visit"]["kind"] == "headline")
+        .collect()
+}
+
+#[test]
+fn a_visit_beside_a_busy_loop_on_its_cpu_is_disturbed_and_made_again() {
+    let _one = serial();
+    let cpu = allowed_cpus().unwrap()[0];
+    let dir = tempfile::tempdir().unwrap();
+    let (running, hog) = busy_loop(cpu);
+    let (text, code) = sweep(dir.path(), &["--settle", "off", "--quiet-threshold", "10%"]);
+    running.store(false, Ordering::Relaxed);
+    hog.join().unwrap();
+    assert_eq!(code, 0, "{text}");
+    let visits = headline_visits(dir.path());
+    // The busy loop shares the run's one CPU: far above the 10 % threshold.
+    for v in &visits {
+        let block = &v["visit"]["interference"];
+        assert!(block["others_cpu_share"].as_f64().unwrap() > 0.1, "{block}");
+        assert_eq!(block["disturbed"], true, "{block}");
+        assert_eq!(block["cpus"], 1, "{block}");
+    }
+    // Each of the 2 rounds: the disturbed visit and its redo at the end of the round.
+    for round in 0..2 {
+        let n = visits
+            .iter()
+            .filter(|v| v["visit"]["round"] == round)
+            .count();
+        assert_eq!(n, 2, "round {round}: {visits:?}");
+    }
+    let results = std::fs::read_to_string(dir.path().join("results.jsonl")).unwrap();
+    assert!(results.contains("was disturbed"), "{results}");
+    assert_eq!(headline_visits(dir.path()).len(), 4);
+}
+
+#[test]
+fn a_visit_beside_nothing_is_not_disturbed() {
+    let _one = serial();
+    let cpu = allowed_cpus().unwrap()[0];
+    let baseline = others_share(cpu);
+    if baseline > 0.05 {
+        println!(
+            "skipped: others already use {:.0} % of CPU {cpu} (a loaded machine), so a quiet visit cannot be had here",
+            baseline * 100.0
+        );
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (text, code) = sweep(dir.path(), &["--settle", "off", "--quiet-threshold", "50%"]);
+    assert_eq!(code, 0, "{text}");
+    let visits = headline_visits(dir.path());
+    assert_eq!(visits.len(), 2, "no visit made again: {visits:?}");
+    for v in &visits {
+        assert_eq!(v["visit"]["interference"]["disturbed"], false, "{v}");
+    }
+}
+
+#[test]
+fn settle_starts_busy_at_its_limit_while_a_busy_loop_runs() {
+    let _one = serial();
+    let cpu = allowed_cpus().unwrap()[0];
+    let dir = tempfile::tempdir().unwrap();
+    let (running, hog) = busy_loop(cpu);
+    let started = Instant::now();
+    let (text, code) = sweep(
+        dir.path(),
+        &[
+            "--settle",
+            "on",
+            "--settle-limit",
+            "2s",
+            "--quiet-threshold",
+            "10%",
+        ],
+    );
+    running.store(false, Ordering::Relaxed);
+    hog.join().unwrap();
+    assert_eq!(code, 0, "{text}");
+    assert!(
+        text.contains("settle: started on a busy machine after waiting"),
+        "{text}"
+    );
+    assert!(text.contains("the 2 s limit ran out"), "{text}");
+    assert!(started.elapsed() >= Duration::from_secs(2));
+}
+
+#[test]
+fn settle_waits_while_a_busy_loop_runs_and_starts_when_it_stops() {
+    let _one = serial();
+    let cpu = allowed_cpus().unwrap()[0];
+    let baseline = others_share(cpu);
+    if baseline > 0.05 {
+        println!(
+            "skipped: others already use {:.0} % of CPU {cpu} (a loaded machine), so settling cannot end quiet here",
+            baseline * 100.0
+        );
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (running, hog) = busy_loop(cpu);
+    let stopper = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_secs(2));
+        running.store(false, Ordering::Relaxed);
+    });
+    let (text, code) = sweep(
+        dir.path(),
+        &[
+            "--settle",
+            "on",
+            "--settle-limit",
+            "25s",
+            "--quiet-threshold",
+            "50%",
+        ],
+    );
+    stopper.join().unwrap();
+    hog.join().unwrap();
+    assert_eq!(code, 0, "{text}");
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("settle: the machine was quiet after"))
+        .unwrap_or_else(|| panic!("{text}"));
+    // At least the 2 s of the busy loop plus the 3 s of quiet asked.
+    let waited: f64 = line
+        .trim_start_matches("settle: the machine was quiet after ")
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(waited >= 4.5, "{line}");
+}
+
+#[test]
+fn probe_canary_prints_the_figures_the_studies_record() {
+    let out = common::bytepath()
+        .args(["probe", "--canary", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let c: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(c["getpid_ns"].as_f64().unwrap() > 0.0, "{c}");
+    assert!(c["memcpy_gbit_s"].as_f64().unwrap() > 0.0, "{c}");
+    assert!(c["pipe_rr_same_cpu_us"].as_f64().unwrap() > 0.0, "{c}");
+    let cross_or_why = c["pipe_rr_cross_cpu_us"].as_f64().is_some()
+        || c["pipe_rr_cross_cpu_unavailable_reason"].is_string();
+    assert!(cross_or_why, "{c}");
+    let text = common::bytepath()
+        .args(["probe", "--canary"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.starts_with("canary (CPUs"), "{text}");
+    assert!(text.contains("64 B pipe round trip, one CPU"), "{text}");
+}
