@@ -1,75 +1,72 @@
 //! The layers of ARCHITECTURE.md, held by a test (as import-linter and ArchUnit do): every
 //! `crate::` path in `src/` outside `#[cfg(test)]` items, every `super::` that climbs out of
 //! its top-level module, and every `bytepath::` path of `main.rs` must name a module of a lower
-//! layer, or one of the few same-layer neighbours `NEIGHBOURS` lists with its reason. Each
-//! import that climbs is printed with its file, line and edge. A new top-level module needs a
-//! row in `LAYERS` (and in ARCHITECTURE.md).
+//! layer, or one of the few same-layer neighbours listed with its reason. Each import that
+//! climbs is printed with its file, line and edge. The layers and neighbours are read from the
+//! tables of docs/ARCHITECTURE.md, so the test and the document cannot disagree: a new
+//! top-level module needs a place in that document's layer table.
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-/// Every top-level module and its layer, bottom (0) to top (9).
-const LAYERS: &[(&str, u32)] = &[
-    ("sys", 0),
-    ("measure", 1),
-    ("transport", 1),
-    ("mechanism", 1),
-    ("spec", 2),
-    ("error", 2),
-    ("engine", 3),
-    ("stats", 4),
-    ("record", 4),
-    ("environment", 4),
-    ("calibrate", 4),
-    ("analysis", 5),
-    ("report", 6),
-    ("sweep", 7),
-    ("ipc", 7),
-    ("file", 7),
-    ("servers", 7),
-    ("compare", 7),
-    ("mesh", 7),
-    ("remote", 8),
-    ("sides", 8),
-    ("export", 8),
-    ("cli", 9),
-    ("args", 9),
-    ("main", 9),
-];
+/// The layers and same-layer neighbours of docs/ARCHITECTURE.md, read from its tables.
+struct Map {
+    /// Every top-level module and its layer, bottom (0) to top.
+    layers: BTreeMap<String, u32>,
+    /// The imports allowed within one layer: (from, to, why). Anything else within a layer
+    /// (the studies knowing each other, above all) fails like an import that climbs.
+    neighbours: Vec<(String, String, String)>,
+}
 
-/// The imports allowed within one layer: (from, to, why). Anything else within a layer (the
-/// studies knowing each other, above all) fails like an import that climbs.
-const NEIGHBOURS: &[(&str, &str, &str)] = &[
-    (
-        "mechanism",
-        "transport",
-        "a mechanism sends on the transport's Endpoint",
-    ),
-    (
-        "spec",
-        "error",
-        "parsers refuse with the library's ConfigError",
-    ),
-    (
-        "record",
-        "stats",
-        "a record carries the statistics of its point",
-    ),
-    (
-        "record",
-        "environment",
-        "a record carries the machine it ran on",
-    ),
-    (
-        "calibrate",
-        "environment",
-        "the probe embeds the machine description",
-    ),
-    ("sides", "remote", "the remote placement is a remote client"),
-    ("args", "cli", "args turns cli's clap structs into specs"),
-    ("main", "cli", "main parses the command line"),
-    ("main", "args", "main hands each command to its args"),
-];
+/// The names in backquotes of a table cell: `sys/` -> sys, `main.rs` -> main.
+fn quoted_names(cell: &str) -> Vec<String> {
+    cell.split('`')
+        .skip(1)
+        .step_by(2)
+        .map(|n| n.trim_end_matches('/').trim_end_matches(".rs").to_string())
+        .collect()
+}
+
+/// Reads the layer table (rows whose first cell is a number) and the neighbours table (the
+/// rows of the table under the heading that names "Neighbours").
+fn read_map(document: &str) -> Map {
+    let mut layers = BTreeMap::new();
+    let mut neighbours = Vec::new();
+    let mut in_neighbours = false;
+    for line in document.lines() {
+        if line.starts_with('#') {
+            in_neighbours = line.contains("Neighbours");
+            continue;
+        }
+        let cells: Vec<&str> = line.trim().trim_matches('|').split('|').collect();
+        if !line.trim_start().starts_with('|') || cells.len() < 3 {
+            continue;
+        }
+        if let Ok(layer) = cells[0].trim().parse::<u32>() {
+            for name in quoted_names(cells[1]) {
+                layers.insert(name, layer);
+            }
+        } else if in_neighbours {
+            let (from, to) = (quoted_names(cells[0]), quoted_names(cells[1]));
+            if let ([from], [to]) = (&from[..], &to[..]) {
+                neighbours.push((from.clone(), to.clone(), cells[2].trim().to_string()));
+            }
+        }
+    }
+    Map { layers, neighbours }
+}
+
+/// The map of the repository's docs/ARCHITECTURE.md.
+fn repository_map() -> Map {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/ARCHITECTURE.md");
+    let document = std::fs::read_to_string(&path).expect("docs/ARCHITECTURE.md is readable");
+    let map = read_map(&document);
+    assert!(
+        map.layers.len() > 10 && !map.neighbours.is_empty(),
+        "docs/ARCHITECTURE.md lost its layer or neighbours table"
+    );
+    map
+}
 
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 struct Import {
@@ -438,9 +435,13 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
 
 /// Every import in `src` that climbs a layer or crosses one without being a listed neighbour,
 /// as lines "file:line: from (layer a) imports to (layer b)…".
-fn violations(src: &Path) -> Vec<String> {
-    let layer: BTreeMap<&str, u32> = LAYERS.iter().copied().collect();
-    let neighbours: BTreeSet<(&str, &str)> = NEIGHBOURS.iter().map(|&(a, b, _)| (a, b)).collect();
+fn violations(src: &Path, map: &Map) -> Vec<String> {
+    let layer = &map.layers;
+    let neighbours: BTreeSet<(&str, &str)> = map
+        .neighbours
+        .iter()
+        .map(|(a, b, _)| (a.as_str(), b.as_str()))
+        .collect();
     let mut files = Vec::new();
     rust_files(src, &mut files);
     files.sort();
@@ -494,7 +495,7 @@ fn violations(src: &Path) -> Vec<String> {
     for m in &seen_modules {
         if !layer.contains_key(m.as_str()) {
             out.push(format!(
-                "src/{m}: a top-level module without a layer; add its row to LAYERS (and ARCHITECTURE.md)"
+                "src/{m}: a top-level module without a layer; add it to the layer table of docs/ARCHITECTURE.md"
             ));
         }
     }
@@ -524,7 +525,7 @@ fn violations(src: &Path) -> Vec<String> {
 #[test]
 fn no_module_imports_from_a_layer_above_it_or_a_neighbour_it_should_not_know() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let found = violations(&src);
+    let found = violations(&src, &repository_map());
     let mut report = String::new();
     for v in &found {
         let _ = writeln!(report, "{v}");
@@ -538,11 +539,13 @@ fn no_module_imports_from_a_layer_above_it_or_a_neighbour_it_should_not_know() {
 
 #[test]
 fn the_neighbours_allowed_within_a_layer_form_no_circle() {
-    for &(a, b, _) in NEIGHBOURS {
-        let layer = |m: &str| LAYERS.iter().find(|(n, _)| *n == m).map(|(_, l)| *l);
+    let map = repository_map();
+    for (a, b, _) in &map.neighbours {
+        let layer = |m: &str| map.layers.get(m).copied();
+        assert!(layer(a).is_some(), "{a} has no layer");
         assert_eq!(layer(a), layer(b), "{a} and {b} are not in one layer");
         assert!(
-            !NEIGHBOURS.iter().any(|&(x, y, _)| (x, y) == (b, a)),
+            !map.neighbours.iter().any(|(x, y, _)| (x, y) == (b, a)),
             "{a} and {b} may not import each other"
         );
     }
@@ -568,12 +571,68 @@ fn the_reader_sees_paths_in_groups_and_climbing_supers_but_not_in_strings_or_tes
     )
     .unwrap();
     std::fs::write(src.join("report/mod.rs"), "use crate::sys::x;\n").unwrap();
-    let found = violations(&src);
+    let found = violations(&src, &read_map(PLANTED_MAP));
     assert_eq!(
         found,
         [
             "src/sys/fine.rs:1: sys (layer 0) imports report (layer 6): climbs",
             "src/sys/fine.rs:2: sys (layer 0) imports report (layer 6): climbs",
+        ]
+    );
+}
+
+/// A synthetic architecture document for the planted trees.
+const PLANTED_MAP: &str = "\
+## Layers
+| layer | modules | owns | must not know |
+|---|---|---|---|
+| 0 | `sys/` | syscalls | all |
+| 6 | `report/`, `export.rs` | pages | studies |
+
+### Neighbours within a layer
+| from | to | why |
+|---|---|---|
+| `export` | `report` | reasons |
+";
+
+#[test]
+fn the_document_tables_give_each_module_its_layer_and_each_neighbour_its_reason() {
+    let map = read_map(PLANTED_MAP);
+    let layers: Vec<(&str, u32)> = map.layers.iter().map(|(m, l)| (m.as_str(), *l)).collect();
+    assert_eq!(layers, [("export", 6), ("report", 6), ("sys", 0)]);
+    assert_eq!(
+        map.neighbours,
+        [("export".into(), "report".into(), "reasons".into())]
+    );
+}
+
+#[test]
+fn a_planted_import_that_climbs_fails_against_the_documents_layers() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("src");
+    std::fs::create_dir_all(src.join("sys")).unwrap();
+    std::fs::create_dir_all(src.join("report")).unwrap();
+    std::fs::write(
+        src.join("lib.rs"),
+        "pub mod sys;\npub mod report;\npub mod export;\n",
+    )
+    .unwrap();
+    std::fs::write(src.join("sys/mod.rs"), "pub fn f() {}\n").unwrap();
+    std::fs::write(src.join("report/mod.rs"), "use crate::sys::f;\n").unwrap();
+    // A listed neighbour passes; the same import the other way crosses its own layer.
+    std::fs::write(src.join("export.rs"), "use crate::report::x;\n").unwrap();
+    assert!(violations(&src, &read_map(PLANTED_MAP)).is_empty());
+    std::fs::write(
+        src.join("report/mod.rs"),
+        "use crate::{sys::f, export::g};\n",
+    )
+    .unwrap();
+    std::fs::write(src.join("sys/mod.rs"), "use crate::report::y;\n").unwrap();
+    assert_eq!(
+        violations(&src, &read_map(PLANTED_MAP)),
+        [
+            "src/report/mod.rs:1: report (layer 6) imports export (layer 6): crosses its own layer",
+            "src/sys/mod.rs:1: sys (layer 0) imports report (layer 6): climbs",
         ]
     );
 }
