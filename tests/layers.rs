@@ -9,6 +9,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+#[path = "layers/circles.rs"]
+mod circles;
+
 /// The layers and same-layer neighbours of docs/ARCHITECTURE.md, read from its tables.
 struct Map {
     /// Every top-level module and its layer, bottom (0) to top.
@@ -354,13 +357,72 @@ fn inline_depths(c: &[char]) -> Vec<usize> {
     depths
 }
 
-/// The imports of one file whose module path (from the crate root) is `module`.
+/// A path one file names, resolved from the crate root (`super::x` in `a/b.rs` -> a::x).
+#[derive(Debug, Clone)]
+struct Reference {
+    file: String,
+    line: usize,
+    module: Vec<String>,
+    target: Vec<String>,
+}
+
+/// The paths a path names from `i` on: `a::b`, or each entry of a `{…}` group, nested groups
+/// expanded; `self` entries name their prefix, `*` and `as` names are dropped.
+fn paths_at(c: &[char], i: &mut usize) -> Vec<Vec<String>> {
+    let ident = |ch: char| ch.is_alphanumeric() || ch == '_';
+    while *i < c.len() && c[*i].is_whitespace() {
+        *i += 1;
+    }
+    if c.get(*i) == Some(&'{') {
+        *i += 1;
+        let mut all = Vec::new();
+        while *i < c.len() {
+            while *i < c.len() && c[*i].is_whitespace() {
+                *i += 1;
+            }
+            if c.get(*i) == Some(&'}') {
+                *i += 1;
+                break;
+            }
+            all.extend(paths_at(c, i));
+            // What follows an entry up to its end (` as name`).
+            while *i < c.len() && c[*i] != ',' && c[*i] != '}' {
+                *i += 1;
+            }
+            if c.get(*i) == Some(&',') {
+                *i += 1;
+            }
+        }
+        return all;
+    }
+    let name: String = c[*i..].iter().take_while(|&&ch| ident(ch)).collect();
+    *i += name.chars().count();
+    if name.is_empty() {
+        return vec![Vec::new()];
+    }
+    let name = if name == "self" {
+        Vec::new()
+    } else {
+        vec![name]
+    };
+    if c[*i..].iter().take(2).copied().eq("::".chars()) {
+        *i += 2;
+        return paths_at(c, i)
+            .into_iter()
+            .map(|rest| name.iter().cloned().chain(rest).collect())
+            .collect();
+    }
+    vec![name]
+}
+
+/// The imports of one file whose module path (from the crate root) is `module`, the paths it
+/// names (resolved from the crate root) and the test-only files it declares.
 fn imports(
     path: &Path,
     shown: &str,
     module: &[String],
     root: &str,
-) -> (Vec<Import>, Vec<TestFile>) {
+) -> (Vec<Import>, Vec<Reference>, Vec<TestFile>) {
     let text = std::fs::read_to_string(path).unwrap();
     let original: Vec<char> = text.chars().collect();
     let mut c = strip(&text);
@@ -373,6 +435,18 @@ fn imports(
             && (i == 0 || !ident(c[i - 1]) && c[i - 1] != ':')
     };
     let from = module[0].clone();
+    let mut references = Vec::new();
+    let mut refer = |base: &[String], at: usize| {
+        let mut j = at;
+        for rest in paths_at(&c, &mut j) {
+            references.push(Reference {
+                file: shown.to_string(),
+                line: line_of(at),
+                module: module.to_vec(),
+                target: base.iter().cloned().chain(rest).collect(),
+            });
+        }
+    };
     let mut found = Vec::new();
     let mut add = |names: Vec<String>, at: usize| {
         for to in names {
@@ -391,6 +465,9 @@ fn imports(
         let root_path = format!("{root}::");
         if starts(i, &root_path) {
             add(roots_after(&c, i + root_path.len()), i);
+            if root == "crate" {
+                refer(&[], i + root_path.len());
+            }
             i += root_path.len();
         } else if starts(i, "super::") {
             let mut j = i;
@@ -401,13 +478,15 @@ fn imports(
             }
             if climbs >= module.len() + depths[i] {
                 add(roots_after(&c, j), i);
+            } else if climbs > depths[i] {
+                refer(&module[..module.len() + depths[i] - climbs], j);
             }
             i = j;
         } else {
             i += 1;
         }
     }
-    (found, test_files)
+    (found, references, test_files)
 }
 
 /// The module path of a file under `src/`: `remote/client/files.rs` -> remote::client::files.
@@ -433,19 +512,20 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// Every import in `src` that climbs a layer or crosses one without being a listed neighbour,
-/// as lines "file:line: from (layer a) imports to (layer b)…".
-fn violations(src: &Path, map: &Map) -> Vec<String> {
-    let layer = &map.layers;
-    let neighbours: BTreeSet<(&str, &str)> = map
-        .neighbours
-        .iter()
-        .map(|(a, b, _)| (a.as_str(), b.as_str()))
-        .collect();
+/// What the files of `src` import and name, and which files only tests compile.
+struct Scan {
+    files: Vec<PathBuf>,
+    imports: Vec<Import>,
+    references: Vec<Reference>,
+    test_only: BTreeSet<String>,
+}
+
+fn scan(src: &Path) -> Scan {
     let mut files = Vec::new();
     rust_files(src, &mut files);
     files.sort();
     let mut all = Vec::new();
+    let mut references = Vec::new();
     let mut test_only = BTreeSet::new();
     for path in &files {
         let rel = path.strip_prefix(src).unwrap();
@@ -459,8 +539,9 @@ fn violations(src: &Path, map: &Map) -> Vec<String> {
             "crate"
         };
         let shown = format!("src/{}", rel.display());
-        let (found, tests) = imports(path, &shown, &module, root);
+        let (found, named, tests) = imports(path, &shown, &module, root);
         all.extend(found);
+        references.extend(named);
         // Where the files of the modules it declares are: beside a mod.rs, else in the folder
         // named after the file.
         let dir = if rel.file_name().is_some_and(|n| n == "mod.rs") {
@@ -484,6 +565,29 @@ fn violations(src: &Path, map: &Map) -> Vec<String> {
             }
         }
     }
+    Scan {
+        files,
+        imports: all,
+        references,
+        test_only,
+    }
+}
+
+/// Every import in `src` that climbs a layer or crosses one without being a listed neighbour,
+/// as lines "file:line: from (layer a) imports to (layer b)…".
+fn violations(src: &Path, map: &Map) -> Vec<String> {
+    let layer = &map.layers;
+    let neighbours: BTreeSet<(&str, &str)> = map
+        .neighbours
+        .iter()
+        .map(|(a, b, _)| (a.as_str(), b.as_str()))
+        .collect();
+    let Scan {
+        files,
+        imports: all,
+        test_only,
+        ..
+    } = scan(src);
     let mut out = Vec::new();
     let mut seen_modules = BTreeSet::new();
     for path in &files {
@@ -634,5 +738,58 @@ fn a_planted_import_that_climbs_fails_against_the_documents_layers() {
             "src/report/mod.rs:1: report (layer 6) imports export (layer 6): crosses its own layer",
             "src/sys/mod.rs:1: sys (layer 0) imports report (layer 6): climbs",
         ]
+    );
+}
+
+#[test]
+fn no_two_files_of_a_folder_import_each_other_in_a_circle() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let found = circles::folder_circles(&src, circles::ALLOWED);
+    assert!(
+        found.is_empty(),
+        "{} circle(s) inside folders (see docs/ARCHITECTURE.md):\n{}",
+        found.len(),
+        found.join("\n")
+    );
+}
+
+#[test]
+fn a_planted_circle_inside_a_folder_fails_and_a_stale_allowance_is_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("src");
+    std::fs::create_dir_all(src.join("sys/ring")).unwrap();
+    std::fs::write(src.join("lib.rs"), "pub mod sys;\n").unwrap();
+    // mod.rs items are no edge; a shared vocabulary file is imported one way only.
+    std::fs::write(
+        src.join("sys/mod.rs"),
+        "mod a;\nmod b;\nmod words;\nmod ring;\n",
+    )
+    .unwrap();
+    std::fs::write(src.join("sys/words.rs"), "use super::Shared;\n").unwrap();
+    std::fs::write(src.join("sys/a.rs"), "use super::{words::W, Shared};\n").unwrap();
+    std::fs::write(
+        src.join("sys/b.rs"),
+        "use crate::sys::words::W;\n#[cfg(test)]\nmod tests { use super::super::a::x; }\n",
+    )
+    .unwrap();
+    std::fs::write(src.join("sys/ring/mod.rs"), "mod c;\n").unwrap();
+    std::fs::write(src.join("sys/ring/c.rs"), "use super::super::b::y;\n").unwrap();
+    assert!(circles::folder_circles(&src, &[]).is_empty());
+    // The planted import closes a circle a -> b -> a (b's test module does not count).
+    std::fs::write(
+        src.join("sys/b.rs"),
+        "use crate::sys::{a::{self, x}, words::W};\n",
+    )
+    .unwrap();
+    std::fs::write(src.join("sys/a.rs"), "fn f() { super::b::g(); }\n").unwrap();
+    assert_eq!(
+        circles::folder_circles(&src, &[]),
+        ["src/sys/: a, b import each other in a circle: \
+          a -> b (src/sys/a.rs:1); b -> a (src/sys/b.rs:1)"]
+    );
+    let allowed: &[(&str, &[&str], &str)] = &[("sys", &["a", "b"], "why"), ("sys", &["c"], "x")];
+    assert_eq!(
+        circles::folder_circles(&src, allowed),
+        ["src/sys/: the allowed circle [\"c\"] is gone; remove its entry"]
     );
 }
