@@ -27,14 +27,8 @@ pub const ALLOWED: &[(&str, &[&str], &str)] = &[
         "issue 26",
     ),
     (
-        "mechanism",
-        &[
-            "receive",
-            "recv_path",
-            "recv_source",
-            "recv_uring",
-            "recv_zc",
-        ],
+        "mechanism/receive",
+        &["path", "zc"],
         "this branch, next commit",
     ),
     (

@@ -1,7 +1,7 @@
 //! How the receiving side takes bytes from the kernel (`--recv`): recv(2) into a buffer, an
 //! io_uring receive into provided buffers, TCP_ZEROCOPY_RECEIVE (the receive queue mapped into
 //! this process), or recv(MSG_TRUNC), which discards the bytes and so only bounds the cost.
-//! The receiving itself is `receive::Receiver`'s, with `recv_uring` and `recv_zc`; this file
+//! The receiving itself is `receive::Receiver`'s, with `uring` and `zc`; this file
 //! names the paths, probes them once per process and says what each receiver's path did.
 use crate::sys::socket;
 use crate::transport::{Endpoint, Transport};
@@ -62,7 +62,7 @@ pub fn probe(path: RecvPath) -> Result<(), String> {
         .get_or_init(|| match path {
             RecvPath::Recv => Ok(()),
             RecvPath::UringRecv => crate::sys::uring_recv::probe().map(drop),
-            RecvPath::ZcRecv => super::recv_zc::probe(),
+            RecvPath::ZcRecv => super::zc::probe(),
             RecvPath::Trunc => probe_trunc(),
         })
         .clone()

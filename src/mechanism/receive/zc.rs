@@ -6,8 +6,8 @@
 //! The kernel maps only whole, order-0 pages at offset 0 that no file owns: on loopback that
 //! needs segments of whole pages (TCP_MAXSEG, set by the connector) and a sender whose data
 //! sits in such pages (see `reason`).
-use super::receive::Verifier;
-use super::recv_path::{not_a_socket, ReceivePathStats, RecvPath};
+use super::path::{not_a_socket, ReceivePathStats, RecvPath};
+use super::Verifier;
 use crate::sys::socket;
 use crate::sys::zc_receive::{page_size, ZcRegion};
 use crate::transport::Endpoint;
