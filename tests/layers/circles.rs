@@ -27,11 +27,6 @@ pub const ALLOWED: &[(&str, &[&str], &str)] = &[
         "issue 26",
     ),
     (
-        "mechanism/receive",
-        &["path", "zc"],
-        "this branch, next commit",
-    ),
-    (
         "mechanism",
         &["uring", "uring_zc"],
         "this branch, next commit",
