@@ -12,7 +12,6 @@ mod send;
 mod sendfile;
 mod splice;
 mod uring;
-mod uring_zc;
 pub mod verify;
 mod zerocopy;
 

@@ -26,11 +26,6 @@ pub const ALLOWED: &[(&str, &[&str], &str)] = &[
         &["client", "file_server", "peer_server", "server", "udp"],
         "issue 26",
     ),
-    (
-        "mechanism",
-        &["uring", "uring_zc"],
-        "this branch, next commit",
-    ),
 ];
 
 /// A path from one sibling into another, with where it is written.
