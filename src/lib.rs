@@ -4,7 +4,6 @@
 
 pub mod analysis;
 pub mod args;
-pub mod calibrate;
 pub mod cli;
 pub mod compare;
 pub mod engine;
@@ -16,6 +15,7 @@ pub mod ipc;
 pub mod measure;
 pub mod mechanism;
 pub mod mesh;
+pub mod probe;
 pub mod record;
 pub mod remote;
 pub mod report;

@@ -1,8 +1,8 @@
-//! `bytepath probe`: what this machine can do, measured (`calibrate`), printed as a text block
+//! `bytepath probe`: what this machine can do, measured (`probe/`), printed as a text block
 //! or one JSON document.
-use crate::calibrate::{probe, text, Effort};
 use crate::cli::ProbeArgs;
 use crate::error::{Error, Status};
+use crate::probe::{probe, text, Effort};
 
 /// `bytepath probe [--json] [--quick]`: prints the text block or one JSON document.
 pub fn command(args: &ProbeArgs) -> Result<Status, Error> {

@@ -219,7 +219,7 @@ fn profiled_run(
     );
     profile::attach(record, &profiled, about);
     // A quick probe of this host's memcpy: the unit of "copies' worth".
-    let roofline = crate::calibrate::roofline::measure(&crate::calibrate::Effort::quick());
+    let roofline = crate::probe::roofline::measure(&crate::probe::Effort::quick());
     let probe = serde_json::json!({ "memcpy_roofline": roofline });
     let memcpy = profile::memcpy_from_probe(&probe)
         .map(|(ns, source)| (ns, source.replace("probe's", "a quick probe's")));

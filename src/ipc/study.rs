@@ -70,7 +70,7 @@ pub fn run(
         results.dir.display()
     );
     let probe = results.dir.join(PROBE_JSON);
-    if crate::calibrate::write_probe(&probe, &spec.cpus)? {
+    if crate::probe::write_probe(&probe, &spec.cpus)? {
         println!("probe: machine limits measured into {}", probe.display());
     }
     let mut schedule = Schedule::new(groups(&points), spec.seed);

@@ -10,10 +10,10 @@ pub mod progress;
 pub mod spec;
 pub mod visit_log;
 
-use crate::calibrate;
 use crate::engine::{PointRunner, RunOutcome};
 use crate::environment::{mem_available, Environment};
 use crate::error::{Error, Status};
+use crate::probe;
 use crate::record::{self, RunRecord, SweepPoint, VisitInfo, VisitKind};
 use crate::report::folder::{self, StudyOutput, PROBE_JSON};
 use crate::report::visit_folder::{self, PriorVisits, VisitFolder};
@@ -348,7 +348,7 @@ fn probe_memcpy(dir: &std::path::Path) -> Result<(f64, String), String> {
 /// report can set every figure against them.
 fn record_probe(dir: &std::path::Path, cpus: &[usize]) -> Result<(), Error> {
     let path = dir.join(PROBE_JSON);
-    if calibrate::write_probe(&path, cpus)? {
+    if probe::write_probe(&path, cpus)? {
         println!("probe: machine limits measured into {}", path.display());
     }
     Ok(())
