@@ -3,15 +3,15 @@
 use super::network::network;
 use super::remote::remote_run;
 use crate::cli::IpcArgs;
+use crate::config::remote::carries;
+use crate::config::{
+    parse_bytes, parse_duration, parse_list, parse_pinning, parse_pipe_size, Network,
+    MAX_MESSAGE_SIZE,
+};
 use crate::error::{ConfigError, Error, Status};
 use crate::ipc::{IpcSpec, Measure};
 use crate::report::folder::StudyOutput;
 use crate::sides::Sides;
-use crate::spec::remote::carries;
-use crate::spec::{
-    parse_bytes, parse_duration, parse_list, parse_pinning, parse_pipe_size, Network,
-    MAX_MESSAGE_SIZE,
-};
 use crate::transport::Transport;
 use std::sync::atomic::AtomicBool;
 
@@ -237,8 +237,8 @@ fn args_json(args: &IpcArgs) -> serde_json::Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::{Pattern, Pinning};
     use crate::ipc::Measure;
-    use crate::spec::{Pattern, Pinning};
     use clap::Parser;
 
     fn spec(extra: &[&str]) -> Result<IpcSpec, ConfigError> {

@@ -3,16 +3,16 @@
 //! `run` vocabulary, how many visits, how many pairs at once, and how the servers are started.
 //! Single values go through `spec`'s parsers, so every refusal reads as it does elsewhere.
 use crate::cli::MeshArgs;
+use crate::config::{
+    check_transport, parse_duration, parse_list, parse_message_size, parse_remote, parse_threads,
+    Pattern, Target,
+};
 use crate::error::{ConfigError, Error, Status};
 use crate::mechanism::MechanismKind;
 use crate::mesh::spec::{Launch, MeshPoint, MeshSpec, PairSet, DEFAULT_SSH, MAX_VISITS};
 use crate::remote::client::MeshClient;
 use crate::remote::protocol::read_token;
 use crate::report::folder::StudyOutput;
-use crate::spec::{
-    check_transport, parse_duration, parse_list, parse_message_size, parse_remote, parse_threads,
-    Pattern, Target,
-};
 use crate::transport::Transport;
 use serde_json::{json, Value};
 use std::net::{IpAddr, ToSocketAddrs};
@@ -270,8 +270,8 @@ fn arguments(args: &MeshArgs) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config;
     use crate::measure::counters::CounterSelection;
-    use crate::spec;
     use clap::Parser;
 
     fn args(extra: &[&str]) -> MeshArgs {
@@ -350,7 +350,7 @@ mod tests {
         );
         let run = s.run_spec(&s.points[0]);
         assert_eq!(run.counters, CounterSelection::None);
-        assert_eq!(run.network.placement, spec::network::Placement::Remote);
+        assert_eq!(run.network.placement, config::network::Placement::Remote);
     }
 
     #[test]

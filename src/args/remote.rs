@@ -1,10 +1,10 @@
 //! `--remote HOST[:PORT]`, `--token-file` and `--reverse` -> where the other side runs, as
 //! plain values (`spec::RemoteRun`): the token file is read here, at the top, and handed down.
 use crate::cli::RemoteArgs;
+use crate::config::remote::parse_remote;
+use crate::config::{Network, RemoteRun};
 use crate::error::ConfigError;
 use crate::remote::protocol::read_token;
-use crate::spec::remote::parse_remote;
-use crate::spec::{Network, RemoteRun};
 
 fn bad(msg: impl Into<String>) -> ConfigError {
     ConfigError(msg.into())

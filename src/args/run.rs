@@ -4,6 +4,12 @@
 use super::network::network;
 use super::remote::remote_run;
 use crate::cli::RunArgs;
+use crate::config::remote::remote_carries;
+use crate::config::{
+    check_datagram_size, check_recv_path, check_transport, parse_bytes, parse_counters,
+    parse_duration, parse_message_size, parse_pinning, parse_pipe_size, parse_queue_depth,
+    parse_recv_size, parse_threads, Count, Pattern, RemoteRun, RunSpec, Stopping, COUNTED_RUN_CAP,
+};
 use crate::engine::slices::SliceSeen;
 use crate::engine::{PointRunner, RunOutcome};
 use crate::environment::{mem_available, Environment};
@@ -14,12 +20,6 @@ use crate::record::{self, RunRecord};
 use crate::report::stream::JsonStream;
 use crate::report::{json::Json, table::Table, Exporter};
 use crate::sides::Sides;
-use crate::spec::remote::remote_carries;
-use crate::spec::{
-    check_datagram_size, check_recv_path, check_transport, parse_bytes, parse_counters,
-    parse_duration, parse_message_size, parse_pinning, parse_pipe_size, parse_queue_depth,
-    parse_recv_size, parse_threads, Count, Pattern, RemoteRun, RunSpec, Stopping, COUNTED_RUN_CAP,
-};
 use crate::transport::Transport;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;

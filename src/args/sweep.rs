@@ -4,15 +4,15 @@
 use super::network::network;
 use super::remote::remote_run;
 use crate::cli::SweepArgs;
+use crate::config::{
+    check_recv_path, check_transport, parse_counters, parse_duration, parse_list,
+    parse_message_size, parse_percent, parse_pinning, parse_queue_depth, parse_threads, Pattern,
+};
 use crate::error::{ConfigError, Error, Status};
 use crate::mechanism::recv_path::RecvPath;
 use crate::mechanism::MechanismKind;
 use crate::report::folder::{self, StudyOutput};
 use crate::sides::Sides;
-use crate::spec::{
-    check_recv_path, check_transport, parse_counters, parse_duration, parse_list,
-    parse_message_size, parse_percent, parse_pinning, parse_queue_depth, parse_threads, Pattern,
-};
 use crate::sweep::spec::{SweepSpec, MAX_CI_PERCENT, VISIT_BOUNDS};
 use crate::transport::Transport;
 use serde_json::{json, Value};
@@ -154,7 +154,7 @@ pub fn parse_seed(text: Option<&str>) -> Result<u64, ConfigError> {
 }
 
 fn parse_recv_size(text: Option<&str>) -> Result<Option<usize>, ConfigError> {
-    text.map(crate::spec::parse_recv_size).transpose()
+    text.map(crate::config::parse_recv_size).transpose()
 }
 
 /// The flags as given, for the marker.
@@ -185,9 +185,9 @@ fn arguments(args: &SweepArgs) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::{parse_list, parse_message_size, Pinning};
     use crate::measure::counters::CounterSelection;
     use crate::mechanism::MechanismKind;
-    use crate::spec::{parse_list, parse_message_size, Pinning};
     use crate::sweep::spec::Point;
     use clap::Parser;
     use proptest::prelude::*;

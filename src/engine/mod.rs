@@ -13,12 +13,12 @@ pub mod slices;
 pub mod window;
 pub mod worker;
 
+use crate::config::{Pattern, RunSpec};
 use crate::error::Error;
 use crate::measure::machine::MachineCpu;
 use crate::measure::profile::Profile;
 use crate::mechanism::receive::{Receiver, RecvMode};
 use crate::mechanism::{self, FlowContext};
-use crate::spec::{Pattern, RunSpec};
 use crate::transport::{Endpoint, FlowConnector, FlowEnds};
 use control::Control;
 use phases::StopReason;

@@ -7,9 +7,9 @@
 pub mod answers;
 mod study;
 
+use crate::config::{self, Network, Pattern, Pinning, RunSpec, Stopping};
 use crate::measure::counters::CounterSelection;
 use crate::mechanism::MechanismKind;
-use crate::spec::{self, Network, Pattern, Pinning, RunSpec, Stopping};
 use crate::transport::Transport;
 use std::time::Duration;
 
@@ -55,7 +55,7 @@ pub struct IpcSpec {
     /// Where the sides run (`--netns`, `--mtu`, `--netem`).
     pub network: Network,
     /// `--remote`: the other side of every point on `bytepath server` there (tcp and udp).
-    pub remote: Option<spec::RemoteRun>,
+    pub remote: Option<config::RemoteRun>,
 }
 
 /// One point of the study: what is measured, at which size, over which transport and buffer.
@@ -144,7 +144,7 @@ impl IpcSpec {
             udp_split: self.udp_split,
             processes: self.processes,
             network: self.network.clone(),
-            queue_depth: crate::spec::DEFAULT_QUEUE_DEPTH,
+            queue_depth: crate::config::DEFAULT_QUEUE_DEPTH,
             recv_path: Default::default(),
             profile: false,
         }

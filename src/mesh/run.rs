@@ -7,10 +7,10 @@
 use super::hosts::{MeshHosts, PairRun};
 use super::schedule::Run;
 use super::spec::MeshSpec;
+use crate::config::Pattern;
 use crate::engine::RunOutcome;
 use crate::error::Error;
 use crate::report::folder::{ResultsFolder, Saved};
-use crate::spec::Pattern;
 use serde_json::{json, Value};
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -54,9 +54,9 @@ pub struct ServersSpec {
     pub record_connections: bool,
     pub placement: Placement,
     /// Where the server and the load generator run (`--netns`, `--mtu`, `--netem`).
-    pub network: crate::spec::Network,
+    pub network: crate::config::Network,
     /// `--remote`: every point's server runs on `bytepath server` on another host.
-    pub remote: Option<crate::spec::RemoteRun>,
+    pub remote: Option<crate::config::RemoteRun>,
     /// `--profile`: a window of its own after each measured one, the server process sampled.
     pub profile: bool,
 }

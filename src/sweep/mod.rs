@@ -10,6 +10,7 @@ pub mod progress;
 pub mod spec;
 pub mod visit_log;
 
+use crate::config::format_cpu_list;
 use crate::engine::{PointRunner, RunOutcome};
 use crate::environment::{mem_available, Environment};
 use crate::error::{Error, Status};
@@ -17,7 +18,6 @@ use crate::probe;
 use crate::record::{self, RunRecord, SweepPoint, VisitInfo, VisitKind};
 use crate::report::folder::{self, StudyOutput, PROBE_JSON};
 use crate::report::visit_folder::{self, PriorVisits, VisitFolder};
-use crate::spec::format_cpu_list;
 use crate::stats::point::VisitPlan;
 use crate::stats::schedule::{PlannedVisit, Schedule};
 use crate::{report, sys};
@@ -102,7 +102,7 @@ fn planned_visits(spec: &SweepSpec) -> usize {
 
 /// The points of each (pattern, threads, size): what one round visits back to back.
 fn groups(points: &[Point]) -> Vec<Vec<usize>> {
-    let mut groups: Vec<((crate::spec::Pattern, usize, usize), Vec<usize>)> = Vec::new();
+    let mut groups: Vec<((crate::config::Pattern, usize, usize), Vec<usize>)> = Vec::new();
     for (i, p) in points.iter().enumerate() {
         let at = (p.pattern, p.threads, p.message_size);
         match groups.iter_mut().find(|(g, _)| *g == at) {
@@ -331,7 +331,7 @@ impl Sweep<'_> {
 
 /// The side a remote point's server runs (its memcpy cost is not this host's); a sweep never
 /// runs `--reverse`, so it is the unmeasured one.
-fn remote_role(_: &crate::spec::RemoteRun, point: &Point) -> crate::engine::worker::Role {
+fn remote_role(_: &crate::config::RemoteRun, point: &Point) -> crate::engine::worker::Role {
     crate::engine::processes::child_role(point.pattern)
 }
 

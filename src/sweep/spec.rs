@@ -1,10 +1,10 @@
 //! A validated `SweepSpec`: the matrix (mechanisms × patterns × sizes × threads) and how every
 //! point is visited (visits, visit length, budget, seed, CI target). `args::sweep` makes it
 //! from the flags; the order of the visits is `stats::schedule`'s.
+use crate::config::{self, Network, Pattern, Pinning, RunSpec, Stopping};
 use crate::measure::counters::CounterSelection;
 use crate::mechanism::recv_path::RecvPath;
 use crate::mechanism::MechanismKind;
-use crate::spec::{self, Network, Pattern, Pinning, RunSpec, Stopping};
 use std::time::Duration;
 
 /// Largest accepted `--ci`: beyond ±50 % a confidence interval says nothing useful.
@@ -13,7 +13,7 @@ pub const MAX_CI_PERCENT: f64 = 50.0;
 pub const VISIT_BOUNDS: (usize, usize) = (2, 1000);
 
 /// One point of the matrix.
-pub use crate::spec::Point;
+pub use crate::config::Point;
 
 /// A validated sweep: the matrix and the settings every point shares.
 #[derive(Debug, Clone, PartialEq)]
@@ -46,7 +46,7 @@ pub struct SweepSpec {
     /// Where every point's sides run (`--netns`, `--mtu`, `--netem`).
     pub network: Network,
     /// `--remote`: every point's other side runs on `bytepath server` there.
-    pub remote: Option<spec::RemoteRun>,
+    pub remote: Option<config::RemoteRun>,
     /// io_uring points: sends submitted together.
     pub queue_depth: u32,
     pub recv_path: RecvPath,
@@ -125,7 +125,7 @@ impl SweepSpec {
     /// What a counter visit opens: `auto` is every counter, for rr too (a counter visit's
     /// context-switch cost stays out of the headline figures).
     pub fn counter_selection(&self) -> CounterSelection {
-        spec::parse_counters(&self.counters, Pattern::Stream).unwrap_or(CounterSelection::None)
+        config::parse_counters(&self.counters, Pattern::Stream).unwrap_or(CounterSelection::None)
     }
 
     /// Whether each point gets a counter visit.

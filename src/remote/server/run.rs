@@ -3,6 +3,7 @@
 //! until the client's `Go`, followed until it ends or is stopped, and its samples (and, when
 //! it measured, its slices) sent back.
 use super::{expect, out_of_order, refuse, send, Refusal, ServerConfig, State, RUN_POLL};
+use crate::config::RunSpec;
 use crate::engine::control::Control;
 use crate::engine::profiling::{ProfileWindow, StoppedWindow};
 use crate::engine::slices::SliceBoard;
@@ -11,7 +12,6 @@ use crate::engine::{self, Shared, STOP_GRACE};
 use crate::measure::profile::Profile;
 use crate::remote::protocol::{self, ErrorCode, FrameError, Message, COOKIE_BYTES, DATA_TAG_BYTES};
 use crate::remote::{apply_options, remote_role};
-use crate::spec::RunSpec;
 use crate::transport::datagram::{send_buffer, Framing, RECEIVE_TIMEOUT};
 use crate::transport::tcp::max_send_buffer;
 use crate::transport::Endpoint;
