@@ -281,7 +281,9 @@ fn not_run(model: ServerModel, clients: usize, remote: bool) -> Option<NotRun> {
     if model == ServerModel::Select {
         super::select_refusal(clients).map(|r| (PointStatus::Refused, r))
     } else if model == ServerModel::Uring && !remote {
-        sys::uring::probe().err().map(|r| (PointStatus::Skipped, r))
+        sys::echo_ring::probe()
+            .err()
+            .map(|r| (PointStatus::Skipped, r))
     } else {
         None
     }

@@ -9,6 +9,7 @@
 
 pub mod affinity;
 pub mod clock;
+pub mod echo_ring;
 pub mod events;
 pub mod fdio;
 pub mod file;
@@ -21,7 +22,6 @@ pub mod shared;
 pub mod socket;
 pub mod stdio;
 pub mod support;
-pub mod uring;
 pub mod uring_recv;
 pub mod uring_send;
 pub mod usage;

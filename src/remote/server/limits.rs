@@ -260,7 +260,7 @@ pub(super) fn servers_point(
         }
     }
     if model == ServerModel::Uring {
-        if let Err(reason) = crate::sys::uring::probe() {
+        if let Err(reason) = crate::sys::echo_ring::probe() {
             return Ok(ServersPoint::Skipped(format!("on the server: {reason}")));
         }
     }
