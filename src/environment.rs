@@ -45,7 +45,7 @@ impl Environment {
             kernel_release: crate::sys::kernel_release(),
             cpu_model,
             online_cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
-            allowed_cpus: crate::spec::format_cpu_list(allowed_cpus),
+            allowed_cpus: crate::config::format_cpu_list(allowed_cpus),
             pmu_available: pmu_present(),
             perf_event_paranoid: perf_event_paranoid(),
             running_as_root: crate::sys::is_root(),

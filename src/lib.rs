@@ -1,29 +1,91 @@
 //! bytepath: measures what it costs Linux to move bytes. The library holds everything; the
 //! binary only parses arguments, calls in here and sets the exit code.
+//!
+//! The modules below are grouped by layer, bottom to top (docs/ARCHITECTURE.md holds the
+//! table `tests/layers.rs` enforces): a module imports only from layers below it.
+//!
+//! | command | flags and parsing | what it runs | its report |
+//! |---|---|---|---|
+//! | `run` | `cli`, `args::run` | `run`, `engine` (one point) | `record`, `report` |
+//! | `sweep` | `args::sweep` | `sweep` | `analysis`, `report` |
+//! | `ipc` | `args::ipc` | `ipc` | `ipc`, `report` |
+//! | `file` | `args::file` | `file` | `file`, `report` |
+//! | `servers` | `args::servers` | `servers` | `servers`, `report` |
+//! | `mesh` | `args::mesh` | `mesh`, `remote` | `mesh`, `report` |
+//! | `server` | `args::server` | `remote` (the server side) | — |
+//! | `probe` | `args::probe` | `probe` | `probe` (text) |
+//! | `report` | `args::report` | — (reads a results folder) | `report` |
+//! | `compare` | `args::compare` | `compare` | `compare`, `report` |
+//! | `export` | `args::export` | `export` | `export` |
+//! | `completions`, `man` | `args::shell` | — | — |
 #![deny(unsafe_code)]
 
-pub mod analysis;
-pub mod args;
-pub mod calibrate;
-pub mod cli;
-pub mod compare;
-pub mod engine;
-pub mod environment;
-pub mod error;
-pub mod export;
-pub mod file;
-pub mod ipc;
-pub mod measure;
-pub mod mechanism;
-pub mod mesh;
-pub mod record;
-pub mod remote;
-pub mod report;
-pub mod run;
-pub mod servers;
-pub mod sides;
-pub mod spec;
-pub mod stats;
-pub mod sweep;
+// Layer 0: the only `unsafe`.
+/// Thin wrappers over the system calls std lacks.
 pub mod sys;
+
+// Layer 1: what moves bytes and what measures it.
+/// Clocks, latency histograms, perf counters, machine-wide CPU, profiles.
+pub mod measure;
+/// Send mechanisms and receive paths behind one trait each.
+pub mod mechanism;
+/// What carries bytes between the two sides: sockets, pipes, shm; veth/netns links.
 pub mod transport;
+
+// Layer 2: validated plain data.
+/// Validated configuration: `RunSpec`, patterns, pinning, network, limits.
+pub mod config;
+/// The library's error enum: input errors exit 2, run failures exit 1.
+pub mod error;
+
+// Layer 3: one point.
+/// Measures one point: flows, threads, warm-up, window, slices, stop.
+pub mod engine;
+
+// Layer 4: what a point leaves behind.
+/// The machine a run ran on.
+pub mod environment;
+/// `bytepath probe`: the machine's measured limits (roofline, syscall and clock cost).
+pub mod probe;
+/// The typed, versioned records one measured point produces.
+pub mod record;
+/// Statistics over slices and visits, and the visit schedule studies share.
+pub mod stats;
+
+// Layer 5: answers.
+/// Derived answers from records (crossovers, costs, scaling, surprises).
+pub mod analysis;
+
+// Layer 6: rendering.
+/// Exporters (JSON, CSV, Markdown, HTML with inline SVG) and folder reading.
+pub mod report;
+
+// Layer 7: the studies.
+/// `bytepath compare`: paired comparison of two results folders.
+pub mod compare;
+/// `bytepath file`: moving a file's bytes to a socket, warm and cold cache.
+pub mod file;
+/// `bytepath ipc`: one machine's IPC transports side by side.
+pub mod ipc;
+/// `bytepath mesh`: flows between many hosts at once.
+pub mod mesh;
+/// `bytepath run`: one point measured, with its counter run and profiled run.
+pub mod run;
+/// `bytepath servers`: echo-server designs under load.
+pub mod servers;
+/// `bytepath sweep`: a matrix of points in interleaved visits.
+pub mod sweep;
+
+// Layer 8: other hosts and other formats.
+/// `bytepath export`: any study's folder as OpenMetrics, CSV or JSON.
+pub mod export;
+/// The control protocol, `bytepath server` and the client placement.
+pub mod remote;
+/// Where the two sides of a flow run: this host, two namespaces, or a remote server.
+pub mod sides;
+
+// Layer 9: the command line.
+/// Each command's flags to its spec, and spec to study; one-line errors.
+pub mod args;
+/// The clap structs of the command line.
+pub mod cli;

@@ -3,12 +3,12 @@
 //! on `bytepath server` on another host (a `Peer`). `run`, `sweep` and `ipc` are handed one
 //! `Sides`, opened from their arguments, and run every point through it as a `PointRunner`,
 //! so no command picks a placement itself.
+use crate::config::network::Placement;
+use crate::config::{Network, RemoteRun, RunSpec};
 use crate::engine::slices::{SliceSeen, SliceWatch};
 use crate::engine::{self, PointRunner, RunOutcome};
 use crate::error::Error;
 use crate::remote::client::RemotePeer;
-use crate::spec::network::Placement;
-use crate::spec::{Network, RemoteRun, RunSpec};
 use crate::transport::Link;
 use std::sync::atomic::AtomicBool;
 

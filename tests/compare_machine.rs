@@ -3,7 +3,7 @@
 //! `--normalize canary`; folders without canaries read as before, with a line saying so.
 mod common;
 use bytepath::analysis::synthetic::{jsonl, Shape};
-use bytepath::calibrate::canary::{Canary, CANARY_JSONL, CANARY_VERSION};
+use bytepath::probe::canary::{Canary, CANARY_JSONL, CANARY_VERSION};
 use common::bytepath;
 use std::path::Path;
 

@@ -1,76 +1,75 @@
 //! The layers of ARCHITECTURE.md, held by a test (as import-linter and ArchUnit do): every
 //! `crate::` path in `src/` outside `#[cfg(test)]` items, every `super::` that climbs out of
 //! its top-level module, and every `bytepath::` path of `main.rs` must name a module of a lower
-//! layer, or one of the few same-layer neighbours `NEIGHBOURS` lists with its reason. Each
-//! import that climbs is printed with its file, line and edge. A new top-level module needs a
-//! row in `LAYERS` (and in ARCHITECTURE.md).
+//! layer, or one of the few same-layer neighbours listed with its reason. Each import that
+//! climbs is printed with its file, line and edge. The layers and neighbours are read from the
+//! tables of docs/ARCHITECTURE.md, so the test and the document cannot disagree: a new
+//! top-level module needs a place in that document's layer table.
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-/// Every top-level module and its layer, bottom (0) to top (9).
-const LAYERS: &[(&str, u32)] = &[
-    ("sys", 0),
-    ("measure", 1),
-    ("transport", 1),
-    ("mechanism", 1),
-    ("spec", 2),
-    ("error", 2),
-    ("engine", 3),
-    ("stats", 4),
-    ("record", 4),
-    ("environment", 4),
-    ("calibrate", 4),
-    ("analysis", 5),
-    ("report", 6),
-    ("sweep", 7),
-    ("ipc", 7),
-    ("file", 7),
-    ("servers", 7),
-    ("compare", 7),
-    ("mesh", 7),
-    ("run", 7),
-    ("remote", 8),
-    ("sides", 8),
-    ("export", 8),
-    ("cli", 9),
-    ("args", 9),
-    ("main", 9),
-];
+#[path = "layers/circles.rs"]
+mod circles;
 
-/// The imports allowed within one layer: (from, to, why). Anything else within a layer (the
-/// studies knowing each other, above all) fails like an import that climbs.
-const NEIGHBOURS: &[(&str, &str, &str)] = &[
-    (
-        "mechanism",
-        "transport",
-        "a mechanism sends on the transport's Endpoint",
-    ),
-    (
-        "spec",
-        "error",
-        "parsers refuse with the library's ConfigError",
-    ),
-    (
-        "record",
-        "stats",
-        "a record carries the statistics of its point",
-    ),
-    (
-        "record",
-        "environment",
-        "a record carries the machine it ran on",
-    ),
-    (
-        "calibrate",
-        "environment",
-        "the probe embeds the machine description",
-    ),
-    ("sides", "remote", "the remote placement is a remote client"),
-    ("args", "cli", "args turns cli's clap structs into specs"),
-    ("main", "cli", "main parses the command line"),
-    ("main", "args", "main hands each command to its args"),
-];
+/// The layers and same-layer neighbours of docs/ARCHITECTURE.md, read from its tables.
+struct Map {
+    /// Every top-level module and its layer, bottom (0) to top.
+    layers: BTreeMap<String, u32>,
+    /// The imports allowed within one layer: (from, to, why). Anything else within a layer
+    /// (the studies knowing each other, above all) fails like an import that climbs.
+    neighbours: Vec<(String, String, String)>,
+}
+
+/// The names in backquotes of a table cell: `sys/` -> sys, `main.rs` -> main.
+fn quoted_names(cell: &str) -> Vec<String> {
+    cell.split('`')
+        .skip(1)
+        .step_by(2)
+        .map(|n| n.trim_end_matches('/').trim_end_matches(".rs").to_string())
+        .collect()
+}
+
+/// Reads the layer table (rows whose first cell is a number) and the neighbours table (the
+/// rows of the table under the heading that names "Neighbours").
+fn read_map(document: &str) -> Map {
+    let mut layers = BTreeMap::new();
+    let mut neighbours = Vec::new();
+    let mut in_neighbours = false;
+    for line in document.lines() {
+        if line.starts_with('#') {
+            in_neighbours = line.contains("Neighbours");
+            continue;
+        }
+        let cells: Vec<&str> = line.trim().trim_matches('|').split('|').collect();
+        if !line.trim_start().starts_with('|') || cells.len() < 3 {
+            continue;
+        }
+        if let Ok(layer) = cells[0].trim().parse::<u32>() {
+            for name in quoted_names(cells[1]) {
+                layers.insert(name, layer);
+            }
+        } else if in_neighbours {
+            let (from, to) = (quoted_names(cells[0]), quoted_names(cells[1]));
+            if let ([from], [to]) = (&from[..], &to[..]) {
+                neighbours.push((from.clone(), to.clone(), cells[2].trim().to_string()));
+            }
+        }
+    }
+    Map { layers, neighbours }
+}
+
+/// The map of the repository's docs/ARCHITECTURE.md.
+fn repository_map() -> Map {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/ARCHITECTURE.md");
+    let document = std::fs::read_to_string(&path).expect("docs/ARCHITECTURE.md is readable");
+    let map = read_map(&document);
+    assert!(
+        map.layers.len() > 10 && !map.neighbours.is_empty(),
+        "docs/ARCHITECTURE.md lost its layer or neighbours table"
+    );
+    map
+}
 
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 struct Import {
@@ -358,13 +357,72 @@ fn inline_depths(c: &[char]) -> Vec<usize> {
     depths
 }
 
-/// The imports of one file whose module path (from the crate root) is `module`.
+/// A path one file names, resolved from the crate root (`super::x` in `a/b.rs` -> a::x).
+#[derive(Debug, Clone)]
+struct Reference {
+    file: String,
+    line: usize,
+    module: Vec<String>,
+    target: Vec<String>,
+}
+
+/// The paths a path names from `i` on: `a::b`, or each entry of a `{…}` group, nested groups
+/// expanded; `self` entries name their prefix, `*` and `as` names are dropped.
+fn paths_at(c: &[char], i: &mut usize) -> Vec<Vec<String>> {
+    let ident = |ch: char| ch.is_alphanumeric() || ch == '_';
+    while *i < c.len() && c[*i].is_whitespace() {
+        *i += 1;
+    }
+    if c.get(*i) == Some(&'{') {
+        *i += 1;
+        let mut all = Vec::new();
+        while *i < c.len() {
+            while *i < c.len() && c[*i].is_whitespace() {
+                *i += 1;
+            }
+            if c.get(*i) == Some(&'}') {
+                *i += 1;
+                break;
+            }
+            all.extend(paths_at(c, i));
+            // What follows an entry up to its end (` as name`).
+            while *i < c.len() && c[*i] != ',' && c[*i] != '}' {
+                *i += 1;
+            }
+            if c.get(*i) == Some(&',') {
+                *i += 1;
+            }
+        }
+        return all;
+    }
+    let name: String = c[*i..].iter().take_while(|&&ch| ident(ch)).collect();
+    *i += name.chars().count();
+    if name.is_empty() {
+        return vec![Vec::new()];
+    }
+    let name = if name == "self" {
+        Vec::new()
+    } else {
+        vec![name]
+    };
+    if c[*i..].iter().take(2).copied().eq("::".chars()) {
+        *i += 2;
+        return paths_at(c, i)
+            .into_iter()
+            .map(|rest| name.iter().cloned().chain(rest).collect())
+            .collect();
+    }
+    vec![name]
+}
+
+/// The imports of one file whose module path (from the crate root) is `module`, the paths it
+/// names (resolved from the crate root) and the test-only files it declares.
 fn imports(
     path: &Path,
     shown: &str,
     module: &[String],
     root: &str,
-) -> (Vec<Import>, Vec<TestFile>) {
+) -> (Vec<Import>, Vec<Reference>, Vec<TestFile>) {
     let text = std::fs::read_to_string(path).unwrap();
     let original: Vec<char> = text.chars().collect();
     let mut c = strip(&text);
@@ -377,6 +435,18 @@ fn imports(
             && (i == 0 || !ident(c[i - 1]) && c[i - 1] != ':')
     };
     let from = module[0].clone();
+    let mut references = Vec::new();
+    let mut refer = |base: &[String], at: usize| {
+        let mut j = at;
+        for rest in paths_at(&c, &mut j) {
+            references.push(Reference {
+                file: shown.to_string(),
+                line: line_of(at),
+                module: module.to_vec(),
+                target: base.iter().cloned().chain(rest).collect(),
+            });
+        }
+    };
     let mut found = Vec::new();
     let mut add = |names: Vec<String>, at: usize| {
         for to in names {
@@ -395,6 +465,9 @@ fn imports(
         let root_path = format!("{root}::");
         if starts(i, &root_path) {
             add(roots_after(&c, i + root_path.len()), i);
+            if root == "crate" {
+                refer(&[], i + root_path.len());
+            }
             i += root_path.len();
         } else if starts(i, "super::") {
             let mut j = i;
@@ -405,13 +478,15 @@ fn imports(
             }
             if climbs >= module.len() + depths[i] {
                 add(roots_after(&c, j), i);
+            } else if climbs > depths[i] {
+                refer(&module[..module.len() + depths[i] - climbs], j);
             }
             i = j;
         } else {
             i += 1;
         }
     }
-    (found, test_files)
+    (found, references, test_files)
 }
 
 /// The module path of a file under `src/`: `remote/client/files.rs` -> remote::client::files.
@@ -437,15 +512,20 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// Every import in `src` that climbs a layer or crosses one without being a listed neighbour,
-/// as lines "file:line: from (layer a) imports to (layer b)…".
-fn violations(src: &Path) -> Vec<String> {
-    let layer: BTreeMap<&str, u32> = LAYERS.iter().copied().collect();
-    let neighbours: BTreeSet<(&str, &str)> = NEIGHBOURS.iter().map(|&(a, b, _)| (a, b)).collect();
+/// What the files of `src` import and name, and which files only tests compile.
+struct Scan {
+    files: Vec<PathBuf>,
+    imports: Vec<Import>,
+    references: Vec<Reference>,
+    test_only: BTreeSet<String>,
+}
+
+fn scan(src: &Path) -> Scan {
     let mut files = Vec::new();
     rust_files(src, &mut files);
     files.sort();
     let mut all = Vec::new();
+    let mut references = Vec::new();
     let mut test_only = BTreeSet::new();
     for path in &files {
         let rel = path.strip_prefix(src).unwrap();
@@ -459,8 +539,9 @@ fn violations(src: &Path) -> Vec<String> {
             "crate"
         };
         let shown = format!("src/{}", rel.display());
-        let (found, tests) = imports(path, &shown, &module, root);
+        let (found, named, tests) = imports(path, &shown, &module, root);
         all.extend(found);
+        references.extend(named);
         // Where the files of the modules it declares are: beside a mod.rs, else in the folder
         // named after the file.
         let dir = if rel.file_name().is_some_and(|n| n == "mod.rs") {
@@ -484,6 +565,29 @@ fn violations(src: &Path) -> Vec<String> {
             }
         }
     }
+    Scan {
+        files,
+        imports: all,
+        references,
+        test_only,
+    }
+}
+
+/// Every import in `src` that climbs a layer or crosses one without being a listed neighbour,
+/// as lines "file:line: from (layer a) imports to (layer b)…".
+fn violations(src: &Path, map: &Map) -> Vec<String> {
+    let layer = &map.layers;
+    let neighbours: BTreeSet<(&str, &str)> = map
+        .neighbours
+        .iter()
+        .map(|(a, b, _)| (a.as_str(), b.as_str()))
+        .collect();
+    let Scan {
+        files,
+        imports: all,
+        test_only,
+        ..
+    } = scan(src);
     let mut out = Vec::new();
     let mut seen_modules = BTreeSet::new();
     for path in &files {
@@ -495,7 +599,7 @@ fn violations(src: &Path) -> Vec<String> {
     for m in &seen_modules {
         if !layer.contains_key(m.as_str()) {
             out.push(format!(
-                "src/{m}: a top-level module without a layer; add its row to LAYERS (and ARCHITECTURE.md)"
+                "src/{m}: a top-level module without a layer; add it to the layer table of docs/ARCHITECTURE.md"
             ));
         }
     }
@@ -525,7 +629,7 @@ fn violations(src: &Path) -> Vec<String> {
 #[test]
 fn no_module_imports_from_a_layer_above_it_or_a_neighbour_it_should_not_know() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let found = violations(&src);
+    let found = violations(&src, &repository_map());
     let mut report = String::new();
     for v in &found {
         let _ = writeln!(report, "{v}");
@@ -539,11 +643,13 @@ fn no_module_imports_from_a_layer_above_it_or_a_neighbour_it_should_not_know() {
 
 #[test]
 fn the_neighbours_allowed_within_a_layer_form_no_circle() {
-    for &(a, b, _) in NEIGHBOURS {
-        let layer = |m: &str| LAYERS.iter().find(|(n, _)| *n == m).map(|(_, l)| *l);
+    let map = repository_map();
+    for (a, b, _) in &map.neighbours {
+        let layer = |m: &str| map.layers.get(m).copied();
+        assert!(layer(a).is_some(), "{a} has no layer");
         assert_eq!(layer(a), layer(b), "{a} and {b} are not in one layer");
         assert!(
-            !NEIGHBOURS.iter().any(|&(x, y, _)| (x, y) == (b, a)),
+            !map.neighbours.iter().any(|(x, y, _)| (x, y) == (b, a)),
             "{a} and {b} may not import each other"
         );
     }
@@ -569,12 +675,121 @@ fn the_reader_sees_paths_in_groups_and_climbing_supers_but_not_in_strings_or_tes
     )
     .unwrap();
     std::fs::write(src.join("report/mod.rs"), "use crate::sys::x;\n").unwrap();
-    let found = violations(&src);
+    let found = violations(&src, &read_map(PLANTED_MAP));
     assert_eq!(
         found,
         [
             "src/sys/fine.rs:1: sys (layer 0) imports report (layer 6): climbs",
             "src/sys/fine.rs:2: sys (layer 0) imports report (layer 6): climbs",
         ]
+    );
+}
+
+/// A synthetic architecture document for the planted trees.
+const PLANTED_MAP: &str = "\
+## Layers
+| layer | modules | owns | must not know |
+|---|---|---|---|
+| 0 | `sys/` | syscalls | all |
+| 6 | `report/`, `export.rs` | pages | studies |
+
+### Neighbours within a layer
+| from | to | why |
+|---|---|---|
+| `export` | `report` | reasons |
+";
+
+#[test]
+fn the_document_tables_give_each_module_its_layer_and_each_neighbour_its_reason() {
+    let map = read_map(PLANTED_MAP);
+    let layers: Vec<(&str, u32)> = map.layers.iter().map(|(m, l)| (m.as_str(), *l)).collect();
+    assert_eq!(layers, [("export", 6), ("report", 6), ("sys", 0)]);
+    assert_eq!(
+        map.neighbours,
+        [("export".into(), "report".into(), "reasons".into())]
+    );
+}
+
+#[test]
+fn a_planted_import_that_climbs_fails_against_the_documents_layers() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("src");
+    std::fs::create_dir_all(src.join("sys")).unwrap();
+    std::fs::create_dir_all(src.join("report")).unwrap();
+    std::fs::write(
+        src.join("lib.rs"),
+        "pub mod sys;\npub mod report;\npub mod export;\n",
+    )
+    .unwrap();
+    std::fs::write(src.join("sys/mod.rs"), "pub fn f() {}\n").unwrap();
+    std::fs::write(src.join("report/mod.rs"), "use crate::sys::f;\n").unwrap();
+    // A listed neighbour passes; the same import the other way crosses its own layer.
+    std::fs::write(src.join("export.rs"), "use crate::report::x;\n").unwrap();
+    assert!(violations(&src, &read_map(PLANTED_MAP)).is_empty());
+    std::fs::write(
+        src.join("report/mod.rs"),
+        "use crate::{sys::f, export::g};\n",
+    )
+    .unwrap();
+    std::fs::write(src.join("sys/mod.rs"), "use crate::report::y;\n").unwrap();
+    assert_eq!(
+        violations(&src, &read_map(PLANTED_MAP)),
+        [
+            "src/report/mod.rs:1: report (layer 6) imports export (layer 6): crosses its own layer",
+            "src/sys/mod.rs:1: sys (layer 0) imports report (layer 6): climbs",
+        ]
+    );
+}
+
+#[test]
+fn no_two_files_of_a_folder_import_each_other_in_a_circle() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let found = circles::folder_circles(&src, circles::ALLOWED);
+    assert!(
+        found.is_empty(),
+        "{} circle(s) inside folders (see docs/ARCHITECTURE.md):\n{}",
+        found.len(),
+        found.join("\n")
+    );
+}
+
+#[test]
+fn a_planted_circle_inside_a_folder_fails_and_a_stale_allowance_is_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("src");
+    std::fs::create_dir_all(src.join("sys/ring")).unwrap();
+    std::fs::write(src.join("lib.rs"), "pub mod sys;\n").unwrap();
+    // mod.rs items are no edge; a shared vocabulary file is imported one way only.
+    std::fs::write(
+        src.join("sys/mod.rs"),
+        "mod a;\nmod b;\nmod words;\nmod ring;\n",
+    )
+    .unwrap();
+    std::fs::write(src.join("sys/words.rs"), "use super::Shared;\n").unwrap();
+    std::fs::write(src.join("sys/a.rs"), "use super::{words::W, Shared};\n").unwrap();
+    std::fs::write(
+        src.join("sys/b.rs"),
+        "use crate::sys::words::W;\n#[cfg(test)]\nmod tests { use super::super::a::x; }\n",
+    )
+    .unwrap();
+    std::fs::write(src.join("sys/ring/mod.rs"), "mod c;\n").unwrap();
+    std::fs::write(src.join("sys/ring/c.rs"), "use super::super::b::y;\n").unwrap();
+    assert!(circles::folder_circles(&src, &[]).is_empty());
+    // The planted import closes a circle a -> b -> a (b's test module does not count).
+    std::fs::write(
+        src.join("sys/b.rs"),
+        "use crate::sys::{a::{self, x}, words::W};\n",
+    )
+    .unwrap();
+    std::fs::write(src.join("sys/a.rs"), "fn f() { super::b::g(); }\n").unwrap();
+    assert_eq!(
+        circles::folder_circles(&src, &[]),
+        ["src/sys/: a, b import each other in a circle: \
+          a -> b (src/sys/a.rs:1); b -> a (src/sys/b.rs:1)"]
+    );
+    let allowed: &[(&str, &[&str], &str)] = &[("sys", &["a", "b"], "why"), ("sys", &["c"], "x")];
+    assert_eq!(
+        circles::folder_circles(&src, allowed),
+        ["src/sys/: the allowed circle [\"c\"] is gone; remove its entry"]
     );
 }

@@ -362,7 +362,7 @@ fn tmp_is_a_size_limited_emptydir_and_the_largest_test_file_fits_in_it() {
             );
             let args = expanded_args(container);
             if let Some(at) = args.iter().position(|a| a == "--max-file-size") {
-                let largest = bytepath::spec::parse_bytes(&args[at + 1]).unwrap();
+                let largest = bytepath::config::parse_bytes(&args[at + 1]).unwrap();
                 assert!(
                     largest < limit,
                     "{file}: --max-file-size {largest} B does not fit /tmp's {limit} B"

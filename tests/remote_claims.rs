@@ -15,7 +15,7 @@ fn a_run_whose_client_is_slow_to_take_its_samples_cannot_let_two_runs_overlap() 
     let spec = common::run_spec(&[
         "-m", "send", "-p", "stream", "-s", "64K", "-d", "300ms", "--warmup", "0s",
     ]);
-    let target = bytepath::spec::parse_remote(&server.address()).unwrap();
+    let target = bytepath::config::parse_remote(&server.address()).unwrap();
     // Client A: runs, drains its flow, and never reads its samples nor says goodbye.
     let mut slow = RemotePeer::new(target, None, false);
     let flow = slow

@@ -28,7 +28,7 @@ fn a_client_that_declares_one_message_and_never_stops_is_stopped_by_the_server()
         "--warmup",
         "0s",
     ]);
-    let target = bytepath::spec::parse_remote(&server.address()).unwrap();
+    let target = bytepath::config::parse_remote(&server.address()).unwrap();
     let mut peer = RemotePeer::new(target, None, false);
     let mut ends = peer.connect(&spec, spec.socket_options()).unwrap();
     peer.start().unwrap();

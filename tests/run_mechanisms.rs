@@ -114,7 +114,7 @@ fn odd_sizes_and_chunked_receives_keep_message_boundaries() {
         assert_eq!(code, 0, "size {size}");
         assert_delivered(&r, size);
         let expected = recv.map_or(u(&r["config"]["message_size_bytes"]), |_| {
-            bytepath::spec::parse_bytes(recv.unwrap()).unwrap()
+            bytepath::config::parse_bytes(recv.unwrap()).unwrap()
         });
         assert_eq!(u(&r["config"]["recv_size_bytes"]), expected);
     }

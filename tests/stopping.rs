@@ -1,11 +1,11 @@
 //! How a run ends, driven through the library: at its duration, whatever its slices say (no
 //! interval is tested while a run goes on; a study's intervals come from visits), with the
 //! slices kept as diagnostics that agree with the measured side's own count.
+use bytepath::config::{parse_message_size, Pattern, Pinning, RunSpec, Stopping};
 use bytepath::engine::phases::StopReason;
 use bytepath::environment::Environment;
 use bytepath::measure::counters::CounterSelection;
 use bytepath::mechanism::MechanismKind;
-use bytepath::spec::{parse_message_size, Pattern, Pinning, RunSpec, Stopping};
 use bytepath::transport::{tcp::Loopback, Transport};
 use bytepath::{engine, record};
 use std::sync::atomic::AtomicBool;
@@ -35,7 +35,7 @@ fn spec(max: Duration) -> RunSpec {
         udp_split: false,
         processes: false,
         network: Default::default(),
-        queue_depth: bytepath::spec::DEFAULT_QUEUE_DEPTH,
+        queue_depth: bytepath::config::DEFAULT_QUEUE_DEPTH,
         recv_path: Default::default(),
         profile: false,
         crr: Default::default(),

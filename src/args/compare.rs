@@ -1,7 +1,7 @@
 //! `bytepath compare OLD NEW [--fail-on-regression PCT] [--margin PCT]`: the flags -> `compare::run`.
 use crate::cli::CompareArgs;
+use crate::config::parse_percent;
 use crate::error::{Error, Status};
-use crate::spec::parse_percent;
 
 pub fn command(args: &CompareArgs) -> Result<Status, Error> {
     let limit = match &args.fail_on_regression {

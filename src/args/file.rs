@@ -3,12 +3,12 @@
 use super::network::network;
 use super::remote::remote_run;
 use crate::cli::FileArgs;
+use crate::config::{parse_bytes, parse_counters, parse_list, Pattern};
 use crate::error::{bad, ConfigError, Error, Status};
 use crate::file::mechanisms::FileMechanism;
 use crate::file::{self, check_pipe_size, Cache, FileSpec, Server, MAX_CHUNK};
 use crate::remote::client::RemoteFiles;
 use crate::report::folder::StudyOutput;
-use crate::spec::{parse_bytes, parse_counters, parse_list, Pattern};
 use crate::transport::{Link, Transport};
 use std::sync::atomic::AtomicBool;
 

@@ -3,14 +3,14 @@
 use super::network::network;
 use super::remote::remote_run;
 use crate::cli::IpcArgs;
+use crate::config::remote::carries;
+use crate::config::{
+    parse_bytes, parse_duration, parse_list, parse_pipe_size, Network, MAX_MESSAGE_SIZE,
+};
 use crate::error::{bad, ConfigError, Error, Status};
 use crate::ipc::{IpcSpec, Measure};
 use crate::report::folder::StudyOutput;
 use crate::sides::Sides;
-use crate::spec::remote::carries;
-use crate::spec::{
-    parse_bytes, parse_duration, parse_list, parse_pipe_size, Network, MAX_MESSAGE_SIZE,
-};
 use crate::transport::Transport;
 use std::sync::atomic::AtomicBool;
 
@@ -209,8 +209,8 @@ fn parse_size(text: &str) -> Result<usize, ConfigError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::{Pattern, Pinning};
     use crate::ipc::Measure;
-    use crate::spec::{Pattern, Pinning};
     use clap::Parser;
 
     fn spec(extra: &[&str]) -> Result<IpcSpec, ConfigError> {

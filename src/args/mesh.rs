@@ -3,16 +3,16 @@
 //! `run` vocabulary, how many visits, how many pairs at once, and how the servers are started.
 //! Single values go through `spec`'s parsers, so every refusal reads as it does elsewhere.
 use crate::cli::MeshArgs;
+use crate::config::{
+    check_transport, parse_duration, parse_list, parse_message_size, parse_remote, parse_threads,
+    Pattern, Target,
+};
 use crate::error::{bad, ConfigError, Error, Status};
 use crate::mechanism::MechanismKind;
 use crate::mesh::spec::{Launch, MeshPoint, MeshSpec, PairSet, DEFAULT_SSH, MAX_VISITS};
 use crate::remote::client::MeshClient;
 use crate::remote::protocol::read_token;
 use crate::report::folder::StudyOutput;
-use crate::spec::{
-    check_transport, parse_duration, parse_list, parse_message_size, parse_remote, parse_threads,
-    Pattern, Target,
-};
 use crate::transport::Transport;
 use std::net::{IpAddr, ToSocketAddrs};
 use std::sync::atomic::AtomicBool;
@@ -192,7 +192,7 @@ fn points(args: &MeshArgs) -> Result<Vec<MeshPoint>, ConfigError> {
     })?;
     let patterns = parse_list("--patterns", &args.patterns, |t| t.parse::<Pattern>())?;
     if patterns.contains(&Pattern::Crr) {
-        return Err(ConfigError(crate::spec::crr::MESH_REFUSAL.into()));
+        return Err(ConfigError(crate::config::crr::MESH_REFUSAL.into()));
     }
     let sizes = parse_list("--sizes", &args.sizes, parse_message_size)?;
     let threads = parse_list("--threads", &args.threads, parse_threads)?;
@@ -251,8 +251,8 @@ fn launch(args: &MeshArgs) -> Result<Option<Launch>, ConfigError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config;
     use crate::measure::counters::CounterSelection;
-    use crate::spec;
     use clap::Parser;
 
     fn args(extra: &[&str]) -> MeshArgs {
@@ -344,7 +344,7 @@ mod tests {
         );
         let run = s.run_spec(&s.points[0]);
         assert_eq!(run.counters, CounterSelection::None);
-        assert_eq!(run.network.placement, spec::network::Placement::Remote);
+        assert_eq!(run.network.placement, config::network::Placement::Remote);
     }
 
     #[test]

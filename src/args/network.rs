@@ -2,8 +2,8 @@
 //! run. One parser for every command (run, sweep, ipc, file), so the flags mean the same
 //! everywhere and each refusal is the same one line.
 use crate::cli::NetworkArgs;
+use crate::config::network::{Network, Placement, DEFAULT_MTU, MTU_RANGE};
 use crate::error::ConfigError;
-use crate::spec::network::{Network, Placement, DEFAULT_MTU, MTU_RANGE};
 
 /// The placement `--netns`, `--mtu` and `--netem` ask for.
 pub fn network(args: &NetworkArgs) -> Result<Network, ConfigError> {

@@ -1,8 +1,8 @@
-//! `bytepath probe`: what this machine can do, measured (`calibrate`), printed as a text block
+//! `bytepath probe`: what this machine can do, measured (`probe/`), printed as a text block
 //! or one JSON document.
-use crate::calibrate::{probe, text, Effort};
 use crate::cli::ProbeArgs;
 use crate::error::{Error, Status};
+use crate::probe::{probe, text, Effort};
 
 /// `bytepath probe [--json] [--quick] [--canary]`: prints the text block or one JSON document.
 pub fn command(args: &ProbeArgs) -> Result<Status, Error> {
@@ -28,13 +28,13 @@ pub fn command(args: &ProbeArgs) -> Result<Status, Error> {
 
 /// `probe --canary`: the canary alone, as text or one JSON document.
 fn canary(json: bool, cpus: &[usize]) -> Result<Status, Error> {
-    let c = crate::calibrate::canary::measure(cpus);
+    let c = crate::probe::canary::measure(cpus);
     if json {
         let text = serde_json::to_string_pretty(&c)
             .map_err(|e| Error::Failed(format!("serializing the canary: {e}")))?;
         println!("{text}");
     } else {
-        print!("{}", crate::calibrate::canary::render(&c));
+        print!("{}", crate::probe::canary::render(&c));
     }
     Ok(Status::Success)
 }

@@ -1,10 +1,10 @@
 //! `--remote HOST[:PORT]`, `--token-file` and `--reverse` -> where the other side runs, as
 //! plain values (`spec::RemoteRun`): the token file is read here, at the top, and handed down.
 use crate::cli::RemoteArgs;
+use crate::config::remote::parse_remote;
+use crate::config::{Network, RemoteRun};
 use crate::error::{bad, ConfigError};
 use crate::remote::protocol::read_token;
-use crate::spec::remote::parse_remote;
-use crate::spec::{Network, RemoteRun};
 
 /// `--remote` and its companions, parsed once per command (run, sweep, ipc); `None` when
 /// both sides run on this host. What only one command refuses is checked by that command.

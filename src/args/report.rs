@@ -10,7 +10,7 @@ use crate::report::write_reports;
 
 /// `bytepath report DIR`: re-render report.html and report.md from saved results.
 pub fn command(args: &ReportArgs) -> Result<Status, Error> {
-    let kind = StudyKind::of_folder(&args.dir);
+    let kind = crate::report::study::study_kind(&args.dir);
     let html = match kind {
         Some(kind) if !kind.writes_run_records() => {
             if args.output.is_some() {

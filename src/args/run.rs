@@ -4,6 +4,12 @@
 use super::network::network;
 use super::remote::remote_run;
 use crate::cli::RunArgs;
+use crate::config::remote::remote_carries;
+use crate::config::{
+    check_datagram_size, check_recv_path, check_transport, parse_bytes, parse_counters,
+    parse_duration, parse_message_size, parse_pipe_size, parse_queue_depth, parse_recv_size,
+    parse_threads, Count, Pattern, RemoteRun, RunSpec, Stopping, COUNTED_RUN_CAP,
+};
 use crate::engine::PointRunner;
 use crate::environment::mem_available;
 use crate::error::{bad, ConfigError, Error, Status};
@@ -12,12 +18,6 @@ use crate::mechanism::MechanismKind;
 use crate::report::{json::Json, table::Table, Exporter};
 use crate::run::RunStudy;
 use crate::sides::Sides;
-use crate::spec::remote::remote_carries;
-use crate::spec::{
-    check_datagram_size, check_recv_path, check_transport, parse_bytes, parse_counters,
-    parse_duration, parse_message_size, parse_pipe_size, parse_queue_depth, parse_recv_size,
-    parse_threads, Count, Pattern, RemoteRun, RunSpec, Stopping, COUNTED_RUN_CAP,
-};
 use crate::transport::Transport;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
@@ -98,8 +98,8 @@ pub fn run_spec(args: &RunArgs, cpus: &[usize]) -> Result<RunSpec, ConfigError> 
         crr: crate::cli::crr::crr_options(&args.crr),
         bidir: args.bidir.bidir,
     };
-    crate::spec::crr::check(&spec)?;
-    crate::spec::bidir::check(&spec)?;
+    crate::config::crr::check(&spec)?;
+    crate::config::bidir::check(&spec)?;
     Ok(spec)
 }
 
@@ -116,10 +116,10 @@ pub fn remote(args: &RunArgs, spec: &RunSpec) -> Result<Option<RemoteRun>, Confi
         )));
     }
     if spec.pattern == Pattern::Crr {
-        return Err(bad(crate::spec::crr::REMOTE_REFUSAL));
+        return Err(bad(crate::config::crr::REMOTE_REFUSAL));
     }
     if spec.bidir {
-        return Err(bad(crate::spec::bidir::REMOTE_REFUSAL));
+        return Err(bad(crate::config::bidir::REMOTE_REFUSAL));
     }
     if args.processes {
         return Err(bad(

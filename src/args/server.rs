@@ -1,11 +1,11 @@
 //! `bytepath server`'s flags -> its `ServerConfig`: where it listens, its token and the limits
 //! it holds every client to.
 use crate::cli::ServerArgs;
+use crate::config::{parse_bytes, parse_duration, parse_message_size, parse_threads};
 use crate::error::{bad, ConfigError};
 use crate::remote::allow::AllowPeers;
 use crate::remote::protocol::read_token;
 use crate::remote::server::{Limits, ServerConfig};
-use crate::spec::{parse_bytes, parse_duration, parse_message_size, parse_threads};
 
 /// A `bytepath server` command line, checked.
 pub fn server_config(args: &ServerArgs) -> Result<ServerConfig, ConfigError> {

@@ -3,12 +3,12 @@
 use super::network::network;
 use super::remote::remote_run;
 use crate::cli::ServersArgs;
+use crate::config::{parse_bytes, parse_duration, parse_list, MAX_MESSAGE_SIZE};
 use crate::error::{bad, ConfigError, Error, Status};
 use crate::remote::client::RemoteServers;
 use crate::report::folder::StudyOutput;
 use crate::servers::model::ServerModel;
 use crate::servers::{Placement, ServersSpec};
-use crate::spec::{parse_bytes, parse_duration, parse_list, MAX_MESSAGE_SIZE};
 use std::sync::atomic::AtomicBool;
 
 /// `bytepath servers`: parses the flags and measures the study.

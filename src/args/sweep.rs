@@ -4,15 +4,15 @@
 use super::network::network;
 use super::remote::remote_run;
 use crate::cli::SweepArgs;
+use crate::config::{
+    check_recv_path, check_transport, parse_counters, parse_duration, parse_list,
+    parse_message_size, parse_percent, parse_queue_depth, parse_threads, Pattern,
+};
 use crate::error::{bad, ConfigError, Error, Status};
 use crate::mechanism::recv_path::RecvPath;
 use crate::mechanism::MechanismKind;
 use crate::report::folder::{self, StudyOutput};
 use crate::sides::Sides;
-use crate::spec::{
-    check_recv_path, check_transport, parse_counters, parse_duration, parse_list,
-    parse_message_size, parse_percent, parse_queue_depth, parse_threads, Pattern,
-};
 use crate::sweep::spec::{SweepSpec, MAX_CI_PERCENT, VISIT_BOUNDS};
 use crate::transport::Transport;
 use std::sync::atomic::AtomicBool;
@@ -85,7 +85,7 @@ pub fn sweep_spec(args: &SweepArgs, cpus: &[usize]) -> Result<SweepSpec, ConfigE
     check_recv_path(recv_path, Transport::Tcp, args.verify.verify)?;
     if patterns.contains(&Pattern::Crr) {
         let netns = network.is_netns();
-        crate::spec::crr::check_sweep(&mechanisms, recv_path, netns, remote.is_some())?;
+        crate::config::crr::check_sweep(&mechanisms, recv_path, netns, remote.is_some())?;
     }
     let spec = SweepSpec {
         mechanisms,
@@ -122,10 +122,10 @@ pub fn sweep_spec(args: &SweepArgs, cpus: &[usize]) -> Result<SweepSpec, ConfigE
 /// first bidir point's mechanism, pattern or setting it cannot carry).
 fn check_bidir(spec: &SweepSpec) -> Result<(), ConfigError> {
     if spec.bidir && spec.remote.is_some() {
-        return Err(bad(crate::spec::bidir::REMOTE_REFUSAL));
+        return Err(bad(crate::config::bidir::REMOTE_REFUSAL));
     }
     for point in spec.points().iter().filter(|p| p.bidir) {
-        crate::spec::bidir::check(&spec.run_spec(point, false))?;
+        crate::config::bidir::check(&spec.run_spec(point, false))?;
     }
     Ok(())
 }
@@ -160,15 +160,15 @@ pub fn parse_min_visits(text: &str) -> Result<usize, ConfigError> {
 }
 
 fn parse_recv_size(text: Option<&str>) -> Result<Option<usize>, ConfigError> {
-    text.map(crate::spec::parse_recv_size).transpose()
+    text.map(crate::config::parse_recv_size).transpose()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::{parse_list, parse_message_size, Pinning};
     use crate::measure::counters::CounterSelection;
     use crate::mechanism::MechanismKind;
-    use crate::spec::{parse_list, parse_message_size, Pinning};
     use crate::sweep::spec::Point;
     use clap::Parser;
     use proptest::prelude::*;

@@ -1,8 +1,8 @@
 //! `--quiet-threshold`, `--settle` and `--settle-limit` → `Watch`.
 use crate::cli::watch::WatchArgs;
+use crate::config::parse::{parse_duration, parse_percent};
+use crate::config::watch::{Watch, DEFAULT_QUIET_THRESHOLD, DEFAULT_SETTLE_LIMIT};
 use crate::error::ConfigError;
-use crate::spec::parse::{parse_duration, parse_percent};
-use crate::spec::watch::{Watch, DEFAULT_QUIET_THRESHOLD, DEFAULT_SETTLE_LIMIT};
 
 pub fn watch(args: &WatchArgs) -> Result<Watch, ConfigError> {
     let quiet_threshold = match &args.quiet_threshold {

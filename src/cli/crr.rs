@@ -11,8 +11,8 @@ pub struct CrrArgs {
 }
 
 /// The spec's crr options from the flags (checked against the pattern in `spec::crr::check`).
-pub fn crr_options(args: &CrrArgs) -> crate::spec::crr::CrrOptions {
-    crate::spec::crr::CrrOptions {
+pub fn crr_options(args: &CrrArgs) -> crate::config::crr::CrrOptions {
+    crate::config::crr::CrrOptions {
         linger_zero: args.linger_zero,
     }
 }

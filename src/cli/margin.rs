@@ -1,7 +1,7 @@
 //! `--margin`: the equivalence margin of every command that states verdicts. Declared once
 //! here and flattened into each such command, so the flag reads the same everywhere.
+use crate::config::parse_percent;
 use crate::error::ConfigError;
-use crate::spec::parse_percent;
 use clap::Args;
 
 #[derive(Debug, Args, Clone, serde::Serialize, serde::Deserialize)]

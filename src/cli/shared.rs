@@ -2,8 +2,8 @@
 //! bounds, and flattened into every command that takes it: a flag's meaning cannot drift
 //! between commands, and one that means something else gets a name of its own (sweep's
 //! `--min-visits`, a floor, against the exact `--visits` of ipc, servers and mesh).
+use crate::config::{parse_duration, parse_pinning, Pinning};
 use crate::error::{bad, ConfigError};
-use crate::spec::{parse_duration, parse_pinning, Pinning};
 use clap::Args;
 use std::path::PathBuf;
 use std::time::Duration;

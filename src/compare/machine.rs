@@ -4,7 +4,7 @@
 //! `--normalize canary` each point's new visit means are multiplied by the cost ratio of the
 //! component that matches the point (memcpy for stream, the pipe round trip for rr), so a
 //! machine 10 % slower no longer reads as a build 10 % slower.
-use crate::calibrate::canary::{Canary, Component, CANARY_JSONL};
+use crate::probe::canary::{Canary, Component, CANARY_JSONL};
 use crate::stats::visits::{welch_ratio, RatioInterval};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -151,7 +151,7 @@ pub fn summary_note(change: &Result<MachineChange, String>, normalized: bool) ->
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::calibrate::canary::CANARY_VERSION;
+    use crate::probe::canary::CANARY_VERSION;
 
     fn canary(scale: f64, jitter: f64) -> Canary {
         Canary {

@@ -6,7 +6,7 @@
 //! slices and --messages follow the forward receiver, and the record gives each direction.
 use super::worker::{Job, Role, Worker};
 use super::{side_worker, Shared};
-use crate::spec::RunSpec;
+use crate::config::RunSpec;
 use crate::transport::{Endpoint, FlowEnds};
 use std::io;
 

@@ -4,12 +4,6 @@
 //! client's ports, and the client counts them at the end in /proc/net/tcp{,6}. Per
 //! transaction the client reads the clock four times (start, connected, answered, closed) to
 //! split it; nothing else is added to the syscalls: no allocation, no formatting.
-use super::batch::Batch;
-use super::control::Phase;
-use super::window::Window;
-use super::worker::{Totals, Worker};
-use crate::mechanism::receive::Receiver;
-use crate::mechanism::SendMechanism;
 use crate::sys::socket;
 use crate::transport::{Endpoint, FlowEnds, Transport};
 use std::io;
@@ -17,7 +11,6 @@ use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
 use std::os::fd::AsFd;
 use std::os::linux::net::SocketAddrExt;
 use std::os::unix::net::{SocketAddr as UnixAddr, UnixListener, UnixStream};
-use std::time::Instant;
 
 /// What one side of a crr flow counted, over all phases (the split only over the window).
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -114,7 +107,7 @@ pub fn sides_of(transport: Transport, ep: &Endpoint) -> io::Result<(CrrTarget, C
 impl CrrTarget {
     /// A new connection: socket(2) and connect(2), then the asked options.
     #[inline]
-    fn connect(&self, linger_zero: bool, nodelay: bool) -> io::Result<Endpoint> {
+    pub(super) fn connect(&self, linger_zero: bool, nodelay: bool) -> io::Result<Endpoint> {
         match self {
             CrrTarget::Tcp(addr) => {
                 let stream = TcpStream::connect(addr)?;
@@ -130,7 +123,7 @@ impl CrrTarget {
         }
     }
 
-    fn port(&self) -> Option<u16> {
+    pub(super) fn port(&self) -> Option<u16> {
         match self {
             CrrTarget::Tcp(addr) => Some(addr.port()),
             CrrTarget::Unix(_) => None,
@@ -140,7 +133,7 @@ impl CrrTarget {
 
 impl CrrListener {
     #[inline]
-    fn accept(&self, nodelay: bool) -> io::Result<Endpoint> {
+    pub(super) fn accept(&self, nodelay: bool) -> io::Result<Endpoint> {
         match self {
             CrrListener::Tcp(l) => {
                 let (stream, _) = l.accept()?;
@@ -159,93 +152,6 @@ pub struct CrrClient {
     pub target: CrrTarget,
     pub linger_zero: bool,
     pub nodelay: bool,
-}
-
-impl Worker {
-    /// The crr client: connect, request, whole response, close; the sample is one
-    /// transaction, start to closed. `ep` is the flow's listener, shut down at the end so the
-    /// server's accept returns.
-    pub(super) fn crr_client(
-        &self,
-        (mech, receiver): (&mut Box<dyn SendMechanism>, &mut Receiver),
-        client: &CrrClient,
-        ep: &Endpoint,
-        (window, totals, stats): (&mut Window, &mut Totals, &mut CrrStats),
-    ) -> io::Result<()> {
-        let size = self.message_size as u64;
-        stats.linger_zero = client.linger_zero;
-        let mut began = Instant::now();
-        let mut batch = Batch::new(1, began);
-        let mut phase = self.stamp(window, &mut batch, began);
-        let result = (|| {
-            while phase != Phase::Stop {
-                let conn = client.target.connect(client.linger_zero, client.nodelay)?;
-                let connected = Instant::now();
-                mech.send_message(&conn, stats.transactions)?;
-                totals.bytes += size;
-                receiver.receive_answer(&conn, stats.transactions)?;
-                let answered = Instant::now();
-                drop(conn);
-                let now = Instant::now();
-                stats.transactions += 1;
-                totals.messages += 1;
-                batch.add(1, size);
-                if window.is_open() {
-                    stats.timed += 1;
-                    stats.connect_ns += (connected - began).as_nanos() as u64;
-                    stats.response_ns += (answered - connected).as_nanos() as u64;
-                    stats.close_ns += (now - answered).as_nanos() as u64;
-                }
-                phase = self.stamp(window, &mut batch, now);
-                began = now;
-            }
-            Ok(())
-        })();
-        ep.abort();
-        stats.time_wait_at_end = client.target.port().and_then(time_wait_towards);
-        result
-    }
-
-    /// The crr server: accept, read the request, answer, read the client's close. Ends when
-    /// the client shuts the listener down after the stop.
-    pub(super) fn crr_server(
-        &self,
-        (receiver, mech): (&mut Receiver, &mut Box<dyn SendMechanism>),
-        (listener, nodelay): (&CrrListener, bool),
-        (window, totals, stats): (&mut Window, &mut Totals, &mut CrrStats),
-    ) -> io::Result<()> {
-        let size = self.message_size as u64;
-        let mut batch = Batch::new(self.stamp_every, Instant::now());
-        loop {
-            let conn = match listener.accept(nodelay) {
-                Ok(conn) => conn,
-                Err(_) if self.control.phase_at(Instant::now()) == Phase::Stop => {
-                    self.stamp(window, &mut batch, Instant::now());
-                    return Ok(());
-                }
-                Err(e) => return Err(e),
-            };
-            stats.accepts += 1;
-            let got = receiver.receive(&conn)?;
-            if got.eof {
-                continue;
-            }
-            mech.send_message(&conn, got.message)?;
-            stats.transactions += 1;
-            totals.messages += 1;
-            totals.bytes += size;
-            match receiver.receive(&conn) {
-                Ok(end) if end.eof => {}
-                Ok(_) => return Err(io::Error::other("a crr client sent a second request")),
-                Err(e) if e.kind() == io::ErrorKind::ConnectionReset => {}
-                Err(e) => return Err(e),
-            }
-            drop(conn);
-            if batch.add(1, size) {
-                self.stamp(window, &mut batch, Instant::now());
-            }
-        }
-    }
 }
 
 /// net.ipv4.ip_local_port_range: the ports connect(2) may pick from.

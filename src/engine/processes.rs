@@ -6,8 +6,8 @@
 //! set up, and sends its samples back as JSON through a pipe when they are done.
 use super::control::Control;
 use super::worker::{Job, Role, ThreadSample, Worker};
+use crate::config::Pattern;
 use crate::error::Error;
-use crate::spec::Pattern;
 use crate::sys::fdio;
 use crate::sys::process::{self, ChildProcess, Forked};
 use crate::transport::Endpoint;

@@ -5,8 +5,8 @@
 //! level up).
 use super::slices::SliceSeen;
 use super::RunOutcome;
+use crate::config::RunSpec;
 use crate::error::Error;
-use crate::spec::RunSpec;
 use std::sync::atomic::AtomicBool;
 
 pub trait PointRunner {

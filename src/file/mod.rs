@@ -11,11 +11,11 @@ pub mod server;
 pub mod test_files;
 pub mod transfer;
 
+use crate::config::{FlowPlacement, Network, Pinning, RemoteRun};
 use crate::environment::Environment;
 use crate::error::{ConfigError, Error, Status};
 use crate::measure::counters::CounterSelection;
 use crate::report::folder::{self, StudyOutput};
-use crate::spec::{FlowPlacement, Network, Pinning, RemoteRun};
 use crate::transport::FlowConnector;
 pub use measure::{prepare_cache, read_through};
 use mechanisms::FileMechanism;

@@ -363,10 +363,10 @@ pub struct FileConfig {
     pub remote: Option<String>,
     /// loopback, or netns with the veth MTU and netem (absent in folders from before --netns).
     #[serde(default)]
-    pub network: crate::spec::Network,
+    pub network: crate::config::Network,
     pub pin: String,
     /// CPUs of the server (the flow's sending end) and the client; null = unpinned.
-    pub placement: crate::spec::FlowPlacement,
+    pub placement: crate::config::FlowPlacement,
     pub recv_buffer_bytes: usize,
     pub timing: String,
     /// `--margin`: the equivalence margin the answers are judged with (a share); folders from
@@ -398,7 +398,7 @@ impl FileConfig {
             remote: None,
             network: Default::default(),
             pin: "cross".into(),
-            placement: crate::spec::FlowPlacement {
+            placement: crate::config::FlowPlacement {
                 sender_cpu: Some(0),
                 receiver_cpu: Some(1),
             },

@@ -7,9 +7,9 @@
 pub mod answers;
 mod study;
 
+use crate::config::{self, Network, Pattern, Pinning, RunSpec, Stopping};
 use crate::measure::counters::CounterSelection;
 use crate::mechanism::MechanismKind;
-use crate::spec::{self, Network, Pattern, Pinning, RunSpec, Stopping};
 use crate::transport::Transport;
 use std::time::Duration;
 
@@ -35,9 +35,9 @@ pub struct IpcSpec {
     pub measures: Vec<Measure>,
     pub trials: u64,
     pub bytes: u64,
-    #[serde(rename = "max_time_s", serialize_with = "spec::seconds")]
+    #[serde(rename = "max_time_s", serialize_with = "config::seconds")]
     pub max_time: Duration,
-    #[serde(rename = "warmup_s", serialize_with = "spec::seconds")]
+    #[serde(rename = "warmup_s", serialize_with = "config::seconds")]
     pub warmup: Duration,
     /// `--pipe-sizes`: the buffer of pipe and shm points, each a point of its own; `[None]`
     /// leaves the kernel's default pipe buffer (and the default ring).
@@ -63,12 +63,12 @@ pub struct IpcSpec {
     /// Where the sides run (`--netns`, `--mtu`, `--netem`).
     pub network: Network,
     /// `--remote`: the other side of every point on `bytepath server` there (tcp and udp).
-    pub remote: Option<spec::RemoteRun>,
+    pub remote: Option<config::RemoteRun>,
     /// `--quiet-threshold`, `--settle`: how the study watches the machine.
     // Recorded through the arguments block (--settle, --quiet-threshold), so the spec
     // block, which --resume reads back, keeps its keys.
     #[serde(skip)]
-    pub watch: spec::watch::Watch,
+    pub watch: config::watch::Watch,
 }
 
 /// One point of the study: what is measured, at which size, over which transport and buffer.
@@ -157,7 +157,7 @@ impl IpcSpec {
             udp_split: self.udp_split,
             processes: self.processes,
             network: self.network.clone(),
-            queue_depth: crate::spec::DEFAULT_QUEUE_DEPTH,
+            queue_depth: crate::config::DEFAULT_QUEUE_DEPTH,
             recv_path: Default::default(),
             profile: false,
             crr: Default::default(),

@@ -5,6 +5,7 @@
 //! saved to visits.jsonl as it ends; each point's record (results.jsonl) is aggregated from its
 //! visits (`record::aggregate`), and the report answers ipc's own questions (`answers`).
 use super::{IpcSpec, Measure, Point, IPC_KIND};
+use crate::config::watch::run_cpus;
 use crate::engine::{self, PointRunner, RunOutcome};
 use crate::environment::Environment;
 use crate::error::{Error, Status};
@@ -12,7 +13,6 @@ use crate::measure::interference::Sample;
 use crate::record::{self, RunRecord, SweepPoint, VisitInfo};
 use crate::report::folder::{self, StudyOutput, PROBE_JSON};
 use crate::report::visit_folder::{self, VisitFolder};
-use crate::spec::watch::run_cpus;
 use crate::stats::point::VisitPlan;
 use crate::stats::schedule::{PlannedVisit, Schedule};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -72,12 +72,12 @@ pub fn run(
         results.dir.display()
     );
     let probe = results.dir.join(PROBE_JSON);
-    if crate::calibrate::write_probe(&probe, &spec.cpus)? {
+    if crate::probe::write_probe(&probe, &spec.cpus)? {
         println!("probe: machine limits measured into {}", probe.display());
     }
     // Every ipc point is one flow.
     let watched = run_cpus(&spec.pinning, 1, &spec.cpus);
-    crate::calibrate::watch::settle_before_first_round(&spec.watch, &watched, interrupt, false);
+    crate::probe::watch::settle_before_first_round(&spec.watch, &watched, interrupt, false);
     let study_started = Instant::now();
     let study = Study {
         spec,
@@ -89,7 +89,7 @@ pub fn run(
     let (visits, status) = study.rounds(&mut results)?;
     println!(
         "{}",
-        crate::calibrate::watch::summary_line(
+        crate::probe::watch::summary_line(
             &results.dir,
             visit_folder::VISITS_JSONL,
             study_started.elapsed().as_secs_f64()
@@ -130,7 +130,7 @@ impl Study<'_> {
         let mut schedule = Schedule::new(groups(self.points), spec.seed);
         let all: Vec<usize> = (0..schedule.group_count()).collect();
         'rounds: for round in 0..spec.visits {
-            crate::calibrate::watch::record_canary(&results.dir, round, &spec.cpus)?;
+            crate::probe::watch::record_canary(&results.dir, round, &spec.cpus)?;
             let mut disturbed = Vec::new();
             for planned in schedule.round(round, &all, true) {
                 match self.make(&planned, results, &mut visits, &mut status)? {

@@ -1,8 +1,8 @@
 //! What the mesh asks of the hosts' `bytepath server`s, as a trait the remote placement
 //! implements (`remote::client::MeshClient`), so the mesh schedules and records runs without
 //! knowing the control protocol.
+use crate::config::{RunSpec, Target};
 use crate::error::Error;
-use crate::spec::{RunSpec, Target};
 use std::sync::atomic::AtomicBool;
 
 /// One run of a point from one host to another.

@@ -7,7 +7,7 @@
 //! so does the driver's death, however it dies. A server is ready when it prints its
 //! "listening" line; its output goes to `servers/HOST.log` in the results folder.
 use super::spec::Launch;
-use crate::spec::Target;
+use crate::config::Target;
 use std::fs::File;
 use std::io::{BufRead, BufReader, Write};
 use std::net::{IpAddr, ToSocketAddrs};

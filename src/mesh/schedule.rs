@@ -174,7 +174,7 @@ mod tests {
     fn the_plan_repeats_the_rounds_once_per_visit() {
         let point = MeshPoint {
             mechanism: crate::mechanism::MechanismKind::Send,
-            pattern: crate::spec::Pattern::Stream,
+            pattern: crate::config::Pattern::Stream,
             message_size: 4096,
             threads: 1,
             bidir: false,

@@ -1,8 +1,8 @@
 //! A validated `MeshSpec`: the hosts, which ordered pairs, the points measured per pair in the
 //! `run` vocabulary, how many visits, how many pairs at once, and how the servers are started.
 //! `args::mesh` makes it from the flags.
+use crate::config::{self, Network, Pinning, RunSpec, Stopping, Target};
 use crate::measure::counters::CounterSelection;
-use crate::spec::{self, Network, Pinning, RunSpec, Stopping, Target};
 use crate::transport::Transport;
 use std::time::Duration;
 
@@ -24,7 +24,7 @@ pub enum PairSet {
 
 /// One point measured on every pair: a sweep's point (mechanism, pattern, size, flows), with
 /// the same key.
-pub use crate::spec::Point as MeshPoint;
+pub use crate::config::Point as MeshPoint;
 
 /// `--launch ssh`: how the servers are started on the hosts.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -76,10 +76,10 @@ impl MeshSpec {
             udp_split: false,
             processes: false,
             network: Network {
-                placement: spec::network::Placement::Remote,
+                placement: config::network::Placement::Remote,
                 ..Network::default()
             },
-            queue_depth: spec::DEFAULT_QUEUE_DEPTH,
+            queue_depth: config::DEFAULT_QUEUE_DEPTH,
             recv_path: Default::default(),
             profile: false,
             crr: Default::default(),

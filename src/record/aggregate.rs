@@ -10,11 +10,11 @@ use super::{
     notes, DatagramReport, PageRefsReport, RunRecord, SideMetrics, VerifyReport, VisitKind,
     ZerocopyReport,
 };
+use crate::config::RunSpec;
 use crate::environment::Environment;
 use crate::measure::histogram::LatencySummary;
 use crate::mechanism::receive::KEPT_MISMATCHES;
 use crate::record::{Metric, MetricSet};
-use crate::spec::RunSpec;
 use crate::stats::point::{slice_cv, visit_statistics, VisitPlan, VisitValue};
 
 /// What the point-level latency means, added to each side's definition.

@@ -1,9 +1,9 @@
 //! A point built from visits of which one failed twice.
 use super::*;
+use crate::config::{Pattern, Pinning, Stopping};
 use crate::engine::RunOutcome;
 use crate::mechanism::MechanismKind;
 use crate::record::VisitInfo;
-use crate::spec::{Pattern, Pinning, Stopping};
 use crate::transport::Transport;
 use std::time::Duration;
 
@@ -27,7 +27,7 @@ fn spec() -> RunSpec {
         udp_split: false,
         processes: false,
         network: Default::default(),
-        queue_depth: crate::spec::DEFAULT_QUEUE_DEPTH,
+        queue_depth: crate::config::DEFAULT_QUEUE_DEPTH,
         recv_path: Default::default(),
         profile: false,
         crr: Default::default(),

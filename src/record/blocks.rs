@@ -2,12 +2,12 @@
 //! completions (MSG_ZEROCOPY, io_uring SEND_ZC), the page-referencing senders' accounting
 //! (splice, sendfile), and datagram loss and ordering. Each is built from the run's samples
 //! and says in one line what it found.
+use crate::config::{Pattern, RunSpec};
 use crate::engine::worker::Role;
 use crate::engine::RunOutcome;
 use crate::mechanism::page_refs::SpliceStats;
 use crate::mechanism::receive::DatagramStats;
 use crate::mechanism::{MechanismKind, ZerocopyStats};
-use crate::spec::{Pattern, RunSpec};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -238,9 +238,9 @@ pub(super) fn datagram_report(spec: &RunSpec, outcome: &RunOutcome) -> Option<Da
 
 #[cfg(test)]
 mod tests {
+    use crate::config::{Pattern, Pinning, RunSpec, Stopping};
     use crate::measure::counters::CounterSelection;
     use crate::mechanism::MechanismKind;
-    use crate::spec::{Pattern, Pinning, RunSpec, Stopping};
     use crate::sys::socket;
     use crate::transport::datagram::UdpLoopback;
     use crate::transport::{FlowConnector, FlowEnds, SocketOptions, Transport};
@@ -309,7 +309,7 @@ mod tests {
             udp_split: false,
             processes: false,
             network: Default::default(),
-            queue_depth: crate::spec::DEFAULT_QUEUE_DEPTH,
+            queue_depth: crate::config::DEFAULT_QUEUE_DEPTH,
             recv_path: Default::default(),
             profile: false,
             crr: Default::default(),

@@ -6,13 +6,13 @@ use super::{
     receive, side_names, Metric, MetricSet, ReceiveReport, RunConfig, RunRecord, SideMetrics,
     TransferTotals, VerifyReport, SCHEMA_VERSION,
 };
+use crate::config::{Pattern, RunSpec};
 use crate::engine::worker::{Role, ThreadSample};
 use crate::engine::RunOutcome;
 use crate::environment::Environment;
 use crate::measure::counters::{CounterEvent, CounterSample, CounterValue, Scope};
 use crate::measure::histogram::LatencyHistogram;
 use crate::mechanism::receive::KEPT_MISMATCHES;
-use crate::spec::{Pattern, RunSpec};
 use crate::sys::usage::ThreadUsage;
 
 pub fn build(spec: &RunSpec, outcome: &RunOutcome, env: Environment) -> RunRecord {
@@ -390,7 +390,7 @@ pub(crate) fn notes(
                 .into(),
         );
     }
-    if spec.pinning == crate::spec::Pinning::Unpinned {
+    if spec.pinning == crate::config::Pinning::Unpinned {
         notes.push("threads were not pinned: the scheduler placed them, and figures on a small VM can vary up to 2x between runs; use --pin cross or --pin same".into());
     }
     if spec.counters != crate::measure::counters::CounterSelection::None {

@@ -3,6 +3,7 @@
 //! A metric that could not be measured is `null` with a sibling `<key>_unavailable_reason`.
 //! The types are here; `build` makes a record from a run, `blocks` the per-mechanism and
 //! per-transport blocks, `aggregate` a point's record from its visits.
+use crate::config::Pattern;
 use crate::engine::worker::Role;
 use crate::environment::Environment;
 use crate::measure::counters::Scope;
@@ -10,7 +11,6 @@ use crate::measure::histogram::LatencySummary;
 use crate::measure::machine::MachineCpu;
 use crate::mechanism::receive::Mismatch;
 use crate::mechanism::MechanismKind;
-use crate::spec::Pattern;
 use serde::de::{Deserializer, MapAccess, Visitor};
 use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
@@ -142,7 +142,7 @@ pub struct RunConfig {
     pub warmup_s: f64,
     pub pin: String,
     /// Per flow: the CPUs of its sender (client) and receiver (server) threads; null = unpinned.
-    pub placement: Vec<crate::spec::FlowPlacement>,
+    pub placement: Vec<crate::config::FlowPlacement>,
     pub recv_size_bytes: usize,
     pub recv_mode: String,
     pub spin: bool,
@@ -157,7 +157,7 @@ pub struct RunConfig {
     pub processes: bool,
     pub where_sides_run: String,
     /// loopback, or netns with the veth MTU and netem parameters.
-    pub network: crate::spec::Network,
+    pub network: crate::config::Network,
 }
 
 /// Every metric of one side, summed or merged over its threads.

@@ -1,9 +1,9 @@
 //! The record's `receive` block: what the receive path (`--recv`) did over the run, summed
 //! over every receiving side, with a one-line summary that says plainly what was mapped,
 //! copied or discarded (trunc delivers nothing).
+use crate::config::RunSpec;
 use crate::engine::RunOutcome;
 use crate::mechanism::recv_path::{ReceivePathStats, RecvPath};
-use crate::spec::RunSpec;
 use serde::{Deserialize, Serialize};
 
 /// What the receive path (`--recv`) did, summed over every receiving side (both sides in rr).
@@ -46,7 +46,7 @@ pub(super) fn from_stats(spec: &RunSpec, stats: ReceivePathStats) -> ReceiveRepo
         RecvPath::ZcRecv => {
             let mut s = zc_summary(&stats, mapped_percent, spec.mechanism.name());
             let one_process = !spec.processes
-                && spec.network.placement != crate::spec::network::Placement::Remote;
+                && spec.network.placement != crate::config::network::Placement::Remote;
             if stats.mapped_bytes > 0 && one_process {
                 s += "; both sides share one memory map here, so each call that replaces mapped \
                       pages also shoots down the TLB of the CPU running the other side \

@@ -5,11 +5,11 @@
 use super::channel::{ControlStream, HandshakeError, Refusal};
 use super::protocol::{self, ErrorCode, FrameError, Message, RunRequest, DATA_TAG_BYTES, VERSION};
 use super::{apply_options, capabilities, local_role, remote_role, PROFILE, REVERSE, SERVERS, UDP};
+use crate::config::{Pattern, RunSpec, Target};
 use crate::engine::control::Control;
 use crate::engine::peer::{LocalEnd, Peer, PeerEnd, PeerSlices, PeerWatch};
 use crate::engine::worker::{Role, ThreadSample};
 use crate::error::Error;
-use crate::spec::{Pattern, RunSpec, Target};
 use crate::transport::datagram::{send_buffer, RECEIVE_TIMEOUT};
 use crate::transport::tcp::max_send_buffer;
 use crate::transport::{Endpoint, SocketOptions, Transport};

@@ -7,13 +7,13 @@ use super::protocol::{self, ErrorCode, FileRequest, Message, COOKIE_BYTES};
 use super::server::{
     accept_flows, expect, out_of_order, refuse, send, Limits, Refusal, RunClaim, State,
 };
+use crate::config::{self, Pattern};
 use crate::error::ConfigError;
 use crate::file::mechanisms::FileMechanism;
 use crate::file::test_files::{self, ServedFile, TestFolder};
 use crate::file::{self as study, transfer, Cache};
 use crate::measure::counters::CounterSelection;
 use crate::remote::channel::ControlStream;
-use crate::spec::{self, Pattern};
 use crate::transport::Endpoint;
 use std::fs::File;
 use std::io;
@@ -106,7 +106,7 @@ fn check(request: &FileRequest, limits: &Limits) -> Result<Checked, Refusal> {
         mechanism,
         cache,
         chunk,
-        counters: spec::parse_counters(&request.counters, Pattern::Stream).map_err(invalid)?,
+        counters: config::parse_counters(&request.counters, Pattern::Stream).map_err(invalid)?,
     })
 }
 

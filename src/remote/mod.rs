@@ -17,14 +17,14 @@ pub mod protocol;
 pub mod server;
 pub mod udp;
 
+use crate::config::Pattern;
 use crate::engine::worker::Role;
-use crate::spec::Pattern;
 use crate::transport::SocketOptions;
 use protocol::{COOKIE_BYTES, DATA_TAG_BYTES};
 use std::io;
 use std::net::TcpStream;
 
-pub use crate::spec::remote::DEFAULT_PORT;
+pub use crate::config::remote::DEFAULT_PORT;
 
 /// The capability a server announces when it can run the measured side (`run --reverse`).
 pub const REVERSE: &str = "reverse";

@@ -8,11 +8,11 @@
 use super::client::RemotePeer;
 use super::protocol::{self, ErrorCode, FrameError, Message, RunRequest};
 use super::server::{refuse, send, spec_for, take_turn, Refusal, State};
+use crate::config::network::Placement;
+use crate::config::{Network, RunSpec, Target};
 use crate::engine::RunOutcome;
 use crate::environment::Environment;
 use crate::remote::channel::ControlStream;
-use crate::spec::network::Placement;
-use crate::spec::{Network, RunSpec, Target};
 use std::net::{IpAddr, Shutdown, ToSocketAddrs};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -84,7 +84,7 @@ fn allowed_target(peer: &str, allowed: &super::allow::AllowPeers) -> Result<Targ
             "this server runs no test toward another host: it was started without --allow-peers",
         ));
     }
-    let target = crate::spec::parse_remote(peer)
+    let target = crate::config::parse_remote(peer)
         .map_err(|e| refuse(ErrorCode::Refused, format!("peer: {}", e.0)))?;
     let addrs: Vec<IpAddr> = (target.host.as_str(), target.port)
         .to_socket_addrs()

@@ -44,7 +44,7 @@ pub fn lines(out: &mut String, b: &BidirReport) {
 
 /// `--bidir` columns of results.csv, after every earlier column (empty for a one-way record):
 /// each direction's bytes sent and received, whether all arrived, and Gbit/s per direction.
-pub const CSV: &[(&str, &str, super::csv::Cell)] = &[
+pub const CSV: &[(&str, &str, super::csv_cell::Cell)] = &[
     (
         "bidir_forward_sent_bytes",
         "/bidir/forward_sent_bytes",
@@ -74,4 +74,4 @@ pub const CSV: &[(&str, &str, super::csv::Cell)] = &[
     ("bidir_reverse_gbps", "/bidir/reverse_gbps", Scalar),
     ("bidir_sum_gbps", "/bidir/sum_gbps", Scalar),
 ];
-use super::csv::Cell::Scalar;
+use super::csv_cell::Cell::Scalar;

@@ -53,7 +53,7 @@ pub fn lines(out: &mut String, c: &CrrReport) {
 }
 
 /// The crr block's CSV columns (empty for other patterns), units in the names.
-pub const CSV: &[(&str, &str, super::csv::Cell)] = &[
+pub const CSV: &[(&str, &str, super::csv_cell::Cell)] = &[
     (
         "crr_client_transactions",
         "/crr/client_transactions",
@@ -103,4 +103,4 @@ pub const CSV: &[(&str, &str, super::csv::Cell)] = &[
     ("crr_tcp_tw_reuse", "/crr/tcp_tw_reuse", Scalar),
     ("crr_time_wait_at_end", "/crr/time_wait_at_end", Scalar),
 ];
-use super::csv::Cell::Scalar;
+use super::csv_cell::Cell::Scalar;

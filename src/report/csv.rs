@@ -14,16 +14,7 @@ use crate::record::RunRecord;
 use serde_json::Value;
 use std::io::{self, Write};
 
-/// How a JSON value becomes a cell.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Cell {
-    /// A number, string or bool as is; `null` or absent is empty.
-    Scalar,
-    /// An array of strings joined with "; ".
-    Joined,
-    /// Compact JSON text (structured configuration such as the placement).
-    Json,
-}
+pub use super::csv_cell::Cell;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Column {

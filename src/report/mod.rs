@@ -6,6 +6,7 @@ pub mod bidir;
 pub mod breakdown;
 pub mod crr;
 pub mod csv;
+pub mod csv_cell;
 pub mod folder;
 pub mod html;
 pub mod json;

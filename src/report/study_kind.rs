@@ -1,7 +1,6 @@
 //! The one table of study kinds: which study wrote a results folder, as its marker's `kind`
 //! says, and what that means to the commands that read folders (`report`, `export`). Every
 //! marker kind string lives here; the studies' `*_KIND` constants name these entries.
-use std::path::Path;
 
 /// A study that writes a results folder.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -53,12 +52,6 @@ impl StudyKind {
     /// The kind a marker's `kind` text names.
     pub fn from_marker(kind: &str) -> Option<StudyKind> {
         StudyKind::ALL.into_iter().find(|k| k.marker() == kind)
-    }
-
-    /// Which study wrote `dir`, as its marker says; `None` without a readable marker or for a
-    /// kind this bytepath does not know.
-    pub fn of_folder(dir: &Path) -> Option<StudyKind> {
-        StudyKind::from_marker(&super::study::kind(dir)?)
     }
 }
 

@@ -69,7 +69,7 @@ fn header(out: &mut String, r: &RunRecord) {
             }
         );
     }
-    if c.tcp_nodelay && c.pattern == crate::spec::Pattern::Stream {
+    if c.tcp_nodelay && c.pattern == crate::config::Pattern::Stream {
         let _ = writeln!(
             out,
             "  TCP_NODELAY: on (zero-copy buffers come back on ACK; Nagle with delayed ACKs would stall them), unlike the other stream mechanisms"
@@ -94,21 +94,21 @@ fn header(out: &mut String, r: &RunRecord) {
 fn headline(out: &mut String, r: &RunRecord) {
     let (client, receiver) = (&r.sides[0], &r.sides[1]);
     let line = match (r.config.pattern, &client.latency_ns) {
-        (crate::spec::Pattern::Rr, Some(l)) => format!(
+        (crate::config::Pattern::Rr, Some(l)) => format!(
             "round trip p50 {} (p99 {}), {} round trips/s",
             duration_ns(l.p50 as f64),
             duration_ns(l.p99 as f64),
             count(client.messages_per_s)
         ),
-        (crate::spec::Pattern::Rr, None) => "no round trip completed".to_string(),
-        (crate::spec::Pattern::Crr, Some(l)) => format!(
+        (crate::config::Pattern::Rr, None) => "no round trip completed".to_string(),
+        (crate::config::Pattern::Crr, Some(l)) => format!(
             "transaction (connect, request, response, close) p50 {} (p99 {}), {} transactions/s",
             duration_ns(l.p50 as f64),
             duration_ns(l.p99 as f64),
             count(client.messages_per_s)
         ),
-        (crate::spec::Pattern::Crr, None) => "no transaction completed".to_string(),
-        (crate::spec::Pattern::Stream, _) => format!(
+        (crate::config::Pattern::Crr, None) => "no transaction completed".to_string(),
+        (crate::config::Pattern::Stream, _) => format!(
             "{:.3} Gbit/s {}, {} messages/s",
             receiver.throughput_gbps,
             if r.config.recv.delivers_data() {
@@ -286,7 +286,7 @@ fn latency_rows(out: &mut String, r: &RunRecord) {
             }),
         );
     }
-    if r.config.pattern == crate::spec::Pattern::Stream {
+    if r.config.pattern == crate::config::Pattern::Stream {
         let _ = writeln!(
             out,
             "  (sender figures count bytes handed to the kernel; receiver figures count bytes {})",

@@ -2,13 +2,13 @@
 //! set costs about 8 % of the throughput at 4 KiB), and the counter figures come from a run
 //! of their own right after it, as a sweep's come from a counter visit. The record's
 //! `counter_run` block says which run each figure came from.
+use crate::config::RunSpec;
 use crate::engine::PointRunner;
 use crate::environment::Environment;
 use crate::error::Error;
 use crate::measure::counters::CounterSelection;
 use crate::record::counter_run::CounterRun;
 use crate::record::{self, Metric, MetricSet, RunRecord};
-use crate::spec::RunSpec;
 use std::sync::atomic::AtomicBool;
 
 /// The spec of the headline run: `spec` with no counter open.

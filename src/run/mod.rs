@@ -3,6 +3,7 @@
 //! once more, sampled, its blocks put on the headline record with a quick probe's memcpy as
 //! the unit of copies' worth. The headline run opens no perf counter; with counters asked
 //! for, a counter run of its own follows it (`counters`). `args::run` turns the flags into the spec and prints the record.
+use crate::config::{Pattern, RunSpec};
 use crate::engine::slices::SliceSeen;
 use crate::engine::worker::Role;
 use crate::engine::{PointRunner, RunOutcome};
@@ -11,7 +12,6 @@ use crate::error::Error;
 use crate::measure::counters::CounterSelection;
 use crate::record::{self, profile, RunRecord};
 use crate::report::stream::JsonStream;
-use crate::spec::{Pattern, RunSpec};
 use std::sync::atomic::AtomicBool;
 
 pub mod counters;
@@ -76,7 +76,7 @@ fn profiled_run(
     );
     profile::attach(record, &profiled, about);
     // A quick probe of this host's memcpy: the unit of "copies' worth".
-    let roofline = crate::calibrate::roofline::measure(&crate::calibrate::Effort::quick());
+    let roofline = crate::probe::roofline::measure(&crate::probe::Effort::quick());
     let memcpy = roofline
         .dram_median()
         .map(|(gb_per_s, bytes)| profile::memcpy_unit(gb_per_s, bytes, "a quick probe's"));

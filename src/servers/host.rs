@@ -3,8 +3,8 @@
 //! implements, so the study forks its server models here or there without knowing the
 //! control protocol.
 use super::process::{ServerSetup, ServerSide};
+use crate::config::RemoteRun;
 use crate::error::Error;
-use crate::spec::RemoteRun;
 use std::net::Ipv4Addr;
 
 /// A host that forks each point's server model.

@@ -50,12 +50,12 @@ pub struct ServersSpec {
     #[serde(rename = "size_bytes")]
     pub size: usize,
     /// Each point's measured time, split evenly over its visits.
-    #[serde(rename = "duration_s", serialize_with = "crate::spec::seconds")]
+    #[serde(rename = "duration_s", serialize_with = "crate::config::seconds")]
     pub duration: Duration,
     /// Visits per point (`--visits`), in rounds ordered by `seed`.
     pub visits: usize,
     pub seed: u64,
-    #[serde(rename = "warmup_s", serialize_with = "crate::spec::seconds")]
+    #[serde(rename = "warmup_s", serialize_with = "crate::config::seconds")]
     pub warmup: Duration,
     /// `--rate`: requests per second over all clients (open loop); `None`: closed loop.
     #[serde(rename = "rate_per_s")]
@@ -71,9 +71,9 @@ pub struct ServersSpec {
     pub record_connections: bool,
     pub placement: Placement,
     /// Where the server and the load generator run (`--netns`, `--mtu`, `--netem`).
-    pub network: crate::spec::Network,
+    pub network: crate::config::Network,
     /// `--remote`: every point's server runs on `bytepath server` on another host.
-    pub remote: Option<crate::spec::RemoteRun>,
+    pub remote: Option<crate::config::RemoteRun>,
     /// `--profile`: a window of its own after each measured one, the server process sampled.
     pub profile: bool,
     /// `--settle`: how the study waits for a quiet machine (the quiet threshold is not yet
@@ -81,7 +81,7 @@ pub struct ServersSpec {
     // Recorded through the arguments block (--settle, --quiet-threshold), so the spec
     // block, which --resume reads back, keeps its keys.
     #[serde(skip)]
-    pub watch: crate::spec::watch::Watch,
+    pub watch: crate::config::watch::Watch,
 }
 
 /// Where the server process and the load generator run (`--pin`).

@@ -4,12 +4,12 @@
 //! object's keys come out sorted, as they always have.
 use super::load::{self, ConnectionSpan};
 use super::process::ServerReport;
+use crate::config::Network;
 use crate::environment::Environment;
 use crate::measure::counters::{CounterEvent, CounterValue};
 use crate::measure::histogram::{LatencyHistogram, LatencySummary};
 use crate::record::{Metric, MetricSet, SweepPoint};
 use crate::report::csv::{self, Cell, Column};
-use crate::spec::Network;
 use serde::Serialize;
 
 pub const SERVERS_KIND: &str = crate::report::study_kind::StudyKind::Servers.marker();

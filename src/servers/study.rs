@@ -280,7 +280,9 @@ fn not_run(model: ServerModel, clients: usize, remote: bool) -> Option<NotRun> {
     if model == ServerModel::Select {
         super::select_refusal(clients).map(|r| (PointStatus::Refused, r))
     } else if model == ServerModel::Uring && !remote {
-        sys::uring::probe().err().map(|r| (PointStatus::Skipped, r))
+        sys::echo_ring::probe()
+            .err()
+            .map(|r| (PointStatus::Skipped, r))
     } else {
         None
     }
@@ -435,9 +437,9 @@ pub fn run(
     };
     let mut schedule = Schedule::new(groups(&points), spec.seed);
     let all: Vec<usize> = (0..schedule.group_count()).collect();
-    crate::calibrate::watch::settle_before_first_round(&spec.watch, cpus, interrupt, output.json);
+    crate::probe::watch::settle_before_first_round(&spec.watch, cpus, interrupt, output.json);
     'rounds: for round in 0..spec.visits {
-        crate::calibrate::watch::record_canary(&results.dir, round, cpus)?;
+        crate::probe::watch::record_canary(&results.dir, round, cpus)?;
         for planned in schedule.round(round, &all, true) {
             if interrupt.load(Ordering::SeqCst) {
                 status = Status::Interrupted;

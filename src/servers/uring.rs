@@ -1,8 +1,8 @@
 //! The io_uring server: one thread, one ring; multishot accept (single-shot where the kernel
 //! lacks it), then per connection a Recv until a whole request is in and a Send of the echo,
-//! looping on short sends. Buffers live in the ring wrapper (`sys::uring`) while lent.
+//! looping on short sends. Buffers live in the ring wrapper (`sys::echo_ring`) while lent.
 use super::ServerStats;
-use crate::sys::uring::{Completion, EchoRing};
+use crate::sys::echo_ring::{Completion, EchoRing};
 use std::io;
 use std::net::TcpListener;
 use std::os::fd::AsFd;

@@ -5,9 +5,9 @@
 //! whether perf counters were open while it was measured.
 use super::visits::{summarize_visits, VISIT_METHOD};
 use super::{summarize, tukey, Outliers, Summary};
+use crate::config::{Pattern, RunSpec};
 use crate::engine::phases::slice_values;
 use crate::engine::SliceSeries;
-use crate::spec::{Pattern, RunSpec};
 use serde::{Deserialize, Serialize};
 
 /// The method text of a single run's per-slice interval.

@@ -11,7 +11,8 @@ pub mod spec;
 pub mod visit_log;
 mod watch;
 
-use crate::calibrate;
+use crate::config::format_cpu_list;
+use crate::config::watch::run_cpus;
 use crate::engine::{PointRunner, RunOutcome};
 use crate::environment::{mem_available, Environment};
 use crate::error::{Error, Status};
@@ -19,8 +20,6 @@ use crate::measure::interference::Sample;
 use crate::record::{self, RunRecord, SweepPoint, VisitInfo, VisitKind};
 use crate::report::folder::{self, StudyOutput, PROBE_JSON};
 use crate::report::visit_folder::{self, PriorVisits, VisitFolder};
-use crate::spec::format_cpu_list;
-use crate::spec::watch::run_cpus;
 use crate::stats::point::VisitPlan;
 use crate::stats::schedule::{PlannedVisit, Schedule};
 use crate::{report, sys};
@@ -79,7 +78,7 @@ pub fn run(
     record_probe(&results.dir, &spec.cpus)?;
     let max_threads = spec.threads.iter().copied().max().unwrap_or(1);
     let watched = run_cpus(&spec.pinning, max_threads, &spec.cpus);
-    calibrate::watch::settle_before_first_round(&spec.watch, &watched, interrupt, false);
+    crate::probe::watch::settle_before_first_round(&spec.watch, &watched, interrupt, false);
     let results_dir = results.dir.clone();
     if let Some(place) = sides.announce() {
         println!("sweep: sides {place}");
@@ -102,7 +101,7 @@ pub fn run(
     let wall_s = started.elapsed().as_secs_f64();
     println!(
         "{}",
-        calibrate::watch::summary_line(&results_dir, visit_folder::VISITS_JSONL, wall_s)
+        crate::probe::watch::summary_line(&results_dir, visit_folder::VISITS_JSONL, wall_s)
     );
     let records = sweep.point_records(ending);
     sweep.folder.write_points(&records)?;
@@ -123,7 +122,7 @@ fn planned_visits(spec: &SweepSpec) -> usize {
 
 /// The points of each (pattern, threads, size): what one round visits back to back.
 fn groups(points: &[Point]) -> Vec<Vec<usize>> {
-    let mut groups: Vec<((crate::spec::Pattern, usize, usize), Vec<usize>)> = Vec::new();
+    let mut groups: Vec<((crate::config::Pattern, usize, usize), Vec<usize>)> = Vec::new();
     for (i, p) in points.iter().enumerate() {
         let at = (p.pattern, p.threads, p.message_size);
         match groups.iter_mut().find(|(g, _)| *g == at) {
@@ -226,7 +225,7 @@ impl Sweep<'_> {
         if let Some(first) = visits.first() {
             // On the allowed CPUs, not the points' pinning, so canaries of any two runs on
             // this machine measure the same thing.
-            calibrate::watch::record_canary(&self.folder.dir, first.round, &self.spec.cpus)?;
+            crate::probe::watch::record_canary(&self.folder.dir, first.round, &self.spec.cpus)?;
         }
         for planned in visits {
             if self.interrupt.load(Ordering::SeqCst) {
@@ -408,7 +407,7 @@ impl Sweep<'_> {
 
 /// The side a remote point's server runs (its memcpy cost is not this host's); a sweep never
 /// runs `--reverse`, so it is the unmeasured one.
-fn remote_role(_: &crate::spec::RemoteRun, point: &Point) -> crate::engine::worker::Role {
+fn remote_role(_: &crate::config::RemoteRun, point: &Point) -> crate::engine::worker::Role {
     crate::engine::processes::child_role(point.pattern)
 }
 
@@ -425,7 +424,7 @@ fn probe_memcpy(dir: &std::path::Path) -> Result<(f64, String), String> {
 /// report can set every figure against them.
 fn record_probe(dir: &std::path::Path, cpus: &[usize]) -> Result<(), Error> {
     let path = dir.join(PROBE_JSON);
-    if calibrate::write_probe(&path, cpus)? {
+    if crate::probe::write_probe(&path, cpus)? {
         println!("probe: machine limits measured into {}", path.display());
     }
     Ok(())

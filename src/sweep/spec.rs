@@ -1,10 +1,10 @@
 //! A validated `SweepSpec`: the matrix (mechanisms × patterns × sizes × threads) and how every
 //! point is visited (visits, visit length, budget, seed, CI target). `args::sweep` makes it
 //! from the flags; the order of the visits is `stats::schedule`'s.
+use crate::config::{self, Network, Pattern, Pinning, RunSpec, Stopping};
 use crate::measure::counters::CounterSelection;
 use crate::mechanism::recv_path::RecvPath;
 use crate::mechanism::MechanismKind;
-use crate::spec::{self, Network, Pattern, Pinning, RunSpec, Stopping};
 use std::time::Duration;
 
 /// Largest accepted `--ci`: beyond ±50 % a confidence interval says nothing useful.
@@ -13,7 +13,7 @@ pub const MAX_CI_PERCENT: f64 = 50.0;
 pub const VISIT_BOUNDS: (usize, usize) = (2, 1000);
 
 /// One point of the matrix.
-pub use crate::spec::Point;
+pub use crate::config::Point;
 
 /// A validated sweep: the matrix and the settings every point shares. Serialized, it is the
 /// results folder's `spec` block, which `--resume` compares key by key: the keys are those
@@ -32,18 +32,18 @@ pub struct SweepSpec {
     /// Visits every point gets at least.
     pub min_visits: usize,
     /// Measured time of one visit.
-    #[serde(rename = "visit_s", serialize_with = "spec::seconds")]
+    #[serde(rename = "visit_s", serialize_with = "config::seconds")]
     pub visit: Duration,
     /// Time per point, on average, over the whole sweep's visits.
-    #[serde(rename = "budget_per_point_s", serialize_with = "spec::seconds")]
+    #[serde(rename = "budget_per_point_s", serialize_with = "config::seconds")]
     pub budget: Duration,
     /// Seed of the visit order, and whether `--seed` gave it.
     pub seed: u64,
     #[serde(skip)]
     pub seed_given: bool,
-    #[serde(rename = "slice_s", serialize_with = "spec::seconds")]
+    #[serde(rename = "slice_s", serialize_with = "config::seconds")]
     pub slice: Duration,
-    #[serde(rename = "warmup_s", serialize_with = "spec::seconds")]
+    #[serde(rename = "warmup_s", serialize_with = "config::seconds")]
     pub warmup: Duration,
     #[serde(rename = "pin")]
     pub pinning: Pinning,
@@ -64,7 +64,7 @@ pub struct SweepSpec {
     /// `--remote`: every point's other side runs on `bytepath server` there. Recorded as the
     /// server's address, so `--resume` continues against the same one (the token is not kept).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub remote: Option<spec::RemoteRun>,
+    pub remote: Option<config::RemoteRun>,
     /// io_uring points: sends submitted together; `None` when no mechanism is an io_uring one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub queue_depth: Option<u32>,
@@ -81,7 +81,7 @@ pub struct SweepSpec {
     // Recorded through the arguments block (--settle, --quiet-threshold), so the spec
     // block, which --resume reads back, keeps its keys.
     #[serde(skip)]
-    pub watch: crate::spec::watch::Watch,
+    pub watch: crate::config::watch::Watch,
 }
 
 fn on_loopback(network: &Network) -> bool {
@@ -168,7 +168,7 @@ impl SweepSpec {
             udp_split: false,
             processes: false,
             network: self.network.clone(),
-            queue_depth: self.queue_depth.unwrap_or(spec::DEFAULT_QUEUE_DEPTH),
+            queue_depth: self.queue_depth.unwrap_or(config::DEFAULT_QUEUE_DEPTH),
             recv_path: self.recv_path,
             profile: false,
             crr: Default::default(),
@@ -179,7 +179,7 @@ impl SweepSpec {
     /// What a counter visit opens: `auto` is every counter, for rr too (a counter visit's
     /// context-switch cost stays out of the headline figures).
     pub fn counter_selection(&self) -> CounterSelection {
-        spec::parse_counters(&self.counters, Pattern::Stream).unwrap_or(CounterSelection::None)
+        config::parse_counters(&self.counters, Pattern::Stream).unwrap_or(CounterSelection::None)
     }
 
     /// Whether each point gets a counter visit.

@@ -9,12 +9,12 @@
 
 pub mod affinity;
 pub mod clock;
+pub mod echo_ring;
 pub mod events;
 pub mod fdio;
 pub mod file;
 pub mod netns;
 pub mod pages;
-pub mod probe;
 pub mod process;
 pub mod ring;
 pub mod sampling;
@@ -22,8 +22,8 @@ pub mod shared;
 pub mod signals;
 pub mod socket;
 pub mod stdio;
+pub mod support;
 pub mod tcp_info;
-pub mod uring;
 pub mod uring_recv;
 pub mod uring_send;
 pub mod usage;

@@ -193,7 +193,7 @@ pub fn assert_no_sweep_question(page: &str) {
 
 /// The `RunSpec` `bytepath run ARGS` would measure, for tests that drive a session through the
 /// library's client.
-pub fn run_spec(args: &[&str]) -> bytepath::spec::RunSpec {
+pub fn run_spec(args: &[&str]) -> bytepath::config::RunSpec {
     use clap::Parser;
     let cli = bytepath::cli::Cli::try_parse_from(["bytepath", "run"].iter().chain(args)).unwrap();
     let bytepath::cli::Command::Run(run) = cli.command else {

@@ -1,11 +1,11 @@
 //! file study over two hosts (`file --remote`): the control session that asks `bytepath
 //! server` to write, prepare and send each test file, as the study's `FileServer`.
 use super::{resolve, RemotePeer, FILE_DATA_IDLE, STEP_TIMEOUT};
+use crate::config::{RemoteRun, Target};
 use crate::error::Error;
 use crate::file::server::{FileRequest, FileSent, FileServer, FileSession as Session};
 use crate::remote::protocol::{self, Message, DATA_TAG_BYTES};
 use crate::remote::FILE;
-use crate::spec::{RemoteRun, Target};
 use std::io::Write;
 use std::net::TcpStream;
 use std::time::{Duration, Instant};

@@ -3,11 +3,11 @@
 //! Ctrl-C on the driver becomes a `Stop` to the source, whose record then says it was
 //! interrupted, so nothing already measured is lost.
 use super::{request_for, RemotePeer, STEP_TIMEOUT, WATCH_POLL};
+use crate::config::Target;
 use crate::error::Error;
 use crate::mesh::hosts::{MeshHosts, PairRun};
 use crate::remote::protocol::{self, FrameError, Message, RunRequest};
 use crate::remote::PEERS;
-use crate::spec::Target;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 

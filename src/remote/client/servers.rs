@@ -2,11 +2,11 @@
 //! every point's server model, as the study's `ServersHost`, and each point's server driven
 //! over its control connection, as the study's `ServerSide`.
 use super::{resolve, RemotePeer, STEP_TIMEOUT};
+use crate::config::RemoteRun;
 use crate::error::{ConfigError, Error};
 use crate::remote::protocol::{self, Message};
 use crate::servers::host::{ServersHost, Started};
 use crate::servers::process::{ServerReport, ServerSetup, ServerSide};
-use crate::spec::RemoteRun;
 use std::io;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::time::Duration;

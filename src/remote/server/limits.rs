@@ -2,12 +2,12 @@
 //! the server's limits (`--max-*`) and the engine's own bounds, becoming this side's
 //! `RunSpec`; and a `servers_run` checked against the limits and the models' bounds.
 use super::{refuse, Refusal, ServerConfig};
+use crate::config::{self, Pattern, Pinning, RunSpec, Stopping};
 use crate::error::ConfigError;
 use crate::mechanism::recv_path::RecvPath;
 use crate::mechanism::MechanismKind;
 use crate::remote::protocol::{ErrorCode, RunRequest};
 use crate::servers::{model::ServerModel, process::ServerSetup};
-use crate::spec::{self, Pattern, Pinning, RunSpec, Stopping};
 use crate::transport::Transport;
 use std::time::Duration;
 
@@ -42,14 +42,14 @@ pub(in crate::remote) fn spec_for(
 ) -> Result<RunSpec, Refusal> {
     let (transport, mechanism) = transport_and_mechanism(request)?;
     let queue_depth = match request.queue_depth {
-        Some(q) => spec::parse_queue_depth(Some(&q.to_string())).map_err(invalid)?,
-        None => spec::DEFAULT_QUEUE_DEPTH,
+        Some(q) => config::parse_queue_depth(Some(&q.to_string())).map_err(invalid)?,
+        None => config::DEFAULT_QUEUE_DEPTH,
     };
     let recv_path: RecvPath = match &request.recv {
         Some(text) => text.parse().map_err(invalid)?,
         None => Default::default(),
     };
-    spec::check_recv_path(recv_path, transport, request.verify).map_err(invalid)?;
+    config::check_recv_path(recv_path, transport, request.verify).map_err(invalid)?;
     let pattern = pattern_of(request)?;
     let size = message_size(request, transport, limits)?;
     let threads = request.threads;
@@ -77,11 +77,11 @@ pub(in crate::remote) fn spec_for(
         recv_size: recv_size(request)?,
         spin: request.spin,
         verify: request.verify,
-        counters: spec::parse_counters(&request.counters, pattern).map_err(invalid)?,
+        counters: config::parse_counters(&request.counters, pattern).map_err(invalid)?,
         udp_split: request.udp_split,
         processes: false,
         // Across hosts the network is whatever joins them; loopback is the record's default.
-        network: spec::Network::default(),
+        network: config::Network::default(),
         queue_depth,
         recv_path,
         profile: request.profile,
@@ -115,7 +115,7 @@ fn transport_and_mechanism(request: &RunRequest) -> Result<(Transport, Mechanism
         ));
     }
     let mechanism: MechanismKind = request.mechanism.parse().map_err(invalid)?;
-    spec::check_transport(transport, mechanism).map_err(invalid)?;
+    config::check_transport(transport, mechanism).map_err(invalid)?;
     Ok((transport, mechanism))
 }
 
@@ -159,7 +159,7 @@ fn message_size(
         )));
     }
     // The spec's framing is taken as checked from here on.
-    spec::check_datagram_size(transport, size as usize, request.udp_split).map_err(invalid)?;
+    config::check_datagram_size(transport, size as usize, request.udp_split).map_err(invalid)?;
     if transport == Transport::Udp && request.recv_size.is_some() {
         return Err(refuse(
             ErrorCode::Refused,
@@ -203,11 +203,11 @@ fn check_bytes(request: &RunRequest, limits: &Limits) -> Result<(), Refusal> {
 
 fn recv_size(request: &RunRequest) -> Result<Option<usize>, Refusal> {
     match request.recv_size {
-        Some(r) if r == 0 || r > spec::MAX_MESSAGE_SIZE as u64 => Err(refuse(
+        Some(r) if r == 0 || r > config::MAX_MESSAGE_SIZE as u64 => Err(refuse(
             ErrorCode::Refused,
             format!(
                 "recv size {r}: allowed 1 to {} bytes",
-                spec::MAX_MESSAGE_SIZE
+                config::MAX_MESSAGE_SIZE
             ),
         )),
         r => Ok(r.map(|r| r as usize)),
@@ -271,7 +271,7 @@ pub(super) fn servers_point(
         }
     }
     if model == ServerModel::Uring {
-        if let Err(reason) = crate::sys::uring::probe() {
+        if let Err(reason) = crate::sys::echo_ring::probe() {
             return Ok(ServersPoint::Skipped(format!("on the server: {reason}")));
         }
     }

@@ -4,6 +4,7 @@
 //! it measured, its slices) sent back.
 use super::budget::{ByteBudget, BYTES_REACHED};
 use super::{expect, out_of_order, refuse, send, Refusal, RunClaim, ServerConfig, State, RUN_POLL};
+use crate::config::RunSpec;
 use crate::engine::control::Control;
 use crate::engine::profiling::{ProfileWindow, StoppedWindow};
 use crate::engine::slices::SliceBoard;
@@ -13,7 +14,6 @@ use crate::measure::profile::Profile;
 use crate::remote::channel::ControlStream;
 use crate::remote::protocol::{self, ErrorCode, FrameError, Message, COOKIE_BYTES, DATA_TAG_BYTES};
 use crate::remote::{apply_options, remote_role};
-use crate::spec::RunSpec;
 use crate::transport::datagram::{send_buffer, Framing, RECEIVE_TIMEOUT};
 use crate::transport::tcp::max_send_buffer;
 use crate::transport::Endpoint;

@@ -81,7 +81,7 @@ fn busy_loop() {
         x = black_box(x.wrapping_mul(31).wrapping_add(i));
     }
     for _ in 0..10 {
-        black_box(crate::sys::probe::raw_getpid());
+        black_box(crate::sys::support::raw_getpid());
     }
     std::thread::yield_now();
 }

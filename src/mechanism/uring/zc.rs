@@ -4,8 +4,8 @@
 //! IORING_NOTIF_USAGE_ZC_COPIED when the kernel copied anyway (always, for data delivered to a
 //! local socket: msg_zerocopy.rst). A buffer of the pool is rewritten only after its
 //! notification; the accounting is the `zerocopy` mechanism's `ZerocopyStats`.
-use super::uring::{reap, SlotMemory, UringSender};
-use super::ZerocopyStats;
+use super::super::ZerocopyStats;
+use super::{reap, SlotMemory, UringSender};
 use crate::sys::uring_send::Completion;
 use std::io;
 use std::time::{Duration, Instant};
@@ -96,9 +96,9 @@ impl<M: SlotMemory> UringSender<M> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::receive::Verifier;
-    use super::super::uring::loopback::{available, context, pair, reader, send};
-    use super::super::{zerocopy_pool_size, MechanismKind, SendMechanism};
+    use super::super::super::receive::Verifier;
+    use super::super::super::{zerocopy_pool_size, MechanismKind, SendMechanism};
+    use super::super::loopback::{available, context, pair, reader, send};
     use super::*;
     use crate::sys::uring_send::SendOp;
 

@@ -1,4 +1,4 @@
-//! One-shot system calls `bytepath probe` makes to learn what this kernel offers: syscall(2)
+//! What this kernel supports, learnt by one-shot system calls (for `bytepath probe`): syscall(2)
 //! (raw getpid/getuid, bypassing any libc cache), io_uring_setup(2), sendfile(2), splice(2),
 //! pipe2(2), getsockopt(2) with TCP_ZEROCOPY_RECEIVE (tcp(7)) and getrlimit(2).
 use super::cvt;

@@ -184,7 +184,7 @@ mod tests {
     use super::*;
 
     fn point(level: &'static str, bytes: u64, median_ns: f64) -> CopyPoint {
-        let copy_time = crate::calibrate::summary::Timing {
+        let copy_time = crate::probe::summary::Timing {
             trials: 3,
             batch: 1,
             min_ns: median_ns,

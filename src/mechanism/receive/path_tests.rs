@@ -1,8 +1,8 @@
 //! The receive paths (`--recv`) over real sockets: a sender thread writes the pattern with a
 //! real mechanism, the receiver counts message boundaries and verifies every byte.
-use super::receive::{Receiver, RecvMode};
-use super::recv_path::{ReceivePathStats, RecvPath};
-use super::{FlowContext, MechanismKind};
+use super::super::{FlowContext, MechanismKind};
+use super::path::{ReceivePathStats, RecvPath};
+use super::{Receiver, RecvMode};
 use crate::transport::{connector, Endpoint, SocketOptions, Transport};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -31,7 +31,7 @@ fn send(
             queue_depth: 16,
             flush_each: false,
         };
-        let mut mech = super::build(kind, ctx).unwrap();
+        let mut mech = super::super::build(kind, ctx).unwrap();
         for seq in 0..count {
             mech.send_message(&ep, seq).unwrap();
         }

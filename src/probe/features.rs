@@ -2,8 +2,8 @@
 //! MSG_ZEROCOPY (SO_ZEROCOPY, socket(7)), io_uring_setup(2), sendfile(2), splice(2),
 //! TCP_ZEROCOPY_RECEIVE (tcp(7)); and the limits that shape them (optmem_max, pipe-max-size,
 //! RLIMIT_MEMLOCK and RLIMIT_NOFILE from getrlimit(2)).
-use crate::sys::probe::{self, Limit};
 use crate::sys::socket::{enable_zerocopy, get_int_option};
+use crate::sys::support::{self, Limit};
 use crate::transport::tcp::probe_pair;
 use serde::Serialize;
 use std::fs::File;
@@ -137,7 +137,7 @@ fn msg_zerocopy() -> Result<(), String> {
 }
 
 fn io_uring() -> Result<(), String> {
-    let ring = probe::io_uring_setup(4);
+    let ring = support::io_uring_setup(4);
     match ring {
         Ok(fd) => {
             drop(fd);
@@ -206,7 +206,7 @@ fn sendfile() -> Result<(), String> {
     let file = pattern_file().map_err(context("temporary file"))?;
     let (client, server) = probe_pair().map_err(context("loopback TCP pair"))?;
     move_all("sendfile", |left| {
-        probe::sendfile(client.as_fd(), file.as_fd(), left)
+        support::sendfile(client.as_fd(), file.as_fd(), left)
     })?;
     check_arrival(server)
 }
@@ -214,20 +214,20 @@ fn sendfile() -> Result<(), String> {
 fn splice() -> Result<(), String> {
     let file = pattern_file().map_err(context("temporary file"))?;
     let (client, server) = probe_pair().map_err(context("loopback TCP pair"))?;
-    let (pipe_out, pipe_in) = probe::pipe().map_err(context("pipe2"))?;
+    let (pipe_out, pipe_in) = support::pipe().map_err(context("pipe2"))?;
     // A pipe holds 64 KiB by default: the whole probe fits, so fill it, then drain it.
     move_all("splice file -> pipe", |left| {
-        probe::splice(file.as_fd(), pipe_in.as_fd(), left)
+        support::splice(file.as_fd(), pipe_in.as_fd(), left)
     })?;
     move_all("splice pipe -> socket", |left| {
-        probe::splice(pipe_out.as_fd(), client.as_fd(), left)
+        support::splice(pipe_out.as_fd(), client.as_fd(), left)
     })?;
     check_arrival(server)
 }
 
 fn tcp_zerocopy_receive() -> Result<(), String> {
     let (_client, server) = probe_pair().map_err(context("loopback TCP pair"))?;
-    match probe::tcp_zerocopy_receive(server.as_fd()) {
+    match support::tcp_zerocopy_receive(server.as_fd()) {
         Ok(_) => Ok(()),
         Err(e) => Err(match e.raw_os_error() {
             Some(libc::ENOPROTOOPT) => {
@@ -271,9 +271,9 @@ pub fn limits() -> KernelLimits {
     let (optmem, optmem_reason) = split(read_number("/proc/sys/net/core/optmem_max"));
     let (pipe_max, pipe_reason) = split(read_number("/proc/sys/fs/pipe-max-size"));
     let [(memlock_soft, memlock_soft_reason), (memlock_hard, memlock_hard_reason)] =
-        limit_values(&probe::memlock_limit());
+        limit_values(&support::memlock_limit());
     let [(nofile_soft, nofile_soft_reason), (nofile_hard, nofile_hard_reason)] =
-        limit_values(&probe::open_file_limit());
+        limit_values(&support::open_file_limit());
     KernelLimits {
         io_uring_disabled,
         io_uring_disabled_unavailable_reason: io_uring_reason,

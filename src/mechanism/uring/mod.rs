@@ -6,15 +6,17 @@
 //! the next one only after every result of this one is in. A send that still ends short fails
 //! the link: it and the cancelled rest are resubmitted from where each stopped, in order.
 //! Buffers stay with the ring (`sys::uring_send`) until the kernel is done with them; the
-//! zero-copy side (notifications, buffer pool) is in `uring_zc`.
+//! zero-copy side (notifications, buffer pool) is in `zc`.
+mod zc;
+
 use super::message::Message;
-use super::uring_zc::Notifications;
 use super::{pattern, FlowContext, MechanismKind, SendMechanism, ZerocopyStats};
 use crate::sys::uring_send::{self, Completion, LentMemory, SendOp, SendRing};
 use crate::transport::Endpoint;
 use std::io;
 use std::os::fd::BorrowedFd;
 use std::time::Instant;
+use zc::Notifications;
 
 /// A message's memory as one slot of the ring holds it.
 pub(super) trait SlotMemory: LentMemory + Sized {
@@ -137,7 +139,7 @@ pub(super) struct UringSender<M: SlotMemory> {
     pub(super) batch: Vec<Pending>,
     pub(super) ctx: FlowContext,
     /// SEND_ZC: slots are reused round-robin, each once its notification came.
-    pub(super) zc: Option<Notifications>,
+    zc: Option<Notifications>,
     pub(super) next_slot: usize,
 }
 
@@ -198,7 +200,7 @@ impl<M: SlotMemory> UringSender<M> {
 
 /// Takes every queued completion: results into `chain` by tag, notifications into `zc`.
 /// Returns how many results it took.
-pub(super) fn reap<M: LentMemory>(
+fn reap<M: LentMemory>(
     ring: &mut SendRing<M>,
     chain: &mut [Pending],
     zc: &mut Option<Notifications>,
@@ -327,7 +329,7 @@ fn one_zero_copy_send() -> io::Result<()> {
     }
 }
 
-/// Loopback TCP pairs and a checking reader, for this module's tests and `uring_zc`'s.
+/// Loopback TCP pairs and a checking reader, for this module's tests and `zc`'s.
 #[cfg(test)]
 pub(super) mod loopback;
 

@@ -3,8 +3,8 @@
 //! the folder's canary.jsonl.
 use super::canary::{self, CANARY_JSONL};
 use super::settle;
+use crate::config::watch::Watch;
 use crate::error::Error;
-use crate::spec::watch::Watch;
 use std::io::Write;
 use std::path::Path;
 use std::sync::atomic::AtomicBool;

@@ -4,8 +4,8 @@
 //! io_uring_prep_recv_multishot(3)). Each completion's bytes are counted and verified in
 //! place, then its buffer goes back to the ring. The ring is made on the first receive, in the
 //! thread (and process, with `--processes`) that uses it.
-use super::receive::Verifier;
-use super::recv_path::{not_a_socket, ReceivePathStats, RecvPath};
+use super::path::{not_a_socket, ReceivePathStats, RecvPath};
+use super::Verifier;
 use crate::sys::uring_recv::RecvRing;
 use crate::transport::Endpoint;
 use std::io;

@@ -2,7 +2,7 @@
 //! cache, no vDSO), the floor under every send, recv and splice.
 use super::summary::{time_batches, Timing};
 use super::Effort;
-use crate::sys::probe::{raw_getpid, raw_getuid};
+use crate::sys::support::{raw_getpid, raw_getuid};
 use serde::Serialize;
 use std::hint::black_box;
 

@@ -6,13 +6,13 @@
 //! The kernel maps only whole, order-0 pages at offset 0 that no file owns: on loopback that
 //! needs segments of whole pages (TCP_MAXSEG, set by the connector) and a sender whose data
 //! sits in such pages (see `reason`).
-use super::receive::Verifier;
-use super::recv_path::{not_a_socket, ReceivePathStats, RecvPath};
+use super::path::{not_a_socket, ReceivePathStats, RecvPath};
+use super::Verifier;
 use crate::sys::socket;
 use crate::sys::zc_receive::{page_size, ZcRegion};
 use crate::transport::Endpoint;
 use std::io;
-use std::os::fd::{AsFd, BorrowedFd};
+use std::os::fd::BorrowedFd;
 
 /// The mapping is never larger than this: a call maps at most this much.
 const MAX_REGION: usize = 4 << 20;
@@ -177,21 +177,5 @@ impl ZcSource {
             ),
             _ => "nothing mapped: the kernel declined every page it was asked to map; it maps only whole, order-0 pages at offset 0 that no file owns, and this data was in other pages (on loopback, TCP copies send/sendmsg data into the socket's page-frag compound pages, and splice and sendfile hand over pages that a process or a file still owns, all of which it refuses)".to_string(),
         })
-    }
-}
-
-/// Whether this kernel maps a TCP socket and answers TCP_ZEROCOPY_RECEIVE on it.
-pub fn probe() -> Result<(), String> {
-    let (_client, server) =
-        crate::transport::tcp::probe_pair().map_err(|e| format!("loopback TCP pair: {e}"))?;
-    match ZcRegion::new(server.as_fd(), 1) {
-        Ok(_) => Ok(()),
-        Err(e) => Err(match e.raw_os_error() {
-            Some(libc::ENOPROTOOPT) => {
-                format!("getsockopt: {e}: this kernel has no TCP_ZEROCOPY_RECEIVE (Linux 4.18+)")
-            }
-            Some(libc::ENODEV) => format!("mmap of a TCP socket: {e}: not supported here"),
-            _ => format!("TCP_ZEROCOPY_RECEIVE on loopback: {e}"),
-        }),
     }
 }

@@ -3,14 +3,23 @@
 //! boundaries by byte count; or one datagram per call, numbered, counting loss and reordering.
 //! With `--verify` every byte is checked against the pattern. How stream bytes leave the
 //! kernel is the receive path's (`--recv`): recv(2) into the message buffer, an io_uring into
-//! provided buffers (`recv_uring`), pages mapped by TCP_ZEROCOPY_RECEIVE (`recv_zc`), or
-//! recv(MSG_TRUNC), which counts bytes the kernel discards.
+//! provided buffers (`uring`), pages mapped by TCP_ZEROCOPY_RECEIVE (`zc`), or
+//! recv(MSG_TRUNC), which counts bytes the kernel discards. What every path shares (`RecvPath`,
+//! its statistics, its probe) is the vocabulary in `path`, which the paths import and which
+//! imports none of them.
+pub mod path;
+#[cfg(test)]
+mod path_tests;
+mod source;
+mod uring;
+mod zc;
+
 use super::buffer::MessageBuffer;
-use super::recv_path::{ReceivePathStats, RecvPath};
-use super::recv_source::Source;
 pub use super::verify::{Mismatch, Verifier, KEPT_MISMATCHES};
 use crate::transport::datagram::{Framing, RECEIVE_TIMEOUT, SEQ_BYTES};
 use crate::transport::Endpoint;
+use path::{ReceivePathStats, RecvPath};
+use source::Source;
 use std::io;
 use std::time::Instant;
 
@@ -187,7 +196,7 @@ impl Receiver {
     #[cfg(test)]
     pub(crate) fn with_uring_buffers(mut self, count: u16, len: u32) -> Self {
         assert!(!self.source.uses_buffer(), "a uring-recv receiver");
-        self.source = Source::Uring(super::recv_uring::UringSource::with_geometry(count, len));
+        self.source = Source::Uring(uring::UringSource::with_geometry(count, len));
         self
     }
 

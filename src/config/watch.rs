@@ -44,7 +44,7 @@ pub fn run_cpus(pinning: &super::Pinning, flows: usize, allowed: &[usize]) -> Ve
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spec::Pinning;
+    use crate::config::Pinning;
 
     #[test]
     fn the_run_cpus_follow_the_pinning() {

@@ -1,11 +1,11 @@
 //! Where a stream receiver's bytes come from (`--recv`): the one `match` over receive paths.
 //! recv(2) reads into the receiver's buffer; uring-recv reads completions in place
-//! (`recv_uring`); zc-recv maps pages and copies the rest into the buffer (`recv_zc`); trunc
+//! (`uring`); zc-recv maps pages and copies the rest into the buffer (`zc`); trunc
 //! counts what recv(MSG_TRUNC) discards.
-use super::receive::Verifier;
-use super::recv_path::{recv_truncated, ReceivePathStats, RecvPath};
-use super::recv_uring::UringSource;
-use super::recv_zc::ZcSource;
+use super::path::{recv_truncated, ReceivePathStats, RecvPath};
+use super::uring::UringSource;
+use super::zc::ZcSource;
+use super::Verifier;
 use crate::transport::Endpoint;
 use std::io;
 

@@ -1,11 +1,13 @@
 //! How the receiving side takes bytes from the kernel (`--recv`): recv(2) into a buffer, an
 //! io_uring receive into provided buffers, TCP_ZEROCOPY_RECEIVE (the receive queue mapped into
 //! this process), or recv(MSG_TRUNC), which discards the bytes and so only bounds the cost.
-//! The receiving itself is `receive::Receiver`'s, with `recv_uring` and `recv_zc`; this file
+//! The receiving itself is `receive::Receiver`'s, with `uring` and `zc`; this file
 //! names the paths, probes them once per process and says what each receiver's path did.
 use crate::sys::socket;
+use crate::sys::zc_receive::ZcRegion;
 use crate::transport::{Endpoint, Transport};
 use std::io;
+use std::os::fd::AsFd;
 use std::sync::OnceLock;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
@@ -62,10 +64,28 @@ pub fn probe(path: RecvPath) -> Result<(), String> {
         .get_or_init(|| match path {
             RecvPath::Recv => Ok(()),
             RecvPath::UringRecv => crate::sys::uring_recv::probe().map(drop),
-            RecvPath::ZcRecv => super::recv_zc::probe(),
+            RecvPath::ZcRecv => probe_zc_recv(),
             RecvPath::Trunc => probe_trunc(),
         })
         .clone()
+}
+
+/// Whether this kernel maps a TCP socket and answers TCP_ZEROCOPY_RECEIVE on it. Kept here with
+/// the other paths' probes (not in zc.rs), so that the vocabulary every path imports imports
+/// none of them.
+fn probe_zc_recv() -> Result<(), String> {
+    let (_client, server) =
+        crate::transport::tcp::probe_pair().map_err(|e| format!("loopback TCP pair: {e}"))?;
+    match ZcRegion::new(server.as_fd(), 1) {
+        Ok(_) => Ok(()),
+        Err(e) => Err(match e.raw_os_error() {
+            Some(libc::ENOPROTOOPT) => {
+                format!("getsockopt: {e}: this kernel has no TCP_ZEROCOPY_RECEIVE (Linux 4.18+)")
+            }
+            Some(libc::ENODEV) => format!("mmap of a TCP socket: {e}: not supported here"),
+            _ => format!("TCP_ZEROCOPY_RECEIVE on loopback: {e}"),
+        }),
+    }
 }
 
 /// recv(MSG_TRUNC) on TCP must count the bytes and leave the buffer untouched.

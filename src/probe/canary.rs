@@ -6,7 +6,7 @@ use super::roofline::DRAM_BUFFER_BYTES;
 use super::summary::{median, time_batches};
 use crate::sys::affinity::pin_current_thread;
 use crate::sys::fdio;
-use crate::sys::probe::raw_getpid;
+use crate::sys::support::raw_getpid;
 use serde::{Deserialize, Serialize};
 use std::hint::black_box;
 use std::os::fd::{AsFd, OwnedFd};
