@@ -96,7 +96,7 @@ fn a_machine_ten_percent_slower_is_named_and_normalizing_removes_it() {
         "{text}"
     );
     assert!(
-        text.contains("0 faster, 0 slower, 4 no significant change"),
+        text.contains("0 faster, 0 slower, 4 equivalent within ±5 %"),
         "{text}"
     );
 }

@@ -291,9 +291,9 @@ fn a_profiled_servers_study_samples_each_model_in_a_window_of_its_own() {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    // Three visits per point (the default); only the last round's visit of each point is
+    // Four visits per point (the default); only the last round's visit of each point is
     // followed by a profile window.
-    assert_eq!(records.len(), 6);
+    assert_eq!(records.len(), 8);
     let records: Vec<Value> = records
         .into_iter()
         .filter(|r| !r["profile"].is_null())
