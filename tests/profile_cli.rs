@@ -300,7 +300,7 @@ fn a_profiled_servers_study_samples_each_model_in_a_window_of_its_own() {
         .collect();
     assert_eq!(records.len(), 2, "one profiled visit per point");
     for r in &records {
-        assert_eq!(r["visit"]["round"], 2, "the last round's visit is profiled");
+        assert_eq!(r["visit"]["round"], 3, "the last round's visit is profiled");
         assert_eq!(r["profile"]["status"], "measured", "{}", r["profile"]);
         assert!(r["profiled_window"]
             .as_str()
