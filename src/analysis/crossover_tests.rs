@@ -103,11 +103,11 @@ fn a_marginal_win_alone_beats_and_among_many_cells_the_family_holds_it() {
     assert_eq!(family.tests, 24);
     let first = &family.cells[0];
     assert_eq!(
-        (first.cell.as_str(), first.state),
+        (first.cell.as_str(), first.judged.state),
         ("4 KiB at 1 thread", Verdict::Equivalent)
     );
     assert!(
-        (first.confidence - (1.0 - 0.05 / 24.0)).abs() < 1e-9,
+        (first.judged.confidence - (1.0 - 0.05 / 24.0)).abs() < 1e-9,
         "{first:?}"
     );
 }

@@ -4,33 +4,18 @@
 use super::Dataset;
 use crate::stats::verdict::{Correction, Family, Judged, Verdict};
 
-/// One cell (a size at a thread count, a point, a pair) of an answer's family.
+/// One cell (a size at a thread count, a point, a pair) of an answer's family: its name and
+/// its test's outcome (state, ratio, both intervals, raw and adjusted p), as `Judged` holds it.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Cell {
     pub cell: String,
-    pub state: Verdict,
-    pub ratio: f64,
-    pub low: f64,
-    pub high: f64,
-    pub confidence: f64,
-    pub equivalence_low: f64,
-    pub equivalence_high: f64,
-    pub equivalence_confidence: f64,
+    #[serde(flatten)]
+    pub judged: Judged,
 }
 
 impl Cell {
     pub fn new(cell: String, j: &Judged) -> Cell {
-        Cell {
-            cell,
-            state: j.state,
-            ratio: j.ratio,
-            low: j.low,
-            high: j.high,
-            confidence: j.confidence,
-            equivalence_low: j.equivalence_low,
-            equivalence_high: j.equivalence_high,
-            equivalence_confidence: j.equivalence_confidence,
-        }
+        Cell { cell, judged: *j }
     }
 }
 
@@ -67,7 +52,10 @@ impl TestedAnswer {
 
     /// How many cells ended in `state`.
     pub fn count(&self, state: Verdict) -> usize {
-        self.cells.iter().filter(|c| c.state == state).count()
+        self.cells
+            .iter()
+            .filter(|c| c.judged.state == state)
+            .count()
     }
 }
 
