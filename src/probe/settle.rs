@@ -132,17 +132,7 @@ mod tests {
     use super::*;
 
     fn canary(getpid_ns: f64) -> Canary {
-        Canary {
-            canary_version: canary::CANARY_VERSION,
-            getpid_ns,
-            memcpy_gbit_s: 80.0,
-            pipe_rr_same_cpu_us: Some(5.0),
-            pipe_rr_same_cpu_unavailable_reason: None,
-            pipe_rr_cross_cpu_us: None,
-            pipe_rr_cross_cpu_unavailable_reason: Some("one CPU".into()),
-            cpus: vec![0],
-            elapsed_ms: 20.0,
-        }
+        canary::fixture(getpid_ns)
     }
 
     #[test]
