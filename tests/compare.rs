@@ -5,7 +5,7 @@
 //! (schema 1) is not judged and says why; bad folders are refused with one line and exit 2.
 mod common;
 use bytepath::analysis::synthetic::{jsonl, Shape};
-use common::bytepath;
+use common::{bytepath, compare};
 use serde_json::Value;
 use std::path::Path;
 
@@ -32,21 +32,6 @@ fn study(scale: f64, pair_noise: f64) -> Vec<Shape> {
         }
     }
     shapes
-}
-
-fn compare(old: &Path, new: &Path, extra: &[&str]) -> (Option<i32>, String) {
-    let out = bytepath()
-        .arg("compare")
-        .args(extra)
-        .arg(old)
-        .arg(new)
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout).to_string();
-    (
-        out.status.code(),
-        text + &String::from_utf8_lossy(&out.stderr),
-    )
 }
 
 #[test]

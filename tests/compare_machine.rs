@@ -4,7 +4,7 @@
 mod common;
 use bytepath::analysis::synthetic::{jsonl, Shape};
 use bytepath::probe::canary::{Canary, CANARY_JSONL, CANARY_VERSION};
-use common::bytepath;
+use common::compare;
 use std::path::Path;
 
 fn study(dir: &Path, scale: f64) {
@@ -45,21 +45,6 @@ fn canaries(dir: &Path, cost: f64) {
         })
         .collect();
     std::fs::write(dir.join(CANARY_JSONL), lines.join("\n") + "\n").unwrap();
-}
-
-fn compare(old: &Path, new: &Path, extra: &[&str]) -> (Option<i32>, String) {
-    let out = bytepath()
-        .arg("compare")
-        .args(extra)
-        .arg(old)
-        .arg(new)
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout).to_string();
-    (
-        out.status.code(),
-        text + &String::from_utf8_lossy(&out.stderr),
-    )
 }
 
 #[test]

@@ -373,6 +373,38 @@ impl fmt::Display for Pattern {
     }
 }
 
+/// A plain spec for unit tests: one tcp flow of `send` stream at `message_size` for
+/// `duration`, unpinned on CPU 0, no warm-up, no counters; tests change what they test with
+/// struct update syntax.
+#[cfg(test)]
+pub(crate) fn spec_for_tests(message_size: usize, duration: Duration) -> RunSpec {
+    RunSpec {
+        transport: Transport::Tcp,
+        pipe_size: None,
+        mechanism: MechanismKind::Send,
+        pattern: Pattern::Stream,
+        message_size,
+        threads: 1,
+        duration,
+        stopping: Stopping::fixed(duration),
+        warmup: Duration::ZERO,
+        pinning: Pinning::Unpinned,
+        cpus: vec![0],
+        recv_size: None,
+        spin: false,
+        verify: false,
+        counters: CounterSelection::None,
+        udp_split: false,
+        processes: false,
+        network: Default::default(),
+        queue_depth: DEFAULT_QUEUE_DEPTH,
+        recv_path: Default::default(),
+        profile: false,
+        crr: Default::default(),
+        bidir: false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,38 +1,11 @@
 //! A point built from visits of which one failed twice.
 use super::*;
-use crate::config::{Pattern, Pinning, Stopping};
 use crate::engine::RunOutcome;
-use crate::mechanism::MechanismKind;
 use crate::record::VisitInfo;
-use crate::transport::Transport;
 use std::time::Duration;
 
 fn spec() -> RunSpec {
-    RunSpec {
-        transport: Transport::Tcp,
-        pipe_size: None,
-        mechanism: MechanismKind::Send,
-        pattern: Pattern::Stream,
-        message_size: 4096,
-        threads: 1,
-        duration: Duration::from_millis(300),
-        stopping: Stopping::fixed(Duration::from_millis(300)),
-        warmup: Duration::ZERO,
-        pinning: Pinning::Unpinned,
-        cpus: vec![0],
-        recv_size: None,
-        spin: false,
-        verify: false,
-        counters: crate::measure::counters::CounterSelection::None,
-        udp_split: false,
-        processes: false,
-        network: Default::default(),
-        queue_depth: crate::config::DEFAULT_QUEUE_DEPTH,
-        recv_path: Default::default(),
-        profile: false,
-        crr: Default::default(),
-        bidir: false,
-    }
+    crate::config::spec_for_tests(4096, Duration::from_millis(300))
 }
 
 /// A headline visit of `round` that completed at `gbps`, or failed with `error`.

@@ -238,9 +238,7 @@ pub(super) fn datagram_report(spec: &RunSpec, outcome: &RunOutcome) -> Option<Da
 
 #[cfg(test)]
 mod tests {
-    use crate::config::{Pattern, Pinning, RunSpec, Stopping};
-    use crate::measure::counters::CounterSelection;
-    use crate::mechanism::MechanismKind;
+    use crate::config::{Pattern, RunSpec, Stopping};
     use crate::sys::socket;
     use crate::transport::datagram::UdpLoopback;
     use crate::transport::{FlowConnector, FlowEnds, SocketOptions, Transport};
@@ -289,31 +287,14 @@ mod tests {
         let size = 64;
         let spec = RunSpec {
             transport: Transport::Udp,
-            pipe_size: None,
-            mechanism: MechanismKind::Send,
             pattern: Pattern::Rr,
-            message_size: size,
-            threads: 1,
             duration: Duration::from_secs(30),
             stopping: Stopping {
                 messages_per_flow: Some(40),
                 ..Stopping::fixed(Duration::from_secs(30))
             },
-            warmup: Duration::ZERO,
-            pinning: Pinning::Unpinned,
-            cpus: vec![0],
-            recv_size: None,
-            spin: false,
             verify: true,
-            counters: CounterSelection::None,
-            udp_split: false,
-            processes: false,
-            network: Default::default(),
-            queue_depth: crate::config::DEFAULT_QUEUE_DEPTH,
-            recv_path: Default::default(),
-            profile: false,
-            crr: Default::default(),
-            bidir: false,
+            ..crate::config::spec_for_tests(size, Duration::from_secs(30))
         };
         static NEVER: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
         let outcome = crate::engine::run(&spec, &DroppingRequests, &NEVER).unwrap();

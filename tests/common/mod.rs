@@ -13,6 +13,26 @@ pub fn bytepath() -> Command {
     command
 }
 
+/// `bytepath compare [extra] OLD NEW`: its exit code, and stdout followed by stderr.
+pub fn compare(
+    old: &std::path::Path,
+    new: &std::path::Path,
+    extra: &[&str],
+) -> (Option<i32>, String) {
+    let out = bytepath()
+        .arg("compare")
+        .args(extra)
+        .arg(old)
+        .arg(new)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    (
+        out.status.code(),
+        text + &String::from_utf8_lossy(&out.stderr),
+    )
+}
+
 /// Runs `bytepath run` with short durations plus `args`, expecting JSON on stdout.
 pub fn run_json(args: &[&str]) -> (Value, i32) {
     let out = bytepath()
