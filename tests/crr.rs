@@ -38,9 +38,17 @@ fn tcp_transactions_agree_on_both_sides_and_every_response_byte_is_verified() {
     assert_eq!(u(&v["mismatched_bytes"]), 0);
     let c = &r["crr"];
     assert_eq!(u(&c["timed_transactions"]), 2000);
-    for part in ["connect_us_mean", "response_us_mean", "close_us_mean"] {
+    for part in [
+        "connect_us_mean",
+        "first_byte_us_mean",
+        "response_us_mean",
+        "close_us_mean",
+    ] {
         assert!(c[part].as_f64().unwrap() > 0.0, "{part}: {c}");
     }
+    // The first response bytes come no later than the whole response.
+    let first = u(&c["first_byte_ns_total"]);
+    assert!(first > 0 && first <= u(&c["response_ns_total"]), "{c}");
     assert!(c["client_cpu_us_per_transaction"].as_f64().unwrap() > 0.0);
     assert_eq!(c["client_close"], "fin");
     assert!(c["time_wait_at_end"].is_u64(), "{c}");
@@ -149,7 +157,7 @@ fn a_crr_sweep_exports_its_figures_with_units_to_openmetrics_and_csv() {
         .args([
             "sweep",
             "--patterns",
-            "crr",
+            "rr,crr",
             "--mechanisms",
             "send",
             "--sizes",
@@ -171,6 +179,15 @@ fn a_crr_sweep_exports_its_figures_with_units_to_openmetrics_and_csv() {
         .output()
         .unwrap();
     common::assert_success(&out);
+    // The report answers what a connection costs, pairing the crr point with its rr twin, and
+    // carries the transaction's split.
+    let report = std::fs::read_to_string(out_dir.join("report.md")).unwrap();
+    assert!(report.contains("What does a connection cost"), "{report}");
+    let line = report
+        .lines()
+        .find(|l| l.contains("send 64 B ×1: a crr transaction takes"))
+        .unwrap_or_else(|| panic!("no paired line:\n{report}"));
+    assert!(line.contains(" µs, first byte "), "{line}");
     let export = |format: &str| {
         let out = bytepath()
             .arg("export")
@@ -184,6 +201,7 @@ fn a_crr_sweep_exports_its_figures_with_units_to_openmetrics_and_csv() {
     let metrics = export("openmetrics");
     for family in [
         "bytepath_crr_connect_seconds{",
+        "bytepath_crr_first_byte_seconds{",
         "bytepath_crr_response_seconds{",
         "bytepath_crr_close_seconds{",
         "bytepath_time_wait_at_end_sockets{",
@@ -204,9 +222,11 @@ fn a_crr_sweep_exports_its_figures_with_units_to_openmetrics_and_csv() {
     let csv = export("csv");
     let mut reader = csv::Reader::from_reader(csv.as_bytes());
     let header = reader.headers().unwrap().clone();
-    let row = reader.records().next().unwrap().unwrap();
-    let col = |name: &str| row[header.iter().position(|h| h == name).unwrap()].to_string();
-    assert_eq!(col("pattern"), "crr");
+    let at = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+    assert_eq!(rows.len(), 2, "one rr and one crr point");
+    let row = rows.iter().find(|r| &r[at("pattern")] == "crr").unwrap();
+    let col = |name: &str| row[at(name)].to_string();
     assert_eq!(col("crr_client_transactions"), col("crr_server_accepts"));
     assert!(col("crr_client_transactions").parse::<u64>().unwrap() > 0);
 }

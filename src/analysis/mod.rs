@@ -4,6 +4,7 @@
 pub mod bidir;
 pub mod costs;
 pub mod crossover;
+pub mod crr;
 pub mod load;
 pub mod paired;
 pub mod point;
@@ -94,6 +95,7 @@ pub fn answers(data: &Dataset) -> Vec<Answer> {
     ]);
     // Only where the results hold `--bidir` points, and `--profile` blocks.
     answers.extend(bidir::answer(&data.completed()));
+    answers.extend(crr::answer(&data.completed()));
     answers.extend(profile::answer(data));
     answers
 }

@@ -1,5 +1,6 @@
 //! One measured point as the report sees it, read from a run record (`serde_json::Value`, so
 //! fields added by later versions of the record are ignored rather than fatal).
+use crate::record::crr::CrrReport;
 use crate::record::Metric;
 use crate::stats::Summary;
 use serde_json::Value;
@@ -75,6 +76,8 @@ pub struct Point {
     pub where_sides_run: String,
     pub ci_target_met: Option<bool>,
     pub stop_reason: Option<String>,
+    /// `--pattern crr`: the record's split of a transaction and its cost per side.
+    pub crr: Option<CrrReport>,
 }
 
 impl Point {
@@ -204,6 +207,7 @@ pub fn from_record(record: &Value, line: usize) -> Result<Point, String> {
         where_sides_run: config["where_sides_run"].as_str().unwrap_or("").to_string(),
         ci_target_met: statistics["ci_target_met"].as_bool(),
         stop_reason: statistics["stop_reason"].as_str().map(str::to_string),
+        crr: serde_json::from_value(record["crr"].clone()).ok(),
         mechanism,
         pattern,
         size,

@@ -23,6 +23,10 @@ pub struct CrrStats {
     pub timed: u64,
     /// Client, over `timed`: from the transaction's start until connect(2) returned.
     pub connect_ns: u64,
+    /// Client, over `timed`: from connected until the first bytes of the response were read
+    /// (the request's way to the server, the server's work, the response's first bytes back).
+    #[serde(default)]
+    pub first_byte_ns: u64,
     /// Client, over `timed`: from connected until the whole response was read.
     pub response_ns: u64,
     /// Client, over `timed`: close(2), and the bookkeeping before the next transaction.

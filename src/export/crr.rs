@@ -4,7 +4,7 @@ use super::openmetrics::{Family, Sample};
 use super::{labels, run_labels};
 use serde_json::Value;
 
-const SPLIT: [(Family, &str); 3] = [
+const SPLIT: [(Family, &str); 4] = [
     (
         Family {
             name: "crr_connect",
@@ -12,6 +12,14 @@ const SPLIT: [(Family, &str); 3] = [
             help: "Mean time of a crr transaction until connect returned, on the client",
         },
         "/crr/connect_us_mean",
+    ),
+    (
+        Family {
+            name: "crr_first_byte",
+            unit: "seconds",
+            help: "Mean time of a crr transaction from connected until the first response bytes were read",
+        },
+        "/crr/first_byte_us_mean",
     ),
     (
         Family {

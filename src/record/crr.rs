@@ -17,11 +17,16 @@ pub struct CrrReport {
     /// Transactions inside the measured window, which the split covers.
     pub timed_transactions: u64,
     pub connect_ns_total: u64,
+    /// Absent in records written before the first-byte split (read as 0, mean `None`).
+    #[serde(default)]
+    pub first_byte_ns_total: u64,
     pub response_ns_total: u64,
     pub close_ns_total: u64,
     /// What each part of the split spans.
     pub split_definition: String,
     pub connect_us_mean: Option<f64>,
+    #[serde(default)]
+    pub first_byte_us_mean: Option<f64>,
     pub response_us_mean: Option<f64>,
     pub close_us_mean: Option<f64>,
     /// CPU (user + system) per transaction of the measured window, per side, in µs.
@@ -42,11 +47,12 @@ pub struct CrrReport {
     pub time_wait_unavailable_reason: Option<String>,
 }
 
-const SPLIT: &str = "client clock (read four times per transaction: start, connected, answered, \
-    closed), per transaction of the measured window: connect = from the \
-    previous transaction's end through socket(2) until connect(2) returned; response = request \
-    handed to the kernel until the whole response was read; close = close(2) and the \
-    bookkeeping before the next transaction";
+const SPLIT: &str = "client clock (read five times per transaction: start, connected, first \
+    response bytes, answered, closed), per transaction of the measured window: connect = from \
+    the previous transaction's end through socket(2) until connect(2) returned; first byte = \
+    request handed to the kernel until the first read of the response returned; response = \
+    request handed to the kernel until the whole response was read (so it includes first \
+    byte); close = close(2) and the bookkeeping before the next transaction";
 
 /// The block of a crr run, or `None` for other patterns.
 pub fn report(outcome: &RunOutcome, sides: &[SideMetrics; 2], tcp: bool) -> Option<CrrReport> {
@@ -69,10 +75,12 @@ pub fn report(outcome: &RunOutcome, sides: &[SideMetrics; 2], tcp: bool) -> Opti
         server_accepts: sum(Role::Receiver, |s| s.accepts),
         timed_transactions: sum(Role::Sender, |s| s.timed),
         connect_ns_total: sum(Role::Sender, |s| s.connect_ns),
+        first_byte_ns_total: sum(Role::Sender, |s| s.first_byte_ns),
         response_ns_total: sum(Role::Sender, |s| s.response_ns),
         close_ns_total: sum(Role::Sender, |s| s.close_ns),
         split_definition: SPLIT.into(),
         connect_us_mean: None,
+        first_byte_us_mean: None,
         response_us_mean: None,
         close_us_mean: None,
         client_cpu_us_per_transaction: None,
@@ -115,6 +123,10 @@ fn derive(report: &mut CrrReport, sides: &[SideMetrics]) {
     let timed = report.timed_transactions;
     let mean = |total: u64| (timed > 0).then(|| total as f64 / timed as f64 / 1e3);
     report.connect_us_mean = mean(report.connect_ns_total);
+    // Records from before the split carry no first-byte total: no figure, not a zero.
+    report.first_byte_us_mean = (report.first_byte_ns_total > 0)
+        .then(|| mean(report.first_byte_ns_total))
+        .flatten();
     report.response_us_mean = mean(report.response_ns_total);
     report.close_us_mean = mean(report.close_ns_total);
     let per =
@@ -145,6 +157,7 @@ pub fn combine(visits: &[&RunRecord], sides: &[SideMetrics]) -> Option<CrrReport
     report.server_accepts = sum(|b| b.server_accepts);
     report.timed_transactions = sum(|b| b.timed_transactions);
     report.connect_ns_total = sum(|b| b.connect_ns_total);
+    report.first_byte_ns_total = sum(|b| b.first_byte_ns_total);
     report.response_ns_total = sum(|b| b.response_ns_total);
     report.close_ns_total = sum(|b| b.close_ns_total);
     derive(&mut report, sides);

@@ -21,10 +21,11 @@ pub fn lines(out: &mut String, c: &CrrReport) {
     );
     let _ = writeln!(
         out,
-        "  split (mean of {} timed transactions): connect {}, response {}, close {}",
+        "  split (mean of {} timed transactions): connect {}, response {} (first byte {}), close {}",
         c.timed_transactions,
         us(c.connect_us_mean),
         us(c.response_us_mean),
+        us(c.first_byte_us_mean),
         us(c.close_us_mean)
     );
     let _ = writeln!(
@@ -67,6 +68,7 @@ pub const CSV: &[(&str, &str, super::csv_cell::Cell)] = &[
     ("crr_server_accepts", "/crr/server_accepts", Scalar),
     ("crr_timed_transactions", "/crr/timed_transactions", Scalar),
     ("crr_connect_us_mean", "/crr/connect_us_mean", Scalar),
+    ("crr_first_byte_us_mean", "/crr/first_byte_us_mean", Scalar),
     ("crr_response_us_mean", "/crr/response_us_mean", Scalar),
     ("crr_close_us_mean", "/crr/close_us_mean", Scalar),
     (

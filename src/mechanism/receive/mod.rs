@@ -323,17 +323,52 @@ impl Receiver {
             if n == 0 {
                 return self.at_eof();
             }
-            self.pos += n;
-            if self.pos == self.message_size {
-                self.pos = 0;
-                self.messages_total += 1;
-                return Ok(Received {
-                    messages: 1,
-                    message: self.messages_total - 1,
-                    ..Received::default()
-                });
+            if let Some(done) = self.advance(n) {
+                return Ok(done);
             }
         }
+    }
+
+    /// Counts `n` bytes of the message in progress; the completed message when they end it.
+    fn advance(&mut self, n: usize) -> Option<Received> {
+        self.pos += n;
+        if self.pos < self.message_size {
+            return None;
+        }
+        self.pos = 0;
+        self.messages_total += 1;
+        Some(Received {
+            messages: 1,
+            message: self.messages_total - 1,
+            ..Received::default()
+        })
+    }
+
+    /// crr client: the whole answer on a fresh connection, and when its first bytes arrived.
+    /// One clock read more than `receive_answer`, so only the crr pattern pays it; crr always
+    /// receives whole messages (no chunks, no datagrams).
+    pub fn receive_answer_timed(&mut self, ep: &Endpoint) -> io::Result<Instant> {
+        let RecvMode::WholeMessage { max_call } = self.mode else {
+            return Err(io::Error::other(
+                "a timed answer needs whole-message receiving",
+            ));
+        };
+        let want = (self.message_size - self.pos).min(max_call);
+        let n = self.pull(ep, self.pos, want)?;
+        let first = Instant::now();
+        let done = if n == 0 { None } else { self.advance(n) };
+        let whole = match done {
+            Some(done) => done,
+            None if n == 0 => self.at_eof()?,
+            None => self.receive_message(ep, max_call)?,
+        };
+        if whole.eof {
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "server closed the flow before answering",
+            ));
+        }
+        Ok(first)
     }
 
     fn receive_chunk(&mut self, ep: &Endpoint, chunk: usize) -> io::Result<Received> {
