@@ -7,7 +7,6 @@ use crate::analysis::paired::{self, verdict};
 use crate::analysis::point::Point;
 use crate::analysis::{capitalize, distinct, size_label, Answer, Dataset};
 use crate::error::Error;
-use crate::report::limits::{limits, Limits};
 use crate::report::units::duration_ns;
 use crate::report::write::{reports, Questions};
 use crate::stats::visits::Direction;
@@ -21,7 +20,7 @@ pub const IPC: Questions = Questions {
 };
 
 pub const FASTEST: &str = "Which transport has the fastest round trip at each size?";
-pub const COST: &str = "What does a round trip cost, fixed and per byte?";
+pub use super::cost::COST;
 pub const PEAK: &str = "Where does each transport's bandwidth peak, and does it fall beyond?";
 pub const BUFFER: &str = "Does the buffer (pipe buffer, shm ring) decide where bandwidth falls?";
 
@@ -45,7 +44,7 @@ pub fn answers(data: &Dataset) -> Vec<Answer> {
     let rr = data.completed_with_pattern("rr");
     let stream = data.completed_with_pattern("stream");
     let place = placement(data);
-    let mut out = vec![fastest(&rr), cost(&rr, limits(data).as_ref())];
+    let mut out = vec![fastest(&rr), super::cost::cost(data, &rr, name)];
     out.push(peak(&stream));
     if buffers(&stream).len() >= 2 {
         out.push(buffer(&stream));
@@ -168,121 +167,6 @@ fn fastest(rr: &[&Point]) -> Answer {
             "{PAIRED_BASIS}; a multiple is the fastest transport's round trips per second over the other's (its round trip as a multiple of the fastest)"
         ),
         verdict: Some(format!("fastest: {}", winners.join(", "))),
-    }
-}
-
-/// A fitted coefficient and its 95 % half-width (none with only two points).
-type Coefficient = (f64, Option<f64>);
-
-/// Least squares of `y` on `x`: (intercept, slope, each with its 95 % half-width when three or
-/// more points leave degrees of freedom).
-pub fn fit(xy: &[(f64, f64)]) -> Option<(Coefficient, Coefficient)> {
-    let n = xy.len() as f64;
-    if xy.len() < 2 {
-        return None;
-    }
-    let mx = xy.iter().map(|p| p.0).sum::<f64>() / n;
-    let my = xy.iter().map(|p| p.1).sum::<f64>() / n;
-    let sxx: f64 = xy.iter().map(|p| (p.0 - mx).powi(2)).sum();
-    if sxx == 0.0 {
-        return None;
-    }
-    let slope = xy.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum::<f64>() / sxx;
-    let intercept = my - slope * mx;
-    let halves = (xy.len() >= 3).then(|| {
-        let rss: f64 = xy
-            .iter()
-            .map(|p| (p.1 - intercept - slope * p.0).powi(2))
-            .sum();
-        let s2 = rss / (n - 2.0);
-        let t = crate::stats::t_975(xy.len() - 2);
-        let slope_half = t * (s2 / sxx).sqrt();
-        let intercept_half = t * (s2 * (1.0 / n + mx * mx / sxx)).sqrt();
-        (intercept_half, slope_half)
-    });
-    Some((
-        (intercept, halves.map(|h| h.0)),
-        (slope, halves.map(|h| h.1)),
-    ))
-}
-
-fn plus_minus(half: Option<f64>, f: impl Fn(f64) -> String) -> String {
-    half.map_or(" (no interval: two sizes)".into(), |h| {
-        format!(" ± {}", f(h))
-    })
-}
-
-fn cost(rr: &[&Point], limits: Option<&Limits>) -> Answer {
-    let mut details = Vec::new();
-    let mut verdicts = Vec::new();
-    let mut names: Vec<String> = rr.iter().map(|p| name(p)).collect();
-    names.sort();
-    names.dedup();
-    for series in names {
-        let points: Vec<&Point> = rr.iter().filter(|p| name(p) == series).copied().collect();
-        let xy: Vec<(f64, f64)> = points.iter().map(|p| (p.size, round_trip_ns(p))).collect();
-        let Some(((fixed, fixed_half), (per_byte, per_byte_half))) = fit(&xy) else {
-            continue;
-        };
-        let smallest = xy
-            .iter()
-            .min_by(|a, b| a.0.total_cmp(&b.0))
-            .expect("points");
-        let share = (fixed / smallest.1 * 100.0).clamp(0.0, 100.0);
-        let mut line = format!(
-            "{series}: fixed {}{} + {:.3} ns{} per byte (over {} sizes); the fixed part is {share:.0} % of the round trip at {}",
-            duration_ns(fixed),
-            plus_minus(fixed_half, duration_ns),
-            per_byte,
-            plus_minus(per_byte_half, |h| format!("{h:.3} ns")),
-            xy.len(),
-            size_label(smallest.0)
-        );
-        if let Some(l) = limits {
-            let memcpy_ns_per_byte = 1.0 / l.memcpy_gb_per_s;
-            line += &format!(
-                "; fixed ≈ {:.1} system calls (getpid {:.0} ns); per byte ≈ {:.1} memcpy's worth ({:.3} ns/B at DRAM size)",
-                fixed / l.syscall_ns,
-                l.syscall_ns,
-                per_byte / memcpy_ns_per_byte,
-                memcpy_ns_per_byte
-            );
-        }
-        verdicts.push(format!(
-            "{series}: {}",
-            if share >= 50.0 {
-                "fixed dominates"
-            } else {
-                "per-byte dominates"
-            }
-        ));
-        details.push(line);
-    }
-    if details.is_empty() {
-        return cannot(
-            COST,
-            "Cannot be said: a fit of round trip against size needs one transport at two sizes or more (measure latency at several --sizes).".into(),
-        );
-    }
-    let yardstick = match limits {
-        Some(_) => "the fixed part in system calls' worth and the per-byte part in memcpy's worth come from the folder's probe.json (raw getpid minimum; single-thread memcpy at the DRAM-sized buffer)",
-        None => "no probe.json in this folder, so the fixed part cannot be put in system calls' worth nor the per-byte part against memcpy (run `bytepath probe`)",
-    };
-    let small = verdicts
-        .iter()
-        .filter(|v| v.ends_with("fixed dominates"))
-        .count();
-    Answer {
-        question: COST,
-        finding: format!(
-            "At the smallest size measured the fixed part dominates the round trip on {small} of {} transports (the seeds: system calls dominate small messages).",
-            verdicts.len()
-        ),
-        details,
-        rests_on: format!(
-            "a least-squares line through each transport's mean round trip (1 / round trips per second) against message size; 95 % intervals by Student's t on sizes − 2 degrees of freedom; {yardstick}"
-        ),
-        verdict: Some(verdicts.join(", ")),
     }
 }
 

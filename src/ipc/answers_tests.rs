@@ -79,34 +79,6 @@ fn the_fastest_transport_is_named_and_a_tie_cannot_be_told_apart() {
 }
 
 #[test]
-fn the_fit_recovers_the_fixed_and_per_byte_cost_in_syscalls_and_memcpys() {
-    let rtt = |size: f64| 2000.0 + 0.5 * size;
-    let records: Vec<Value> = [64u64, 4096, 65536]
-        .iter()
-        .map(|&s| point(true, "pipe", s, None, 1e9 / rtt(s as f64), STEADY))
-        .collect();
-    let mut d = data(&records);
-    d.probe = Some(json!({
-        "memcpy_roofline": {"points": [{"level": "dram", "bandwidth": {"best_gb_per_s": 10.0}}]},
-        "syscalls": {"getpid": {"min_ns": 100.0}},
-    }));
-    let a = answers(&d);
-    let cost = answer(&a, COST);
-    let line = &cost.details[0];
-    assert!(line.starts_with("pipe: fixed 2.00 µs ± "), "{line}");
-    assert!(line.contains("+ 0.500 ns ± "), "{line}");
-    assert!(line.contains("fixed ≈ 20.0 system calls"), "{line}");
-    assert!(line.contains("per byte ≈ 5.0 memcpy's worth"), "{line}");
-    assert_eq!(cost.verdict.as_deref(), Some("pipe: fixed dominates"));
-    // Without the probe it says what is missing instead of guessing.
-    d.probe = None;
-    let a = answers(&d);
-    assert!(answer(&a, COST)
-        .rests_on
-        .contains("no probe.json in this folder"));
-}
-
-#[test]
 fn too_few_points_say_what_is_missing() {
     let d = data(&[point(true, "pipe", 64, None, 100_000.0, STEADY)]);
     let a = answers(&d);

@@ -5,6 +5,8 @@
 //! is measured in `--visits` visits, the transports of one (measure, size) visited back to back
 //! in a seeded order (`study`), so the report's answers (`answers`) rest on paired ratios.
 pub mod answers;
+mod cost;
+mod fit;
 mod study;
 
 use crate::config::{self, Network, Pattern, Pinning, RunSpec, Stopping};
