@@ -10,6 +10,7 @@ pub mod point;
 pub mod profile;
 pub mod questions;
 pub mod scaling;
+pub mod separated;
 pub mod surprise;
 pub mod synthetic;
 pub mod tested;

@@ -51,7 +51,7 @@ fn answer<'a>(answers: &'a [Answer], question: &str) -> &'a Answer {
 }
 
 #[test]
-fn the_fastest_transport_is_named_and_a_tie_cannot_be_told_apart() {
+fn the_fastest_transport_beats_every_other_and_an_open_first_place_names_none() {
     let d = data(&[
         point(true, "shm", 64, None, 200_000.0, STEADY),
         point(true, "pipe", 64, None, 100_000.0, STEADY),
@@ -59,23 +59,46 @@ fn the_fastest_transport_is_named_and_a_tie_cannot_be_told_apart() {
     ]);
     let a = answers(&d);
     let fastest = answer(&a, FASTEST);
-    assert!(
-        fastest.finding.starts_with("Shm has the fastest"),
-        "{fastest:?}"
-    );
     assert_eq!(
         fastest.verdict.as_deref(),
-        Some("fastest: shm (tied with unix)")
+        Some("fastest: 64 B no single (shm, unix)")
     );
     let line = &fastest.details[0];
-    assert!(line.contains("pipe 2.00× (95 % CI 2.00 to 2.00)"), "{line}");
     assert!(
-        line.contains("unix equivalent within ±5 % (1.01×, 90 % CI"),
+        line.starts_with("64 B: no single fastest: shm, unix not separated"),
         "{line}"
     );
+    assert!(
+        line.contains("pipe against shm is slower: 0.50× (98.33 % CI 0.50 to 0.50)"),
+        "{line}"
+    );
+    assert!(
+        line.contains("shm against unix equivalent within ±5 % (")
+            || line.contains("shm against unix equivalent within ±5 %: 1.01×"),
+        "{line}"
+    );
+    assert!(line.contains("(3 tests, Holm at α = 0.05"), "{line}");
     assert!(fastest
         .rests_on
         .contains("placement: loopback on this host"));
+    // Without unix, shm beats the only other transport: it is the fastest.
+    let d = data(&[
+        point(true, "shm", 64, None, 200_000.0, STEADY),
+        point(true, "pipe", 64, None, 100_000.0, WOBBLE),
+    ]);
+    let a = answers(&d);
+    let fastest = answer(&a, FASTEST);
+    assert!(
+        fastest
+            .finding
+            .starts_with("Shm has the fastest round trip at every size"),
+        "{fastest:?}"
+    );
+    assert!(
+        fastest.details[0]
+            .starts_with("64 B: shm is fastest: shm against pipe beats: 2.00× (95 % CI"),
+        "{fastest:?}"
+    );
 }
 
 #[test]
@@ -101,13 +124,13 @@ fn bandwidth_that_falls_beyond_its_peak_says_so() {
     let a = answers(&d);
     let peak = answer(&a, PEAK);
     assert!(
-        peak.details[0].starts_with("pipe (64 KiB buffer): peaks at 16 KiB"),
+        peak.details[0].starts_with("pipe (64 KiB buffer): 4 KiB → 16 KiB rises: 2.00× (97.5 % CI"),
         "{peak:?}"
     );
     assert_eq!(
         peak.verdict.as_deref(),
         Some(
-            "pipe (64 KiB buffer): falls beyond its peak, unix: peaks at the largest size measured"
+            "pipe (64 KiB buffer): peaks at 16 KiB and falls beyond, unix: highest at the largest size measured (16 KiB)"
         )
     );
     assert!(

@@ -6,7 +6,10 @@
 //! in a seeded order (`study`), so the report's answers (`answers`) rest on paired ratios.
 pub mod answers;
 mod cost;
+mod fastest;
 mod fit;
+mod peak;
+mod series;
 mod study;
 
 use crate::config::{self, Network, Pattern, Pinning, RunSpec, Stopping};

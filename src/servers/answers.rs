@@ -6,8 +6,9 @@
 //! "cannot be told apart" when the interval includes 1.
 use super::visits::{connection_of, point_of, round};
 use crate::analysis::paired::{self, ratio_of, verdict};
+use crate::analysis::separated::{self, leadership, Rounds, Words};
 use crate::analysis::Answer;
-use crate::stats::verdict::Verdict;
+use crate::stats::verdict::{Verdict, DEFAULT_MARGIN};
 use crate::stats::visits::Direction;
 use serde_json::Value;
 
@@ -101,46 +102,50 @@ pub fn answers(records: &[Value]) -> Vec<Answer> {
     out
 }
 
-/// The model with the highest (or lowest) mean of `f` at `clients`, and the runner-up's ratio.
-fn leader(v: &Visits, clients: u64, f: fn(&Value) -> Option<f64>, most: bool) -> Option<String> {
-    let mut ranked: Vec<(String, f64)> = v
+/// The leader in `f` at `clients` (most when `most`, else least): the model that beats every
+/// other in all pairwise paired comparisons, held together by Holm; where none does, "no
+/// single leader" and the models no other is shown to beat. Never the best estimate tested
+/// against the rest, which names a leader among equals (the winner's curse).
+fn leader(
+    v: &Visits,
+    clients: u64,
+    f: fn(&Value) -> Option<f64>,
+    most: bool,
+    margin: f64,
+) -> Option<String> {
+    let candidates: Vec<(String, Rounds)> = v
         .models()
         .into_iter()
-        .filter_map(|m| Some((m.clone(), v.mean(&m, clients, f)?)))
+        .map(|m| {
+            let r = v.rounds(&m, clients, f);
+            (m, r)
+        })
+        .filter(|(_, r)| !r.is_empty())
         .collect();
-    ranked.sort_by(|a, b| {
-        if most {
-            b.1.total_cmp(&a.1)
-        } else {
-            a.1.total_cmp(&b.1)
-        }
-    });
-    let (first, _) = ranked.first()?;
-    let Some((second, _)) = ranked.get(1) else {
-        return Some(format!("{first} (the only model measured)"));
+    match candidates.as_slice() {
+        [] => return None,
+        [(only, _)] => return Some(format!("{only} (the only model measured)")),
+        _ => {}
+    }
+    let l = leadership(&candidates, most, margin);
+    let words = match most {
+        true => Words::RATE,
+        false => Words::COST,
     };
-    let against = match ratio_of(
-        &v.rounds(first, clients, f),
-        &v.rounds(second, clients, f),
-        &format!("{first} and {second}"),
-    ) {
-        Ok(r) if paired::state(&r) == Verdict::Equivalent => {
-            format!("tied: {first} and {second} {}", verdict(&r))
-        }
-        Ok(r) if r.direction() == Direction::Indistinguishable => format!(
-            "{first} by its estimate; against the runner-up {second} {}",
-            verdict(&r)
-        ),
-        Ok(r) => format!("{first}, {} the runner-up {second}", verdict(&r)),
-        Err(why) => format!("{first} ({why})"),
-    };
-    Some(against)
+    Some(format!(
+        "{} ({})",
+        separated::describe(&candidates, &l, words, margin),
+        l.family.control()
+    ))
 }
 
 fn best(v: &Visits) -> Answer {
     let mut details = Vec::new();
     for c in v.clients() {
-        let (Some(most), Some(least)) = (leader(v, c, rps, true), leader(v, c, cpu, false)) else {
+        let (Some(most), Some(least)) = (
+            leader(v, c, rps, true, DEFAULT_MARGIN),
+            leader(v, c, cpu, false, DEFAULT_MARGIN),
+        ) else {
             continue;
         };
         details.push(format!(
@@ -156,9 +161,9 @@ fn best(v: &Visits) -> Answer {
     }
     Answer {
         question: BEST,
-        finding: "Per client count, the leader in requests per second and in server CPU per request, each against the runner-up:".into(),
+        finding: "Per client count, the leader in requests per second and in server CPU per request: the model that beats every other in paired comparisons (Holm across the pairs), or \"no single leader\" with the models the data do not separate:".into(),
         details,
-        rests_on: format!("{BASIS}; requests per second from the load generator over each visit's window, server CPU per request from the server process's task clock (getrusage when perf is off)"),
+        rests_on: format!("{BASIS}, except here: at each client count every pair of models is compared and the pairs are one Holm family per figure; a model leads only when it beats every other, never because its estimate is the highest (which names a leader among equals); requests per second from the load generator over each visit's window, server CPU per request from the server process's task clock (getrusage when perf is off)"),
         verdict: None,
     }
 }

@@ -77,7 +77,7 @@ fn one_mode_measured_gives_no_churn_answer_and_leaves_the_others_on_all_visits()
     );
     // epoll's persistent 20 000 against threaded's 10 000: per-request visits left out.
     assert!(
-        best.details[0].contains("epoll, 2.00×"),
+        best.details[0].contains("epoll leads: epoll against threaded beats: 2.00×"),
         "{:?}",
         best.details
     );
