@@ -10,7 +10,6 @@ use crate::analysis::{capitalize, distinct, size_label, Answer, Dataset};
 use crate::error::Error;
 use crate::report::units::duration_ns;
 use crate::report::write::{reports, Questions};
-use crate::stats::verdict::DEFAULT_MARGIN;
 use crate::stats::visits::Direction;
 use std::path::{Path, PathBuf};
 
@@ -34,7 +33,7 @@ pub fn answers(data: &Dataset) -> Vec<Answer> {
     let rr = data.completed_with_pattern("rr");
     let stream = data.completed_with_pattern("stream");
     let place = placement(data);
-    let margin = DEFAULT_MARGIN;
+    let margin = data.margin();
     let mut out = vec![
         super::fastest::fastest(&rr, margin),
         super::cost::cost(data, &rr, name),

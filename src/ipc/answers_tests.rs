@@ -181,3 +181,31 @@ fn datagram_loss_and_the_minimum_round_trip_are_given_per_size() {
         ["udp 1 KiB: min 16.00 µs beside p50 20.00 µs (p99 60.00 µs)"]
     );
 }
+
+#[test]
+fn the_studys_margin_judges_equivalence_and_is_stated() {
+    let records = [
+        point(false, "pipe", 16384, Some(65536), 20.0, WOBBLE),
+        point(false, "pipe", 16384, Some(1 << 20), 20.1, OTHER),
+    ];
+    let mut d = data(&records);
+    d.margin = Some(0.2);
+    let a = answers(&d);
+    let b = answer(&a, BUFFER);
+    assert!(
+        b.details[0].contains("equivalent within ±20 % (1.01×"),
+        "{b:?}"
+    );
+    assert!(
+        b.rests_on.contains("inside [0.800, 1.200]"),
+        "{}",
+        b.rests_on
+    );
+    // A margin tighter than the pair's spread leaves it undecided, never "no difference".
+    d.margin = Some(0.001);
+    let a = answers(&d);
+    assert!(
+        answer(&a, BUFFER).details[0].contains("undecided (1.01×"),
+        "{a:?}"
+    );
+}

@@ -74,6 +74,8 @@ pub struct IpcSpec {
     // block, which --resume reads back, keeps its keys.
     #[serde(skip)]
     pub watch: config::watch::Watch,
+    /// `--margin`: the equivalence margin the report's verdicts are stated with (a share).
+    pub margin: f64,
 }
 
 /// One point of the study: what is measured, at which size, over which transport and buffer.

@@ -5,20 +5,28 @@
 //! model keeps per-request; models are compared on those per-round shares (a paired ratio of
 //! ratios), and "suffers most" is said only when that comparison is decided.
 use super::visits::{connection_of, point_of, round};
-use crate::analysis::paired::{self, ratio_of, verdict};
+use crate::analysis::paired::{ratio_of, verdict_within};
 use crate::analysis::Answer;
-use crate::stats::verdict::Verdict;
+use crate::stats::verdict::{judge_one, percent, Verdict};
 use serde_json::Value;
 
 pub const CHURN: &str = "What does a connection per request cost each model against persistent connections, and which model suffers most from connection churn?";
 
-const BASIS: &str = "per-round paired ratios (both connection modes of every model at one client \
-     count visited back to back in each round, order reversed every other round): a model's \
-     per-request requests/s over its persistent requests/s, and two models compared on those \
-     per-round shares; 95 % CI by Student's t on the per-round log-ratios; each comparison \
-     alone (no family correction): below/above 1 when that interval excludes 1, \"equivalent \
-     within ±5 %\" when two one-sided tests place it inside [0.95, 1.05] (90 % CI), \
-     \"undecided\" otherwise";
+/// What the churn answer rests on, with the margin stated.
+fn basis(margin: f64) -> String {
+    format!(
+        "per-round paired ratios (both connection modes of every model at one client count \
+         visited back to back in each round, order reversed every other round): a model's \
+         per-request requests/s over its persistent requests/s, and two models compared on \
+         those per-round shares; 95 % CI by Student's t on the per-round log-ratios; each \
+         comparison alone (no family correction): below/above 1 when that interval excludes \
+         1, \"equivalent within ±{}\" when two one-sided tests place it inside [{:.3}, {:.3}] \
+         (90 % CI), \"undecided\" otherwise",
+        percent(margin),
+        1.0 - margin,
+        1.0 + margin
+    )
+}
 
 /// Whether the records hold both connection modes (then the study answers [`CHURN`]).
 pub fn both_modes(records: &[Value]) -> bool {
@@ -53,7 +61,12 @@ type Ranked = (String, f64, Vec<(usize, f64)>);
 
 /// One client count's lines: each model's cost of churn, then which suffers most.
 /// The last is (the detail with its figures, the verdict without them).
-fn at(records: &[&Value], clients: u64, models: &[String]) -> (Vec<String>, (String, String)) {
+fn at(
+    records: &[&Value],
+    clients: u64,
+    models: &[String],
+    margin: f64,
+) -> (Vec<String>, (String, String)) {
     let mut lines = Vec::new();
     let mut ranked: Vec<Ranked> = Vec::new();
     for m in models {
@@ -63,7 +76,7 @@ fn at(records: &[&Value], clients: u64, models: &[String]) -> (Vec<String>, (Str
             Ok(r) => {
                 lines.push(format!(
                     "{clients} clients, {m}: per-request over persistent requests/s {}",
-                    verdict(&r)
+                    verdict_within(&r, margin)
                 ));
                 ranked.push((m.clone(), r.ratio, kept_per_round(records, m, clients)));
             }
@@ -74,12 +87,12 @@ fn at(records: &[&Value], clients: u64, models: &[String]) -> (Vec<String>, (Str
         }
     }
     ranked.sort_by(|a, b| a.1.total_cmp(&b.1));
-    (lines, most_suffering(clients, &ranked))
+    (lines, most_suffering(clients, &ranked, margin))
 }
 
 /// Which of the models `ranked` (smallest share first) suffers most at `c` clients: the
 /// detail with its figures and the verdict without them.
-fn most_suffering(c: u64, ranked: &[Ranked]) -> (String, String) {
+fn most_suffering(c: u64, ranked: &[Ranked], margin: f64) -> (String, String) {
     match ranked {
         [] => (
             format!("{c} clients: no model measured in both modes"),
@@ -92,24 +105,24 @@ fn most_suffering(c: u64, ranked: &[Ranked]) -> (String, String) {
         [(worst, _, w), (next, _, n), ..] => {
             let what = format!("the shares {worst} and {next} keep");
             match ratio_of(w, n, &what) {
-                Ok(r) if paired::state(&r) == Verdict::Slower => (
+                Ok(r) if judge_one(&r, margin).state == Verdict::Slower => (
                     format!(
                         "{c} clients: {worst} suffers most: the share it keeps over {next}'s {}",
-                        verdict(&r)
+                        verdict_within(&r, margin)
                     ),
                     format!("{c} clients: {worst} suffers most"),
                 ),
-                Ok(r) if paired::state(&r) == Verdict::Equivalent => (
+                Ok(r) if judge_one(&r, margin).state == Verdict::Equivalent => (
                     format!(
                         "{c} clients: tied: {worst} and {next} keep shares {}",
-                        verdict(&r)
+                        verdict_within(&r, margin)
                     ),
                     format!("{c} clients: {worst} and {next} equivalent"),
                 ),
                 Ok(r) => (
                     format!(
                         "{c} clients: undecided between {worst} and {next}: the share {worst} keeps over {next}'s {}",
-                        verdict(&r)
+                        verdict_within(&r, margin)
                     ),
                     format!("{c} clients: undecided"),
                 ),
@@ -123,7 +136,7 @@ fn most_suffering(c: u64, ranked: &[Ranked]) -> (String, String) {
 }
 
 /// The answer from every visit's record (both modes), or `None` when the study measured one.
-pub fn answer(records: &[Value]) -> Option<Answer> {
+pub fn answer(records: &[Value], margin: f64) -> Option<Answer> {
     if !both_modes(records) {
         return None;
     }
@@ -145,7 +158,7 @@ pub fn answer(records: &[Value]) -> Option<Answer> {
     clients.sort();
     let (mut details, mut most) = (Vec::new(), Vec::new());
     for c in clients {
-        let (lines, line) = at(&done, c, &models);
+        let (lines, line) = at(&done, c, &models, margin);
         details.extend(lines);
         most.push(line);
     }
@@ -153,7 +166,7 @@ pub fn answer(records: &[Value]) -> Option<Answer> {
         return Some(Answer::cannot(
             CHURN,
             "Cannot be said: no visit completed in both connection modes.".into(),
-            BASIS.into(),
+            basis(margin),
         ));
     }
     details.extend(most.iter().map(|(detail, _)| detail.clone()));
@@ -162,7 +175,7 @@ pub fn answer(records: &[Value]) -> Option<Answer> {
         question: CHURN,
         finding: "Per client count, each model's requests/s with a connection per request against persistent connections (paired per round), then the model that keeps the smallest share, against the next smallest:".into(),
         details,
-        rests_on: BASIS.into(),
+        rests_on: basis(margin),
         verdict: Some(summary.join("; ")),
     })
 }

@@ -31,7 +31,7 @@ fn study(threaded_kept: f64, noise: [f64; 3]) -> Vec<Value> {
 
 #[test]
 fn the_model_keeping_a_shown_smaller_share_suffers_most() {
-    let a = answer(&study(0.2, [0.02, -0.02, 0.0])).expect("both modes measured");
+    let a = answer(&study(0.2, [0.02, -0.02, 0.0]), 0.05).expect("both modes measured");
     let text = a.details.join("\n");
     assert!(
         text.contains("8 clients, epoll: per-request over persistent requests/s 0.50×"),
@@ -50,7 +50,7 @@ fn the_model_keeping_a_shown_smaller_share_suffers_most() {
 #[test]
 fn shares_the_rounds_cannot_separate_are_undecided_never_a_winner() {
     // threaded keeps 0.48 of its rate but swings ±30 % per round: not shown below epoll's 0.5.
-    let a = answer(&study(0.48, [0.3, -0.3, 0.05])).unwrap();
+    let a = answer(&study(0.48, [0.3, -0.3, 0.05]), 0.05).unwrap();
     assert_eq!(a.verdict.as_deref(), Some("8 clients: undecided"));
     let text = a.details.join("\n");
     assert!(
@@ -66,8 +66,8 @@ fn one_mode_measured_gives_no_churn_answer_and_leaves_the_others_on_all_visits()
         .into_iter()
         .filter(|r| r["config"]["connection"] == "persistent")
         .collect();
-    assert!(answer(&one).is_none());
-    let all = super::super::answers::answers(&study(0.2, [0.02, -0.02, 0.0]));
+    assert!(answer(&one, 0.05).is_none());
+    let all = super::super::answers::answers(&study(0.2, [0.02, -0.02, 0.0]), 0.05);
     assert_eq!(all.last().unwrap().question, CHURN);
     let best = &all[0];
     assert!(

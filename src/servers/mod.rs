@@ -82,6 +82,8 @@ pub struct ServersSpec {
     // block, which --resume reads back, keeps its keys.
     #[serde(skip)]
     pub watch: crate::config::watch::Watch,
+    /// `--margin`: the equivalence margin the report's verdicts are stated with (a share).
+    pub margin: f64,
 }
 
 /// Where the server process and the load generator run (`--pin`).

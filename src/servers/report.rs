@@ -79,18 +79,9 @@ fn notes(records: &[Value]) -> Vec<String> {
 }
 
 /// How the figures were measured, from the first point's configuration and environment.
-fn method(records: &[Value], status: &str) -> String {
-    let Some(first) = records.first() else {
-        return format!("No point was measured. Status: {status}.");
-    };
-    let c = &first["config"];
-    let e = &first["environment"];
-    let load = match c["rate_per_s"].as_f64() {
-        Some(rate) => format!(
-            "open loop at {rate:.0} requests/s over all clients, latency from each request's intended send time"
-        ),
-        None => "closed loop (each client sends its next request when the whole echo of the last has arrived), latency from send to the whole echo".into(),
-    };
+/// What the client side did beyond the plain closed loop: connection churn, stalled clients,
+/// CPU placement.
+fn extras(records: &[Value], c: &Value) -> String {
     let per_connection = c["requests_per_connection"]
         .as_u64()
         .map(|n| format!(" Each client closes its connection after {n} requests; the point ends when all have, or at the end of the measured time."))
@@ -115,6 +106,32 @@ fn method(records: &[Value], status: &str) -> String {
         (Some(p), _, _) => format!(" CPU placement: --pin {p} (the scheduler places both)."),
         (None, _, _) => String::new(),
     };
+    format!("{per_connection}{stalled}{pin}")
+}
+
+/// How the answers judge: the three states with the margin, and Holm for the leaders.
+fn verdicts(margin: f64) -> String {
+    let m = crate::stats::verdict::percent(margin);
+    format!(
+        " Verdicts: a comparison of two models (paired per round) is beats/slower when its 95 % interval excludes 1, equivalent within ±{m} (--margin) when two one-sided tests place its 90 % interval inside [{:.3}, {:.3}], else undecided; a model leads only when it beats every other at that client count, the pairs held together by Holm, else \"no single leader\".",
+        1.0 - margin,
+        1.0 + margin
+    )
+}
+
+fn method(records: &[Value], status: &str, margin: f64) -> String {
+    let Some(first) = records.first() else {
+        return format!("No point was measured. Status: {status}.");
+    };
+    let c = &first["config"];
+    let e = &first["environment"];
+    let load = match c["rate_per_s"].as_f64() {
+        Some(rate) => format!(
+            "open loop at {rate:.0} requests/s over all clients, latency from each request's intended send time"
+        ),
+        None => "closed loop (each client sends its next request when the whole echo of the last has arrived), latency from send to the whole echo".into(),
+    };
+    let extras = extras(records, c);
     let visits = match first["visit"]["seed"].as_u64() {
         Some(seed) => format!(
             " Visits: {} per point, each with the measured time above; {} (seed {seed}). Table and plots: means over a point's completed visits.",
@@ -129,7 +146,7 @@ fn method(records: &[Value], status: &str) -> String {
         .max()
         .unwrap_or(0);
     format!(
-        "Every point forks a fresh server process on loopback TCP and drives it with {} B requests, each echoed whole and checked byte for byte; {load}. {} s warm-up, then {} s measured per visit.{visits} Load: up to {client_threads} client threads in bytepath's own process, each with its own epoll over its share of the connections. Server threads: as the model has them (iterative one, threaded one per client, select/poll/uring one), epoll --server-threads {}.{per_connection}{stalled}{pin} Server CPU per request: CPU time of the forked server process alone (all its threads, none of the load generator's), perf task-clock where counted, else getrusage(RUSAGE_SELF) user + system, over the measured window divided by the requests served; context switches per request likewise (perf, else getrusage voluntary + involuntary). Server peak RSS: the server's VmHWM, pages shared with bytepath since the fork included. Client CPU/thread: the client threads' CPU time as a share of the measured time, per thread (near 100 % means the load generator, not the server, was the limit). Latency percentiles from an HDR histogram. Environment: Linux {}, {}, {} online CPUs, allowed {}, RLIMIT_NOFILE {}. Status: {status}.",
+        "Every point forks a fresh server process on loopback TCP and drives it with {} B requests, each echoed whole and checked byte for byte; {load}. {} s warm-up, then {} s measured per visit.{visits} Load: up to {client_threads} client threads in bytepath's own process, each with its own epoll over its share of the connections. Server threads: as the model has them (iterative one, threaded one per client, select/poll/uring one), epoll --server-threads {}.{extras} Server CPU per request: CPU time of the forked server process alone (all its threads, none of the load generator's), perf task-clock where counted, else getrusage(RUSAGE_SELF) user + system, over the measured window divided by the requests served; context switches per request likewise (perf, else getrusage voluntary + involuntary). Server peak RSS: the server's VmHWM, pages shared with bytepath since the fork included. Client CPU/thread: the client threads' CPU time as a share of the measured time, per thread (near 100 % means the load generator, not the server, was the limit). Latency percentiles from an HDR histogram. Environment: Linux {}, {}, {} online CPUs, allowed {}, RLIMIT_NOFILE {}. Status: {status}.{}",
         c["size_bytes"],
         c["warmup_s"],
         c["duration_s"],
@@ -139,6 +156,7 @@ fn method(records: &[Value], status: &str) -> String {
         e["online_cpus"],
         e["allowed_cpus"].as_str().unwrap_or("?"),
         c["open_file_limit"],
+        verdicts(margin),
     )
 }
 
@@ -219,12 +237,12 @@ const FIGURES: [Figure; 4] = [
     ),
 ];
 
-pub fn markdown(records: &[Value], status: &str) -> String {
+pub fn markdown(records: &[Value], status: &str, margin: f64) -> String {
     let points = &super::visits::points(records);
     let mut out = format!(
         "# {TITLE}\n\n{}## How this was measured\n\n{}\n\n",
-        study::answers_markdown(&answers(records, points)),
-        method(records, status)
+        study::answers_markdown(&answers(records, points, margin)),
+        method(records, status, margin)
     );
     let records = points;
     out += &study_table(records).markdown();
@@ -242,12 +260,12 @@ pub fn markdown(records: &[Value], status: &str) -> String {
     out
 }
 
-pub fn html(records: &[Value], status: &str) -> String {
+pub fn html(records: &[Value], status: &str, margin: f64) -> String {
     let points = &super::visits::points(records);
-    let mut body = study::answers_html(&answers(records, points));
+    let mut body = study::answers_html(&answers(records, points, margin));
     body += &format!(
         "<h2>How this was measured</h2>\n<p>{}</p>\n",
-        escape(&method(records, status))
+        escape(&method(records, status, margin))
     );
     let records = points;
     body += &study_table(records).html();
@@ -273,8 +291,8 @@ pub fn html(records: &[Value], status: &str) -> String {
 
 /// The study's own answers (from every visit), then with `--profile` where each model's CPU
 /// goes (from the points, which carry their profiled visit).
-fn answers(records: &[Value], points: &[Value]) -> Vec<crate::analysis::Answer> {
-    let mut out = super::answers::answers(records);
+fn answers(records: &[Value], points: &[Value], margin: f64) -> Vec<crate::analysis::Answer> {
+    let mut out = super::answers::answers(records, margin);
     out.extend(crate::analysis::profile::answer_for(
         &super::profile_points::points(points),
         "profile window",
@@ -284,9 +302,13 @@ fn answers(records: &[Value], points: &[Value]) -> Vec<crate::analysis::Answer> 
 
 /// Writes report.md and report.html for the points measured so far (all of them, or those
 /// before a failure or Ctrl-C) out of `planned`; returns the HTML path.
-pub fn write(dir: &Path, records: &[Value], planned: usize) -> Result<PathBuf, Error> {
+pub fn write(dir: &Path, records: &[Value], planned: usize, margin: f64) -> Result<PathBuf, Error> {
     let status = overall(&super::visits::points(records), planned);
-    study::write(dir, &markdown(records, status), &html(records, status))?;
+    study::write(
+        dir,
+        &markdown(records, status, margin),
+        &html(records, status, margin),
+    )?;
     Ok(dir.join(HTML))
 }
 
@@ -305,9 +327,18 @@ pub fn at_end(dir: &Path, json: bool) -> Result<(), Error> {
 /// Re-renders a servers results folder's report from its marker and results.jsonl (what
 /// `bytepath report DIR` does for such a folder); returns the HTML path.
 pub fn rerender(dir: &Path) -> Result<PathBuf, Error> {
-    let planned = study::marker(dir)?["points"].as_u64().unwrap_or(0) as usize;
+    let marker = study::marker(dir)?;
+    let planned = marker["points"].as_u64().unwrap_or(0) as usize;
     let records: Vec<Value> = study::records(dir)?;
-    write(dir, &records, planned)
+    write(dir, &records, planned, margin_of(&marker))
+}
+
+/// The `--margin` a study's marker records; the default for a folder from before the flag.
+pub fn margin_of(marker: &Value) -> f64 {
+    marker["spec"]["margin"]
+        .as_f64()
+        .filter(|m| *m > 0.0)
+        .unwrap_or(crate::stats::verdict::DEFAULT_MARGIN)
 }
 
 #[cfg(test)]
@@ -375,7 +406,7 @@ mod tests {
         assert_eq!(rows[1][3], "60000", "req/s");
         assert_eq!(rows[1][5], "90.0", "p99 in µs");
         assert_eq!(rows[2][3], "", "a refused point has no figures, not zeros");
-        let md = markdown(&records, "completed");
+        let md = markdown(&records, "completed", 0.05);
         assert_eq!(md.lines().filter(|l| l.starts_with("| ")).count(), 1 + 6);
     }
 
@@ -395,7 +426,7 @@ mod tests {
         let mut waiting = point("iterative", 15, "completed", Some(18000.0));
         waiting["metrics"]["server"]["accepted_connections"] = json!(1);
         assert!(super::notes(&[waiting])[0].contains("accepted 1 of 15 connections"));
-        assert!(html(&records, "failed").contains("FD_SETSIZE (1024)"));
+        assert!(html(&records, "failed", 0.05).contains("FD_SETSIZE (1024)"));
     }
 
     #[test]
@@ -413,7 +444,7 @@ mod tests {
         let records = study();
         let (header, _) = table(&records);
         assert!(!header.contains(&"IPC"), "{header:?}");
-        let md = markdown(&records, "completed");
+        let md = markdown(&records, "completed", 0.05);
         assert_eq!(md.matches("n/a: no PMU").count(), 1, "{md}");
 
         let mut counted = study();
@@ -437,7 +468,7 @@ mod tests {
 
     #[test]
     fn the_page_is_well_formed_and_holds_the_four_plots() {
-        let page = html(&study(), "completed");
+        let page = html(&study(), "completed", 0.05);
         let doc = roxmltree::Document::parse_with_options(
             &page,
             roxmltree::ParsingOptions {
@@ -461,7 +492,7 @@ mod tests {
 
     #[test]
     fn an_empty_study_still_renders_and_says_so() {
-        let page = html(&[], "interrupted");
+        let page = html(&[], "interrupted", 0.05);
         assert!(page.contains("No point was measured. Status: interrupted."));
         assert_eq!(page.matches("no completed point").count(), 4);
         assert_eq!(overall(&[], 3), "interrupted");
