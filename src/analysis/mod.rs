@@ -8,6 +8,7 @@ pub mod load;
 pub mod paired;
 pub mod point;
 pub mod profile;
+pub mod profile_change;
 pub mod questions;
 pub mod scaling;
 pub mod separated;
