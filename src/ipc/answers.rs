@@ -4,13 +4,13 @@
 //! round trip. Comparisons rest on per-round paired ratios (the transports at one size were
 //! visited back to back in each round); every answer names the placement it was measured in.
 use super::series::{at_size, buffers, name, paired_basis};
-use crate::analysis::paired::{self, verdict_within};
+use crate::analysis::paired;
 use crate::analysis::point::Point;
 use crate::analysis::{capitalize, distinct, size_label, Answer, Dataset};
 use crate::error::Error;
 use crate::report::units::duration_ns;
 use crate::report::write::{reports, Questions};
-use crate::stats::visits::Direction;
+use crate::stats::verdict::{describe, judge, Correction, LogEstimate, Verdict};
 use std::path::{Path, PathBuf};
 
 /// ipc's questions and its report's title.
@@ -67,55 +67,64 @@ fn placement(data: &Dataset) -> String {
     }
 }
 
+/// One transport's buffers (`t`): at each size its largest buffer against its smallest, the
+/// sizes one Holm family; the detail lines and the verdict, or `None` with one buffer.
+fn buffer_of(t: &str, of: &[&Point], margin: f64) -> Option<(Vec<String>, String)> {
+    let b = distinct(of, |p| p.buffer.unwrap_or(0.0));
+    let (&small, &large) = (b.first()?, b.last()?);
+    if small == large {
+        return None;
+    }
+    let (mut lines, mut estimates, mut sizes) = (Vec::new(), Vec::new(), Vec::new());
+    for size in distinct(of, |p| p.size) {
+        let here = at_size(of, size);
+        let find = |buf: f64| here.iter().find(|p| p.buffer == Some(buf)).copied();
+        let (Some(a), Some(z)) = (find(large), find(small)) else {
+            continue;
+        };
+        match paired::ratio(a, z) {
+            Ok(r) => {
+                estimates.push(LogEstimate::from_interval(&r));
+                sizes.push(size);
+            }
+            Err(why) => lines.push(format!("{t} {}: {why}", size_label(size))),
+        }
+    }
+    let family = judge(&estimates, Correction::Holm, margin);
+    let mut gains = Vec::new();
+    for (size, j) in sizes.iter().zip(&family.judged) {
+        if j.state == Verdict::Beats {
+            gains.push(size_label(*size));
+        }
+        lines.push(format!(
+            "{t} {}: {} buffer against {}: {} ({})",
+            size_label(*size),
+            size_label(large),
+            size_label(small),
+            describe(j, margin, "faster", "slower"),
+            family.control()
+        ));
+    }
+    let verdict = match gains.is_empty() {
+        true => format!("{t}: the larger buffer is not shown faster at any size"),
+        false => format!("{t}: the larger buffer is faster at {}", gains.join(", ")),
+    };
+    Some((lines, verdict))
+}
+
 /// With two or more buffers: at each size, the largest buffer against the smallest.
 fn buffer(stream: &[&Point], margin: f64) -> Answer {
-    let mut details = Vec::new();
-    let mut gains = Vec::new();
-    let mut verdicts = Vec::new();
+    let (mut details, mut verdicts) = (Vec::new(), Vec::new());
     for t in ["pipe", "shm"] {
         let of: Vec<&Point> = stream
             .iter()
             .filter(|p| p.transport.as_deref() == Some(t))
             .copied()
             .collect();
-        let b = distinct(&of, |p| p.buffer.unwrap_or(0.0));
-        let (Some(&small), Some(&large)) = (b.first(), b.last()) else {
-            continue;
-        };
-        if small == large {
-            continue;
+        if let Some((lines, verdict)) = buffer_of(t, &of, margin) {
+            details.extend(lines);
+            verdicts.push(verdict);
         }
-        let before = gains.len();
-        for size in distinct(&of, |p| p.size) {
-            let here = at_size(&of, size);
-            let find = |buf: f64| here.iter().find(|p| p.buffer == Some(buf)).copied();
-            let (Some(a), Some(z)) = (find(large), find(small)) else {
-                continue;
-            };
-            let text = match paired::ratio(a, z) {
-                Ok(r) => {
-                    if r.direction() == Direction::Higher {
-                        gains.push(size_label(size));
-                    }
-                    verdict_within(&r, margin)
-                }
-                Err(why) => why,
-            };
-            details.push(format!(
-                "{t} {}: {} buffer against {}: {text}",
-                size_label(size),
-                size_label(large),
-                size_label(small)
-            ));
-        }
-        verdicts.push(if gains.len() == before {
-            format!("{t}: the larger buffer is not measurably faster at any size")
-        } else {
-            format!(
-                "{t}: the larger buffer is faster at {}",
-                gains[before..].join(", ")
-            )
-        });
     }
     let finding = format!(
         "{} (the seeds' untested hypothesis: pipe bandwidth falls past 16 KiB because of the 64 KiB pipe buffer).",
@@ -126,7 +135,7 @@ fn buffer(stream: &[&Point], margin: f64) -> Answer {
         finding,
         details,
         rests_on: format!(
-            "the same transport and size with each buffer (--pipe-sizes); {}; each size's comparison alone (no family correction)",
+            "the same transport and size with each buffer (--pipe-sizes); {}; the sizes of one transport one Holm family",
             paired_basis(margin)
         ),
         verdict: Some(verdicts.join(", ")),
