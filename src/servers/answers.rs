@@ -176,7 +176,7 @@ fn best(v: &Visits, margin: f64) -> Answer {
         question: BEST,
         finding: "Per client count, the leader in requests per second and in server CPU per request: the model that beats every other in paired comparisons (Holm across the pairs), or \"no single leader\" with the models the data do not separate:".into(),
         details,
-        rests_on: format!("{}, except here: at each client count every pair of models is compared and the pairs are one Holm family per figure; a model leads only when it beats every other, never because its estimate is the highest (which names a leader among equals); requests per second from the load generator over each visit's window, server CPU per request from the server process's task clock (getrusage when perf is off)", basis(margin)),
+        rests_on: format!("{}, except here: at each client count every pair of models is compared and the pairs are one Holm family per figure; a model leads only when it beats every other, never because its estimate is the highest (which names a leader among equals); \"A against B\" gives A's requests/s over B's, and for CPU per request B's over A's (so above 1 is A's advantage either way); requests per second from the load generator over each visit's window, server CPU per request from the server process's task clock (getrusage when perf is off)", basis(margin)),
         verdict: None,
     }
 }

@@ -6,8 +6,9 @@
 //! ratios), and "suffers most" is said only when that comparison is decided.
 use super::visits::{connection_of, point_of, round};
 use crate::analysis::paired::{ratio_of, verdict_within};
+use crate::analysis::separated::{self, leadership, Rounds, Words};
 use crate::analysis::Answer;
-use crate::stats::verdict::{judge_one, percent, Verdict};
+use crate::stats::verdict::percent;
 use serde_json::Value;
 
 pub const CHURN: &str = "What does a connection per request cost each model against persistent connections, and which model suffers most from connection churn?";
@@ -21,7 +22,9 @@ fn basis(margin: f64) -> String {
          those per-round shares; 95 % CI by Student's t on the per-round log-ratios; each \
          comparison alone (no family correction): below/above 1 when that interval excludes \
          1, \"equivalent within ±{}\" when two one-sided tests place it inside [{:.3}, {:.3}] \
-         (90 % CI), \"undecided\" otherwise",
+         (90 % CI), \"undecided\" otherwise; a model suffers most only when the share it \
+         keeps is below every other model's (all pairs, Holm), \"A against B\" giving B's \
+         kept share over A's",
         percent(margin),
         1.0 - margin,
         1.0 + margin
@@ -90,8 +93,18 @@ fn at(
     (lines, most_suffering(clients, &ranked, margin))
 }
 
-/// Which of the models `ranked` (smallest share first) suffers most at `c` clients: the
-/// detail with its figures and the verdict without them.
+/// How "suffers most" is told: the model whose kept share is below every other's.
+const WORDS: Words = Words {
+    better: "keeps less",
+    worse: "keeps more",
+    leads: "suffers most",
+    noun: "model suffering most",
+};
+
+/// Which of the models `ranked` suffers most at `c` clients: the one whose per-round kept
+/// share is below every other model's (all pairs, Holm), never merely the smallest estimate
+/// tested against the next (which names a sufferer among equals); the detail with its
+/// figures and the verdict without them.
 fn most_suffering(c: u64, ranked: &[Ranked], margin: f64) -> (String, String) {
     match ranked {
         [] => (
@@ -102,35 +115,22 @@ fn most_suffering(c: u64, ranked: &[Ranked], margin: f64) -> (String, String) {
             format!("{c} clients: {only} (the only model measured in both modes)"),
             format!("{c} clients: {only} alone"),
         ),
-        [(worst, _, w), (next, _, n), ..] => {
-            let what = format!("the shares {worst} and {next} keep");
-            match ratio_of(w, n, &what) {
-                Ok(r) if judge_one(&r, margin).state == Verdict::Slower => (
-                    format!(
-                        "{c} clients: {worst} suffers most: the share it keeps over {next}'s {}",
-                        verdict_within(&r, margin)
-                    ),
-                    format!("{c} clients: {worst} suffers most"),
-                ),
-                Ok(r) if judge_one(&r, margin).state == Verdict::Equivalent => (
-                    format!(
-                        "{c} clients: tied: {worst} and {next} keep shares {}",
-                        verdict_within(&r, margin)
-                    ),
-                    format!("{c} clients: {worst} and {next} equivalent"),
-                ),
-                Ok(r) => (
-                    format!(
-                        "{c} clients: undecided between {worst} and {next}: the share {worst} keeps over {next}'s {}",
-                        verdict_within(&r, margin)
-                    ),
-                    format!("{c} clients: undecided"),
-                ),
-                Err(why) => (
-                    format!("{c} clients: undecided: {why}"),
-                    format!("{c} clients: undecided"),
-                ),
-            }
+        _ => {
+            let candidates: Vec<(String, Rounds)> = ranked
+                .iter()
+                .map(|(m, _, k)| (m.clone(), k.clone()))
+                .collect();
+            let l = leadership(&candidates, false, margin);
+            let detail = format!(
+                "{c} clients: {} ({})",
+                separated::describe(&candidates, &l, WORDS, margin),
+                l.family.control()
+            );
+            let verdict = match l.leader {
+                Some(i) => format!("{c} clients: {} suffers most", candidates[i].0),
+                None => format!("{c} clients: undecided"),
+            };
+            (detail, verdict)
         }
     }
 }
