@@ -3,7 +3,7 @@
 //! more `--pipe-sizes`, whether the buffer is why it falls), datagram loss and the minimum
 //! round trip. Comparisons rest on per-round paired ratios (the transports at one size were
 //! visited back to back in each round); every answer names the placement it was measured in.
-use super::series::{at_size, buffers, name, paired_basis};
+use super::series::{at_size, buffers, name, of_transport, paired_basis, BUFFERED};
 use crate::analysis::paired;
 use crate::analysis::point::Point;
 use crate::analysis::{capitalize, distinct, size_label, Answer, Dataset};
@@ -115,13 +115,8 @@ fn buffer_of(t: &str, of: &[&Point], margin: f64) -> Option<(Vec<String>, String
 /// With two or more buffers: at each size, the largest buffer against the smallest.
 fn buffer(stream: &[&Point], margin: f64) -> Answer {
     let (mut details, mut verdicts) = (Vec::new(), Vec::new());
-    for t in ["pipe", "shm"] {
-        let of: Vec<&Point> = stream
-            .iter()
-            .filter(|p| p.transport.as_deref() == Some(t))
-            .copied()
-            .collect();
-        if let Some((lines, verdict)) = buffer_of(t, &of, margin) {
+    for t in BUFFERED {
+        if let Some((lines, verdict)) = buffer_of(t, &of_transport(stream, t), margin) {
             details.extend(lines);
             verdicts.push(verdict);
         }

@@ -46,16 +46,23 @@ pub fn cannot(question: &'static str, finding: String, margin: f64) -> Answer {
     Answer::cannot(question, finding, paired_basis(margin))
 }
 
+/// The transports with a buffer `--pipe-sizes` sets, by name.
+pub const BUFFERED: [&str; 2] = ["pipe", "shm"];
+
+/// The points of transport `t`.
+pub fn of_transport<'a>(points: &[&'a Point], t: &str) -> Vec<&'a Point> {
+    points
+        .iter()
+        .filter(|p| p.transport.as_deref() == Some(t))
+        .copied()
+        .collect()
+}
+
 /// Distinct buffers measured for one transport (the most of any transport).
 pub fn buffers(stream: &[&Point]) -> Vec<f64> {
     let mut best: Vec<f64> = Vec::new();
-    for t in ["pipe", "shm"] {
-        let of: Vec<&Point> = stream
-            .iter()
-            .filter(|p| p.transport.as_deref() == Some(t))
-            .copied()
-            .collect();
-        let b = distinct(&of, |p| p.buffer.unwrap_or(0.0));
+    for t in BUFFERED {
+        let b = distinct(&of_transport(stream, t), |p| p.buffer.unwrap_or(0.0));
         if b.len() > best.len() {
             best = b;
         }
