@@ -204,6 +204,7 @@ fn bad_ipc_input_is_one_line_and_exit_2() {
         ),
         (vec!["--pipe-sizes", "64K,64K"], "repeats an earlier value"),
         (vec!["--visits", "1"], "--visits \"1\": allowed"),
+        (vec!["--margin", "80%"], "--margin \"80%\": allowed"),
     ] {
         let out = bytepath().arg("ipc").args(&args).output().unwrap();
         let err = String::from_utf8_lossy(&out.stderr);

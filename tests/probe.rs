@@ -100,6 +100,31 @@ fn the_tsc_is_calibrated_or_explained() {
 }
 
 #[test]
+fn wakeups_are_derived_from_pipe_round_trips_on_one_cpu_and_two() {
+    let w = &probe_json()["wakeups"];
+    assert!(w["method"].as_str().unwrap().contains("4 × the raw getpid"));
+    let getpid = p_getpid();
+    for (rt, wake) in [
+        ("pipe_rr_same_cpu_ns", "same_cpu_wakeup_ns"),
+        ("pipe_rr_cross_cpu_ns", "cross_cpu_wakeup_ns"),
+    ] {
+        if let Some(round_trip) = present_or_explained(w, rt) {
+            // (round trip − 4 getpid) / 2, or null when the calls leave nothing over.
+            match w[wake].as_f64() {
+                Some(v) => {
+                    assert!((v - (round_trip - 4.0 * getpid) / 2.0).abs() < 1e-6 * round_trip)
+                }
+                None => assert!(round_trip <= 4.0 * getpid),
+            }
+        }
+    }
+}
+
+fn p_getpid() -> f64 {
+    positive(&probe_json()["syscalls"]["getpid"]["min_ns"], "getpid")
+}
+
+#[test]
 fn syscalls_and_memcpy_cost_something() {
     let p = probe_json();
     for call in ["getpid", "getuid"] {

@@ -209,10 +209,21 @@ fn a_profiled_sweep_report_draws_a_stacked_bar_per_side_and_size() {
     assert_eq!(bars.len(), 4, "two sizes × two sides");
     let answer = html.contains("how does the copy share change with size?");
     assert!(answer, "the Answers section asks where the CPU goes");
-    // A change across sizes from one profiled visit each is stated, not tested.
+    // A change across sizes is tested on batch means over time blocks of each profiled window
+    // (never read off overlapping intervals), its autocorrelation stated beside it.
     assert!(
-        html.contains("(a change not tested: one profiled visit per point)"),
-        "no rises/falls from overlapping intervals"
+        html.contains("tested on batch means"),
+        "the method is stated"
+    );
+    let tested = html.contains("time blocks; lag-1 autocorrelation of the block shares");
+    let untested = html.contains("a change not tested: the profiles hold no time blocks");
+    assert!(
+        tested || untested,
+        "each side's change is tested or said not to be"
+    );
+    assert!(
+        !html.contains("one profiled visit per point)"),
+        "the old wording is gone"
     );
     // The CSV carries the per-category columns, filled for the profiled points.
     let mut csv = csv::Reader::from_path(dir.path().join("results.csv")).unwrap();

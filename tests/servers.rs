@@ -176,6 +176,7 @@ fn bad_input_is_one_line_and_exit_2() {
         (&["--size", "0"][..], "--size \"0\""),
         (&["--rate", "fast"][..], "--rate \"fast\""),
         (&["--duration", "soon"][..], "--duration \"soon\""),
+        (&["--margin", "0"][..], "--margin \"0\""),
     ] {
         let out = bytepath().arg("servers").args(args).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{args:?}");

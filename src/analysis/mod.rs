@@ -9,8 +9,10 @@ pub mod load;
 pub mod paired;
 pub mod point;
 pub mod profile;
+pub mod profile_change;
 pub mod questions;
 pub mod scaling;
+pub mod separated;
 pub mod surprise;
 pub mod synthetic;
 pub mod tested;
@@ -55,9 +57,16 @@ pub struct Dataset {
     pub superseded: usize,
     /// The folder's probe.json (`bytepath probe` of the machine), when the sweep recorded one.
     pub probe: Option<Value>,
+    /// The study's `--margin` (its marker's `spec.margin`), where it recorded one.
+    pub margin: Option<f64>,
 }
 
 impl Dataset {
+    /// The equivalence margin verdicts are stated with: the study's own, else the default.
+    pub fn margin(&self) -> f64 {
+        self.margin.unwrap_or(crate::stats::verdict::DEFAULT_MARGIN)
+    }
+
     /// Points with clean figures: not failed, not interrupted.
     pub fn completed(&self) -> Vec<&Point> {
         self.points.iter().filter(|p| p.completed()).collect()

@@ -1,7 +1,10 @@
 //! Where the CPU goes, from the points' `--profile` blocks (each side sampled in a visit of its
 //! own): per mechanism, the largest category of each side and how the share of the copy
 //! categories (user→kernel, kernel→user, in user space) changes with the message size, each
-//! share with its 95 % Wilson interval. Given only where the results hold profiles.
+//! share with its 95 % Wilson interval, and the change from the smallest to the largest size
+//! tested on batch means over time blocks (`profile_change`). Given only where the results hold
+//! profiles.
+use super::profile_change::{Changes, SideWindows};
 use super::{mechanism_rank, size_label, Answer, Dataset};
 use crate::measure::profile::block::wilson;
 use crate::measure::profile::{Profile, ProfileBlock};
@@ -103,9 +106,10 @@ pub fn answer_for(points: &[Profiled], visit: &str) -> Option<Answer> {
     let mut findings = Vec::new();
     let mut verdicts = Vec::new();
     let mut details = Vec::new();
+    let changes = Changes::judge(side_windows(points, &series));
     for name in &series {
         let of: Vec<&Profiled> = points.iter().filter(|p| p.series == *name).collect();
-        let (finding, verdict) = series_finding(name, &of);
+        let (finding, verdict) = series_finding(name, &of, &changes);
         findings.push(finding);
         verdicts.push(verdict);
         details.extend(of.iter().flat_map(|p| point_details(p)));
@@ -132,16 +136,48 @@ pub fn answer_for(points: &[Profiled], visit: &str) -> Option<Answer> {
              {samples} samples in all); shares are of a side's samples with 95 % Wilson \
              intervals, which cover sampling noise only, not run-to-run variation; samples \
              taken where interrupts come back on were charged to their caller where the call \
-             chain allowed",
-            points.len()
+             chain allowed; {}",
+            points.len(),
+            changes.method()
         ),
         verdict: Some(verdicts.join("; ")),
     })
 }
 
+/// Each series' sides at its smallest and largest profiled size, with their time blocks.
+fn side_windows(points: &[Profiled], series: &[&str]) -> Vec<SideWindows> {
+    let mut out = Vec::new();
+    for name in series {
+        let of: Vec<&Profiled> = points.iter().filter(|p| p.series == *name).collect();
+        let (Some(first), Some(last)) = (of.first(), of.last()) else {
+            continue;
+        };
+        if of.len() < 2 {
+            continue;
+        }
+        let blocks = |p: &Profiled, i: usize| -> Vec<f64> {
+            p.sides
+                .get(i)
+                .and_then(|s| s.profile.as_ref().ok())
+                .map_or(Vec::new(), |b| b.copy_share_blocks.clone())
+        };
+        for i in 0..last.sides.len() {
+            out.push(SideWindows {
+                series: name.to_string(),
+                side: i,
+                from: blocks(first, i),
+                to: blocks(last, i),
+                from_at: first.at.clone(),
+                to_at: last.at.clone(),
+            });
+        }
+    }
+    out
+}
+
 /// "copy (stream, 1 flow(s)): sender mostly protocol (33 %), …; copy share sender 10 % at
 /// 256 B → 26 % at 64 KiB, …", and its verdict (the largest categories only).
-fn series_finding(name: &str, of: &[&Profiled]) -> (String, String) {
+fn series_finding(name: &str, of: &[&Profiled], changes: &Changes) -> (String, String) {
     let (first, last) = (of[0], of[of.len() - 1]);
     let mut largest_parts = Vec::new();
     let mut trend_parts = Vec::new();
@@ -161,26 +197,22 @@ fn series_finding(name: &str, of: &[&Profiled]) -> (String, String) {
         let start = first.sides.get(i).and_then(|s| s.profile.as_ref().ok());
         if let (Some(a), true) = (start, of.len() > 1) {
             let (sa, sb) = (copy_share(a).0, copy_share(b).0);
+            let (text, state) = changes.text(name, i);
             trend_parts.push(format!(
-                "{} {:.0} % at {} → {:.0} % at {}",
+                "{} {:.0} % at {} → {:.0} % at {}: {text}",
                 side.side,
                 100.0 * sa,
                 first.at,
                 100.0 * sb,
                 last.at
             ));
+            verdict.push(format!("{name} {} copy share {state}", side.side));
         }
     }
     let trend = if trend_parts.is_empty() {
         format!("profiled at {} only", last.at)
     } else {
-        // Not a verdict: each point has one profiled visit, so no spread between visits to test
-        // a change against, and samples within a visit are autocorrelated (their Wilson
-        // intervals are too narrow for a test; overlap of intervals is never one).
-        format!(
-            "copy share {} (a change not tested: one profiled visit per point)",
-            trend_parts.join(", ")
-        )
+        format!("copy share {}", trend_parts.join("; "))
     };
     (
         format!(
@@ -224,3 +256,7 @@ fn point_details(p: &Profiled) -> Vec<String> {
         })
         .collect()
 }
+
+#[cfg(test)]
+#[path = "profile_tests.rs"]
+mod tests;

@@ -109,6 +109,7 @@ pub fn ipc_spec(args: &IpcArgs, cpus: &[usize]) -> Result<IpcSpec, ConfigError> 
         network,
         remote,
         watch: super::watch::watch(&args.watch)?,
+        margin: args.margin.share()?,
     })
 }
 
@@ -219,6 +220,18 @@ mod tests {
             crate::cli::Command::Ipc(args) => ipc_spec(&args, &[0, 1]),
             _ => unreachable!("parsed an ipc command"),
         }
+    }
+
+    #[test]
+    fn the_margin_is_recorded_in_the_spec_and_a_bad_one_names_the_flag() {
+        assert_eq!(spec(&[]).unwrap().margin, 0.05, "--margin's default");
+        let json = serde_json::to_value(spec(&["--margin", "2%"]).unwrap()).unwrap();
+        assert_eq!(json["margin"], 0.02);
+        let err = spec(&["--margin", "70%"]).unwrap_err().to_string();
+        assert!(
+            err.contains("--margin \"70%\"") && err.contains("at most 50"),
+            "{err}"
+        );
     }
 
     /// The marker's spec block is the whole configuration, `seed` and `visits` where they

@@ -111,6 +111,7 @@ pub fn servers_spec(args: &ServersArgs, cpus: &[usize]) -> Result<ServersSpec, C
         remote,
         profile: args.profile.profile,
         watch: super::watch::watch(&args.watch)?,
+        margin: args.margin.share()?,
     })
 }
 
@@ -149,6 +150,21 @@ mod tests {
             crate::cli::Command::Servers(args) => servers_spec(&args, &[0, 1]),
             _ => unreachable!("parsed a servers command"),
         }
+    }
+
+    #[test]
+    fn the_margin_is_recorded_in_the_spec_and_a_bad_one_names_the_flag() {
+        assert_eq!(spec(&[]).unwrap().margin, 0.05, "--margin's default");
+        let json = serde_json::to_value(spec(&["--margin", "2%"]).unwrap()).unwrap();
+        assert_eq!(json["margin"], 0.02);
+        // The report reads it back from the marker the same way.
+        let marker = serde_json::json!({ "spec": json });
+        assert_eq!(crate::servers::report::margin_of(&marker), 0.02);
+        let err = spec(&["--margin", "70%"]).unwrap_err().to_string();
+        assert!(
+            err.contains("--margin \"70%\"") && err.contains("at most 50"),
+            "{err}"
+        );
     }
 
     /// The marker's spec block is the whole configuration, `seed` and `visits` where they

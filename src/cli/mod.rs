@@ -310,6 +310,9 @@ pub struct IpcArgs {
     #[command(flatten)]
     #[serde(flatten)]
     pub stream: StreamArgs,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub margin: MarginArgs,
 }
 
 #[derive(Debug, Args)]
@@ -509,4 +512,7 @@ pub struct ServersArgs {
     #[command(flatten)]
     #[serde(flatten)]
     pub stream: StreamArgs,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub margin: MarginArgs,
 }

@@ -3,14 +3,14 @@
 //! more `--pipe-sizes`, whether the buffer is why it falls), datagram loss and the minimum
 //! round trip. Comparisons rest on per-round paired ratios (the transports at one size were
 //! visited back to back in each round); every answer names the placement it was measured in.
-use crate::analysis::paired::{self, verdict};
+use super::series::{at_size, buffers, name, of_transport, paired_basis, BUFFERED};
+use crate::analysis::paired;
 use crate::analysis::point::Point;
 use crate::analysis::{capitalize, distinct, size_label, Answer, Dataset};
 use crate::error::Error;
-use crate::report::limits::{limits, Limits};
 use crate::report::units::duration_ns;
 use crate::report::write::{reports, Questions};
-use crate::stats::visits::Direction;
+use crate::stats::verdict::{describe, judge, Correction, LogEstimate, Verdict};
 use std::path::{Path, PathBuf};
 
 /// ipc's questions and its report's title.
@@ -20,20 +20,8 @@ pub const IPC: Questions = Questions {
     tested: crate::analysis::tested::none,
 };
 
-pub const FASTEST: &str = "Which transport has the fastest round trip at each size?";
-pub const COST: &str = "What does a round trip cost, fixed and per byte?";
-pub const PEAK: &str = "Where does each transport's bandwidth peak, and does it fall beyond?";
-pub const BUFFER: &str = "Does the buffer (pipe buffer, shm ring) decide where bandwidth falls?";
-
-/// What every comparison of two transports rests on.
-const PAIRED_BASIS: &str = "per-round paired ratios of the headline figure (the transports and \
-     buffers of one measure and size visited back to back in each round, order reversed every \
-     other round); 95 % CI by Student's t on the per-round log-ratios; each \
-     comparison alone (no family correction): beats/slower when that interval excludes 1, \
-     \"equivalent within ±5 %\" when two one-sided tests place it inside [0.95, 1.05] (90 % CI), \
-     \"undecided\" otherwise";
-pub const LOSS: &str = "How many datagrams are lost at full rate?";
-pub const MINIMUM: &str = "What is the minimum round trip beside the median?";
+pub use super::cost::COST;
+pub use super::series::{BUFFER, FASTEST, LOSS, MINIMUM, PEAK};
 
 /// Writes report.html, report.md and answers.json for an ipc folder.
 pub fn write_report(dir: &Path) -> Result<PathBuf, Error> {
@@ -45,10 +33,14 @@ pub fn answers(data: &Dataset) -> Vec<Answer> {
     let rr = data.completed_with_pattern("rr");
     let stream = data.completed_with_pattern("stream");
     let place = placement(data);
-    let mut out = vec![fastest(&rr), cost(&rr, limits(data).as_ref())];
-    out.push(peak(&stream));
+    let margin = data.margin();
+    let mut out = vec![
+        super::fastest::fastest(&rr, margin),
+        super::cost::cost(data, &rr, name),
+        super::peak::peak(&stream, margin),
+    ];
     if buffers(&stream).len() >= 2 {
-        out.push(buffer(&stream));
+        out.push(buffer(&stream, margin));
     }
     out.push(loss(&stream));
     out.push(minimum(&rr));
@@ -75,354 +67,59 @@ fn placement(data: &Dataset) -> String {
     }
 }
 
-/// The transport (with its buffer) a point stands for.
-fn name(p: &Point) -> String {
-    let t = p.transport.clone().unwrap_or_else(|| "tcp".into());
-    match p.buffer {
-        Some(b) => format!("{t} ({} buffer)", size_label(b)),
-        None => t,
-    }
-}
-
-fn at_size<'a>(points: &[&'a Point], size: f64) -> Vec<&'a Point> {
-    points.iter().filter(|p| p.size == size).copied().collect()
-}
-
-/// Round-trip time of a latency point from its headline (round trips per second), ns.
-fn round_trip_ns(p: &Point) -> f64 {
-    1e9 / p.headline_value()
-}
-
-fn cannot(question: &'static str, finding: String) -> Answer {
-    Answer::cannot(question, finding, PAIRED_BASIS.into())
-}
-
-/// The point with the highest headline figure (round trips/s or Gbit/s) of a non-empty set.
-fn highest<'a>(points: &[&'a Point]) -> &'a Point {
-    points
-        .iter()
-        .copied()
-        .max_by(|a, b| a.headline_value().total_cmp(&b.headline_value()))
-        .expect("a point")
-}
-
-fn fastest(rr: &[&Point]) -> Answer {
-    let mut details = Vec::new();
-    let mut winners: Vec<String> = Vec::new();
-    let mut bests: Vec<String> = Vec::new();
-    for size in distinct(rr, |p| p.size) {
-        let here = at_size(rr, size);
-        if here.len() < 2 {
-            continue;
-        }
-        let best = highest(&here);
-        let mut line = format!(
-            "{}: {} fastest, {} per round trip",
-            size_label(size),
-            name(best),
-            duration_ns(round_trip_ns(best))
-        );
-        let mut tied = Vec::new();
-        for other in here.iter().filter(|p| p.key != best.key) {
-            // Rates: best/other is how many of best's round trips fit in one of other's.
-            line += &match paired::ratio(best, other) {
-                Ok(r) if r.direction() == Direction::Indistinguishable => {
-                    tied.push(name(other));
-                    format!("; {} {}", name(other), verdict(&r))
-                }
-                Ok(r) => format!("; {} {}", name(other), verdict(&r)),
-                Err(why) => format!("; {}: {why}", name(other)),
-            };
-        }
-        bests.push(name(best));
-        winners.push(if tied.is_empty() {
-            name(best)
-        } else {
-            format!("{} (tied with {})", name(best), tied.join(", "))
-        });
-        details.push(line);
-    }
-    if details.is_empty() {
-        return cannot(
-            FASTEST,
-            "Cannot be said: no size has round trips of two transports (measure latency with at least two --transports).".into(),
-        );
-    }
-    bests.dedup();
-    let finding = if bests.len() == 1 {
-        format!(
-            "{} has the fastest round trip at every size measured; each other transport's round trip is given as a multiple of it, or said to be indistinguishable.",
-            capitalize(&bests[0])
-        )
-    } else {
-        format!(
-            "The fastest round trip changes with size: {}; each other transport's round trip is given as a multiple of the fastest.",
-            winners.join(", ")
-        )
-    };
-    Answer {
-        question: FASTEST,
-        finding,
-        details,
-        rests_on: format!(
-            "{PAIRED_BASIS}; a multiple is the fastest transport's round trips per second over the other's (its round trip as a multiple of the fastest)"
-        ),
-        verdict: Some(format!("fastest: {}", winners.join(", "))),
-    }
-}
-
-/// A fitted coefficient and its 95 % half-width (none with only two points).
-type Coefficient = (f64, Option<f64>);
-
-/// Least squares of `y` on `x`: (intercept, slope, each with its 95 % half-width when three or
-/// more points leave degrees of freedom).
-pub fn fit(xy: &[(f64, f64)]) -> Option<(Coefficient, Coefficient)> {
-    let n = xy.len() as f64;
-    if xy.len() < 2 {
+/// One transport's buffers (`t`): at each size its largest buffer against its smallest, the
+/// sizes one Holm family; the detail lines and the verdict, or `None` with one buffer.
+fn buffer_of(t: &str, of: &[&Point], margin: f64) -> Option<(Vec<String>, String)> {
+    let b = distinct(of, |p| p.buffer.unwrap_or(0.0));
+    let (&small, &large) = (b.first()?, b.last()?);
+    if small == large {
         return None;
     }
-    let mx = xy.iter().map(|p| p.0).sum::<f64>() / n;
-    let my = xy.iter().map(|p| p.1).sum::<f64>() / n;
-    let sxx: f64 = xy.iter().map(|p| (p.0 - mx).powi(2)).sum();
-    if sxx == 0.0 {
-        return None;
-    }
-    let slope = xy.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum::<f64>() / sxx;
-    let intercept = my - slope * mx;
-    let halves = (xy.len() >= 3).then(|| {
-        let rss: f64 = xy
-            .iter()
-            .map(|p| (p.1 - intercept - slope * p.0).powi(2))
-            .sum();
-        let s2 = rss / (n - 2.0);
-        let t = crate::stats::t_975(xy.len() - 2);
-        let slope_half = t * (s2 / sxx).sqrt();
-        let intercept_half = t * (s2 * (1.0 / n + mx * mx / sxx)).sqrt();
-        (intercept_half, slope_half)
-    });
-    Some((
-        (intercept, halves.map(|h| h.0)),
-        (slope, halves.map(|h| h.1)),
-    ))
-}
-
-fn plus_minus(half: Option<f64>, f: impl Fn(f64) -> String) -> String {
-    half.map_or(" (no interval: two sizes)".into(), |h| {
-        format!(" ± {}", f(h))
-    })
-}
-
-fn cost(rr: &[&Point], limits: Option<&Limits>) -> Answer {
-    let mut details = Vec::new();
-    let mut verdicts = Vec::new();
-    let mut names: Vec<String> = rr.iter().map(|p| name(p)).collect();
-    names.sort();
-    names.dedup();
-    for series in names {
-        let points: Vec<&Point> = rr.iter().filter(|p| name(p) == series).copied().collect();
-        let xy: Vec<(f64, f64)> = points.iter().map(|p| (p.size, round_trip_ns(p))).collect();
-        let Some(((fixed, fixed_half), (per_byte, per_byte_half))) = fit(&xy) else {
+    let (mut lines, mut estimates, mut sizes) = (Vec::new(), Vec::new(), Vec::new());
+    for size in distinct(of, |p| p.size) {
+        let here = at_size(of, size);
+        let find = |buf: f64| here.iter().find(|p| p.buffer == Some(buf)).copied();
+        let (Some(a), Some(z)) = (find(large), find(small)) else {
             continue;
         };
-        let smallest = xy
-            .iter()
-            .min_by(|a, b| a.0.total_cmp(&b.0))
-            .expect("points");
-        let share = (fixed / smallest.1 * 100.0).clamp(0.0, 100.0);
-        let mut line = format!(
-            "{series}: fixed {}{} + {:.3} ns{} per byte (over {} sizes); the fixed part is {share:.0} % of the round trip at {}",
-            duration_ns(fixed),
-            plus_minus(fixed_half, duration_ns),
-            per_byte,
-            plus_minus(per_byte_half, |h| format!("{h:.3} ns")),
-            xy.len(),
-            size_label(smallest.0)
-        );
-        if let Some(l) = limits {
-            let memcpy_ns_per_byte = 1.0 / l.memcpy_gb_per_s;
-            line += &format!(
-                "; fixed ≈ {:.1} system calls (getpid {:.0} ns); per byte ≈ {:.1} memcpy's worth ({:.3} ns/B at DRAM size)",
-                fixed / l.syscall_ns,
-                l.syscall_ns,
-                per_byte / memcpy_ns_per_byte,
-                memcpy_ns_per_byte
-            );
-        }
-        verdicts.push(format!(
-            "{series}: {}",
-            if share >= 50.0 {
-                "fixed dominates"
-            } else {
-                "per-byte dominates"
+        match paired::ratio(a, z) {
+            Ok(r) => {
+                estimates.push(LogEstimate::from_interval(&r));
+                sizes.push(size);
             }
+            Err(why) => lines.push(format!("{t} {}: {why}", size_label(size))),
+        }
+    }
+    let family = judge(&estimates, Correction::Holm, margin);
+    let mut gains = Vec::new();
+    for (size, j) in sizes.iter().zip(&family.judged) {
+        if j.state == Verdict::Beats {
+            gains.push(size_label(*size));
+        }
+        lines.push(format!(
+            "{t} {}: {} buffer against {}: {} ({})",
+            size_label(*size),
+            size_label(large),
+            size_label(small),
+            describe(j, margin, "faster", "slower"),
+            family.control()
         ));
-        details.push(line);
     }
-    if details.is_empty() {
-        return cannot(
-            COST,
-            "Cannot be said: a fit of round trip against size needs one transport at two sizes or more (measure latency at several --sizes).".into(),
-        );
-    }
-    let yardstick = match limits {
-        Some(_) => "the fixed part in system calls' worth and the per-byte part in memcpy's worth come from the folder's probe.json (raw getpid minimum; single-thread memcpy at the DRAM-sized buffer)",
-        None => "no probe.json in this folder, so the fixed part cannot be put in system calls' worth nor the per-byte part against memcpy (run `bytepath probe`)",
+    let verdict = match gains.is_empty() {
+        true => format!("{t}: the larger buffer is not shown faster at any size"),
+        false => format!("{t}: the larger buffer is faster at {}", gains.join(", ")),
     };
-    let small = verdicts
-        .iter()
-        .filter(|v| v.ends_with("fixed dominates"))
-        .count();
-    Answer {
-        question: COST,
-        finding: format!(
-            "At the smallest size measured the fixed part dominates the round trip on {small} of {} transports (the seeds: system calls dominate small messages).",
-            verdicts.len()
-        ),
-        details,
-        rests_on: format!(
-            "a least-squares line through each transport's mean round trip (1 / round trips per second) against message size; 95 % intervals by Student's t on sizes − 2 degrees of freedom; {yardstick}"
-        ),
-        verdict: Some(verdicts.join(", ")),
-    }
-}
-
-/// Distinct buffers measured for one transport (the most of any transport).
-fn buffers(stream: &[&Point]) -> Vec<f64> {
-    let mut best: Vec<f64> = Vec::new();
-    for t in ["pipe", "shm"] {
-        let of: Vec<&Point> = stream
-            .iter()
-            .filter(|p| p.transport.as_deref() == Some(t))
-            .copied()
-            .collect();
-        let b = distinct(&of, |p| p.buffer.unwrap_or(0.0));
-        if b.len() > best.len() {
-            best = b;
-        }
-    }
-    best
-}
-
-fn series_names(points: &[&Point]) -> Vec<String> {
-    let mut names: Vec<String> = Vec::new();
-    for p in points {
-        if !names.contains(&name(p)) {
-            names.push(name(p));
-        }
-    }
-    names
-}
-
-fn peak(stream: &[&Point]) -> Answer {
-    let mut details = Vec::new();
-    let mut verdicts = Vec::new();
-    for series in series_names(stream) {
-        let points: Vec<&Point> = stream
-            .iter()
-            .filter(|p| name(p) == series)
-            .copied()
-            .collect();
-        if points.len() < 2 {
-            continue;
-        }
-        let top = highest(&points);
-        let beyond: Vec<&&Point> = points.iter().filter(|p| p.size > top.size).collect();
-        let mut line = format!(
-            "{series}: peaks at {} with {:.2} Gbit/s",
-            size_label(top.size),
-            top.headline_value()
-        );
-        let falls = beyond
-            .iter()
-            .any(|p| paired::ratio(p, top).is_ok_and(|r| r.direction() == Direction::Lower));
-        for p in &beyond {
-            line += &match paired::ratio(p, top) {
-                Ok(r) => format!("; {} {}", size_label(p.size), verdict(&r)),
-                Err(why) => format!("; {}: {why}", size_label(p.size)),
-            };
-        }
-        if let Some(b) = top.buffer {
-            line += &format!(" (buffer {})", size_label(b));
-        }
-        let v = match (beyond.is_empty(), falls) {
-            (true, _) => "peaks at the largest size measured",
-            (false, true) => "falls beyond its peak",
-            (false, false) => "does not fall measurably beyond its peak",
-        };
-        verdicts.push(format!("{series}: {v}"));
-        details.push(line);
-    }
-    if details.is_empty() {
-        return cannot(
-            PEAK,
-            "Cannot be said: bandwidth needs one transport at two sizes or more (--measure bandwidth with several --sizes).".into(),
-        );
-    }
-    let mut rests_on = format!(
-        "each transport's throughput received whole at each size; a larger size against the peak by per-round paired ratios (the sizes of one transport are visited in the same round, not back to back); {}",
-        crate::stats::visits::PAIRED_METHOD
-    );
-    if buffers(stream).len() < 2 {
-        rests_on += "; one buffer size measured, so whether the buffer is why bandwidth falls is not asked (measure with --pipe-sizes 64K,1M)";
-    }
-    Answer {
-        question: PEAK,
-        finding: capitalize(&verdicts.join("; ")) + ".",
-        details,
-        rests_on,
-        verdict: Some(verdicts.join(", ")),
-    }
+    Some((lines, verdict))
 }
 
 /// With two or more buffers: at each size, the largest buffer against the smallest.
-fn buffer(stream: &[&Point]) -> Answer {
-    let mut details = Vec::new();
-    let mut gains = Vec::new();
-    let mut verdicts = Vec::new();
-    for t in ["pipe", "shm"] {
-        let of: Vec<&Point> = stream
-            .iter()
-            .filter(|p| p.transport.as_deref() == Some(t))
-            .copied()
-            .collect();
-        let b = distinct(&of, |p| p.buffer.unwrap_or(0.0));
-        let (Some(&small), Some(&large)) = (b.first(), b.last()) else {
-            continue;
-        };
-        if small == large {
-            continue;
+fn buffer(stream: &[&Point], margin: f64) -> Answer {
+    let (mut details, mut verdicts) = (Vec::new(), Vec::new());
+    for t in BUFFERED {
+        if let Some((lines, verdict)) = buffer_of(t, &of_transport(stream, t), margin) {
+            details.extend(lines);
+            verdicts.push(verdict);
         }
-        let before = gains.len();
-        for size in distinct(&of, |p| p.size) {
-            let here = at_size(&of, size);
-            let find = |buf: f64| here.iter().find(|p| p.buffer == Some(buf)).copied();
-            let (Some(a), Some(z)) = (find(large), find(small)) else {
-                continue;
-            };
-            let text = match paired::ratio(a, z) {
-                Ok(r) => {
-                    if r.direction() == Direction::Higher {
-                        gains.push(size_label(size));
-                    }
-                    verdict(&r)
-                }
-                Err(why) => why,
-            };
-            details.push(format!(
-                "{t} {}: {} buffer against {}: {text}",
-                size_label(size),
-                size_label(large),
-                size_label(small)
-            ));
-        }
-        verdicts.push(if gains.len() == before {
-            format!("{t}: the larger buffer is not measurably faster at any size")
-        } else {
-            format!(
-                "{t}: the larger buffer is faster at {}",
-                gains[before..].join(", ")
-            )
-        });
     }
     let finding = format!(
         "{} (the seeds' untested hypothesis: pipe bandwidth falls past 16 KiB because of the 64 KiB pipe buffer).",
@@ -433,7 +130,8 @@ fn buffer(stream: &[&Point]) -> Answer {
         finding,
         details,
         rests_on: format!(
-            "the same transport and size with each buffer (--pipe-sizes); {PAIRED_BASIS}"
+            "the same transport and size with each buffer (--pipe-sizes); {}; the sizes of one transport one Holm family",
+            paired_basis(margin)
         ),
         verdict: Some(verdicts.join(", ")),
     }

@@ -57,24 +57,7 @@ pub fn run(
     output.stream.start_study("ipc", &marker, &results.dir);
     results.stream = output.stream.clone();
     let env = Environment::detect(&spec.cpus);
-    if let Some(place) = sides.announce() {
-        println!("ipc: sides {place}");
-    }
-    for reason in &spec.skip_reasons {
-        println!("ipc: {reason}");
-    }
-    println!(
-        "ipc: {} points × {} visits (order seed {}), pin {}, results in {}",
-        points.len(),
-        spec.visits,
-        spec.seed,
-        spec.pinning.name(),
-        results.dir.display()
-    );
-    let probe = results.dir.join(PROBE_JSON);
-    if crate::probe::write_probe(&probe, &spec.cpus)? {
-        println!("probe: machine limits measured into {}", probe.display());
-    }
+    announce(spec, sides, points.len(), &results.dir)?;
     // Every ipc point is one flow.
     let watched = run_cpus(&spec.pinning, 1, &spec.cpus);
     crate::probe::watch::settle_before_first_round(&spec.watch, &watched, interrupt, false);
@@ -103,6 +86,34 @@ pub fn run(
             .point(&serde_json::to_value(r).expect("a record serializes"));
     }
     finish(&results, &records, status)
+}
+
+/// Says where the sides run, what is left out and where the results go, and measures the
+/// machine's limits (probe.json: syscall, wake-up and memcpy costs) into the folder.
+fn announce(
+    spec: &IpcSpec,
+    sides: &dyn PointRunner,
+    points: usize,
+    dir: &std::path::Path,
+) -> Result<(), Error> {
+    if let Some(place) = sides.announce() {
+        println!("ipc: sides {place}");
+    }
+    for reason in &spec.skip_reasons {
+        println!("ipc: {reason}");
+    }
+    println!(
+        "ipc: {points} points × {} visits (order seed {}), pin {}, results in {}",
+        spec.visits,
+        spec.seed,
+        spec.pinning.name(),
+        dir.display()
+    );
+    let probe = dir.join(PROBE_JSON);
+    if crate::probe::write_probe(&probe, &spec.cpus)? {
+        println!("probe: machine limits measured into {}", probe.display());
+    }
+    Ok(())
 }
 
 /// What every visit of the study shares.

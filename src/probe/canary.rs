@@ -168,7 +168,7 @@ fn memcpy_gbit_s() -> f64 {
 
 /// Median 64 B round trip: the client on `client_cpu` writes, the echo thread on `echo_cpu`
 /// reads and writes back.
-fn pipe_rr_us(client_cpu: usize, echo_cpu: usize) -> Result<f64, String> {
+pub(super) fn pipe_rr_us(client_cpu: usize, echo_cpu: usize) -> Result<f64, String> {
     let (to_echo_r, to_echo_w) = fdio::pipe().map_err(|e| format!("pipe2: {e}"))?;
     let (to_client_r, to_client_w) = fdio::pipe().map_err(|e| format!("pipe2: {e}"))?;
     let trips = RR_TRIALS * RR_BATCH + 1;

@@ -13,6 +13,7 @@ pub mod settle;
 pub mod summary;
 pub mod syscalls;
 pub mod text;
+pub mod wakeups;
 pub mod watch;
 
 use crate::environment::Environment;
@@ -77,6 +78,8 @@ pub struct Probe {
     pub environment: Environment,
     pub clocks: clocks::Clocks,
     pub syscalls: syscalls::Syscalls,
+    /// What one side waking the other costs, on one CPU and across two (ipc's cost answer).
+    pub wakeups: wakeups::Wakeups,
     pub memcpy_roofline: roofline::Roofline,
     pub counters: counters::Counters,
     pub kernel_features: features::Features,
@@ -93,6 +96,7 @@ pub fn probe(effort: &Effort, allowed_cpus: &[usize]) -> Probe {
     let counters = counters::measure();
     let clocks = clocks::measure(effort);
     let syscalls = syscalls::measure(effort);
+    let wakeups = wakeups::measure(allowed_cpus, syscalls.getpid.min_ns);
     let memcpy_roofline = roofline::measure(effort);
     Probe {
         schema_version: PROBE_SCHEMA_VERSION,
@@ -102,6 +106,7 @@ pub fn probe(effort: &Effort, allowed_cpus: &[usize]) -> Probe {
         environment,
         clocks,
         syscalls,
+        wakeups,
         memcpy_roofline,
         counters,
         kernel_features: features::measure(),

@@ -169,8 +169,8 @@ fn ci_rule(data: &Dataset) -> (String, String) {
             "{rule}; {target}; stop reasons: {}. Every comparison is one of three states, on the \
              per-round paired ratio (visited back to back in each round, order alternating; \
              Student's t on the per-round log-ratios): \"beats\" or \"is slower\" where its \
-             interval excludes 1; \"equivalent within ±5 %\" where two one-sided tests place \
-             it inside [0.95, 1.05]; \"undecided\" otherwise, never \"no difference\". The \
+             interval excludes 1; \"equivalent within ±{margin}\" where two one-sided tests \
+             place it inside [{low}, {high}]; \"undecided\" otherwise, never \"no difference\". The \
              cells a question tests together (sizes × thread counts) are one family: beats and \
              slower under Holm's step-down (the chance of any false claim held to 5 %), each \
              interval shown at its Holm level; equivalence under Benjamini–Hochberg; every answer states its count of tests, and answers.json \
@@ -179,7 +179,10 @@ fn ci_rule(data: &Dataset) -> (String, String) {
                 "none recorded".to_string()
             } else {
                 stops.join(", ")
-            }
+            },
+            margin = crate::stats::verdict::percent(data.margin()),
+            low = 1.0 - data.margin(),
+            high = 1.0 + data.margin(),
         ),
     )
 }

@@ -5,9 +5,10 @@
 //! visited back to back in each round, so comparisons rest on per-round paired ratios;
 //! "cannot be told apart" when the interval includes 1.
 use super::visits::{connection_of, point_of, round};
-use crate::analysis::paired::{self, ratio_of, verdict};
+use crate::analysis::paired::{ratio_of, verdict_within};
+use crate::analysis::separated::{self, leadership, Rounds, Words};
 use crate::analysis::Answer;
-use crate::stats::verdict::Verdict;
+use crate::stats::verdict::{judge_one, percent, Verdict};
 use crate::stats::visits::Direction;
 use serde_json::Value;
 
@@ -17,11 +18,19 @@ pub const COSTS: &str =
     "What does each model cost per request in context switches, threads and memory?";
 pub const SEEDS: &str = "The seeds' comparison: iterative, threaded and select at 5 and 15 clients";
 
-const BASIS: &str = "per-round paired ratios (the models at one client count visited back to back \
-     in each round, order reversed every other round); 95 % CI by Student's t on the per-round \
-     log-ratios; each comparison alone (no family correction): beats/slower when that interval \
-     excludes 1, \"equivalent within ±5 %\" when two one-sided tests place it inside [0.95, 1.05] \
-     (90 % CI), \"undecided\" otherwise";
+/// What every paired comparison of two models rests on, with the margin stated.
+fn basis(margin: f64) -> String {
+    format!(
+        "per-round paired ratios (the models at one client count visited back to back in each \
+         round, order reversed every other round); 95 % CI by Student's t on the per-round \
+         log-ratios; each comparison alone (no family correction): beats/slower when that \
+         interval excludes 1, \"equivalent within ±{}\" when two one-sided tests place it \
+         inside [{:.3}, {:.3}] (90 % CI), \"undecided\" otherwise",
+        percent(margin),
+        1.0 - margin,
+        1.0 + margin
+    )
+}
 
 fn rps(r: &Value) -> Option<f64> {
     r["metrics"]["requests_per_s"].as_f64()
@@ -78,7 +87,7 @@ impl Visits<'_> {
 /// Every answer, in the report's order, from the study's records (one per visit).
 /// With both connection modes measured, the model answers rest on the persistent visits and
 /// the churn answer compares the two modes.
-pub fn answers(records: &[Value]) -> Vec<Answer> {
+pub fn answers(records: &[Value], margin: f64) -> Vec<Answer> {
     let both = super::churn::both_modes(records);
     let v = Visits {
         records: records
@@ -87,13 +96,18 @@ pub fn answers(records: &[Value]) -> Vec<Answer> {
             .filter(|r| !both || connection_of(r) == "persistent")
             .collect(),
     };
-    let mut out = vec![best(&v), knee(&v), costs(&v), seeds(&v)];
+    let mut out = vec![
+        best(&v, margin),
+        knee(&v, margin),
+        costs(&v),
+        seeds(&v, margin),
+    ];
     if both {
         for a in &mut out {
             a.rests_on += "; the persistent-connection visits (per-request ones are compared in the churn answer)";
         }
     }
-    out.extend(super::churn::answer(records));
+    out.extend(super::churn::answer(records, margin));
     let place = v.place();
     for a in &mut out {
         a.rests_on = format!("{}; placement: {place}", a.rests_on);
@@ -101,46 +115,50 @@ pub fn answers(records: &[Value]) -> Vec<Answer> {
     out
 }
 
-/// The model with the highest (or lowest) mean of `f` at `clients`, and the runner-up's ratio.
-fn leader(v: &Visits, clients: u64, f: fn(&Value) -> Option<f64>, most: bool) -> Option<String> {
-    let mut ranked: Vec<(String, f64)> = v
+/// The leader in `f` at `clients` (most when `most`, else least): the model that beats every
+/// other in all pairwise paired comparisons, held together by Holm; where none does, "no
+/// single leader" and the models no other is shown to beat. Never the best estimate tested
+/// against the rest, which names a leader among equals (the winner's curse).
+fn leader(
+    v: &Visits,
+    clients: u64,
+    f: fn(&Value) -> Option<f64>,
+    most: bool,
+    margin: f64,
+) -> Option<String> {
+    let candidates: Vec<(String, Rounds)> = v
         .models()
         .into_iter()
-        .filter_map(|m| Some((m.clone(), v.mean(&m, clients, f)?)))
+        .map(|m| {
+            let r = v.rounds(&m, clients, f);
+            (m, r)
+        })
+        .filter(|(_, r)| !r.is_empty())
         .collect();
-    ranked.sort_by(|a, b| {
-        if most {
-            b.1.total_cmp(&a.1)
-        } else {
-            a.1.total_cmp(&b.1)
-        }
-    });
-    let (first, _) = ranked.first()?;
-    let Some((second, _)) = ranked.get(1) else {
-        return Some(format!("{first} (the only model measured)"));
+    match candidates.as_slice() {
+        [] => return None,
+        [(only, _)] => return Some(format!("{only} (the only model measured)")),
+        _ => {}
+    }
+    let l = leadership(&candidates, most, margin);
+    let words = match most {
+        true => Words::RATE,
+        false => Words::COST,
     };
-    let against = match ratio_of(
-        &v.rounds(first, clients, f),
-        &v.rounds(second, clients, f),
-        &format!("{first} and {second}"),
-    ) {
-        Ok(r) if paired::state(&r) == Verdict::Equivalent => {
-            format!("tied: {first} and {second} {}", verdict(&r))
-        }
-        Ok(r) if r.direction() == Direction::Indistinguishable => format!(
-            "{first} by its estimate; against the runner-up {second} {}",
-            verdict(&r)
-        ),
-        Ok(r) => format!("{first}, {} the runner-up {second}", verdict(&r)),
-        Err(why) => format!("{first} ({why})"),
-    };
-    Some(against)
+    Some(format!(
+        "{} ({})",
+        separated::describe(&candidates, &l, words, margin),
+        l.family.control()
+    ))
 }
 
-fn best(v: &Visits) -> Answer {
+fn best(v: &Visits, margin: f64) -> Answer {
     let mut details = Vec::new();
     for c in v.clients() {
-        let (Some(most), Some(least)) = (leader(v, c, rps, true), leader(v, c, cpu, false)) else {
+        let (Some(most), Some(least)) = (
+            leader(v, c, rps, true, margin),
+            leader(v, c, cpu, false, margin),
+        ) else {
             continue;
         };
         details.push(format!(
@@ -151,25 +169,25 @@ fn best(v: &Visits) -> Answer {
         return Answer::cannot(
             BEST,
             "Cannot be said: no point completed.".into(),
-            BASIS.into(),
+            basis(margin),
         );
     }
     Answer {
         question: BEST,
-        finding: "Per client count, the leader in requests per second and in server CPU per request, each against the runner-up:".into(),
+        finding: "Per client count, the leader in requests per second and in server CPU per request: the model that beats every other in paired comparisons (Holm across the pairs), or \"no single leader\" with the models the data do not separate:".into(),
         details,
-        rests_on: format!("{BASIS}; requests per second from the load generator over each visit's window, server CPU per request from the server process's task clock (getrusage when perf is off)"),
+        rests_on: format!("{}, except here: at each client count every pair of models is compared and the pairs are one Holm family per figure; a model leads only when it beats every other, never because its estimate is the highest (which names a leader among equals); \"A against B\" gives A's requests/s over B's, and for CPU per request B's over A's (so above 1 is A's advantage either way); requests per second from the load generator over each visit's window, server CPU per request from the server process's task clock (getrusage when perf is off)", basis(margin)),
         verdict: None,
     }
 }
 
-fn knee(v: &Visits) -> Answer {
+fn knee(v: &Visits, margin: f64) -> Answer {
     let clients = v.clients();
     if clients.len() < 2 {
         return Answer::cannot(
             KNEE,
             "Cannot be said: a knee needs two client counts or more (--clients 5,15,100).".into(),
-            BASIS.into(),
+            basis(margin),
         );
     }
     let mut details = Vec::new();
@@ -184,22 +202,28 @@ fn knee(v: &Visits) -> Answer {
             let grows = ratio_of(&v.rounds(&m, w[1], rps), &v.rounds(&m, w[0], rps), "req/s");
             let rises = ratio_of(&v.rounds(&m, w[1], p99), &v.rounds(&m, w[0], p99), "p99");
             if let (Ok(g), Ok(r)) = (grows, rises) {
-                // Flat means shown flat (equivalent within ±5 %) or falling, never merely
+                // Flat means shown flat (equivalent within the margin) or falling, never merely
                 // "growth not shown".
-                let flat = matches!(paired::state(&g), Verdict::Equivalent | Verdict::Slower);
+                let flat = matches!(
+                    judge_one(&g, margin).state,
+                    Verdict::Equivalent | Verdict::Slower
+                );
                 if flat && r.direction() == Direction::Higher {
-                    found = Some(format!("{m}: knee at {} clients: from {} to {} clients requests/s {} while p99 rises {}", w[0], w[0], w[1], verdict(&g), verdict(&r)));
+                    found = Some(format!("{m}: knee at {} clients: from {} to {} clients requests/s {} while p99 rises {}", w[0], w[0], w[1], verdict_within(&g, margin), verdict_within(&r, margin)));
                     break;
                 }
             }
         }
-        details.push(found.unwrap_or_else(|| format!("{m}: no knee shown within {} clients: at no step measured was requests/s shown flat (equivalent within ±5 %) or falling while p99 rose", counts.last().copied().unwrap_or(0))));
+        details.push(found.unwrap_or_else(|| format!("{m}: no knee shown within {} clients: at no step measured was requests/s shown flat (equivalent within ±{}) or falling while p99 rose", counts.last().copied().unwrap_or(0), percent(margin))));
     }
     Answer {
         question: KNEE,
-        finding: "A knee is the client count beyond which requests/s is shown to stop growing (its paired ratio to the next count equivalent within ±5 % or below 1; a ratio merely not shown above 1 is undecided, not a knee) while p99 keeps rising (its ratio is above 1):".into(),
+        finding: format!("A knee is the client count beyond which requests/s is shown to stop growing (its paired ratio to the next count equivalent within ±{} or below 1; a ratio merely not shown above 1 is undecided, not a knee) while p99 keeps rising (its ratio is above 1):", percent(margin)),
         details,
-        rests_on: format!("{BASIS}; here two client counts of one model, visited in the same round but not back to back"),
+        rests_on: format!(
+            "{}; here two client counts of one model, visited in the same round but not back to back",
+            basis(margin)
+        ),
         verdict: None,
     }
 }
@@ -259,7 +283,7 @@ fn costs(v: &Visits) -> Answer {
     }
 }
 
-fn seeds(v: &Visits) -> Answer {
+fn seeds(v: &Visits, margin: f64) -> Answer {
     let wanted = ["iterative", "threaded", "select"];
     let models = v.models();
     let missing: Vec<String> = wanted
@@ -277,7 +301,7 @@ fn seeds(v: &Visits) -> Answer {
         return Answer::cannot(
             SEEDS,
             format!("Cannot be said: not measured here: {}.", missing.join(", ")),
-            BASIS.into(),
+            basis(margin),
         );
     }
     let mut details = Vec::new();
@@ -297,7 +321,7 @@ fn seeds(v: &Visits) -> Answer {
             &v.rounds(b, c, rps),
             &format!("{a} and {b}"),
         ) {
-            Ok(r) => format!("{a} over {b} {}", verdict(&r)),
+            Ok(r) => format!("{a} over {b} {}", verdict_within(&r, margin)),
             Err(why) => why,
         };
         details.push(format!(
@@ -311,7 +335,7 @@ fn seeds(v: &Visits) -> Answer {
         question: SEEDS,
         finding: "In the seeds' terms (requests per second of each design at 5 and 15 concurrent clients), with each concurrent design against the iterative server:".into(),
         details,
-        rests_on: BASIS.into(),
+        rests_on: basis(margin),
         verdict: None,
     }
 }

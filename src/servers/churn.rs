@@ -5,20 +5,31 @@
 //! model keeps per-request; models are compared on those per-round shares (a paired ratio of
 //! ratios), and "suffers most" is said only when that comparison is decided.
 use super::visits::{connection_of, point_of, round};
-use crate::analysis::paired::{self, ratio_of, verdict};
+use crate::analysis::paired::{ratio_of, verdict_within};
+use crate::analysis::separated::{self, leadership, Rounds, Words};
 use crate::analysis::Answer;
-use crate::stats::verdict::Verdict;
+use crate::stats::verdict::percent;
 use serde_json::Value;
 
 pub const CHURN: &str = "What does a connection per request cost each model against persistent connections, and which model suffers most from connection churn?";
 
-const BASIS: &str = "per-round paired ratios (both connection modes of every model at one client \
-     count visited back to back in each round, order reversed every other round): a model's \
-     per-request requests/s over its persistent requests/s, and two models compared on those \
-     per-round shares; 95 % CI by Student's t on the per-round log-ratios; each comparison \
-     alone (no family correction): below/above 1 when that interval excludes 1, \"equivalent \
-     within ±5 %\" when two one-sided tests place it inside [0.95, 1.05] (90 % CI), \
-     \"undecided\" otherwise";
+/// What the churn answer rests on, with the margin stated.
+fn basis(margin: f64) -> String {
+    format!(
+        "per-round paired ratios (both connection modes of every model at one client count \
+         visited back to back in each round, order reversed every other round): a model's \
+         per-request requests/s over its persistent requests/s, and two models compared on \
+         those per-round shares; 95 % CI by Student's t on the per-round log-ratios; each \
+         comparison alone (no family correction): below/above 1 when that interval excludes \
+         1, \"equivalent within ±{}\" when two one-sided tests place it inside [{:.3}, {:.3}] \
+         (90 % CI), \"undecided\" otherwise; a model suffers most only when the share it \
+         keeps is below every other model's (all pairs, Holm), \"A against B\" giving B's \
+         kept share over A's",
+        percent(margin),
+        1.0 - margin,
+        1.0 + margin
+    )
+}
 
 /// Whether the records hold both connection modes (then the study answers [`CHURN`]).
 pub fn both_modes(records: &[Value]) -> bool {
@@ -53,7 +64,12 @@ type Ranked = (String, f64, Vec<(usize, f64)>);
 
 /// One client count's lines: each model's cost of churn, then which suffers most.
 /// The last is (the detail with its figures, the verdict without them).
-fn at(records: &[&Value], clients: u64, models: &[String]) -> (Vec<String>, (String, String)) {
+fn at(
+    records: &[&Value],
+    clients: u64,
+    models: &[String],
+    margin: f64,
+) -> (Vec<String>, (String, String)) {
     let mut lines = Vec::new();
     let mut ranked: Vec<Ranked> = Vec::new();
     for m in models {
@@ -63,7 +79,7 @@ fn at(records: &[&Value], clients: u64, models: &[String]) -> (Vec<String>, (Str
             Ok(r) => {
                 lines.push(format!(
                     "{clients} clients, {m}: per-request over persistent requests/s {}",
-                    verdict(&r)
+                    verdict_within(&r, margin)
                 ));
                 ranked.push((m.clone(), r.ratio, kept_per_round(records, m, clients)));
             }
@@ -74,12 +90,22 @@ fn at(records: &[&Value], clients: u64, models: &[String]) -> (Vec<String>, (Str
         }
     }
     ranked.sort_by(|a, b| a.1.total_cmp(&b.1));
-    (lines, most_suffering(clients, &ranked))
+    (lines, most_suffering(clients, &ranked, margin))
 }
 
-/// Which of the models `ranked` (smallest share first) suffers most at `c` clients: the
-/// detail with its figures and the verdict without them.
-fn most_suffering(c: u64, ranked: &[Ranked]) -> (String, String) {
+/// How "suffers most" is told: the model whose kept share is below every other's.
+const WORDS: Words = Words {
+    better: "keeps less",
+    worse: "keeps more",
+    leads: "suffers most",
+    noun: "model suffering most",
+};
+
+/// Which of the models `ranked` suffers most at `c` clients: the one whose per-round kept
+/// share is below every other model's (all pairs, Holm), never merely the smallest estimate
+/// tested against the next (which names a sufferer among equals); the detail with its
+/// figures and the verdict without them.
+fn most_suffering(c: u64, ranked: &[Ranked], margin: f64) -> (String, String) {
     match ranked {
         [] => (
             format!("{c} clients: no model measured in both modes"),
@@ -89,41 +115,28 @@ fn most_suffering(c: u64, ranked: &[Ranked]) -> (String, String) {
             format!("{c} clients: {only} (the only model measured in both modes)"),
             format!("{c} clients: {only} alone"),
         ),
-        [(worst, _, w), (next, _, n), ..] => {
-            let what = format!("the shares {worst} and {next} keep");
-            match ratio_of(w, n, &what) {
-                Ok(r) if paired::state(&r) == Verdict::Slower => (
-                    format!(
-                        "{c} clients: {worst} suffers most: the share it keeps over {next}'s {}",
-                        verdict(&r)
-                    ),
-                    format!("{c} clients: {worst} suffers most"),
-                ),
-                Ok(r) if paired::state(&r) == Verdict::Equivalent => (
-                    format!(
-                        "{c} clients: tied: {worst} and {next} keep shares {}",
-                        verdict(&r)
-                    ),
-                    format!("{c} clients: {worst} and {next} equivalent"),
-                ),
-                Ok(r) => (
-                    format!(
-                        "{c} clients: undecided between {worst} and {next}: the share {worst} keeps over {next}'s {}",
-                        verdict(&r)
-                    ),
-                    format!("{c} clients: undecided"),
-                ),
-                Err(why) => (
-                    format!("{c} clients: undecided: {why}"),
-                    format!("{c} clients: undecided"),
-                ),
-            }
+        _ => {
+            let candidates: Vec<(String, Rounds)> = ranked
+                .iter()
+                .map(|(m, _, k)| (m.clone(), k.clone()))
+                .collect();
+            let l = leadership(&candidates, false, margin);
+            let detail = format!(
+                "{c} clients: {} ({})",
+                separated::describe(&candidates, &l, WORDS, margin),
+                l.family.control()
+            );
+            let verdict = match l.leader {
+                Some(i) => format!("{c} clients: {} suffers most", candidates[i].0),
+                None => format!("{c} clients: undecided"),
+            };
+            (detail, verdict)
         }
     }
 }
 
 /// The answer from every visit's record (both modes), or `None` when the study measured one.
-pub fn answer(records: &[Value]) -> Option<Answer> {
+pub fn answer(records: &[Value], margin: f64) -> Option<Answer> {
     if !both_modes(records) {
         return None;
     }
@@ -145,7 +158,7 @@ pub fn answer(records: &[Value]) -> Option<Answer> {
     clients.sort();
     let (mut details, mut most) = (Vec::new(), Vec::new());
     for c in clients {
-        let (lines, line) = at(&done, c, &models);
+        let (lines, line) = at(&done, c, &models, margin);
         details.extend(lines);
         most.push(line);
     }
@@ -153,7 +166,7 @@ pub fn answer(records: &[Value]) -> Option<Answer> {
         return Some(Answer::cannot(
             CHURN,
             "Cannot be said: no visit completed in both connection modes.".into(),
-            BASIS.into(),
+            basis(margin),
         ));
     }
     details.extend(most.iter().map(|(detail, _)| detail.clone()));
@@ -162,7 +175,7 @@ pub fn answer(records: &[Value]) -> Option<Answer> {
         question: CHURN,
         finding: "Per client count, each model's requests/s with a connection per request against persistent connections (paired per round), then the model that keeps the smallest share, against the next smallest:".into(),
         details,
-        rests_on: BASIS.into(),
+        rests_on: basis(margin),
         verdict: Some(summary.join("; ")),
     })
 }

@@ -79,18 +79,9 @@ fn notes(records: &[Value]) -> Vec<String> {
 }
 
 /// How the figures were measured, from the first point's configuration and environment.
-fn method(records: &[Value], status: &str) -> String {
-    let Some(first) = records.first() else {
-        return format!("No point was measured. Status: {status}.");
-    };
-    let c = &first["config"];
-    let e = &first["environment"];
-    let load = match c["rate_per_s"].as_f64() {
-        Some(rate) => format!(
-            "open loop at {rate:.0} requests/s over all clients, latency from each request's intended send time"
-        ),
-        None => "closed loop (each client sends its next request when the whole echo of the last has arrived), latency from send to the whole echo".into(),
-    };
+/// What the client side did beyond the plain closed loop: connection churn, stalled clients,
+/// CPU placement.
+fn extras(records: &[Value], c: &Value) -> String {
     let per_connection = c["requests_per_connection"]
         .as_u64()
         .map(|n| format!(" Each client closes its connection after {n} requests; the point ends when all have, or at the end of the measured time."))
@@ -115,6 +106,32 @@ fn method(records: &[Value], status: &str) -> String {
         (Some(p), _, _) => format!(" CPU placement: --pin {p} (the scheduler places both)."),
         (None, _, _) => String::new(),
     };
+    format!("{per_connection}{stalled}{pin}")
+}
+
+/// How the answers judge: the three states with the margin, and Holm for the leaders.
+fn verdicts(margin: f64) -> String {
+    let m = crate::stats::verdict::percent(margin);
+    format!(
+        " Verdicts: a comparison of two models (paired per round) is beats/slower when its 95 % interval excludes 1, equivalent within ±{m} (--margin) when two one-sided tests place its 90 % interval inside [{:.3}, {:.3}], else undecided; a model leads only when it beats every other at that client count, the pairs held together by Holm, else \"no single leader\".",
+        1.0 - margin,
+        1.0 + margin
+    )
+}
+
+fn method(records: &[Value], status: &str, margin: f64) -> String {
+    let Some(first) = records.first() else {
+        return format!("No point was measured. Status: {status}.");
+    };
+    let c = &first["config"];
+    let e = &first["environment"];
+    let load = match c["rate_per_s"].as_f64() {
+        Some(rate) => format!(
+            "open loop at {rate:.0} requests/s over all clients, latency from each request's intended send time"
+        ),
+        None => "closed loop (each client sends its next request when the whole echo of the last has arrived), latency from send to the whole echo".into(),
+    };
+    let extras = extras(records, c);
     let visits = match first["visit"]["seed"].as_u64() {
         Some(seed) => format!(
             " Visits: {} per point, each with the measured time above; {} (seed {seed}). Table and plots: means over a point's completed visits.",
@@ -129,7 +146,7 @@ fn method(records: &[Value], status: &str) -> String {
         .max()
         .unwrap_or(0);
     format!(
-        "Every point forks a fresh server process on loopback TCP and drives it with {} B requests, each echoed whole and checked byte for byte; {load}. {} s warm-up, then {} s measured per visit.{visits} Load: up to {client_threads} client threads in bytepath's own process, each with its own epoll over its share of the connections. Server threads: as the model has them (iterative one, threaded one per client, select/poll/uring one), epoll --server-threads {}.{per_connection}{stalled}{pin} Server CPU per request: CPU time of the forked server process alone (all its threads, none of the load generator's), perf task-clock where counted, else getrusage(RUSAGE_SELF) user + system, over the measured window divided by the requests served; context switches per request likewise (perf, else getrusage voluntary + involuntary). Server peak RSS: the server's VmHWM, pages shared with bytepath since the fork included. Client CPU/thread: the client threads' CPU time as a share of the measured time, per thread (near 100 % means the load generator, not the server, was the limit). Latency percentiles from an HDR histogram. Environment: Linux {}, {}, {} online CPUs, allowed {}, RLIMIT_NOFILE {}. Status: {status}.",
+        "Every point forks a fresh server process on loopback TCP and drives it with {} B requests, each echoed whole and checked byte for byte; {load}. {} s warm-up, then {} s measured per visit.{visits} Load: up to {client_threads} client threads in bytepath's own process, each with its own epoll over its share of the connections. Server threads: as the model has them (iterative one, threaded one per client, select/poll/uring one), epoll --server-threads {}.{extras} Server CPU per request: CPU time of the forked server process alone (all its threads, none of the load generator's), perf task-clock where counted, else getrusage(RUSAGE_SELF) user + system, over the measured window divided by the requests served; context switches per request likewise (perf, else getrusage voluntary + involuntary). Server peak RSS: the server's VmHWM, pages shared with bytepath since the fork included. Client CPU/thread: the client threads' CPU time as a share of the measured time, per thread (near 100 % means the load generator, not the server, was the limit). Latency percentiles from an HDR histogram. Environment: Linux {}, {}, {} online CPUs, allowed {}, RLIMIT_NOFILE {}. Status: {status}.{}",
         c["size_bytes"],
         c["warmup_s"],
         c["duration_s"],
@@ -139,6 +156,7 @@ fn method(records: &[Value], status: &str) -> String {
         e["online_cpus"],
         e["allowed_cpus"].as_str().unwrap_or("?"),
         c["open_file_limit"],
+        verdicts(margin),
     )
 }
 
@@ -219,12 +237,12 @@ const FIGURES: [Figure; 4] = [
     ),
 ];
 
-pub fn markdown(records: &[Value], status: &str) -> String {
+pub fn markdown(records: &[Value], status: &str, margin: f64) -> String {
     let points = &super::visits::points(records);
     let mut out = format!(
         "# {TITLE}\n\n{}## How this was measured\n\n{}\n\n",
-        study::answers_markdown(&answers(records, points)),
-        method(records, status)
+        study::answers_markdown(&answers(records, points, margin)),
+        method(records, status, margin)
     );
     let records = points;
     out += &study_table(records).markdown();
@@ -242,12 +260,12 @@ pub fn markdown(records: &[Value], status: &str) -> String {
     out
 }
 
-pub fn html(records: &[Value], status: &str) -> String {
+pub fn html(records: &[Value], status: &str, margin: f64) -> String {
     let points = &super::visits::points(records);
-    let mut body = study::answers_html(&answers(records, points));
+    let mut body = study::answers_html(&answers(records, points, margin));
     body += &format!(
         "<h2>How this was measured</h2>\n<p>{}</p>\n",
-        escape(&method(records, status))
+        escape(&method(records, status, margin))
     );
     let records = points;
     body += &study_table(records).html();
@@ -273,8 +291,8 @@ pub fn html(records: &[Value], status: &str) -> String {
 
 /// The study's own answers (from every visit), then with `--profile` where each model's CPU
 /// goes (from the points, which carry their profiled visit).
-fn answers(records: &[Value], points: &[Value]) -> Vec<crate::analysis::Answer> {
-    let mut out = super::answers::answers(records);
+fn answers(records: &[Value], points: &[Value], margin: f64) -> Vec<crate::analysis::Answer> {
+    let mut out = super::answers::answers(records, margin);
     out.extend(crate::analysis::profile::answer_for(
         &super::profile_points::points(points),
         "profile window",
@@ -284,9 +302,13 @@ fn answers(records: &[Value], points: &[Value]) -> Vec<crate::analysis::Answer> 
 
 /// Writes report.md and report.html for the points measured so far (all of them, or those
 /// before a failure or Ctrl-C) out of `planned`; returns the HTML path.
-pub fn write(dir: &Path, records: &[Value], planned: usize) -> Result<PathBuf, Error> {
+pub fn write(dir: &Path, records: &[Value], planned: usize, margin: f64) -> Result<PathBuf, Error> {
     let status = overall(&super::visits::points(records), planned);
-    study::write(dir, &markdown(records, status), &html(records, status))?;
+    study::write(
+        dir,
+        &markdown(records, status, margin),
+        &html(records, status, margin),
+    )?;
     Ok(dir.join(HTML))
 }
 
@@ -305,166 +327,20 @@ pub fn at_end(dir: &Path, json: bool) -> Result<(), Error> {
 /// Re-renders a servers results folder's report from its marker and results.jsonl (what
 /// `bytepath report DIR` does for such a folder); returns the HTML path.
 pub fn rerender(dir: &Path) -> Result<PathBuf, Error> {
-    let planned = study::marker(dir)?["points"].as_u64().unwrap_or(0) as usize;
+    let marker = study::marker(dir)?;
+    let planned = marker["points"].as_u64().unwrap_or(0) as usize;
     let records: Vec<Value> = study::records(dir)?;
-    write(dir, &records, planned)
+    write(dir, &records, planned, margin_of(&marker))
+}
+
+/// The `--margin` a study's marker records; the default for a folder from before the flag.
+pub fn margin_of(marker: &Value) -> f64 {
+    marker["spec"]["margin"]
+        .as_f64()
+        .filter(|m| *m > 0.0)
+        .unwrap_or(crate::stats::verdict::DEFAULT_MARGIN)
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::servers::report_table::table;
-    use serde_json::json;
-
-    /// A record shaped as `record::point` writes it; `rps` None for a point not measured.
-    fn point(model: &str, clients: u64, status: &str, rps: Option<f64>) -> Value {
-        let mut r = json!({
-            "config": {"model": model, "clients": clients, "clients_requested": clients,
-                "size_bytes": 64, "duration_s": 0.3, "warmup_s": 0.05, "loop": "closed",
-                "rate_per_s": null, "client_threads": 2, "server_threads": 1,
-                "requests_per_connection": null, "stalled_clients": 0, "open_file_limit": 20000},
-            "environment": {"kernel_release": "6.1.0", "cpu_model": "Test CPU", "online_cpus": 2,
-                "allowed_cpus": "0-1"},
-            "status": status,
-            "errors": [],
-        });
-        if let Some(rps) = rps {
-            r["metrics"] = json!({
-                "requests": (rps * 0.3) as u64, "requests_per_s": rps,
-                "latency_ns": {"min": 9000, "p50": 20000, "p99": 90000, "p99_9": 150000, "max": 400000},
-                "mismatched_requests": 0, "connection_errors": 0,
-                "server": {"cpu_per_request_ns": 1e9 / rps, "context_switches_per_request": 0.5,
-                    "threads": 1, "peak_rss_bytes": 3 << 20,
-                    "cycles": null, "cycles_unavailable_reason": "no PMU",
-                    "instructions": null, "instructions_unavailable_reason": "no PMU",
-                    "ipc": null, "ipc_unavailable_reason": "no PMU",
-                    "cache_misses": null, "cache_misses_unavailable_reason": "no PMU"},
-                "client": {"cpu_share_per_thread": 0.4, "threads": 2},
-            });
-        }
-        r
-    }
-
-    fn study() -> Vec<Value> {
-        let mut refused = point("select", 2000, "refused", None);
-        refused["reason"] = json!("select cannot watch 2000 clients: descriptors would pass FD_SETSIZE (1024); at most 1000 clients here");
-        let mut skipped = point("uring", 2000, "skipped", None);
-        skipped["reason"] = json!("io_uring_setup: Operation not permitted");
-        let mut failed = point("poll", 2000, "failed", Some(1000.0));
-        failed["errors"] = json!(["the server process ended: killed by signal 9"]);
-        vec![
-            point("select", 15, "completed", Some(50000.0)),
-            point("epoll", 15, "completed", Some(60000.0)),
-            refused,
-            point("epoll", 2000, "completed", Some(55000.0)),
-            skipped,
-            failed,
-        ]
-    }
-
-    #[test]
-    fn the_table_has_a_row_per_record_in_the_order_measured() {
-        let records = study();
-        let (_, rows) = table(&records);
-        let keys: Vec<(String, String, String)> = rows
-            .iter()
-            .map(|r| (r[0].clone(), r[1].clone(), r[2].clone()))
-            .collect();
-        assert_eq!(keys.len(), 6);
-        assert_eq!(keys[2], ("select".into(), "2000".into(), "refused".into()));
-        assert_eq!(rows[1][3], "60000", "req/s");
-        assert_eq!(rows[1][5], "90.0", "p99 in µs");
-        assert_eq!(rows[2][3], "", "a refused point has no figures, not zeros");
-        let md = markdown(&records, "completed");
-        assert_eq!(md.lines().filter(|l| l.starts_with("| ")).count(), 1 + 6);
-    }
-
-    #[test]
-    fn points_not_measured_carry_their_reason() {
-        let records = study();
-        let notes = notes(&records);
-        assert!(notes.contains(&"select at 2000 clients: refused: select cannot watch 2000 clients: descriptors would pass FD_SETSIZE (1024); at most 1000 clients here".to_string()), "{notes:?}");
-        assert!(notes
-            .iter()
-            .any(|n| n.starts_with("uring at 2000 clients: skipped: io_uring_setup")));
-        assert!(notes
-            .iter()
-            .any(|n| n.contains("poll at 2000 clients: failed: the server process ended")));
-        assert_eq!(notes.len(), 3, "completed points need no note: {notes:?}");
-
-        let mut waiting = point("iterative", 15, "completed", Some(18000.0));
-        waiting["metrics"]["server"]["accepted_connections"] = json!(1);
-        assert!(super::notes(&[waiting])[0].contains("accepted 1 of 15 connections"));
-        assert!(html(&records, "failed").contains("FD_SETSIZE (1024)"));
-    }
-
-    #[test]
-    fn a_capped_client_count_shows_what_was_asked_and_why() {
-        let mut r = point("epoll", 136, "completed", Some(1000.0));
-        r["config"]["clients_requested"] = json!(500);
-        r["config"]["clients_capped_reason"] =
-            json!("--clients 500 capped to 136: RLIMIT_NOFILE is 200");
-        assert_eq!(table(std::slice::from_ref(&r)).1[0][1], "136 of 500");
-        assert!(notes(&[r])[0].contains("RLIMIT_NOFILE is 200"));
-    }
-
-    #[test]
-    fn unmeasured_hardware_counters_get_one_note_and_no_column() {
-        let records = study();
-        let (header, _) = table(&records);
-        assert!(!header.contains(&"IPC"), "{header:?}");
-        let md = markdown(&records, "completed");
-        assert_eq!(md.matches("n/a: no PMU").count(), 1, "{md}");
-
-        let mut counted = study();
-        counted[1]["metrics"]["server"]["cycles"] = json!(18000.0 * 1000.0);
-        let (header, rows) = table(&counted);
-        assert_eq!(header.last(), Some(&"cycles/req"));
-        assert_eq!(
-            rows[1].last().unwrap(),
-            "1000.00",
-            "cycles / 18000 requests"
-        );
-        assert_eq!(
-            rows[0].last().unwrap(),
-            "n/a",
-            "measured there, not counted"
-        );
-        assert!(hardware_note(&counted)
-            .unwrap()
-            .contains("instructions, IPC, cache misses"));
-    }
-
-    #[test]
-    fn the_page_is_well_formed_and_holds_the_four_plots() {
-        let page = html(&study(), "completed");
-        let doc = roxmltree::Document::parse_with_options(
-            &page,
-            roxmltree::ParsingOptions {
-                allow_dtd: true,
-                ..Default::default()
-            },
-        )
-        .expect("well-formed XHTML");
-        for (id, ..) in FIGURES {
-            let svg = doc
-                .descendants()
-                .find(|n| n.has_tag_name("svg") && n.attribute("data-plot") == Some(id))
-                .unwrap_or_else(|| panic!("no plot {id}"));
-            let points = svg
-                .descendants()
-                .filter(|n| n.attribute("class") == Some("point"))
-                .count();
-            assert_eq!(points, 3, "{id}: the three completed points only");
-        }
-    }
-
-    #[test]
-    fn an_empty_study_still_renders_and_says_so() {
-        let page = html(&[], "interrupted");
-        assert!(page.contains("No point was measured. Status: interrupted."));
-        assert_eq!(page.matches("no completed point").count(), 4);
-        assert_eq!(overall(&[], 3), "interrupted");
-        assert_eq!(overall(&study(), 6), "failed");
-    }
-}
+#[path = "report_tests.rs"]
+mod tests;

@@ -582,6 +582,7 @@ mod tests {
             remote: None,
             profile: false,
             watch: Default::default(),
+            margin: 0.05,
         };
         let link = Link::open(&spec.network).unwrap();
         let rec = point(

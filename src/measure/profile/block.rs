@@ -69,6 +69,10 @@ pub struct ProfileBlock {
     pub top_other: Vec<SymbolCount>,
     pub copies_per_byte: Option<CopiesPerByte>,
     pub method: String,
+    /// The copy share in each time block of the window (batch means, `batches`): empty when
+    /// the window had too few samples, or the block was written before blocks were kept.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub copy_share_blocks: Vec<f64>,
 }
 
 impl ProfileBlock {
@@ -195,6 +199,7 @@ impl ProfileBlock {
             top_other: vec![],
             copies_per_byte: None,
             method: String::new(),
+            copy_share_blocks: Vec::new(),
         }
     }
 }

@@ -165,6 +165,7 @@ impl Tally {
             top_other: top,
             copies_per_byte: None,
             method: meta.method,
+            copy_share_blocks: Vec::new(),
         }
     }
 }

@@ -10,6 +10,7 @@
 //! // … the window …
 //! let profile = running.stop();
 //! ```
+pub mod batches;
 pub mod block;
 pub mod breakdown;
 pub mod categories;
@@ -148,7 +149,8 @@ impl StoppedProfile {
             tally.add(sample, 1);
         }
         let method = method_text(&window, &tally, &self.settings, &symbolizer.sources());
-        Profile::Measured(Box::new(tally.into_block(BlockMeta {
+        let blocks = batches::copy_share_blocks(&window.samples, &named);
+        let mut block = tally.into_block(BlockMeta {
             event: window.event.name().into(),
             event_reason: window.event_reason.clone(),
             frequency_hz: window.frequency_hz,
@@ -156,7 +158,9 @@ impl StoppedProfile {
             lost: window.lost,
             throttled: window.throttled,
             method,
-        })))
+        });
+        block.copy_share_blocks = blocks;
+        Profile::Measured(Box::new(block))
     }
 }
 

@@ -1,0 +1,94 @@
+//! The fastest round trip at each size: the transport that beats every other in all pairwise
+//! paired comparisons at that size (one Holm family per size, `analysis::separated`), or "no
+//! single fastest" with the transports the data do not separate. The fastest estimate tested
+//! against the rest would name a winner among equals (the winner's curse).
+use super::series::{at_size, cannot, name, paired_basis, round_trip_ns, FASTEST};
+use crate::analysis::point::Point;
+use crate::analysis::separated::{self, leadership, Rounds, Words};
+use crate::analysis::{capitalize, distinct, size_label, Answer};
+use crate::report::units::duration_ns;
+
+/// How the fastest is told.
+const WORDS: Words = Words {
+    better: "beats",
+    worse: "is slower",
+    leads: "is fastest",
+    noun: "fastest",
+};
+
+/// One size's comparisons as a detail line and its verdict ("shm" or "no single (shm, unix)").
+fn size_line(size: f64, here: &[&Point], margin: f64) -> (String, String) {
+    let candidates: Vec<(String, Rounds)> =
+        here.iter().map(|p| (name(p), p.visits.clone())).collect();
+    let l = leadership(&candidates, true, margin);
+    let mut line = format!(
+        "{}: {}",
+        size_label(size),
+        separated::describe(&candidates, &l, WORDS, margin)
+    );
+    let verdict = match l.leader {
+        Some(i) => {
+            line += &format!("; {} per round trip", duration_ns(round_trip_ns(here[i])));
+            candidates[i].0.clone()
+        }
+        None => {
+            let top: Vec<&str> = l.top.iter().map(|&i| candidates[i].0.as_str()).collect();
+            format!("no single ({})", top.join(", "))
+        }
+    };
+    line += &format!(" ({})", l.family.control());
+    for why in &l.unpaired {
+        line += &format!("; {why}");
+    }
+    (line, verdict)
+}
+
+pub fn fastest(rr: &[&Point], margin: f64) -> Answer {
+    let (mut details, mut verdicts) = (Vec::new(), Vec::new());
+    for size in distinct(rr, |p| p.size) {
+        let here = at_size(rr, size);
+        if here.len() < 2 {
+            continue;
+        }
+        let (line, verdict) = size_line(size, &here, margin);
+        details.push(line);
+        verdicts.push((size, verdict));
+    }
+    if details.is_empty() {
+        return cannot(
+            FASTEST,
+            "Cannot be said: no size has round trips of two transports (measure latency with at least two --transports).".into(),
+            margin,
+        );
+    }
+    let mut winners: Vec<&String> = verdicts.iter().map(|v| &v.1).collect();
+    winners.dedup();
+    let finding = match winners.as_slice() {
+        [one] if !one.starts_with("no single") => format!(
+            "{} has the fastest round trip at every size measured: it beats every other transport at each.",
+            capitalize(one)
+        ),
+        _ => format!(
+            "Per size, the transport that beats every other, or no single fastest where the data do not separate them: {}.",
+            verdicts
+                .iter()
+                .map(|(s, v)| format!("{} {v}", size_label(*s)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    let text: Vec<String> = verdicts
+        .iter()
+        .map(|(s, v)| format!("{} {v}", size_label(*s)))
+        .collect();
+    Answer {
+        question: FASTEST,
+        finding,
+        details,
+        rests_on: format!(
+            "{}; at each size every pair of transports compared (round trips per second, the first over the second), the pairs of one size one Holm family; a transport is the fastest only when it beats every other",
+            paired_basis(margin)
+        ),
+        verdict: Some(format!("fastest: {}", text.join(", "))),
+    }
+}
