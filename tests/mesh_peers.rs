@@ -224,3 +224,62 @@ fn other_versions_are_refused_both_ways_with_both_versions_named() {
     );
     answer.join().unwrap();
 }
+
+#[test]
+fn a_peer_that_answers_no_bytepath_hello_is_refused_without_detail_and_logged_in_full() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("server.log");
+    let token = dir.path().join("token");
+    std::fs::write(&token, format!("{FLEET}\n")).unwrap();
+    let source = Server::start_logged(
+        "5s",
+        &[
+            "--allow-peers",
+            "127.0.0.0/8",
+            "--token-file",
+            token.to_str().unwrap(),
+        ],
+        &log,
+    );
+    // A closed port: a listener bound, then closed.
+    let closed = TcpListener::bind("127.0.0.1:0").unwrap();
+    let closed_port = closed.local_addr().unwrap().port();
+    drop(closed);
+    // Another service: answers every connection with an HTTP status line.
+    let http = TcpListener::bind("127.0.0.1:0").unwrap();
+    let http_port = http.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for mut c in http.incoming().flatten() {
+            use std::io::Write;
+            let _ = c.write_all(b"HTTP/1.0 400 Bad Request\r\n\r\n");
+        }
+    });
+    let mut told = Vec::new();
+    for port in [closed_port, http_port] {
+        let mut s = hello(&source, FLEET.as_bytes());
+        let record = match peer_run(&mut s, &format!("127.0.0.1:{port}")) {
+            Message::PeerRecord { record } => record,
+            other => panic!("got {}", other.kind()),
+        };
+        assert_ne!(record["status"], "completed", "{record}");
+        let errors = record["errors"].to_string();
+        told.push(errors.replace(&port.to_string(), "PORT"));
+    }
+    // Both the same, and naming nothing of what was there.
+    assert_eq!(told[0], told[1]);
+    assert!(
+        told[0].contains("the peer at 127.0.0.1:PORT did not answer a bytepath hello"),
+        "{}",
+        told[0]
+    );
+    for leak in ["refused", "os error", "declared", "HTTP", "frame"] {
+        assert!(!told[0].contains(leak), "{leak} in {}", told[0]);
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    let logged = std::fs::read_to_string(&log).unwrap();
+    assert!(logged.contains("Connection refused"), "{logged}");
+    assert!(
+        logged.contains(&format!("127.0.0.1:{http_port}: waiting for its hello")),
+        "{logged}"
+    );
+}

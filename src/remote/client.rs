@@ -73,6 +73,16 @@ pub struct RemotePeer {
     /// `--profile` asked of a server that cannot sample (an older release): why its side has
     /// no profile.
     no_profile: Option<String>,
+    /// Run by a server for a mesh driver: an address that is no bytepath server is refused
+    /// without detail (`unanswered`).
+    peer_run: bool,
+}
+
+/// Why the hello exchange failed: answered by a bytepath server (its refusal, its version), or
+/// not answered as one (nothing listens, silence, another service).
+enum HelloError {
+    Answered(Error),
+    Unanswered(Error),
 }
 
 impl RemotePeer {
@@ -88,6 +98,15 @@ impl RemotePeer {
             expected: Vec::new(),
             servers: false,
             no_profile: None,
+            peer_run: false,
+        }
+    }
+
+    /// A peer for a mesh peer run, run by a server on a driver's behalf (`unanswered`).
+    pub fn for_peer_run(target: Target, token: Option<Vec<u8>>, reverse: bool) -> RemotePeer {
+        RemotePeer {
+            peer_run: true,
+            ..RemotePeer::new(target, token, reverse)
         }
     }
 
@@ -150,26 +169,38 @@ impl RemotePeer {
     }
 
     fn handshake(&mut self) -> Result<(), Error> {
-        let addr = resolve(&self.target)?;
+        let (client_hello, server_hello, secure) = match self.hellos() {
+            Ok(hellos) => hellos,
+            Err(HelloError::Answered(e)) => return Err(e),
+            Err(HelloError::Unanswered(e)) => return Err(self.unanswered(e)),
+        };
+        self.check_capabilities()?;
+        self.secure_channel(secure, &client_hello, &server_hello)
+    }
+
+    /// Connects and exchanges hellos: returns both hellos and whether the server runs with a
+    /// token. An address that refuses, stays silent or answers with something other than a
+    /// bytepath hello is `Unanswered`.
+    fn hellos(&mut self) -> Result<(Vec<u8>, Vec<u8>, bool), HelloError> {
+        use HelloError::{Answered, Unanswered};
+        let addr = resolve(&self.target).map_err(Answered)?;
         let stream = TcpStream::connect_timeout(&addr, STEP_TIMEOUT)
-            .map_err(|e| self.fail(format_args!("connecting: {e}")))?;
+            .map_err(|e| Unanswered(self.fail(format_args!("connecting: {e}"))))?;
         let setup = stream
             .set_read_timeout(Some(STEP_TIMEOUT))
             .and_then(|()| stream.set_write_timeout(Some(STEP_TIMEOUT)))
             .and_then(|()| stream.set_nodelay(true));
-        setup.map_err(|e| self.fail(e))?;
+        setup.map_err(|e| Unanswered(self.fail(e)))?;
         self.control = Some(ControlStream::plain(stream));
         let client_hello = protocol::encode(&Message::ClientHello {
             version: VERSION,
             capabilities: capabilities(),
         })
-        .map_err(|e| self.fail(e))?;
+        .map_err(|e| Answered(self.fail(e)))?;
         let sent = protocol::write_frame(self.stream(), &client_hello);
-        sent.map_err(|e| self.fail(format_args!("sending client_hello: {e}")))?;
-        let server_hello = match protocol::read_frame(self.stream()) {
-            Ok(body) => body,
-            Err(e) => return Err(self.fail(format_args!("waiting for its hello: {e}"))),
-        };
+        sent.map_err(|e| Unanswered(self.fail(format_args!("sending client_hello: {e}"))))?;
+        let server_hello = protocol::read_frame(self.stream())
+            .map_err(|e| Unanswered(self.fail(format_args!("waiting for its hello: {e}"))))?;
         let (version, secure) = match protocol::parse(&server_hello) {
             Ok(Message::ServerHello {
                 version,
@@ -181,23 +212,39 @@ impl RemotePeer {
                 self.server_system = system;
                 (version, secure)
             }
-            Ok(Message::Error { code, message }) => return Err(self.refused(code, &message)),
-            Ok(other) => return Err(self.unexpected("its hello", &other)),
+            Ok(Message::Error { code, message }) => {
+                return Err(Answered(self.refused(code, &message)))
+            }
+            Ok(other) => return Err(Unanswered(self.unexpected("its hello", &other))),
             // An older server's hello has other fields: still name its version.
             Err(e) => match other_version(&server_hello) {
                 Some(version) => (version, false),
-                None => return Err(self.fail(format_args!("its hello: {e}"))),
+                None => return Err(Unanswered(self.fail(format_args!("its hello: {e}")))),
             },
         };
         if version != VERSION {
-            return Err(crate::error::ConfigError(format!(
+            return Err(Answered(crate::error::ConfigError(format!(
                 "--remote {}: protocol version mismatch: this client speaks version {VERSION}, the server speaks version {version}; use the same bytepath release on both hosts",
                 self.target
             ))
-            .into());
+            .into()));
         }
-        self.check_capabilities()?;
-        self.secure_channel(secure, &client_hello, &server_hello)
+        Ok((client_hello, server_hello, secure))
+    }
+
+    /// An address that did not answer a bytepath hello. For a peer run the driver learns only
+    /// that (whether a port is closed, filtered or holds another service is not its to probe
+    /// through this server); the detail goes to this server's log.
+    fn unanswered(&self, detail: Error) -> Error {
+        if !self.peer_run {
+            return detail;
+        }
+        let detail = super::escaped(&detail.to_string());
+        eprintln!("bytepath server: peer run: {detail}");
+        Error::Failed(format!(
+            "the peer at {} did not answer a bytepath hello",
+            self.target
+        ))
     }
 
     /// The Noise handshake keyed by the token, when the server runs with one; a server

@@ -98,3 +98,13 @@ pub fn tag_flow(tag: &[u8], cookie: &[u8], threads: usize) -> Option<usize> {
     let flow = u32::from_be_bytes(tag[COOKIE_BYTES..].try_into().ok()?) as usize;
     (differs == 0 && flow < threads).then_some(flow)
 }
+
+/// Control characters (newlines, escape sequences) as Rust escapes; the rest as it is.
+pub fn escaped(text: &str) -> String {
+    text.chars()
+        .map(|c| match c.is_control() {
+            true => c.escape_default().to_string(),
+            false => c.to_string(),
+        })
+        .collect()
+}

@@ -41,7 +41,8 @@ pub(super) fn serve(
         return Ok("busy: another run is in progress".into());
     };
     let started = unix_ms();
-    let peer_run = RemotePeer::new(target.clone(), state.config.token.clone(), request.reverse);
+    let peer_run =
+        RemotePeer::for_peer_run(target.clone(), state.config.token.clone(), request.reverse);
     // A mechanism or receive path this kernel lacks is skipped with the probe's reason, as a
     // point on one host is (the destination's kernel answers for its own side when it sets up).
     let probed = crate::mechanism::probe(spec.mechanism)

@@ -192,7 +192,7 @@ impl TurnedAway {
             0 => String::new(),
             n => format!(" ({n} more turned away since the last line)"),
         };
-        eprintln!("session {id}: turned away: {}{more}", audit::escaped(why));
+        eprintln!("session {id}: turned away: {}{more}", super::escaped(why));
         self.last = Some(Instant::now());
     }
 }

@@ -134,6 +134,16 @@ impl Server {
     /// Starts a server whose every read times out after `timeout` (e.g. "1s"), with `extra`;
     /// `--insecure` when `extra` gives no `--token-file` (a test on loopback).
     pub fn start(timeout: &str, extra: &[&str]) -> Server {
+        Server::start_with(timeout, extra, std::process::Stdio::null())
+    }
+
+    /// Like `start`, with the server's stderr (its log) written to `log`.
+    pub fn start_logged(timeout: &str, extra: &[&str], log: &std::path::Path) -> Server {
+        let log = std::fs::File::create(log).unwrap();
+        Server::start_with(timeout, extra, log.into())
+    }
+
+    fn start_with(timeout: &str, extra: &[&str], stderr: std::process::Stdio) -> Server {
         use std::io::BufRead;
         let temp = tempfile::tempdir().unwrap();
         let insecure = match extra.contains(&"--token-file") {
@@ -146,7 +156,7 @@ impl Server {
             .args(insecure)
             .env("TMPDIR", temp.path())
             .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::null())
+            .stderr(stderr)
             .spawn()
             .expect("server started");
         let mut line = String::new();

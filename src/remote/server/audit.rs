@@ -1,6 +1,7 @@
 //! The server's one line per session on stderr: text (escaped, so a client's bytes cannot forge
 //! log lines or terminal sequences) or, with `--log-format json`, one JSON object, the audit
 //! line: when, from where, who (the identity the handshake proved), and what came of it.
+use crate::remote::escaped;
 use crate::remote::protocol::ErrorCode;
 
 pub(super) struct SessionLine<'a> {
@@ -42,16 +43,6 @@ impl SessionLine<'_> {
             escaped(&detail)
         )
     }
-}
-
-/// Control characters (newlines, escape sequences) as Rust escapes; the rest as it is.
-pub(in crate::remote) fn escaped(text: &str) -> String {
-    text.chars()
-        .map(|c| match c.is_control() {
-            true => c.escape_default().to_string(),
-            false => c.to_string(),
-        })
-        .collect()
 }
 
 #[cfg(test)]
