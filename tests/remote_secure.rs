@@ -291,3 +291,20 @@ fn log_format_json_writes_one_audit_line_per_session() {
         (Some("refused"), Some("auth"))
     );
 }
+
+#[test]
+fn a_service_that_is_not_bytepath_is_told_apart_without_echoing_what_it_sent() {
+    // Another service's greeting, read as a frame's length: "SSH-" is 1397966893 bytes.
+    let service = TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = service.local_addr().unwrap().to_string();
+    std::thread::spawn(move || {
+        for mut c in service.incoming().flatten() {
+            let _ = c.write_all(b"SSH-2.0-OpenSSH_9.6\r\n");
+        }
+    });
+    let out = remote(&address, None);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("a frame was over the limit"), "{err}");
+    assert!(!err.contains(&0x5353_482du32.to_string()), "{err}");
+}
