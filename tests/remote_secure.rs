@@ -284,8 +284,25 @@ fn log_format_json_writes_one_audit_line_per_session() {
         (Some("token"), Some("ok"))
     );
     assert!(ran["detail"].as_str().unwrap().contains("tcp rr"), "{ran}");
+    // What was asked, what ran and its bytes are fields of their own.
+    assert_eq!(
+        ran["asked"], "run tcp rr 4096 B x1 send for 300 ms",
+        "{ran}"
+    );
+    assert_eq!(ran["ran"], "tcp rr 4096 B x1 send for 300 ms", "{ran}");
+    assert!(ran["bytes"].as_u64().unwrap() >= 2 * 4096, "{ran}");
+    let check = &sessions[0];
+    assert_eq!(check["asked"], "check (hello only)", "{check}");
+    assert!(
+        check["ran"].is_null() && check["bytes"].is_null(),
+        "{check}"
+    );
     let refused = &sessions[2];
     assert_eq!(refused["identity"], serde_json::Value::Null);
+    assert!(
+        refused["asked"].is_null() && refused["ran"].is_null(),
+        "{refused}"
+    );
     assert_eq!(
         (refused["result"].as_str(), refused["code"].as_str()),
         (Some("refused"), Some("auth"))
@@ -307,4 +324,26 @@ fn a_service_that_is_not_bytepath_is_told_apart_without_echoing_what_it_sent() {
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("a frame was over the limit"), "{err}");
     assert!(!err.contains(&0x5353_482du32.to_string()), "{err}");
+}
+
+#[test]
+fn the_text_log_names_what_was_asked_what_ran_and_its_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let token = token_file(dir.path(), TOKEN);
+    let log = dir.path().join("server.log");
+    let server = Server::start_logged("5s", &["--token-file", &token], &log);
+    common::assert_success(&remote(&server.address(), Some(&token)));
+    std::thread::sleep(Duration::from_millis(300));
+    drop(server);
+    let logged = std::fs::read_to_string(&log).unwrap();
+    let line = logged
+        .lines()
+        .find(|l| l.contains(" ran="))
+        .unwrap_or_else(|| panic!("no line with ran=: {logged}"));
+    assert!(
+        line.contains(r#" asked="run tcp rr 4096 B x1 send for 300 ms" ran="tcp rr 4096 B x1 send for 300 ms" bytes="#),
+        "{line}"
+    );
+    let bytes: u64 = line.rsplit("bytes=").next().unwrap().parse().unwrap();
+    assert!(bytes >= 2 * 4096, "{line}");
 }

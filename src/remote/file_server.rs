@@ -5,7 +5,7 @@
 //! folder when the session ends, whatever happened.
 use super::protocol::{self, ErrorCode, FileRequest, Message, COOKIE_BYTES};
 use super::server::{
-    accept_flows, expect, out_of_order, refuse, send, Limits, Refusal, RunClaim, State,
+    accept_flows, expect, out_of_order, refuse, send, Limits, Refusal, RunClaim, Served, State,
 };
 use crate::config::{self, Pattern};
 use crate::error::ConfigError;
@@ -38,7 +38,7 @@ pub(super) fn serve(
     stream: &mut ControlStream,
     request: &FileRequest,
     state: &State,
-) -> Result<String, Refusal> {
+) -> Result<Served, Refusal> {
     let checked = check(request, &state.config.limits)?;
     let Some(mut claim) = RunClaim::take(&state.busy) else {
         let message = "another run is in progress; this server runs one at a time".to_string();
@@ -50,7 +50,11 @@ pub(super) fn serve(
         "file {} B {} {} cache",
         request.size, request.mechanism, request.cache
     );
-    result.map(|done| format!("{what}: {done}"))
+    result.map(|(done, bytes)| Served {
+        detail: format!("{what}: {done}"),
+        ran: Some(what),
+        bytes,
+    })
 }
 
 fn check(request: &FileRequest, limits: &Limits) -> Result<Checked, Refusal> {
@@ -116,7 +120,7 @@ fn serve_claimed(
     checked: &Checked,
     state: &State,
     claim: &mut RunClaim<'_>,
-) -> Result<String, Refusal> {
+) -> Result<(String, Option<u64>), Refusal> {
     let failed = |what: &str, e: io::Error| refuse(ErrorCode::Failed, format!("{what}: {e}"));
     let temp = std::env::temp_dir();
     let available =
@@ -165,6 +169,8 @@ fn serve_claimed(
     // transfer is left here.
     let dir = folder.dir.clone();
     drop(folder);
+    // A send that did not fail sent the whole file.
+    let bytes = error.is_none().then_some(request.size);
     let summary = match &error {
         Some(e) => format!("rep {rep}: {e}"),
         None => format!("rep {rep}: sent in {} calls", syscalls.unwrap_or(0)),
@@ -182,7 +188,7 @@ fn serve_claimed(
     // The client's Bye, so it has read FileSent before the connection closes.
     let _ = stream.set_read_timeout(Some(Duration::from_secs(1)));
     let _ = protocol::read_message(stream);
-    Ok(format!("{summary}; {} removed", dir.display()))
+    Ok((format!("{summary}; {} removed", dir.display()), bytes))
 }
 
 /// Writes the test file while a watcher looks at the client: the write stops as soon as the

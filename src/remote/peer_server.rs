@@ -7,7 +7,7 @@
 //! interrupts it; the record then says it was interrupted.
 use super::client::RemotePeer;
 use super::protocol::{self, ErrorCode, FrameError, Message, RunRequest};
-use super::server::{refuse, send, spec_for, take_turn, Refusal, State};
+use super::server::{refuse, send, spec_for, take_turn, Refusal, Served, State};
 use crate::config::network::Placement;
 use crate::config::{Network, RunSpec, Target};
 use crate::engine::RunOutcome;
@@ -28,7 +28,7 @@ pub(super) fn serve(
     (src, dst): (&str, &str),
     request: &RunRequest,
     state: &State,
-) -> Result<String, Refusal> {
+) -> Result<Served, Refusal> {
     let target = allowed_target(peer, &state.config.allow_peers)?;
     let spec = RunSpec {
         network: Network {
@@ -59,6 +59,7 @@ pub(super) fn serve(
     record.src = Some(src.to_string());
     record.dst = Some(dst.to_string());
     let status = record.status.clone();
+    let bytes = record.transfer.sender_sent_bytes + record.transfer.receiver_sent_bytes;
     let record = serde_json::to_value(&record).map_err(|e| {
         refuse(
             ErrorCode::Failed,
@@ -66,14 +67,19 @@ pub(super) fn serve(
         )
     })?;
     send(stream, &Message::PeerRecord { record })?;
-    Ok(format!(
-        "peer run {src} -> {dst} (toward {target}): {} {} {} B x{} {}: {status}, from {started} to {ended} unix ms",
+    let ran = format!(
+        "peer run {src} -> {dst} (toward {target}): {} {} {} B x{} {}",
         spec.transport.name(),
         spec.pattern.name(),
         spec.message_size,
         spec.threads,
         spec.mechanism.name(),
-    ))
+    );
+    Ok(Served {
+        detail: format!("{ran}: {status}, from {started} to {ended} unix ms"),
+        ran: Some(ran),
+        bytes: Some(bytes),
+    })
 }
 
 /// The peer as a target with an address this server may send to: the first address its name

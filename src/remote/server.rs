@@ -27,6 +27,7 @@ mod memory;
 mod run;
 mod servers;
 mod shutdown;
+pub(super) use audit::Served;
 use claim::OpenSlot;
 pub(super) use claim::RunClaim;
 pub(super) use limits::spec_for;
@@ -229,14 +230,15 @@ fn handle(id: u64, stream: TcpStream, state: &State, mut admitted: admission::Ad
     if state.config.insecure {
         eprintln!("session {id} from {peer}: WARNING: --insecure: this session is neither authenticated nor encrypted");
     }
-    let outcome = session(&mut stream, state, &mut admitted);
+    let mut asked = None;
+    let outcome = session(&mut stream, state, &mut admitted, &mut asked);
     let identity = match (stream.is_secure(), state.config.insecure) {
         (true, _) => Some("token"),
         (false, true) => Some("none (--insecure)"),
         (false, false) => None,
     };
-    let (code, detail) = match outcome {
-        Ok(summary) => (None, summary),
+    let (code, served) = match outcome {
+        Ok(served) => (None, served),
         Err(refusal) => {
             let frame = Message::Error {
                 code: refusal.code,
@@ -244,15 +246,18 @@ fn handle(id: u64, stream: TcpStream, state: &State, mut admitted: admission::Ad
             };
             let _ = protocol::write_message(&mut stream, &frame);
             close_after_error(&stream);
-            (Some(refusal.code), refusal.message)
+            (Some(refusal.code), Served::from(refusal.message))
         }
     };
     let line = audit::SessionLine {
         id,
         peer: &peer,
         identity,
+        asked: asked.as_deref(),
+        ran: served.ran.as_deref(),
+        bytes: served.bytes,
         code,
-        detail: &detail,
+        detail: &served.detail,
     };
     eprintln!("{}", line.render(state.config.audit_json));
 }
@@ -302,12 +307,13 @@ pub(super) fn out_of_order(expecting: &str, got: &Message) -> Refusal {
     )
 }
 
-/// Hello, authentication, the request, and what it asks for.
+/// Hello, authentication, the request (described into `asked`), and what it asks for.
 fn session(
     stream: &mut ControlStream,
     state: &State,
     admitted: &mut admission::Admitted,
-) -> Result<String, Refusal> {
+    asked: &mut Option<String>,
+) -> Result<Served, Refusal> {
     let deadline = Instant::now() + admission::HANDSHAKE_DEADLINE;
     let bounded = stream.set_deadline(Some(deadline), state.config.timeout);
     bounded.map_err(|e| refuse(ErrorCode::Failed, e.to_string()))?;
@@ -315,7 +321,9 @@ fn session(
     admitted.authenticated();
     let unbounded = stream.set_deadline(None, state.config.timeout);
     unbounded.map_err(|e| refuse(ErrorCode::Failed, e.to_string()))?;
-    match expect(stream, "run")? {
+    let request = expect(stream, "run")?;
+    *asked = Some(audit::asked(&request));
+    match request {
         Message::Run { request } => run(stream, &request, state),
         // A client checking, before its first point, that this server is there and takes it.
         Message::Bye => Ok("checked: hello only, no run".into()),
@@ -343,14 +351,20 @@ fn session(
                             reason: reason.clone(),
                         },
                     )?;
-                    return Ok(format!("servers {model}: skipped: {reason}"));
+                    return Ok(format!("servers {model}: skipped: {reason}").into());
                 }
             };
             let Some(mut claim) = take_turn(stream, state) else {
                 return Ok("busy: another run is in progress".into());
             };
-            servers::servers_side(stream, setup, clients as usize, state, &mut claim)
-                .map(|done| format!("servers {model} x{clients} clients: {done}"))
+            let ran = format!("servers {model} x{clients} clients");
+            servers::servers_side(stream, setup, clients as usize, state, &mut claim).map(|done| {
+                Served {
+                    detail: format!("{ran}: {done}"),
+                    ran: Some(ran),
+                    bytes: None,
+                }
+            })
         }
         other => Err(out_of_order("run", &other)),
     }
@@ -422,7 +436,7 @@ fn handshake_refusal(e: super::channel::HandshakeError) -> String {
 }
 
 /// A run: its spec checked against the limits, then this side of it, one run at a time.
-fn run(stream: &mut ControlStream, request: &RunRequest, state: &State) -> Result<String, Refusal> {
+fn run(stream: &mut ControlStream, request: &RunRequest, state: &State) -> Result<Served, Refusal> {
     let spec = spec_for(request, &state.config.limits)?;
     let Some(mut claim) = take_turn(stream, state) else {
         return Ok("busy: another run is in progress".into());
@@ -438,7 +452,11 @@ fn run(stream: &mut ControlStream, request: &RunRequest, state: &State) -> Resul
         spec.mechanism.name(),
         spec.duration.as_millis()
     );
-    result.map(|done| format!("{what}: {done}"))
+    result.map(|(done, bytes)| Served {
+        detail: format!("{what}: {done}"),
+        ran: Some(what),
+        bytes: Some(bytes),
+    })
 }
 
 /// Takes the server for one run, or answers `busy`: one test at a time.

@@ -39,7 +39,7 @@ pub(super) fn run_side(
     reverse: bool,
     state: &State,
     claim: &mut RunClaim<'_>,
-) -> Result<String, Refusal> {
+) -> Result<(String, u64), Refusal> {
     let failed = |what: &str, e: std::io::Error| refuse(ErrorCode::Failed, format!("{what}: {e}"));
     let flows = match spec.framing() {
         Some(framing) => udp_flows(stream, spec.threads, framing, &state.config)?,
@@ -339,7 +339,7 @@ fn report(
     samples: Vec<ThreadSample>,
     extra: [Option<Message>; 2],
     cut: Option<&str>,
-) -> Result<String, Refusal> {
+) -> Result<(String, u64), Refusal> {
     let count = samples.len();
     let errors = samples.iter().filter(|s| s.error.is_some()).count();
     let sent: u64 = samples.iter().map(|s| s.sent_bytes).sum();
@@ -365,9 +365,10 @@ fn report(
     )?;
     let _ = stream.set_read_timeout(Some(Duration::from_secs(1)));
     let _ = protocol::read_message(stream);
-    Ok(format!(
+    let done = format!(
         "done: {count} samples, {errors} with errors, {sent} bytes sent, {received} received"
-    ))
+    );
+    Ok((done, sent + received))
 }
 
 /// Accepts data connections until every flow has one: each must come from the control
