@@ -72,3 +72,51 @@ fn an_honest_count_within_the_limit_completes() {
     let record: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(record["status"], "completed", "{record}");
 }
+
+#[test]
+fn a_udp_client_that_declares_one_request_and_keeps_asking_is_stopped_by_the_server() {
+    let server = Server::start("5s", &["--max-bytes", "4M"]);
+    // rr over udp: the client declares one 8 KiB round trip over a 20 s run, then sends
+    // requests on (never reading the answers) without a `Stop`.
+    let spec = common::run_spec(&[
+        "-m",
+        "send",
+        "-p",
+        "rr",
+        "-s",
+        "8K",
+        "--transport",
+        "udp",
+        "--messages",
+        "1",
+        "-d",
+        "20s",
+        "--warmup",
+        "0s",
+    ]);
+    let target = bytepath::config::parse_remote(&server.address()).unwrap();
+    let mut peer = RemotePeer::new(target, None, false);
+    let mut ends = peer.connect(&spec, spec.socket_options()).unwrap();
+    peer.start().unwrap();
+    let flow = ends.pop().unwrap().endpoint;
+    let started = Instant::now();
+    let buf = vec![0u8; 8 << 10];
+    let mut sent = 0u64;
+    // Until the server's side is gone: its closed socket answers with "connection refused".
+    let refused = loop {
+        match flow.write(&buf) {
+            Ok(n) => sent += n as u64,
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => break true,
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+            Err(e) => panic!("sending: {e}"),
+        }
+        if started.elapsed() > Duration::from_secs(15) {
+            break false;
+        }
+    };
+    let took = started.elapsed();
+    assert!(refused, "still received after 15 s: {sent} bytes sent");
+    assert!(sent > LIMIT, "stopped before the limit: {sent} bytes sent");
+    assert!(took < Duration::from_secs(10), "{took:?}");
+    drop(peer);
+}

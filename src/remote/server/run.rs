@@ -26,6 +26,9 @@ use std::time::{Duration, Instant};
 /// How often a session with a byte budget reads what its run moved.
 const BUDGET_POLL: Duration = Duration::from_millis(20);
 
+/// How long a side the server stopped itself may take to wind down before its flows are shut.
+const CUT_GRACE: Duration = Duration::from_millis(500);
+
 /// Why the server cut a run short, told to its client in `Done`.
 const WATCHDOG_FIRED: &str = "the server's side did not finish in time; its flows were shut down";
 const SERVER_ENDING: &str =
@@ -290,6 +293,7 @@ fn follow(
     mut budget: Option<ByteBudget>,
 ) -> Result<Option<&'static str>, Refusal> {
     let mut cut = None;
+    let mut cut_at: Option<Instant> = None;
     // With a byte budget the session looks more often: what a run moves past its limit
     // before it is stopped is at most what its flows carry in one such poll.
     let most = if budget.is_some() {
@@ -319,10 +323,18 @@ fn follow(
         if spent && cut.is_none() {
             control.stop();
             cut = Some(BYTES_REACHED);
+            cut_at = Some(Instant::now());
         }
         if super::stopping() && cut.is_none() {
             control.stop();
             cut = Some(SERVER_ENDING);
+            cut_at = Some(Instant::now());
+        }
+        // A side that only answers (an rr server) follows its client, not the schedule: one
+        // a client keeps flooding would answer on until the watchdog; its flows are shut.
+        if cut_at.is_some_and(|at| at.elapsed() > CUT_GRACE) {
+            endpoints.iter().for_each(|ep| ep.abort());
+            cut_at = None;
         }
         if Instant::now() > deadline && cut != Some(WATCHDOG_FIRED) {
             endpoints.iter().for_each(|ep| ep.abort());
