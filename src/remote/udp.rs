@@ -228,6 +228,7 @@ mod tests {
         let port = socket.local_addr().unwrap().port();
         // The control peer is 127.0.0.1; this sender, with the right cookie, is 127.0.0.2 (a
         // spoofed source seen from the server): it is never connected to, so never echoed.
+        // tests/remote_netns.rs sends the same from another network namespace's address.
         let spoofed = UdpSocket::bind((Ipv4Addr::new(127, 0, 0, 2), 0)).unwrap();
         let server = std::thread::spawn(move || {
             join_at_server(
