@@ -105,6 +105,8 @@ pub fn serve(config: ServerConfig) -> Result<(), Error> {
     if config.insecure {
         eprintln!("bytepath server: WARNING: --insecure: no token; anyone who reaches {addr} may run tests, and the control channel is neither authenticated nor encrypted");
     }
+    // Before any session thread: their allocations then share one arena (sys::malloc).
+    crate::sys::malloc::one_arena();
     shutdown::prepare(&listener)?;
     eprintln!("bytepath server: {}", memory::describe());
     for stale in super::file_server::remove_stale_folders(&std::env::temp_dir()) {
