@@ -347,3 +347,39 @@ fn the_text_log_names_what_was_asked_what_ran_and_its_bytes() {
     let bytes: u64 = line.rsplit("bytes=").next().unwrap().parse().unwrap();
     assert!(bytes >= 2 * 4096, "{line}");
 }
+
+#[test]
+fn anonymous_clients_refused_by_the_dozen_leave_one_line_and_a_count_in_the_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let token = token_file(dir.path(), TOKEN);
+    let log = dir.path().join("server.log");
+    let server = Server::start_logged("5s", &["--token-file", &token], &log);
+    for _ in 0..30 {
+        let mut s = TcpStream::connect(server.address()).unwrap();
+        s.write_all(b"GET / HTTP/1.0\r\n\r\n").unwrap();
+        let _ = s.read_to_end(&mut Vec::new());
+    }
+    // The accept loop's idle poll (0.5 s) writes the summary once the interval (1 s) passed.
+    std::thread::sleep(Duration::from_millis(2500));
+    // A legitimate session is logged as always.
+    common::assert_success(&remote(&server.address(), Some(&token)));
+    std::thread::sleep(Duration::from_millis(300));
+    drop(server);
+    let logged = std::fs::read_to_string(&log).unwrap();
+    // Each connection is a session refused before authentication, or turned away before one
+    // when its address's earlier sessions are not yet closed on the server's side.
+    let written =
+        logged.matches("refused (Oversized)").count() + logged.matches(": turned away: ").count();
+    let held: u64 = logged
+        .lines()
+        .filter(|l| l.contains(" held back over "))
+        .filter_map(|l| l.strip_prefix("bytepath server: "))
+        .map(|l| l.split_whitespace().next().unwrap().parse::<u64>().unwrap())
+        .sum();
+    assert_eq!(written as u64 + held, 30, "{logged}");
+    assert!(written <= 5, "{written} lines: {logged}");
+    assert!(
+        logged.contains(" ran=\"tcp rr 4096 B x1 send for 300 ms\""),
+        "{logged}"
+    );
+}

@@ -24,6 +24,7 @@ mod claim;
 mod health;
 mod limits;
 mod memory;
+mod quiet;
 mod run;
 mod servers;
 mod shutdown;
@@ -88,6 +89,8 @@ pub(super) struct State {
     sessions: AtomicU64,
     system: String,
     admission: Arc<admission::Admission>,
+    /// The log lines a flood could multiply, throttled.
+    quiet: quiet::Quiet,
 }
 
 /// Listens until SIGTERM or SIGINT (then stops the run in progress, tells its client, and
@@ -115,7 +118,9 @@ pub fn serve(config: ServerConfig) -> Result<(), Error> {
             stale.display()
         );
     }
+    let quiet = quiet::Quiet::new(config.audit_json);
     let state = Arc::new(State {
+        quiet,
         config,
         busy: AtomicBool::new(false),
         open: Arc::new(AtomicUsize::new(0)),
@@ -127,8 +132,7 @@ pub fn serve(config: ServerConfig) -> Result<(), Error> {
     // Last: whoever waits for this line may connect at once, to either port.
     println!("{listening}");
     let _ = std::io::stdout().flush();
-    let mut turned_away = TurnedAway::default();
-    while let Some(accepted) = shutdown::next_connection(&listener) {
+    while let Some(accepted) = shutdown::next_connection(&listener, &|| state.quiet.flush()) {
         let mut stream = match accepted {
             Ok(s) => s,
             Err(e) => {
@@ -140,7 +144,7 @@ pub fn serve(config: ServerConfig) -> Result<(), Error> {
         let Some(slot) = OpenSlot::take(&state.open, MAX_OPEN) else {
             let message = format!("{MAX_OPEN} control connections are open; try again later");
             let _ = protocol::write_message(&mut stream, &Message::Busy { message });
-            turned_away.log(id, "too many open control connections");
+            turned_away(&state, id, "too many open control connections");
             continue;
         };
         let admitted = stream
@@ -150,7 +154,7 @@ pub fn serve(config: ServerConfig) -> Result<(), Error> {
         let admitted = match admitted {
             Ok(admitted) => admitted,
             Err(message) => {
-                turned_away.log(id, &message);
+                turned_away(&state, id, &message);
                 let _ = protocol::write_message(&mut stream, &Message::Busy { message });
                 continue;
             }
@@ -173,31 +177,10 @@ pub fn serve(config: ServerConfig) -> Result<(), Error> {
     Ok(())
 }
 
-/// Logs connections turned away before a session, at most one line a second (the rest are
-/// counted into the next line), so a flood of them cannot flood the log.
-#[derive(Default)]
-struct TurnedAway {
-    last: Option<Instant>,
-    unlogged: u64,
-}
-
-impl TurnedAway {
-    fn log(&mut self, id: u64, why: &str) {
-        if self
-            .last
-            .is_some_and(|t| t.elapsed() < Duration::from_secs(1))
-        {
-            self.unlogged += 1;
-            return;
-        }
-        let more = std::mem::take(&mut self.unlogged);
-        let more = match more {
-            0 => String::new(),
-            n => format!(" ({n} more turned away since the last line)"),
-        };
-        eprintln!("session {id}: turned away: {}{more}", super::escaped(why));
-        self.last = Some(Instant::now());
-    }
+/// Logs a connection turned away before a session (throttled: `quiet`).
+fn turned_away(state: &State, id: u64, why: &str) {
+    let line = || format!("session {id}: turned away: {}", super::escaped(why));
+    state.quiet.log("connections turned away", line);
 }
 
 /// The first line of stdout: where the server listens, its protocol, token and peers.
@@ -261,7 +244,15 @@ fn handle(id: u64, stream: TcpStream, state: &State, mut admitted: admission::Ad
         code,
         detail: &served.detail,
     };
-    eprintln!("{}", line.render(state.config.audit_json));
+    let rendered = || line.render(state.config.audit_json);
+    match (identity, code) {
+        // A flood of anonymous clients must not flood the log: these are throttled.
+        (None, Some(code)) => {
+            let kind = format!("sessions refused before authentication ({code:?})");
+            state.quiet.log(&kind, rendered);
+        }
+        _ => eprintln!("{}", rendered()),
+    }
 }
 
 /// Closes without a reset: whatever the client still sends is read and dropped for a moment,
