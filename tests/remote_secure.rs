@@ -383,3 +383,31 @@ fn anonymous_clients_refused_by_the_dozen_leave_one_line_and_a_count_in_the_log(
         "{logged}"
     );
 }
+
+#[test]
+fn keygen_writes_a_fresh_owner_only_token_never_over_an_existing_file_and_it_serves() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let token = dir.path().join("token");
+    let path = token.to_str().unwrap();
+    let out = bytepath().args(["keygen", path]).output().unwrap();
+    common::assert_success(&out);
+    let written = std::fs::read_to_string(&token).unwrap();
+    assert_eq!(written.trim().len(), 64, "{written}");
+    assert!(written.trim().bytes().all(|b| b.is_ascii_hexdigit()));
+    let mode = std::fs::metadata(&token).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600);
+    // An existing file is never replaced: one line naming it, exit 2, the token unchanged.
+    let again = bytepath().args(["keygen", path]).output().unwrap();
+    let err = String::from_utf8_lossy(&again.stderr);
+    assert_eq!(again.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains(path), "{err}");
+    assert_eq!(std::fs::read_to_string(&token).unwrap(), written);
+    // Another file gets another token, and the written one serves a run.
+    let other = dir.path().join("other");
+    common::assert_success(&bytepath().arg("keygen").arg(&other).output().unwrap());
+    assert_ne!(std::fs::read_to_string(&other).unwrap(), written);
+    let server = Server::start("5s", &["--token-file", path]);
+    common::assert_success(&remote(&server.address(), Some(path)));
+}
