@@ -1,8 +1,7 @@
-//! The control protocol's frames: a u32 big-endian length and that many bytes of JSON holding
-//! one `Message`. A frame above `MAX_FRAME` is refused before anything is allocated for it, so
-//! no peer can make the other allocate more than `MAX_FRAME`; a frame begun must end within
-//! `FRAME_PATIENCE`.
-use super::protocol::{ErrorCode, Message};
+//! The control protocol's frames: a u32 big-endian length and that many bytes (the JSON of one
+//! message: `protocol` reads and writes those; this file only frames bytes). A frame above
+//! `MAX_FRAME` is refused before anything is allocated for it, so no peer can make the other
+//! allocate more than `MAX_FRAME`; a frame begun must end within `FRAME_PATIENCE`.
 use std::fmt;
 use std::io::{self, Read, Write};
 use std::time::{Duration, Instant};
@@ -32,19 +31,6 @@ pub enum FrameError {
     /// The body is not a message of this protocol.
     Malformed(String),
     Io(io::Error),
-}
-
-impl FrameError {
-    pub fn code(&self) -> ErrorCode {
-        match self {
-            FrameError::Idle => ErrorCode::Timeout,
-            FrameError::Oversized => ErrorCode::Oversized,
-            FrameError::Malformed(_) => ErrorCode::Malformed,
-            FrameError::Closed | FrameError::Truncated { .. } | FrameError::Io(_) => {
-                ErrorCode::Truncated
-            }
-        }
-    }
 }
 
 impl fmt::Display for FrameError {
@@ -133,29 +119,6 @@ pub fn read_frame(r: &mut impl Read) -> Result<Vec<u8>, FrameError> {
     }
 }
 
-/// Parses one frame's body.
-pub fn parse(body: &[u8]) -> Result<Message, FrameError> {
-    serde_json::from_slice(body).map_err(|e| FrameError::Malformed(e.to_string()))
-}
-
-/// Reads and parses one message.
-pub fn read_message(r: &mut impl Read) -> Result<Message, FrameError> {
-    parse(&read_frame(r)?)
-}
-
-/// A message's frame body: its JSON.
-pub fn encode(message: &Message) -> io::Result<Vec<u8>> {
-    let body = serde_json::to_vec(message).map_err(io::Error::other)?;
-    if body.len() > MAX_FRAME {
-        return Err(io::Error::other(format!(
-            "a {} message of {} bytes is above the {MAX_FRAME}-byte frame limit",
-            message.kind(),
-            body.len()
-        )));
-    }
-    Ok(body)
-}
-
 /// Writes one body as one frame (one write call, so a frame is never interleaved).
 pub fn write_frame(w: &mut impl Write, body: &[u8]) -> io::Result<()> {
     let mut frame = Vec::with_capacity(4 + body.len());
@@ -165,14 +128,10 @@ pub fn write_frame(w: &mut impl Write, body: &[u8]) -> io::Result<()> {
     w.flush()
 }
 
-/// Writes one message as one frame.
-pub fn write_message(w: &mut impl Write, message: &Message) -> io::Result<()> {
-    write_frame(w, &encode(message)?)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::remote::protocol::parse;
     use proptest::prelude::*;
     use std::io::Cursor;
 

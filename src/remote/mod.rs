@@ -4,17 +4,16 @@
 //! ends. Data connections are plain TCP (or, for udp, connected UDP sockets joined by a hello
 //! datagram: `udp`), apart from the control connection, and carry nothing but the session
 //! cookie and flow index before the engine's bytes. For `bytepath mesh` a server also runs
-//! the client's half toward another server when a driver asks (`peer_server`, `client::peer`),
+//! the client's half toward another server when a driver asks (`server::peer_run`, `client::peer`),
 //! only toward the addresses its `--allow-peers` holds (`allow`).
 pub mod allow;
 pub mod auth;
 pub mod channel;
 pub mod client;
-pub mod file_server;
 pub mod frame;
-mod peer_server;
 pub mod protocol;
 pub mod server;
+mod session;
 pub mod udp;
 
 use crate::config::Pattern;

@@ -8,12 +8,11 @@
 //! (`peer_run` / `peer_record`, `bytepath mesh`). Peers of another version are refused at the
 //! hello with both versions named.
 pub use super::auth::{from_hex, random_bytes, read_token, to_hex};
-pub use super::frame::{
-    encode, parse, read_frame, read_message, write_frame, write_message, FrameError, MAX_FRAME,
-};
+pub use super::frame::{read_frame, write_frame, FrameError, MAX_FRAME};
 use crate::engine::worker::ThreadSample;
 use crate::file::record::{Residency, SideUsage};
 pub use crate::file::server::FileRequest;
+use std::io::{self, Read, Write};
 
 /// The protocol version this build speaks; peers must agree exactly.
 pub const VERSION: u32 = 3;
@@ -261,6 +260,48 @@ impl Message {
             Message::PeerRecord { .. } => "peer_record",
         }
     }
+}
+
+/// The error code a frame that could not be read is refused with.
+impl FrameError {
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            FrameError::Idle => ErrorCode::Timeout,
+            FrameError::Oversized => ErrorCode::Oversized,
+            FrameError::Malformed(_) => ErrorCode::Malformed,
+            FrameError::Closed | FrameError::Truncated { .. } | FrameError::Io(_) => {
+                ErrorCode::Truncated
+            }
+        }
+    }
+}
+
+/// Parses one frame's body.
+pub fn parse(body: &[u8]) -> Result<Message, FrameError> {
+    serde_json::from_slice(body).map_err(|e| FrameError::Malformed(e.to_string()))
+}
+
+/// Reads and parses one message.
+pub fn read_message(r: &mut impl Read) -> Result<Message, FrameError> {
+    parse(&read_frame(r)?)
+}
+
+/// A message's frame body: its JSON.
+pub fn encode(message: &Message) -> io::Result<Vec<u8>> {
+    let body = serde_json::to_vec(message).map_err(io::Error::other)?;
+    if body.len() > MAX_FRAME {
+        return Err(io::Error::other(format!(
+            "a {} message of {} bytes is above the {MAX_FRAME}-byte frame limit",
+            message.kind(),
+            body.len()
+        )));
+    }
+    Ok(body)
+}
+
+/// Writes one message as one frame.
+pub fn write_message(w: &mut impl Write, message: &Message) -> io::Result<()> {
+    write_frame(w, &encode(message)?)
 }
 
 #[cfg(test)]

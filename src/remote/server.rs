@@ -8,6 +8,7 @@
 //! client may ask for is `limits`'s, a run's side `run`'s, a servers point's `servers`'s.
 use super::capabilities;
 use super::protocol::{self, ErrorCode, FrameError, Message, RunRequest, VERSION};
+use super::session::{expect, out_of_order, refuse, send, Refusal};
 use crate::error::Error;
 use crate::remote::channel::ControlStream;
 use limits::{servers_point, ServersPoint};
@@ -21,9 +22,11 @@ mod admission;
 mod audit;
 mod budget;
 mod claim;
+mod file_run;
 mod health;
 mod limits;
 mod memory;
+mod peer_run;
 mod quiet;
 mod run;
 mod servers;
@@ -61,25 +64,6 @@ pub struct ServerConfig {
     pub health_port: Option<u16>,
 }
 
-/// A refusal: sent to the client as an error frame, logged, and the connection closed.
-pub(super) struct Refusal {
-    pub(super) code: ErrorCode,
-    pub(super) message: String,
-}
-
-pub(super) fn refuse(code: ErrorCode, message: impl Into<String>) -> Refusal {
-    Refusal {
-        code,
-        message: message.into(),
-    }
-}
-
-impl From<FrameError> for Refusal {
-    fn from(e: FrameError) -> Refusal {
-        refuse(e.code(), e.to_string())
-    }
-}
-
 pub(super) struct State {
     pub(super) config: ServerConfig,
     /// A run holds this while it is on, through a `RunClaim`.
@@ -112,7 +96,7 @@ pub fn serve(config: ServerConfig) -> Result<(), Error> {
     crate::sys::malloc::one_arena();
     shutdown::prepare(&listener)?;
     eprintln!("bytepath server: {}", memory::describe());
-    for stale in super::file_server::remove_stale_folders(&std::env::temp_dir()) {
+    for stale in file_run::remove_stale_folders(&std::env::temp_dir()) {
         eprintln!(
             "bytepath server: removed {}, left by a server that did not end",
             stale.display()
@@ -270,36 +254,6 @@ fn close_after_error(stream: &TcpStream) {
     }
 }
 
-pub(super) fn send(stream: &mut ControlStream, message: &Message) -> Result<(), Refusal> {
-    protocol::write_message(stream, message).map_err(|e| {
-        refuse(
-            ErrorCode::Failed,
-            format!("sending {}: {e}", message.kind()),
-        )
-    })
-}
-
-pub(super) fn expect(stream: &mut ControlStream, expecting: &str) -> Result<Message, Refusal> {
-    match protocol::read_message(stream) {
-        Ok(m) => Ok(m),
-        Err(FrameError::Idle) => Err(refuse(
-            ErrorCode::Timeout,
-            format!("no {expecting} arrived within the server's timeout"),
-        )),
-        Err(e) => Err(e.into()),
-    }
-}
-
-pub(super) fn out_of_order(expecting: &str, got: &Message) -> Refusal {
-    refuse(
-        ErrorCode::OutOfOrder,
-        format!(
-            "expected a {expecting} message, got a {} message",
-            got.kind()
-        ),
-    )
-}
-
 /// Hello, authentication, the request (described into `asked`), and what it asks for.
 fn session(
     stream: &mut ControlStream,
@@ -321,14 +275,14 @@ fn session(
         // A client checking, before its first point, that this server is there and takes it.
         Message::Bye => Ok("checked: hello only, no run".into()),
         // file study
-        Message::FileRun { request } => super::file_server::serve(stream, &request, state),
+        Message::FileRun { request } => file_run::serve(stream, &request, state),
         // mesh
         Message::PeerRun {
             peer,
             src,
             dst,
             request,
-        } => super::peer_server::serve(stream, &peer, (&src, &dst), &request, state),
+        } => peer_run::serve(stream, &peer, (&src, &dst), &request, state),
         Message::ServersRun {
             model,
             size,

@@ -7,7 +7,7 @@
 //! accounting run exactly as over loopback. Only a repeat that the network delays by more than a
 //! whole control round trip (it must arrive after `Joined`) could still be read as one datagram.
 use super::protocol::{self, ErrorCode, FrameError, Message, DATA_TAG_BYTES};
-use super::server::{out_of_order, refuse, Refusal};
+use super::session::{out_of_order, refuse, Refusal};
 use super::{data_tag, tag_flow};
 use crate::remote::channel::ControlStream;
 use std::io;

@@ -3,8 +3,7 @@
 //! page cache, takes one data connection, sends the file with the asked mechanism when the
 //! client says go, closes the connection (the client's EOF), reports its usage, and removes the
 //! folder when the session ends, whatever happened.
-use super::protocol::{self, ErrorCode, FileRequest, Message, COOKIE_BYTES};
-use super::server::{
+use super::{
     accept_flows, expect, out_of_order, refuse, send, Limits, Refusal, RunClaim, Served, State,
 };
 use crate::config::{self, Pattern};
@@ -14,6 +13,7 @@ use crate::file::test_files::{self, ServedFile, TestFolder};
 use crate::file::{self as study, transfer, Cache};
 use crate::measure::counters::CounterSelection;
 use crate::remote::channel::ControlStream;
+use crate::remote::protocol::{self, ErrorCode, FileRequest, Message, COOKIE_BYTES};
 use crate::transport::Endpoint;
 use std::fs::File;
 use std::io;
@@ -243,7 +243,7 @@ fn watch_client(stream: &TcpStream, abandon: &AtomicBool, written: &AtomicBool) 
                 io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut | io::ErrorKind::Interrupted
             ),
         };
-        if gone || super::server::stopping() {
+        if gone || super::stopping() {
             abandon.store(true, Ordering::Release);
             return;
         }

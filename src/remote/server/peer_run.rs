@@ -5,14 +5,14 @@
 //! the run connects to that very address (a name that resolves elsewhere later changes
 //! nothing). While the run goes on, a `Stop` from the driver, or the driver's disappearance,
 //! interrupts it; the record then says it was interrupted.
-use super::client::RemotePeer;
-use super::protocol::{self, ErrorCode, FrameError, Message, RunRequest};
-use super::server::{refuse, send, spec_for, take_turn, Refusal, Served, State};
+use super::{refuse, send, spec_for, take_turn, Refusal, Served, State};
 use crate::config::network::Placement;
 use crate::config::{Network, RunSpec, Target};
 use crate::engine::RunOutcome;
 use crate::environment::Environment;
 use crate::remote::channel::ControlStream;
+use crate::remote::client::RemotePeer;
+use crate::remote::protocol::{self, ErrorCode, FrameError, Message, RunRequest};
 use std::net::{IpAddr, Shutdown, ToSocketAddrs};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -84,7 +84,10 @@ pub(super) fn serve(
 
 /// The peer as a target with an address this server may send to: the first address its name
 /// resolves to that `--allow-peers` holds, written as that address so nothing resolves again.
-fn allowed_target(peer: &str, allowed: &super::allow::AllowPeers) -> Result<Target, Refusal> {
+fn allowed_target(
+    peer: &str,
+    allowed: &crate::remote::allow::AllowPeers,
+) -> Result<Target, Refusal> {
     if allowed.is_empty() {
         return Err(refuse(
             ErrorCode::Forbidden,
@@ -141,7 +144,7 @@ fn run_watched(stream: &mut ControlStream, spec: &RunSpec, peer: RemotePeer) -> 
         });
         while !run.is_finished() {
             // The server asked to end: the run stops and its record says it was interrupted.
-            if super::server::stopping() {
+            if super::stopping() {
                 interrupt.store(true, Ordering::SeqCst);
             }
             match protocol::read_message(stream) {
