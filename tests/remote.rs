@@ -133,7 +133,10 @@ fn bad_frames_get_an_error_frame_and_a_close_and_the_next_client_is_served() {
     assert_eq!(e["code"], "oversized", "{e}");
     // Only that it was over the limit: the length it declared is what the peer sent.
     let msg = e["message"].as_str().unwrap();
-    assert!(msg.contains("over the limit") && !msg.contains("1073741824"), "{e}");
+    assert!(
+        msg.contains("over the limit") && !msg.contains("1073741824"),
+        "{e}"
+    );
 
     // An HTTP request's first four bytes read as a length of about 1.2 GB.
     assert_eq!(raw(&server, b"GET / HTTP/1.1\r\n\r\n")["code"], "oversized");

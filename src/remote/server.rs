@@ -11,7 +11,6 @@ use super::protocol::{self, ErrorCode, FrameError, Message, RunRequest, VERSION}
 use super::session::{expect, out_of_order, refuse, send, Refusal};
 use crate::error::Error;
 use crate::remote::channel::ControlStream;
-use limits::{servers_point, ServersPoint};
 use std::io::{Read, Write};
 use std::net::{IpAddr, Shutdown, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -117,48 +116,50 @@ pub fn serve(config: ServerConfig) -> Result<(), Error> {
     println!("{listening}");
     let _ = std::io::stdout().flush();
     while let Some(accepted) = shutdown::next_connection(&listener, &|| state.quiet.flush()) {
-        let mut stream = match accepted {
-            Ok(s) => s,
-            Err(e) => {
-                eprintln!("bytepath server: accept failed: {e}");
-                continue;
-            }
-        };
-        let id = state.sessions.fetch_add(1, Ordering::Relaxed) + 1;
-        let Some(slot) = OpenSlot::take(&state.open, MAX_OPEN) else {
-            let message = format!("{MAX_OPEN} control connections are open; try again later");
-            let _ = protocol::write_message(&mut stream, &Message::Busy { message });
-            turned_away(&state, id, "too many open control connections");
-            continue;
-        };
-        let admitted = stream
-            .peer_addr()
-            .map_err(|e| e.to_string())
-            .and_then(|peer| state.admission.admit(peer.ip()));
-        let admitted = match admitted {
-            Ok(admitted) => admitted,
-            Err(message) => {
-                turned_away(&state, id, &message);
-                let _ = protocol::write_message(&mut stream, &Message::Busy { message });
-                continue;
-            }
-        };
-        let state = state.clone();
-        // The slot moves into the thread: freed when the session ends, panics included, or
-        // with the closure when the thread cannot be spawned.
-        let spawned = std::thread::Builder::new()
-            .name(format!("bytepath-session-{id}"))
-            .spawn(move || {
-                let _slot = slot;
-                handle(id, stream, &state, admitted);
-            });
-        if let Err(e) = spawned {
-            eprintln!("session {id}: could not start a thread: {e}");
+        match accepted {
+            Ok(stream) => admit(stream, &state),
+            Err(e) => eprintln!("bytepath server: accept failed: {e}"),
         }
     }
     drop(listener);
     shutdown::drain(&state.open, state.config.timeout);
     Ok(())
+}
+
+/// A new control connection: a slot and its address's admission, then a session thread of its
+/// own; or `busy`, and a throttled line in the log.
+fn admit(mut stream: TcpStream, state: &Arc<State>) {
+    let id = state.sessions.fetch_add(1, Ordering::Relaxed) + 1;
+    let Some(slot) = OpenSlot::take(&state.open, MAX_OPEN) else {
+        let message = format!("{MAX_OPEN} control connections are open; try again later");
+        let _ = protocol::write_message(&mut stream, &Message::Busy { message });
+        turned_away(state, id, "too many open control connections");
+        return;
+    };
+    let admitted = stream
+        .peer_addr()
+        .map_err(|e| e.to_string())
+        .and_then(|peer| state.admission.admit(peer.ip()));
+    let admitted = match admitted {
+        Ok(admitted) => admitted,
+        Err(message) => {
+            turned_away(state, id, &message);
+            let _ = protocol::write_message(&mut stream, &Message::Busy { message });
+            return;
+        }
+    };
+    let state = state.clone();
+    // The slot moves into the thread: freed when the session ends, panics included, or
+    // with the closure when the thread cannot be spawned.
+    let spawned = std::thread::Builder::new()
+        .name(format!("bytepath-session-{id}"))
+        .spawn(move || {
+            let _slot = slot;
+            handle(id, stream, &state, admitted);
+        });
+    if let Err(e) = spawned {
+        eprintln!("session {id}: could not start a thread: {e}");
+    }
 }
 
 /// Logs a connection turned away before a session (throttled: `quiet`).
@@ -288,31 +289,7 @@ fn session(
             size,
             server_threads,
             clients,
-        } => {
-            let setup = match servers_point(&model, size, server_threads, clients, &state.config)? {
-                ServersPoint::Run(setup) => setup,
-                ServersPoint::Skipped(reason) => {
-                    send(
-                        stream,
-                        &Message::ServersSkipped {
-                            reason: reason.clone(),
-                        },
-                    )?;
-                    return Ok(format!("servers {model}: skipped: {reason}").into());
-                }
-            };
-            let Some(mut claim) = take_turn(stream, state) else {
-                return Ok("busy: another run is in progress".into());
-            };
-            let ran = format!("servers {model} x{clients} clients");
-            servers::servers_side(stream, setup, clients as usize, state, &mut claim).map(|done| {
-                Served {
-                    detail: format!("{ran}: {done}"),
-                    ran: Some(ran),
-                    bytes: None,
-                }
-            })
-        }
+        } => servers::serve(stream, (&model, size, server_threads, clients), state),
         other => Err(out_of_order("run", &other)),
     }
 }

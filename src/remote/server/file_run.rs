@@ -4,7 +4,8 @@
 //! client says go, closes the connection (the client's EOF), reports its usage, and removes the
 //! folder when the session ends, whatever happened.
 use super::{
-    accept_flows, expect, out_of_order, refuse, send, Limits, Refusal, RunClaim, Served, State,
+    accept_flows, expect, out_of_order, refuse, send, Limits, Refusal, RunClaim, Served,
+    ServerConfig, State,
 };
 use crate::config::{self, Pattern};
 use crate::error::ConfigError;
@@ -136,26 +137,7 @@ fn serve_claimed(
     }
     let residency = study::prepare_cache(&served, checked.cache)
         .map_err(|e| failed("preparing the page cache", e))?;
-    let data = TcpListener::bind((state.config.bind, 0))
-        .map_err(|e| failed("binding the data port", e))?;
-    let port = data
-        .local_addr()
-        .map_err(|e| failed("the data port", e))?
-        .port();
-    let cookie: [u8; COOKIE_BYTES] =
-        protocol::random_bytes().map_err(|e| failed("making the session cookie", e))?;
-    send(
-        stream,
-        &Message::FileAccepted {
-            data_port: port,
-            cookie: protocol::to_hex(&cookie),
-            hash: served.hash,
-        },
-    )?;
-    let flow = accept_flows(stream, &data, &cookie, 1, state.config.timeout)?
-        .pop()
-        .ok_or_else(|| refuse(ErrorCode::Failed, "no data connection"))?;
-    drop(data);
+    let flow = file_flow(stream, served.hash, &state.config)?;
     let rep = match expect(stream, "file_go")? {
         Message::FileGo { rep } => rep,
         other => return Err(out_of_order("file_go", &other)),
@@ -189,6 +171,33 @@ fn serve_claimed(
     let _ = stream.set_read_timeout(Some(Duration::from_secs(1)));
     let _ = protocol::read_message(stream);
     Ok((format!("{summary}; {} removed", dir.display()), bytes))
+}
+
+/// The transfer's one data connection: a data port named in `FileAccepted` with the cookie
+/// (and the file's hash, when asked), and the client's tagged connection on it.
+fn file_flow(
+    stream: &mut ControlStream,
+    hash: Option<u64>,
+    config: &ServerConfig,
+) -> Result<TcpStream, Refusal> {
+    let failed = |what: &str, e: io::Error| refuse(ErrorCode::Failed, format!("{what}: {e}"));
+    let data =
+        TcpListener::bind((config.bind, 0)).map_err(|e| failed("binding the data port", e))?;
+    let port = data
+        .local_addr()
+        .map_err(|e| failed("the data port", e))?
+        .port();
+    let cookie: [u8; COOKIE_BYTES] =
+        protocol::random_bytes().map_err(|e| failed("making the session cookie", e))?;
+    let accepted = Message::FileAccepted {
+        data_port: port,
+        cookie: protocol::to_hex(&cookie),
+        hash,
+    };
+    send(stream, &accepted)?;
+    accept_flows(stream, &data, &cookie, 1, config.timeout)?
+        .pop()
+        .ok_or_else(|| refuse(ErrorCode::Failed, "no data connection"))
 }
 
 /// Writes the test file while a watcher looks at the client: the write stops as soon as the

@@ -43,7 +43,6 @@ pub(super) fn run_side(
     state: &State,
     claim: &mut RunClaim<'_>,
 ) -> Result<(String, u64), Refusal> {
-    let failed = |what: &str, e: std::io::Error| refuse(ErrorCode::Failed, format!("{what}: {e}"));
     let flows = match spec.framing() {
         Some(framing) => udp_flows(stream, spec.threads, framing, &state.config)?,
         None => tcp_flows(stream, spec, reverse, &state.config)?,
@@ -51,63 +50,32 @@ pub(super) fn run_side(
     // What the flows' buffers hold in flight: this side's send buffers and as much again at
     // the peer (the margin of the byte budget).
     let in_flight: u64 = flows.iter().map(|(_, buffer)| 2 * *buffer as u64).sum();
-    let control = Arc::new(Control::new().map_err(|e| failed("mapping the schedule", e))?);
-    let start = Arc::new(Barrier::new(spec.threads + 1));
     // Only the measured side publishes slices; the other needs a board it never writes.
     let slice_count = if reverse {
         engine::phases::div_duration(spec.duration, spec.stopping.slice).max(1)
     } else {
         1
     };
-    let board = Arc::new(SliceBoard::new(slice_count));
-    let shared = Shared {
-        control: control.clone(),
-        start: start.clone(),
-        board: board.clone(),
-    };
     let role = remote_role(spec.pattern, reverse);
-    let workers = flows
-        .into_iter()
-        .enumerate()
-        .map(|(flow, (endpoint, buffer))| {
-            engine::side_worker(spec, flow, role, endpoint, buffer, &shared)
-        })
-        .collect::<std::io::Result<Vec<_>>>()
-        .map_err(|e| failed("setting up the mechanism", e))?;
-    let (handles, endpoints) = engine::spawn(workers).map_err(|e| failed("starting workers", e))?;
-    // Workers reach the barrier once pinned with their counters open; before `Go` fixes the
-    // schedule they are in warm-up.
-    start.wait();
-    let released = send(stream, &Message::Ready).and_then(|()| match expect(stream, "go")? {
-        Message::Go => Ok(()),
-        other => Err(out_of_order("go", &other)),
-    });
+    let side = start_side(spec, role, slice_count, flows)?;
     let mut sampling = None;
-    let ended = match released {
-        Ok(()) => {
-            let (from, end) = control.schedule(Instant::now(), spec.warmup, spec.duration);
-            if spec.profile {
-                sampling = Some(Sampling::new(role, (from, end)));
-            }
-            let run = (&handles[..], &endpoints[..]);
-            let max_bytes = state.config.limits.max_bytes;
-            let budget = ByteBudget::new(max_bytes, spec.message_size, in_flight, from);
-            follow(
-                stream,
-                &control,
-                run,
-                end + STOP_GRACE,
-                &mut sampling,
-                budget,
-            )
-        }
-        Err(refusal) => Err(refusal),
-    };
+    let ended = released(stream).and_then(|()| {
+        let (from, end) = side
+            .control
+            .schedule(Instant::now(), spec.warmup, spec.duration);
+        sampling = spec.profile.then(|| Sampling::new(role, (from, end)));
+        let max_bytes = state.config.limits.max_bytes;
+        let budget = ByteBudget::new(max_bytes, spec.message_size, in_flight, from);
+        let run = (&side.handles[..], &side.endpoints[..]);
+        let deadline = end + STOP_GRACE;
+        follow(stream, &side.control, run, deadline, &mut sampling, budget)
+    });
     if ended.is_err() {
-        control.stop();
-        endpoints.iter().for_each(|ep| ep.abort());
+        side.control.stop();
+        side.endpoints.iter().for_each(|ep| ep.abort());
     }
-    let (samples, fired) = engine::collect(handles, &endpoints, Instant::now() + STOP_GRACE);
+    let deadline = Instant::now() + STOP_GRACE;
+    let (samples, fired) = engine::collect(side.handles, &side.endpoints, deadline);
     // Free before the samples go back: a client (a sweep's next point) that asks again as soon
     // as it has them must not be told busy. Released once: the session's end cannot free a
     // claim the next session took meanwhile.
@@ -117,9 +85,10 @@ pub(super) fn run_side(
         profile: Box::new(s.finish()),
     });
     let slices = reverse.then(|| {
-        let (bytes, messages) = board.read(slice_count);
+        let (bytes, messages) = side.board.read(slice_count);
+        let slice_ns = spec.stopping.slice.as_nanos() as u64;
         Message::Slices {
-            slice_ns: spec.stopping.slice.as_nanos() as u64,
+            slice_ns,
             bytes,
             messages,
         }
@@ -127,6 +96,58 @@ pub(super) fn run_side(
     let cut = ended.or(fired.then_some(WATCHDOG_FIRED));
     let samples = mark_cut(samples, cut);
     report(stream, samples, [slices, profile], cut)
+}
+
+/// `Ready` to the client, then its `Go`.
+fn released(stream: &mut ControlStream) -> Result<(), Refusal> {
+    send(stream, &Message::Ready)?;
+    match expect(stream, "go")? {
+        Message::Go => Ok(()),
+        other => Err(out_of_order("go", &other)),
+    }
+}
+
+/// This side's workers, started and past the barrier (in warm-up until `Go` fixes the
+/// schedule), with what the session follows them by.
+struct Side {
+    control: Arc<Control>,
+    board: Arc<SliceBoard>,
+    handles: Vec<std::thread::JoinHandle<ThreadSample>>,
+    endpoints: Vec<Arc<Endpoint>>,
+}
+
+/// Starts one worker per flow in `role` and waits until each is pinned with its counters open.
+fn start_side(
+    spec: &RunSpec,
+    role: Role,
+    slice_count: usize,
+    flows: Vec<(Endpoint, usize)>,
+) -> Result<Side, Refusal> {
+    let failed = |what: &str, e: std::io::Error| refuse(ErrorCode::Failed, format!("{what}: {e}"));
+    let control = Arc::new(Control::new().map_err(|e| failed("mapping the schedule", e))?);
+    let start = Arc::new(Barrier::new(spec.threads + 1));
+    let board = Arc::new(SliceBoard::new(slice_count));
+    let shared = Shared {
+        control: control.clone(),
+        start: start.clone(),
+        board: board.clone(),
+    };
+    let workers = flows
+        .into_iter()
+        .enumerate()
+        .map(|(flow, (endpoint, buffer))| {
+            engine::side_worker(spec, flow, role, endpoint, buffer, &shared)
+        })
+        .collect::<std::io::Result<Vec<_>>>()
+        .map_err(|e| failed("setting up the mechanism", e))?;
+    let (handles, endpoints) = engine::spawn(workers).map_err(|e| failed("starting workers", e))?;
+    start.wait();
+    Ok(Side {
+        control,
+        board,
+        handles,
+        endpoints,
+    })
 }
 
 /// What this side measured stays, marked when the server stopped the run itself (it is ending,
