@@ -180,4 +180,7 @@ if command -v gdb > /dev/null; then
   gdb -p "$server" -batch -ex 'call (int) malloc_trim(0)' > /dev/null 2>&1 || true
   echo "after malloc_trim(0): $(usage)"
 fi
-echo "server log: $(grep -c 'turned away' "$dir/server.log" || true) turned-away lines, $(wc -l < "$dir/server.log") lines in all"
+log_count() { grep -c "$1" "$dir/server.log" || true; }
+echo "server log: $(wc -l < "$dir/server.log") lines: $(log_count ': turned away: ') turned away," \
+  "$(log_count ': refused (') refused before or at authentication, $(log_count ' held back over ') summaries of held-back lines," \
+  "$(log_count ': peer run ') peer runs, $(log_count ' ran="tcp') driver runs"

@@ -16,7 +16,7 @@ use crate::transport::{Endpoint, SocketOptions, Transport};
 use std::io::{self, Write};
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
 use std::os::fd::AsFd;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 mod files;
@@ -54,8 +54,8 @@ pub struct RemotePeer {
     /// no profile.
     no_profile: Option<String>,
     /// Run by a server for a mesh driver: an address that is no bytepath server is refused
-    /// without detail (`unanswered`).
-    peer_run: bool,
+    /// without detail (`unanswered`), the detail kept here for the server's log.
+    peer_run: Option<Arc<Mutex<Option<String>>>>,
 }
 
 impl RemotePeer {
@@ -71,14 +71,20 @@ impl RemotePeer {
             expected: Vec::new(),
             servers: false,
             no_profile: None,
-            peer_run: false,
+            peer_run: None,
         }
     }
 
-    /// A peer for a mesh peer run, run by a server on a driver's behalf (`unanswered`).
-    pub fn for_peer_run(target: Target, token: Option<Vec<u8>>, reverse: bool) -> RemotePeer {
+    /// A peer for a mesh peer run, run by a server on a driver's behalf: why an address did
+    /// not answer a bytepath hello goes into `detail` (for the server's log), not the record.
+    pub fn for_peer_run(
+        target: Target,
+        token: Option<Vec<u8>>,
+        reverse: bool,
+        detail: Arc<Mutex<Option<String>>>,
+    ) -> RemotePeer {
         RemotePeer {
-            peer_run: true,
+            peer_run: Some(detail),
             ..RemotePeer::new(target, token, reverse)
         }
     }

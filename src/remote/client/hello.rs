@@ -103,13 +103,12 @@ impl RemotePeer {
 
     /// An address that did not answer a bytepath hello. For a peer run the driver learns only
     /// that (whether a port is closed, filtered or holds another service is not its to probe
-    /// through this server); the detail goes to this server's log.
+    /// through this server); the detail is kept for the server's log.
     fn unanswered(&self, detail: Error) -> Error {
-        if !self.peer_run {
+        let Some(kept) = &self.peer_run else {
             return detail;
-        }
-        let detail = crate::remote::escaped(&detail.to_string());
-        eprintln!("bytepath server: peer run: {detail}");
+        };
+        *kept.lock().unwrap_or_else(|p| p.into_inner()) = Some(detail.to_string());
         Error::Failed(format!(
             "the peer at {} did not answer a bytepath hello",
             self.target

@@ -15,6 +15,7 @@ use crate::remote::client::RemotePeer;
 use crate::remote::protocol::{self, ErrorCode, FrameError, Message, RunRequest};
 use std::net::{IpAddr, Shutdown, ToSocketAddrs};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// While the run goes on, how often the session looks for the driver's `Stop`.
@@ -41,8 +42,10 @@ pub(super) fn serve(
         return Ok("busy: another run is in progress".into());
     };
     let started = unix_ms();
+    let unanswered = Arc::default();
+    let (token, reverse) = (state.config.token.clone(), request.reverse);
     let peer_run =
-        RemotePeer::for_peer_run(target.clone(), state.config.token.clone(), request.reverse);
+        RemotePeer::for_peer_run(target.clone(), token, reverse, Arc::clone(&unanswered));
     // A mechanism or receive path this kernel lacks is skipped with the probe's reason, as a
     // point on one host is (the destination's kernel answers for its own side when it sets up).
     let probed = crate::mechanism::probe(spec.mechanism)
@@ -53,8 +56,37 @@ pub(super) fn serve(
     };
     drop(claim);
     let ended = unix_ms();
+    let (record, status, bytes) = record_of(&spec, &outcome, (src, dst))?;
+    send(stream, &Message::PeerRecord { record })?;
+    let ran = format!(
+        "peer run {src} -> {dst} (toward {target}): {} {} {} B x{} {}",
+        spec.transport.name(),
+        spec.pattern.name(),
+        spec.message_size,
+        spec.threads,
+        spec.mechanism.name(),
+    );
+    // Why the peer answered no bytepath hello: for this log only, never the driver's record.
+    let why = match unanswered.lock().unwrap_or_else(|p| p.into_inner()).take() {
+        Some(why) => format!(" (no bytepath hello: {why})"),
+        None => String::new(),
+    };
+    Ok(Served {
+        detail: format!("{ran}: {status}{why}, from {started} to {ended} unix ms"),
+        ran: Some(ran),
+        bytes: Some(bytes),
+    })
+}
+
+/// The run's record as the driver gets it (`command` mesh, `src`, `dst`), its status and the
+/// bytes it moved.
+fn record_of(
+    spec: &RunSpec,
+    outcome: &RunOutcome,
+    (src, dst): (&str, &str),
+) -> Result<(serde_json::Value, String, u64), Refusal> {
     let cpus = crate::sys::affinity::allowed_cpus().unwrap_or_default();
-    let mut record = crate::record::build(&spec, &outcome, Environment::detect(&cpus));
+    let mut record = crate::record::build(spec, outcome, Environment::detect(&cpus));
     record.command = "mesh".into();
     record.src = Some(src.to_string());
     record.dst = Some(dst.to_string());
@@ -66,20 +98,7 @@ pub(super) fn serve(
             format!("the record does not serialize: {e}"),
         )
     })?;
-    send(stream, &Message::PeerRecord { record })?;
-    let ran = format!(
-        "peer run {src} -> {dst} (toward {target}): {} {} {} B x{} {}",
-        spec.transport.name(),
-        spec.pattern.name(),
-        spec.message_size,
-        spec.threads,
-        spec.mechanism.name(),
-    );
-    Ok(Served {
-        detail: format!("{ran}: {status}, from {started} to {ended} unix ms"),
-        ran: Some(ran),
-        bytes: Some(bytes),
-    })
+    Ok((record, status, bytes))
 }
 
 /// The peer as a target with an address this server may send to: the first address its name

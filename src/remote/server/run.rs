@@ -84,18 +84,20 @@ pub(super) fn run_side(
     let profile = sampling.map(|s| Message::Profile {
         profile: Box::new(s.finish()),
     });
-    let slices = reverse.then(|| {
-        let (bytes, messages) = side.board.read(slice_count);
-        let slice_ns = spec.stopping.slice.as_nanos() as u64;
-        Message::Slices {
-            slice_ns,
-            bytes,
-            messages,
-        }
-    });
+    let slices = reverse.then(|| slices_message(&side.board, slice_count, spec));
     let cut = ended.or(fired.then_some(WATCHDOG_FIRED));
     let samples = mark_cut(samples, cut);
     report(stream, samples, [slices, profile], cut)
+}
+
+/// The measured side's slices, as they travel back.
+fn slices_message(board: &SliceBoard, slice_count: usize, spec: &RunSpec) -> Message {
+    let (bytes, messages) = board.read(slice_count);
+    Message::Slices {
+        slice_ns: spec.stopping.slice.as_nanos() as u64,
+        bytes,
+        messages,
+    }
 }
 
 /// `Ready` to the client, then its `Go`.
