@@ -10,25 +10,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 fn request() -> RunRequest {
-    RunRequest {
-        transport: "tcp".into(),
-        mechanism: "send".into(),
-        pattern: "stream".into(),
-        message_size: 4096,
-        threads: 1,
-        duration_ms: 100,
-        warmup_ms: 0,
-        total_bytes: None,
-        recv_size: None,
-        spin: false,
-        verify: false,
-        counters: "none".into(),
-        reverse: false,
-        udp_split: false,
-        queue_depth: None,
-        recv: None,
-        profile: false,
-    }
+    RunRequest::plain(("tcp", "send", "stream"), 4096, 100)
 }
 
 /// One peer run: "fixed", "busy", or what else came back.

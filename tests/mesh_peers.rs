@@ -5,7 +5,7 @@
 //! ways; and a peer run inside the list comes back as a record with `src` and `dst`.
 mod common;
 use bytepath::remote::channel::{self, ControlStream, HandshakeError, Refusal};
-use bytepath::remote::protocol::{self, Message, RunRequest, VERSION};
+use bytepath::remote::protocol::{self, Message, RunRequest};
 use common::Server;
 use std::io::Read;
 use std::net::{TcpListener, TcpStream};
@@ -16,38 +16,16 @@ const FLEET: &str = "0123456789abcdef0123456789abcdef";
 
 fn request() -> RunRequest {
     RunRequest {
-        transport: "tcp".into(),
-        mechanism: "send".into(),
-        pattern: "stream".into(),
-        message_size: 4096,
-        threads: 1,
-        duration_ms: 200,
         warmup_ms: 50,
-        total_bytes: None,
-        recv_size: None,
-        spin: false,
-        verify: false,
-        counters: "none".into(),
         reverse: true,
-        udp_split: false,
-        queue_depth: None,
-        recv: None,
-        profile: false,
+        ..RunRequest::plain(("tcp", "send", "stream"), 4096, 200)
     }
 }
 
 /// Connects, says hello as this version and runs the handshake keyed by `token` when the
 /// server has one; a refused handshake is the server's error frame.
 fn try_hello(server: &Server, token: &[u8]) -> Result<ControlStream, (String, String)> {
-    let mut s = ControlStream::plain(TcpStream::connect(server.address()).unwrap());
-    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
-    let hello = protocol::encode(&Message::ClientHello {
-        version: VERSION,
-        capabilities: vec![],
-    })
-    .unwrap();
-    protocol::write_frame(&mut s, &hello).unwrap();
-    let answer = protocol::read_frame(&mut s).unwrap();
+    let (mut s, hello, answer) = common::send_hello(&server.address());
     match protocol::parse(&answer).unwrap() {
         Message::ServerHello {
             secure,

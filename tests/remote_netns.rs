@@ -6,9 +6,9 @@
 mod common;
 mod mesh_common;
 use bytepath::remote::channel::{self, ControlStream};
-use bytepath::remote::protocol::{self, Message, RunRequest, VERSION};
+use bytepath::remote::protocol::{self, Message, RunRequest};
 use common::Server;
-use std::net::{SocketAddr, TcpStream};
+use std::net::SocketAddr;
 use std::process::Command;
 use std::time::Duration;
 
@@ -65,36 +65,10 @@ fn skip_reason() -> Option<&'static str> {
 /// Hello and handshake keyed by `TOKEN`, then a udp rr run request; returns the control
 /// connection, the cookie and the flows' ports.
 fn udp_session(server: &Server) -> (ControlStream, Vec<u8>, Vec<u16>) {
-    let mut s = ControlStream::plain(TcpStream::connect(server.address()).unwrap());
-    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
-    let hello = protocol::encode(&Message::ClientHello {
-        version: VERSION,
-        capabilities: vec![],
-    })
-    .unwrap();
-    protocol::write_frame(&mut s, &hello).unwrap();
-    let answer = protocol::read_frame(&mut s).unwrap();
+    let (mut s, hello, answer) = common::send_hello(&server.address());
     let prologue = channel::prologue(&hello, &answer);
     s.client_handshake(TOKEN.as_bytes(), &prologue).unwrap();
-    let request = RunRequest {
-        transport: "udp".into(),
-        mechanism: "send".into(),
-        pattern: "rr".into(),
-        message_size: 1024,
-        threads: 1,
-        duration_ms: 200,
-        warmup_ms: 0,
-        total_bytes: None,
-        recv_size: None,
-        spin: false,
-        verify: false,
-        counters: "none".into(),
-        reverse: false,
-        udp_split: false,
-        queue_depth: None,
-        recv: None,
-        profile: false,
-    };
+    let request = RunRequest::plain(("udp", "send", "rr"), 1024, 200);
     protocol::write_message(&mut s, &Message::Run { request }).unwrap();
     match protocol::read_message(&mut s).unwrap() {
         Message::Accepted {

@@ -89,6 +89,36 @@ fn tcp() -> String {
     "tcp".into()
 }
 
+impl RunRequest {
+    /// One flow of `pattern` by `mechanism` over `transport`, `message_size` bytes a message,
+    /// for `duration_ms`, with nothing else asked: no warm-up, count, counters or extras.
+    pub fn plain(
+        (transport, mechanism, pattern): (&str, &str, &str),
+        message_size: u64,
+        duration_ms: u64,
+    ) -> RunRequest {
+        RunRequest {
+            transport: transport.into(),
+            mechanism: mechanism.into(),
+            pattern: pattern.into(),
+            message_size,
+            threads: 1,
+            duration_ms,
+            warmup_ms: 0,
+            total_bytes: None,
+            recv_size: None,
+            spin: false,
+            verify: false,
+            counters: "none".into(),
+            reverse: false,
+            udp_split: false,
+            queue_depth: None,
+            recv: None,
+            profile: false,
+        }
+    }
+}
+
 /// One control frame's content.
 #[derive(serde::Serialize, serde::Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
@@ -332,25 +362,7 @@ mod tests {
 
     #[test]
     fn reverse_is_on_the_wire_only_when_asked_and_slices_round_trip() {
-        let mut request = RunRequest {
-            transport: "tcp".into(),
-            mechanism: "copy".into(),
-            pattern: "stream".into(),
-            message_size: 4096,
-            threads: 1,
-            duration_ms: 1000,
-            warmup_ms: 0,
-            total_bytes: None,
-            recv_size: None,
-            spin: false,
-            verify: false,
-            counters: "none".into(),
-            reverse: false,
-            udp_split: false,
-            queue_depth: None,
-            recv: None,
-            profile: false,
-        };
+        let mut request = RunRequest::plain(("tcp", "copy", "stream"), 4096, 1000);
         // A plain request reads as version 1 always did, so older servers still take it.
         let plain = serde_json::to_string(&request).unwrap();
         assert!(!plain.contains("reverse"), "{plain}");

@@ -231,3 +231,22 @@ pub fn run_spec(args: &[&str]) -> bytepath::config::RunSpec {
     };
     bytepath::args::run::run_spec(&run, &[0]).unwrap()
 }
+
+/// Connects to a server's control port and says hello as this version (no capabilities);
+/// returns the connection, the client's hello and the server's answer (the handshake's
+/// prologue).
+pub fn send_hello(address: &str) -> (bytepath::remote::channel::ControlStream, Vec<u8>, Vec<u8>) {
+    use bytepath::remote::protocol::{self, Message, VERSION};
+    let tcp = std::net::TcpStream::connect(address).unwrap();
+    let mut s = bytepath::remote::channel::ControlStream::plain(tcp);
+    s.set_read_timeout(Some(std::time::Duration::from_secs(20)))
+        .unwrap();
+    let hello = protocol::encode(&Message::ClientHello {
+        version: VERSION,
+        capabilities: vec![],
+    })
+    .unwrap();
+    protocol::write_frame(&mut s, &hello).unwrap();
+    let answer = protocol::read_frame(&mut s).unwrap();
+    (s, hello, answer)
+}

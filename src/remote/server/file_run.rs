@@ -14,11 +14,11 @@ use crate::file::test_files::{self, ServedFile, TestFolder};
 use crate::file::{self as study, transfer, Cache};
 use crate::measure::counters::CounterSelection;
 use crate::remote::channel::ControlStream;
-use crate::remote::protocol::{self, ErrorCode, FileRequest, Message, COOKIE_BYTES};
+use crate::remote::protocol::{self, ErrorCode, FileRequest, Message};
 use crate::transport::Endpoint;
 use std::fs::File;
 use std::io;
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Barrier;
 use std::time::Duration;
@@ -180,15 +180,8 @@ fn file_flow(
     hash: Option<u64>,
     config: &ServerConfig,
 ) -> Result<TcpStream, Refusal> {
-    let failed = |what: &str, e: io::Error| refuse(ErrorCode::Failed, format!("{what}: {e}"));
-    let data =
-        TcpListener::bind((config.bind, 0)).map_err(|e| failed("binding the data port", e))?;
-    let port = data
-        .local_addr()
-        .map_err(|e| failed("the data port", e))?
-        .port();
-    let cookie: [u8; COOKIE_BYTES] =
-        protocol::random_bytes().map_err(|e| failed("making the session cookie", e))?;
+    let (data, port) = super::run::data_port(config)?;
+    let cookie = super::run::new_cookie()?;
     let accepted = Message::FileAccepted {
         data_port: port,
         cookie: protocol::to_hex(&cookie),

@@ -231,12 +231,7 @@ fn tcp_flows(
     config: &ServerConfig,
 ) -> Result<Vec<(Endpoint, usize)>, Refusal> {
     let failed = |what: &str, e: std::io::Error| refuse(ErrorCode::Failed, format!("{what}: {e}"));
-    let data =
-        TcpListener::bind((config.bind, 0)).map_err(|e| failed("binding the data port", e))?;
-    let port = data
-        .local_addr()
-        .map_err(|e| failed("the data port", e))?
-        .port();
+    let (data, port) = data_port(config)?;
     let cookie = new_cookie()?;
     send(
         stream,
@@ -298,7 +293,16 @@ fn udp_flows(
         .map_err(|e| failed("setting up the udp flows", e))
 }
 
-fn new_cookie() -> Result<[u8; COOKIE_BYTES], Refusal> {
+/// A data port for a session's tcp flows, on `--bind`: its listener and port.
+pub(super) fn data_port(config: &ServerConfig) -> Result<(TcpListener, u16), Refusal> {
+    let failed = |what: &str, e: std::io::Error| refuse(ErrorCode::Failed, format!("{what}: {e}"));
+    let data =
+        TcpListener::bind((config.bind, 0)).map_err(|e| failed("binding the data port", e))?;
+    let port = data.local_addr().map_err(|e| failed("the data port", e))?;
+    Ok((data, port.port()))
+}
+
+pub(super) fn new_cookie() -> Result<[u8; COOKIE_BYTES], Refusal> {
     protocol::random_bytes()
         .map_err(|e| refuse(ErrorCode::Failed, format!("making the session cookie: {e}")))
 }
