@@ -120,10 +120,12 @@ fn a_byte_flipped_on_the_way_is_detected_and_nothing_runs() {
 }
 
 #[test]
-fn a_replayed_handshake_gets_no_run() {
+fn a_replayed_handshake_gets_no_run_and_is_not_logged_as_authenticated() {
     let dir = tempfile::tempdir().unwrap();
     let token = token_file(dir.path(), TOKEN);
-    let server = Server::start("2s", &["--token-file", &token]);
+    let log = dir.path().join("server.log");
+    let json = ["--token-file", &token, "--log-format", "json"];
+    let server = Server::start_logged("2s", &json, &log);
     let seen = Arc::new(Mutex::new(Vec::new()));
     let through = proxy(server.address(), seen.clone(), |_, _| {});
     common::assert_success(&remote(&through, Some(&token)));
@@ -150,6 +152,27 @@ fn a_replayed_handshake_gets_no_run() {
     );
     // And the legitimate client is still served.
     common::assert_success(&remote(&server.address(), Some(&token)));
+    std::thread::sleep(Duration::from_millis(300));
+    drop(server);
+    // The replayed handshake completed on the server's side, but no frame of it decrypted:
+    // the session is logged refused and unauthenticated (it kept its pre-auth slot).
+    let sessions: Vec<serde_json::Value> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .filter(|v: &serde_json::Value| v["session"].is_u64())
+        .collect();
+    let refused: Vec<_> = sessions
+        .iter()
+        .filter(|v| v["result"] == "refused")
+        .collect();
+    assert_eq!(refused.len(), 1, "{sessions:?}");
+    assert!(refused[0]["identity"].is_null(), "{}", refused[0]);
+    assert!(refused[0]["asked"].is_null(), "{}", refused[0]);
+    assert!(sessions
+        .iter()
+        .filter(|v| v["result"] == "ok")
+        .all(|v| v["identity"] == "token"));
 }
 
 #[test]
@@ -410,4 +433,33 @@ fn keygen_writes_a_fresh_owner_only_token_never_over_an_existing_file_and_it_ser
     assert_ne!(std::fs::read_to_string(&other).unwrap(), written);
     let server = Server::start("5s", &["--token-file", path]);
     common::assert_success(&remote(&server.address(), Some(path)));
+}
+
+#[test]
+fn a_replayed_handshake_that_then_idles_is_closed_at_the_handshake_deadline() {
+    let dir = tempfile::tempdir().unwrap();
+    let token = token_file(dir.path(), TOKEN);
+    // A long --timeout: only the handshake's own deadline (5 s) can end the replayed session.
+    let server = Server::start("60s", &["--token-file", &token]);
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let through = proxy(server.address(), seen.clone(), |_, _| {});
+    common::assert_success(&remote(&through, Some(&token)));
+    let recorded = seen.lock().unwrap()[..2].to_vec();
+    let started = std::time::Instant::now();
+    let mut s = TcpStream::connect(server.address()).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    for frame in &recorded {
+        s.write_all(frame).unwrap();
+    }
+    let _server_hello = unit(&mut s, 4).expect("the server's hello");
+    let _answer = unit(&mut s, 4).expect("the server's handshake answer");
+    // The handshake completed on the server's side; this side now says nothing.
+    let mut rest = Vec::new();
+    let ended = s.read_to_end(&mut rest);
+    assert!(ended.is_ok(), "still open after 30 s: {ended:?}");
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "{:?}",
+        started.elapsed()
+    );
 }

@@ -83,7 +83,7 @@ impl ControlStream {
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
                 return Err(io::Error::other(
-                    "the hellos and handshake took longer than their deadline",
+                    "the hellos, handshake and first request took longer than their deadline",
                 ));
             }
             let current = self.tcp.read_timeout()?;

@@ -202,7 +202,8 @@ fn handle(id: u64, stream: TcpStream, state: &State, mut admitted: admission::Ad
     }
     let mut asked = None;
     let outcome = session(&mut stream, state, &mut admitted, &mut asked);
-    let identity = match (stream.is_secure(), state.config.insecure) {
+    // Authenticated once a request decrypted (`asked`), not when the handshake completed.
+    let identity = match (stream.is_secure() && asked.is_some(), state.config.insecure) {
         (true, _) => Some("token"),
         (false, true) => Some("none (--insecure)"),
         (false, false) => None,
@@ -266,11 +267,14 @@ fn session(
     let bounded = stream.set_deadline(Some(deadline), state.config.timeout);
     bounded.map_err(|e| refuse(ErrorCode::Failed, e.to_string()))?;
     hello(stream, state)?;
+    // The client has proved the token only once its first frame decrypts: a recorded
+    // handshake replayed completes on this side too. Until then the session keeps its
+    // pre-authentication slot and the handshake's deadline.
+    let request = expect(stream, "run")?;
+    *asked = Some(audit::asked(&request));
     admitted.authenticated();
     let unbounded = stream.set_deadline(None, state.config.timeout);
     unbounded.map_err(|e| refuse(ErrorCode::Failed, e.to_string()))?;
-    let request = expect(stream, "run")?;
-    *asked = Some(audit::asked(&request));
     match request {
         Message::Run { request } => run(stream, &request, state),
         // A client checking, before its first point, that this server is there and takes it.
