@@ -47,6 +47,7 @@ fn main() -> ExitCode {
             catch_ctrl_c().and_then(|()| Ok(args::servers::command(&a, &INTERRUPTED)?))
         }
         Command::Server(a) => server(&a),
+        Command::Keygen(a) => args::keygen::command(&a).map_err(Into::into),
         Command::Mesh(a) => {
             catch_ctrl_c().and_then(|()| Ok(args::mesh::command(&a, &INTERRUPTED)?))
         }

@@ -5,7 +5,7 @@
 //! ways; and a peer run inside the list comes back as a record with `src` and `dst`.
 mod common;
 use bytepath::remote::channel::{self, ControlStream, HandshakeError, Refusal};
-use bytepath::remote::protocol::{self, Message, RunRequest, VERSION};
+use bytepath::remote::protocol::{self, Message, RunRequest};
 use common::Server;
 use std::io::Read;
 use std::net::{TcpListener, TcpStream};
@@ -16,38 +16,16 @@ const FLEET: &str = "0123456789abcdef0123456789abcdef";
 
 fn request() -> RunRequest {
     RunRequest {
-        transport: "tcp".into(),
-        mechanism: "send".into(),
-        pattern: "stream".into(),
-        message_size: 4096,
-        threads: 1,
-        duration_ms: 200,
         warmup_ms: 50,
-        total_bytes: None,
-        recv_size: None,
-        spin: false,
-        verify: false,
-        counters: "none".into(),
         reverse: true,
-        udp_split: false,
-        queue_depth: None,
-        recv: None,
-        profile: false,
+        ..RunRequest::plain(("tcp", "send", "stream"), 4096, 200)
     }
 }
 
 /// Connects, says hello as this version and runs the handshake keyed by `token` when the
 /// server has one; a refused handshake is the server's error frame.
 fn try_hello(server: &Server, token: &[u8]) -> Result<ControlStream, (String, String)> {
-    let mut s = ControlStream::plain(TcpStream::connect(server.address()).unwrap());
-    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
-    let hello = protocol::encode(&Message::ClientHello {
-        version: VERSION,
-        capabilities: vec![],
-    })
-    .unwrap();
-    protocol::write_frame(&mut s, &hello).unwrap();
-    let answer = protocol::read_frame(&mut s).unwrap();
+    let (mut s, hello, answer) = common::send_hello(&server.address());
     match protocol::parse(&answer).unwrap() {
         Message::ServerHello {
             secure,
@@ -223,4 +201,63 @@ fn other_versions_are_refused_both_ways_with_both_versions_named() {
         "{err}"
     );
     answer.join().unwrap();
+}
+
+#[test]
+fn a_peer_that_answers_no_bytepath_hello_is_refused_without_detail_and_logged_in_full() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("server.log");
+    let token = dir.path().join("token");
+    std::fs::write(&token, format!("{FLEET}\n")).unwrap();
+    let source = Server::start_logged(
+        "5s",
+        &[
+            "--allow-peers",
+            "127.0.0.0/8",
+            "--token-file",
+            token.to_str().unwrap(),
+        ],
+        &log,
+    );
+    // A closed port: a listener bound, then closed.
+    let closed = TcpListener::bind("127.0.0.1:0").unwrap();
+    let closed_port = closed.local_addr().unwrap().port();
+    drop(closed);
+    // Another service: answers every connection with an HTTP status line.
+    let http = TcpListener::bind("127.0.0.1:0").unwrap();
+    let http_port = http.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for mut c in http.incoming().flatten() {
+            use std::io::Write;
+            let _ = c.write_all(b"HTTP/1.0 400 Bad Request\r\n\r\n");
+        }
+    });
+    let mut told = Vec::new();
+    for port in [closed_port, http_port] {
+        let mut s = hello(&source, FLEET.as_bytes());
+        let record = match peer_run(&mut s, &format!("127.0.0.1:{port}")) {
+            Message::PeerRecord { record } => record,
+            other => panic!("got {}", other.kind()),
+        };
+        assert_ne!(record["status"], "completed", "{record}");
+        let errors = record["errors"].to_string();
+        told.push(errors.replace(&port.to_string(), "PORT"));
+    }
+    // Both the same, and naming nothing of what was there.
+    assert_eq!(told[0], told[1]);
+    assert!(
+        told[0].contains("the peer at 127.0.0.1:PORT did not answer a bytepath hello"),
+        "{}",
+        told[0]
+    );
+    for leak in ["refused", "os error", "declared", "HTTP", "frame"] {
+        assert!(!told[0].contains(leak), "{leak} in {}", told[0]);
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    let logged = std::fs::read_to_string(&log).unwrap();
+    assert!(logged.contains("Connection refused"), "{logged}");
+    assert!(
+        logged.contains(&format!("127.0.0.1:{http_port}: waiting for its hello")),
+        "{logged}"
+    );
 }

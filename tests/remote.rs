@@ -58,10 +58,19 @@ fn answer_then_close(s: &mut TcpStream) -> Value {
     serde_json::from_slice(&body).unwrap()
 }
 
+/// Sends `bytes` on a new connection and reads the answer. A `busy` answer (this address's
+/// earlier sessions, each at most 4 at once, not yet closed on a loaded machine) is tried again.
 fn raw(server: &Server, bytes: &[u8]) -> Value {
-    let mut s = TcpStream::connect(server.address()).unwrap();
-    s.write_all(bytes).unwrap();
-    answer_then_close(&mut s)
+    for _ in 0..50 {
+        let mut s = TcpStream::connect(server.address()).unwrap();
+        s.write_all(bytes).unwrap();
+        let answer = answer_then_close(&mut s);
+        if answer["type"] != "busy" {
+            return answer;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    panic!("busy for 5 s")
 }
 
 #[test]
@@ -131,7 +140,12 @@ fn bad_frames_get_an_error_frame_and_a_close_and_the_next_client_is_served() {
 
     let e = raw(&server, &(1u32 << 30).to_be_bytes());
     assert_eq!(e["code"], "oversized", "{e}");
-    assert!(e["message"].as_str().unwrap().contains("1073741824"), "{e}");
+    // Only that it was over the limit: the length it declared is what the peer sent.
+    let msg = e["message"].as_str().unwrap();
+    assert!(
+        msg.contains("over the limit") && !msg.contains("1073741824"),
+        "{e}"
+    );
 
     // An HTTP request's first four bytes read as a length of about 1.2 GB.
     assert_eq!(raw(&server, b"GET / HTTP/1.1\r\n\r\n")["code"], "oversized");
@@ -140,10 +154,8 @@ fn bad_frames_get_an_error_frame_and_a_close_and_the_next_client_is_served() {
         "malformed"
     );
     // A valid message out of order: a run request before the hello.
-    assert_eq!(
-        raw(&server, &frame(br#"{"type":"stop"}"#))["code"],
-        "out_of_order"
-    );
+    let e = raw(&server, &frame(br#"{"type":"stop"}"#));
+    assert_eq!(e["code"], "out_of_order", "{e}");
     // A frame cut short: the rest never comes.
     let mut s = TcpStream::connect(server.address()).unwrap();
     s.write_all(&[0, 0, 1, 0, b'{']).unwrap();

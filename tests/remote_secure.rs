@@ -120,10 +120,12 @@ fn a_byte_flipped_on_the_way_is_detected_and_nothing_runs() {
 }
 
 #[test]
-fn a_replayed_handshake_gets_no_run() {
+fn a_replayed_handshake_gets_no_run_and_is_not_logged_as_authenticated() {
     let dir = tempfile::tempdir().unwrap();
     let token = token_file(dir.path(), TOKEN);
-    let server = Server::start("2s", &["--token-file", &token]);
+    let log = dir.path().join("server.log");
+    let json = ["--token-file", &token, "--log-format", "json"];
+    let server = Server::start_logged("2s", &json, &log);
     let seen = Arc::new(Mutex::new(Vec::new()));
     let through = proxy(server.address(), seen.clone(), |_, _| {});
     common::assert_success(&remote(&through, Some(&token)));
@@ -150,6 +152,27 @@ fn a_replayed_handshake_gets_no_run() {
     );
     // And the legitimate client is still served.
     common::assert_success(&remote(&server.address(), Some(&token)));
+    std::thread::sleep(Duration::from_millis(300));
+    drop(server);
+    // The replayed handshake completed on the server's side, but no frame of it decrypted:
+    // the session is logged refused and unauthenticated (it kept its pre-auth slot).
+    let sessions: Vec<serde_json::Value> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .filter(|v: &serde_json::Value| v["session"].is_u64())
+        .collect();
+    let refused: Vec<_> = sessions
+        .iter()
+        .filter(|v| v["result"] == "refused")
+        .collect();
+    assert_eq!(refused.len(), 1, "{sessions:?}");
+    assert!(refused[0]["identity"].is_null(), "{}", refused[0]);
+    assert!(refused[0]["asked"].is_null(), "{}", refused[0]);
+    assert!(sessions
+        .iter()
+        .filter(|v| v["result"] == "ok")
+        .all(|v| v["identity"] == "token"));
 }
 
 #[test]
@@ -284,10 +307,159 @@ fn log_format_json_writes_one_audit_line_per_session() {
         (Some("token"), Some("ok"))
     );
     assert!(ran["detail"].as_str().unwrap().contains("tcp rr"), "{ran}");
+    // What was asked, what ran and its bytes are fields of their own.
+    assert_eq!(
+        ran["asked"], "run tcp rr 4096 B x1 send for 300 ms",
+        "{ran}"
+    );
+    assert_eq!(ran["ran"], "tcp rr 4096 B x1 send for 300 ms", "{ran}");
+    assert!(ran["bytes"].as_u64().unwrap() >= 2 * 4096, "{ran}");
+    let check = &sessions[0];
+    assert_eq!(check["asked"], "check (hello only)", "{check}");
+    assert!(
+        check["ran"].is_null() && check["bytes"].is_null(),
+        "{check}"
+    );
     let refused = &sessions[2];
     assert_eq!(refused["identity"], serde_json::Value::Null);
+    assert!(
+        refused["asked"].is_null() && refused["ran"].is_null(),
+        "{refused}"
+    );
     assert_eq!(
         (refused["result"].as_str(), refused["code"].as_str()),
         (Some("refused"), Some("auth"))
+    );
+}
+
+#[test]
+fn a_service_that_is_not_bytepath_is_told_apart_without_echoing_what_it_sent() {
+    // Another service's greeting, read as a frame's length: "SSH-" is 1397966893 bytes.
+    let service = TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = service.local_addr().unwrap().to_string();
+    std::thread::spawn(move || {
+        for mut c in service.incoming().flatten() {
+            let _ = c.write_all(b"SSH-2.0-OpenSSH_9.6\r\n");
+        }
+    });
+    let out = remote(&address, None);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("a frame was over the limit"), "{err}");
+    assert!(!err.contains(&0x5353_482du32.to_string()), "{err}");
+}
+
+#[test]
+fn the_text_log_names_what_was_asked_what_ran_and_its_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let token = token_file(dir.path(), TOKEN);
+    let log = dir.path().join("server.log");
+    let server = Server::start_logged("5s", &["--token-file", &token], &log);
+    common::assert_success(&remote(&server.address(), Some(&token)));
+    std::thread::sleep(Duration::from_millis(300));
+    drop(server);
+    let logged = std::fs::read_to_string(&log).unwrap();
+    let line = logged
+        .lines()
+        .find(|l| l.contains(" ran="))
+        .unwrap_or_else(|| panic!("no line with ran=: {logged}"));
+    assert!(
+        line.contains(r#" asked="run tcp rr 4096 B x1 send for 300 ms" ran="tcp rr 4096 B x1 send for 300 ms" bytes="#),
+        "{line}"
+    );
+    let bytes: u64 = line.rsplit("bytes=").next().unwrap().parse().unwrap();
+    assert!(bytes >= 2 * 4096, "{line}");
+}
+
+#[test]
+fn anonymous_clients_refused_by_the_dozen_leave_one_line_and_a_count_in_the_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let token = token_file(dir.path(), TOKEN);
+    let log = dir.path().join("server.log");
+    let server = Server::start_logged("5s", &["--token-file", &token], &log);
+    for _ in 0..30 {
+        let mut s = TcpStream::connect(server.address()).unwrap();
+        s.write_all(b"GET / HTTP/1.0\r\n\r\n").unwrap();
+        let _ = s.read_to_end(&mut Vec::new());
+    }
+    // The accept loop's idle poll (0.5 s) writes the summary once the interval (1 s) passed.
+    std::thread::sleep(Duration::from_millis(2500));
+    // A legitimate session is logged as always.
+    common::assert_success(&remote(&server.address(), Some(&token)));
+    std::thread::sleep(Duration::from_millis(300));
+    drop(server);
+    let logged = std::fs::read_to_string(&log).unwrap();
+    // Each connection is a session refused before authentication, or turned away before one
+    // when its address's earlier sessions are not yet closed on the server's side.
+    let written =
+        logged.matches("refused (Oversized)").count() + logged.matches(": turned away: ").count();
+    let held: u64 = logged
+        .lines()
+        .filter(|l| l.contains(" held back over "))
+        .filter_map(|l| l.strip_prefix("bytepath server: "))
+        .map(|l| l.split_whitespace().next().unwrap().parse::<u64>().unwrap())
+        .sum();
+    assert_eq!(written as u64 + held, 30, "{logged}");
+    assert!(written <= 5, "{written} lines: {logged}");
+    assert!(
+        logged.contains(" ran=\"tcp rr 4096 B x1 send for 300 ms\""),
+        "{logged}"
+    );
+}
+
+#[test]
+fn keygen_writes_a_fresh_owner_only_token_never_over_an_existing_file_and_it_serves() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let token = dir.path().join("token");
+    let path = token.to_str().unwrap();
+    let out = bytepath().args(["keygen", path]).output().unwrap();
+    common::assert_success(&out);
+    let written = std::fs::read_to_string(&token).unwrap();
+    assert_eq!(written.trim().len(), 64, "{written}");
+    assert!(written.trim().bytes().all(|b| b.is_ascii_hexdigit()));
+    let mode = std::fs::metadata(&token).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600);
+    // An existing file is never replaced: one line naming it, exit 2, the token unchanged.
+    let again = bytepath().args(["keygen", path]).output().unwrap();
+    let err = String::from_utf8_lossy(&again.stderr);
+    assert_eq!(again.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains(path), "{err}");
+    assert_eq!(std::fs::read_to_string(&token).unwrap(), written);
+    // Another file gets another token, and the written one serves a run.
+    let other = dir.path().join("other");
+    common::assert_success(&bytepath().arg("keygen").arg(&other).output().unwrap());
+    assert_ne!(std::fs::read_to_string(&other).unwrap(), written);
+    let server = Server::start("5s", &["--token-file", path]);
+    common::assert_success(&remote(&server.address(), Some(path)));
+}
+
+#[test]
+fn a_replayed_handshake_that_then_idles_is_closed_at_the_handshake_deadline() {
+    let dir = tempfile::tempdir().unwrap();
+    let token = token_file(dir.path(), TOKEN);
+    // A long --timeout: only the handshake's own deadline (5 s) can end the replayed session.
+    let server = Server::start("60s", &["--token-file", &token]);
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let through = proxy(server.address(), seen.clone(), |_, _| {});
+    common::assert_success(&remote(&through, Some(&token)));
+    let recorded = seen.lock().unwrap()[..2].to_vec();
+    let started = std::time::Instant::now();
+    let mut s = TcpStream::connect(server.address()).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    for frame in &recorded {
+        s.write_all(frame).unwrap();
+    }
+    let _server_hello = unit(&mut s, 4).expect("the server's hello");
+    let _answer = unit(&mut s, 4).expect("the server's handshake answer");
+    // The handshake completed on the server's side; this side now says nothing.
+    let mut rest = Vec::new();
+    let ended = s.read_to_end(&mut rest);
+    assert!(ended.is_ok(), "still open after 30 s: {ended:?}");
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "{:?}",
+        started.elapsed()
     );
 }

@@ -8,6 +8,7 @@ pub mod export;
 pub mod file;
 pub mod health;
 pub mod ipc;
+pub mod keygen;
 pub mod mesh;
 pub mod network;
 pub mod normalize;

@@ -9,6 +9,7 @@ pub mod connection;
 pub mod crr;
 pub mod health;
 mod hosts;
+mod keygen;
 pub mod log_format;
 mod margin;
 pub mod normalize;
@@ -16,6 +17,7 @@ pub mod security;
 mod shared;
 pub mod watch;
 pub use hosts::{MeshArgs, ServerArgs};
+pub use keygen::KeygenArgs;
 pub use margin::MarginArgs;
 pub use shared::{
     FolderArgs, JsonArgs, NetworkArgs, PinArgs, ProfileArgs, RemoteArgs, ResumableFolderArgs,
@@ -53,6 +55,9 @@ pub enum Command {
     Servers(ServersArgs),
     /// Serve remote runs: run the other side of `bytepath run --remote` on this host.
     Server(ServerArgs),
+    /// Write a new shared token (256 random bits, mode 0600) for `server --token-file` and
+    /// the driver's `--token-file`.
+    Keygen(KeygenArgs),
     /// Measure every pair of many hosts running `bytepath server`, host to host, in rounds of
     /// disjoint pairs so no host is in two tests at once; N×N heatmaps with CIs and the pairs
     /// significantly slower than their hosts' other pairs.

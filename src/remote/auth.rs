@@ -88,6 +88,11 @@ pub fn token_is_strong(token: &[u8]) -> Result<(), String> {
     Ok(())
 }
 
+/// A new token of 256 random bits in hex (64 characters), as `bytepath keygen` writes it.
+pub fn new_token() -> io::Result<String> {
+    random_bytes::<32>().map(|b| to_hex(&b))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -102,6 +107,15 @@ mod tests {
             .unwrap_err()
             .contains("1 distinct"));
         assert!(token_is_strong(b"Zm9vYmFyYmF6cXV1eDEyMzQ1Ng").is_ok());
+    }
+
+    #[test]
+    fn a_new_token_is_256_fresh_bits_in_hex_and_strong() {
+        let (a, b) = (new_token().unwrap(), new_token().unwrap());
+        assert_eq!(a.len(), 64);
+        assert_eq!(from_hex(&a).unwrap().len(), 32);
+        assert_ne!(a, b);
+        assert!(token_is_strong(a.as_bytes()).is_ok());
     }
 
     #[test]

@@ -83,7 +83,7 @@ impl ControlStream {
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
                 return Err(io::Error::other(
-                    "the hellos and handshake took longer than their deadline",
+                    "the hellos, handshake and first request took longer than their deadline",
                 ));
             }
             let current = self.tcp.read_timeout()?;
@@ -118,7 +118,7 @@ impl ControlStream {
         let n = noise.write_message(&[], &mut buf)?;
         super::frame::write_frame(self, &buf[..n]).map_err(HandshakeError::Io)?;
         let answer = super::frame::read_frame(self).map_err(HandshakeError::Frame)?;
-        if let Ok(refusal) = super::frame::parse(&answer) {
+        if let Ok(refusal) = super::protocol::parse(&answer) {
             return Err(HandshakeError::Answered(refusal.into()));
         }
         noise

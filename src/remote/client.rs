@@ -2,13 +2,13 @@
 //! server to run the side of every flow the statistics do not follow (stream sender, rr
 //! server), opens the data connections tagged with the session cookie, releases the server's
 //! side with `Go`, and reads the server's samples back at the end.
-use super::channel::{ControlStream, HandshakeError, Refusal};
-use super::protocol::{self, ErrorCode, FrameError, Message, RunRequest, DATA_TAG_BYTES, VERSION};
-use super::{apply_options, capabilities, local_role, remote_role, PROFILE, REVERSE, SERVERS, UDP};
+use super::channel::ControlStream;
+use super::protocol::{self, ErrorCode, FrameError, Message, RunRequest, DATA_TAG_BYTES};
+use super::{apply_options, local_role, remote_role, PROFILE, UDP};
 use crate::config::{Pattern, RunSpec, Target};
 use crate::engine::control::Control;
-use crate::engine::peer::{LocalEnd, Peer, PeerEnd, PeerSlices, PeerWatch};
-use crate::engine::worker::{Role, ThreadSample};
+use crate::engine::peer::{LocalEnd, Peer, PeerWatch};
+use crate::engine::worker::Role;
 use crate::error::Error;
 use crate::transport::datagram::{send_buffer, RECEIVE_TIMEOUT};
 use crate::transport::tcp::max_send_buffer;
@@ -16,14 +16,14 @@ use crate::transport::{Endpoint, SocketOptions, Transport};
 use std::io::{self, Write};
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
 use std::os::fd::AsFd;
-use std::sync::mpsc::{self, Receiver};
-use std::sync::Arc;
-use std::thread;
-use std::time::{Duration, Instant};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 mod files;
+mod hello;
 mod peer;
 mod servers;
+mod watch;
 pub use files::RemoteFiles;
 pub use peer::MeshClient;
 pub use servers::RemoteServers;
@@ -33,26 +33,6 @@ const STEP_TIMEOUT: Duration = Duration::from_secs(10);
 /// The watching thread's read timeout: how often it looks whether the run is over.
 const WATCH_POLL: Duration = Duration::from_millis(200);
 pub use crate::file::transfer::FILE_DATA_IDLE;
-
-/// The version a hello of another protocol version names, if it is one.
-fn other_version(hello: &[u8]) -> Option<u32> {
-    let value: serde_json::Value = serde_json::from_slice(hello).ok()?;
-    if value["type"] != "server_hello" {
-        return None;
-    }
-    value["version"]
-        .as_u64()
-        .and_then(|v| u32::try_from(v).ok())
-        .filter(|&v| v != VERSION)
-}
-
-/// Says once per process that a server runs `--insecure`.
-fn warn_insecure(target: &Target) {
-    static WARNED: std::sync::Once = std::sync::Once::new();
-    WARNED.call_once(|| {
-        eprintln!("bytepath: WARNING: the server at {target} runs --insecure: the control channel is neither authenticated nor encrypted");
-    });
-}
 
 /// The client's half of a remote run.
 pub struct RemotePeer {
@@ -73,6 +53,9 @@ pub struct RemotePeer {
     /// `--profile` asked of a server that cannot sample (an older release): why its side has
     /// no profile.
     no_profile: Option<String>,
+    /// Run by a server for a mesh driver: an address that is no bytepath server is refused
+    /// without detail (`unanswered`), the detail kept here for the server's log.
+    peer_run: Option<Arc<Mutex<Option<String>>>>,
 }
 
 impl RemotePeer {
@@ -88,6 +71,21 @@ impl RemotePeer {
             expected: Vec::new(),
             servers: false,
             no_profile: None,
+            peer_run: None,
+        }
+    }
+
+    /// A peer for a mesh peer run, run by a server on a driver's behalf: why an address did
+    /// not answer a bytepath hello goes into `detail` (for the server's log), not the record.
+    pub fn for_peer_run(
+        target: Target,
+        token: Option<Vec<u8>>,
+        reverse: bool,
+        detail: Arc<Mutex<Option<String>>>,
+    ) -> RemotePeer {
+        RemotePeer {
+            peer_run: Some(detail),
+            ..RemotePeer::new(target, token, reverse)
         }
     }
 
@@ -147,129 +145,6 @@ impl RemotePeer {
             "expected {expecting}, got a {} message",
             got.kind()
         ))
-    }
-
-    fn handshake(&mut self) -> Result<(), Error> {
-        let addr = resolve(&self.target)?;
-        let stream = TcpStream::connect_timeout(&addr, STEP_TIMEOUT)
-            .map_err(|e| self.fail(format_args!("connecting: {e}")))?;
-        let setup = stream
-            .set_read_timeout(Some(STEP_TIMEOUT))
-            .and_then(|()| stream.set_write_timeout(Some(STEP_TIMEOUT)))
-            .and_then(|()| stream.set_nodelay(true));
-        setup.map_err(|e| self.fail(e))?;
-        self.control = Some(ControlStream::plain(stream));
-        let client_hello = protocol::encode(&Message::ClientHello {
-            version: VERSION,
-            capabilities: capabilities(),
-        })
-        .map_err(|e| self.fail(e))?;
-        let sent = protocol::write_frame(self.stream(), &client_hello);
-        sent.map_err(|e| self.fail(format_args!("sending client_hello: {e}")))?;
-        let server_hello = match protocol::read_frame(self.stream()) {
-            Ok(body) => body,
-            Err(e) => return Err(self.fail(format_args!("waiting for its hello: {e}"))),
-        };
-        let (version, secure) = match protocol::parse(&server_hello) {
-            Ok(Message::ServerHello {
-                version,
-                system,
-                secure,
-                capabilities,
-            }) => {
-                self.server_capabilities = capabilities;
-                self.server_system = system;
-                (version, secure)
-            }
-            Ok(Message::Error { code, message }) => return Err(self.refused(code, &message)),
-            Ok(other) => return Err(self.unexpected("its hello", &other)),
-            // An older server's hello has other fields: still name its version.
-            Err(e) => match other_version(&server_hello) {
-                Some(version) => (version, false),
-                None => return Err(self.fail(format_args!("its hello: {e}"))),
-            },
-        };
-        if version != VERSION {
-            return Err(crate::error::ConfigError(format!(
-                "--remote {}: protocol version mismatch: this client speaks version {VERSION}, the server speaks version {version}; use the same bytepath release on both hosts",
-                self.target
-            ))
-            .into());
-        }
-        self.check_capabilities()?;
-        self.secure_channel(secure, &client_hello, &server_hello)
-    }
-
-    /// The Noise handshake keyed by the token, when the server runs with one; a server
-    /// without one (`--insecure`) is taken only by a client without one, with a warning.
-    fn secure_channel(
-        &mut self,
-        secure: bool,
-        client_hello: &[u8],
-        server_hello: &[u8],
-    ) -> Result<(), Error> {
-        let token = self.token.clone();
-        match (secure, token) {
-            (true, Some(token)) => {
-                let prologue = super::channel::prologue(client_hello, server_hello);
-                match self.stream().client_handshake(&token, &prologue) {
-                    Ok(()) => Ok(()),
-                    Err(HandshakeError::Answered(Refusal(code, message))) => {
-                        Err(self.refused(code, &message))
-                    }
-                    Err(HandshakeError::WrongToken) => Err(crate::error::ConfigError(format!(
-                        "--remote {}: the server could not prove it holds this --token-file (a different token, or the connection was altered on the way)",
-                        self.target
-                    ))
-                    .into()),
-                    Err(e) => Err(self.fail(e)),
-                }
-            }
-            (true, None) => Err(crate::error::ConfigError(format!(
-                "--remote {}: the server requires a token; give the same one with --token-file",
-                self.target
-            ))
-            .into()),
-            (false, Some(_)) => Err(crate::error::ConfigError(format!(
-                "--remote {}: the server runs --insecure (no token), so it cannot prove it holds this --token-file; refused",
-                self.target
-            ))
-            .into()),
-            (false, None) => {
-                warn_insecure(&self.target);
-                Ok(())
-            }
-        }
-    }
-
-    fn check_capabilities(&self) -> Result<(), Error> {
-        if self.reverse && !self.server_capabilities.iter().any(|c| c == REVERSE) {
-            return Err(crate::error::ConfigError(format!(
-                "--remote {} --reverse: the server ({}) cannot run the measured side; use the same bytepath release on both hosts",
-                self.target, self.server_system
-            ))
-            .into());
-        }
-        if self.servers && !self.server_capabilities.iter().any(|c| c == SERVERS) {
-            return Err(crate::error::ConfigError(format!(
-                "--remote {} with servers: the server ({}) cannot run server models; use the same bytepath release on both hosts",
-                self.target, self.server_system
-            ))
-            .into());
-        }
-        Ok(())
-    }
-
-    /// Refuses a server whose hello does not announce `capability` (an older release).
-    fn require(&self, capability: &str, what: &str) -> Result<(), Error> {
-        if self.server_capabilities.iter().any(|c| c == capability) {
-            return Ok(());
-        }
-        Err(crate::error::ConfigError(format!(
-            "--remote {}: the server ({}) cannot {what}; use the same bytepath release on both hosts",
-            self.target, self.server_system
-        ))
-        .into())
     }
 
     /// Says hello (and proves the token) without asking for a run, then says goodbye: whether
@@ -436,149 +311,8 @@ impl Peer for RemotePeer {
         control: &Arc<Control>,
     ) -> Result<Box<dyn PeerWatch>, Error> {
         let stream = self.control.take().expect("the control connection is open");
-        let writer = stream.try_clone().map_err(Error::Setup)?;
-        stream
-            .set_read_timeout(Some(WATCH_POLL))
-            .map_err(Error::Setup)?;
-        let (tx, rx) = mpsc::channel();
-        let endpoints = endpoints.to_vec();
-        let control = control.clone();
-        let target = self.target.clone();
-        thread::Builder::new()
-            .name("bytepath-remote-watch".into())
-            .spawn(move || {
-                let report = read_results(stream, &control);
-                if report.is_err() {
-                    control.stop();
-                    endpoints.iter().for_each(|ep| ep.abort());
-                } else if report.as_ref().is_ok_and(|r| r.error.is_some()) {
-                    // The server cut its side short (it is ending, or its watchdog fired):
-                    // this side stops too instead of waiting out the schedule alone.
-                    control.stop();
-                }
-                let _ = tx.send(report);
-            })
-            .map_err(Error::Setup)?;
-        Ok(Box::new(RemoteWatch {
-            target,
-            writer,
-            results: rx,
-            expected: self.expected,
-            no_profile: self.no_profile,
-        }))
-    }
-}
-
-/// What the server sent back: its samples, its slices when it measured, and why its side
-/// failed, if it did.
-#[derive(Default)]
-struct Report {
-    samples: Vec<ThreadSample>,
-    slices: Option<PeerSlices>,
-    profile: Option<Box<crate::measure::profile::Profile>>,
-    error: Option<String>,
-}
-
-/// Reads `Sample` (and `Slices`) frames until `Done`. Before the local run ends, silence is
-/// expected; a closed or broken control connection is the server gone (`Err`: the flows must
-/// be aborted).
-fn read_results(mut stream: ControlStream, control: &Control) -> Result<Report, Report> {
-    let mut report = Report::default();
-    let mut quiet_since: Option<Instant> = None;
-    let failed = |mut report: Report, why: String| {
-        report.error = Some(why);
-        Err(report)
-    };
-    loop {
-        match protocol::read_message(&mut stream) {
-            Ok(Message::Sample { sample }) => report.samples.push(*sample),
-            Ok(Message::Profile { profile }) => report.profile = Some(profile),
-            Ok(Message::Slices {
-                slice_ns,
-                bytes,
-                messages,
-            }) => {
-                report.slices = Some(PeerSlices {
-                    length: Duration::from_nanos(slice_ns),
-                    bytes,
-                    messages,
-                })
-            }
-            Ok(Message::Done { error, .. }) => {
-                let _ = protocol::write_message(&mut stream, &Message::Bye);
-                report.error = error;
-                return Ok(report);
-            }
-            Ok(Message::Error { message, .. }) => return failed(report, message),
-            Ok(other) => {
-                let why = format!("sent an unexpected {} message", other.kind());
-                return failed(report, why);
-            }
-            Err(FrameError::Idle) => {
-                // After the local side stopped, the server has STOP_GRACE plus a step to report.
-                if control.is_stopped() {
-                    let since = *quiet_since.get_or_insert_with(Instant::now);
-                    if since.elapsed() > crate::engine::STOP_GRACE + STEP_TIMEOUT {
-                        return failed(report, "sent no results after the run".into());
-                    }
-                }
-            }
-            Err(e) => return failed(report, format!("the control connection failed: {e}")),
-        }
-    }
-}
-
-struct RemoteWatch {
-    target: Target,
-    writer: ControlStream,
-    results: Receiver<Result<Report, Report>>,
-    expected: Vec<(u32, Role)>,
-    no_profile: Option<String>,
-}
-
-impl PeerWatch for RemoteWatch {
-    fn stop(&mut self) {
-        // The server may already be gone; the watching thread reports that.
-        let _ = protocol::write_message(&mut self.writer, &Message::Stop);
-    }
-
-    fn finish(
-        self: Box<Self>,
-        deadline: Instant,
-        endpoints: &[Arc<Endpoint>],
-        samples: &mut Vec<ThreadSample>,
-    ) -> PeerEnd {
-        let wait = deadline.saturating_duration_since(Instant::now()) + STEP_TIMEOUT;
-        let (report, fired) = match self.results.recv_timeout(wait) {
-            Ok(Ok(report) | Err(report)) => (report, false),
-            Err(_) => {
-                endpoints.iter().for_each(|ep| ep.abort());
-                let error = Some("sent no results in time".into());
-                (
-                    Report {
-                        error,
-                        ..Report::default()
-                    },
-                    true,
-                )
-            }
-        };
-        samples.extend(report.samples);
-        let why = report
-            .error
-            .unwrap_or_else(|| "its worker thread panicked".into());
-        let error = format!("no result from the server at {}: {why}", self.target);
-        crate::engine::worker::fill_missing(samples, &self.expected, 0, &error);
-        let profile = match (report.profile, self.no_profile) {
-            (Some(p), _) => Some(*p),
-            (None, Some(reason)) => Some(crate::measure::profile::Profile::Unavailable { reason }),
-            (None, None) => None,
-        };
-        PeerEnd {
-            fired,
-            slices: report.slices,
-            profile,
-        }
+        let server = (self.target.clone(), self.expected, self.no_profile);
+        watch::start(stream, server, endpoints, control)
     }
 }
 

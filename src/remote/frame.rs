@@ -1,8 +1,7 @@
-//! The control protocol's frames: a u32 big-endian length and that many bytes of JSON holding
-//! one `Message`. A frame above `MAX_FRAME` is refused before anything is allocated for it, so
-//! no peer can make the other allocate more than `MAX_FRAME`; a frame begun must end within
-//! `FRAME_PATIENCE`.
-use super::protocol::{ErrorCode, Message};
+//! The control protocol's frames: a u32 big-endian length and that many bytes (the JSON of one
+//! message: `protocol` reads and writes those; this file only frames bytes). A frame above
+//! `MAX_FRAME` is refused before anything is allocated for it, so no peer can make the other
+//! allocate more than `MAX_FRAME`; a frame begun must end within `FRAME_PATIENCE`.
 use std::fmt;
 use std::io::{self, Read, Write};
 use std::time::{Duration, Instant};
@@ -21,8 +20,9 @@ pub enum FrameError {
     Idle,
     /// The peer closed the connection between frames.
     Closed,
-    /// The declared length is above `MAX_FRAME` (or zero).
-    Oversized(u64),
+    /// The declared length is above `MAX_FRAME` (or zero). The length itself is not kept: it is
+    /// the first bytes a remote service sent, and an error that repeats it is an oracle of them.
+    Oversized,
     /// The connection ended or stalled inside a frame.
     Truncated {
         expected: usize,
@@ -33,31 +33,14 @@ pub enum FrameError {
     Io(io::Error),
 }
 
-impl FrameError {
-    pub fn code(&self) -> ErrorCode {
-        match self {
-            FrameError::Idle => ErrorCode::Timeout,
-            FrameError::Oversized(_) => ErrorCode::Oversized,
-            FrameError::Malformed(_) => ErrorCode::Malformed,
-            FrameError::Closed | FrameError::Truncated { .. } | FrameError::Io(_) => {
-                ErrorCode::Truncated
-            }
-        }
-    }
-}
-
 impl fmt::Display for FrameError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             FrameError::Idle => write!(f, "no frame arrived within the timeout"),
             FrameError::Closed => write!(f, "the connection was closed"),
-            FrameError::Oversized(0) => write!(
+            FrameError::Oversized => write!(
                 f,
-                "a frame declared 0 bytes; a frame holds 1 to {MAX_FRAME} bytes"
-            ),
-            FrameError::Oversized(n) => write!(
-                f,
-                "a frame declared {n} bytes; the limit is {MAX_FRAME} bytes"
+                "a frame was over the limit (a frame holds 1 to {MAX_FRAME} bytes)"
             ),
             FrameError::Truncated { expected, got } => write!(
                 f,
@@ -125,7 +108,7 @@ pub fn read_frame(r: &mut impl Read) -> Result<Vec<u8>, FrameError> {
     }
     let declared = u32::from_be_bytes(header) as u64;
     if declared == 0 || declared > MAX_FRAME as u64 {
-        return Err(FrameError::Oversized(declared));
+        return Err(FrameError::Oversized);
     }
     let expected = declared as usize;
     let mut body = vec![0u8; expected];
@@ -134,29 +117,6 @@ pub fn read_frame(r: &mut impl Read) -> Result<Vec<u8>, FrameError> {
         Err((_, e)) if e.kind() == io::ErrorKind::InvalidData => Err(FrameError::Io(e)),
         Ok(got) | Err((got, _)) => Err(FrameError::Truncated { expected, got }),
     }
-}
-
-/// Parses one frame's body.
-pub fn parse(body: &[u8]) -> Result<Message, FrameError> {
-    serde_json::from_slice(body).map_err(|e| FrameError::Malformed(e.to_string()))
-}
-
-/// Reads and parses one message.
-pub fn read_message(r: &mut impl Read) -> Result<Message, FrameError> {
-    parse(&read_frame(r)?)
-}
-
-/// A message's frame body: its JSON.
-pub fn encode(message: &Message) -> io::Result<Vec<u8>> {
-    let body = serde_json::to_vec(message).map_err(io::Error::other)?;
-    if body.len() > MAX_FRAME {
-        return Err(io::Error::other(format!(
-            "a {} message of {} bytes is above the {MAX_FRAME}-byte frame limit",
-            message.kind(),
-            body.len()
-        )));
-    }
-    Ok(body)
 }
 
 /// Writes one body as one frame (one write call, so a frame is never interleaved).
@@ -168,14 +128,10 @@ pub fn write_frame(w: &mut impl Write, body: &[u8]) -> io::Result<()> {
     w.flush()
 }
 
-/// Writes one message as one frame.
-pub fn write_message(w: &mut impl Write, message: &Message) -> io::Result<()> {
-    write_frame(w, &encode(message)?)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::remote::protocol::parse;
     use proptest::prelude::*;
     use std::io::Cursor;
 
@@ -190,11 +146,13 @@ mod tests {
         let mut wire = Cursor::new(frame(&[]));
         wire.get_mut()[..4].copy_from_slice(&(1u32 << 30).to_be_bytes());
         let err = read_frame(&mut wire).unwrap_err();
-        assert!(
-            matches!(err, FrameError::Oversized(n) if n == 1 << 30),
-            "{err}"
+        assert!(matches!(err, FrameError::Oversized), "{err}");
+        // Only that it was over the limit: not the length, which is what the peer sent.
+        assert_eq!(
+            err.to_string(),
+            format!("a frame was over the limit (a frame holds 1 to {MAX_FRAME} bytes)")
         );
-        assert!(err.to_string().contains("1073741824"), "{err}");
+        assert!(!err.to_string().contains("1073741824"), "{err}");
         assert_eq!(wire.position(), 4, "nothing past the header was read");
     }
 
@@ -279,8 +237,8 @@ mod tests {
                     prop_assert!(got.capacity() <= MAX_FRAME);
                     let _ = parse(&got);
                 }
-                Err(FrameError::Oversized(n)) => {
-                    prop_assert!(n == 0 || n > MAX_FRAME as u64);
+                Err(FrameError::Oversized) => {
+                    prop_assert!(declared == 0 || declared as usize > MAX_FRAME);
                     prop_assert_eq!(r.taken, 4);
                 }
                 Err(e) => prop_assert!(false, "unexpected {}", e),

@@ -4,17 +4,16 @@
 //! ends. Data connections are plain TCP (or, for udp, connected UDP sockets joined by a hello
 //! datagram: `udp`), apart from the control connection, and carry nothing but the session
 //! cookie and flow index before the engine's bytes. For `bytepath mesh` a server also runs
-//! the client's half toward another server when a driver asks (`peer_server`, `client::peer`),
+//! the client's half toward another server when a driver asks (`server::peer_run`, `client::peer`),
 //! only toward the addresses its `--allow-peers` holds (`allow`).
 pub mod allow;
 pub mod auth;
 pub mod channel;
 pub mod client;
-pub mod file_server;
 pub mod frame;
-mod peer_server;
 pub mod protocol;
 pub mod server;
+mod session;
 pub mod udp;
 
 use crate::config::Pattern;
@@ -97,4 +96,14 @@ pub fn tag_flow(tag: &[u8], cookie: &[u8], threads: usize) -> Option<usize> {
         .fold(0u8, |acc, (a, b)| acc | (a ^ b));
     let flow = u32::from_be_bytes(tag[COOKIE_BYTES..].try_into().ok()?) as usize;
     (differs == 0 && flow < threads).then_some(flow)
+}
+
+/// Control characters (newlines, escape sequences) as Rust escapes; the rest as it is.
+pub fn escaped(text: &str) -> String {
+    text.chars()
+        .map(|c| match c.is_control() {
+            true => c.escape_default().to_string(),
+            false => c.to_string(),
+        })
+        .collect()
 }

@@ -8,12 +8,11 @@
 //! (`peer_run` / `peer_record`, `bytepath mesh`). Peers of another version are refused at the
 //! hello with both versions named.
 pub use super::auth::{from_hex, random_bytes, read_token, to_hex};
-pub use super::frame::{
-    encode, parse, read_frame, read_message, write_frame, write_message, FrameError, MAX_FRAME,
-};
+pub use super::frame::{read_frame, write_frame, FrameError, MAX_FRAME};
 use crate::engine::worker::ThreadSample;
 use crate::file::record::{Residency, SideUsage};
 pub use crate::file::server::FileRequest;
+use std::io::{self, Read, Write};
 
 /// The protocol version this build speaks; peers must agree exactly.
 pub const VERSION: u32 = 3;
@@ -88,6 +87,36 @@ pub struct RunRequest {
 
 fn tcp() -> String {
     "tcp".into()
+}
+
+impl RunRequest {
+    /// One flow of `pattern` by `mechanism` over `transport`, `message_size` bytes a message,
+    /// for `duration_ms`, with nothing else asked: no warm-up, count, counters or extras.
+    pub fn plain(
+        (transport, mechanism, pattern): (&str, &str, &str),
+        message_size: u64,
+        duration_ms: u64,
+    ) -> RunRequest {
+        RunRequest {
+            transport: transport.into(),
+            mechanism: mechanism.into(),
+            pattern: pattern.into(),
+            message_size,
+            threads: 1,
+            duration_ms,
+            warmup_ms: 0,
+            total_bytes: None,
+            recv_size: None,
+            spin: false,
+            verify: false,
+            counters: "none".into(),
+            reverse: false,
+            udp_split: false,
+            queue_depth: None,
+            recv: None,
+            profile: false,
+        }
+    }
 }
 
 /// One control frame's content.
@@ -263,6 +292,48 @@ impl Message {
     }
 }
 
+/// The error code a frame that could not be read is refused with.
+impl FrameError {
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            FrameError::Idle => ErrorCode::Timeout,
+            FrameError::Oversized => ErrorCode::Oversized,
+            FrameError::Malformed(_) => ErrorCode::Malformed,
+            FrameError::Closed | FrameError::Truncated { .. } | FrameError::Io(_) => {
+                ErrorCode::Truncated
+            }
+        }
+    }
+}
+
+/// Parses one frame's body.
+pub fn parse(body: &[u8]) -> Result<Message, FrameError> {
+    serde_json::from_slice(body).map_err(|e| FrameError::Malformed(e.to_string()))
+}
+
+/// Reads and parses one message.
+pub fn read_message(r: &mut impl Read) -> Result<Message, FrameError> {
+    parse(&read_frame(r)?)
+}
+
+/// A message's frame body: its JSON.
+pub fn encode(message: &Message) -> io::Result<Vec<u8>> {
+    let body = serde_json::to_vec(message).map_err(io::Error::other)?;
+    if body.len() > MAX_FRAME {
+        return Err(io::Error::other(format!(
+            "a {} message of {} bytes is above the {MAX_FRAME}-byte frame limit",
+            message.kind(),
+            body.len()
+        )));
+    }
+    Ok(body)
+}
+
+/// Writes one message as one frame.
+pub fn write_message(w: &mut impl Write, message: &Message) -> io::Result<()> {
+    write_frame(w, &encode(message)?)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -291,25 +362,7 @@ mod tests {
 
     #[test]
     fn reverse_is_on_the_wire_only_when_asked_and_slices_round_trip() {
-        let mut request = RunRequest {
-            transport: "tcp".into(),
-            mechanism: "copy".into(),
-            pattern: "stream".into(),
-            message_size: 4096,
-            threads: 1,
-            duration_ms: 1000,
-            warmup_ms: 0,
-            total_bytes: None,
-            recv_size: None,
-            spin: false,
-            verify: false,
-            counters: "none".into(),
-            reverse: false,
-            udp_split: false,
-            queue_depth: None,
-            recv: None,
-            profile: false,
-        };
+        let mut request = RunRequest::plain(("tcp", "copy", "stream"), 4096, 1000);
         // A plain request reads as version 1 always did, so older servers still take it.
         let plain = serde_json::to_string(&request).unwrap();
         assert!(!plain.contains("reverse"), "{plain}");

@@ -8,9 +8,9 @@
 //! client may ask for is `limits`'s, a run's side `run`'s, a servers point's `servers`'s.
 use super::capabilities;
 use super::protocol::{self, ErrorCode, FrameError, Message, RunRequest, VERSION};
+use super::session::{expect, out_of_order, refuse, send, Refusal};
 use crate::error::Error;
 use crate::remote::channel::ControlStream;
-use limits::{servers_point, ServersPoint};
 use std::io::{Read, Write};
 use std::net::{IpAddr, Shutdown, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -21,12 +21,16 @@ mod admission;
 mod audit;
 mod budget;
 mod claim;
+mod file_run;
 mod health;
 mod limits;
 mod memory;
+mod peer_run;
+mod quiet;
 mod run;
 mod servers;
 mod shutdown;
+pub(super) use audit::Served;
 use claim::OpenSlot;
 pub(super) use claim::RunClaim;
 pub(super) use limits::spec_for;
@@ -59,25 +63,6 @@ pub struct ServerConfig {
     pub health_port: Option<u16>,
 }
 
-/// A refusal: sent to the client as an error frame, logged, and the connection closed.
-pub(super) struct Refusal {
-    pub(super) code: ErrorCode,
-    pub(super) message: String,
-}
-
-pub(super) fn refuse(code: ErrorCode, message: impl Into<String>) -> Refusal {
-    Refusal {
-        code,
-        message: message.into(),
-    }
-}
-
-impl From<FrameError> for Refusal {
-    fn from(e: FrameError) -> Refusal {
-        refuse(e.code(), e.to_string())
-    }
-}
-
 pub(super) struct State {
     pub(super) config: ServerConfig,
     /// A run holds this while it is on, through a `RunClaim`.
@@ -87,6 +72,8 @@ pub(super) struct State {
     sessions: AtomicU64,
     system: String,
     admission: Arc<admission::Admission>,
+    /// The log lines a flood could multiply, throttled.
+    quiet: quiet::Quiet,
 }
 
 /// Listens until SIGTERM or SIGINT (then stops the run in progress, tells its client, and
@@ -104,15 +91,19 @@ pub fn serve(config: ServerConfig) -> Result<(), Error> {
     if config.insecure {
         eprintln!("bytepath server: WARNING: --insecure: no token; anyone who reaches {addr} may run tests, and the control channel is neither authenticated nor encrypted");
     }
+    // Before any session thread: their allocations then share one arena (sys::malloc).
+    crate::sys::malloc::one_arena();
     shutdown::prepare(&listener)?;
     eprintln!("bytepath server: {}", memory::describe());
-    for stale in super::file_server::remove_stale_folders(&std::env::temp_dir()) {
+    for stale in file_run::remove_stale_folders(&std::env::temp_dir()) {
         eprintln!(
             "bytepath server: removed {}, left by a server that did not end",
             stale.display()
         );
     }
+    let quiet = quiet::Quiet::new(config.audit_json);
     let state = Arc::new(State {
+        quiet,
         config,
         busy: AtomicBool::new(false),
         open: Arc::new(AtomicUsize::new(0)),
@@ -124,45 +115,10 @@ pub fn serve(config: ServerConfig) -> Result<(), Error> {
     // Last: whoever waits for this line may connect at once, to either port.
     println!("{listening}");
     let _ = std::io::stdout().flush();
-    let mut turned_away = TurnedAway::default();
-    while let Some(accepted) = shutdown::next_connection(&listener) {
-        let mut stream = match accepted {
-            Ok(s) => s,
-            Err(e) => {
-                eprintln!("bytepath server: accept failed: {e}");
-                continue;
-            }
-        };
-        let id = state.sessions.fetch_add(1, Ordering::Relaxed) + 1;
-        let Some(slot) = OpenSlot::take(&state.open, MAX_OPEN) else {
-            let message = format!("{MAX_OPEN} control connections are open; try again later");
-            let _ = protocol::write_message(&mut stream, &Message::Busy { message });
-            turned_away.log(id, "too many open control connections");
-            continue;
-        };
-        let admitted = stream
-            .peer_addr()
-            .map_err(|e| e.to_string())
-            .and_then(|peer| state.admission.admit(peer.ip()));
-        let admitted = match admitted {
-            Ok(admitted) => admitted,
-            Err(message) => {
-                turned_away.log(id, &message);
-                let _ = protocol::write_message(&mut stream, &Message::Busy { message });
-                continue;
-            }
-        };
-        let state = state.clone();
-        // The slot moves into the thread: freed when the session ends, panics included, or
-        // with the closure when the thread cannot be spawned.
-        let spawned = std::thread::Builder::new()
-            .name(format!("bytepath-session-{id}"))
-            .spawn(move || {
-                let _slot = slot;
-                handle(id, stream, &state, admitted);
-            });
-        if let Err(e) = spawned {
-            eprintln!("session {id}: could not start a thread: {e}");
+    while let Some(accepted) = shutdown::next_connection(&listener, &|| state.quiet.flush()) {
+        match accepted {
+            Ok(stream) => admit(stream, &state),
+            Err(e) => eprintln!("bytepath server: accept failed: {e}"),
         }
     }
     drop(listener);
@@ -170,31 +126,46 @@ pub fn serve(config: ServerConfig) -> Result<(), Error> {
     Ok(())
 }
 
-/// Logs connections turned away before a session, at most one line a second (the rest are
-/// counted into the next line), so a flood of them cannot flood the log.
-#[derive(Default)]
-struct TurnedAway {
-    last: Option<Instant>,
-    unlogged: u64,
-}
-
-impl TurnedAway {
-    fn log(&mut self, id: u64, why: &str) {
-        if self
-            .last
-            .is_some_and(|t| t.elapsed() < Duration::from_secs(1))
-        {
-            self.unlogged += 1;
+/// A new control connection: a slot and its address's admission, then a session thread of its
+/// own; or `busy`, and a throttled line in the log.
+fn admit(mut stream: TcpStream, state: &Arc<State>) {
+    let id = state.sessions.fetch_add(1, Ordering::Relaxed) + 1;
+    let Some(slot) = OpenSlot::take(&state.open, MAX_OPEN) else {
+        let message = format!("{MAX_OPEN} control connections are open; try again later");
+        let _ = protocol::write_message(&mut stream, &Message::Busy { message });
+        turned_away(state, id, "too many open control connections");
+        return;
+    };
+    let admitted = stream
+        .peer_addr()
+        .map_err(|e| e.to_string())
+        .and_then(|peer| state.admission.admit(peer.ip()));
+    let admitted = match admitted {
+        Ok(admitted) => admitted,
+        Err(message) => {
+            turned_away(state, id, &message);
+            let _ = protocol::write_message(&mut stream, &Message::Busy { message });
             return;
         }
-        let more = std::mem::take(&mut self.unlogged);
-        let more = match more {
-            0 => String::new(),
-            n => format!(" ({n} more turned away since the last line)"),
-        };
-        eprintln!("session {id}: turned away: {}{more}", audit::escaped(why));
-        self.last = Some(Instant::now());
+    };
+    let state = state.clone();
+    // The slot moves into the thread: freed when the session ends, panics included, or
+    // with the closure when the thread cannot be spawned.
+    let spawned = std::thread::Builder::new()
+        .name(format!("bytepath-session-{id}"))
+        .spawn(move || {
+            let _slot = slot;
+            handle(id, stream, &state, admitted);
+        });
+    if let Err(e) = spawned {
+        eprintln!("session {id}: could not start a thread: {e}");
     }
+}
+
+/// Logs a connection turned away before a session (throttled: `quiet`).
+fn turned_away(state: &State, id: u64, why: &str) {
+    let line = || format!("session {id}: turned away: {}", super::escaped(why));
+    state.quiet.log("connections turned away", line);
 }
 
 /// The first line of stdout: where the server listens, its protocol, token and peers.
@@ -229,14 +200,16 @@ fn handle(id: u64, stream: TcpStream, state: &State, mut admitted: admission::Ad
     if state.config.insecure {
         eprintln!("session {id} from {peer}: WARNING: --insecure: this session is neither authenticated nor encrypted");
     }
-    let outcome = session(&mut stream, state, &mut admitted);
-    let identity = match (stream.is_secure(), state.config.insecure) {
+    let mut asked = None;
+    let outcome = session(&mut stream, state, &mut admitted, &mut asked);
+    // Authenticated once a request decrypted (`asked`), not when the handshake completed.
+    let identity = match (stream.is_secure() && asked.is_some(), state.config.insecure) {
         (true, _) => Some("token"),
         (false, true) => Some("none (--insecure)"),
         (false, false) => None,
     };
-    let (code, detail) = match outcome {
-        Ok(summary) => (None, summary),
+    let (code, served) = match outcome {
+        Ok(served) => (None, served),
         Err(refusal) => {
             let frame = Message::Error {
                 code: refusal.code,
@@ -244,17 +217,28 @@ fn handle(id: u64, stream: TcpStream, state: &State, mut admitted: admission::Ad
             };
             let _ = protocol::write_message(&mut stream, &frame);
             close_after_error(&stream);
-            (Some(refusal.code), refusal.message)
+            (Some(refusal.code), Served::from(refusal.message))
         }
     };
     let line = audit::SessionLine {
         id,
         peer: &peer,
         identity,
+        asked: asked.as_deref(),
+        ran: served.ran.as_deref(),
+        bytes: served.bytes,
         code,
-        detail: &detail,
+        detail: &served.detail,
     };
-    eprintln!("{}", line.render(state.config.audit_json));
+    let rendered = || line.render(state.config.audit_json);
+    match (identity, code) {
+        // A flood of anonymous clients must not flood the log: these are throttled.
+        (None, Some(code)) => {
+            let kind = format!("sessions refused before authentication ({code:?})");
+            state.quiet.log(&kind, rendered);
+        }
+        _ => eprintln!("{}", rendered()),
+    }
 }
 
 /// Closes without a reset: whatever the client still sends is read and dropped for a moment,
@@ -272,86 +256,44 @@ fn close_after_error(stream: &TcpStream) {
     }
 }
 
-pub(super) fn send(stream: &mut ControlStream, message: &Message) -> Result<(), Refusal> {
-    protocol::write_message(stream, message).map_err(|e| {
-        refuse(
-            ErrorCode::Failed,
-            format!("sending {}: {e}", message.kind()),
-        )
-    })
-}
-
-pub(super) fn expect(stream: &mut ControlStream, expecting: &str) -> Result<Message, Refusal> {
-    match protocol::read_message(stream) {
-        Ok(m) => Ok(m),
-        Err(FrameError::Idle) => Err(refuse(
-            ErrorCode::Timeout,
-            format!("no {expecting} arrived within the server's timeout"),
-        )),
-        Err(e) => Err(e.into()),
-    }
-}
-
-pub(super) fn out_of_order(expecting: &str, got: &Message) -> Refusal {
-    refuse(
-        ErrorCode::OutOfOrder,
-        format!(
-            "expected a {expecting} message, got a {} message",
-            got.kind()
-        ),
-    )
-}
-
-/// Hello, authentication, the request, and what it asks for.
+/// Hello, authentication, the request (described into `asked`), and what it asks for.
 fn session(
     stream: &mut ControlStream,
     state: &State,
     admitted: &mut admission::Admitted,
-) -> Result<String, Refusal> {
+    asked: &mut Option<String>,
+) -> Result<Served, Refusal> {
     let deadline = Instant::now() + admission::HANDSHAKE_DEADLINE;
     let bounded = stream.set_deadline(Some(deadline), state.config.timeout);
     bounded.map_err(|e| refuse(ErrorCode::Failed, e.to_string()))?;
     hello(stream, state)?;
+    // The client has proved the token only once its first frame decrypts: a recorded
+    // handshake replayed completes on this side too. Until then the session keeps its
+    // pre-authentication slot and the handshake's deadline.
+    let request = expect(stream, "run")?;
+    *asked = Some(audit::asked(&request));
     admitted.authenticated();
     let unbounded = stream.set_deadline(None, state.config.timeout);
     unbounded.map_err(|e| refuse(ErrorCode::Failed, e.to_string()))?;
-    match expect(stream, "run")? {
+    match request {
         Message::Run { request } => run(stream, &request, state),
         // A client checking, before its first point, that this server is there and takes it.
         Message::Bye => Ok("checked: hello only, no run".into()),
         // file study
-        Message::FileRun { request } => super::file_server::serve(stream, &request, state),
+        Message::FileRun { request } => file_run::serve(stream, &request, state),
         // mesh
         Message::PeerRun {
             peer,
             src,
             dst,
             request,
-        } => super::peer_server::serve(stream, &peer, (&src, &dst), &request, state),
+        } => peer_run::serve(stream, &peer, (&src, &dst), &request, state),
         Message::ServersRun {
             model,
             size,
             server_threads,
             clients,
-        } => {
-            let setup = match servers_point(&model, size, server_threads, clients, &state.config)? {
-                ServersPoint::Run(setup) => setup,
-                ServersPoint::Skipped(reason) => {
-                    send(
-                        stream,
-                        &Message::ServersSkipped {
-                            reason: reason.clone(),
-                        },
-                    )?;
-                    return Ok(format!("servers {model}: skipped: {reason}"));
-                }
-            };
-            let Some(mut claim) = take_turn(stream, state) else {
-                return Ok("busy: another run is in progress".into());
-            };
-            servers::servers_side(stream, setup, clients as usize, state, &mut claim)
-                .map(|done| format!("servers {model} x{clients} clients: {done}"))
-        }
+        } => servers::serve(stream, (&model, size, server_threads, clients), state),
         other => Err(out_of_order("run", &other)),
     }
 }
@@ -422,7 +364,7 @@ fn handshake_refusal(e: super::channel::HandshakeError) -> String {
 }
 
 /// A run: its spec checked against the limits, then this side of it, one run at a time.
-fn run(stream: &mut ControlStream, request: &RunRequest, state: &State) -> Result<String, Refusal> {
+fn run(stream: &mut ControlStream, request: &RunRequest, state: &State) -> Result<Served, Refusal> {
     let spec = spec_for(request, &state.config.limits)?;
     let Some(mut claim) = take_turn(stream, state) else {
         return Ok("busy: another run is in progress".into());
@@ -438,7 +380,11 @@ fn run(stream: &mut ControlStream, request: &RunRequest, state: &State) -> Resul
         spec.mechanism.name(),
         spec.duration.as_millis()
     );
-    result.map(|done| format!("{what}: {done}"))
+    result.map(|(done, bytes)| Served {
+        detail: format!("{what}: {done}"),
+        ran: Some(what),
+        bytes: Some(bytes),
+    })
 }
 
 /// Takes the server for one run, or answers `busy`: one test at a time.

@@ -7,11 +7,11 @@
 //! accounting run exactly as over loopback. Only a repeat that the network delays by more than a
 //! whole control round trip (it must arrive after `Joined`) could still be read as one datagram.
 use super::protocol::{self, ErrorCode, FrameError, Message, DATA_TAG_BYTES};
-use super::server::{out_of_order, refuse, Refusal};
+use super::session::{out_of_order, refuse, Refusal};
 use super::{data_tag, tag_flow};
 use crate::remote::channel::ControlStream;
 use std::io;
-use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, UdpSocket};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, UdpSocket};
 use std::time::{Duration, Instant};
 
 /// How long the client waits for a hello's echo before sending it again.
@@ -103,26 +103,9 @@ pub(super) fn join_at_server(
     let threads = sockets.len();
     let mut joined = vec![false; threads];
     let deadline = Instant::now() + timeout;
-    let mut buf = [0u8; 64];
     control.set_read_timeout(Some(JOIN_POLL)).map_err(failed)?;
     loop {
-        for (flow, s) in sockets.iter().enumerate() {
-            while let Ok((n, from)) = s.recv_from(&mut buf) {
-                let tagged = is_tag(n) && tag_flow(&buf[..n], cookie, threads) == Some(flow);
-                if !tagged || from.ip().to_canonical() != peer {
-                    strays += 1;
-                    if strays == 1 {
-                        eprintln!("bytepath server: dropped a stray udp datagram from {from}");
-                    }
-                    continue;
-                }
-                if !joined[flow] {
-                    s.connect(from).map_err(failed)?;
-                    joined[flow] = true;
-                }
-                let _ = s.send(&buf[..n]);
-            }
-        }
+        answer_hellos(&sockets, &mut joined, (peer, cookie), &mut strays).map_err(failed)?;
         let count = joined.iter().filter(|j| **j).count();
         if count == threads {
             match protocol::read_message(control) {
@@ -148,12 +131,43 @@ pub(super) fn join_at_server(
         eprintln!("bytepath server: dropped {strays} stray udp datagrams in all");
     }
     control.set_read_timeout(Some(timeout)).map_err(failed)?;
+    let mut buf = [0u8; 64];
     for s in &sockets {
         // Connected now: only the client's repeated hellos can be queued.
         while s.recv(&mut buf).is_ok() {}
         s.set_nonblocking(false).map_err(failed)?;
     }
     Ok(sockets)
+}
+
+/// One round over the flows' sockets: each hello from `peer` with `cookie` and the socket's
+/// own flow index joins that socket to its sender (the first time) and is echoed; anything
+/// else is a stray, counted (the first logged).
+fn answer_hellos(
+    sockets: &[UdpSocket],
+    joined: &mut [bool],
+    (peer, cookie): (IpAddr, &[u8]),
+    strays: &mut u64,
+) -> io::Result<()> {
+    let mut buf = [0u8; 64];
+    for (flow, s) in sockets.iter().enumerate() {
+        while let Ok((n, from)) = s.recv_from(&mut buf) {
+            let tagged = is_tag(n) && tag_flow(&buf[..n], cookie, sockets.len()) == Some(flow);
+            if !tagged || from.ip().to_canonical() != peer {
+                *strays += 1;
+                if *strays == 1 {
+                    eprintln!("bytepath server: dropped a stray udp datagram from {from}");
+                }
+                continue;
+            }
+            if !joined[flow] {
+                s.connect(from)?;
+                joined[flow] = true;
+            }
+            let _ = s.send(&buf[..n]);
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -228,6 +242,7 @@ mod tests {
         let port = socket.local_addr().unwrap().port();
         // The control peer is 127.0.0.1; this sender, with the right cookie, is 127.0.0.2 (a
         // spoofed source seen from the server): it is never connected to, so never echoed.
+        // tests/remote_netns.rs sends the same from another network namespace's address.
         let spoofed = UdpSocket::bind((Ipv4Addr::new(127, 0, 0, 2), 0)).unwrap();
         let server = std::thread::spawn(move || {
             join_at_server(

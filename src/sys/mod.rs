@@ -3,7 +3,8 @@
 //! fork and shared memory for `--processes`, readiness (select, poll, epoll) and io_uring for
 //! `servers`, io_uring sends for the uring mechanisms, setns(2) for `--netns`, and the
 //! page-referencing calls of the `splice` and `sendfile` senders: vmsplice(2), madvise(2),
-//! memfd_create(2), fallocate(2)), and the perf sampling ioctl the perf-event2 crate lacks.
+//! memfd_create(2), fallocate(2)), the perf sampling ioctl the perf-event2 crate lacks, and
+//! mallopt(3) for the server.
 //! Each wrapper turns `-1` into `io::Error::last_os_error()` in one place (`cvt`).
 #![allow(unsafe_code)]
 
@@ -13,6 +14,7 @@ pub mod echo_ring;
 pub mod events;
 pub mod fdio;
 pub mod file;
+pub mod malloc;
 pub mod netns;
 pub mod pages;
 pub mod process;

@@ -134,6 +134,16 @@ impl Server {
     /// Starts a server whose every read times out after `timeout` (e.g. "1s"), with `extra`;
     /// `--insecure` when `extra` gives no `--token-file` (a test on loopback).
     pub fn start(timeout: &str, extra: &[&str]) -> Server {
+        Server::start_with(timeout, extra, std::process::Stdio::null())
+    }
+
+    /// Like `start`, with the server's stderr (its log) written to `log`.
+    pub fn start_logged(timeout: &str, extra: &[&str], log: &std::path::Path) -> Server {
+        let log = std::fs::File::create(log).unwrap();
+        Server::start_with(timeout, extra, log.into())
+    }
+
+    fn start_with(timeout: &str, extra: &[&str], stderr: std::process::Stdio) -> Server {
         use std::io::BufRead;
         let temp = tempfile::tempdir().unwrap();
         let insecure = match extra.contains(&"--token-file") {
@@ -146,7 +156,7 @@ impl Server {
             .args(insecure)
             .env("TMPDIR", temp.path())
             .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::null())
+            .stderr(stderr)
             .spawn()
             .expect("server started");
         let mut line = String::new();
@@ -220,4 +230,23 @@ pub fn run_spec(args: &[&str]) -> bytepath::config::RunSpec {
         unreachable!("parsed as run")
     };
     bytepath::args::run::run_spec(&run, &[0]).unwrap()
+}
+
+/// Connects to a server's control port and says hello as this version (no capabilities);
+/// returns the connection, the client's hello and the server's answer (the handshake's
+/// prologue).
+pub fn send_hello(address: &str) -> (bytepath::remote::channel::ControlStream, Vec<u8>, Vec<u8>) {
+    use bytepath::remote::protocol::{self, Message, VERSION};
+    let tcp = std::net::TcpStream::connect(address).unwrap();
+    let mut s = bytepath::remote::channel::ControlStream::plain(tcp);
+    s.set_read_timeout(Some(std::time::Duration::from_secs(20)))
+        .unwrap();
+    let hello = protocol::encode(&Message::ClientHello {
+        version: VERSION,
+        capabilities: vec![],
+    })
+    .unwrap();
+    protocol::write_frame(&mut s, &hello).unwrap();
+    let answer = protocol::read_frame(&mut s).unwrap();
+    (s, hello, answer)
 }

@@ -1,16 +1,50 @@
 //! The server's one line per session on stderr: text (escaped, so a client's bytes cannot forge
 //! log lines or terminal sequences) or, with `--log-format json`, one JSON object, the audit
 //! line: when, from where, who (the identity the handshake proved), and what came of it.
-use crate::remote::protocol::ErrorCode;
+use crate::remote::escaped;
+use crate::remote::protocol::{ErrorCode, Message, RunRequest};
+
+/// What a session that was not refused did: what ran here, the bytes it moved, and the
+/// session's own words on it.
+pub(in crate::remote) struct Served {
+    /// What ran on this server (after its limits), `None` when nothing did (busy, a check).
+    pub(in crate::remote) ran: Option<String>,
+    /// The bytes the run moved, both directions together, `None` where not counted.
+    pub(in crate::remote) bytes: Option<u64>,
+    pub(in crate::remote) detail: String,
+}
+
+/// A session's words alone: nothing ran, no bytes counted.
+impl From<String> for Served {
+    fn from(detail: String) -> Served {
+        Served {
+            ran: None,
+            bytes: None,
+            detail,
+        }
+    }
+}
+
+impl From<&str> for Served {
+    fn from(detail: &str) -> Served {
+        Served::from(detail.to_string())
+    }
+}
 
 pub(super) struct SessionLine<'a> {
     pub(super) id: u64,
     pub(super) peer: &'a str,
     /// "token" once the handshake proved it, "none (--insecure)", or `None` (not authenticated).
     pub(super) identity: Option<&'static str>,
+    /// What the client asked for (its request, as it sent it), `None` before a request.
+    pub(super) asked: Option<&'a str>,
+    /// What ran here, `None` when nothing did.
+    pub(super) ran: Option<&'a str>,
+    /// The bytes the run moved, both directions together, `None` where nothing was counted.
+    pub(super) bytes: Option<u64>,
     /// The refusal's code, `None` when the session ended as it should.
     pub(super) code: Option<ErrorCode>,
-    /// What was asked and what ran (its figures' bytes where a run moved any), or why not.
+    /// The session's words on how it went, or why it was refused.
     pub(super) detail: &'a str,
 }
 
@@ -25,6 +59,9 @@ impl SessionLine<'_> {
                 "session": self.id,
                 "peer": self.peer,
                 "identity": self.identity,
+                "asked": self.asked,
+                "ran": self.ran,
+                "bytes": self.bytes,
                 "result": if self.code.is_some() { "refused" } else { "ok" },
                 "code": self.code,
                 "detail": self.detail,
@@ -35,8 +72,19 @@ impl SessionLine<'_> {
             Some(code) => format!("refused ({code:?}): {}", self.detail),
             None => self.detail.to_string(),
         };
+        let mut fields = String::new();
+        if let Some(asked) = self.asked {
+            // Debug form: quotes and control characters escaped, so no field can be forged.
+            fields.push_str(&format!(" asked={asked:?}"));
+        }
+        if let Some(ran) = self.ran {
+            fields.push_str(&format!(" ran={ran:?}"));
+        }
+        if let Some(bytes) = self.bytes {
+            fields.push_str(&format!(" bytes={bytes}"));
+        }
         format!(
-            "session {} from {}: {}",
+            "session {} from {}: {}{fields}",
             self.id,
             self.peer,
             escaped(&detail)
@@ -44,14 +92,37 @@ impl SessionLine<'_> {
     }
 }
 
-/// Control characters (newlines, escape sequences) as Rust escapes; the rest as it is.
-pub(in crate::remote) fn escaped(text: &str) -> String {
-    text.chars()
-        .map(|c| match c.is_control() {
-            true => c.escape_default().to_string(),
-            false => c.to_string(),
-        })
-        .collect()
+/// What a request asks for, in the client's own terms (before this server's limits).
+pub(super) fn asked(message: &Message) -> String {
+    let run = |r: &RunRequest| {
+        format!(
+            "{} {}{} {} B x{} {} for {} ms",
+            r.transport,
+            r.pattern,
+            if r.reverse { " reverse" } else { "" },
+            r.message_size,
+            r.threads,
+            r.mechanism,
+            r.duration_ms
+        )
+    };
+    match message {
+        Message::Run { request } => format!("run {}", run(request)),
+        Message::Bye => "check (hello only)".into(),
+        Message::FileRun { request: r } => {
+            format!("file {} B {} {} cache", r.size, r.mechanism, r.cache)
+        }
+        Message::PeerRun { peer, request, .. } => {
+            format!("peer run toward {peer}: {}", run(request))
+        }
+        Message::ServersRun {
+            model,
+            size,
+            server_threads,
+            clients,
+        } => format!("servers {model} {size} B x{server_threads} threads, {clients} clients"),
+        other => other.kind().to_string(),
+    }
 }
 
 #[cfg(test)]
@@ -64,6 +135,9 @@ mod tests {
             id: 7,
             peer: "192.0.2.1:4000",
             identity: Some("token"),
+            asked: Some("run tcp stream 4096 B x1\nforged"),
+            ran: None,
+            bytes: None,
             code: Some(ErrorCode::Limit),
             detail: "asked \u{1b}[2J\nforged line",
         };
@@ -73,11 +147,45 @@ mod tests {
         assert_eq!(v["identity"], "token");
         assert_eq!(v["result"], "refused");
         assert_eq!(v["code"], "limit");
+        assert_eq!(v["asked"], "run tcp stream 4096 B x1\nforged");
+        assert_eq!((v["ran"].is_null(), v["bytes"].is_null()), (true, true));
         assert_eq!(v["detail"], "asked \u{1b}[2J\nforged line");
         assert!(v["time_unix_ms"].as_u64().unwrap() > 1_600_000_000_000);
         let text = line.render(false);
         assert_eq!(text.lines().count(), 1, "{text}");
         assert!(!text.contains('\u{1b}'), "{text}");
         assert!(text.starts_with("session 7 from 192.0.2.1:4000: refused (Limit): "));
+        assert!(
+            text.ends_with(" asked=\"run tcp stream 4096 B x1\\nforged\""),
+            "{text}"
+        );
+    }
+}
+
+#[cfg(test)]
+mod served_tests {
+    use super::*;
+
+    #[test]
+    fn a_run_line_names_what_ran_and_its_bytes_in_both_forms() {
+        let line = SessionLine {
+            id: 3,
+            peer: "[::1]:5000",
+            identity: Some("token"),
+            asked: Some("run tcp rr 4096 B x2 send for 1000 ms"),
+            ran: Some("tcp rr 4096 B x2 send for 1000 ms"),
+            bytes: Some(123_456),
+            code: None,
+            detail: "done",
+        };
+        let v: serde_json::Value = serde_json::from_str(&line.render(true)).unwrap();
+        assert_eq!(v["ran"], "tcp rr 4096 B x2 send for 1000 ms");
+        assert_eq!(v["bytes"], 123_456);
+        assert_eq!(v["result"], "ok");
+        let text = line.render(false);
+        assert!(
+            text.contains(" ran=\"tcp rr 4096 B x2 send for 1000 ms\" bytes=123456"),
+            "{text}"
+        );
     }
 }

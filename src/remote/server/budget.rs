@@ -5,8 +5,11 @@
 //! client declared. The allowance is the limit plus a margin for what is in flight when a
 //! client's own count completes and its `Stop` is on its way: a quarter of the limit, or what
 //! the flows' socket buffers hold, if more. The warm-up is not counted (a counted run's warm-up
-//! moves bytes by time); it is held to `--max-duration`. A udp flow's intake is not counted
-//! (nothing numbers it here): a udp run this side only receives is held to its duration.
+//! moves bytes by time); it is held to `--max-duration`. A udp flow's intake is counted through
+//! what this side sends for it: an rr server reads one request per answer (what a flooding
+//! client sends beyond that the kernel drops before this process reads it). The one udp side
+//! that receives without answering, a `--reverse` stream, never runs under `--max-bytes`: a
+//! reverse run is bounded by time, and this limit asks for a count.
 use crate::transport::Endpoint;
 use std::sync::Arc;
 use std::time::Instant;

@@ -221,6 +221,25 @@ pub(super) enum ServersPoint {
     Skipped(String),
 }
 
+/// Whether this host can hold `clients` connections to `model`: the forked server holds one
+/// descriptor per client, under this process's limit, and select(2) only so many.
+fn fits_this_host(model: ServerModel, clients: usize) -> Result<(), Refusal> {
+    if let Ok(open_files) = crate::sys::raise_open_file_limit() {
+        let allowed = crate::servers::clients_allowed(open_files);
+        if clients > allowed {
+            return Err(limit(format!(
+                "{clients} clients: RLIMIT_NOFILE on the server is {open_files}, room for {allowed} clients"
+            )));
+        }
+    }
+    if model == ServerModel::Select {
+        if let Some(reason) = crate::servers::select_refusal(clients) {
+            return Err(limit(reason));
+        }
+    }
+    Ok(())
+}
+
 /// Checks a `servers_run` request against the server's limits and the models' own bounds.
 pub(super) fn servers_point(
     model: &str,
@@ -255,21 +274,7 @@ pub(super) fn servers_point(
             limits.max_clients
         )));
     }
-    let clients = clients as usize;
-    // The forked server holds one descriptor per client, under this process's limit.
-    if let Ok(open_files) = crate::sys::raise_open_file_limit() {
-        let allowed = crate::servers::clients_allowed(open_files);
-        if clients > allowed {
-            return Err(limit(format!(
-                "{clients} clients: RLIMIT_NOFILE on the server is {open_files}, room for {allowed} clients"
-            )));
-        }
-    }
-    if model == ServerModel::Select {
-        if let Some(reason) = crate::servers::select_refusal(clients) {
-            return Err(limit(reason));
-        }
-    }
+    fits_this_host(model, clients as usize)?;
     if model == ServerModel::Uring {
         if let Err(reason) = crate::sys::echo_ring::probe() {
             return Ok(ServersPoint::Skipped(format!("on the server: {reason}")));

@@ -26,6 +26,9 @@ use std::time::{Duration, Instant};
 /// How often a session with a byte budget reads what its run moved.
 const BUDGET_POLL: Duration = Duration::from_millis(20);
 
+/// How long a side the server stopped itself may take to wind down before its flows are shut.
+const CUT_GRACE: Duration = Duration::from_millis(500);
+
 /// Why the server cut a run short, told to its client in `Done`.
 const WATCHDOG_FIRED: &str = "the server's side did not finish in time; its flows were shut down";
 const SERVER_ENDING: &str =
@@ -39,8 +42,7 @@ pub(super) fn run_side(
     reverse: bool,
     state: &State,
     claim: &mut RunClaim<'_>,
-) -> Result<String, Refusal> {
-    let failed = |what: &str, e: std::io::Error| refuse(ErrorCode::Failed, format!("{what}: {e}"));
+) -> Result<(String, u64), Refusal> {
     let flows = match spec.framing() {
         Some(framing) => udp_flows(stream, spec.threads, framing, &state.config)?,
         None => tcp_flows(stream, spec, reverse, &state.config)?,
@@ -48,21 +50,90 @@ pub(super) fn run_side(
     // What the flows' buffers hold in flight: this side's send buffers and as much again at
     // the peer (the margin of the byte budget).
     let in_flight: u64 = flows.iter().map(|(_, buffer)| 2 * *buffer as u64).sum();
-    let control = Arc::new(Control::new().map_err(|e| failed("mapping the schedule", e))?);
-    let start = Arc::new(Barrier::new(spec.threads + 1));
     // Only the measured side publishes slices; the other needs a board it never writes.
     let slice_count = if reverse {
         engine::phases::div_duration(spec.duration, spec.stopping.slice).max(1)
     } else {
         1
     };
+    let role = remote_role(spec.pattern, reverse);
+    let side = start_side(spec, role, slice_count, flows)?;
+    let mut sampling = None;
+    let ended = released(stream).and_then(|()| {
+        let (from, end) = side
+            .control
+            .schedule(Instant::now(), spec.warmup, spec.duration);
+        sampling = spec.profile.then(|| Sampling::new(role, (from, end)));
+        let max_bytes = state.config.limits.max_bytes;
+        let budget = ByteBudget::new(max_bytes, spec.message_size, in_flight, from);
+        let run = (&side.handles[..], &side.endpoints[..]);
+        let deadline = end + STOP_GRACE;
+        follow(stream, &side.control, run, deadline, &mut sampling, budget)
+    });
+    if ended.is_err() {
+        side.control.stop();
+        side.endpoints.iter().for_each(|ep| ep.abort());
+    }
+    let deadline = Instant::now() + STOP_GRACE;
+    let (samples, fired) = engine::collect(side.handles, &side.endpoints, deadline);
+    // Free before the samples go back: a client (a sweep's next point) that asks again as soon
+    // as it has them must not be told busy. Released once: the session's end cannot free a
+    // claim the next session took meanwhile.
+    claim.release();
+    let ended = ended?;
+    let profile = sampling.map(|s| Message::Profile {
+        profile: Box::new(s.finish()),
+    });
+    let slices = reverse.then(|| slices_message(&side.board, slice_count, spec));
+    let cut = ended.or(fired.then_some(WATCHDOG_FIRED));
+    let samples = mark_cut(samples, cut);
+    report(stream, samples, [slices, profile], cut)
+}
+
+/// The measured side's slices, as they travel back.
+fn slices_message(board: &SliceBoard, slice_count: usize, spec: &RunSpec) -> Message {
+    let (bytes, messages) = board.read(slice_count);
+    Message::Slices {
+        slice_ns: spec.stopping.slice.as_nanos() as u64,
+        bytes,
+        messages,
+    }
+}
+
+/// `Ready` to the client, then its `Go`.
+fn released(stream: &mut ControlStream) -> Result<(), Refusal> {
+    send(stream, &Message::Ready)?;
+    match expect(stream, "go")? {
+        Message::Go => Ok(()),
+        other => Err(out_of_order("go", &other)),
+    }
+}
+
+/// This side's workers, started and past the barrier (in warm-up until `Go` fixes the
+/// schedule), with what the session follows them by.
+struct Side {
+    control: Arc<Control>,
+    board: Arc<SliceBoard>,
+    handles: Vec<std::thread::JoinHandle<ThreadSample>>,
+    endpoints: Vec<Arc<Endpoint>>,
+}
+
+/// Starts one worker per flow in `role` and waits until each is pinned with its counters open.
+fn start_side(
+    spec: &RunSpec,
+    role: Role,
+    slice_count: usize,
+    flows: Vec<(Endpoint, usize)>,
+) -> Result<Side, Refusal> {
+    let failed = |what: &str, e: std::io::Error| refuse(ErrorCode::Failed, format!("{what}: {e}"));
+    let control = Arc::new(Control::new().map_err(|e| failed("mapping the schedule", e))?);
+    let start = Arc::new(Barrier::new(spec.threads + 1));
     let board = Arc::new(SliceBoard::new(slice_count));
     let shared = Shared {
         control: control.clone(),
         start: start.clone(),
         board: board.clone(),
     };
-    let role = remote_role(spec.pattern, reverse);
     let workers = flows
         .into_iter()
         .enumerate()
@@ -72,58 +143,13 @@ pub(super) fn run_side(
         .collect::<std::io::Result<Vec<_>>>()
         .map_err(|e| failed("setting up the mechanism", e))?;
     let (handles, endpoints) = engine::spawn(workers).map_err(|e| failed("starting workers", e))?;
-    // Workers reach the barrier once pinned with their counters open; before `Go` fixes the
-    // schedule they are in warm-up.
     start.wait();
-    let released = send(stream, &Message::Ready).and_then(|()| match expect(stream, "go")? {
-        Message::Go => Ok(()),
-        other => Err(out_of_order("go", &other)),
-    });
-    let mut sampling = None;
-    let ended = match released {
-        Ok(()) => {
-            let (from, end) = control.schedule(Instant::now(), spec.warmup, spec.duration);
-            if spec.profile {
-                sampling = Some(Sampling::new(role, (from, end)));
-            }
-            let run = (&handles[..], &endpoints[..]);
-            let max_bytes = state.config.limits.max_bytes;
-            let budget = ByteBudget::new(max_bytes, spec.message_size, in_flight, from);
-            follow(
-                stream,
-                &control,
-                run,
-                end + STOP_GRACE,
-                &mut sampling,
-                budget,
-            )
-        }
-        Err(refusal) => Err(refusal),
-    };
-    if ended.is_err() {
-        control.stop();
-        endpoints.iter().for_each(|ep| ep.abort());
-    }
-    let (samples, fired) = engine::collect(handles, &endpoints, Instant::now() + STOP_GRACE);
-    // Free before the samples go back: a client (a sweep's next point) that asks again as soon
-    // as it has them must not be told busy. Released once: the session's end cannot free a
-    // claim the next session took meanwhile.
-    claim.release();
-    let ended = ended?;
-    let profile = sampling.map(|s| Message::Profile {
-        profile: Box::new(s.finish()),
-    });
-    let slices = reverse.then(|| {
-        let (bytes, messages) = board.read(slice_count);
-        Message::Slices {
-            slice_ns: spec.stopping.slice.as_nanos() as u64,
-            bytes,
-            messages,
-        }
-    });
-    let cut = ended.or(fired.then_some(WATCHDOG_FIRED));
-    let samples = mark_cut(samples, cut);
-    report(stream, samples, [slices, profile], cut)
+    Ok(Side {
+        control,
+        board,
+        handles,
+        endpoints,
+    })
 }
 
 /// What this side measured stays, marked when the server stopped the run itself (it is ending,
@@ -205,12 +231,7 @@ fn tcp_flows(
     config: &ServerConfig,
 ) -> Result<Vec<(Endpoint, usize)>, Refusal> {
     let failed = |what: &str, e: std::io::Error| refuse(ErrorCode::Failed, format!("{what}: {e}"));
-    let data =
-        TcpListener::bind((config.bind, 0)).map_err(|e| failed("binding the data port", e))?;
-    let port = data
-        .local_addr()
-        .map_err(|e| failed("the data port", e))?
-        .port();
+    let (data, port) = data_port(config)?;
     let cookie = new_cookie()?;
     send(
         stream,
@@ -272,7 +293,16 @@ fn udp_flows(
         .map_err(|e| failed("setting up the udp flows", e))
 }
 
-fn new_cookie() -> Result<[u8; COOKIE_BYTES], Refusal> {
+/// A data port for a session's tcp flows, on `--bind`: its listener and port.
+pub(super) fn data_port(config: &ServerConfig) -> Result<(TcpListener, u16), Refusal> {
+    let failed = |what: &str, e: std::io::Error| refuse(ErrorCode::Failed, format!("{what}: {e}"));
+    let data =
+        TcpListener::bind((config.bind, 0)).map_err(|e| failed("binding the data port", e))?;
+    let port = data.local_addr().map_err(|e| failed("the data port", e))?;
+    Ok((data, port.port()))
+}
+
+pub(super) fn new_cookie() -> Result<[u8; COOKIE_BYTES], Refusal> {
     protocol::random_bytes()
         .map_err(|e| refuse(ErrorCode::Failed, format!("making the session cookie: {e}")))
 }
@@ -290,6 +320,7 @@ fn follow(
     mut budget: Option<ByteBudget>,
 ) -> Result<Option<&'static str>, Refusal> {
     let mut cut = None;
+    let mut cut_at: Option<Instant> = None;
     // With a byte budget the session looks more often: what a run moves past its limit
     // before it is stopped is at most what its flows carry in one such poll.
     let most = if budget.is_some() {
@@ -319,10 +350,18 @@ fn follow(
         if spent && cut.is_none() {
             control.stop();
             cut = Some(BYTES_REACHED);
+            cut_at = Some(Instant::now());
         }
         if super::stopping() && cut.is_none() {
             control.stop();
             cut = Some(SERVER_ENDING);
+            cut_at = Some(Instant::now());
+        }
+        // A side that only answers (an rr server) follows its client, not the schedule: one
+        // a client keeps flooding would answer on until the watchdog; its flows are shut.
+        if cut_at.is_some_and(|at| at.elapsed() > CUT_GRACE) {
+            endpoints.iter().for_each(|ep| ep.abort());
+            cut_at = None;
         }
         if Instant::now() > deadline && cut != Some(WATCHDOG_FIRED) {
             endpoints.iter().for_each(|ep| ep.abort());
@@ -339,7 +378,7 @@ fn report(
     samples: Vec<ThreadSample>,
     extra: [Option<Message>; 2],
     cut: Option<&str>,
-) -> Result<String, Refusal> {
+) -> Result<(String, u64), Refusal> {
     let count = samples.len();
     let errors = samples.iter().filter(|s| s.error.is_some()).count();
     let sent: u64 = samples.iter().map(|s| s.sent_bytes).sum();
@@ -365,9 +404,10 @@ fn report(
     )?;
     let _ = stream.set_read_timeout(Some(Duration::from_secs(1)));
     let _ = protocol::read_message(stream);
-    Ok(format!(
+    let done = format!(
         "done: {count} samples, {errors} with errors, {sent} bytes sent, {received} received"
-    ))
+    );
+    Ok((done, sent + received))
 }
 
 /// Accepts data connections until every flow has one: each must come from the control

@@ -1,13 +1,43 @@
 //! A `bytepath servers` point served from here: the model forked on a listener of its own (the
 //! same fork as a point on one host), measured over the client's window, and kept serving
 //! until the client's clients are gone.
-use super::{out_of_order, refuse, send, Refusal, RunClaim, State, RUN_POLL};
+use super::limits::{servers_point, ServersPoint};
+use super::{out_of_order, refuse, send, take_turn, Refusal, RunClaim, Served, State, RUN_POLL};
 use crate::remote::channel::ControlStream;
 use crate::remote::protocol::{self, ErrorCode, FrameError, Message};
 use crate::servers::{self, process::ServerSetup};
 use std::net::TcpListener;
 use std::os::fd::AsFd;
 use std::time::{Duration, Instant};
+
+/// Serves one `ServersRun`: the model and counts checked against the limits (a model this
+/// host cannot run is skipped with the reason), the server claimed (one test at a time), and
+/// the point run.
+pub(super) fn serve(
+    stream: &mut ControlStream,
+    (model, size, server_threads, clients): (&str, u64, u64, u64),
+    state: &State,
+) -> Result<Served, Refusal> {
+    let setup = match servers_point(model, size, server_threads, clients, &state.config)? {
+        ServersPoint::Run(setup) => setup,
+        ServersPoint::Skipped(reason) => {
+            let skipped = Message::ServersSkipped {
+                reason: reason.clone(),
+            };
+            send(stream, &skipped)?;
+            return Ok(format!("servers {model}: skipped: {reason}").into());
+        }
+    };
+    let Some(mut claim) = take_turn(stream, state) else {
+        return Ok("busy: another run is in progress".into());
+    };
+    let ran = format!("servers {model} x{clients} clients");
+    servers_side(stream, setup, clients as usize, state, &mut claim).map(|done| Served {
+        detail: format!("{ran}: {done}"),
+        ran: Some(ran),
+        bytes: None,
+    })
+}
 
 /// One `bytepath servers` point: forks the model on a listener of its own (the same fork as a
 /// point on one host), lets the client's clients at it, measures it over the client's window,

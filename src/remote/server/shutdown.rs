@@ -29,8 +29,11 @@ pub(in crate::remote) fn stopping() -> bool {
 }
 
 /// The next control connection (blocking, as a session expects), or `None` once the server
-/// is asked to end.
-pub(super) fn next_connection(listener: &TcpListener) -> Option<std::io::Result<TcpStream>> {
+/// is asked to end; `idle` runs whenever the wait for one wakes with nothing.
+pub(super) fn next_connection(
+    listener: &TcpListener,
+    idle: &dyn Fn(),
+) -> Option<std::io::Result<TcpStream>> {
     loop {
         if let Some(signal) = signals::termination_received() {
             eprintln!(
@@ -45,6 +48,7 @@ pub(super) fn next_connection(listener: &TcpListener) -> Option<std::io::Result<
                 let mut set = [poll_entry(listener.as_raw_fd(), POLLIN)];
                 // EINTR (the signal) and timeouts alike go round to look again.
                 let _ = poll(&mut set, ACCEPT_POLL_MS);
+                idle();
             }
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             Err(e) => return Some(Err(e)),

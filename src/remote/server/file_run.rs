@@ -3,9 +3,9 @@
 //! page cache, takes one data connection, sends the file with the asked mechanism when the
 //! client says go, closes the connection (the client's EOF), reports its usage, and removes the
 //! folder when the session ends, whatever happened.
-use super::protocol::{self, ErrorCode, FileRequest, Message, COOKIE_BYTES};
-use super::server::{
-    accept_flows, expect, out_of_order, refuse, send, Limits, Refusal, RunClaim, State,
+use super::{
+    accept_flows, expect, out_of_order, refuse, send, Limits, Refusal, RunClaim, Served,
+    ServerConfig, State,
 };
 use crate::config::{self, Pattern};
 use crate::error::ConfigError;
@@ -14,10 +14,11 @@ use crate::file::test_files::{self, ServedFile, TestFolder};
 use crate::file::{self as study, transfer, Cache};
 use crate::measure::counters::CounterSelection;
 use crate::remote::channel::ControlStream;
+use crate::remote::protocol::{self, ErrorCode, FileRequest, Message};
 use crate::transport::Endpoint;
 use std::fs::File;
 use std::io;
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Barrier;
 use std::time::Duration;
@@ -38,7 +39,7 @@ pub(super) fn serve(
     stream: &mut ControlStream,
     request: &FileRequest,
     state: &State,
-) -> Result<String, Refusal> {
+) -> Result<Served, Refusal> {
     let checked = check(request, &state.config.limits)?;
     let Some(mut claim) = RunClaim::take(&state.busy) else {
         let message = "another run is in progress; this server runs one at a time".to_string();
@@ -50,7 +51,11 @@ pub(super) fn serve(
         "file {} B {} {} cache",
         request.size, request.mechanism, request.cache
     );
-    result.map(|done| format!("{what}: {done}"))
+    result.map(|(done, bytes)| Served {
+        detail: format!("{what}: {done}"),
+        ran: Some(what),
+        bytes,
+    })
 }
 
 fn check(request: &FileRequest, limits: &Limits) -> Result<Checked, Refusal> {
@@ -116,7 +121,7 @@ fn serve_claimed(
     checked: &Checked,
     state: &State,
     claim: &mut RunClaim<'_>,
-) -> Result<String, Refusal> {
+) -> Result<(String, Option<u64>), Refusal> {
     let failed = |what: &str, e: io::Error| refuse(ErrorCode::Failed, format!("{what}: {e}"));
     let temp = std::env::temp_dir();
     let available =
@@ -132,26 +137,7 @@ fn serve_claimed(
     }
     let residency = study::prepare_cache(&served, checked.cache)
         .map_err(|e| failed("preparing the page cache", e))?;
-    let data = TcpListener::bind((state.config.bind, 0))
-        .map_err(|e| failed("binding the data port", e))?;
-    let port = data
-        .local_addr()
-        .map_err(|e| failed("the data port", e))?
-        .port();
-    let cookie: [u8; COOKIE_BYTES] =
-        protocol::random_bytes().map_err(|e| failed("making the session cookie", e))?;
-    send(
-        stream,
-        &Message::FileAccepted {
-            data_port: port,
-            cookie: protocol::to_hex(&cookie),
-            hash: served.hash,
-        },
-    )?;
-    let flow = accept_flows(stream, &data, &cookie, 1, state.config.timeout)?
-        .pop()
-        .ok_or_else(|| refuse(ErrorCode::Failed, "no data connection"))?;
-    drop(data);
+    let flow = file_flow(stream, served.hash, &state.config)?;
     let rep = match expect(stream, "file_go")? {
         Message::FileGo { rep } => rep,
         other => return Err(out_of_order("file_go", &other)),
@@ -165,6 +151,8 @@ fn serve_claimed(
     // transfer is left here.
     let dir = folder.dir.clone();
     drop(folder);
+    // A send that did not fail sent the whole file.
+    let bytes = error.is_none().then_some(request.size);
     let summary = match &error {
         Some(e) => format!("rep {rep}: {e}"),
         None => format!("rep {rep}: sent in {} calls", syscalls.unwrap_or(0)),
@@ -182,7 +170,27 @@ fn serve_claimed(
     // The client's Bye, so it has read FileSent before the connection closes.
     let _ = stream.set_read_timeout(Some(Duration::from_secs(1)));
     let _ = protocol::read_message(stream);
-    Ok(format!("{summary}; {} removed", dir.display()))
+    Ok((format!("{summary}; {} removed", dir.display()), bytes))
+}
+
+/// The transfer's one data connection: a data port named in `FileAccepted` with the cookie
+/// (and the file's hash, when asked), and the client's tagged connection on it.
+fn file_flow(
+    stream: &mut ControlStream,
+    hash: Option<u64>,
+    config: &ServerConfig,
+) -> Result<TcpStream, Refusal> {
+    let (data, port) = super::run::data_port(config)?;
+    let cookie = super::run::new_cookie()?;
+    let accepted = Message::FileAccepted {
+        data_port: port,
+        cookie: protocol::to_hex(&cookie),
+        hash,
+    };
+    send(stream, &accepted)?;
+    accept_flows(stream, &data, &cookie, 1, config.timeout)?
+        .pop()
+        .ok_or_else(|| refuse(ErrorCode::Failed, "no data connection"))
 }
 
 /// Writes the test file while a watcher looks at the client: the write stops as soon as the
@@ -237,7 +245,7 @@ fn watch_client(stream: &TcpStream, abandon: &AtomicBool, written: &AtomicBool) 
                 io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut | io::ErrorKind::Interrupted
             ),
         };
-        if gone || super::server::stopping() {
+        if gone || super::stopping() {
             abandon.store(true, Ordering::Release);
             return;
         }

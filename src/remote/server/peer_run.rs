@@ -5,16 +5,17 @@
 //! the run connects to that very address (a name that resolves elsewhere later changes
 //! nothing). While the run goes on, a `Stop` from the driver, or the driver's disappearance,
 //! interrupts it; the record then says it was interrupted.
-use super::client::RemotePeer;
-use super::protocol::{self, ErrorCode, FrameError, Message, RunRequest};
-use super::server::{refuse, send, spec_for, take_turn, Refusal, State};
+use super::{refuse, send, spec_for, take_turn, Refusal, Served, State};
 use crate::config::network::Placement;
 use crate::config::{Network, RunSpec, Target};
 use crate::engine::RunOutcome;
 use crate::environment::Environment;
 use crate::remote::channel::ControlStream;
+use crate::remote::client::RemotePeer;
+use crate::remote::protocol::{self, ErrorCode, FrameError, Message, RunRequest};
 use std::net::{IpAddr, Shutdown, ToSocketAddrs};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// While the run goes on, how often the session looks for the driver's `Stop`.
@@ -28,7 +29,7 @@ pub(super) fn serve(
     (src, dst): (&str, &str),
     request: &RunRequest,
     state: &State,
-) -> Result<String, Refusal> {
+) -> Result<Served, Refusal> {
     let target = allowed_target(peer, &state.config.allow_peers)?;
     let spec = RunSpec {
         network: Network {
@@ -41,7 +42,10 @@ pub(super) fn serve(
         return Ok("busy: another run is in progress".into());
     };
     let started = unix_ms();
-    let peer_run = RemotePeer::new(target.clone(), state.config.token.clone(), request.reverse);
+    let unanswered = Arc::default();
+    let (token, reverse) = (state.config.token.clone(), request.reverse);
+    let peer_run =
+        RemotePeer::for_peer_run(target.clone(), token, reverse, Arc::clone(&unanswered));
     // A mechanism or receive path this kernel lacks is skipped with the probe's reason, as a
     // point on one host is (the destination's kernel answers for its own side when it sets up).
     let probed = crate::mechanism::probe(spec.mechanism)
@@ -52,32 +56,57 @@ pub(super) fn serve(
     };
     drop(claim);
     let ended = unix_ms();
+    let (record, status, bytes) = record_of(&spec, &outcome, (src, dst))?;
+    send(stream, &Message::PeerRecord { record })?;
+    let ran = format!(
+        "peer run {src} -> {dst} (toward {target}): {} {} {} B x{} {}",
+        spec.transport.name(),
+        spec.pattern.name(),
+        spec.message_size,
+        spec.threads,
+        spec.mechanism.name(),
+    );
+    // Why the peer answered no bytepath hello: for this log only, never the driver's record.
+    let why = match unanswered.lock().unwrap_or_else(|p| p.into_inner()).take() {
+        Some(why) => format!(" (no bytepath hello: {why})"),
+        None => String::new(),
+    };
+    Ok(Served {
+        detail: format!("{ran}: {status}{why}, from {started} to {ended} unix ms"),
+        ran: Some(ran),
+        bytes: Some(bytes),
+    })
+}
+
+/// The run's record as the driver gets it (`command` mesh, `src`, `dst`), its status and the
+/// bytes it moved.
+fn record_of(
+    spec: &RunSpec,
+    outcome: &RunOutcome,
+    (src, dst): (&str, &str),
+) -> Result<(serde_json::Value, String, u64), Refusal> {
     let cpus = crate::sys::affinity::allowed_cpus().unwrap_or_default();
-    let mut record = crate::record::build(&spec, &outcome, Environment::detect(&cpus));
+    let mut record = crate::record::build(spec, outcome, Environment::detect(&cpus));
     record.command = "mesh".into();
     record.src = Some(src.to_string());
     record.dst = Some(dst.to_string());
     let status = record.status.clone();
+    let bytes = record.transfer.sender_sent_bytes + record.transfer.receiver_sent_bytes;
     let record = serde_json::to_value(&record).map_err(|e| {
         refuse(
             ErrorCode::Failed,
             format!("the record does not serialize: {e}"),
         )
     })?;
-    send(stream, &Message::PeerRecord { record })?;
-    Ok(format!(
-        "peer run {src} -> {dst} (toward {target}): {} {} {} B x{} {}: {status}, from {started} to {ended} unix ms",
-        spec.transport.name(),
-        spec.pattern.name(),
-        spec.message_size,
-        spec.threads,
-        spec.mechanism.name(),
-    ))
+    Ok((record, status, bytes))
 }
 
 /// The peer as a target with an address this server may send to: the first address its name
 /// resolves to that `--allow-peers` holds, written as that address so nothing resolves again.
-fn allowed_target(peer: &str, allowed: &super::allow::AllowPeers) -> Result<Target, Refusal> {
+fn allowed_target(
+    peer: &str,
+    allowed: &crate::remote::allow::AllowPeers,
+) -> Result<Target, Refusal> {
     if allowed.is_empty() {
         return Err(refuse(
             ErrorCode::Forbidden,
@@ -134,7 +163,7 @@ fn run_watched(stream: &mut ControlStream, spec: &RunSpec, peer: RemotePeer) -> 
         });
         while !run.is_finished() {
             // The server asked to end: the run stops and its record says it was interrupted.
-            if super::server::stopping() {
+            if super::stopping() {
                 interrupt.store(true, Ordering::SeqCst);
             }
             match protocol::read_message(stream) {

@@ -1,0 +1,189 @@
+//! The client's hellos and handshake: the hello exchange (an address that answers no bytepath
+//! hello is told apart from a bytepath server that refuses, and for a peer run refused without
+//! detail), the version and capability checks, and the Noise handshake keyed by the token.
+use super::{resolve, RemotePeer, STEP_TIMEOUT};
+use crate::config::Target;
+use crate::error::Error;
+use crate::remote::channel::{ControlStream, HandshakeError, Refusal};
+use crate::remote::protocol::{self, Message, VERSION};
+use crate::remote::{capabilities, REVERSE, SERVERS};
+use std::net::TcpStream;
+
+/// The version a hello of another protocol version names, if it is one.
+fn other_version(hello: &[u8]) -> Option<u32> {
+    let value: serde_json::Value = serde_json::from_slice(hello).ok()?;
+    if value["type"] != "server_hello" {
+        return None;
+    }
+    value["version"]
+        .as_u64()
+        .and_then(|v| u32::try_from(v).ok())
+        .filter(|&v| v != VERSION)
+}
+
+/// Says once per process that a server runs `--insecure`.
+fn warn_insecure(target: &Target) {
+    static WARNED: std::sync::Once = std::sync::Once::new();
+    WARNED.call_once(|| {
+        eprintln!("bytepath: WARNING: the server at {target} runs --insecure: the control channel is neither authenticated nor encrypted");
+    });
+}
+
+/// Why the hello exchange failed: answered by a bytepath server (its refusal, its version), or
+/// not answered as one (nothing listens, silence, another service).
+enum HelloError {
+    Answered(Error),
+    Unanswered(Error),
+}
+
+impl RemotePeer {
+    pub(super) fn handshake(&mut self) -> Result<(), Error> {
+        let (client_hello, server_hello, secure) = match self.hellos() {
+            Ok(hellos) => hellos,
+            Err(HelloError::Answered(e)) => return Err(e),
+            Err(HelloError::Unanswered(e)) => return Err(self.unanswered(e)),
+        };
+        self.check_capabilities()?;
+        self.secure_channel(secure, &client_hello, &server_hello)
+    }
+
+    /// Connects and exchanges hellos: returns both hellos and whether the server runs with a
+    /// token. An address that refuses, stays silent or answers with something other than a
+    /// bytepath hello is `Unanswered`.
+    fn hellos(&mut self) -> Result<(Vec<u8>, Vec<u8>, bool), HelloError> {
+        use HelloError::{Answered, Unanswered};
+        let addr = resolve(&self.target).map_err(Answered)?;
+        let stream = TcpStream::connect_timeout(&addr, STEP_TIMEOUT)
+            .map_err(|e| Unanswered(self.fail(format_args!("connecting: {e}"))))?;
+        let setup = stream
+            .set_read_timeout(Some(STEP_TIMEOUT))
+            .and_then(|()| stream.set_write_timeout(Some(STEP_TIMEOUT)))
+            .and_then(|()| stream.set_nodelay(true));
+        setup.map_err(|e| Unanswered(self.fail(e)))?;
+        self.control = Some(ControlStream::plain(stream));
+        let client_hello = protocol::encode(&Message::ClientHello {
+            version: VERSION,
+            capabilities: capabilities(),
+        })
+        .map_err(|e| Answered(self.fail(e)))?;
+        let sent = protocol::write_frame(self.stream(), &client_hello);
+        sent.map_err(|e| Unanswered(self.fail(format_args!("sending client_hello: {e}"))))?;
+        let server_hello = protocol::read_frame(self.stream())
+            .map_err(|e| Unanswered(self.fail(format_args!("waiting for its hello: {e}"))))?;
+        let (version, secure) = match protocol::parse(&server_hello) {
+            Ok(Message::ServerHello {
+                version,
+                system,
+                secure,
+                capabilities,
+            }) => {
+                self.server_capabilities = capabilities;
+                self.server_system = system;
+                (version, secure)
+            }
+            Ok(Message::Error { code, message }) => {
+                return Err(Answered(self.refused(code, &message)))
+            }
+            Ok(other) => return Err(Unanswered(self.unexpected("its hello", &other))),
+            // An older server's hello has other fields: still name its version.
+            Err(e) => match other_version(&server_hello) {
+                Some(version) => (version, false),
+                None => return Err(Unanswered(self.fail(format_args!("its hello: {e}")))),
+            },
+        };
+        if version != VERSION {
+            return Err(Answered(crate::error::ConfigError(format!(
+                "--remote {}: protocol version mismatch: this client speaks version {VERSION}, the server speaks version {version}; use the same bytepath release on both hosts",
+                self.target
+            ))
+            .into()));
+        }
+        Ok((client_hello, server_hello, secure))
+    }
+
+    /// An address that did not answer a bytepath hello. For a peer run the driver learns only
+    /// that (whether a port is closed, filtered or holds another service is not its to probe
+    /// through this server); the detail is kept for the server's log.
+    fn unanswered(&self, detail: Error) -> Error {
+        let Some(kept) = &self.peer_run else {
+            return detail;
+        };
+        *kept.lock().unwrap_or_else(|p| p.into_inner()) = Some(detail.to_string());
+        Error::Failed(format!(
+            "the peer at {} did not answer a bytepath hello",
+            self.target
+        ))
+    }
+
+    /// The Noise handshake keyed by the token, when the server runs with one; a server
+    /// without one (`--insecure`) is taken only by a client without one, with a warning.
+    fn secure_channel(
+        &mut self,
+        secure: bool,
+        client_hello: &[u8],
+        server_hello: &[u8],
+    ) -> Result<(), Error> {
+        let token = self.token.clone();
+        match (secure, token) {
+            (true, Some(token)) => {
+                let prologue = crate::remote::channel::prologue(client_hello, server_hello);
+                match self.stream().client_handshake(&token, &prologue) {
+                    Ok(()) => Ok(()),
+                    Err(HandshakeError::Answered(Refusal(code, message))) => {
+                        Err(self.refused(code, &message))
+                    }
+                    Err(HandshakeError::WrongToken) => Err(crate::error::ConfigError(format!(
+                        "--remote {}: the server could not prove it holds this --token-file (a different token, or the connection was altered on the way)",
+                        self.target
+                    ))
+                    .into()),
+                    Err(e) => Err(self.fail(e)),
+                }
+            }
+            (true, None) => Err(crate::error::ConfigError(format!(
+                "--remote {}: the server requires a token; give the same one with --token-file",
+                self.target
+            ))
+            .into()),
+            (false, Some(_)) => Err(crate::error::ConfigError(format!(
+                "--remote {}: the server runs --insecure (no token), so it cannot prove it holds this --token-file; refused",
+                self.target
+            ))
+            .into()),
+            (false, None) => {
+                warn_insecure(&self.target);
+                Ok(())
+            }
+        }
+    }
+
+    fn check_capabilities(&self) -> Result<(), Error> {
+        if self.reverse && !self.server_capabilities.iter().any(|c| c == REVERSE) {
+            return Err(crate::error::ConfigError(format!(
+                "--remote {} --reverse: the server ({}) cannot run the measured side; use the same bytepath release on both hosts",
+                self.target, self.server_system
+            ))
+            .into());
+        }
+        if self.servers && !self.server_capabilities.iter().any(|c| c == SERVERS) {
+            return Err(crate::error::ConfigError(format!(
+                "--remote {} with servers: the server ({}) cannot run server models; use the same bytepath release on both hosts",
+                self.target, self.server_system
+            ))
+            .into());
+        }
+        Ok(())
+    }
+
+    /// Refuses a server whose hello does not announce `capability` (an older release).
+    pub(super) fn require(&self, capability: &str, what: &str) -> Result<(), Error> {
+        if self.server_capabilities.iter().any(|c| c == capability) {
+            return Ok(());
+        }
+        Err(crate::error::ConfigError(format!(
+            "--remote {}: the server ({}) cannot {what}; use the same bytepath release on both hosts",
+            self.target, self.server_system
+        ))
+        .into())
+    }
+}
