@@ -105,6 +105,33 @@ fn a_visit_beside_a_busy_loop_on_its_cpu_is_disturbed_and_made_again() {
     let results = std::fs::read_to_string(dir.path().join("results.jsonl")).unwrap();
     assert!(results.contains("was disturbed"), "{results}");
     assert_eq!(headline_visits(dir.path()).len(), 4);
+    // The report counts the disturbed visits of every kind (the counters' too) and the
+    // redos among them, and draws the rounds' canaries.
+    let all = std::fs::read_to_string(dir.path().join("visits.jsonl")).unwrap();
+    let disturbed = all.matches("\"disturbed\":true").count();
+    let canaries = std::fs::read_to_string(dir.path().join("canary.jsonl")).unwrap();
+    let report = std::fs::read_to_string(dir.path().join("report.md")).unwrap();
+    let counted = format!(
+        "{disturbed} of {} visits were disturbed",
+        all.lines().count()
+    );
+    assert!(
+        report.contains(&counted)
+            && report.contains(&format!("{} canaries over", canaries.lines().count())),
+        "{counted}: {report}"
+    );
+    let made_again: usize = report
+        .split(" of them were made again")
+        .next()
+        .and_then(|head| head.rsplit(' ').next())
+        .and_then(|n| n.parse().ok())
+        .expect("the count made again");
+    assert!(made_again >= 2, "both headline redos: {report}");
+    let html = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
+    assert!(
+        html.contains("data-plot=\"canary\""),
+        "no canary plot in report.html"
+    );
 }
 
 #[test]
