@@ -256,3 +256,59 @@ fn probe_canary_prints_the_figures_the_studies_record() {
     assert!(text.starts_with("canary (CPUs"), "{text}");
     assert!(text.contains("64 B pipe round trip, one CPU"), "{text}");
 }
+
+#[test]
+fn a_servers_visit_beside_a_busy_loop_is_disturbed_and_made_again_at_its_rounds_end() {
+    let _one = serial();
+    let cpu = allowed_cpus().unwrap()[0];
+    let dir = tempfile::tempdir().unwrap();
+    let (running, hog) = busy_loop(cpu);
+    let out = common::bytepath()
+        .args([
+            "servers",
+            "--models",
+            "epoll",
+            "--clients",
+            "2",
+            "--visits",
+            "2",
+        ])
+        .args(["--duration", "300ms", "--warmup", "0s", "--seed", "3"])
+        .args(["--settle", "off", "--quiet-threshold", "10%"])
+        .arg("--out")
+        .arg(dir.path())
+        .timeout(Duration::from_secs(180))
+        .output()
+        .expect("bytepath ran");
+    running.store(false, Ordering::Relaxed);
+    hog.join().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    let visits: Vec<Value> = std::fs::read_to_string(dir.path().join("results.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    // The busy loop takes one of the run's CPUs whole: far above 10 % of them.
+    for v in &visits {
+        let block = &v["visit"]["interference"];
+        assert!(block["others_cpu_share"].as_f64().unwrap() > 0.1, "{block}");
+        assert_eq!(block["disturbed"], true, "{block}");
+    }
+    // Each round: the disturbed visit and its redo, both kept.
+    for round in 0..2 {
+        let n = visits
+            .iter()
+            .filter(|v| v["visit"]["round"] == round)
+            .count();
+        assert_eq!(n, 2, "round {round}: {visits:?}");
+    }
+    let canaries = std::fs::read_to_string(dir.path().join("canary.jsonl")).unwrap();
+    assert_eq!(canaries.lines().count(), 2, "one canary per round");
+    let report = std::fs::read_to_string(dir.path().join("report.md")).unwrap();
+    assert!(
+        report.contains("4 of 4 visits were disturbed")
+            && report.contains("2 of them were made again"),
+        "{report}"
+    );
+}
