@@ -327,41 +327,57 @@ fn point(
             record.reason = Some(reason);
             record
         }
-        Ok((m, report, profile)) => {
-            let mut errors: Vec<String> = Vec::new();
-            match &report {
-                Err(reason) => errors.push(reason.clone()),
-                Ok(r) => errors.extend(r.errors.iter().cloned()),
-            }
-            let status = if interrupt.load(Ordering::SeqCst) {
-                PointStatus::Interrupted
-            } else if report.is_err() || m.mismatched > 0 {
-                PointStatus::Failed
-            } else {
-                PointStatus::Completed
-            };
-            let mut record = ServersRecord::new(cfg, status);
-            record.metrics = Some(PointMetrics::of(
-                &m,
-                report.as_ref().ok(),
-                (client_threads, per_request),
-            ));
-            record.errors = errors;
-            if spec.record_connections {
-                record.connections = Some(m.spans);
-            }
-            if let Some(profile) = profile {
-                record.profiled_window = Some(format!(
-                    "a window of its own right after the measured one ({:.1} s at most 2 s), the \
-                     server process's every thread sampled while the clients kept their load; \
-                     nothing in it is counted",
-                    spec.duration.as_secs_f64().min(2.0)
-                ));
-                record.profile = Some(profile);
-            }
-            record
-        }
+        Ok(measured) => measured_record(
+            spec,
+            cfg,
+            (client_threads, per_request),
+            measured,
+            interrupt,
+        ),
     }
+}
+
+/// The record of a point that ran: its metrics, the server's errors, and the profile where
+/// one was taken.
+fn measured_record(
+    spec: &ServersSpec,
+    cfg: PointConfig,
+    (client_threads, per_request): (usize, bool),
+    (m, report, profile): (Measured, Result<ServerReport, String>, Option<Profile>),
+    interrupt: &AtomicBool,
+) -> ServersRecord {
+    let mut errors: Vec<String> = Vec::new();
+    match &report {
+        Err(reason) => errors.push(reason.clone()),
+        Ok(r) => errors.extend(r.errors.iter().cloned()),
+    }
+    let status = if interrupt.load(Ordering::SeqCst) {
+        PointStatus::Interrupted
+    } else if report.is_err() || m.mismatched > 0 {
+        PointStatus::Failed
+    } else {
+        PointStatus::Completed
+    };
+    let mut record = ServersRecord::new(cfg, status);
+    record.metrics = Some(PointMetrics::of(
+        &m,
+        report.as_ref().ok(),
+        (client_threads, per_request),
+    ));
+    record.errors = errors;
+    if spec.record_connections {
+        record.connections = Some(m.spans);
+    }
+    if let Some(profile) = profile {
+        record.profiled_window = Some(format!(
+            "a window of its own right after the measured one ({:.1} s at most 2 s), the \
+             server process's every thread sampled while the clients kept their load; \
+             nothing in it is counted",
+            spec.duration.as_secs_f64().min(2.0)
+        ));
+        record.profile = Some(profile);
+    }
+    record
 }
 
 /// The points of each client count (every model and connection mode): what one round visits
@@ -451,20 +467,9 @@ impl Study<'_> {
         Ok((records, status))
     }
 
-    /// Makes one visit of point `index`, with the machine read before and after it; saves it,
-    /// prints its line and keeps it in `records`.
-    fn make(
-        &self,
-        index: usize,
-        round: usize,
-        results: &mut folder::ResultsFolder,
-        records: &mut Vec<Value>,
-        status: &mut Status,
-    ) -> Result<Made, Error> {
-        if self.interrupt.load(Ordering::SeqCst) {
-            *status = Status::Interrupted;
-            return Ok(Made::Interrupted);
-        }
+    /// Measures one visit of point `index`, with the machine read before and after it, into
+    /// its record (the `position`-th visit the study made).
+    fn visit(&self, index: usize, round: usize, position: usize) -> ServersRecord {
         let spec = self.spec;
         let (model, clients, per_request) = self.points[index];
         // `--profile` samples each point once: in a window after its last round's visit.
@@ -487,7 +492,6 @@ impl Study<'_> {
             self.cpus.len(),
             spec.watch.quiet_threshold,
         );
-        let disturbed = interference.disturbed && record.status == PointStatus::Completed;
         record.environment = Some(self.env.clone());
         record.sweep_point = Some(SweepPoint {
             index,
@@ -496,10 +500,34 @@ impl Study<'_> {
         });
         record.visit = Some(ServersVisit {
             round,
-            position: records.len(),
+            position,
             seed: spec.seed,
             interference: Some(interference),
         });
+        record
+    }
+
+    /// Makes one visit of point `index`, saves it,
+    /// prints its line and keeps it in `records`.
+    fn make(
+        &self,
+        index: usize,
+        round: usize,
+        results: &mut folder::ResultsFolder,
+        records: &mut Vec<Value>,
+        status: &mut Status,
+    ) -> Result<Made, Error> {
+        if self.interrupt.load(Ordering::SeqCst) {
+            *status = Status::Interrupted;
+            return Ok(Made::Interrupted);
+        }
+        let record = self.visit(index, round, records.len());
+        let disturbed = record.status == PointStatus::Completed
+            && record
+                .visit
+                .as_ref()
+                .and_then(|v| v.interference.as_ref())
+                .is_some_and(|i| i.disturbed);
         let value = record.to_value();
         if !self.json {
             println!("round {} {}", round + 1, super::line::line(&value));

@@ -101,7 +101,13 @@ fn fold(visits: &[&Value]) -> Value {
     if done.is_empty() || out["metrics"].is_null() {
         return out;
     }
-    let m = &mut out["metrics"];
+    fold_metrics(&mut out["metrics"], &done);
+    out
+}
+
+/// A point's metrics from its completed visits: rates and per-request figures averaged,
+/// counts summed, peaks the largest, the minimum latency the smallest.
+fn fold_metrics(m: &mut Value, done: &[&Value]) {
     for path in [
         "/requests_per_s",
         "/latency_ns/p50",
@@ -112,26 +118,20 @@ fn fold(visits: &[&Value]) -> Value {
         "/server/context_switches_per_request",
         "/client/cpu_share_per_thread",
     ] {
-        set(m, path, mean(&done, path));
+        set(m, path, mean(done, path));
     }
     for path in ["/requests", "/mismatched_requests", "/connection_errors"] {
-        set(m, path, Some(values(&done, path).iter().sum()));
+        set(m, path, Some(values(done, path).iter().sum()));
     }
     for path in [
         "/latency_ns/max",
         "/server/threads",
         "/server/peak_rss_bytes",
     ] {
-        set(m, path, values(&done, path).into_iter().reduce(f64::max));
+        set(m, path, values(done, path).into_iter().reduce(f64::max));
     }
-    set(
-        m,
-        "/latency_ns/min",
-        values(&done, "/latency_ns/min")
-            .into_iter()
-            .reduce(f64::min),
-    );
-    out
+    let min = values(done, "/latency_ns/min").into_iter().reduce(f64::min);
+    set(m, "/latency_ns/min", min);
 }
 
 fn values(done: &[&Value], path: &str) -> Vec<f64> {
