@@ -21,6 +21,7 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
+mod canary;
 mod files;
 mod peer;
 mod servers;

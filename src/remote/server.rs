@@ -20,6 +20,7 @@ use std::time::{Duration, Instant};
 mod admission;
 mod audit;
 mod budget;
+mod canary;
 mod claim;
 mod health;
 mod limits;
@@ -328,6 +329,7 @@ fn session(
             dst,
             request,
         } => super::peer_server::serve(stream, &peer, (&src, &dst), &request, state),
+        Message::Canary => canary::serve(stream, state),
         Message::ServersRun {
             model,
             size,

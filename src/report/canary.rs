@@ -13,6 +13,8 @@ use std::path::Path;
 #[derive(Debug, Clone)]
 struct Taken {
     round: usize,
+    /// The host it was measured on, in a study of several (mesh).
+    host: Option<String>,
     unix_s: f64,
     canary: Canary,
 }
@@ -21,6 +23,8 @@ struct Taken {
 #[derive(Debug, Default)]
 pub struct Watched {
     canaries: Vec<Taken>,
+    /// Why a canary is missing, where a line says so ("host: reason").
+    missing: Vec<String>,
     /// Visits that carry an interference block (folders before it have none).
     watched_visits: usize,
     /// Others' CPU share plus steal of each disturbed visit.
@@ -56,11 +60,21 @@ fn identity(v: &Value) -> (String, u64, String) {
 /// Reads canary.jsonl and the visits (visits.jsonl, or results.jsonl where each record is a
 /// visit, as in servers).
 pub fn read(dir: &Path) -> Watched {
-    let canaries = jsonl(dir, CANARY_JSONL)
+    let lines = jsonl(dir, CANARY_JSONL);
+    let mut missing: Vec<String> = lines
+        .iter()
+        .filter_map(|l| {
+            let why = l["canary_unavailable_reason"].as_str()?;
+            Some(format!("{}: {why}", l["host"].as_str().unwrap_or("here")))
+        })
+        .collect();
+    missing.dedup();
+    let canaries = lines
         .into_iter()
         .filter_map(|l| {
             Some(Taken {
                 round: l["round"].as_u64()? as usize,
+                host: l["host"].as_str().map(str::to_string),
                 unix_s: l["unix_s"].as_f64()?,
                 canary: serde_json::from_value(l["canary"].clone()).ok()?,
             })
@@ -76,6 +90,7 @@ pub fn read(dir: &Path) -> Watched {
         .collect();
     let mut out = Watched {
         canaries,
+        missing,
         watched_visits: watched.len(),
         ..Watched::default()
     };
@@ -101,6 +116,12 @@ impl Watched {
     /// The report's lines on the machine (plain text, the same in Markdown and HTML).
     pub fn lines(&self) -> Vec<String> {
         let mut out = vec![self.canary_line()];
+        if !self.missing.is_empty() && !self.canaries.is_empty() {
+            out.push(format!(
+                "No canary was recorded from {}.",
+                self.missing.join("; ")
+            ));
+        }
         if self.watched_visits == 0 {
             out.push("No interference was recorded per visit in this folder.".into());
             return out;
@@ -127,6 +148,9 @@ impl Watched {
 
     fn canary_line(&self) -> String {
         let (Some(first), Some(last)) = (self.canaries.first(), self.canaries.last()) else {
+            if !self.missing.is_empty() {
+                return format!("No canary was recorded: {}.", self.missing.join("; "));
+            }
             return "No canary was recorded in this folder (written before bytepath measured one, or by a study that does not).".into();
         };
         let spread = |c: Component| {
@@ -156,24 +180,32 @@ impl Watched {
             .into_iter()
             .zip(COLORS)
             .filter_map(|(c, color)| {
-                let costs: Vec<f64> = self
-                    .canaries
-                    .iter()
-                    .filter_map(|t| t.canary.cost(c))
-                    .collect();
-                let median = crate::probe::summary::median(&costs)?;
-                let data = self
+                // Each host's figure against its own median: hosts differ, rounds should not.
+                let median = |host: &Option<String>| {
+                    let costs: Vec<f64> = self
+                        .canaries
+                        .iter()
+                        .filter(|t| t.host == *host)
+                        .filter_map(|t| t.canary.cost(c))
+                        .collect();
+                    crate::probe::summary::median(&costs)
+                };
+                let data: Vec<Datum> = self
                     .canaries
                     .iter()
                     .filter_map(|t| {
                         let cost = t.canary.cost(c)?;
+                        let median = median(&t.host)?;
                         Some(Datum {
                             x: t.unix_s - start,
                             y: cost / median,
                             ci: None,
                             title: format!(
-                                "round {} at {:.1} s: {} {:.3}× its median",
+                                "round {}{} at {:.1} s: {} {:.3}× its median",
                                 t.round,
+                                t.host
+                                    .as_ref()
+                                    .map_or(String::new(), |h| format!(" on {h}")),
                                 t.unix_s - start,
                                 c.name(),
                                 cost / median
@@ -181,7 +213,7 @@ impl Watched {
                         })
                     })
                     .collect();
-                Some(Series {
+                (!data.is_empty()).then_some(Series {
                     name: c.name().into(),
                     color,
                     dashed: false,
@@ -297,6 +329,31 @@ mod tests {
         assert!(
             html.contains("round 1 at 10.0 s: getpid 1.100× its median"),
             "{html}"
+        );
+    }
+
+    #[test]
+    fn a_host_without_the_canary_is_named_with_its_reason() {
+        let dir = folder("hosts");
+        let lines = [
+            serde_json::json!({ "round": 0, "unix_s": 1.0, "host": "a:7000", "canary": fixture(140.0) }),
+            serde_json::json!({ "round": 0, "unix_s": 1.1, "host": "b:7000",
+                "canary_unavailable_reason": "the server cannot measure the canary" }),
+            serde_json::json!({ "round": 1, "unix_s": 3.0, "host": "a:7000", "canary": fixture(280.0) }),
+        ];
+        let text: String = lines.iter().map(|l| l.to_string() + "\n").collect();
+        std::fs::write(dir.join(CANARY_JSONL), text).unwrap();
+        let w = read(&dir);
+        let lines = w.lines();
+        assert!(lines[0].starts_with("2 canaries over 2 s"), "{lines:?}");
+        assert_eq!(
+            lines[1],
+            "No canary was recorded from b:7000: the server cannot measure the canary."
+        );
+        let svg = w.plot().unwrap();
+        assert!(
+            svg.contains("round 1 on a:7000 at 2.0 s: getpid 1.333× its median"),
+            "{svg}"
         );
     }
 
