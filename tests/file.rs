@@ -297,6 +297,18 @@ fn the_folder_holds_a_tidy_csv_and_report_re_renders_it() {
         );
     }
     assert_eq!(marker["spec"]["seed"], 5);
+    // A canary before each repetition of each size, with the repetition as its round.
+    let canaries: Vec<Value> = std::fs::read_to_string(out_dir.join("canary.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let rounds: Vec<u64> = canaries
+        .iter()
+        .map(|c| c["round"].as_u64().unwrap())
+        .collect();
+    assert_eq!(rounds, [0, 1, 0, 1], "2 sizes x 2 repetitions");
+    assert!(canaries[0]["canary"]["getpid_ns"].as_f64().unwrap() > 0.0);
     let md = std::fs::read_to_string(out_dir.join("report.md")).unwrap();
     for text in [&page, &md] {
         assert!(

@@ -105,6 +105,33 @@ fn a_visit_beside_a_busy_loop_on_its_cpu_is_disturbed_and_made_again() {
     let results = std::fs::read_to_string(dir.path().join("results.jsonl")).unwrap();
     assert!(results.contains("was disturbed"), "{results}");
     assert_eq!(headline_visits(dir.path()).len(), 4);
+    // The report counts the disturbed visits of every kind (the counters' too) and the
+    // redos among them, and draws the rounds' canaries.
+    let all = std::fs::read_to_string(dir.path().join("visits.jsonl")).unwrap();
+    let disturbed = all.matches("\"disturbed\":true").count();
+    let canaries = std::fs::read_to_string(dir.path().join("canary.jsonl")).unwrap();
+    let report = std::fs::read_to_string(dir.path().join("report.md")).unwrap();
+    let counted = format!(
+        "{disturbed} of {} visits were disturbed",
+        all.lines().count()
+    );
+    assert!(
+        report.contains(&counted)
+            && report.contains(&format!("{} canaries over", canaries.lines().count())),
+        "{counted}: {report}"
+    );
+    let made_again: usize = report
+        .split(" of them were made again")
+        .next()
+        .and_then(|head| head.rsplit(' ').next())
+        .and_then(|n| n.parse().ok())
+        .expect("the count made again");
+    assert!(made_again >= 2, "both headline redos: {report}");
+    let html = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
+    assert!(
+        html.contains("data-plot=\"canary\""),
+        "no canary plot in report.html"
+    );
 }
 
 #[test]
@@ -228,4 +255,60 @@ fn probe_canary_prints_the_figures_the_studies_record() {
     let text = String::from_utf8_lossy(&text.stdout);
     assert!(text.starts_with("canary (CPUs"), "{text}");
     assert!(text.contains("64 B pipe round trip, one CPU"), "{text}");
+}
+
+#[test]
+fn a_servers_visit_beside_a_busy_loop_is_disturbed_and_made_again_at_its_rounds_end() {
+    let _one = serial();
+    let cpu = allowed_cpus().unwrap()[0];
+    let dir = tempfile::tempdir().unwrap();
+    let (running, hog) = busy_loop(cpu);
+    let out = common::bytepath()
+        .args([
+            "servers",
+            "--models",
+            "epoll",
+            "--clients",
+            "2",
+            "--visits",
+            "2",
+        ])
+        .args(["--duration", "300ms", "--warmup", "0s", "--seed", "3"])
+        .args(["--settle", "off", "--quiet-threshold", "10%"])
+        .arg("--out")
+        .arg(dir.path())
+        .timeout(Duration::from_secs(180))
+        .output()
+        .expect("bytepath ran");
+    running.store(false, Ordering::Relaxed);
+    hog.join().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    let visits: Vec<Value> = std::fs::read_to_string(dir.path().join("results.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    // The busy loop takes one of the run's CPUs whole: far above 10 % of them.
+    for v in &visits {
+        let block = &v["visit"]["interference"];
+        assert!(block["others_cpu_share"].as_f64().unwrap() > 0.1, "{block}");
+        assert_eq!(block["disturbed"], true, "{block}");
+    }
+    // Each round: the disturbed visit and its redo, both kept.
+    for round in 0..2 {
+        let n = visits
+            .iter()
+            .filter(|v| v["visit"]["round"] == round)
+            .count();
+        assert_eq!(n, 2, "round {round}: {visits:?}");
+    }
+    let canaries = std::fs::read_to_string(dir.path().join("canary.jsonl")).unwrap();
+    assert_eq!(canaries.lines().count(), 2, "one canary per round");
+    let report = std::fs::read_to_string(dir.path().join("report.md")).unwrap();
+    assert!(
+        report.contains("4 of 4 visits were disturbed")
+            && report.contains("2 of them were made again"),
+        "{report}"
+    );
 }

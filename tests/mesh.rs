@@ -79,6 +79,21 @@ fn two_pairs_at_once_never_share_a_host_and_the_records_say_so() {
             r["mesh"]
         );
     }
+    // A canary on each host's server before each of the 12 rounds (6 per visit), measured
+    // there.
+    let canaries: Vec<serde_json::Value> = std::fs::read_to_string(out_dir.join("canary.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(canaries.len(), 12 * 4, "{canaries:?}");
+    for c in &canaries {
+        assert!(
+            names.contains(&c["host"].as_str().unwrap().to_string()),
+            "{c}"
+        );
+        assert!(c["canary"]["getpid_ns"].as_f64().unwrap() > 0.0, "{c}");
+    }
     let overlapping = assert_no_host_overlaps(&records);
     assert!(
         overlapping > 0,
@@ -115,6 +130,10 @@ fn two_pairs_at_once_never_share_a_host_and_the_records_say_so() {
         .filter(|n| n.attribute("class").is_some_and(|c| c.starts_with("cell")))
         .count();
     assert_eq!(cells, 16);
+    assert!(
+        html.contains("data-plot=\"canary\""),
+        "the canary plot is drawn"
+    );
     assert!(
         html.contains("2 pairs of a round were measured at once"),
         "the report says so"

@@ -217,9 +217,17 @@ fn measure_size(
     let first = spec.caches.first().copied().unwrap_or(Cache::Warm);
     let profiled = order.iter().filter(|_| spec.profile);
     let profiled = profiled.map(|&m| (m, first, spec.reps));
+    // A canary between repetitions (issue 25): before each repetition's first transfer,
+    // recorded in canary.jsonl with the repetition as its round.
+    let cpus = crate::sys::affinity::allowed_cpus().unwrap_or_default();
+    let mut canary_rep = None;
     for (mechanism, cache, rep) in measured.chain(profiled) {
         if interrupt.load(Ordering::SeqCst) {
             return Ok(Status::Interrupted);
+        }
+        if rep < spec.reps && canary_rep != Some(rep) {
+            crate::probe::watch::record_canary(&results.dir, rep as usize, &cpus)?;
+            canary_rep = Some(rep);
         }
         let repeats =
             (rep == spec.reps).then(|| profile_repeats(transfers, size, mechanism, cache));

@@ -163,20 +163,16 @@ enum Source<'a> {
     Server,
 }
 
-/// Measures every transfer `spec` asks for, its server side on `server`, into a new results
-/// folder; writes the report and prints the table (or the study as JSON).
-pub fn run(
-    spec: &FileSpec,
-    output: &StudyOutput,
-    server: Server<'_>,
-    interrupt: &AtomicBool,
-) -> Result<Status, Error> {
+/// The user's file (`--file`) if one is given, and whether test files are written here (not
+/// with `--file`, nor with `--remote`, whose server writes them and checks its own space);
+/// refuses before anything is measured when the temporary folder lacks room for them. Also
+/// the sizes measured: the user's file's own, or `--sizes`.
+fn files_to_send(spec: &FileSpec) -> Result<(Option<ServedFile>, bool, Vec<u64>), Error> {
     let user_file = match &spec.user_file {
         Some(path) => Some(test_files::user_file(path, spec.verify)?),
         None => None,
     };
     let temp = std::env::temp_dir();
-    // With --remote the files are written on the server, which checks its own space.
     let local_files = user_file.is_none() && spec.remote.is_none();
     if local_files {
         let available = test_files::available_space(&temp).map_err(|source| Error::File {
@@ -185,10 +181,23 @@ pub fn run(
         })?;
         test_files::check_space(&spec.sizes, &temp, available)?;
     }
-    let sizes: Vec<u64> = match &user_file {
+    let sizes = match &user_file {
         Some(f) => vec![f.len],
         None => spec.sizes.clone(),
     };
+    Ok((user_file, local_files, sizes))
+}
+
+/// Measures every transfer `spec` asks for, its server side on `server`, into a new results
+/// folder; writes the report and prints the table (or the study as JSON).
+pub fn run(
+    spec: &FileSpec,
+    output: &StudyOutput,
+    server: Server<'_>,
+    interrupt: &AtomicBool,
+) -> Result<Status, Error> {
+    let (user_file, local_files, sizes) = files_to_send(spec)?;
+    let temp = std::env::temp_dir();
     let marker = folder::marker(
         FILE_KIND,
         serde_json::to_value(spec.config(&sizes, server)).expect("JSON"),

@@ -3,6 +3,7 @@
 //! knowing the control protocol.
 use crate::config::{RunSpec, Target};
 use crate::error::Error;
+use crate::probe::canary::Canary;
 use std::sync::atomic::AtomicBool;
 
 /// One run of a point from one host to another.
@@ -33,4 +34,8 @@ pub trait MeshHosts: Sync {
 
     /// A fresh token for servers started for this mesh only.
     fn fresh_token(&self) -> Result<Vec<u8>, Error>;
+
+    /// Asks `host`'s server to measure the canary on itself; `Err` says why there is none (an
+    /// older server, one busy with another run, or one that cannot be reached).
+    fn canary(&self, host: &Target, token: Option<&[u8]>) -> Result<Canary, String>;
 }

@@ -6,6 +6,7 @@
 //! pairs significantly slower than their hosts' other pairs (`analysis`, `report`). A host
 //! that cannot be reached fails only its own pairs; Ctrl-C keeps every finished run.
 pub mod analysis;
+pub mod canary;
 pub mod hosts;
 pub mod launch;
 pub mod progress;

@@ -82,7 +82,12 @@ pub fn execute(
         .count();
     let mut progress = super::progress::Progress::new(todo, plan.len() / spec.visits.max(1));
     let mut index = 0;
-    for round in plan {
+    for (number, round) in plan.iter().enumerate() {
+        // A canary on each host's server that is up, before the round's first run.
+        let up: Vec<usize> = (0..names.len())
+            .filter(|&h| health.why_down(h).is_none())
+            .collect();
+        super::canary::record_round(hosts, spec, &up, &results.dir, number)?;
         let mut pairs: Vec<(Vec<(usize, Run)>, String)> = Vec::new();
         for run in round {
             let name = pair_name(&names, run);

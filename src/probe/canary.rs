@@ -24,6 +24,11 @@ const MEMCPY_TRIALS: usize = 3;
 /// Round-trip batches and round trips per batch of one pipe figure.
 const RR_TRIALS: usize = 8;
 const RR_BATCH: usize = 10;
+/// Timed round trips stop after this long once `RR_MIN_TRIALS` batches are in: a quiet machine
+/// does all 8 batches in a few milliseconds, but with the other CPU busy each cross-CPU trip
+/// waits for the scheduler (3-5 ms a trip measured here), which made one canary take 0.3-0.7 s.
+const RR_BUDGET: std::time::Duration = std::time::Duration::from_millis(20);
+const RR_MIN_TRIALS: usize = 2;
 const RR_MESSAGE_BYTES: usize = 64;
 
 /// The canary's figures; a figure that could not be taken is `None` with a reason beside it.
@@ -171,9 +176,8 @@ fn memcpy_gbit_s() -> f64 {
 pub(super) fn pipe_rr_us(client_cpu: usize, echo_cpu: usize) -> Result<f64, String> {
     let (to_echo_r, to_echo_w) = fdio::pipe().map_err(|e| format!("pipe2: {e}"))?;
     let (to_client_r, to_client_w) = fdio::pipe().map_err(|e| format!("pipe2: {e}"))?;
-    let trips = RR_TRIALS * RR_BATCH + 1;
     std::thread::scope(|s| {
-        let echo = s.spawn(move || echo(echo_cpu, to_echo_r, to_client_w, trips));
+        let echo = s.spawn(move || echo(echo_cpu, to_echo_r, to_client_w));
         let client = s.spawn(move || client(client_cpu, to_echo_w, to_client_r));
         let timed = client
             .join()
@@ -184,11 +188,11 @@ pub(super) fn pipe_rr_us(client_cpu: usize, echo_cpu: usize) -> Result<f64, Stri
     })
 }
 
-fn echo(cpu: usize, input: OwnedFd, output: OwnedFd, trips: usize) -> Result<(), String> {
+/// Echoes every message until the client closes its end between two messages.
+fn echo(cpu: usize, input: OwnedFd, output: OwnedFd) -> Result<(), String> {
     pin_current_thread(cpu).map_err(|e| format!("pinning to CPU {cpu}: {e}"))?;
     let mut buf = [0u8; RR_MESSAGE_BYTES];
-    for _ in 0..trips {
-        read_whole(&input, &mut buf)?;
+    while read_message(&input, &mut buf)? {
         write_whole(&output, &buf)?;
     }
     Ok(())
@@ -201,7 +205,11 @@ fn client(cpu: usize, output: OwnedFd, input: OwnedFd) -> Result<f64, String> {
     write_whole(&output, &buf)?;
     read_whole(&input, &mut buf)?;
     let mut per_trip = Vec::with_capacity(RR_TRIALS);
+    let timed = Instant::now();
     for _ in 0..RR_TRIALS {
+        if enough_round_trips(per_trip.len(), timed.elapsed()) {
+            break;
+        }
         let start = Instant::now();
         for _ in 0..RR_BATCH {
             write_whole(&output, &buf)?;
@@ -212,16 +220,32 @@ fn client(cpu: usize, output: OwnedFd, input: OwnedFd) -> Result<f64, String> {
     median(&per_trip).ok_or_else(|| "no round trip was timed".to_string())
 }
 
+/// Whether the round trips timed so far (`batches`, over `elapsed`) are enough: the budget is
+/// spent and the minimum of batches is in.
+fn enough_round_trips(batches: usize, elapsed: std::time::Duration) -> bool {
+    batches >= RR_MIN_TRIALS && elapsed > RR_BUDGET
+}
+
 fn read_whole(fd: &OwnedFd, buf: &mut [u8]) -> Result<(), String> {
+    match read_message(fd, buf)? {
+        true => Ok(()),
+        false => Err("the pipe closed before the echo came back".into()),
+    }
+}
+
+/// Reads one whole message; `false` when the writer closed its end before the message began
+/// (the client's way of saying it is done).
+fn read_message(fd: &OwnedFd, buf: &mut [u8]) -> Result<bool, String> {
     let mut done = 0;
     while done < buf.len() {
         match fdio::read(fd.as_fd(), &mut buf[done..]) {
+            Ok(0) if done == 0 => return Ok(false),
             Ok(0) => return Err("the pipe closed in the middle of a round trip".into()),
             Ok(n) => done += n,
             Err(e) => return Err(format!("read: {e}")),
         }
     }
-    Ok(())
+    Ok(true)
 }
 
 fn write_whole(fd: &OwnedFd, buf: &[u8]) -> Result<(), String> {
@@ -267,6 +291,14 @@ mod tests {
         }
         // Tens of milliseconds, not seconds, even on a loaded machine.
         assert!(c.elapsed_ms < 2000.0, "{c:?}");
+    }
+
+    #[test]
+    fn round_trips_stop_at_the_budget_only_once_enough_batches_are_in() {
+        let over = RR_BUDGET + std::time::Duration::from_millis(1);
+        assert!(!enough_round_trips(RR_MIN_TRIALS - 1, over));
+        assert!(enough_round_trips(RR_MIN_TRIALS, over));
+        assert!(!enough_round_trips(RR_MIN_TRIALS, RR_BUDGET / 2));
     }
 
     #[test]

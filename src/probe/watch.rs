@@ -43,10 +43,18 @@ pub fn settle_before_first_round(
 /// folder's canary.jsonl (forced to disk, like a visit).
 pub fn record_canary(dir: &Path, round: usize, cpus: &[usize]) -> Result<(), Error> {
     let c = canary::measure(cpus);
-    let unix_s = std::time::SystemTime::now()
+    append_canary_line(dir, serde_json::json!({ "round": round, "canary": c }))
+}
+
+/// Appends one line to the folder's canary.jsonl, stamped with the wall time now (`unix_s`)
+/// and forced to disk: `line` holds the round and the canary, or why there is none, and for a
+/// study of several hosts the host it was measured on.
+pub fn append_canary_line(dir: &Path, mut line: serde_json::Value) -> Result<(), Error> {
+    line["unix_s"] = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0.0, |d| d.as_secs_f64());
-    let line = serde_json::json!({ "round": round, "unix_s": unix_s, "canary": c }).to_string();
+        .map_or(0.0, |d| d.as_secs_f64())
+        .into();
+    let line = line.to_string();
     let path = dir.join(CANARY_JSONL);
     let file_error = |source| Error::File {
         path: path.clone(),

@@ -19,6 +19,7 @@ use std::os::fd::AsFd;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+mod canary;
 mod files;
 mod hello;
 mod peer;

@@ -42,10 +42,13 @@ pub const PEERS: &str = "peers";
 /// The capability a server announces when it samples its side for `--profile`.
 pub const PROFILE: &str = "profile";
 
+/// The capability a server announces when it measures the canary on request (issue 25).
+pub const CANARY: &str = "canary";
+
 /// What this build can run on the server's side, as the hellos announce it.
 pub fn capabilities() -> Vec<String> {
     [
-        "tcp", UDP, "stream", "rr", "verify", REVERSE, FILE, SERVERS, PEERS, PROFILE,
+        "tcp", UDP, "stream", "rr", "verify", REVERSE, FILE, SERVERS, PEERS, PROFILE, CANARY,
     ]
     .map(String::from)
     .to_vec()

@@ -254,6 +254,13 @@ pub enum Message {
     PeerRecord {
         record: serde_json::Value,
     },
+    // the canary (issue 25): `bytepath mesh` asks each host's server for one per round.
+    /// Measure the canary on this server now (on its own CPUs), between runs.
+    Canary,
+    /// The canary's figures, measured on the server.
+    CanaryTaken {
+        canary: Box<crate::probe::canary::Canary>,
+    },
 }
 
 impl Message {
@@ -288,6 +295,8 @@ impl Message {
             Message::ServersReport { .. } => "servers_report",
             Message::PeerRun { .. } => "peer_run",
             Message::PeerRecord { .. } => "peer_record",
+            Message::Canary => "canary",
+            Message::CanaryTaken { .. } => "canary_taken",
         }
     }
 }

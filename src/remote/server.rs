@@ -20,6 +20,7 @@ use std::time::{Duration, Instant};
 mod admission;
 mod audit;
 mod budget;
+mod canary;
 mod claim;
 mod file_run;
 mod health;
@@ -288,6 +289,7 @@ fn session(
             dst,
             request,
         } => peer_run::serve(stream, &peer, (&src, &dst), &request, state),
+        Message::Canary => canary::serve(stream, state),
         Message::ServersRun {
             model,
             size,

@@ -147,8 +147,10 @@ pub fn page(title: &str, body: &str) -> String {
 }
 
 /// Writes report.md and report.html into the results folder.
+/// Both end with the machine's section (canaries, disturbed visits).
 pub fn write(dir: &Path, markdown: &str, html: &str) -> Result<(), Error> {
-    for (name, text) in [(MARKDOWN, markdown), (HTML, html)] {
+    let (markdown, html) = super::canary::with_machine(dir, markdown, html);
+    for (name, text) in [(MARKDOWN, &markdown), (HTML, &html)] {
         let path = dir.join(name);
         std::fs::write(&path, text).map_err(|source| Error::File { path, source })?;
     }

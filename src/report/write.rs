@@ -84,6 +84,7 @@ pub fn reports(
     let md_path = html_path.with_file_name("report.md");
     let page = html::page(&data, &source, questions);
     let document = markdown::document(&data, &source, questions);
+    let (document, page) = super::canary::with_machine(dir, &document, &page);
     write_atomically(&html_path, &page)?;
     write_atomically(&md_path, &document)?;
     write_atomically(

@@ -62,13 +62,16 @@ pub struct ServersRecord {
 }
 
 /// Where one visit sits in a servers study's order.
-#[derive(Debug, Clone, Copy, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 pub struct ServersVisit {
     pub round: usize,
     /// Position in the order the visits were made (0-based).
     pub position: usize,
     /// The seed the order was drawn from.
     pub seed: u64,
+    /// What else used the machine during the visit (servers, issue 25).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub interference: Option<crate::measure::interference::Interference>,
 }
 
 impl ServersRecord {

@@ -12,12 +12,14 @@ use super::record::{
 use super::ServersSpec;
 use crate::environment::Environment;
 use crate::error::{Error, Status};
+use crate::measure::interference::Sample;
 use crate::measure::profile::{self, Profile};
 use crate::record::SweepPoint;
 use crate::report::folder::{self, Saved, StudyOutput};
 use crate::stats::schedule::Schedule;
 use crate::sys;
 use crate::transport::Link;
+use serde_json::Value;
 use std::net::{SocketAddrV4, TcpListener};
 use std::os::fd::AsFd;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -325,41 +327,57 @@ fn point(
             record.reason = Some(reason);
             record
         }
-        Ok((m, report, profile)) => {
-            let mut errors: Vec<String> = Vec::new();
-            match &report {
-                Err(reason) => errors.push(reason.clone()),
-                Ok(r) => errors.extend(r.errors.iter().cloned()),
-            }
-            let status = if interrupt.load(Ordering::SeqCst) {
-                PointStatus::Interrupted
-            } else if report.is_err() || m.mismatched > 0 {
-                PointStatus::Failed
-            } else {
-                PointStatus::Completed
-            };
-            let mut record = ServersRecord::new(cfg, status);
-            record.metrics = Some(PointMetrics::of(
-                &m,
-                report.as_ref().ok(),
-                (client_threads, per_request),
-            ));
-            record.errors = errors;
-            if spec.record_connections {
-                record.connections = Some(m.spans);
-            }
-            if let Some(profile) = profile {
-                record.profiled_window = Some(format!(
-                    "a window of its own right after the measured one ({:.1} s at most 2 s), the \
-                     server process's every thread sampled while the clients kept their load; \
-                     nothing in it is counted",
-                    spec.duration.as_secs_f64().min(2.0)
-                ));
-                record.profile = Some(profile);
-            }
-            record
-        }
+        Ok(measured) => measured_record(
+            spec,
+            cfg,
+            (client_threads, per_request),
+            measured,
+            interrupt,
+        ),
     }
+}
+
+/// The record of a point that ran: its metrics, the server's errors, and the profile where
+/// one was taken.
+fn measured_record(
+    spec: &ServersSpec,
+    cfg: PointConfig,
+    (client_threads, per_request): (usize, bool),
+    (m, report, profile): (Measured, Result<ServerReport, String>, Option<Profile>),
+    interrupt: &AtomicBool,
+) -> ServersRecord {
+    let mut errors: Vec<String> = Vec::new();
+    match &report {
+        Err(reason) => errors.push(reason.clone()),
+        Ok(r) => errors.extend(r.errors.iter().cloned()),
+    }
+    let status = if interrupt.load(Ordering::SeqCst) {
+        PointStatus::Interrupted
+    } else if report.is_err() || m.mismatched > 0 {
+        PointStatus::Failed
+    } else {
+        PointStatus::Completed
+    };
+    let mut record = ServersRecord::new(cfg, status);
+    record.metrics = Some(PointMetrics::of(
+        &m,
+        report.as_ref().ok(),
+        (client_threads, per_request),
+    ));
+    record.errors = errors;
+    if spec.record_connections {
+        record.connections = Some(m.spans);
+    }
+    if let Some(profile) = profile {
+        record.profiled_window = Some(format!(
+            "a window of its own right after the measured one ({:.1} s at most 2 s), the \
+             server process's every thread sampled while the clients kept their load; \
+             nothing in it is counted",
+            spec.duration.as_secs_f64().min(2.0)
+        ));
+        record.profile = Some(profile);
+    }
+    record
 }
 
 /// The points of each client count (every model and connection mode): what one round visits
@@ -400,6 +418,137 @@ fn announce(spec: &ServersSpec, points: usize, limit: Option<u64>, dir: &std::pa
     );
 }
 
+/// What every visit of one servers study shares.
+struct Study<'a> {
+    spec: &'a ServersSpec,
+    points: &'a [(ServerModel, usize, bool)],
+    link: &'a Link,
+    remote: Option<&'a dyn ServersHost>,
+    limit: Option<u64>,
+    env: &'a Environment,
+    cpus: &'a [usize],
+    json: bool,
+    interrupt: &'a AtomicBool,
+}
+
+/// How a visit ended, for the round that made it.
+enum Made {
+    Quiet,
+    /// Others used the machine beyond the quiet threshold: made once more at the round's end.
+    Disturbed,
+    Interrupted,
+}
+
+impl Study<'_> {
+    /// Every round: a canary first, then its visits in the seeded order, then the disturbed
+    /// ones made once more (both stay in results.jsonl; the report folds the redo in place of
+    /// the disturbed visit). Returns every visit made and how the study ended.
+    fn rounds(&self, results: &mut folder::ResultsFolder) -> Result<(Vec<Value>, Status), Error> {
+        let (spec, mut status, mut records) = (self.spec, Status::Success, Vec::new());
+        let mut schedule = Schedule::new(groups(self.points), spec.seed);
+        let all: Vec<usize> = (0..schedule.group_count()).collect();
+        'rounds: for round in 0..spec.visits {
+            crate::probe::watch::record_canary(&results.dir, round, self.cpus)?;
+            let mut disturbed = Vec::new();
+            for planned in schedule.round(round, &all, true) {
+                match self.make(planned.point, round, results, &mut records, &mut status)? {
+                    Made::Interrupted => break 'rounds,
+                    Made::Disturbed => disturbed.push(planned.point),
+                    Made::Quiet => {}
+                }
+            }
+            for index in disturbed {
+                let made = self.make(index, round, results, &mut records, &mut status)?;
+                if let Made::Interrupted = made {
+                    break 'rounds;
+                }
+            }
+        }
+        Ok((records, status))
+    }
+
+    /// Measures one visit of point `index`, with the machine read before and after it, into
+    /// its record (the `position`-th visit the study made).
+    fn visit(&self, index: usize, round: usize, position: usize) -> ServersRecord {
+        let spec = self.spec;
+        let (model, clients, per_request) = self.points[index];
+        // `--profile` samples each point once: in a window after its last round's visit.
+        let unprofiled = ServersSpec {
+            profile: false,
+            ..spec.clone()
+        };
+        let last = round + 1 == spec.visits;
+        let before = Sample::take(self.cpus);
+        let mut record = point(
+            if last { spec } else { &unprofiled },
+            self.link,
+            self.remote,
+            (model, clients, per_request),
+            self.limit,
+            self.interrupt,
+        );
+        let interference = before.until(
+            &Sample::take(self.cpus),
+            self.cpus.len(),
+            spec.watch.quiet_threshold,
+        );
+        record.environment = Some(self.env.clone());
+        record.sweep_point = Some(SweepPoint {
+            index,
+            total: self.points.len(),
+            key: point_key(spec, model, clients, per_request),
+        });
+        record.visit = Some(ServersVisit {
+            round,
+            position,
+            seed: spec.seed,
+            interference: Some(interference),
+        });
+        record
+    }
+
+    /// Makes one visit of point `index`, saves it,
+    /// prints its line and keeps it in `records`.
+    fn make(
+        &self,
+        index: usize,
+        round: usize,
+        results: &mut folder::ResultsFolder,
+        records: &mut Vec<Value>,
+        status: &mut Status,
+    ) -> Result<Made, Error> {
+        if self.interrupt.load(Ordering::SeqCst) {
+            *status = Status::Interrupted;
+            return Ok(Made::Interrupted);
+        }
+        let record = self.visit(index, round, records.len());
+        let disturbed = record.status == PointStatus::Completed
+            && record
+                .visit
+                .as_ref()
+                .and_then(|v| v.interference.as_ref())
+                .is_some_and(|i| i.disturbed);
+        let value = record.to_value();
+        if !self.json {
+            println!("round {} {}", round + 1, super::line::line(&value));
+        }
+        results.append(&Saved::from_value(value.clone()))?;
+        records.push(value);
+        Ok(match record.status {
+            PointStatus::Interrupted => {
+                *status = Status::Interrupted;
+                Made::Interrupted
+            }
+            PointStatus::Failed => {
+                *status = Status::Failed;
+                Made::Quiet
+            }
+            _ if disturbed => Made::Disturbed,
+            _ => Made::Quiet,
+        })
+    }
+}
+
 /// Measures every point of `spec` into a new results folder, one record per visit, and
 /// renders the report. The server runs here, forked on `spec.network`'s link, or with
 /// `spec.remote` on the host `open_host` opens.
@@ -428,58 +577,19 @@ pub fn run(
     if !output.json {
         announce(spec, points.len(), limit, &results.dir);
     }
-    let mut status = Status::Success;
-    let mut records = Vec::new();
-    // `--profile` samples each point once: in a window after its last round's visit.
-    let unprofiled = ServersSpec {
-        profile: false,
-        ..spec.clone()
+    let study = Study {
+        spec,
+        points: &points,
+        link: &link,
+        remote: remote.as_deref(),
+        limit,
+        env: &env,
+        cpus,
+        json: output.json,
+        interrupt,
     };
-    let mut schedule = Schedule::new(groups(&points), spec.seed);
-    let all: Vec<usize> = (0..schedule.group_count()).collect();
     crate::probe::watch::settle_before_first_round(&spec.watch, cpus, interrupt, output.json);
-    'rounds: for round in 0..spec.visits {
-        crate::probe::watch::record_canary(&results.dir, round, cpus)?;
-        for planned in schedule.round(round, &all, true) {
-            if interrupt.load(Ordering::SeqCst) {
-                status = Status::Interrupted;
-                break 'rounds;
-            }
-            let index = planned.point;
-            let (model, clients, per_request) = points[index];
-            let last = round + 1 == spec.visits;
-            let mut record = point(
-                if last { spec } else { &unprofiled },
-                &link,
-                remote.as_deref(),
-                (model, clients, per_request),
-                limit,
-                interrupt,
-            );
-            record.environment = Some(env.clone());
-            record.sweep_point = Some(SweepPoint {
-                index,
-                total: points.len(),
-                key: point_key(spec, model, clients, per_request),
-            });
-            record.visit = Some(ServersVisit {
-                round,
-                position: records.len(),
-                seed: spec.seed,
-            });
-            let value = record.to_value();
-            if !output.json {
-                println!("round {} {}", round + 1, super::line::line(&value));
-            }
-            results.append(&Saved::from_value(value.clone()))?;
-            match record.status {
-                PointStatus::Failed => status = Status::Failed,
-                PointStatus::Interrupted => status = Status::Interrupted,
-                _ => {}
-            }
-            records.push(value);
-        }
-    }
+    let (records, status) = study.rounds(&mut results)?;
     if output.json {
         println!("{}", serde_json::to_string_pretty(&records).expect("JSON"));
     }

@@ -31,6 +31,16 @@ impl MeshHosts for MeshClient {
             .peer_run(run.dst, run.names, request, interrupt)
     }
 
+    fn canary(
+        &self,
+        host: &Target,
+        token: Option<&[u8]>,
+    ) -> Result<crate::probe::canary::Canary, String> {
+        RemotePeer::new(host.clone(), token.map(<[u8]>::to_vec), false)
+            .canary()
+            .map_err(|e| e.to_string())
+    }
+
     fn fresh_token(&self) -> Result<Vec<u8>, Error> {
         let bytes = protocol::random_bytes::<32>().map_err(Error::Setup)?;
         Ok(protocol::to_hex(&bytes).into_bytes())

@@ -1,0 +1,374 @@
+//! The machine's own part of a study's report: the canary's figures against wall time (one
+//! small plot, each marker a round's start) from the folder's canary.jsonl, and how many
+//! visits others disturbed, by how much, and how many were made again, from the interference
+//! blocks of its visits. A folder without canaries (older, or a study that records none) gets
+//! one line saying so, never an empty plot.
+use super::plot::axis::{Scale, TickFormat};
+use super::plot::{self, escape, Datum, Panel, Plot, Series};
+use crate::probe::canary::{Canary, Component, CANARY_JSONL};
+use serde_json::Value;
+use std::path::Path;
+
+/// One canary line of canary.jsonl.
+#[derive(Debug, Clone)]
+struct Taken {
+    round: usize,
+    /// The host it was measured on, in a study of several (mesh).
+    host: Option<String>,
+    unix_s: f64,
+    canary: Canary,
+}
+
+/// What the folder says about the machine while the study ran.
+#[derive(Debug, Default)]
+pub struct Watched {
+    canaries: Vec<Taken>,
+    /// Why a canary is missing, where a line says so ("host: reason").
+    missing: Vec<String>,
+    /// Visits that carry an interference block (folders before it have none).
+    watched_visits: usize,
+    /// Others' CPU share plus steal of each disturbed visit.
+    disturbed_shares: Vec<f64>,
+    /// Disturbed visits followed by another of the same point, round and kind.
+    made_again: usize,
+}
+
+const COLORS: [&str; 4] = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd"];
+
+fn jsonl(dir: &Path, name: &str) -> Vec<Value> {
+    std::fs::read_to_string(dir.join(name))
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
+}
+
+/// Which visit this is, so a remake is found by the same identity later in the file.
+fn identity(v: &Value) -> (String, u64, String) {
+    let key = v["visit"]["key"]
+        .as_str()
+        .or(v["sweep_point"]["key"].as_str())
+        .unwrap_or_default();
+    let kind = v["visit"]["kind"].to_string();
+    (
+        key.to_string(),
+        v["visit"]["round"].as_u64().unwrap_or(0),
+        kind,
+    )
+}
+
+/// Reads canary.jsonl and the visits (visits.jsonl, or results.jsonl where each record is a
+/// visit, as in servers).
+pub fn read(dir: &Path) -> Watched {
+    let lines = jsonl(dir, CANARY_JSONL);
+    let mut missing: Vec<String> = lines
+        .iter()
+        .filter_map(|l| {
+            let why = l["canary_unavailable_reason"].as_str()?;
+            Some(format!("{}: {why}", l["host"].as_str().unwrap_or("here")))
+        })
+        .collect();
+    missing.dedup();
+    let canaries = lines
+        .into_iter()
+        .filter_map(|l| {
+            Some(Taken {
+                round: l["round"].as_u64()? as usize,
+                host: l["host"].as_str().map(str::to_string),
+                unix_s: l["unix_s"].as_f64()?,
+                canary: serde_json::from_value(l["canary"].clone()).ok()?,
+            })
+        })
+        .collect();
+    let mut visits = jsonl(dir, super::visit_folder::VISITS_JSONL);
+    if visits.is_empty() {
+        visits = jsonl(dir, super::folder::RESULTS_JSONL);
+    }
+    let watched: Vec<&Value> = visits
+        .iter()
+        .filter(|v| v["visit"]["interference"].is_object())
+        .collect();
+    let mut out = Watched {
+        canaries,
+        missing,
+        watched_visits: watched.len(),
+        ..Watched::default()
+    };
+    for (i, v) in watched.iter().enumerate() {
+        let block = &v["visit"]["interference"];
+        if block["disturbed"] != true {
+            continue;
+        }
+        let others = block["others_cpu_share"].as_f64().unwrap_or(0.0);
+        out.disturbed_shares
+            .push(others + block["steal_share"].as_f64().unwrap_or(0.0));
+        if watched[i + 1..]
+            .iter()
+            .any(|later| identity(later) == identity(v))
+        {
+            out.made_again += 1;
+        }
+    }
+    out
+}
+
+impl Watched {
+    /// The report's lines on the machine (plain text, the same in Markdown and HTML).
+    pub fn lines(&self) -> Vec<String> {
+        let mut out = vec![self.canary_line()];
+        if !self.missing.is_empty() && !self.canaries.is_empty() {
+            out.push(format!(
+                "No canary was recorded from {}.",
+                self.missing.join("; ")
+            ));
+        }
+        if self.watched_visits == 0 {
+            out.push("No interference was recorded per visit in this folder.".into());
+            return out;
+        }
+        let mut shares = self.disturbed_shares.clone();
+        shares.sort_by(f64::total_cmp);
+        out.push(match (shares.first(), shares.last()) {
+            (Some(lo), Some(hi)) => format!(
+                "{} of {} visits were disturbed: others' CPU use plus steal took {:.0}–{:.0} % of the run's CPUs (median {:.0} %); {} of them were made again at the end of their round, and both stay in the visits file.",
+                shares.len(),
+                self.watched_visits,
+                lo * 100.0,
+                hi * 100.0,
+                shares[shares.len() / 2] * 100.0,
+                self.made_again
+            ),
+            _ => format!(
+                "None of {} visits was disturbed (others' CPU use stayed under the quiet threshold).",
+                self.watched_visits
+            ),
+        });
+        out
+    }
+
+    fn canary_line(&self) -> String {
+        let (Some(first), Some(last)) = (self.canaries.first(), self.canaries.last()) else {
+            if !self.missing.is_empty() {
+                return format!("No canary was recorded: {}.", self.missing.join("; "));
+            }
+            return "No canary was recorded in this folder (written before bytepath measured one, or by a study that does not).".into();
+        };
+        let spread = |c: Component| {
+            let costs: Vec<f64> = self
+                .canaries
+                .iter()
+                .filter_map(|t| t.canary.cost(c))
+                .collect();
+            let lo = costs.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = costs.iter().copied().fold(0.0, f64::max);
+            (!costs.is_empty()).then(|| format!("{} {:+.0} %", c.name(), (hi / lo - 1.0) * 100.0))
+        };
+        let spreads: Vec<String> = Component::ALL.into_iter().filter_map(spread).collect();
+        format!(
+            "{} canaries over {:.0} s (one at the start of each round); largest over smallest cost: {}.",
+            self.canaries.len(),
+            last.unix_s - first.unix_s,
+            spreads.join(", ")
+        )
+    }
+
+    /// The canary plot: each component's cost relative to its median over the study, against
+    /// seconds since the first canary; `None` without canaries.
+    pub fn plot(&self) -> Option<String> {
+        let start = self.canaries.first()?.unix_s;
+        let series = Component::ALL
+            .into_iter()
+            .zip(COLORS)
+            .filter_map(|(c, color)| {
+                // Each host's figure against its own median: hosts differ, rounds should not.
+                let median = |host: &Option<String>| {
+                    let costs: Vec<f64> = self
+                        .canaries
+                        .iter()
+                        .filter(|t| t.host == *host)
+                        .filter_map(|t| t.canary.cost(c))
+                        .collect();
+                    crate::probe::summary::median(&costs)
+                };
+                let data: Vec<Datum> = self
+                    .canaries
+                    .iter()
+                    .filter_map(|t| {
+                        let cost = t.canary.cost(c)?;
+                        let median = median(&t.host)?;
+                        Some(Datum {
+                            x: t.unix_s - start,
+                            y: cost / median,
+                            ci: None,
+                            title: format!(
+                                "round {}{} at {:.1} s: {} {:.3}× its median",
+                                t.round,
+                                t.host
+                                    .as_ref()
+                                    .map_or(String::new(), |h| format!(" on {h}")),
+                                t.unix_s - start,
+                                c.name(),
+                                cost / median
+                            ),
+                        })
+                    })
+                    .collect();
+                (!data.is_empty()).then_some(Series {
+                    name: c.name().into(),
+                    color,
+                    dashed: false,
+                    data,
+                })
+            })
+            .collect();
+        Some(plot::render(&Plot {
+            id: "canary",
+            x_label: "seconds since the first canary (a marker per round)".into(),
+            y_label: "cost / its median".into(),
+            x_scale: Scale::Linear,
+            x_format: TickFormat::Number,
+            y_scale: Scale::Linear,
+            panels: vec![Panel {
+                title: "canary by round".into(),
+                series,
+                note: None,
+            }],
+            columns: 1,
+        }))
+    }
+
+    pub fn markdown(&self) -> String {
+        let mut out = String::from("\n## The machine during the study\n\n");
+        for line in self.lines() {
+            out += &format!("{line}\n\n");
+        }
+        if !self.canaries.is_empty() {
+            out += "Canary plot: see report.html.\n";
+        }
+        out
+    }
+
+    pub fn html(&self) -> String {
+        let mut out = String::from("<h2>The machine during the study</h2>\n");
+        for line in self.lines() {
+            out += &format!("<p>{}</p>\n", escape(&line));
+        }
+        out + &self.plot().unwrap_or_default()
+    }
+}
+
+/// The report pages with the machine's section added: at the end of the Markdown and before
+/// the HTML's `</body>`.
+pub fn with_machine(dir: &Path, markdown: &str, html: &str) -> (String, String) {
+    let watched = read(dir);
+    let section = watched.html();
+    let html = match html.rfind("</body>") {
+        Some(at) => format!("{}{section}{}", &html[..at], &html[at..]),
+        None => format!("{html}{section}"),
+    };
+    (format!("{markdown}{}", watched.markdown()), html)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::probe::canary::fixture;
+
+    fn folder(name: &str) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!(
+            "bytepath-canary-report-{name}-{}",
+            std::process::id()
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    fn visit(key: &str, round: usize, others: f64, disturbed: bool) -> String {
+        serde_json::json!({
+            "sweep_point": { "key": key },
+            "visit": { "key": key, "round": round, "kind": "plain", "interference": {
+                "others_cpu_share": others, "steal_share": 0.0, "disturbed": disturbed } }
+        })
+        .to_string()
+    }
+
+    #[test]
+    fn a_folder_with_canaries_gets_the_plot_and_counts_disturbed_and_remade_visits() {
+        let dir = folder("with");
+        let canaries: String = [(0, 100.0, 140.0), (1, 110.0, 154.0), (2, 125.0, 140.0)]
+            .iter()
+            .map(|(round, at, getpid)| {
+                serde_json::json!({ "round": round, "unix_s": at, "canary": fixture(*getpid) })
+                    .to_string()
+                    + "\n"
+            })
+            .collect();
+        std::fs::write(dir.join(CANARY_JSONL), canaries).unwrap();
+        let visits = [
+            visit("copy/4K", 0, 0.02, false),
+            visit("gather/4K", 0, 0.45, true),
+            visit("gather/4K", 0, 0.03, false),
+            visit("copy/4K", 1, 0.25, true),
+        ];
+        std::fs::write(dir.join("visits.jsonl"), visits.join("\n") + "\n").unwrap();
+        let w = read(&dir);
+        let lines = w.lines();
+        assert!(lines[0].starts_with("3 canaries over 25 s"), "{lines:?}");
+        assert!(lines[0].contains("getpid +10 %"), "{lines:?}");
+        assert!(
+            lines[1].starts_with("2 of 4 visits were disturbed")
+                && lines[1].contains("25–45 %")
+                && lines[1].contains("1 of them were made again"),
+            "{lines:?}"
+        );
+        let (md, html) = with_machine(&dir, "# r\n", "<html><body><p>x</p></body></html>");
+        assert!(md.contains("## The machine during the study"));
+        let svg = html.find("data-plot=\"canary\"").expect("the canary plot");
+        assert!(svg < html.find("</body>").unwrap());
+        assert!(
+            html.contains("round 1 at 10.0 s: getpid 1.100× its median"),
+            "{html}"
+        );
+    }
+
+    #[test]
+    fn a_host_without_the_canary_is_named_with_its_reason() {
+        let dir = folder("hosts");
+        let lines = [
+            serde_json::json!({ "round": 0, "unix_s": 1.0, "host": "a:7000", "canary": fixture(140.0) }),
+            serde_json::json!({ "round": 0, "unix_s": 1.1, "host": "b:7000",
+                "canary_unavailable_reason": "the server cannot measure the canary" }),
+            serde_json::json!({ "round": 1, "unix_s": 3.0, "host": "a:7000", "canary": fixture(280.0) }),
+        ];
+        let text: String = lines.iter().map(|l| l.to_string() + "\n").collect();
+        std::fs::write(dir.join(CANARY_JSONL), text).unwrap();
+        let w = read(&dir);
+        let lines = w.lines();
+        assert!(lines[0].starts_with("2 canaries over 2 s"), "{lines:?}");
+        assert_eq!(
+            lines[1],
+            "No canary was recorded from b:7000: the server cannot measure the canary."
+        );
+        let svg = w.plot().unwrap();
+        assert!(
+            svg.contains("round 1 on a:7000 at 2.0 s: getpid 1.333× its median"),
+            "{svg}"
+        );
+    }
+
+    #[test]
+    fn an_older_folder_says_no_canary_was_recorded_and_draws_nothing() {
+        let dir = folder("older");
+        std::fs::write(dir.join("visits.jsonl"), "{\"visit\":{\"round\":0}}\n").unwrap();
+        let w = read(&dir);
+        assert!(w.plot().is_none());
+        assert_eq!(
+            w.lines(),
+            [
+                "No canary was recorded in this folder (written before bytepath measured one, or by a study that does not).",
+                "No interference was recorded per visit in this folder."
+            ]
+        );
+    }
+}
