@@ -3,7 +3,7 @@
 use super::network::network;
 use super::remote::remote_run;
 use crate::cli::FileArgs;
-use crate::config::{parse_bytes, parse_counters, parse_list, Pattern};
+use crate::config::{parse_bytes, parse_counters_flag, parse_list, Pattern};
 use crate::error::{bad, ConfigError, Error, Status};
 use crate::file::mechanisms::FileMechanism;
 use crate::file::{self, check_pipe_size, Cache, FileSpec, Server, MAX_CHUNK};
@@ -115,7 +115,11 @@ pub fn file_spec(args: &FileArgs, cpus: &[usize]) -> Result<FileSpec, ConfigErro
         reps,
         seed: args.seed.seed()?,
         verify: args.verify.verify,
-        counters: parse_counters(&args.counters, Pattern::Stream)?,
+        counters: parse_counters_flag(
+            "--transfer-counters",
+            &args.transfer_counters,
+            Pattern::Stream,
+        )?,
         pinning: args.pin.or_cross(cpus)?,
         cpus: cpus.to_vec(),
         network,
@@ -147,6 +151,17 @@ mod tests {
         assert_eq!(s.mechanisms, FileMechanism::ALL.to_vec());
         assert_eq!((s.chunk, s.reps), (64 << 10, 5));
         assert_eq!(s.caches, vec![Cache::Warm]);
+    }
+
+    #[test]
+    fn transfer_counters_has_its_own_name_and_the_old_spelling_still_works() {
+        use crate::measure::counters::CounterSelection;
+        let new = spec(&["--transfer-counters", "software"]).unwrap();
+        let old = spec(&["--counters", "software"]).unwrap();
+        assert_eq!(new.counters, CounterSelection::Software);
+        assert_eq!(old.counters, CounterSelection::Software);
+        let e = spec(&["--transfer-counters", "some"]).unwrap_err().0;
+        assert!(e.starts_with("--transfer-counters \"some\""), "{e}");
     }
 
     #[test]

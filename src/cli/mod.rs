@@ -219,9 +219,12 @@ pub struct FileArgs {
     #[command(flatten)]
     #[serde(flatten)]
     pub verify: VerifyArgs,
-    /// perf counters to open per side: all, software, hardware, none.
-    #[arg(long, default_value = "all")]
-    pub counters: String,
+    /// perf counters each side opens during every measured transfer (not in a run of their
+    /// own, as `run --counters` and `sweep --counters`): all, software, hardware, none.
+    /// `--counters` is kept as a hidden alias for older command lines.
+    #[arg(long, alias = "counters", default_value = "all")]
+    #[serde(rename = "counters")] // the marker's key before the flag had its own name
+    pub transfer_counters: String,
     // One more transfer per size and mechanism, after the measured ones.
     #[command(flatten)]
     #[serde(flatten)]
