@@ -7,6 +7,7 @@ pub mod breakdown;
 pub mod crr;
 pub mod csv;
 pub mod csv_cell;
+mod csv_profile;
 pub mod folder;
 pub mod html;
 pub mod json;
