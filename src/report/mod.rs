@@ -4,6 +4,7 @@
 //! reports share (`study`, `plot`). Which report a folder gets is the command's to say.
 pub mod bidir;
 pub mod breakdown;
+mod ci_rule;
 pub mod crr;
 pub mod csv;
 pub mod csv_cell;
