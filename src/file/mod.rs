@@ -58,36 +58,20 @@ pub fn run(
     // With --remote the files are written on the server, which checks its own space.
     let local_files = user_file.is_none() && spec.remote.is_none();
     if local_files {
-        let available = test_files::available_space(&temp).map_err(|source| Error::File {
-            path: temp.clone(),
-            source,
-        })?;
-        test_files::check_space(&spec.sizes, &temp, available)?;
+        check_space(spec, &temp)?;
     }
     let sizes: Vec<u64> = match &user_file {
         Some(f) => vec![f.len],
         None => spec.sizes.clone(),
     };
-    let marker = folder::marker(
-        FILE_KIND,
-        serde_json::to_value(spec.config(&sizes, server)).expect("JSON"),
-        output.arguments.clone(),
-        sizes.len() * spec.mechanisms.len() * spec.caches.len() * spec.reps as usize,
-        measure::ORDER,
-    );
+    let marker = marker(spec, output, server, &sizes);
     let (mut results, _) =
         folder::open_with(output.out.as_deref(), false, &marker, record::csv_columns())?;
     // Each transfer is a visit line; the summaries per (size, mechanism) are the point lines.
     results.stream_to(output, "file", &marker, folder::StreamAs::Visits);
     // Removed on drop: on every return from here on, `?` included, and after Ctrl-C, which only
     // sets `interrupt` and lets this function return normally.
-    let test_folder = match local_files {
-        false => None,
-        true => Some(TestFolder::create(&temp).map_err(|source| Error::File {
-            path: temp.clone(),
-            source,
-        })?),
-    };
+    let test_folder = local_files.then(|| test_folder(&temp)).transpose()?;
     announce(spec, &test_folder, &results.dir);
     let source = match (&user_file, &test_folder, server) {
         (Some(f), _, _) => Source::User(f),
@@ -116,6 +100,40 @@ pub fn run(
     )?;
     drop(test_folder);
     Ok(status)
+}
+
+/// A folder of its own for the test files under the temporary directory.
+fn test_folder(temp: &Path) -> Result<TestFolder, Error> {
+    TestFolder::create(temp).map_err(|source| Error::File {
+        path: temp.to_path_buf(),
+        source,
+    })
+}
+
+/// Room for the test files in the temporary folder, checked before anything is written.
+fn check_space(spec: &FileSpec, temp: &Path) -> Result<(), Error> {
+    let available = test_files::available_space(temp).map_err(|source| Error::File {
+        path: temp.to_path_buf(),
+        source,
+    })?;
+    Ok(test_files::check_space(&spec.sizes, temp, available)?)
+}
+
+/// The results folder's marker: the study's configuration, its flags as given, how many
+/// transfers it makes and in which order.
+fn marker(
+    spec: &FileSpec,
+    output: &StudyOutput,
+    server: Server<'_>,
+    sizes: &[u64],
+) -> serde_json::Value {
+    folder::marker(
+        FILE_KIND,
+        serde_json::to_value(spec.config(sizes, server)).expect("JSON"),
+        output.arguments.clone(),
+        sizes.len() * spec.mechanisms.len() * spec.caches.len() * spec.reps as usize,
+        measure::ORDER,
+    )
 }
 
 /// Where the files are and where the results go, before the first transfer.
