@@ -7,6 +7,7 @@ pub mod bidir;
 pub mod control;
 pub mod crr;
 mod crr_worker;
+mod jobs;
 pub mod peer;
 pub mod phases;
 pub mod processes;
@@ -20,8 +21,7 @@ use crate::config::{Pattern, RunSpec};
 use crate::error::Error;
 use crate::measure::machine::MachineCpu;
 use crate::measure::profile::Profile;
-use crate::mechanism::receive::{Receiver, RecvMode};
-use crate::mechanism::{self, FlowContext};
+use crate::mechanism::FlowContext;
 use crate::transport::{Endpoint, FlowConnector, FlowEnds};
 use control::Control;
 use phases::StopReason;
@@ -357,62 +357,7 @@ pub fn side_worker(
         queue_depth: spec.queue_depth,
         flush_each: spec.pattern != Pattern::Stream,
     };
-    let receiver = |mode| {
-        Receiver::new(
-            ctx.flow,
-            spec.message_size,
-            mode,
-            spec.spin,
-            spec.verify,
-            spec.recv_path,
-        )
-    };
-    let job = match (spec.pattern, role) {
-        (Pattern::Stream, Role::Sender) => Job::StreamSend(mechanism::build(spec.mechanism, ctx)?),
-        (Pattern::Stream, Role::Receiver) => {
-            let mode = match (spec.framing(), spec.recv_size) {
-                (Some(framing), _) => RecvMode::Datagrams(framing),
-                (None, Some(chunk)) => RecvMode::Chunks { chunk },
-                (None, None) => RecvMode::WholeMessage {
-                    max_call: spec.message_size,
-                },
-            };
-            Job::StreamReceive(receiver(mode))
-        }
-        (Pattern::Rr, _) => {
-            let mode = match spec.framing() {
-                Some(framing) => RecvMode::Datagrams(framing),
-                None => RecvMode::WholeMessage {
-                    max_call: spec.recv_call_size(),
-                },
-            };
-            let mech = mechanism::build(spec.mechanism, ctx)?;
-            match role {
-                Role::Sender => Job::RrClient(mech, receiver(mode)),
-                Role::Receiver => Job::RrServer(receiver(mode), mech),
-            }
-        }
-        (Pattern::Crr, _) => {
-            let mode = RecvMode::WholeMessage {
-                max_call: spec.recv_call_size(),
-            };
-            let mech = mechanism::build(spec.mechanism, ctx)?;
-            let (target, listener) = crr::sides_of(spec.transport, &endpoint)?;
-            let nodelay = spec.socket_options().nodelay;
-            match role {
-                Role::Sender => Job::CrrClient(
-                    mech,
-                    receiver(mode),
-                    crr::CrrClient {
-                        target,
-                        linger_zero: spec.crr.linger_zero,
-                        nodelay,
-                    },
-                ),
-                Role::Receiver => Job::CrrServer(receiver(mode), mech, listener, nodelay),
-            }
-        }
-    };
+    let job = jobs::job(spec, role, ctx, &endpoint)?;
     let measured = role == measured_role(spec.pattern);
     let worker = Worker {
         flow: ctx.flow,
