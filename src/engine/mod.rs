@@ -239,12 +239,7 @@ fn placement(spec: &RunSpec, connector: &dyn FlowConnector, split: Option<Role>)
 fn shared(spec: &RunSpec, split: Option<Role>, control: &Arc<Control>) -> Shared {
     let directions = if spec.bidir { 2 } else { 1 };
     let here = if split.is_some() { 1 } else { 2 } * spec.threads * directions;
-    let slice_count = phases::div_duration(spec.duration, spec.stopping.slice).max(1);
-    Shared {
-        control: control.clone(),
-        start: Arc::new(Barrier::new(here + 1)),
-        board: Arc::new(SliceBoard::new(slice_count)),
-    }
+    Shared::new(spec, here, control)
 }
 
 /// The slices' totals, read after the join (every worker has published every slice it
@@ -309,6 +304,19 @@ pub struct Shared {
     pub control: Arc<Control>,
     pub start: Arc<Barrier>,
     pub board: Arc<SliceBoard>,
+}
+
+impl Shared {
+    /// What `workers_here` workers of this process share with the controller: the control
+    /// block, the start barrier (those workers and the controller) and the slice board.
+    pub fn new(spec: &RunSpec, workers_here: usize, control: &Arc<Control>) -> Shared {
+        let slice_count = phases::div_duration(spec.duration, spec.stopping.slice).max(1);
+        Shared {
+            control: control.clone(),
+            start: Arc::new(Barrier::new(workers_here + 1)),
+            board: Arc::new(SliceBoard::new(slice_count)),
+        }
+    }
 }
 
 /// The two workers of one flow, with their jobs.
