@@ -199,7 +199,7 @@ fn latency_panels(points: &[&Point], by_size: bool) -> Vec<Panel> {
             note: None,
         });
     } else {
-        for size in distinct(&points, |p| p.size) {
+        for size in distinct(points, |p| p.size) {
             let in_panel: Vec<&Point> = points.iter().filter(|p| p.size == size).copied().collect();
             panels.push(Panel {
                 title: size_label(size),
