@@ -208,12 +208,8 @@ fn is_regression(c: &PointChange, limit: Option<f64>) -> bool {
     }
 }
 
-fn render(
-    changes: &[PointChange],
-    old: &BTreeMap<String, Value>,
-    new: &BTreeMap<String, Value>,
-    family: &Family,
-) -> String {
+/// The header and one line per point: old and new mean with CI, new/old, the verdict.
+fn point_lines(changes: &[PointChange]) -> String {
     let mut out = String::new();
     let fmt = |s: &Option<Summary>| {
         s.map_or("no CI".to_string(), |s| {
@@ -239,6 +235,16 @@ fn render(
             describe(c.verdict)
         );
     }
+    out
+}
+
+fn render(
+    changes: &[PointChange],
+    old: &BTreeMap<String, Value>,
+    new: &BTreeMap<String, Value>,
+    family: &Family,
+) -> String {
+    let mut out = point_lines(changes);
     let count = |v| changes.iter().filter(|c| c.verdict == v).count();
     let _ = writeln!(
         out,

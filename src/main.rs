@@ -17,22 +17,28 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) if !e.use_stderr() => e.exit(), // --help, --version
         Err(e) => {
-            // clap's message up to its first blank line (the tip and usage follow), as one line.
-            let text = e.to_string();
-            let first: Vec<&str> = text
-                .lines()
-                .map(str::trim)
-                .take_while(|l| !l.is_empty())
-                .collect();
-            let line = first.join(" ");
-            eprintln!(
-                "bytepath: {} (see bytepath --help)",
-                line.trim_start_matches("error: ")
-            );
+            eprintln!("bytepath: {} (see bytepath --help)", one_line(&e));
             return ExitCode::from(2);
         }
     };
-    let result = match cli.command {
+    let result = dispatch(cli.command);
+    exit_code(result)
+}
+
+/// clap's message up to its first blank line (the tip and usage follow), as one line.
+fn one_line(e: &clap::Error) -> String {
+    let text = e.to_string();
+    let first: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .take_while(|l| !l.is_empty())
+        .collect();
+    first.join(" ").trim_start_matches("error: ").to_string()
+}
+
+/// Hands each command to its module in `args`; the measuring ones catch Ctrl-C first.
+fn dispatch(command: Command) -> anyhow::Result<Status> {
+    match command {
         Command::Run(a) => catch_ctrl_c().and_then(|()| Ok(args::run::command(&a, &INTERRUPTED)?)),
         Command::Sweep(a) => {
             catch_ctrl_c().and_then(|()| Ok(args::sweep::command(&a, &INTERRUPTED)?))
@@ -55,7 +61,11 @@ fn main() -> ExitCode {
         Command::Export(a) => args::export::command(&a).map_err(Into::into),
         Command::Completions(a) => args::shell::completions(&a).map_err(Into::into),
         Command::Man => args::shell::man().map_err(Into::into),
-    };
+    }
+}
+
+/// 0 success, 1 a failed run, 2 bad input, 130 interrupted; every error said in one line.
+fn exit_code(result: anyhow::Result<Status>) -> ExitCode {
     match result {
         Ok(Status::Success) => ExitCode::SUCCESS,
         Ok(Status::Failed) => ExitCode::from(1),

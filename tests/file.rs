@@ -23,7 +23,7 @@ fn run_json(args: &[&str]) -> (Value, String) {
     let out = bytepath()
         .arg("file")
         .args(args)
-        .args(["--json", "--counters", "software", "--out"])
+        .args(["--json", "--transfer-counters", "software", "--out"])
         .arg(out_dir.path().join("r"))
         .timeout(Duration::from_secs(120))
         .output()

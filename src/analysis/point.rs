@@ -131,33 +131,58 @@ impl Point {
     }
 }
 
+/// A configuration field as text; the error names it.
+fn text(v: &Value, name: &str) -> Result<String, String> {
+    v.as_str()
+        .map(str::to_string)
+        .ok_or_else(|| format!("config.{name} is missing or not text"))
+}
+
+/// A field as a number; the error names it.
+fn number(v: &Value, name: &str) -> Result<f64, String> {
+    v.as_f64()
+        .ok_or_else(|| format!("{name} is missing or not a number"))
+}
+
+/// Two sides with no figures: what a failed or interrupted point without sides reads as.
+static NO_SIDES: [Value; 2] = [Value::Null, Value::Null];
+
+/// The record's two sides (sender and receiver); a point that did not complete may lack them.
+fn sides_of(record: &Value, completed: bool) -> Result<&[Value], String> {
+    match record["sides"].as_array().filter(|s| s.len() == 2) {
+        Some(sides) => Ok(sides),
+        None if !completed => Ok(&NO_SIDES),
+        None => Err("sides must hold two sides (sender and receiver)".into()),
+    }
+}
+
+/// The transport, named only where it is not a sweep's tcp (ipc names every one).
+fn transport_shown(record: &Value) -> Option<String> {
+    let transport = record["config"]["transport"].as_str().unwrap_or("tcp");
+    (transport != "tcp" || record["command"] == "ipc").then(|| transport.to_string())
+}
+
+/// The sweep point's key, or one made of the point's parts for records without it.
+fn key_of(record: &Value, mechanism: &str, pattern: &str, size: f64, threads: f64) -> String {
+    record
+        .pointer("/sweep_point/key")
+        .and_then(Value::as_str)
+        .map_or_else(
+            || format!("{mechanism}/{pattern}/{size}/{threads}"),
+            str::to_string,
+        )
+}
+
 /// Reads a point from one record; `line` is its line in results.jsonl. Errors name the field.
 pub fn from_record(record: &Value, line: usize) -> Result<Point, String> {
     let config = &record["config"];
-    let text = |v: &Value, name: &str| -> Result<String, String> {
-        v.as_str()
-            .map(str::to_string)
-            .ok_or_else(|| format!("config.{name} is missing or not text"))
-    };
-    let number = |v: &Value, name: &str| -> Result<f64, String> {
-        v.as_f64()
-            .ok_or_else(|| format!("{name} is missing or not a number"))
-    };
     let mechanism = text(&config["mechanism"], "mechanism")?;
-    let transport = config["transport"].as_str().unwrap_or("tcp");
-    let transport =
-        (transport != "tcp" || record["command"] == "ipc").then(|| transport.to_string());
     let pattern = text(&config["pattern"], "pattern")?;
     let size = number(&config["message_size_bytes"], "config.message_size_bytes")?;
     let threads = number(&config["threads"], "config.threads")?;
     // A failed or interrupted point may lack figures; it only appears in the table.
     let completed = record["status"] == "completed";
-    let no_sides = [Value::Null, Value::Null];
-    let sides: &[Value] = match record["sides"].as_array().filter(|s| s.len() == 2) {
-        Some(sides) => sides,
-        None if !completed => &no_sides,
-        None => return Err("sides must hold two sides (sender and receiver)".into()),
-    };
+    let sides = sides_of(record, completed)?;
     // rr's figures are the client's (side 0), a stream's the receiver's (side 1).
     let main_side = &sides[usize::from(pattern != "rr")];
     let figure = |name: &str| match main_side[name].as_f64() {
@@ -165,13 +190,7 @@ pub fn from_record(record: &Value, line: usize) -> Result<Point, String> {
         None if !completed => Ok(0.0),
         None => Err(format!("sides: {name} is missing or not a number")),
     };
-    let key = record
-        .pointer("/sweep_point/key")
-        .and_then(Value::as_str)
-        .map_or_else(
-            || format!("{mechanism}/{pattern}/{size}/{threads}"),
-            str::to_string,
-        );
+    let key = key_of(record, &mechanism, &pattern, size, threads);
     let (headline, headline_metric, headline_missing) = headline(record);
     let statistics = &record["statistics"];
     Ok(Point {
@@ -186,7 +205,7 @@ pub fn from_record(record: &Value, line: usize) -> Result<Point, String> {
         buffer: (record["command"] == "ipc")
             .then(|| config["channel_buffer_bytes"].as_f64())
             .flatten(),
-        transport,
+        transport: transport_shown(record),
         status: record["status"].as_str().unwrap_or("unknown").to_string(),
         skipped_reason: record["skipped_reason"].as_str().map(str::to_string),
         headline,

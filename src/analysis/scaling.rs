@@ -78,6 +78,21 @@ fn summary_line(group: &[&Efficiency]) -> String {
     )
 }
 
+/// The efficiencies grouped by (series, thread count), in order of first appearance.
+fn by_series_and_threads(all: &[Efficiency]) -> Vec<Vec<&Efficiency>> {
+    let mut groups: Vec<Vec<&Efficiency>> = Vec::new();
+    for e in all {
+        match groups
+            .iter_mut()
+            .find(|g| g[0].series == e.series && g[0].threads == e.threads)
+        {
+            Some(g) => g.push(e),
+            None => groups.push(vec![e]),
+        }
+    }
+    groups
+}
+
 /// The report's answer: median efficiency per mechanism and thread count.
 pub fn answer(points: &[&Point], online_cpus: Option<f64>) -> Answer {
     let question = "How well does each mechanism scale with threads?";
@@ -98,16 +113,7 @@ pub fn answer(points: &[&Point], online_cpus: Option<f64>) -> Answer {
             verdict: Some("cannot be said".into()),
         };
     }
-    let mut groups: Vec<Vec<&Efficiency>> = Vec::new();
-    for e in &all {
-        match groups
-            .iter_mut()
-            .find(|g| g[0].series == e.series && g[0].threads == e.threads)
-        {
-            Some(g) => g.push(e),
-            None => groups.push(vec![e]),
-        }
-    }
+    let groups = by_series_and_threads(&all);
     let details: Vec<String> = groups.iter().map(|g| summary_line(g)).collect();
     let top = all.iter().map(|e| e.threads).fold(0.0, f64::max);
     let at_top: Vec<String> = groups

@@ -113,6 +113,34 @@ fn figure(p: &Point, v: f64) -> String {
     }
 }
 
+/// Whether what the neighbours and the peers together lead one to expect lies within the
+/// point's 95 % CI.
+fn ci_clause(s: &Surprise) -> String {
+    let p = s.point;
+    let expected = s.expected * s.peers.unwrap_or(1.0);
+    match &p.headline {
+        Some(h) if expected < h.ci95_low || expected > h.ci95_high => format!(
+            "; that expectation ({}) lies outside its 95 % CI ({} to {})",
+            figure(p, expected),
+            figure(p, h.ci95_low),
+            figure(p, h.ci95_high)
+        ),
+        Some(_) => "; that expectation lies inside its 95 % CI, so this may be noise".into(),
+        None => "; it has no CI to judge it against".into(),
+    }
+}
+
+/// Where the other mechanisms sit against their own lines at the same place.
+fn peers_clause(s: &Surprise) -> String {
+    match s.peers {
+        Some(r) => format!(
+            "; the other mechanisms at this size and thread count sit {} from theirs (median)",
+            percent_change(r)
+        ),
+        None => "; no other mechanism was measured at these sizes to compare with".into(),
+    }
+}
+
 /// The report's answer, with the figures around the surprising point.
 pub fn answer(points: &[&Point]) -> Answer {
     let question = "Which point is the most surprising?";
@@ -133,25 +161,7 @@ pub fn answer(points: &[&Point]) -> Answer {
         };
     };
     let p = s.point;
-    // What the neighbours and the peers together lead one to expect.
-    let expected = s.expected * s.peers.unwrap_or(1.0);
-    let ci = match &p.headline {
-        Some(h) if expected < h.ci95_low || expected > h.ci95_high => format!(
-            "; that expectation ({}) lies outside its 95 % CI ({} to {})",
-            figure(p, expected),
-            figure(p, h.ci95_low),
-            figure(p, h.ci95_high)
-        ),
-        Some(_) => "; that expectation lies inside its 95 % CI, so this may be noise".into(),
-        None => "; it has no CI to judge it against".into(),
-    };
-    let peers = match s.peers {
-        Some(r) => format!(
-            "; the other mechanisms at this size and thread count sit {} from theirs (median)",
-            percent_change(r)
-        ),
-        None => "; no other mechanism was measured at these sizes to compare with".into(),
-    };
+    let (peers, ci) = (peers_clause(&s), ci_clause(&s));
     let finding = format!(
         "{} ({}) at {}, {}: {}, {} from the line through its neighbours (about {}){peers}{ci}.",
         p.series(),

@@ -3,7 +3,7 @@
 use super::network::network;
 use super::remote::remote_run;
 use crate::cli::FileArgs;
-use crate::config::{parse_bytes, parse_counters, parse_list, Pattern};
+use crate::config::{parse_bytes, parse_counters_flag, parse_list, Pattern, RemoteRun};
 use crate::error::{bad, ConfigError, Error, Status};
 use crate::file::mechanisms::FileMechanism;
 use crate::file::{self, check_pipe_size, Cache, FileSpec, Server, MAX_CHUNK};
@@ -47,64 +47,18 @@ pub fn command(args: &FileArgs, interrupt: &AtomicBool) -> Result<Status, Error>
 
 /// `bytepath file`'s flags -> the study's spec, every input checked.
 pub fn file_spec(args: &FileArgs, cpus: &[usize]) -> Result<FileSpec, ConfigError> {
-    let sizes = match (&args.file, &args.sizes) {
-        (Some(_), _) => Vec::new(),
-        (None, sizes) => {
-            parse_list(
-                "--sizes",
-                sizes.as_deref().unwrap_or(SEED_SIZES),
-                |t| match parse_bytes(t) {
-                    Some(n) if n > 0 => Ok(n),
-                    _ => Err(bad(format!(
-                        "{t:?}: allowed: a size above 0 with an optional K, M or G suffix"
-                    ))),
-                },
-            )?
-        }
-    };
+    let sizes = test_file_sizes(args)?;
     let mechanisms = parse_list("--mechanisms", &args.mechanisms, FileMechanism::parse)?;
-    let chunk = match parse_bytes(&args.chunk) {
-        Some(n) if n > 0 && n <= MAX_CHUNK => n as usize,
-        _ => {
-            return Err(bad(format!(
-                "--chunk {:?}: allowed: 1 B to 64 MiB, with an optional K or M suffix",
-                args.chunk
-            )))
-        }
-    };
+    let chunk = chunk(&args.chunk)?;
     if mechanisms.contains(&FileMechanism::Splice) {
         check_pipe_size(chunk, &args.chunk)?;
     }
     let caches = parse_list("--cache", &args.cache, Cache::parse)?;
-    let reps = match args.reps.trim().parse::<u32>() {
-        Ok(n) if n > 0 => n,
-        _ => {
-            return Err(bad(format!(
-                "--reps {:?}: allowed: a whole number above 0",
-                args.reps
-            )))
-        }
-    };
+    let reps = reps(&args.reps)?;
     let network = network(&args.network)?;
     let remote = remote_run(&args.remote, &network)?;
     if let Some(r) = &remote {
-        if args.file.is_some() {
-            return Err(bad(format!(
-                "--file with --remote {}: the file would have to be on the server; with --remote the server writes test files of --sizes",
-                r.target
-            )));
-        }
-        if r.reverse {
-            return Err(bad(
-                "--reverse with file: the server always sends the file and this host receives; drop --reverse",
-            ));
-        }
-        if args.profile.profile {
-            return Err(bad(format!(
-                "--profile with --remote {}: the file study's server does not sample its side yet; profile on one host (drop --remote) or drop --profile",
-                r.target
-            )));
-        }
+        check_remote(args, r)?;
     }
     Ok(FileSpec {
         sizes,
@@ -115,7 +69,11 @@ pub fn file_spec(args: &FileArgs, cpus: &[usize]) -> Result<FileSpec, ConfigErro
         reps,
         seed: args.seed.seed()?,
         verify: args.verify.verify,
-        counters: parse_counters(&args.counters, Pattern::Stream)?,
+        counters: parse_counters_flag(
+            "--transfer-counters",
+            &args.transfer_counters,
+            Pattern::Stream,
+        )?,
         pinning: args.pin.or_cross(cpus)?,
         cpus: cpus.to_vec(),
         network,
@@ -123,6 +81,62 @@ pub fn file_spec(args: &FileArgs, cpus: &[usize]) -> Result<FileSpec, ConfigErro
         profile: args.profile.profile,
         margin: args.margin.share()?,
     })
+}
+
+/// `--sizes` (the seeds' sizes when not given), or none with `--file`.
+fn test_file_sizes(args: &FileArgs) -> Result<Vec<u64>, ConfigError> {
+    if args.file.is_some() {
+        return Ok(Vec::new());
+    }
+    let sizes = args.sizes.as_deref().unwrap_or(SEED_SIZES);
+    parse_list("--sizes", sizes, |t| match parse_bytes(t) {
+        Some(n) if n > 0 => Ok(n),
+        _ => Err(bad(format!(
+            "{t:?}: allowed: a size above 0 with an optional K, M or G suffix"
+        ))),
+    })
+}
+
+/// `--chunk`: bytes per call, 1 B to `MAX_CHUNK`.
+fn chunk(text: &str) -> Result<usize, ConfigError> {
+    match parse_bytes(text) {
+        Some(n) if n > 0 && n <= MAX_CHUNK => Ok(n as usize),
+        _ => Err(bad(format!(
+            "--chunk {text:?}: allowed: 1 B to 64 MiB, with an optional K or M suffix"
+        ))),
+    }
+}
+
+/// `--reps`: transfers per size and mechanism, at least one.
+fn reps(text: &str) -> Result<u32, ConfigError> {
+    match text.trim().parse::<u32>() {
+        Ok(n) if n > 0 => Ok(n),
+        _ => Err(bad(format!(
+            "--reps {text:?}: allowed: a whole number above 0"
+        ))),
+    }
+}
+
+/// What `--remote` rules out: a file of this host's, `--reverse` and `--profile`.
+fn check_remote(args: &FileArgs, r: &RemoteRun) -> Result<(), ConfigError> {
+    if args.file.is_some() {
+        return Err(bad(format!(
+            "--file with --remote {}: the file would have to be on the server; with --remote the server writes test files of --sizes",
+            r.target
+        )));
+    }
+    if r.reverse {
+        return Err(bad(
+            "--reverse with file: the server always sends the file and this host receives; drop --reverse",
+        ));
+    }
+    if args.profile.profile {
+        return Err(bad(format!(
+            "--profile with --remote {}: the file study's server does not sample its side yet; profile on one host (drop --remote) or drop --profile",
+            r.target
+        )));
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -147,6 +161,17 @@ mod tests {
         assert_eq!(s.mechanisms, FileMechanism::ALL.to_vec());
         assert_eq!((s.chunk, s.reps), (64 << 10, 5));
         assert_eq!(s.caches, vec![Cache::Warm]);
+    }
+
+    #[test]
+    fn transfer_counters_has_its_own_name_and_the_old_spelling_still_works() {
+        use crate::measure::counters::CounterSelection;
+        let new = spec(&["--transfer-counters", "software"]).unwrap();
+        let old = spec(&["--counters", "software"]).unwrap();
+        assert_eq!(new.counters, CounterSelection::Software);
+        assert_eq!(old.counters, CounterSelection::Software);
+        let e = spec(&["--transfer-counters", "some"]).unwrap_err().0;
+        assert!(e.starts_with("--transfer-counters \"some\""), "{e}");
     }
 
     #[test]

@@ -43,16 +43,7 @@ pub fn ipc_spec(args: &IpcArgs, cpus: &[usize]) -> Result<IpcSpec, ConfigError> 
     let network = network(&args.network)?;
     let remote = remote_run(&args.remote, &network)?;
     if let Some(remote) = &remote {
-        if remote.reverse {
-            return Err(bad(
-                "--reverse with ipc: ipc measures on this host; --reverse is for `run` (stream) only",
-            ));
-        }
-        if args.processes {
-            return Err(bad(
-                "--processes with --remote: the server already runs the other side in its own process; drop --processes",
-            ));
-        }
+        check_remote(args, remote)?;
     }
     let (transports, mut skip_reasons) =
         placement_skips(transports, &network, remote.is_some(), named.is_some())?;
@@ -60,13 +51,7 @@ pub fn ipc_spec(args: &IpcArgs, cpus: &[usize]) -> Result<IpcSpec, ConfigError> 
     let (skipped, datagram_reasons) =
         datagram_skips(&transports, &sizes, args.udp_split, named.is_some())?;
     skip_reasons.extend(datagram_reasons);
-    let measures = parse_list("--measure", &args.measure, |m| match m {
-        "latency" => Ok(Measure::Latency),
-        "bandwidth" => Ok(Measure::Bandwidth),
-        _ => Err(bad(format!(
-            "{m:?}: unknown measure; allowed: latency, bandwidth"
-        ))),
-    })?;
+    let measures = parse_list("--measure", &args.measure, parse_measure)?;
     let trials = match args.trials.trim().parse::<u64>() {
         Ok(n) if n > 0 => n,
         _ => {
@@ -76,19 +61,7 @@ pub fn ipc_spec(args: &IpcArgs, cpus: &[usize]) -> Result<IpcSpec, ConfigError> 
             )))
         }
     };
-    let bytes = parse_bytes(&args.bytes).filter(|&b| b > 0).ok_or_else(|| {
-        bad(format!(
-            "--bytes {:?}: allowed: a size such as 64M or 1GiB",
-            args.bytes
-        ))
-    })?;
-    let largest = *sizes.iter().max().expect("a parsed list is not empty");
-    if measures.contains(&Measure::Bandwidth) && bytes < largest as u64 {
-        return Err(bad(format!(
-            "--bytes {:?} ({bytes} B) is smaller than one write of {largest} B; allowed: at least the largest size",
-            args.bytes
-        )));
-    }
+    let bytes = bandwidth_bytes(&args.bytes, &measures, &sizes)?;
     Ok(IpcSpec {
         transports,
         sizes,
@@ -111,6 +84,48 @@ pub fn ipc_spec(args: &IpcArgs, cpus: &[usize]) -> Result<IpcSpec, ConfigError> 
         watch: super::watch::watch(&args.watch)?,
         margin: args.margin.share()?,
     })
+}
+
+/// What `--remote` rules out in ipc: `--reverse` and `--processes`.
+fn check_remote(args: &IpcArgs, remote: &crate::config::RemoteRun) -> Result<(), ConfigError> {
+    if remote.reverse {
+        return Err(bad(
+            "--reverse with ipc: ipc measures on this host; --reverse is for `run` (stream) only",
+        ));
+    }
+    if args.processes {
+        return Err(bad(
+            "--processes with --remote: the server already runs the other side in its own process; drop --processes",
+        ));
+    }
+    Ok(())
+}
+
+/// One `--measure` value.
+fn parse_measure(text: &str) -> Result<Measure, ConfigError> {
+    match text {
+        "latency" => Ok(Measure::Latency),
+        "bandwidth" => Ok(Measure::Bandwidth),
+        _ => Err(bad(format!(
+            "{text:?}: unknown measure; allowed: latency, bandwidth"
+        ))),
+    }
+}
+
+/// `--bytes`: what one bandwidth trial moves, at least one write of the largest size.
+fn bandwidth_bytes(text: &str, measures: &[Measure], sizes: &[usize]) -> Result<u64, ConfigError> {
+    let bytes = parse_bytes(text).filter(|&b| b > 0).ok_or_else(|| {
+        bad(format!(
+            "--bytes {text:?}: allowed: a size such as 64M or 1GiB"
+        ))
+    })?;
+    let largest = *sizes.iter().max().expect("a parsed list is not empty");
+    if measures.contains(&Measure::Bandwidth) && bytes < largest as u64 {
+        return Err(bad(format!(
+            "--bytes {text:?} ({bytes} B) is smaller than one write of {largest} B; allowed: at least the largest size"
+        )));
+    }
+    Ok(bytes)
 }
 
 /// `--pipe-sizes` (or the one `--pipe-size`): the buffers pipe and shm points are measured

@@ -278,11 +278,40 @@ mod tests {
         assert_eq!(s.margin, 0.05, "--margin's default");
     }
 
+    /// The marker's spec block, derived from the spec, keeps every mesh marker's keys so far
+    /// (`--resume` compares it with an older folder's), and reads back to the same block.
+    #[test]
+    fn the_marker_spec_keeps_its_keys_and_reads_back() {
+        use crate::mesh::spec::MarkerSpec;
+        let s = spec(&[
+            "--hosts",
+            "a,b:7000,c",
+            "--pairs",
+            "star:b:7000",
+            "--visits",
+            "6",
+        ]);
+        let block = serde_json::json!(s.unwrap());
+        let expected = serde_json::json!({
+            "hosts": ["a:5301", "b:7000", "c:5301"], "hosts_from": "hosts a,b:7000,c",
+            "pairs": "star:b:7000", "points": ["send/stream/65536/1", "send/rr/65536/1"],
+            "duration_s": 1.0, "warmup_s": 0.2, "visits": 6, "concurrent": 1,
+            "counters": "none", "margin": 0.05,
+        });
+        assert_eq!(block, expected);
+        let read: MarkerSpec = serde_json::from_value(block.clone()).unwrap();
+        assert_eq!(serde_json::json!(read), block);
+        let mut older = block.as_object().unwrap().clone();
+        older.remove("margin");
+        let read: MarkerSpec = serde_json::from_value(older.into()).unwrap();
+        assert_eq!(read.margin, 0.05, "a folder from before --margin");
+    }
+
     #[test]
     fn the_margin_is_recorded_in_the_marker_and_judges_the_pairs() {
         let s = spec(&["--hosts", "a,b", "--margin", "2%"]).unwrap();
         assert_eq!(s.margin, 0.02);
-        let marker = serde_json::json!({ "spec": s.to_json() });
+        let marker = serde_json::json!({ "spec": s });
         assert_eq!(crate::mesh::report::margin_of(&marker), 0.02);
         let older = serde_json::json!({"spec": {}});
         assert_eq!(crate::mesh::report::margin_of(&older), 0.05);

@@ -83,7 +83,8 @@ mod tests {
     }
 
     /// Every flag a study takes lands in its marker's `arguments`, under its clap id (sweep's
-    /// floor keeps the marker's older key, `visits`): no hand-kept list to drift.
+    /// floor and file's transfer counters keep the marker's older keys, `visits` and
+    /// `counters`): no hand-kept list to drift.
     #[test]
     fn every_flag_of_a_study_is_recorded_as_given() {
         let tree = Cli::command();
@@ -99,10 +100,10 @@ mod tests {
             let sub = tree.find_subcommand(name).unwrap();
             for arg in sub.get_arguments().filter(|a| a.get_long().is_some()) {
                 let id = arg.get_id().as_str();
-                let key = if (name, id) == ("sweep", "min_visits") {
-                    "visits"
-                } else {
-                    id
+                let key = match (name, id) {
+                    ("sweep", "min_visits") => "visits",
+                    ("file", "transfer_counters") => "counters",
+                    _ => id,
                 };
                 assert!(
                     given.get(key).is_some(),

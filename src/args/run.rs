@@ -32,21 +32,11 @@ pub fn run_spec(args: &RunArgs, cpus: &[usize]) -> Result<RunSpec, ConfigError> 
     };
     let threads = parse_threads(&args.threads)?;
     let count = parse_count(args)?;
-    let duration = match (&args.duration, count) {
-        (Some(text), _) => parse_duration("--duration", text, false)?,
-        (None, Some(_)) => COUNTED_RUN_CAP,
-        (None, None) => Duration::from_secs(5),
-    };
+    let duration = run_duration(args, count.is_some())?;
     let transport: Transport = args.transport.parse()?;
     let mechanism: MechanismKind = args.mechanism.parse()?;
     check_transport(transport, mechanism)?;
-    if args.queue_depth.is_some() && !mechanism.uses_queue_depth() {
-        return Err(bad(format!(
-            "--queue-depth with --mechanism {}: applies to uring, uring-gather and uring-zc only",
-            mechanism.name()
-        )));
-    }
-    let queue_depth = parse_queue_depth(args.queue_depth.as_deref())?;
+    let queue_depth = queue_depth(args, mechanism)?;
     let recv_path: RecvPath = args.recv.parse()?;
     check_recv_path(recv_path, transport, args.verify.verify)?;
     let network = network(&args.network)?;
@@ -58,18 +48,7 @@ pub fn run_spec(args: &RunArgs, cpus: &[usize]) -> Result<RunSpec, ConfigError> 
             transport.name()
         )));
     }
-    let pipe_size = match &args.pipe_size {
-        Some(text) if matches!(transport, Transport::Pipe | Transport::Shm) => {
-            Some(parse_pipe_size(text)?)
-        }
-        Some(text) => {
-            return Err(bad(format!(
-            "--pipe-size {text:?}: applies to --transport pipe and shm only (got --transport {})",
-            transport.name()
-        )))
-        }
-        None => None,
-    };
+    let pipe_size = pipe_size(args.pipe_size.as_deref(), transport)?;
     let spec = RunSpec {
         transport,
         pipe_size,
@@ -101,6 +80,40 @@ pub fn run_spec(args: &RunArgs, cpus: &[usize]) -> Result<RunSpec, ConfigError> 
     crate::config::crr::check(&spec)?;
     crate::config::bidir::check(&spec)?;
     Ok(spec)
+}
+
+/// `--duration`, or when a count (`--messages`, `--bytes`) stops the run, its cap.
+fn run_duration(args: &RunArgs, counted: bool) -> Result<Duration, ConfigError> {
+    match (&args.duration, counted) {
+        (Some(text), _) => parse_duration("--duration", text, false),
+        (None, true) => Ok(COUNTED_RUN_CAP),
+        (None, false) => Ok(Duration::from_secs(5)),
+    }
+}
+
+/// `--queue-depth`: only the io_uring mechanisms keep a queue.
+fn queue_depth(args: &RunArgs, mechanism: MechanismKind) -> Result<u32, ConfigError> {
+    if args.queue_depth.is_some() && !mechanism.uses_queue_depth() {
+        return Err(bad(format!(
+            "--queue-depth with --mechanism {}: applies to uring, uring-gather and uring-zc only",
+            mechanism.name()
+        )));
+    }
+    parse_queue_depth(args.queue_depth.as_deref())
+}
+
+/// `--pipe-size`: only pipe and shm have a pipe to size.
+fn pipe_size(text: Option<&str>, transport: Transport) -> Result<Option<usize>, ConfigError> {
+    match text {
+        Some(text) if matches!(transport, Transport::Pipe | Transport::Shm) => {
+            Ok(Some(parse_pipe_size(text)?))
+        }
+        Some(text) => Err(bad(format!(
+            "--pipe-size {text:?}: applies to --transport pipe and shm only (got --transport {})",
+            transport.name()
+        ))),
+        None => Ok(None),
+    }
 }
 
 /// `run --remote` and its companions, or `None` for a run on this host.

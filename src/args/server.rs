@@ -26,11 +26,7 @@ pub fn server_config(args: &ServerArgs) -> Result<ServerConfig, ConfigError> {
     let max_message_size = parse_message_size(&args.max_message_size)
         .map_err(|e| bad(e.0.replacen("--size", "--max-message-size", 1)))?;
     let max_bytes = match &args.max_bytes {
-        Some(text) => Some(parse_bytes(text).filter(|&b| b > 0).ok_or_else(|| {
-            bad(format!(
-                "--max-bytes {text:?}: allowed: a size above 0 such as 64M or 10G"
-            ))
-        })?),
+        Some(text) => Some(size_above_zero("--max-bytes", text, "10G")?),
         None => None,
     };
     let token = match &args.token_file {
@@ -49,23 +45,8 @@ pub fn server_config(args: &ServerArgs) -> Result<ServerConfig, ConfigError> {
             max_duration: parse_duration("--max-duration", &args.max_duration, false)?,
             max_message_size,
             max_bytes,
-            max_file_size: parse_bytes(&args.max_file_size)
-                .filter(|&b| b > 0)
-                .ok_or_else(|| {
-                    bad(format!(
-                        "--max-file-size {:?}: allowed: a size above 0 such as 64M or 4G",
-                        args.max_file_size
-                    ))
-                })?,
-            max_clients: match args.max_clients.trim().parse::<usize>() {
-                Ok(n) if n > 0 => n,
-                _ => {
-                    return Err(bad(format!(
-                        "--max-clients {:?}: allowed: a whole number above 0",
-                        args.max_clients
-                    )))
-                }
-            },
+            max_file_size: size_above_zero("--max-file-size", &args.max_file_size, "4G")?,
+            max_clients: max_clients(&args.max_clients)?,
         },
         timeout: parse_duration("--timeout", &args.timeout, false)?,
         allow_peers,
@@ -74,6 +55,25 @@ pub fn server_config(args: &ServerArgs) -> Result<ServerConfig, ConfigError> {
     // Last: every flag's own error comes before the question of the token.
     check_insecure(&config)?;
     Ok(config)
+}
+
+/// A byte limit above 0 (`--max-bytes`, `--max-file-size`); `example` ends the allowed text.
+fn size_above_zero(flag: &str, text: &str, example: &str) -> Result<u64, ConfigError> {
+    parse_bytes(text).filter(|&b| b > 0).ok_or_else(|| {
+        bad(format!(
+            "{flag} {text:?}: allowed: a size above 0 such as 64M or {example}"
+        ))
+    })
+}
+
+/// `--max-clients`: clients served at once, at least one.
+fn max_clients(text: &str) -> Result<usize, ConfigError> {
+    match text.trim().parse::<usize>() {
+        Ok(n) if n > 0 => Ok(n),
+        _ => Err(bad(format!(
+            "--max-clients {text:?}: allowed: a whole number above 0"
+        ))),
+    }
 }
 
 /// A server without a token only when asked with `--insecure`, on a loopback address,

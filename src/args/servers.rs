@@ -39,32 +39,9 @@ fn positive(flag: &str, text: &str) -> Result<u64, ConfigError> {
 /// `bytepath servers`' flags -> the study's spec, every input checked.
 pub fn servers_spec(args: &ServersArgs, cpus: &[usize]) -> Result<ServersSpec, ConfigError> {
     let models = parse_list("--models", &args.models, ServerModel::parse)?;
-    let clients = parse_list("--clients", &args.clients, |c| match c.parse::<usize>() {
-        Ok(n) if (1..=1_000_000).contains(&n) => Ok(n),
-        _ => Err(bad(format!(
-            "{c:?}: allowed: a client count from 1 to 1000000"
-        ))),
-    })?;
-    let size = match parse_bytes(&args.size) {
-        Some(n) if n >= 1 && n <= MAX_MESSAGE_SIZE as u64 => n as usize,
-        _ => {
-            return Err(bad(format!(
-                "--size {:?}: allowed: a request size from 1 B to 64 MiB",
-                args.size
-            )))
-        }
-    };
-    let rate = match args.rate.as_deref() {
-        None => None,
-        Some(text) => match text.trim().parse::<f64>() {
-            Ok(r) if r.is_finite() && r > 0.0 => Some(r),
-            _ => {
-                return Err(bad(format!(
-                    "--rate {text:?}: allowed: requests per second above 0, such as 10000"
-                )))
-            }
-        },
-    };
+    let clients = parse_list("--clients", &args.clients, parse_clients)?;
+    let size = request_size(&args.size)?;
+    let rate = args.rate.as_deref().map(rate).transpose()?;
     let server_threads = positive("--server-threads", &args.server_threads)? as usize;
     if server_threads > 1 && models.iter().any(|&m| m != ServerModel::Epoll) {
         return Err(bad(format!(
@@ -113,6 +90,36 @@ pub fn servers_spec(args: &ServersArgs, cpus: &[usize]) -> Result<ServersSpec, C
         watch: super::watch::watch(&args.watch)?,
         margin: args.margin.share()?,
     })
+}
+
+/// One `--clients` value: 1 to a million.
+fn parse_clients(text: &str) -> Result<usize, ConfigError> {
+    match text.parse::<usize>() {
+        Ok(n) if (1..=1_000_000).contains(&n) => Ok(n),
+        _ => Err(bad(format!(
+            "{text:?}: allowed: a client count from 1 to 1000000"
+        ))),
+    }
+}
+
+/// `--size`: a request of 1 B to `MAX_MESSAGE_SIZE`.
+fn request_size(text: &str) -> Result<usize, ConfigError> {
+    match parse_bytes(text) {
+        Some(n) if n >= 1 && n <= MAX_MESSAGE_SIZE as u64 => Ok(n as usize),
+        _ => Err(bad(format!(
+            "--size {text:?}: allowed: a request size from 1 B to 64 MiB"
+        ))),
+    }
+}
+
+/// `--rate`: requests per second, above 0.
+fn rate(text: &str) -> Result<f64, ConfigError> {
+    match text.trim().parse::<f64>() {
+        Ok(r) if r.is_finite() && r > 0.0 => Ok(r),
+        _ => Err(bad(format!(
+            "--rate {text:?}: allowed: requests per second above 0, such as 10000"
+        ))),
+    }
 }
 
 /// With --remote the server process runs on the other host, where this host cannot place it,

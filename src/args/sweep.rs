@@ -51,6 +51,28 @@ pub fn command(args: &SweepArgs, interrupt: &AtomicBool) -> Result<Status, Error
     )
 }
 
+/// `--mechanisms` (`all` for every one).
+fn mechanisms(text: &str) -> Result<Vec<MechanismKind>, ConfigError> {
+    match text.trim() {
+        "all" => Ok(MechanismKind::ALL.to_vec()),
+        text => parse_list("--mechanisms", text, |t| t.parse()),
+    }
+}
+
+/// `--queue-depth`: kept only when an io_uring mechanism is in the sweep, refused when none is.
+fn queue_depth(args: &SweepArgs, mechanisms: &[MechanismKind]) -> Result<Option<u32>, ConfigError> {
+    let uring = mechanisms.iter().any(|m| m.uses_queue_depth());
+    if args.queue_depth.is_some() && !uring {
+        return Err(bad(
+            "--queue-depth without an io_uring mechanism: applies to uring, uring-gather and uring-zc only",
+        ));
+    }
+    match uring {
+        true => Ok(Some(parse_queue_depth(args.queue_depth.as_deref())?)),
+        false => Ok(None),
+    }
+}
+
 /// `bytepath sweep`'s flags -> the sweep's spec, every input checked.
 pub fn sweep_spec(args: &SweepArgs, cpus: &[usize]) -> Result<SweepSpec, ConfigError> {
     let patterns = parse_list("--patterns", &args.patterns, |t| t.parse::<Pattern>())?;
@@ -65,23 +87,12 @@ pub fn sweep_spec(args: &SweepArgs, cpus: &[usize]) -> Result<SweepSpec, ConfigE
             "--reverse with sweep: a sweep reads each visit's figures on this host, which --reverse would leave on the server; --reverse is for `run` (stream) only".into(),
         ));
     }
-    let mechanisms = match args.mechanisms.trim() {
-        "all" => MechanismKind::ALL.to_vec(),
-        text => parse_list("--mechanisms", text, |t| t.parse())?,
-    };
-    if args.queue_depth.is_some() && !mechanisms.iter().any(|m| m.uses_queue_depth()) {
-        return Err(bad(
-            "--queue-depth without an io_uring mechanism: applies to uring, uring-gather and uring-zc only",
-        ));
-    }
+    let mechanisms = mechanisms(&args.mechanisms)?;
+    let queue_depth = queue_depth(args, &mechanisms)?;
     for &m in &mechanisms {
         check_transport(Transport::Tcp, m)?;
     }
     let recv_path: RecvPath = args.recv.parse()?;
-    let queue_depth = match mechanisms.iter().any(|m| m.uses_queue_depth()) {
-        true => Some(parse_queue_depth(args.queue_depth.as_deref())?),
-        false => None,
-    };
     check_recv_path(recv_path, Transport::Tcp, args.verify.verify)?;
     if patterns.contains(&Pattern::Crr) {
         let netns = network.is_netns();

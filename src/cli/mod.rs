@@ -13,12 +13,14 @@ mod keygen;
 pub mod log_format;
 mod margin;
 pub mod normalize;
+mod readers;
 pub mod security;
 mod shared;
 pub mod watch;
 pub use hosts::{MeshArgs, ServerArgs};
 pub use keygen::KeygenArgs;
 pub use margin::MarginArgs;
+pub use readers::{CompareArgs, ExportArgs, ReportArgs};
 pub use shared::{
     FolderArgs, JsonArgs, NetworkArgs, PinArgs, ProfileArgs, RemoteArgs, ResumableFolderArgs,
     SeedArgs, StreamArgs, VerifyArgs, VisitsArgs, WarmupArgs,
@@ -72,16 +74,6 @@ pub enum Command {
     Completions(CompletionsArgs),
     /// Print the manual page (roff), e.g. `bytepath man > ~/.local/share/man/man1/bytepath.1`.
     Man,
-}
-
-#[derive(Debug, Args)]
-pub struct ExportArgs {
-    /// A results folder written by sweep, ipc, file, servers or mesh.
-    pub dir: std::path::PathBuf,
-    /// openmetrics (one sample per point and side, `# EOF` at the end), csv or json (one
-    /// record per line).
-    #[arg(long, default_value = "openmetrics")]
-    pub format: String,
 }
 
 #[derive(Debug, Args)]
@@ -224,9 +216,12 @@ pub struct FileArgs {
     #[command(flatten)]
     #[serde(flatten)]
     pub verify: VerifyArgs,
-    /// perf counters to open per side: all, software, hardware, none.
-    #[arg(long, default_value = "all")]
-    pub counters: String,
+    /// perf counters each side opens during every measured transfer (not in a run of their
+    /// own, as `run --counters` and `sweep --counters`): all, software, hardware, none.
+    /// `--counters` is kept as a hidden alias for older command lines.
+    #[arg(long, alias = "counters", default_value = "all")]
+    #[serde(rename = "counters")] // the marker's key before the flag had its own name
+    pub transfer_counters: String,
     // One more transfer per size and mechanism, after the measured ones.
     #[command(flatten)]
     #[serde(flatten)]
@@ -318,31 +313,6 @@ pub struct IpcArgs {
     #[command(flatten)]
     #[serde(flatten)]
     pub margin: MarginArgs,
-}
-
-#[derive(Debug, Args)]
-pub struct ReportArgs {
-    /// A results folder written by `bytepath sweep`.
-    pub dir: std::path::PathBuf,
-    /// Where to write the HTML report (default DIR/report.html; report.md goes beside it).
-    #[arg(long, short = 'o')]
-    pub output: Option<std::path::PathBuf>,
-}
-
-#[derive(Debug, Args)]
-pub struct CompareArgs {
-    /// The baseline results folder.
-    pub old: std::path::PathBuf,
-    /// The results folder to judge against it.
-    pub new: std::path::PathBuf,
-    /// Exit 1 when any point got slower by more than this share (e.g. 5%): its interval,
-    /// corrected across all points, lies wholly below 1 − PCT.
-    #[arg(long)]
-    pub fail_on_regression: Option<String>,
-    #[command(flatten)]
-    pub margin: MarginArgs,
-    #[command(flatten)]
-    pub normalize: normalize::NormalizeArgs,
 }
 
 #[derive(Debug, Args, serde::Serialize, serde::Deserialize)]

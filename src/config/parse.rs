@@ -62,6 +62,15 @@ pub fn parse_recv_size(text: &str) -> Result<usize, ConfigError> {
 /// `auto` counts everything in stream and nothing in rr, where per-thread counters would add
 /// their context-switch cost to every round trip.
 pub fn parse_counters(text: &str, pattern: Pattern) -> Result<CounterSelection, ConfigError> {
+    parse_counters_flag("--counters", text, pattern)
+}
+
+/// As `parse_counters`, for a flag of another name (file's `--transfer-counters`).
+pub fn parse_counters_flag(
+    flag: &str,
+    text: &str,
+    pattern: Pattern,
+) -> Result<CounterSelection, ConfigError> {
     match text {
         "auto" if pattern != Pattern::Stream => Ok(CounterSelection::None),
         "auto" | "all" => Ok(CounterSelection::All),
@@ -69,7 +78,7 @@ pub fn parse_counters(text: &str, pattern: Pattern) -> Result<CounterSelection, 
         "hardware" => Ok(CounterSelection::Hardware),
         "none" => Ok(CounterSelection::None),
         _ => Err(bad(format!(
-            "--counters {text:?}: allowed: auto, all, software, hardware, none"
+            "{flag} {text:?}: allowed: auto, all, software, hardware, none"
         ))),
     }
 }

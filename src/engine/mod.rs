@@ -7,6 +7,7 @@ pub mod bidir;
 pub mod control;
 pub mod crr;
 mod crr_worker;
+mod jobs;
 pub mod peer;
 pub mod phases;
 pub mod processes;
@@ -20,8 +21,7 @@ use crate::config::{Pattern, RunSpec};
 use crate::error::Error;
 use crate::measure::machine::MachineCpu;
 use crate::measure::profile::Profile;
-use crate::mechanism::receive::{Receiver, RecvMode};
-use crate::mechanism::{self, FlowContext};
+use crate::mechanism::FlowContext;
 use crate::transport::{Endpoint, FlowConnector, FlowEnds};
 use control::Control;
 use phases::StopReason;
@@ -167,47 +167,21 @@ pub fn run_watched(
     interrupt: &AtomicBool,
     slice_watch: slices::SliceWatch,
 ) -> Result<RunOutcome, Error> {
-    let options = spec.socket_options();
-    let flows: Vec<FlowEnds> = if spec.pattern == Pattern::Crr {
-        crr::listen(spec.transport, spec.threads)
-    } else {
-        connector.connect(spec.threads, options)
-    }
-    .map_err(Error::Setup)?;
+    let flows = open_flows(spec, connector).map_err(Error::Setup)?;
     let send_buffer_bytes = flows.first().map_or(0, |f| f.send_buffer);
     let control = Arc::new(Control::new().map_err(Error::Setup)?);
     // With `--processes` only one side of each flow waits at this barrier with the controller.
     let split = spec.processes.then(|| processes::child_role(spec.pattern));
-    let directions = if spec.bidir { 2 } else { 1 };
-    let here = if split.is_some() { 1 } else { 2 } * spec.threads * directions;
-    let start = Arc::new(Barrier::new(here + 1));
-    let slice_count = phases::div_duration(spec.duration, spec.stopping.slice).max(1);
-    let board = Arc::new(SliceBoard::new(slice_count));
-    let shared = Shared {
-        control: control.clone(),
-        start: start.clone(),
-        board: board.clone(),
-    };
-    let mut workers = Vec::with_capacity(2 * spec.threads);
-    for (flow, pair) in flows.into_iter().enumerate() {
-        if spec.bidir {
-            let reverse = bidir::reverse_workers(spec, flow, &pair, &shared);
-            workers.extend(reverse.map_err(Error::Setup)?);
-        }
-        workers.extend(flow_workers(spec, flow, pair, &shared).map_err(Error::Setup)?);
-    }
-    let mut placement = match spec.pattern {
-        Pattern::Crr => crr::describe(spec.transport),
-        _ => connector.describe(),
-    };
-    let child = match split {
+    let shared = shared(spec, split, &control);
+    let (start, board) = (shared.start.clone(), shared.board.clone());
+    let workers = all_workers(spec, flows, &shared).map_err(Error::Setup)?;
+    let placement = placement(spec, connector, split);
+    let (workers, child) = match split {
         Some(role) => {
             let (mine, child) = processes::fork_side(workers, role, &control)?;
-            workers = mine;
-            placement = processes::describe(&placement, spec.pattern);
-            Some(child)
+            (mine, Some(child))
         }
-        None => None,
+        None => (workers, None),
     };
     let (handles, endpoints) = spawn(workers).map_err(Error::Setup)?;
     let watch = match child {
@@ -234,12 +208,7 @@ pub fn run_watched(
     }
     // Named after the join, so the workers' last messages do not compete with it.
     let profiles = profiles_here(spec, split, phases.sampling.take());
-    // Read after the join: every worker has published every slice it finished.
-    let (bytes, messages) = board.read(phases.slices_used);
-    if let Some(tell) = slice_watch {
-        let told = phases.slices_told;
-        board.tell(tell, spec.stopping.slice, told, phases.slices_used);
-    }
+    let (bytes, messages) = slices_after_join(&board, &phases, spec, slice_watch);
     let mut outcome = RunOutcome::measured(
         phases,
         samples,
@@ -250,6 +219,69 @@ pub fn run_watched(
     );
     outcome.profiles = profiles;
     Ok(outcome)
+}
+
+/// Where the sides run, in words: the connector's (crr's own listener), and with
+/// `--processes` which side was forked.
+fn placement(spec: &RunSpec, connector: &dyn FlowConnector, split: Option<Role>) -> String {
+    let placement = match spec.pattern {
+        Pattern::Crr => crr::describe(spec.transport),
+        _ => connector.describe(),
+    };
+    match split {
+        Some(_) => processes::describe(&placement, spec.pattern),
+        None => placement,
+    }
+}
+
+/// What the workers share with the controller: the control block, the start barrier (every
+/// worker in this process, and the controller) and the slice board.
+fn shared(spec: &RunSpec, split: Option<Role>, control: &Arc<Control>) -> Shared {
+    let directions = if spec.bidir { 2 } else { 1 };
+    let here = if split.is_some() { 1 } else { 2 } * spec.threads * directions;
+    Shared::new(spec, here, control)
+}
+
+/// The slices' totals, read after the join (every worker has published every slice it
+/// finished); the watcher is told of the slices it has not seen yet.
+fn slices_after_join(
+    board: &SliceBoard,
+    phases: &phases::Phases,
+    spec: &RunSpec,
+    slice_watch: slices::SliceWatch,
+) -> (Vec<u64>, Vec<u64>) {
+    let totals = board.read(phases.slices_used);
+    if let Some(tell) = slice_watch {
+        let told = phases.slices_told;
+        board.tell(tell, spec.stopping.slice, told, phases.slices_used);
+    }
+    totals
+}
+
+/// The run's flows: connected by the transport, or for crr listening sockets the clients
+/// connect to in each transaction.
+fn open_flows(spec: &RunSpec, connector: &dyn FlowConnector) -> io::Result<Vec<FlowEnds>> {
+    if spec.pattern == Pattern::Crr {
+        crr::listen(spec.transport, spec.threads)
+    } else {
+        connector.connect(spec.threads, spec.socket_options())
+    }
+}
+
+/// Every flow's two workers (with `--bidir` the reverse direction's two before them).
+fn all_workers(
+    spec: &RunSpec,
+    flows: Vec<FlowEnds>,
+    shared: &Shared,
+) -> io::Result<Vec<(Worker, Job)>> {
+    let mut workers = Vec::with_capacity(2 * spec.threads);
+    for (flow, pair) in flows.into_iter().enumerate() {
+        if spec.bidir {
+            workers.extend(bidir::reverse_workers(spec, flow, &pair, shared)?);
+        }
+        workers.extend(flow_workers(spec, flow, pair, shared)?);
+    }
+    Ok(workers)
 }
 
 /// The profiles of a run here: this process's sides named, a forked side said to be missing.
@@ -272,6 +304,19 @@ pub struct Shared {
     pub control: Arc<Control>,
     pub start: Arc<Barrier>,
     pub board: Arc<SliceBoard>,
+}
+
+impl Shared {
+    /// What `workers_here` workers of this process share with the controller: the control
+    /// block, the start barrier (those workers and the controller) and the slice board.
+    pub fn new(spec: &RunSpec, workers_here: usize, control: &Arc<Control>) -> Shared {
+        let slice_count = phases::div_duration(spec.duration, spec.stopping.slice).max(1);
+        Shared {
+            control: control.clone(),
+            start: Arc::new(Barrier::new(workers_here + 1)),
+            board: Arc::new(SliceBoard::new(slice_count)),
+        }
+    }
 }
 
 /// The two workers of one flow, with their jobs.
@@ -320,62 +365,7 @@ pub fn side_worker(
         queue_depth: spec.queue_depth,
         flush_each: spec.pattern != Pattern::Stream,
     };
-    let receiver = |mode| {
-        Receiver::new(
-            ctx.flow,
-            spec.message_size,
-            mode,
-            spec.spin,
-            spec.verify,
-            spec.recv_path,
-        )
-    };
-    let job = match (spec.pattern, role) {
-        (Pattern::Stream, Role::Sender) => Job::StreamSend(mechanism::build(spec.mechanism, ctx)?),
-        (Pattern::Stream, Role::Receiver) => {
-            let mode = match (spec.framing(), spec.recv_size) {
-                (Some(framing), _) => RecvMode::Datagrams(framing),
-                (None, Some(chunk)) => RecvMode::Chunks { chunk },
-                (None, None) => RecvMode::WholeMessage {
-                    max_call: spec.message_size,
-                },
-            };
-            Job::StreamReceive(receiver(mode))
-        }
-        (Pattern::Rr, _) => {
-            let mode = match spec.framing() {
-                Some(framing) => RecvMode::Datagrams(framing),
-                None => RecvMode::WholeMessage {
-                    max_call: spec.recv_call_size(),
-                },
-            };
-            let mech = mechanism::build(spec.mechanism, ctx)?;
-            match role {
-                Role::Sender => Job::RrClient(mech, receiver(mode)),
-                Role::Receiver => Job::RrServer(receiver(mode), mech),
-            }
-        }
-        (Pattern::Crr, _) => {
-            let mode = RecvMode::WholeMessage {
-                max_call: spec.recv_call_size(),
-            };
-            let mech = mechanism::build(spec.mechanism, ctx)?;
-            let (target, listener) = crr::sides_of(spec.transport, &endpoint)?;
-            let nodelay = spec.socket_options().nodelay;
-            match role {
-                Role::Sender => Job::CrrClient(
-                    mech,
-                    receiver(mode),
-                    crr::CrrClient {
-                        target,
-                        linger_zero: spec.crr.linger_zero,
-                        nodelay,
-                    },
-                ),
-                Role::Receiver => Job::CrrServer(receiver(mode), mech, listener, nodelay),
-            }
-        }
-    };
+    let job = jobs::job(spec, role, ctx, &endpoint)?;
     let measured = role == measured_role(spec.pattern);
     let worker = Worker {
         flow: ctx.flow,

@@ -5,7 +5,6 @@
 //! child, a peer that fails or vanishes stops the run and shuts the flows down, so the local
 //! workers end at once, and every sample it did not send is marked missing with the reason.
 use super::control::Control;
-use super::slices::SliceBoard;
 use super::worker::{Role, ThreadSample};
 use super::{collect, measured_role, phases, side_worker, spawn, RunOutcome, Shared, STOP_GRACE};
 use crate::config::{Pattern, RunSpec};
@@ -78,6 +77,52 @@ pub trait PeerWatch {
     ) -> PeerEnd;
 }
 
+/// The measured side's slices: the peer's when it measured (cut to the slices this schedule
+/// used), else this side's board.
+fn slices(
+    theirs: Option<PeerSlices>,
+    peer_measures: bool,
+    phases: &phases::Phases,
+    board: &super::slices::SliceBoard,
+    spec: &RunSpec,
+) -> (Duration, Vec<u64>, Vec<u64>) {
+    match theirs {
+        // This schedule says how many slices the run used (fewer when interrupted).
+        Some(mut theirs) if peer_measures => {
+            theirs.bytes.truncate(phases.slices_used);
+            theirs.messages.truncate(phases.slices_used);
+            (theirs.length, theirs.bytes, theirs.messages)
+        }
+        // The peer failed to send them: its missing samples already fail the run.
+        _ if peer_measures => (spec.stopping.slice, Vec::new(), Vec::new()),
+        _ => {
+            let (bytes, messages) = board.read(phases.slices_used);
+            (spec.stopping.slice, bytes, messages)
+        }
+    }
+}
+
+/// The peer did not start: the local workers wait at the start barrier, so they are released
+/// into a stopped run and joined.
+fn release_stopped(
+    control: &Control,
+    start: &Barrier,
+    handles: Vec<std::thread::JoinHandle<ThreadSample>>,
+    endpoints: &[Arc<Endpoint>],
+) {
+    control.stop();
+    endpoints.iter().for_each(|ep| ep.abort());
+    start.wait();
+    let _ = collect(handles, endpoints, Instant::now() + STOP_GRACE);
+}
+
+/// The peer's profile of its side, or why there is none.
+fn their_profile(sent: Option<Profile>) -> Profile {
+    sent.unwrap_or_else(|| Profile::Unavailable {
+        reason: "the peer sent no profile of its side".into(),
+    })
+}
+
 /// Runs `spec` with this process's side only and `peer` running the other.
 pub fn run_with_peer(
     spec: &RunSpec,
@@ -88,14 +133,8 @@ pub fn run_with_peer(
     let ends = peer.connect(spec, options)?;
     let send_buffer_bytes = ends.first().map_or(0, |e| e.send_buffer);
     let control = Arc::new(Control::new().map_err(Error::Setup)?);
-    let start = Arc::new(Barrier::new(spec.threads + 1));
-    let slice_count = phases::div_duration(spec.duration, spec.stopping.slice).max(1);
-    let board = Arc::new(SliceBoard::new(slice_count));
-    let shared = Shared {
-        control: control.clone(),
-        start: start.clone(),
-        board: board.clone(),
-    };
+    let shared = Shared::new(spec, spec.threads, &control);
+    let (start, board) = (shared.start.clone(), shared.board.clone());
     let role = peer.local_role(spec.pattern);
     // The peer measures: its slices replace this side's board, which nobody here writes.
     let peer_measures = role != measured_role(spec.pattern);
@@ -111,11 +150,7 @@ pub fn run_with_peer(
     let mut watch = match started.and_then(|()| peer.watch(&endpoints, &control)) {
         Ok(watch) => watch,
         Err(e) => {
-            // The local workers wait at the start barrier: release them into a stopped run.
-            control.stop();
-            endpoints.iter().for_each(|ep| ep.abort());
-            start.wait();
-            let _ = collect(handles, &endpoints, Instant::now() + STOP_GRACE);
+            release_stopped(&control, &start, handles, &endpoints);
             return Err(e);
         }
     };
@@ -127,25 +162,9 @@ pub fn run_with_peer(
     watchdog_fired |= end.fired;
     let mut profiles = phases.sampling.take().map_or_else(Vec::new, |s| s.build());
     if spec.profile {
-        let theirs = end.profile.unwrap_or_else(|| Profile::Unavailable {
-            reason: "the peer sent no profile of its side".into(),
-        });
-        profiles.push((role.other(), theirs));
+        profiles.push((role.other(), their_profile(end.profile)));
     }
-    let (length, bytes, messages) = match end.slices {
-        // This schedule says how many slices the run used (fewer when interrupted).
-        Some(mut theirs) if peer_measures => {
-            theirs.bytes.truncate(phases.slices_used);
-            theirs.messages.truncate(phases.slices_used);
-            (theirs.length, theirs.bytes, theirs.messages)
-        }
-        // The peer failed to send them: its missing samples already fail the run.
-        _ if peer_measures => (spec.stopping.slice, Vec::new(), Vec::new()),
-        _ => {
-            let (bytes, messages) = board.read(phases.slices_used);
-            (spec.stopping.slice, bytes, messages)
-        }
-    };
+    let (length, bytes, messages) = slices(end.slices, peer_measures, &phases, &board, spec);
     let mut outcome = RunOutcome::measured(
         phases,
         samples,

@@ -77,11 +77,7 @@ pub fn transfer(
     mechanism: FileMechanism,
     setup: Setup<'_>,
 ) -> io::Result<Measured> {
-    let flow = setup
-        .connector
-        .connect(1, SocketOptions::default())?
-        .pop()
-        .ok_or_else(|| io::Error::other("the transport opened no flow"))?;
+    let flow = one_flow(setup.connector)?;
     let file = File::open(&served.path)?;
     let sender = mechanism.sender(setup.chunk)?;
     let start = Barrier::new(2);
@@ -124,7 +120,20 @@ pub fn transfer(
             client.received
         )));
     }
-    Ok(Measured {
+    Ok(measured(served, server, client))
+}
+
+/// The one flow a transfer runs on.
+fn one_flow(connector: &dyn FlowConnector) -> io::Result<crate::transport::FlowEnds> {
+    connector
+        .connect(1, SocketOptions::default())?
+        .pop()
+        .ok_or_else(|| io::Error::other("the transport opened no flow"))
+}
+
+/// A transfer's figures: from the server's first system call to the client's last byte.
+fn measured(served: &ServedFile, server: ServerSide, client: ClientSide) -> Measured {
+    Measured {
         elapsed: client
             .last_byte
             .saturating_duration_since(server.first_byte),
@@ -135,7 +144,7 @@ pub fn transfer(
         client: client.usage,
         verified: served.hash.map(|h| client.hash == Some(h)),
         residency: None,
-    })
+    }
 }
 
 /// Measures one transfer whose server side is `bytepath server` (`file --remote`): the server

@@ -61,7 +61,7 @@ pub fn run(
     let plan = schedule::plan(&rounds, &spec.points, spec.visits);
     let total = plan.iter().map(Vec::len).sum();
     let arguments = output.arguments.clone();
-    let marker = folder::marker(MESH_KIND, spec.to_json(), arguments, total, ORDER);
+    let marker = folder::marker(MESH_KIND, serde_json::json!(spec), arguments, total, ORDER);
     let (mut results, prior) =
         folder::open_with(output.out.as_deref(), output.resume, &marker, columns())?;
     // A mesh's records are its visits, one (pair, point, visit) each.

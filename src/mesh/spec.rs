@@ -4,6 +4,7 @@
 use crate::config::{self, Network, Pinning, RunSpec, Stopping, Target};
 use crate::measure::counters::CounterSelection;
 use crate::transport::Transport;
+use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
 /// The most visits a mesh may ask for: beyond this a CI gains nothing worth the time.
@@ -86,24 +87,57 @@ impl MeshSpec {
             bidir: false,
         }
     }
+}
 
-    /// The settings as JSON, for the marker: `--resume` continues only the same mesh.
-    pub fn to_json(&self) -> serde_json::Value {
-        serde_json::json!({
-            "hosts": self.hosts.iter().map(Target::to_string).collect::<Vec<_>>(),
-            "hosts_from": self.hosts_from,
-            "pairs": match self.pairs {
+/// The spec as the marker keeps it (`--resume` continues only the same mesh): hosts and points
+/// by their names, durations in seconds, the pairs as given (`star:HOST`). The keys are this
+/// struct's fields, the same as every mesh marker's so far; the token and the launch command
+/// are not recorded.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MarkerSpec {
+    pub hosts: Vec<String>,
+    pub hosts_from: String,
+    pub pairs: String,
+    pub points: Vec<String>,
+    pub duration_s: f64,
+    pub warmup_s: f64,
+    pub visits: usize,
+    pub concurrent: usize,
+    /// Always `none`: a mesh's visits open no counters (see `MeshSpec::run_spec`).
+    pub counters: CounterSelection,
+    /// Folders from before `--margin` read the default.
+    #[serde(default = "default_margin")]
+    pub margin: f64,
+}
+
+fn default_margin() -> f64 {
+    crate::stats::verdict::DEFAULT_MARGIN
+}
+
+impl From<&MeshSpec> for MarkerSpec {
+    fn from(spec: &MeshSpec) -> MarkerSpec {
+        MarkerSpec {
+            hosts: spec.hosts.iter().map(Target::to_string).collect(),
+            hosts_from: spec.hosts_from.clone(),
+            pairs: match spec.pairs {
                 PairSet::All => "all".to_string(),
                 PairSet::Ring => "ring".to_string(),
-                PairSet::Star(h) => format!("star:{}", self.hosts[h]),
+                PairSet::Star(h) => format!("star:{}", spec.hosts[h]),
             },
-            "points": self.points.iter().map(MeshPoint::key).collect::<Vec<_>>(),
-            "duration_s": self.duration.as_secs_f64(),
-            "warmup_s": self.warmup.as_secs_f64(),
-            "visits": self.visits,
-            "concurrent": self.concurrent,
-            "counters": "none",
-            "margin": self.margin,
-        })
+            points: spec.points.iter().map(MeshPoint::key).collect(),
+            duration_s: spec.duration.as_secs_f64(),
+            warmup_s: spec.warmup.as_secs_f64(),
+            visits: spec.visits,
+            concurrent: spec.concurrent,
+            counters: CounterSelection::None,
+            margin: spec.margin,
+        }
+    }
+}
+
+/// The marker's `spec` block is the spec's `MarkerSpec`.
+impl Serialize for MeshSpec {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        MarkerSpec::from(self).serialize(serializer)
     }
 }

@@ -1,7 +1,7 @@
 //! The probe as a readable text block: one section each for clocks (clock_getres(2)),
 //! syscalls (syscall(2)), the memcpy roofline, counters (perf_event_open(2)) and kernel
 //! features; every figure with its unit and how many trials it came from.
-use super::clocks::{ClockFigures, Clocks};
+use super::clocks::{ClockFigures, Clocks, TscFigures};
 use super::counters::Counters;
 use super::features::{Feature, Features, KernelLimits};
 use super::roofline::Roofline;
@@ -94,7 +94,11 @@ fn clocks(out: &mut String, c: &Clocks) {
     for f in &c.clocks {
         clock_line(out, f);
     }
-    let t = &c.tsc;
+    tsc(out, &c.tsc);
+}
+
+/// The TSC: its clocksource and flags, frequency, and what reading it costs.
+fn tsc(out: &mut String, t: &TscFigures) {
     let _ = writeln!(
         out,
         "  clocksource {}; rdtscp {}; constant_tsc {}; nonstop_tsc {}; tsc_known_freq {}",
@@ -257,6 +261,11 @@ fn features(out: &mut String, f: &Features, l: &KernelLimits) {
             let _ = writeln!(out, "    {:<20}no ({reason})", p.name);
         }
     }
+    limits(out, l);
+}
+
+/// The kernel's limits a mechanism runs into: io_uring's switch, optmem, pipe size, rlimits.
+fn limits(out: &mut String, l: &KernelLimits) {
     let num = |v: Option<u64>, r: &Option<String>| or_na(v, r, |n| n.to_string());
     let size = |v: Option<u64>, r: &Option<String>| or_na(v, r, bytes);
     let rows = [

@@ -29,15 +29,9 @@ pub fn point_record(
     visits: &[&RunRecord],
     plan: &VisitPlan,
 ) -> Option<RunRecord> {
-    let kind = |r: &&&RunRecord| r.visit.as_ref().map(|v| v.kind);
     let counters = visits.iter().find(|r| kind(r) == Some(VisitKind::Counters));
     let profiled = visits.iter().find(|r| kind(r) == Some(VisitKind::Profile));
-    let mut headline: Vec<&RunRecord> = visits
-        .iter()
-        .filter(|r| matches!(kind(r), None | Some(VisitKind::Headline)))
-        .copied()
-        .collect();
-    headline.sort_by_key(|r| r.visit.as_ref().map_or(0, |v| v.round));
+    let headline = headline_visits(visits);
     let first = headline.first().or(counters)?;
     if first.skipped_reason.is_some() {
         return Some(RunRecord {
@@ -45,41 +39,19 @@ pub fn point_record(
             ..(*first).clone()
         });
     }
-    let measured: Vec<&RunRecord> = headline
-        .iter()
-        .filter(|r| r.status == "completed")
-        .copied()
-        .collect();
+    let measured = with_status(&headline, "completed");
     let mut record = (*first).clone();
     record.visit = None;
     // A visit that failed twice (made once more at once, and failed again) costs the point
     // that visit, not the visits it completed: with two or more it keeps an interval.
-    let failed: Vec<&RunRecord> = visits
-        .iter()
-        .filter(|r| r.status == "failed")
-        .copied()
-        .collect();
-    let keeps = !failed.is_empty() && measured.len() >= 2;
-    record.errors = if keeps {
-        Vec::new()
-    } else {
-        visit_errors(visits)
-    };
-    let failed_headline = failed
-        .iter()
-        .filter(|r| {
-            r.visit
-                .as_ref()
-                .is_none_or(|v| v.kind == VisitKind::Headline)
-        })
-        .count();
-    record.status = status(
-        &record.errors,
-        measured.len() + failed_headline,
+    let failed = with_status(visits, "failed");
+    let keeps = judge(
+        &mut record,
+        visits,
+        &failed,
+        measured.len(),
         plan.min_visits,
-    )
-    .into();
-    record.interrupted = record.status == "interrupted";
+    );
     record.timestamp_unix_s = visits.iter().map(|r| r.timestamp_unix_s).max().unwrap_or(0);
     record.measured_s = measured.iter().map(|r| r.measured_s).sum();
     record.statistics = visit_statistics(spec.pattern, &visit_values(&measured), plan);
@@ -88,11 +60,7 @@ pub fn point_record(
         .collect();
     sum_reports(&mut record, spec, &measured);
     record.crr = super::crr::combine(&measured, &record.sides);
-    record.machine_wide_cpu = sum_machine(&measured);
-    record.machine_wide_cpu_unavailable_reason = record
-        .machine_wide_cpu
-        .is_none()
-        .then(|| "not read in every visit (a starved controller, or no visit measured)".into());
+    set_machine_wide(&mut record, &measured);
     record.notes = notes(
         spec,
         &env,
@@ -106,15 +74,84 @@ pub fn point_record(
         record.notes.push(failed_note(&failed, measured.len()));
     }
     if let Some(profiled) = profiled {
-        let about = format!(
-            "a visit of its own ({:.0} ms measured, after the headline and counter visits) \
-             with every side's threads sampled; its figures are in no headline",
-            plan.visit_s * 1e3
-        );
-        super::profile::attach(&mut record, profiled, about);
+        attach_profile(&mut record, profiled, plan);
     }
     record.environment = env;
     Some(record)
+}
+
+/// The visits of one status ("completed", "failed").
+fn with_status<'a>(visits: &[&'a RunRecord], status: &str) -> Vec<&'a RunRecord> {
+    visits
+        .iter()
+        .filter(|r| r.status == status)
+        .copied()
+        .collect()
+}
+
+/// The machine-wide CPU summed over the visits, or why there is none.
+fn set_machine_wide(record: &mut RunRecord, measured: &[&RunRecord]) {
+    record.machine_wide_cpu = sum_machine(measured);
+    record.machine_wide_cpu_unavailable_reason = record
+        .machine_wide_cpu
+        .is_none()
+        .then(|| "not read in every visit (a starved controller, or no visit measured)".into());
+}
+
+/// Which kind of visit a record is (`None`: a record made outside visits).
+fn kind(r: &&&RunRecord) -> Option<VisitKind> {
+    r.visit.as_ref().map(|v| v.kind)
+}
+
+/// The visits the headline figures come from (a record made outside visits counts as one), in
+/// round order.
+fn headline_visits<'a>(visits: &[&'a RunRecord]) -> Vec<&'a RunRecord> {
+    let mut headline: Vec<&RunRecord> = visits
+        .iter()
+        .filter(|r| matches!(kind(r), None | Some(VisitKind::Headline)))
+        .copied()
+        .collect();
+    headline.sort_by_key(|r| r.visit.as_ref().map_or(0, |v| v.round));
+    headline
+}
+
+/// The point's errors and status. With two or more completed visits the point keeps them when
+/// others failed twice (returns `true`: no errors, a note says which failed); its status is
+/// judged against the minimum visits.
+fn judge(
+    record: &mut RunRecord,
+    visits: &[&RunRecord],
+    failed: &[&RunRecord],
+    measured: usize,
+    min_visits: usize,
+) -> bool {
+    let keeps = !failed.is_empty() && measured >= 2;
+    record.errors = if keeps {
+        Vec::new()
+    } else {
+        visit_errors(visits)
+    };
+    let failed_headline = failed
+        .iter()
+        .filter(|r| {
+            r.visit
+                .as_ref()
+                .is_none_or(|v| v.kind == VisitKind::Headline)
+        })
+        .count();
+    record.status = status(&record.errors, measured + failed_headline, min_visits).into();
+    record.interrupted = record.status == "interrupted";
+    keeps
+}
+
+/// The profiled visit's blocks on the point's record, saying where they come from.
+fn attach_profile(record: &mut RunRecord, profiled: &RunRecord, plan: &VisitPlan) {
+    let about = format!(
+        "a visit of its own ({:.0} ms measured, after the headline and counter visits) \
+         with every side's threads sampled; its figures are in no headline",
+        plan.visit_s * 1e3
+    );
+    super::profile::attach(record, profiled, about);
 }
 
 /// Every visit's errors, each naming its visit.

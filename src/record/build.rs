@@ -16,29 +16,11 @@ use crate::mechanism::receive::KEPT_MISMATCHES;
 use crate::sys::usage::ThreadUsage;
 
 pub fn build(spec: &RunSpec, outcome: &RunOutcome, env: Environment) -> RunRecord {
-    let names = side_names(spec.pattern);
-    let direction = |reverse: bool| {
-        [Role::Sender, Role::Receiver].map(|role| {
-            let of = |s: &&ThreadSample| s.role == role && s.reverse == reverse;
-            let samples: Vec<&ThreadSample> = outcome.samples.iter().filter(of).collect();
-            let (definition, missing) = latency_definition(spec, role);
-            let mut side = side_metrics(names[role as usize], &samples, definition, missing);
-            side.profile = super::profile::side_profile(outcome, role, side.cpu_ns_per_byte);
-            side
-        })
-    };
-    let sides = direction(false);
+    let sides = direction(spec, outcome, false);
     let mut errors = run_errors(spec, outcome);
-    let measured = match spec.pattern {
-        Pattern::Stream => &sides[Role::Receiver as usize],
-        Pattern::Rr | Pattern::Crr => &sides[Role::Sender as usize],
-    };
     let skipped = outcome.skipped.is_some();
-    if errors.is_empty() && !outcome.interrupted && !skipped && measured.messages == 0 {
-        errors.push(format!(
-            "no message completed on the {} side in the measured phase: its figures are not a measurement",
-            measured.side
-        ));
+    if errors.is_empty() && !outcome.interrupted && !skipped {
+        errors.extend(nothing_measured(spec, &sides));
     }
     let mut transfer = transfer_totals(outcome, errors.is_empty());
     // trunc: the kernel counted the bytes and discarded them; none reached the process.
@@ -46,19 +28,12 @@ pub fn build(spec: &RunSpec, outcome: &RunOutcome, env: Environment) -> RunRecor
     let zerocopy = zerocopy_report(spec.mechanism, outcome);
     let tcp = spec.transport == crate::transport::Transport::Tcp;
     let crr = super::crr::report(outcome, &sides, tcp);
-    let bidir = spec
-        .bidir
-        .then(|| super::bidir::report(outcome, &sides, direction(true), errors.is_empty()));
+    let bidir = spec.bidir.then(|| {
+        let reverse = direction(spec, outcome, true);
+        super::bidir::report(outcome, &sides, reverse, errors.is_empty())
+    });
     let receive = receive::report(spec, outcome);
-    let status = if !errors.is_empty() {
-        "failed"
-    } else if skipped {
-        "skipped"
-    } else if outcome.interrupted {
-        "interrupted"
-    } else {
-        "completed"
-    };
+    let status = run_status(&errors, skipped, outcome.interrupted);
     RunRecord {
         schema_version: SCHEMA_VERSION,
         sweep_point: None,
@@ -92,6 +67,46 @@ pub fn build(spec: &RunSpec, outcome: &RunOutcome, env: Environment) -> RunRecor
         counter_run: None,
         crr,
         bidir,
+    }
+}
+
+/// Both sides' metrics of one direction (`reverse`: a bidir run's second direction).
+fn direction(spec: &RunSpec, outcome: &RunOutcome, reverse: bool) -> [SideMetrics; 2] {
+    let names = side_names(spec.pattern);
+    [Role::Sender, Role::Receiver].map(|role| {
+        let of = |s: &&ThreadSample| s.role == role && s.reverse == reverse;
+        let samples: Vec<&ThreadSample> = outcome.samples.iter().filter(of).collect();
+        let (definition, missing) = latency_definition(spec, role);
+        let mut side = side_metrics(names[role as usize], &samples, definition, missing);
+        side.profile = super::profile::side_profile(outcome, role, side.cpu_ns_per_byte);
+        side
+    })
+}
+
+/// The error of a run whose measuring side completed no message: its figures measure nothing.
+fn nothing_measured(spec: &RunSpec, sides: &[SideMetrics; 2]) -> Option<String> {
+    let measured = match spec.pattern {
+        Pattern::Stream => &sides[Role::Receiver as usize],
+        Pattern::Rr | Pattern::Crr => &sides[Role::Sender as usize],
+    };
+    (measured.messages == 0).then(|| {
+        format!(
+            "no message completed on the {} side in the measured phase: its figures are not a measurement",
+            measured.side
+        )
+    })
+}
+
+/// failed, skipped, interrupted or completed, in that precedence.
+fn run_status(errors: &[String], skipped: bool, interrupted: bool) -> &'static str {
+    if !errors.is_empty() {
+        "failed"
+    } else if skipped {
+        "skipped"
+    } else if interrupted {
+        "interrupted"
+    } else {
+        "completed"
     }
 }
 
@@ -181,17 +196,7 @@ fn side_metrics(
             .map(|w| f(w) / w.elapsed.as_secs_f64())
             .fold(0.0, |a, b| a + b)
     };
-    let mut histogram = LatencyHistogram::new();
-    let mut usage = ThreadUsage::default();
-    let mut counters: Option<CounterSample> = None;
-    for w in &windows {
-        histogram.merge(&w.histogram);
-        usage.add(&w.usage);
-        counters = Some(match counters {
-            Some(c) => c.merge(&w.counters),
-            None => w.counters.clone(),
-        });
-    }
+    let (histogram, usage, counters) = merged(&windows);
     let cpu_s = usage.user.as_secs_f64() + usage.system.as_secs_f64();
     let latency_ns = if latency_missing.is_some() {
         None
@@ -230,6 +235,24 @@ fn side_metrics(
         counters_multiplexed: multiplexed,
         profile: None,
     }
+}
+
+/// The threads' windows merged: one latency histogram, their usage summed, their counters.
+fn merged(
+    windows: &[&crate::engine::window::WindowResult],
+) -> (LatencyHistogram, ThreadUsage, Option<CounterSample>) {
+    let mut histogram = LatencyHistogram::new();
+    let mut usage = ThreadUsage::default();
+    let mut counters: Option<CounterSample> = None;
+    for w in windows {
+        histogram.merge(&w.histogram);
+        usage.add(&w.usage);
+        counters = Some(match counters {
+            Some(c) => c.merge(&w.counters),
+            None => w.counters.clone(),
+        });
+    }
+    (histogram, usage, counters)
 }
 
 fn counter_metrics(sample: Option<&CounterSample>) -> (MetricSet, Option<Scope>, bool) {

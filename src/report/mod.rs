@@ -5,9 +5,11 @@
 pub mod bidir;
 pub mod breakdown;
 pub mod canary;
+mod ci_rule;
 pub mod crr;
 pub mod csv;
 pub mod csv_cell;
+mod csv_profile;
 pub mod folder;
 pub mod html;
 pub mod json;

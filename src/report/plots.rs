@@ -150,23 +150,7 @@ fn latency(data: &Dataset) -> Figure {
     };
     // One thread count (an ipc study, a one-flow sweep): latency against size is the plot.
     let by_size = distinct(&points, |p| p.threads).len() == 1;
-    let mut panels = Vec::new();
-    if by_size {
-        panels.push(Panel {
-            title: threads_label(points[0].threads),
-            series: latency_series(&points, |p| p.size),
-            note: None,
-        });
-    } else {
-        for size in distinct(&points, |p| p.size) {
-            let in_panel: Vec<&Point> = points.iter().filter(|p| p.size == size).copied().collect();
-            panels.push(Panel {
-                title: size_label(size),
-                series: latency_series(&in_panel, |p| p.threads),
-                note: None,
-            });
-        }
-    }
+    let mut panels = latency_panels(&points, by_size);
     if panels.is_empty() || points.is_empty() {
         panels = empty("no completed points with latency");
     }
@@ -202,6 +186,29 @@ fn latency(data: &Dataset) -> Figure {
             columns: 0,
         },
     }
+}
+
+/// One panel of every series against size, or with several thread counts one panel per size
+/// against threads.
+fn latency_panels(points: &[&Point], by_size: bool) -> Vec<Panel> {
+    let mut panels = Vec::new();
+    if by_size {
+        panels.push(Panel {
+            title: threads_label(points[0].threads),
+            series: latency_series(points, |p| p.size),
+            note: None,
+        });
+    } else {
+        for size in distinct(points, |p| p.size) {
+            let in_panel: Vec<&Point> = points.iter().filter(|p| p.size == size).copied().collect();
+            panels.push(Panel {
+                title: size_label(size),
+                series: latency_series(&in_panel, |p| p.threads),
+                note: None,
+            });
+        }
+    }
+    panels
 }
 
 /// p50 (solid) and p99 (dashed) of each series, against `x`.

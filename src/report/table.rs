@@ -57,6 +57,12 @@ fn header(out: &mut String, r: &RunRecord) {
         "  receive size: {} B per recv ({})",
         c.recv_size_bytes, c.recv_mode
     );
+    modes(out, c);
+    let _ = writeln!(out);
+}
+
+/// The settings that change what a run is: receive path, TCP_NODELAY, io_uring's queue, spin.
+fn modes(out: &mut String, c: &crate::record::RunConfig) {
     if c.recv != crate::mechanism::recv_path::RecvPath::Recv {
         let _ = writeln!(
             out,
@@ -87,39 +93,11 @@ fn header(out: &mut String, r: &RunRecord) {
             "  mode: --spin (receiving sides busy-poll; not comparable with blocking runs)"
         );
     }
-    let _ = writeln!(out);
 }
 
 /// The one figure a reader wants first, from the side that can state it honestly, with its CI.
 fn headline(out: &mut String, r: &RunRecord) {
-    let (client, receiver) = (&r.sides[0], &r.sides[1]);
-    let line = match (r.config.pattern, &client.latency_ns) {
-        (crate::config::Pattern::Rr, Some(l)) => format!(
-            "round trip p50 {} (p99 {}), {} round trips/s",
-            duration_ns(l.p50 as f64),
-            duration_ns(l.p99 as f64),
-            count(client.messages_per_s)
-        ),
-        (crate::config::Pattern::Rr, None) => "no round trip completed".to_string(),
-        (crate::config::Pattern::Crr, Some(l)) => format!(
-            "transaction (connect, request, response, close) p50 {} (p99 {}), {} transactions/s",
-            duration_ns(l.p50 as f64),
-            duration_ns(l.p99 as f64),
-            count(client.messages_per_s)
-        ),
-        (crate::config::Pattern::Crr, None) => "no transaction completed".to_string(),
-        (crate::config::Pattern::Stream, _) => format!(
-            "{:.3} Gbit/s {}, {} messages/s",
-            receiver.throughput_gbps,
-            if r.config.recv.delivers_data() {
-                "received whole"
-            } else {
-                "counted and discarded in the kernel (--recv trunc: NOT delivered)"
-            },
-            count(receiver.messages_per_s)
-        ),
-    };
-    let _ = writeln!(out, "result: {line}");
+    let _ = writeln!(out, "result: {}", result_line(r));
     let st = &r.statistics;
     let spread = match &st.summary {
         Some(s) => format!(
@@ -152,6 +130,38 @@ fn headline(out: &mut String, r: &RunRecord) {
         st.outliers.total(),
         crate::stats::point::describe_stop(&st.stop_reason)
     );
+}
+
+/// The headline figure in words: round trips, transactions or Gbit/s, from the side that
+/// measured it.
+fn result_line(r: &RunRecord) -> String {
+    let (client, receiver) = (&r.sides[0], &r.sides[1]);
+    match (r.config.pattern, &client.latency_ns) {
+        (crate::config::Pattern::Rr, Some(l)) => format!(
+            "round trip p50 {} (p99 {}), {} round trips/s",
+            duration_ns(l.p50 as f64),
+            duration_ns(l.p99 as f64),
+            count(client.messages_per_s)
+        ),
+        (crate::config::Pattern::Rr, None) => "no round trip completed".to_string(),
+        (crate::config::Pattern::Crr, Some(l)) => format!(
+            "transaction (connect, request, response, close) p50 {} (p99 {}), {} transactions/s",
+            duration_ns(l.p50 as f64),
+            duration_ns(l.p99 as f64),
+            count(client.messages_per_s)
+        ),
+        (crate::config::Pattern::Crr, None) => "no transaction completed".to_string(),
+        (crate::config::Pattern::Stream, _) => format!(
+            "{:.3} Gbit/s {}, {} messages/s",
+            receiver.throughput_gbps,
+            if r.config.recv.delivers_data() {
+                "received whole"
+            } else {
+                "counted and discarded in the kernel (--recv trunc: NOT delivered)"
+            },
+            count(receiver.messages_per_s)
+        ),
+    }
 }
 
 fn placement(r: &RunRecord) -> String {
@@ -335,6 +345,28 @@ fn footer(out: &mut String, r: &RunRecord) {
     if let Some(d) = &r.datagrams {
         let _ = writeln!(out, "datagrams: {}", d.summary);
     }
+    transfer_line(out, r);
+    verify_lines(out, r);
+    if let Some(reason) = &r.machine_wide_cpu_unavailable_reason {
+        let _ = writeln!(out, "machine-wide CPU: n/a ({reason})");
+    }
+    if let Some(m) = &r.machine_wide_cpu {
+        let _ = writeln!(
+            out,
+            "machine-wide CPU over the measured phase (all CPUs): user {:.2} s, system {:.2} s, softirq {:.2} s, irq {:.2} s, idle {:.2} s",
+            m.user_s, m.system_s, m.softirq_s, m.irq_s, m.idle_s
+        );
+    }
+    for e in &r.errors {
+        let _ = writeln!(out, "error: {e}");
+    }
+    for n in &r.notes {
+        let _ = writeln!(out, "note: {n}");
+    }
+}
+
+/// What crossed in all phases, and whether all of it was delivered.
+fn transfer_line(out: &mut String, r: &RunRecord) {
     let t = &r.transfer;
     let _ = writeln!(
         out,
@@ -357,23 +389,6 @@ fn footer(out: &mut String, r: &RunRecord) {
             "NOT all delivered"
         }
     );
-    verify_lines(out, r);
-    if let Some(reason) = &r.machine_wide_cpu_unavailable_reason {
-        let _ = writeln!(out, "machine-wide CPU: n/a ({reason})");
-    }
-    if let Some(m) = &r.machine_wide_cpu {
-        let _ = writeln!(
-            out,
-            "machine-wide CPU over the measured phase (all CPUs): user {:.2} s, system {:.2} s, softirq {:.2} s, irq {:.2} s, idle {:.2} s",
-            m.user_s, m.system_s, m.softirq_s, m.irq_s, m.idle_s
-        );
-    }
-    for e in &r.errors {
-        let _ = writeln!(out, "error: {e}");
-    }
-    for n in &r.notes {
-        let _ = writeln!(out, "note: {n}");
-    }
 }
 
 fn verify_lines(out: &mut String, r: &RunRecord) {

@@ -65,14 +65,7 @@ impl ZcSource {
             .socket_fd()
             .ok_or_else(|| not_a_socket(RecvPath::ZcRecv))?;
         if self.region.is_none() {
-            self.segment = crate::transport::tcp::segment_payload(fd).ok();
-            let region = ZcRegion::new(fd, self.region_len).map_err(|e| {
-                io::Error::new(
-                    e.kind(),
-                    format!("mapping the socket for TCP_ZEROCOPY_RECEIVE: {e}"),
-                )
-            })?;
-            self.region = Some(region);
+            self.map_region(fd)?;
         }
         let want = copybuf.len().min(self.region_len);
         let map = want - want % self.page;
@@ -120,6 +113,20 @@ impl ZcSource {
                 std::hint::spin_loop();
             }
         }
+    }
+
+    /// Once, on the first pull: the socket's segment payload and the region its pages are
+    /// mapped into.
+    fn map_region(&mut self, fd: BorrowedFd<'_>) -> io::Result<()> {
+        self.segment = crate::transport::tcp::segment_payload(fd).ok();
+        let region = ZcRegion::new(fd, self.region_len).map_err(|e| {
+            io::Error::new(
+                e.kind(),
+                format!("mapping the socket for TCP_ZEROCOPY_RECEIVE: {e}"),
+            )
+        })?;
+        self.region = Some(region);
+        Ok(())
     }
 
     /// recv(2) into `buf`, counted as copied; `nonblocking` returns WouldBlock at once unless

@@ -1,0 +1,38 @@
+//! The flags of the commands that read results folders rather than measure: `report`,
+//! `compare` and `export`.
+use clap::Args;
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// A results folder written by `bytepath sweep`.
+    pub dir: std::path::PathBuf,
+    /// Where to write the HTML report (default DIR/report.html; report.md goes beside it).
+    #[arg(long, short = 'o')]
+    pub output: Option<std::path::PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// The baseline results folder.
+    pub old: std::path::PathBuf,
+    /// The results folder to judge against it.
+    pub new: std::path::PathBuf,
+    /// Exit 1 when any point got slower by more than this share (e.g. 5%): its interval,
+    /// corrected across all points, lies wholly below 1 − PCT.
+    #[arg(long)]
+    pub fail_on_regression: Option<String>,
+    #[command(flatten)]
+    pub margin: super::MarginArgs,
+    #[command(flatten)]
+    pub normalize: super::normalize::NormalizeArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// A results folder written by sweep, ipc, file, servers or mesh.
+    pub dir: std::path::PathBuf,
+    /// openmetrics (one sample per point and side, `# EOF` at the end), csv or json (one
+    /// record per line).
+    #[arg(long, default_value = "openmetrics")]
+    pub format: String,
+}

@@ -1,0 +1,110 @@
+//! The method's CI rule: how each point's interval was formed, the CI target and where it was
+//! met, why points stopped, and the three states every comparison takes; with the two
+//! figures-over-records helpers the summary shares.
+use crate::analysis::point::Point;
+use crate::analysis::Dataset;
+
+/// Lowest to highest of `values`, or the one value, with `unit`.
+pub(super) fn range(values: &[f64], unit: &str) -> String {
+    let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    if lo == hi {
+        format!("{lo}{unit}")
+    } else {
+        format!("{lo}{unit} to {hi}{unit}")
+    }
+}
+
+/// The numbers at `pointer` over the records (those that have one).
+pub(super) fn numbers(data: &Dataset, pointer: &str) -> Vec<f64> {
+    data.records
+        .iter()
+        .filter_map(|r| r.pointer(pointer)?.as_f64())
+        .collect()
+}
+
+/// Each stop reason with how many points stopped for it, in order of first appearance.
+fn stop_reasons(points: &[Point]) -> Vec<String> {
+    let mut stops: Vec<(String, usize)> = Vec::new();
+    for reason in points.iter().filter_map(|p| p.stop_reason.clone()) {
+        match stops.iter_mut().find(|(r, _)| *r == reason) {
+            Some((_, n)) => *n += 1,
+            None => stops.push((reason, 1)),
+        }
+    }
+    stops.iter().map(|(r, n)| format!("{r} ×{n}")).collect()
+}
+
+/// The CI target (a range over the records) and at how many points it was met.
+fn ci_target(data: &Dataset) -> String {
+    let points = &data.points;
+    let targets = numbers(data, "/statistics/ci_target_rel");
+    let met = points
+        .iter()
+        .filter(|p| p.ci_target_met == Some(true))
+        .count();
+    let judged = points.iter().filter(|p| p.ci_target_met.is_some()).count();
+    if targets.is_empty() {
+        "no CI target".to_string()
+    } else {
+        format!(
+            "target ±{} of the mean, met at {met} of {judged} points",
+            range(&targets.iter().map(|t| t * 100.0).collect::<Vec<_>>(), " %")
+        )
+    }
+}
+
+pub(super) fn ci_rule(data: &Dataset) -> (String, String) {
+    let points = &data.points;
+    let with_stats = points.iter().filter(|p| p.headline.is_some()).count();
+    if with_stats == 0 {
+        return (
+            "CI rule".into(),
+            "these records carry no statistics block: no confidence intervals, no error bars, \
+             no \"beats\" decisions"
+                .into(),
+        );
+    }
+    let stops = stop_reasons(points);
+    let target = ci_target(data);
+    let visited = points.iter().filter(|p| !p.visits.is_empty()).count();
+    let rule = if visited > 0 {
+        format!(
+            "95 % confidence interval of the mean of each point's visit means (Student's t on \
+             visits − 1 degrees of freedom: between-visit variation, which holds the machine's \
+             regime changes), present at {with_stats} of {} points",
+            points.len()
+        )
+    } else {
+        format!(
+            "95 % confidence interval of the mean of per-slice values of one contiguous stretch \
+             per point (Student's t on the effective sample size n(1-ρ)/(1+ρ)), present at \
+             {with_stats} of {} points; such an interval describes that stretch only and does \
+             not cover a re-run, so these records support no comparison between mechanisms \
+             (measure again in visits)",
+            points.len()
+        )
+    };
+    (
+        "CI rule".into(),
+        format!(
+            "{rule}; {target}; stop reasons: {}. Every comparison is one of three states, on the \
+             per-round paired ratio (visited back to back in each round, order alternating; \
+             Student's t on the per-round log-ratios): \"beats\" or \"is slower\" where its \
+             interval excludes 1; \"equivalent within ±{margin}\" where two one-sided tests \
+             place it inside [{low}, {high}]; \"undecided\" otherwise, never \"no difference\". The \
+             cells a question tests together (sizes × thread counts) are one family: beats and \
+             slower under Holm's step-down (the chance of any false claim held to 5 %), each \
+             interval shown at its Holm level; equivalence under Benjamini–Hochberg; every answer states its count of tests, and answers.json \
+             carries each cell's state. Overlap of two intervals is never used as a test.",
+            if stops.is_empty() {
+                "none recorded".to_string()
+            } else {
+                stops.join(", ")
+            },
+            margin = crate::stats::verdict::percent(data.margin()),
+            low = 1.0 - data.margin(),
+            high = 1.0 + data.margin(),
+        ),
+    )
+}
