@@ -32,7 +32,11 @@ pub fn command(args: &ReportArgs) -> Result<Status, Error> {
             &crate::ipc::answers::IPC,
         )?,
         // A sweep, or a folder whose marker is unreadable: the run-record reader says why.
-        _ => write_reports(&args.dir, args.output.as_deref())?,
+        _ => write_reports(
+            &args.dir,
+            args.output.as_deref(),
+            Some(args.margin.share()?),
+        )?,
     };
     println!("report: {}", html.display());
     Ok(Status::Success)

@@ -182,6 +182,9 @@ pub struct SweepArgs {
     #[command(flatten)]
     #[serde(flatten)]
     pub bidir: bidir::BidirArgs,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub margin: MarginArgs,
 }
 
 #[derive(Debug, Args, serde::Serialize, serde::Deserialize)]
@@ -319,6 +322,8 @@ pub struct ReportArgs {
     /// Where to write the HTML report (default DIR/report.html; report.md goes beside it).
     #[arg(long, short = 'o')]
     pub output: Option<std::path::PathBuf>,
+    #[command(flatten)]
+    pub margin: MarginArgs,
 }
 
 #[derive(Debug, Args)]
