@@ -10,7 +10,6 @@
 //! (`analysis::crossover_rule`). A group that answers no crossover question gets the rounds
 //! at which its pilot's spread would meet `--ci` (Stein's fixed-width rule). The budget may
 //! end a group short of its total; the record says so.
-use crate::analysis::crossover_rule::ADAPTIVE_LOOKS;
 use crate::stats::student::t_quantile;
 use crate::stats::verdict::{judge_at, Correction, LogEstimate, Verdict, ALPHA};
 use crate::stats::visits::paired_ratio;
@@ -43,6 +42,9 @@ pub struct Targets {
     pub ci: f64,
     /// The most rounds any group is given.
     pub max_rounds: usize,
+    /// Looks each cell may get: the pilot's verdicts and the planned totals are held at
+    /// α / looks (`ADAPTIVE_LOOKS`; 1 only to show in simulation what the correction buys).
+    pub looks: usize,
 }
 
 /// Why a group got the rounds it got.
@@ -76,17 +78,20 @@ pub struct GroupRounds {
     pub undecided: Vec<usize>,
 }
 
+/// A pilot cell with its state and its family's size (`None`: no paired interval).
+type CellState<'a> = (&'a PilotCell, Option<(Verdict, usize)>);
+
 /// Every group's rounds, decided once from the pilot.
 pub fn plan(pilot: &Pilot, targets: &Targets) -> Vec<GroupRounds> {
-    let states = pilot_states(pilot, targets.margin);
+    let states = pilot_states(pilot, targets);
     (0..pilot.groups)
         .map(|group| {
-            let cells: Vec<(usize, &PilotCell, Option<(Verdict, usize)>)> = pilot
+            let cells: Vec<CellState> = pilot
                 .cells
                 .iter()
-                .enumerate()
-                .filter(|(_, c)| c.group == group)
-                .map(|(i, c)| (i, c, states[i]))
+                .zip(&states)
+                .filter(|(c, _)| c.group == group)
+                .map(|(c, s)| (c, *s))
                 .collect();
             let mut rounds = GroupRounds {
                 group,
@@ -103,35 +108,41 @@ pub fn plan(pilot: &Pilot, targets: &Targets) -> Vec<GroupRounds> {
                     rounds_for(|n| t_quantile(0.975, n - 1.0) * s / n.sqrt() <= targets.ci)
                 });
                 rounds.planned_rounds = n.clamp(pilot.rounds, targets.max_rounds);
-            } else if cells.iter().any(|(_, _, s)| s.is_none()) {
+            } else if cells.iter().any(|(_, s)| s.is_none()) {
                 rounds.why = Why::NotJudged;
             } else {
-                let open: Vec<&(usize, &PilotCell, Option<(Verdict, usize)>)> = cells
-                    .iter()
-                    .filter(|(_, _, s)| s.is_some_and(|(v, _)| v == Verdict::Undecided))
-                    .collect();
-                if !open.is_empty() {
-                    rounds.why = Why::Undecided;
-                    rounds.undecided = open.iter().map(|(_, c, _)| c.question).collect();
-                    let worst = open
-                        .iter()
-                        .filter_map(|(_, c, s)| Some((log_spread(&c.pairs)?, s.expect("judged").1)))
-                        .max_by(|a, b| a.0.total_cmp(&b.0));
-                    rounds.pilot_spread = worst.map(|(s, _)| s);
-                    let n = worst.map_or(targets.max_rounds, |(s, tests)| {
-                        rounds_to_decide(s, tests, targets.margin)
-                    });
-                    rounds.planned_rounds = n.clamp(pilot.rounds, targets.max_rounds);
-                }
+                undecided(&mut rounds, &cells, targets);
             }
             rounds
         })
         .collect()
 }
 
+/// A group with an undecided cell: the total its widest undecided cell's spread fixes.
+fn undecided(rounds: &mut GroupRounds, cells: &[CellState], targets: &Targets) {
+    let open: Vec<&CellState> = cells
+        .iter()
+        .filter(|(_, s)| s.is_some_and(|(v, _)| v == Verdict::Undecided))
+        .collect();
+    if open.is_empty() {
+        return;
+    }
+    rounds.why = Why::Undecided;
+    rounds.undecided = open.iter().map(|(c, _)| c.question).collect();
+    let worst = open
+        .iter()
+        .filter_map(|(c, s)| Some((log_spread(&c.pairs)?, s.expect("judged").1)))
+        .max_by(|a, b| a.0.total_cmp(&b.0));
+    rounds.pilot_spread = worst.map(|(s, _)| s);
+    let n = worst.map_or(targets.max_rounds, |(s, tests)| {
+        rounds_to_decide(s, tests, targets.margin, targets.looks)
+    });
+    rounds.planned_rounds = n.clamp(rounds.pilot_rounds, targets.max_rounds);
+}
+
 /// Each cell's state at the pilot (its question's cells judged as one family at α / looks)
 /// with its family's size; `None` where the cell has no paired interval.
-fn pilot_states(pilot: &Pilot, margin: f64) -> Vec<Option<(Verdict, usize)>> {
+fn pilot_states(pilot: &Pilot, targets: &Targets) -> Vec<Option<(Verdict, usize)>> {
     let mut states = vec![None; pilot.cells.len()];
     let questions: std::collections::BTreeSet<usize> =
         pilot.cells.iter().map(|c| c.question).collect();
@@ -145,7 +156,8 @@ fn pilot_states(pilot: &Pilot, margin: f64) -> Vec<Option<(Verdict, usize)>> {
             .collect();
         let only: Vec<LogEstimate> = estimates.iter().map(|(_, e)| *e).collect();
         let corrections = (Correction::Holm, Correction::BenjaminiHochberg);
-        let family = judge_at(&only, corrections, margin, look_alpha());
+        let alpha = ALPHA / targets.looks.max(1) as f64;
+        let family = judge_at(&only, corrections, targets.margin, alpha);
         for ((i, _), j) in estimates.iter().zip(&family.judged) {
             states[*i] = Some((j.state, only.len()));
         }
@@ -153,17 +165,12 @@ fn pilot_states(pilot: &Pilot, margin: f64) -> Vec<Option<(Verdict, usize)>> {
     states
 }
 
-/// The error rate of one look.
-pub fn look_alpha() -> f64 {
-    ALPHA / ADAPTIVE_LOOKS as f64
-}
-
 /// The rounds at which a cell of a family of `tests` with per-round log-ratio spread `spread`
 /// is decided whatever its true ratio: the difference interval at Holm's strictest level and
 /// the equivalence interval, end to end, fit inside the margin (a ratio just outside the
 /// first is inside the second).
-pub fn rounds_to_decide(spread: f64, tests: usize, margin: f64) -> usize {
-    let alpha = look_alpha();
+pub fn rounds_to_decide(spread: f64, tests: usize, margin: f64, looks: usize) -> usize {
+    let alpha = ALPHA / looks.max(1) as f64;
     let room = (1.0 + margin).ln();
     rounds_for(|n| {
         let difference = t_quantile(1.0 - alpha / (2.0 * tests.max(1) as f64), n - 1.0);
@@ -172,9 +179,25 @@ pub fn rounds_to_decide(spread: f64, tests: usize, margin: f64) -> usize {
     })
 }
 
-/// The smallest round count from 2 up at which `enough` holds (capped far past any budget).
+/// The smallest round count from 2 up at which `enough` holds (capped far past any budget);
+/// `enough` grows true with the rounds, so a bisection finds it.
 fn rounds_for(enough: impl Fn(f64) -> bool) -> usize {
-    (2..100_000).find(|&n| enough(n as f64)).unwrap_or(100_000)
+    let (mut low, mut high) = (2usize, 100_000usize);
+    if enough(low as f64) {
+        return low;
+    }
+    if !enough(high as f64) {
+        return high;
+    }
+    while high - low > 1 {
+        let mid = (low + high) / 2;
+        if enough(mid as f64) {
+            high = mid;
+        } else {
+            low = mid;
+        }
+    }
+    high
 }
 
 /// SD of the per-round log ratios.

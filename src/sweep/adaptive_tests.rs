@@ -1,9 +1,11 @@
 use super::*;
+use crate::analysis::crossover_rule::ADAPTIVE_LOOKS;
 
 const TARGETS: Targets = Targets {
     margin: 0.05,
     ci: 0.02,
     max_rounds: 1000,
+    looks: ADAPTIVE_LOOKS,
 };
 
 /// Four rounds of (challenger, baseline) with the challenger `ratio` times the baseline and a
@@ -44,7 +46,7 @@ fn a_group_decided_at_the_pilot_gets_no_more_rounds_and_an_open_one_gets_them_fr
     assert_eq!(plan[1].why, Why::Undecided);
     assert_eq!(plan[1].undecided, [0]);
     let s = plan[1].pilot_spread.unwrap();
-    assert_eq!(plan[1].planned_rounds, rounds_to_decide(s, 3, 0.05));
+    assert_eq!(plan[1].planned_rounds, rounds_to_decide(s, 3, 0.05, 2));
     assert!(
         plan[2].planned_rounds > plan[1].planned_rounds,
         "twice the spread, more rounds: {plan:?}"
@@ -73,20 +75,20 @@ fn rounds_to_decide_fit_both_intervals_inside_the_margin() {
     // level over 24 cells at α / 2 is 0.05 / 96 two-sided per side: z ≈ 3.3, plus 1.96 for
     // the equivalence interval; (5.3 · 0.0707 / ln 1.05)² ≈ 58 at normal quantiles, a few more
     // at Student's.
-    let n = rounds_to_decide(0.0707, 24, 0.05);
+    let n = rounds_to_decide(0.0707, 24, 0.05, 2);
     assert!((58..=66).contains(&n), "{n}");
     let at = |n: f64| {
-        let alpha = look_alpha();
+        let alpha = ALPHA / 2.0;
         (t_quantile(1.0 - alpha / 48.0, n - 1.0) + t_quantile(1.0 - alpha, n - 1.0)) * 0.0707
             / n.sqrt()
     };
     assert!(at(n as f64) <= 1.05f64.ln() && at(n as f64 - 1.0) > 1.05f64.ln());
     assert!(
-        rounds_to_decide(0.0707, 1, 0.05) < n,
+        rounds_to_decide(0.0707, 1, 0.05, 2) < n,
         "fewer tests, fewer rounds"
     );
     assert!(
-        rounds_to_decide(0.0707, 24, 0.10) < n,
+        rounds_to_decide(0.0707, 24, 0.10, 2) < n,
         "a wider margin, fewer rounds"
     );
 }

@@ -86,6 +86,7 @@ pub fn targets(spec: &SweepSpec) -> Targets {
         margin: spec.margin,
         ci: spec.ci_target,
         max_rounds: super::spec::VISIT_BOUNDS.1,
+        looks: ADAPTIVE_LOOKS,
     }
 }
 
