@@ -8,13 +8,13 @@
 //! saved as it finishes and every point's record after every round; a visit that fails is
 //! recorded and the sweep goes on; Ctrl-C ends the sweep after the current visit.
 pub mod adaptive;
+mod announce;
 pub mod progress;
 pub mod rounds;
 pub mod spec;
 pub mod visit_log;
 mod watch;
 
-use crate::config::format_cpu_list;
 use crate::config::watch::run_cpus;
 use crate::engine::{PointRunner, RunOutcome};
 use crate::environment::{mem_available, Environment};
@@ -22,7 +22,7 @@ use crate::error::{Error, Status};
 use crate::measure::interference::Sample;
 use crate::record::{self, RunRecord, SweepPoint, VisitInfo, VisitKind};
 use crate::report::folder::{self, StudyOutput, PROBE_JSON};
-use crate::report::visit_folder::{self, PriorVisits, VisitFolder};
+use crate::report::visit_folder::{self, VisitFolder};
 use crate::stats::point::VisitPlan;
 use crate::stats::schedule::{PlannedVisit, Schedule};
 use crate::{report, sys};
@@ -88,7 +88,7 @@ pub fn run(
     results.stream = output.stream.clone();
     // Best effort: counters that cannot open say so with EMFILE as their reason.
     let _ = sys::raise_open_file_limit();
-    print_plan(spec, &results, &prior);
+    announce::print_plan(spec, &results, &prior);
     record_probe(&results.dir, &spec.cpus)?;
     let max_threads = spec.threads.iter().copied().max().unwrap_or(1);
     let watched = run_cpus(&spec.pinning, max_threads, &spec.cpus);
@@ -459,52 +459,6 @@ fn record_probe(dir: &std::path::Path, cpus: &[usize]) -> Result<(), Error> {
         println!("probe: machine limits measured into {}", path.display());
     }
     Ok(())
-}
-
-fn print_plan(spec: &SweepSpec, results: &VisitFolder, prior: &PriorVisits) {
-    let pin = if spec.pin_defaulted {
-        format!(
-            "{} (default: this process may use CPUs {})",
-            spec.pinning.name(),
-            format_cpu_list(&spec.cpus)
-        )
-    } else {
-        spec.pinning.name()
-    };
-    let n =
-        |count: usize, what: &str| format!("{count} {what}{}", if count == 1 { "" } else { "s" });
-    println!(
-        "sweep: {} ({} × {} × {} × {}), pin {pin}, results in {}",
-        n(spec.total(), "point"),
-        n(spec.mechanisms.len(), "mechanism"),
-        n(spec.patterns.len(), "pattern"),
-        n(spec.sizes.len(), "size"),
-        n(spec.threads.len(), "thread count"),
-        results.dir.display()
-    );
-    println!(
-        "visits: at least {} of {:.0} ms per point (after {:.0} ms warm-up each){}; more to the groups whose crossover verdicts are undecided (margin ±{}; a group with no crossover: to meet ±{} %), as many as the pilot's spread fixes, until {:.0} s are spent ({:.1} s per point); order seed {}{}",
-        spec.min_visits,
-        spec.visit.as_secs_f64() * 1e3,
-        spec.warmup.as_secs_f64() * 1e3,
-        if spec.counter_visits() { ", plus one with perf counters open" } else { "" },
-        crate::stats::verdict::percent(spec.margin),
-        spec.ci_target * 100.0,
-        spec.total_budget().as_secs_f64(),
-        spec.budget.as_secs_f64(),
-        spec.seed,
-        if spec.seed_given { "" } else { " (drawn; --seed repeats the order)" }
-    );
-    if prior.resumed {
-        println!(
-            "resuming: {} visits already made, {} failed or interrupted made again",
-            prior.visits.len(),
-            prior.dropped
-        );
-    }
-    if prior.truncated_line {
-        eprintln!("bytepath: the last line of visits.jsonl was cut short (a crash while writing it); that visit is made again");
-    }
 }
 
 /// Renders the reports (a failure there keeps the results), prints where everything is, and
