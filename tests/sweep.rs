@@ -323,3 +323,26 @@ fn the_sweep_records_a_probe_and_the_report_sets_points_against_it() {
         "throughput as a share of the roofline: {row}"
     );
 }
+
+#[test]
+fn rounds_json_records_every_groups_rounds_and_one_look_when_the_pilot_spent_the_budget() {
+    // --budget 300ms: the pilot and counter round spend it, so no plan is made and every cell
+    // is judged at one look, at α.
+    let dir = tiny_sweep();
+    let rounds: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("rounds.json")).unwrap()).unwrap();
+    assert_eq!(rounds["looks"], 1, "{rounds}");
+    assert_eq!(rounds["adaptive"], false);
+    assert_eq!(rounds["alpha_per_look"], 0.05);
+    assert_eq!(rounds["margin"], 0.05);
+    let groups = rounds["groups"].as_array().unwrap();
+    assert_eq!(groups.len(), 2, "one per size: {rounds}");
+    let pilot = rounds["pilot_rounds"].as_u64().unwrap();
+    for g in groups {
+        assert_eq!(g["rounds_made"].as_u64(), Some(pilot), "{g}");
+        assert!(
+            g.get("planned_rounds").is_none(),
+            "no plan without budget: {g}"
+        );
+    }
+}

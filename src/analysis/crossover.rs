@@ -2,9 +2,12 @@
 //! of the two mechanisms is one test of a family controlled by Holm's step-down: a single false
 //! "beats" at the largest size would read "beats from 512 KiB on", so the chance of any false
 //! claim is what must stay at 5 %. A cell is *beats* or *slower* where its Holm-level paired
-//! interval excludes 1, *equivalent* where two one-sided tests place it within ±5 % (those
-//! claims held by Benjamini–Hochberg: a share of alike cells, not a gate), else
-//! *undecided* (`stats::verdict`); "does not beat" is said only where no cell is undecided.
+//! interval excludes 1, *equivalent* where two one-sided tests place it within the margin
+//! (`--margin`, default ±5 %; those claims held by Benjamini–Hochberg: a share of alike cells,
+//! not a gate), else *undecided* (`stats::verdict`); "does not beat" is said only where no
+//! cell is undecided. A sweep with adaptive rounds looked at each cell up to twice, so its
+//! families are held at α / 2 per look (`crossover_rule`).
+use super::crossover_rule::Settings;
 use super::paired::{self, PAIRED_BASIS};
 use super::point::Point;
 use super::tested::{Cell, TestedAnswer};
@@ -12,9 +15,6 @@ use super::{
     capitalize, distinct, find, percent_change, size_label, size_range, threads_label, Answer,
 };
 use crate::stats::verdict::{self, Correction, Family, Judged, LogEstimate, Verdict};
-
-/// The equivalence margin the sweep's answers are stated with.
-pub const MARGIN: f64 = verdict::DEFAULT_MARGIN;
 
 /// How a challenger compares with a baseline across the sizes of one thread count.
 #[derive(Debug, Clone, PartialEq)]
@@ -54,18 +54,30 @@ pub struct PerThreads {
     pub sizes: Vec<f64>,
     /// Each size's verdict within the family (`None` where no paired interval could be had).
     pub cells: Vec<(f64, Option<Judged>)>,
+    /// The equivalence margin the cells were judged with.
+    pub margin: f64,
 }
 
 /// The comparison at every thread count where both mechanisms have stream points.
-pub fn compare(points: &[&Point], challenger: &str, baseline: &str) -> Vec<PerThreads> {
-    judge(points, challenger, baseline).0
+pub fn compare(
+    points: &[&Point],
+    challenger: &str,
+    baseline: &str,
+    settings: Settings,
+) -> Vec<PerThreads> {
+    judge(points, challenger, baseline, settings).0
 }
 
 /// One thread count's cells: (size, the paired estimate or why there is none).
 type ThreadCells = (f64, Vec<(f64, Result<LogEstimate, String>)>);
 
 /// Every cell's paired ratio, judged as one Holm family, then classified per thread count.
-pub fn judge(points: &[&Point], challenger: &str, baseline: &str) -> (Vec<PerThreads>, Family) {
+pub fn judge(
+    points: &[&Point],
+    challenger: &str,
+    baseline: &str,
+    settings: Settings,
+) -> (Vec<PerThreads>, Family) {
     let groups: Vec<ThreadCells> = distinct(points, |p| p.threads)
         .into_iter()
         .map(|threads| {
@@ -86,11 +98,11 @@ pub fn judge(points: &[&Point], challenger: &str, baseline: &str) -> (Vec<PerThr
         .iter()
         .flat_map(|(_, cells)| cells.iter().filter_map(|(_, r)| r.as_ref().ok().copied()))
         .collect();
-    let family = verdict::judge_with(
+    let family = verdict::judge_at(
         &estimates,
-        Correction::Holm,
-        Correction::BenjaminiHochberg,
-        MARGIN,
+        (Correction::Holm, Correction::BenjaminiHochberg),
+        settings.margin,
+        settings.alpha(),
     );
     let mut judged = family.judged.iter().copied();
     let per_threads = groups
@@ -108,6 +120,7 @@ pub fn judge(points: &[&Point], challenger: &str, baseline: &str) -> (Vec<PerThr
                     .iter()
                     .map(|(s, j)| (*s, j.as_ref().ok().copied()))
                     .collect(),
+                margin: settings.margin,
             }
         })
         .collect();
@@ -216,7 +229,7 @@ fn verdict(c: &PerThreads) -> String {
         },
         Crossover::Equivalent { .. } => format!(
             "{at}: equivalent within ±{} at every size",
-            verdict::percent(MARGIN)
+            verdict::percent(c.margin)
         ),
         Crossover::NotFromAnySize { undecided_at, .. } if undecided_at.is_empty() => {
             format!("{at}: does not beat it at any size")
@@ -260,13 +273,13 @@ pub fn describe(c: &PerThreads, challenger: &str, baseline: &str) -> String {
         }
         Crossover::Equivalent { up_to } => format!(
             "at {at}: {challenger} and {baseline} are equivalent within ±{} at every size up to {} (two one-sided tests at the Holm level)",
-            verdict::percent(MARGIN),
+            verdict::percent(c.margin),
             size_label(*up_to)
         ),
         Crossover::Undecided { up_to, undecided_at } => format!(
             "at {at}: neither {challenger} nor {baseline} is shown faster at any size up to {}, and equivalence within ±{} is not shown at {}: undecided",
             size_label(*up_to),
-            verdict::percent(MARGIN),
+            verdict::percent(c.margin),
             sizes(undecided_at, &c.sizes)
         ),
         Crossover::NotFromAnySize {
@@ -295,17 +308,23 @@ pub fn describe(c: &PerThreads, challenger: &str, baseline: &str) -> String {
 }
 
 /// The report's answer for "from which size does `challenger` beat `baseline`".
-pub fn answer(points: &[&Point], challenger: &str, baseline: &str) -> Answer {
-    let judged = judge(points, challenger, baseline);
-    answer_from(points, challenger, baseline, question(challenger), judged)
+pub fn answer(points: &[&Point], challenger: &str, baseline: &str, settings: Settings) -> Answer {
+    let judged = judge(points, challenger, baseline, settings);
+    let question = question(challenger);
+    answer_from(points, (challenger, baseline), question, judged, settings)
 }
 
 /// Why the crossover family is held by Holm rather than Benjamini–Hochberg.
 const WHY_HOLM: &str = "Holm (family-wise) for beats and slower: one false \"beats\" at any size changes where the crossover is said to start, so the chance of any false claim is held to 5 %; Benjamini–Hochberg for equivalence: where the two are alike reads as a share of cells, whose expected share of false equivalences is held to 5 %";
 
 /// Each cell's state and interval, with the family's count and correction.
-pub fn tested(points: &[&Point], challenger: &str, baseline: &str) -> TestedAnswer {
-    let (per_threads, family) = judge(points, challenger, baseline);
+pub fn tested(
+    points: &[&Point],
+    challenger: &str,
+    baseline: &str,
+    settings: Settings,
+) -> TestedAnswer {
+    let (per_threads, family) = judge(points, challenger, baseline, settings);
     let cells = per_threads
         .iter()
         .flat_map(|c| {
@@ -334,10 +353,10 @@ fn question(challenger: &str) -> &'static str {
 /// Internal: the answer's body once judged.
 fn answer_from(
     points: &[&Point],
-    challenger: &str,
-    baseline: &str,
+    (challenger, baseline): (&str, &str),
     question: &'static str,
     (per_threads, family): (Vec<PerThreads>, Family),
+    settings: Settings,
 ) -> Answer {
     let used: Vec<&Point> = points
         .iter()
@@ -345,13 +364,16 @@ fn answer_from(
         .copied()
         .collect();
     let count = |name: &str| used.iter().filter(|p| p.series() == name).count();
-    let rests_on = format!(
+    let mut rests_on = format!(
         "receiver throughput of {} {challenger} and {} {baseline} stream points, {}: {PAIRED_BASIS}; {}; {WHY_HOLM}; each interval is shown at its Holm level",
         count(challenger),
         count(baseline),
         size_range(&used),
         family.control()
     );
+    if let Some(looks) = settings.looks_text() {
+        rests_on += &format!("; {looks}");
+    }
     // The finding is the smallest thread count (1 where measured); the others follow.
     let details: Vec<String> = per_threads
         .iter()

@@ -23,9 +23,9 @@ fn gather_beats_copy_from_the_first_size_of_a_run_of_paired_wins() {
     ]
     .concat();
     let d = data(&shapes);
-    let c = compare(&d.completed(), "gather", "copy");
+    let c = compare(&d.completed(), "gather", "copy", Settings::default());
     assert!(matches!(c[0].outcome, Crossover::BeatsFrom { from, .. } if from == 4096.0));
-    let text = answer(&d.completed(), "gather", "copy").finding;
+    let text = answer(&d.completed(), "gather", "copy", Settings::default()).finding;
     assert!(
         text.starts_with("At 1 thread: gather beats copy from 4 KiB on (+20 %"),
         "{text}"
@@ -36,9 +36,9 @@ fn gather_beats_copy_from_the_first_size_of_a_run_of_paired_wins() {
 fn tight_paired_intervals_near_one_are_equivalent_within_the_margin() {
     let shapes: Vec<Shape> = [pair(1024, 10.0, 10.01), pair(4096, 10.0, 9.99)].concat();
     let d = data(&shapes);
-    let c = compare(&d.completed(), "gather", "copy");
+    let c = compare(&d.completed(), "gather", "copy", Settings::default());
     assert_eq!(c[0].outcome, Crossover::Equivalent { up_to: 4096.0 });
-    let a = answer(&d.completed(), "gather", "copy");
+    let a = answer(&d.completed(), "gather", "copy", Settings::default());
     assert!(
         a.finding
             .contains("gather and copy are equivalent within ±5 % at every size up to 4 KiB"),
@@ -59,20 +59,20 @@ fn a_verdict_flips_to_undecided_when_the_pair_is_noisier() {
     let quiet: Vec<Shape> = pair(4096, 10.0, 10.3).into();
     let d = data(&quiet);
     assert!(matches!(
-        compare(&d.completed(), "gather", "copy")[0].outcome,
+        compare(&d.completed(), "gather", "copy", Settings::default())[0].outcome,
         Crossover::BeatsFrom { .. }
     ));
     let mut noisy = quiet.clone();
     noisy.iter_mut().for_each(|s| s.pair_noise = 0.05);
     let d = data(&noisy);
     assert_eq!(
-        compare(&d.completed(), "gather", "copy")[0].outcome,
+        compare(&d.completed(), "gather", "copy", Settings::default())[0].outcome,
         Crossover::Undecided {
             up_to: 4096.0,
             undecided_at: vec![4096.0]
         }
     );
-    let a = answer(&d.completed(), "gather", "copy");
+    let a = answer(&d.completed(), "gather", "copy", Settings::default());
     assert_eq!(
         a.verdict.as_deref(),
         Some("1 thread: beats at no size shown; undecided at 4 KiB")
@@ -86,7 +86,7 @@ fn a_marginal_win_alone_beats_and_among_many_cells_the_family_holds_it() {
     let mut one: Vec<Shape> = pair(4096, 10.0, 10.25).into();
     one.iter_mut().for_each(|s| s.pair_noise = 0.01);
     let d = data(&one);
-    let alone = tested(&d.completed(), "gather", "copy");
+    let alone = tested(&d.completed(), "gather", "copy", Settings::default());
     assert_eq!(
         (alone.tests, alone.count(Verdict::Beats)),
         (1, 1),
@@ -99,7 +99,7 @@ fn a_marginal_win_alone_beats_and_among_many_cells_the_family_holds_it() {
         many.extend(p);
     }
     let d = data(&many);
-    let family = tested(&d.completed(), "gather", "copy");
+    let family = tested(&d.completed(), "gather", "copy", Settings::default());
     assert_eq!(family.tests, 24);
     let first = &family.cells[0];
     assert_eq!(
@@ -126,7 +126,12 @@ fn the_verdict_answers_the_question_asked_per_thread_count() {
     let mut shapes: Vec<Shape> = [pair(1024, 10.0, 8.0), pair(4096, 10.0, 10.01)].concat();
     shapes.extend(pair(1024, 10.0, 12.0).map(|s| Shape { threads: 2, ..s }));
     shapes.extend(pair(4096, 10.0, 8.0).map(|s| Shape { threads: 2, ..s }));
-    let a = answer(&data(&shapes).completed(), "gather", "copy");
+    let a = answer(
+        &data(&shapes).completed(),
+        "gather",
+        "copy",
+        Settings::default(),
+    );
     assert_eq!(
         a.verdict.as_deref(),
         Some("1 thread: does not beat it at any size; 2 threads: faster at 1 KiB only, not from any size on"),
@@ -143,7 +148,7 @@ fn the_verdict_answers_the_question_asked_per_thread_count() {
 fn a_win_that_does_not_last_is_not_a_crossover() {
     let shapes: Vec<Shape> = [pair(1024, 10.0, 12.0), pair(4096, 10.0, 8.0)].concat();
     let d = data(&shapes);
-    let c = compare(&d.completed(), "gather", "copy");
+    let c = compare(&d.completed(), "gather", "copy", Settings::default());
     assert_eq!(
         c[0].outcome,
         Crossover::NotFromAnySize {
@@ -160,7 +165,7 @@ fn without_visits_it_cannot_be_said_and_says_why() {
     let mut shapes: Vec<Shape> = pair(4096, 10.0, 20.0).into();
     shapes.iter_mut().for_each(|s| s.statistics = false);
     let d = data(&shapes);
-    let text = answer(&d.completed(), "gather", "copy").finding;
+    let text = answer(&d.completed(), "gather", "copy", Settings::default()).finding;
     assert!(
         text.contains("cannot be said: no per-visit figures"),
         "{text}"
@@ -170,7 +175,7 @@ fn without_visits_it_cannot_be_said_and_says_why() {
 #[test]
 fn without_the_mechanisms_it_cannot_be_said() {
     let d = data(&[Shape::stream("copy", 4096, 1, 10.0)]);
-    let a = answer(&d.completed(), "zerocopy", "copy");
+    let a = answer(&d.completed(), "zerocopy", "copy", Settings::default());
     assert!(a.finding.starts_with("Cannot be said"), "{}", a.finding);
 }
 
@@ -179,7 +184,12 @@ fn each_thread_count_gets_its_own_line() {
     let mut shapes: Vec<Shape> = pair(4096, 10.0, 12.0).into();
     shapes.push(Shape::stream("copy", 4096, 2, 18.0));
     shapes.push(Shape::stream("gather", 4096, 2, 18.02));
-    let a = answer(&data(&shapes).completed(), "gather", "copy");
+    let a = answer(
+        &data(&shapes).completed(),
+        "gather",
+        "copy",
+        Settings::default(),
+    );
     assert!(
         a.finding.starts_with("At 1 thread: gather beats copy"),
         "{}",

@@ -5,6 +5,7 @@ pub mod bidir;
 pub mod costs;
 pub mod crossover;
 pub mod crr;
+pub mod crossover_rule;
 pub mod load;
 pub mod paired;
 pub mod point;
@@ -59,6 +60,9 @@ pub struct Dataset {
     pub probe: Option<Value>,
     /// The study's `--margin` (its marker's `spec.margin`), where it recorded one.
     pub margin: Option<f64>,
+    /// The margin and looks the crossover families are judged with (rounds.json's, or the
+    /// report's `--margin`).
+    pub verdicts: crossover_rule::Settings,
 }
 
 impl Dataset {
@@ -85,16 +89,12 @@ impl Dataset {
 /// All answers the report gives, in the order it gives them.
 pub fn answers(data: &Dataset) -> Vec<Answer> {
     let stream = data.completed_with_pattern("stream");
-    let mut answers = vec![
-        crossover::answer(&stream, "gather", "copy"),
-        crossover::answer(&stream, "zerocopy", "copy"),
-    ];
-    // The other paths are asked about only where the results hold them.
-    for (challenger, baseline) in OTHER_PATHS {
-        if stream.iter().any(|p| p.mechanism == challenger) {
-            answers.push(crossover::answer(&stream, challenger, baseline));
-        }
-    }
+    let mut answers: Vec<Answer> = crossover_pairs(&stream)
+        .into_iter()
+        .map(|(challenger, baseline)| {
+            crossover::answer(&stream, challenger, baseline, data.verdicts)
+        })
+        .collect();
     answers.extend([
         costs::zerocopy_answer(&data.completed()),
         costs::serialization_answer(&stream),
@@ -112,27 +112,23 @@ pub fn answers(data: &Dataset) -> Vec<Answer> {
 /// The families behind the sweep's comparison answers, cell by cell, for answers.json.
 pub fn tested_answers(data: &Dataset) -> Vec<tested::TestedAnswer> {
     let stream = data.completed_with_pattern("stream");
-    let mut pairs = vec![("gather", "copy"), ("zerocopy", "copy")];
-    pairs.extend(
-        OTHER_PATHS
-            .iter()
-            .filter(|(c, _)| stream.iter().any(|p| p.mechanism == *c)),
-    );
-    pairs
+    crossover_pairs(&stream)
         .into_iter()
-        .map(|(challenger, baseline)| crossover::tested(&stream, challenger, baseline))
+        .map(|(challenger, baseline)| {
+            crossover::tested(&stream, challenger, baseline, data.verdicts)
+        })
         .collect()
 }
 
-/// Each further sending path and the path it is set against: the same call without io_uring,
-/// io_uring without zero copy, and user-memory send for the pipe and page-cache paths.
-const OTHER_PATHS: [(&str, &str); 5] = [
-    ("uring", "send"),
-    ("uring-gather", "gather"),
-    ("uring-zc", "uring"),
-    ("splice", "send"),
-    ("sendfile", "send"),
-];
+/// The crossover questions asked: gather and zerocopy against copy always, the other paths
+/// only where the results hold them.
+fn crossover_pairs(stream: &[&Point]) -> Vec<(&'static str, &'static str)> {
+    let (always, others) = crossover_rule::PAIRS.split_at(2);
+    let held = others
+        .iter()
+        .filter(|(c, _)| stream.iter().any(|p| p.mechanism == *c));
+    always.iter().chain(held).copied().collect()
+}
 
 fn online_cpus(data: &Dataset) -> Option<f64> {
     data.records.iter().find_map(|r| {

@@ -32,7 +32,14 @@ pub fn command(args: &ReportArgs) -> Result<Status, Error> {
             &crate::ipc::answers::IPC,
         )?,
         // A sweep, or a folder whose marker is unreadable: the run-record reader says why.
-        _ => write_reports(&args.dir, args.output.as_deref())?,
+        _ => write_reports(
+            &args.dir,
+            args.output.as_deref(),
+            args.margin
+                .as_deref()
+                .map(|m| crate::config::parse_percent("--margin", m, 50.0))
+                .transpose()?,
+        )?,
     };
     println!("report: {}", html.display());
     Ok(Status::Success)

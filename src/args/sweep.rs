@@ -124,6 +124,7 @@ pub fn sweep_spec(args: &SweepArgs, cpus: &[usize]) -> Result<SweepSpec, ConfigE
         profile: args.profile.profile,
         bidir: args.bidir.bidir,
         watch: super::watch::watch(&args.watch)?,
+        margin: args.margin.share()?,
     };
     check_bidir(&spec)?;
     Ok(spec)

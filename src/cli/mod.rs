@@ -179,6 +179,9 @@ pub struct SweepArgs {
     #[command(flatten)]
     #[serde(flatten)]
     pub bidir: bidir::BidirArgs,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub margin: MarginArgs,
 }
 
 #[derive(Debug, Args, serde::Serialize, serde::Deserialize)]

@@ -9,6 +9,11 @@ pub struct ReportArgs {
     /// Where to write the HTML report (default DIR/report.html; report.md goes beside it).
     #[arg(long, short = 'o')]
     pub output: Option<std::path::PathBuf>,
+    /// Judge the crossover verdicts again at this equivalence margin (default: the margin the
+    /// sweep recorded, else 5 %). The same margin as every command's `--margin`; only its
+    /// default differs, since a report re-renders a study that already chose one.
+    #[arg(long, value_name = "PCT")]
+    pub margin: Option<String>,
 }
 
 #[derive(Debug, Args)]

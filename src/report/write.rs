@@ -2,6 +2,7 @@
 //! line naming the file and line (exit 2), found before anything is written; each report is
 //! written to a temporary file and renamed, so a failure never leaves a half-written report.
 use super::{html, markdown};
+use crate::analysis::crossover_rule::{Settings, ROUNDS_JSON};
 use crate::analysis::tested::TestedAnswer;
 use crate::analysis::{load, Answer, Dataset};
 use crate::error::bad;
@@ -35,7 +36,27 @@ pub fn read_results(dir: &Path) -> Result<Dataset, Error> {
     let mut data = load::dataset(file.lines, &path.display().to_string()).map_err(bad::<Error>)?;
     data.probe = read_probe(dir)?;
     data.margin = saved_margin(dir);
+    data.verdicts = read_rounds(dir)?;
     Ok(data)
+}
+
+/// The crossover families' margin and looks from `dir/rounds.json`, which a sweep writes; the
+/// defaults (one look, ±5 %) without it.
+fn read_rounds(dir: &Path) -> Result<Settings, Error> {
+    let path = dir.join(ROUNDS_JSON);
+    match std::fs::read_to_string(&path) {
+        Ok(text) => serde_json::from_str(&text)
+            .ok()
+            .and_then(|doc| Settings::from_rounds(&doc))
+            .ok_or_else(|| {
+                bad(format!(
+                    "{}: not a rounds document (it needs \"looks\" ≥ 1 and \"margin\" between 0 and 1)",
+                    path.display()
+                ))
+            }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Settings::default()),
+        Err(source) => Err(Error::File { path, source }),
+    }
 }
 
 /// The margin a study recorded in its marker's spec (`--margin`), if it did.
@@ -78,7 +99,22 @@ pub fn reports(
     html_out: Option<&Path>,
     questions: &Questions,
 ) -> Result<PathBuf, Error> {
-    let data = read_results(dir)?;
+    reports_within(dir, html_out, questions, None)
+}
+
+/// `reports` with the equivalence margin `margin` in place of the recorded one.
+pub fn reports_within(
+    dir: &Path,
+    html_out: Option<&Path>,
+    questions: &Questions,
+    margin: Option<f64>,
+) -> Result<PathBuf, Error> {
+    let mut data = read_results(dir)?;
+    if let Some(margin) = margin {
+        // The crossover families and the method text's margin alike.
+        data.verdicts.margin = margin;
+        data.margin = Some(margin);
+    }
     let source = dir.join(RESULTS_FILE).display().to_string();
     let html_path = html_out.map_or_else(|| dir.join("report.html"), Path::to_path_buf);
     let md_path = html_path.with_file_name("report.md");

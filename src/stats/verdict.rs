@@ -164,10 +164,27 @@ pub fn judge_with(
     equivalence_correction: Correction,
     margin: f64,
 ) -> Family {
+    judge_at(
+        estimates,
+        (correction, equivalence_correction),
+        margin,
+        ALPHA,
+    )
+}
+
+/// As `judge_with`, with the family held at `alpha` instead of `ALPHA`: a sweep that may look
+/// at a cell twice (after its pilot rounds and after its adaptive ones) holds each look at
+/// `ALPHA / 2`, so that whichever look it reports, the error stays within `ALPHA`.
+pub fn judge_at(
+    estimates: &[LogEstimate],
+    (correction, equivalence_correction): (Correction, Correction),
+    margin: f64,
+    alpha: f64,
+) -> Family {
     let p: Vec<f64> = estimates.iter().map(LogEstimate::p_difference).collect();
     let p_eq: Vec<f64> = estimates.iter().map(|e| e.p_equivalence(margin)).collect();
-    let eq_levels = levels(&p_eq, equivalence_correction, ALPHA);
-    let (adjusted, levels) = (adjust(&p, correction), levels(&p, correction, ALPHA));
+    let eq_levels = levels(&p_eq, equivalence_correction, alpha);
+    let (adjusted, levels) = (adjust(&p, correction), levels(&p, correction, alpha));
     let judged = estimates
         .iter()
         .enumerate()
@@ -203,7 +220,7 @@ pub fn judge_with(
         correction,
         equivalence_correction,
         margin,
-        alpha: ALPHA,
+        alpha,
         judged,
     }
 }

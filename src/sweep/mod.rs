@@ -2,16 +2,19 @@
 //! whole sweep. Rounds visit every point once in a seeded shuffled order (`stats::schedule`); a
 //! point's figure and interval come from its visit means, so the regimes a shared machine
 //! moves between, which last seconds, fall inside its interval instead of between points.
-//! After the minimum rounds and one round of counter visits, further rounds go to the points
-//! still short of the CI target, neediest first, until the budget is spent. Every visit is
+//! After the minimum rounds (the pilot) and one round of counter visits, further rounds go to
+//! the groups whose crossover verdicts the pilot left undecided, each up to a total fixed once
+//! from its pilot's spread (`adaptive`, recorded in rounds.json), until the budget is spent. Every visit is
 //! saved as it finishes and every point's record after every round; a visit that fails is
 //! recorded and the sweep goes on; Ctrl-C ends the sweep after the current visit.
+pub mod adaptive;
+mod announce;
 pub mod progress;
+pub mod rounds;
 pub mod spec;
 pub mod visit_log;
 mod watch;
 
-use crate::config::format_cpu_list;
 use crate::config::watch::run_cpus;
 use crate::engine::{PointRunner, RunOutcome};
 use crate::environment::{mem_available, Environment};
@@ -19,7 +22,7 @@ use crate::error::{Error, Status};
 use crate::measure::interference::Sample;
 use crate::record::{self, RunRecord, SweepPoint, VisitInfo, VisitKind};
 use crate::report::folder::{self, StudyOutput, PROBE_JSON};
-use crate::report::visit_folder::{self, PriorVisits, VisitFolder};
+use crate::report::visit_folder::{self, VisitFolder};
 use crate::stats::point::VisitPlan;
 use crate::stats::schedule::{PlannedVisit, Schedule};
 use crate::{report, sys};
@@ -33,9 +36,10 @@ use visit_log::VisitLog;
 /// How the visits are ordered, as the marker records it.
 const ORDER: &str = "rounds of visits: in each round the groups of (pattern, threads, size) in \
      a seeded shuffled order, each group's mechanisms back to back in an order drawn from the \
-     seed and reversed on every other visit of the group; after the minimum rounds one round of \
-     counter visits, then rounds of the groups still short of the CI target, neediest first, \
-     until the budget is spent";
+     seed and reversed on every other visit of the group; after the minimum rounds (the pilot) \
+     one round of counter visits, then rounds of the groups the pilot left undecided, each up \
+     to the total its pilot's spread fixed (see rounds.json), furthest short first, until the \
+     budget is spent";
 
 /// How one visit went, for its round.
 enum Made {
@@ -51,6 +55,16 @@ enum Ending {
     TargetMet,
     BudgetSpent,
     Interrupted,
+}
+
+impl Ending {
+    fn name(self) -> &'static str {
+        match self {
+            Ending::TargetMet => "target_met",
+            Ending::BudgetSpent => "budget_spent",
+            Ending::Interrupted => "interrupted",
+        }
+    }
 }
 
 /// Measures the sweep `spec` asks for, every point through `sides`, into the folder `output`
@@ -74,7 +88,7 @@ pub fn run(
     results.stream = output.stream.clone();
     // Best effort: counters that cannot open say so with EMFILE as their reason.
     let _ = sys::raise_open_file_limit();
-    print_plan(spec, &results, &prior);
+    announce::print_plan(spec, &results, &prior);
     record_probe(&results.dir, &spec.cpus)?;
     let max_threads = spec.threads.iter().copied().max().unwrap_or(1);
     let watched = run_cpus(&spec.pinning, max_threads, &spec.cpus);
@@ -94,10 +108,13 @@ pub fn run(
         log: VisitLog::new(prior.visits),
         position: 0,
         memcpy: probe_memcpy(&results_dir),
+        plan: None,
     };
     let started = Instant::now();
     let ending = sweep.run()?;
     sweep.progress.done();
+    let made = rounds::made(&points, &groups(&points), &sweep.log);
+    sweep.record_rounds(&made, ending.name())?;
     let wall_s = started.elapsed().as_secs_f64();
     println!(
         "{}",
@@ -147,6 +164,9 @@ struct Sweep<'a> {
     position: usize,
     /// `--profile`: the memcpy cost per byte from the folder's probe, or why there is none.
     memcpy: Result<(f64, String), String>,
+    /// Each group's rounds, fixed once after the pilot (`None` until then, or when the pilot
+    /// spent the budget).
+    plan: Option<Vec<adaptive::GroupRounds>>,
 }
 
 impl Sweep<'_> {
@@ -173,20 +193,45 @@ impl Sweep<'_> {
             }
             round += 1;
         }
+        self.adaptive_rounds(&mut schedule, round)
+    }
+
+    /// Rounds after the pilot, where the plan fixed once from the pilot sends them
+    /// (`adaptive`). A budget spent by the pilot leaves every cell at one look, and the plan
+    /// is then never made.
+    fn adaptive_rounds(
+        &mut self,
+        schedule: &mut Schedule,
+        mut round: usize,
+    ) -> Result<Ending, Error> {
+        // A resumed sweep whose budget its adaptive rounds spent still reports their plan.
+        if self.budget_spent() && !self.log.headline_from(round) {
+            return Ok(Ending::BudgetSpent);
+        }
+        let groups = groups(self.points);
+        let plan = rounds::decide(self.spec, self.points, &groups, &self.log, round);
+        self.plan = Some(plan.clone());
         loop {
-            let needy = self.needy_groups(&groups(self.points), round);
-            if needy.is_empty() {
+            let made = rounds::made(self.points, &groups, &self.log);
+            self.record_rounds(&made, "under_way")?;
+            let open = adaptive::round_groups(&plan, &made);
+            if open.is_empty() {
                 return Ok(Ending::TargetMet);
             }
             if self.budget_spent() {
                 return Ok(Ending::BudgetSpent);
             }
-            let visits = schedule.round(round, &needy, false);
+            let visits = schedule.round(round, &open, false);
             self.progress.extend(visits.len());
             if !self.run_round(visits, true)? {
                 return Ok(Ending::Interrupted);
             }
             round += 1;
+            // A group whose points can make no more visits (skipped, failed) would ask for
+            // rounds for ever.
+            if rounds::made(self.points, &groups, &self.log) == made {
+                return Ok(Ending::TargetMet);
+            }
         }
     }
 
@@ -194,25 +239,11 @@ impl Sweep<'_> {
         self.log.spent() >= self.spec.total_budget()
     }
 
-    /// Groups with a point short of the target (judged on rounds before `round`), neediest
-    /// first.
-    fn needy_groups(&self, groups: &[Vec<usize>], round: usize) -> Vec<usize> {
-        let mut needy: Vec<(usize, f64)> = groups
-            .iter()
-            .enumerate()
-            .filter_map(|(g, members)| {
-                let need = members
-                    .iter()
-                    .filter_map(|&i| {
-                        let key = self.points[i].key();
-                        self.log.need(&key, round, self.spec.ci_target)
-                    })
-                    .fold(0.0, f64::max);
-                (need > 1.0).then_some((g, need))
-            })
-            .collect();
-        needy.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-        needy.into_iter().map(|(g, _)| g).collect()
+    /// Writes rounds.json: the plan (if the pilot left budget for one) and each group's rounds.
+    fn record_rounds(&self, made: &[usize], stopped: &str) -> Result<(), Error> {
+        let groups = groups(self.points);
+        let outcome = (self.plan.as_deref(), made, stopped);
+        rounds::write(&self.folder.dir, self.spec, self.points, &groups, outcome)
     }
 
     /// Makes the round's visits not made yet; in an adaptive round (`budgeted`) no group is
@@ -430,57 +461,12 @@ fn record_probe(dir: &std::path::Path, cpus: &[usize]) -> Result<(), Error> {
     Ok(())
 }
 
-fn print_plan(spec: &SweepSpec, results: &VisitFolder, prior: &PriorVisits) {
-    let pin = if spec.pin_defaulted {
-        format!(
-            "{} (default: this process may use CPUs {})",
-            spec.pinning.name(),
-            format_cpu_list(&spec.cpus)
-        )
-    } else {
-        spec.pinning.name()
-    };
-    let n =
-        |count: usize, what: &str| format!("{count} {what}{}", if count == 1 { "" } else { "s" });
-    println!(
-        "sweep: {} ({} × {} × {} × {}), pin {pin}, results in {}",
-        n(spec.total(), "point"),
-        n(spec.mechanisms.len(), "mechanism"),
-        n(spec.patterns.len(), "pattern"),
-        n(spec.sizes.len(), "size"),
-        n(spec.threads.len(), "thread count"),
-        results.dir.display()
-    );
-    println!(
-        "visits: at least {} of {:.0} ms per point (after {:.0} ms warm-up each){}; more to the points whose 95 % CI is wider than ±{} %, until {:.0} s are spent ({:.1} s per point); order seed {}{}",
-        spec.min_visits,
-        spec.visit.as_secs_f64() * 1e3,
-        spec.warmup.as_secs_f64() * 1e3,
-        if spec.counter_visits() { ", plus one with perf counters open" } else { "" },
-        spec.ci_target * 100.0,
-        spec.total_budget().as_secs_f64(),
-        spec.budget.as_secs_f64(),
-        spec.seed,
-        if spec.seed_given { "" } else { " (drawn; --seed repeats the order)" }
-    );
-    if prior.resumed {
-        println!(
-            "resuming: {} visits already made, {} failed or interrupted made again",
-            prior.visits.len(),
-            prior.dropped
-        );
-    }
-    if prior.truncated_line {
-        eprintln!("bytepath: the last line of visits.jsonl was cut short (a crash while writing it); that visit is made again");
-    }
-}
-
 /// Renders the reports (a failure there keeps the results), prints where everything is, and
 /// gives the sweep's status.
 fn finish(results: &VisitFolder, ending: Ending, records: &[RunRecord]) -> Result<Status, Error> {
     let dir = &results.dir;
     println!("results: {}", dir.join(folder::RESULTS_CSV).display());
-    match report::write_reports(dir, None) {
+    match report::write_reports(dir, None, None) {
         Ok(html) => println!("report: {}", html.display()),
         Err(e) => eprintln!(
             "bytepath: the report was not written ({e}); the results are kept in {}; render it again with `bytepath report {}`",

@@ -82,6 +82,14 @@ pub struct SweepSpec {
     // block, which --resume reads back, keeps its keys.
     #[serde(skip)]
     pub watch: crate::config::watch::Watch,
+    /// `--margin`: the equivalence margin of the crossover verdicts and of the adaptive rule.
+    /// Recorded only when not the default, so folders written before it existed still resume.
+    #[serde(skip_serializing_if = "default_margin")]
+    pub margin: f64,
+}
+
+fn default_margin(margin: &f64) -> bool {
+    *margin == crate::stats::verdict::DEFAULT_MARGIN
 }
 
 fn on_loopback(network: &Network) -> bool {

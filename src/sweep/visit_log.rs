@@ -65,6 +65,14 @@ impl VisitLog {
             .unwrap_or_default()
     }
 
+    /// Whether any headline visit of round `round` or later was made.
+    pub fn headline_from(&self, round: usize) -> bool {
+        self.visits
+            .iter()
+            .filter_map(|r| r.visit.as_ref())
+            .any(|v| v.kind == VisitKind::Headline && v.round >= round)
+    }
+
     /// A point this kernel cannot run: visited once, skipped, never again.
     pub fn skipped(&self, key: &str) -> bool {
         self.of(key).iter().any(|r| r.skipped_reason.is_some())

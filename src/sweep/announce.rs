@@ -1,0 +1,51 @@
+//! What a sweep prints before its first visit: the matrix, the visits and budget, and what a
+//! resumed folder already holds.
+use super::spec::SweepSpec;
+use crate::config::format_cpu_list;
+use crate::report::visit_folder::{PriorVisits, VisitFolder};
+
+pub fn print_plan(spec: &SweepSpec, results: &VisitFolder, prior: &PriorVisits) {
+    let pin = if spec.pin_defaulted {
+        format!(
+            "{} (default: this process may use CPUs {})",
+            spec.pinning.name(),
+            format_cpu_list(&spec.cpus)
+        )
+    } else {
+        spec.pinning.name()
+    };
+    let n =
+        |count: usize, what: &str| format!("{count} {what}{}", if count == 1 { "" } else { "s" });
+    println!(
+        "sweep: {} ({} × {} × {} × {}), pin {pin}, results in {}",
+        n(spec.total(), "point"),
+        n(spec.mechanisms.len(), "mechanism"),
+        n(spec.patterns.len(), "pattern"),
+        n(spec.sizes.len(), "size"),
+        n(spec.threads.len(), "thread count"),
+        results.dir.display()
+    );
+    println!(
+        "visits: at least {} of {:.0} ms per point (after {:.0} ms warm-up each){}; more to the groups whose crossover verdicts are undecided (margin ±{}; a group with no crossover: to meet ±{} %), as many as the pilot's spread fixes, until {:.0} s are spent ({:.1} s per point); order seed {}{}",
+        spec.min_visits,
+        spec.visit.as_secs_f64() * 1e3,
+        spec.warmup.as_secs_f64() * 1e3,
+        if spec.counter_visits() { ", plus one with perf counters open" } else { "" },
+        crate::stats::verdict::percent(spec.margin),
+        spec.ci_target * 100.0,
+        spec.total_budget().as_secs_f64(),
+        spec.budget.as_secs_f64(),
+        spec.seed,
+        if spec.seed_given { "" } else { " (drawn; --seed repeats the order)" }
+    );
+    if prior.resumed {
+        println!(
+            "resuming: {} visits already made, {} failed or interrupted made again",
+            prior.visits.len(),
+            prior.dropped
+        );
+    }
+    if prior.truncated_line {
+        eprintln!("bytepath: the last line of visits.jsonl was cut short (a crash while writing it); that visit is made again");
+    }
+}

@@ -1,0 +1,195 @@
+//! The sweep's side of the adaptive rule (`adaptive`): the pilot read from the visits made,
+//! and `rounds.json`, which records per group how many rounds it was given, how many it got
+//! and why, with the rule's looks and margin (the report judges the crossover families with
+//! them, `analysis::crossover_rule`).
+use super::adaptive::{self, GroupRounds, Pilot, PilotCell, Targets};
+use super::spec::{Point, SweepSpec};
+use super::visit_log::VisitLog;
+use crate::analysis::crossover_rule::{ADAPTIVE_LOOKS, PAIRS, ROUNDS_JSON};
+use crate::config::Pattern;
+use crate::error::Error;
+use crate::record::{RunRecord, VisitKind};
+use std::path::Path;
+
+/// The rule as `rounds.json` and the marker state it.
+pub const RULE: &str = "two-stage (Stein): after the minimum rounds, a group whose crossover \
+     cells are all decided (each question's cells one family, Holm for beats/slower and \
+     Benjamini–Hochberg for equivalence, at α/2) gets no more rounds; a group still undecided \
+     gets, once, the total at which its pilot's spread would decide any true ratio; a group \
+     with no crossover cell gets the total at which its pilot's spread meets --ci; the budget \
+     may end a group short. Each cell is looked at twice at most, each look at α/2.";
+
+/// A point's headline figures by round, of rounds before `before`, from completed visits.
+fn headline(log: &VisitLog, point: &Point, before: usize) -> Vec<(usize, f64)> {
+    log.of(&point.key())
+        .into_iter()
+        .filter(|r| r.status == "completed")
+        .filter_map(|r: &RunRecord| {
+            let v = r.visit.as_ref()?;
+            (v.kind == VisitKind::Headline && v.round < before)
+                .then(|| (v.round, r.headline_value()))
+        })
+        .collect()
+}
+
+/// The pilot: every headline visit made before round `before`, by group.
+pub fn pilot(
+    spec: &SweepSpec,
+    points: &[Point],
+    groups: &[Vec<usize>],
+    log: &VisitLog,
+    before: usize,
+) -> Pilot {
+    let mut pilot = Pilot {
+        rounds: spec.min_visits,
+        groups: groups.len(),
+        ..Pilot::default()
+    };
+    for (g, members) in groups.iter().enumerate() {
+        for &i in members {
+            let values = headline(log, &points[i], before);
+            pilot
+                .points
+                .push((g, values.iter().map(|(_, v)| *v).collect()));
+        }
+        let stream: Vec<&Point> = members
+            .iter()
+            .map(|&i| &points[i])
+            .filter(|p| p.pattern == Pattern::Stream && !p.bidir)
+            .collect();
+        let named = |name: &str| stream.iter().find(|p| p.mechanism.name() == name).copied();
+        for (question, (challenger, baseline)) in PAIRS.iter().enumerate() {
+            let (Some(c), Some(b)) = (named(challenger), named(baseline)) else {
+                continue;
+            };
+            let base = headline(log, b, before);
+            let pairs = headline(log, c, before)
+                .into_iter()
+                .filter_map(|(round, vc)| {
+                    let (_, vb) = base.iter().find(|(r, _)| *r == round)?;
+                    Some((vc, *vb))
+                })
+                .collect();
+            pilot.cells.push(PilotCell {
+                group: g,
+                question,
+                pairs,
+            });
+        }
+    }
+    pilot
+}
+
+/// The targets the spec sets: its margin, its `--ci`, and at most `VISIT_BOUNDS.1` rounds.
+pub fn targets(spec: &SweepSpec) -> Targets {
+    Targets {
+        margin: spec.margin,
+        ci: spec.ci_target,
+        max_rounds: super::spec::VISIT_BOUNDS.1,
+        looks: ADAPTIVE_LOOKS,
+    }
+}
+
+/// Headline rounds each group has made (its points' most; a skipped point makes none).
+pub fn made(points: &[Point], groups: &[Vec<usize>], log: &VisitLog) -> Vec<usize> {
+    groups
+        .iter()
+        .map(|members| {
+            members
+                .iter()
+                .map(|&i| headline_rounds(log, &points[i]))
+                .max()
+                .unwrap_or(0)
+        })
+        .collect()
+}
+
+fn headline_rounds(log: &VisitLog, point: &Point) -> usize {
+    log.of(&point.key())
+        .iter()
+        .filter(|r| {
+            r.visit
+                .as_ref()
+                .is_some_and(|v| v.kind == VisitKind::Headline)
+        })
+        .count()
+}
+
+/// `rounds.json`: the rule, its looks and margin, and every group's rounds (planned, made, why
+/// it stopped). `plan` is `None` where the budget ended the sweep before any adaptive round:
+/// each cell was then looked at once.
+pub fn write(
+    dir: &Path,
+    spec: &SweepSpec,
+    points: &[Point],
+    groups: &[Vec<usize>],
+    (plan, made, stopped): (Option<&[GroupRounds]>, &[usize], &str),
+) -> Result<(), Error> {
+    let entries: Vec<serde_json::Value> = groups
+        .iter()
+        .enumerate()
+        .map(|(g, members)| {
+            let p = &points[members[0]];
+            let mut entry = serde_json::json!({
+                "pattern": p.pattern.name(),
+                "threads": p.threads,
+                "size_bytes": p.message_size,
+                "rounds_made": made[g],
+            });
+            if let Some(r) = plan.and_then(|plan| plan.get(g)) {
+                let value = serde_json::to_value(r).expect("plain data");
+                for (k, v) in value.as_object().expect("a struct").iter() {
+                    entry[k] = v.clone();
+                }
+                entry["undecided"] = r.undecided.iter().map(|&q| question_name(q)).collect();
+                entry["stop"] = stop(r, made[g], stopped).into();
+            }
+            entry
+        })
+        .collect();
+    let looks = if plan.is_some() { ADAPTIVE_LOOKS } else { 1 };
+    let document = serde_json::json!({
+        "rule": RULE,
+        "looks": looks,
+        "alpha_per_look": crate::stats::verdict::ALPHA / looks as f64,
+        "margin": spec.margin,
+        "pilot_rounds": spec.min_visits,
+        "adaptive": plan.is_some(),
+        "groups": entries,
+    });
+    let path = dir.join(ROUNDS_JSON);
+    let text = serde_json::to_string_pretty(&document).expect("JSON") + "\n";
+    let tmp = dir.join(format!("{ROUNDS_JSON}.tmp"));
+    let file_error = |source| Error::File {
+        path: path.clone(),
+        source,
+    };
+    std::fs::write(&tmp, text).map_err(file_error)?;
+    std::fs::rename(&tmp, &path).map_err(file_error)
+}
+
+fn question_name(q: usize) -> String {
+    let (c, b) = PAIRS[q];
+    format!("{c} vs {b}")
+}
+
+/// Why a group's rounds ended where they did.
+fn stop(r: &GroupRounds, made: usize, stopped: &str) -> &'static str {
+    match (made >= r.planned_rounds, stopped) {
+        (true, _) => "planned_rounds_made",
+        (false, "interrupted") => "interrupted",
+        (false, "under_way") => "under_way",
+        (false, _) => "budget_spent",
+    }
+}
+
+/// Decides the plan once, from the pilot.
+pub fn decide(
+    spec: &SweepSpec,
+    points: &[Point],
+    groups: &[Vec<usize>],
+    log: &VisitLog,
+    before: usize,
+) -> Vec<GroupRounds> {
+    adaptive::plan(&pilot(spec, points, groups, log, before), &targets(spec))
+}
