@@ -4,8 +4,8 @@
 pub mod bidir;
 pub mod costs;
 pub mod crossover;
-pub mod crr;
 pub mod crossover_rule;
+pub mod crr;
 pub mod load;
 pub mod paired;
 pub mod point;

@@ -179,47 +179,7 @@ impl Watched {
         let series = Component::ALL
             .into_iter()
             .zip(COLORS)
-            .filter_map(|(c, color)| {
-                // Each host's figure against its own median: hosts differ, rounds should not.
-                let median = |host: &Option<String>| {
-                    let costs: Vec<f64> = self
-                        .canaries
-                        .iter()
-                        .filter(|t| t.host == *host)
-                        .filter_map(|t| t.canary.cost(c))
-                        .collect();
-                    crate::probe::summary::median(&costs)
-                };
-                let data: Vec<Datum> = self
-                    .canaries
-                    .iter()
-                    .filter_map(|t| {
-                        let cost = t.canary.cost(c)?;
-                        let median = median(&t.host)?;
-                        Some(Datum {
-                            x: t.unix_s - start,
-                            y: cost / median,
-                            ci: None,
-                            title: format!(
-                                "round {}{} at {:.1} s: {} {:.3}× its median",
-                                t.round,
-                                t.host
-                                    .as_ref()
-                                    .map_or(String::new(), |h| format!(" on {h}")),
-                                t.unix_s - start,
-                                c.name(),
-                                cost / median
-                            ),
-                        })
-                    })
-                    .collect();
-                (!data.is_empty()).then_some(Series {
-                    name: c.name().into(),
-                    color,
-                    dashed: false,
-                    data,
-                })
-            })
+            .filter_map(|(c, color)| self.series(c, color, start))
             .collect();
         Some(plot::render(&Plot {
             id: "canary",
@@ -235,6 +195,48 @@ impl Watched {
             }],
             columns: 1,
         }))
+    }
+
+    /// One component's markers, each host's figure against its own median (hosts differ,
+    /// rounds should not); `None` where no canary measured it.
+    fn series(&self, c: Component, color: &'static str, start: f64) -> Option<Series> {
+        let median = |host: &Option<String>| {
+            let costs: Vec<f64> = self
+                .canaries
+                .iter()
+                .filter(|t| t.host == *host)
+                .filter_map(|t| t.canary.cost(c))
+                .collect();
+            crate::probe::summary::median(&costs)
+        };
+        let data: Vec<Datum> = self
+            .canaries
+            .iter()
+            .filter_map(|t| {
+                let ratio = t.canary.cost(c)? / median(&t.host)?;
+                let on = t
+                    .host
+                    .as_ref()
+                    .map_or(String::new(), |h| format!(" on {h}"));
+                Some(Datum {
+                    x: t.unix_s - start,
+                    y: ratio,
+                    ci: None,
+                    title: format!(
+                        "round {}{on} at {:.1} s: {} {ratio:.3}× its median",
+                        t.round,
+                        t.unix_s - start,
+                        c.name(),
+                    ),
+                })
+            })
+            .collect();
+        (!data.is_empty()).then_some(Series {
+            name: c.name().into(),
+            color,
+            dashed: false,
+            data,
+        })
     }
 
     pub fn markdown(&self) -> String {

@@ -30,6 +30,8 @@ pub const PROFILE: u8 = 4;
 const PHASE_CHECK_MS: i32 = 10;
 
 mod connect;
+mod schedule;
+pub use schedule::Schedule;
 
 #[derive(Debug, Clone)]
 pub struct LoadSpec {
@@ -186,32 +188,6 @@ fn fill(buf: &mut [u8], id: usize, seq: u64) {
     }
 }
 
-/// The open-loop schedule: request `seq` of a connection is intended at
-/// `start + seq * period + offset`; offsets spread the connections evenly over a period.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Schedule {
-    pub period_ns: u64,
-    pub start_ns: u64,
-}
-
-impl Schedule {
-    pub fn new(rate: f64, clients: usize, start_ns: u64) -> Schedule {
-        let period_ns = (clients as f64 * 1e9 / rate).round().max(1.0) as u64;
-        Schedule {
-            period_ns,
-            start_ns,
-        }
-    }
-
-    pub fn offset_ns(&self, id: usize, clients: usize) -> u64 {
-        (self.period_ns as u128 * id as u128 / clients as u128) as u64
-    }
-
-    pub fn intended_ns(&self, seq: u64, offset_ns: u64) -> u64 {
-        self.start_ns + seq * self.period_ns + offset_ns
-    }
-}
-
 struct Thread<'a> {
     spec: &'a LoadSpec,
     phase: &'a AtomicU8,
@@ -231,19 +207,7 @@ fn client_thread(
     phase: &AtomicU8,
     ready: &AtomicUsize,
 ) -> ThreadResult {
-    let result = ThreadResult {
-        histogram: LatencyHistogram::new(),
-        requests: 0,
-        mismatched_requests: 0,
-        connection_errors: 0,
-        connected: 0,
-        failed_connects: 0,
-        first_connect_error: None,
-        cpu: Duration::ZERO,
-        spans: Vec::new(),
-        connections_opened: 0,
-        requests_all_phases: 0,
-    };
+    let result = ThreadResult::empty();
     if let Some(Err(e)) = spec.netns.as_ref().map(|ns| ns.enter()) {
         ready.fetch_add(1, Ordering::SeqCst);
         let mut r = result;
@@ -277,17 +241,39 @@ fn client_thread(
         std::thread::sleep(Duration::from_micros(200));
     }
     t.run(phase);
-    t.result.spans = t
-        .conns
-        .iter()
-        .map(|c| ConnectionSpan {
-            connection: c.id,
-            completed: c.completed,
-            first_completion_ns: c.first_ns,
-            last_completion_ns: c.last_ns,
-        })
-        .collect();
+    t.result.spans = t.conns.iter().map(Connection::span).collect();
     t.result
+}
+
+impl ThreadResult {
+    /// Nothing measured yet.
+    fn empty() -> ThreadResult {
+        ThreadResult {
+            histogram: LatencyHistogram::new(),
+            requests: 0,
+            mismatched_requests: 0,
+            connection_errors: 0,
+            connected: 0,
+            failed_connects: 0,
+            first_connect_error: None,
+            cpu: Duration::ZERO,
+            spans: Vec::new(),
+            connections_opened: 0,
+            requests_all_phases: 0,
+        }
+    }
+}
+
+impl Connection {
+    /// When this connection's completions began and ended.
+    fn span(&self) -> ConnectionSpan {
+        ConnectionSpan {
+            connection: self.id,
+            completed: self.completed,
+            first_completion_ns: self.first_ns,
+            last_completion_ns: self.last_ns,
+        }
+    }
 }
 
 impl Thread<'_> {
@@ -295,7 +281,9 @@ impl Thread<'_> {
         self.base.elapsed().as_nanos() as u64
     }
 
-    fn run(&mut self, phase: &AtomicU8) {
+    /// Closed loop: every connection's first request now. Open loop: each connection's offset
+    /// in the schedule, its requests issued as they fall due.
+    fn start(&mut self) {
         let start = self.now_ns();
         let clients = self.spec.clients;
         self.schedule = self.spec.rate.map(|r| Schedule::new(r, clients, start));
@@ -308,6 +296,28 @@ impl Thread<'_> {
                 None => self.begin(j, start),
             }
         }
+    }
+
+    /// Open loop: begins every request whose intended time has come, advancing the cursor
+    /// `(k, j)` (request number, connection) in intended-time order.
+    fn issue_due(&mut self, s: Schedule, (k, j): (&mut u64, &mut usize)) {
+        let now = self.now_ns();
+        while !self.conns.is_empty() && s.intended_ns(*k, self.conns[*j].offset_ns) <= now {
+            let c = &self.conns[*j];
+            if c.state == State::Waiting && c.seq <= *k {
+                let at = s.intended_ns(c.seq, c.offset_ns);
+                self.begin(*j, at);
+            }
+            *j += 1;
+            if *j == self.conns.len() {
+                *j = 0;
+                *k += 1;
+            }
+        }
+    }
+
+    fn run(&mut self, phase: &AtomicU8) {
+        self.start();
         // The open-loop cursor: (request number, connection) in intended-time order.
         let (mut k, mut j) = (0u64, 0usize);
         let (mut cpu_at_start, mut cpu_at_end) = (None, None);
@@ -339,19 +349,7 @@ impl Thread<'_> {
                 self.on_event(slot as usize, bits);
             }
             if let Some(s) = self.schedule {
-                let now = self.now_ns();
-                while !self.conns.is_empty() && s.intended_ns(k, self.conns[j].offset_ns) <= now {
-                    let c = &self.conns[j];
-                    if c.state == State::Waiting && c.seq <= k {
-                        let at = s.intended_ns(c.seq, c.offset_ns);
-                        self.begin(j, at);
-                    }
-                    j += 1;
-                    if j == self.conns.len() {
-                        j = 0;
-                        k += 1;
-                    }
-                }
+                self.issue_due(s, (&mut k, &mut j));
             }
         }
         let after = cpu_at_end.map_or_else(usage::thread_usage, Ok);
