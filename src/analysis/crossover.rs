@@ -86,7 +86,8 @@ pub fn judge(
                 .filter_map(|size| {
                     let c = find(points, challenger, size, threads)?;
                     let b = find(points, baseline, size, threads)?;
-                    let r = paired::ratio(c, b).map(|r| LogEstimate::from_interval(&r));
+                    let r = paired::ratio_after_pilot(c, b, settings.stein_pilot())
+                        .map(|r| LogEstimate::from_interval(&r));
                     Some((size, r))
                 })
                 .collect();

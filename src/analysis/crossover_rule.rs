@@ -33,6 +33,10 @@ pub struct Settings {
     pub margin: f64,
     /// Looks the sweep took at each cell (1: no adaptive rounds).
     pub looks: usize,
+    /// The pilot's rounds: after adaptive rounds a cell's interval is Stein's, the mean of all
+    /// its rounds with the spread of these first ones on their degrees of freedom.
+    #[serde(default)]
+    pub pilot_rounds: usize,
 }
 
 impl Default for Settings {
@@ -40,11 +44,18 @@ impl Default for Settings {
         Settings {
             margin: DEFAULT_MARGIN,
             looks: 1,
+            pilot_rounds: 0,
         }
     }
 }
 
 impl Settings {
+    /// The pilot whose spread a cell's interval takes (Stein), when the sweep took adaptive
+    /// rounds; `None` for a sweep that looked once (its interval is the plain paired one).
+    pub fn stein_pilot(&self) -> Option<usize> {
+        (self.looks > 1 && self.pilot_rounds >= 2).then_some(self.pilot_rounds)
+    }
+
     /// The error rate each look is held to.
     pub fn alpha(&self) -> f64 {
         ALPHA / self.looks.max(1) as f64
@@ -54,7 +65,15 @@ impl Settings {
     pub fn from_rounds(document: &serde_json::Value) -> Option<Settings> {
         let looks = document.get("looks")?.as_u64()? as usize;
         let margin = document.get("margin")?.as_f64()?;
-        (looks >= 1 && margin > 0.0 && margin < 1.0).then_some(Settings { margin, looks })
+        let pilot_rounds = document
+            .get("pilot_rounds")
+            .and_then(serde_json::Value::as_u64)
+            .unwrap_or(0) as usize;
+        (looks >= 1 && margin > 0.0 && margin < 1.0).then_some(Settings {
+            margin,
+            looks,
+            pilot_rounds,
+        })
     }
 
     /// "each cell looked at twice (after the pilot, after its adaptive rounds), each look at
@@ -62,9 +81,11 @@ impl Settings {
     pub fn looks_text(&self) -> Option<String> {
         (self.looks > 1).then(|| {
             format!(
-                "each cell looked at up to {} times (after the pilot rounds, and after the rounds the pilot's spread fixed for a group still undecided), each look at α = {} (Bonferroni over the looks), so the reported look keeps its error within {ALPHA}",
+                "each cell looked at up to {} times (after the pilot rounds, and after the rounds the pilot's spread fixed for a group still undecided), each look at α = {} (Bonferroni over the looks), so the reported look keeps its error within {ALPHA}; after adaptive rounds a cell's interval is Stein's two-stage interval (the mean of all its rounds, the spread of its {} pilot rounds on their {} degrees of freedom), which keeps its level however the round count followed the pilot's spread",
                 self.looks,
-                self.alpha()
+                self.alpha(),
+                self.pilot_rounds,
+                self.pilot_rounds.saturating_sub(1)
             )
         })
     }

@@ -38,6 +38,31 @@ pub fn ratio(a: &Point, b: &Point) -> Result<RatioInterval, String> {
     })
 }
 
+/// `ratio`, or after adaptive rounds (`pilot`: the pilot's round count) Stein's interval: the
+/// pairs in round order, the spread from the first `pilot` of them (`stats::visits::stein_ratio`).
+pub fn ratio_after_pilot(
+    a: &Point,
+    b: &Point,
+    pilot: Option<usize>,
+) -> Result<RatioInterval, String> {
+    let Some(pilot) = pilot else {
+        return ratio(a, b);
+    };
+    ratio(a, b)?;
+    let mut pairs: Vec<(usize, f64, f64)> = a
+        .visits
+        .iter()
+        .filter_map(|(round, va)| {
+            let (_, vb) = b.visits.iter().find(|(r, _)| r == round)?;
+            Some((*round, *va, *vb))
+        })
+        .collect();
+    pairs.sort_by_key(|(round, _, _)| *round);
+    let pairs: Vec<(f64, f64)> = pairs.iter().map(|(_, a, b)| (*a, *b)).collect();
+    crate::stats::visits::stein_ratio(&pairs, pilot)
+        .ok_or_else(|| format!("{} and {}: no paired interval", a.key, b.key))
+}
+
 /// How `a` compares with `b` where both were measured: higher, lower or indistinguishable.
 pub fn direction(a: &Point, b: &Point) -> Result<(Direction, RatioInterval), String> {
     ratio(a, b).map(|r| (r.direction(), r))

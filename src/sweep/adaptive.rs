@@ -135,7 +135,12 @@ fn undecided(rounds: &mut GroupRounds, cells: &[CellState], targets: &Targets) {
         .max_by(|a, b| a.0.total_cmp(&b.0));
     rounds.pilot_spread = worst.map(|(s, _)| s);
     let n = worst.map_or(targets.max_rounds, |(s, tests)| {
-        rounds_to_decide(s, tests, targets.margin, targets.looks)
+        rounds_to_decide(
+            s,
+            tests,
+            targets.margin,
+            (targets.looks, rounds.pilot_rounds),
+        )
     });
     rounds.planned_rounds = n.clamp(rounds.pilot_rounds, targets.max_rounds);
 }
@@ -168,13 +173,21 @@ fn pilot_states(pilot: &Pilot, targets: &Targets) -> Vec<Option<(Verdict, usize)
 /// The rounds at which a cell of a family of `tests` with per-round log-ratio spread `spread`
 /// is decided whatever its true ratio: the difference interval at Holm's strictest level and
 /// the equivalence interval, end to end, fit inside the margin (a ratio just outside the
-/// first is inside the second).
-pub fn rounds_to_decide(spread: f64, tests: usize, margin: f64, looks: usize) -> usize {
+/// first is inside the second). The report's interval after adaptive rounds is Stein's (the
+/// pilot's spread on the pilot's degrees of freedom), so the quantiles are taken on those.
+pub fn rounds_to_decide(
+    spread: f64,
+    tests: usize,
+    margin: f64,
+    looks_pilot: (usize, usize),
+) -> usize {
+    let (looks, pilot) = looks_pilot;
     let alpha = ALPHA / looks.max(1) as f64;
     let room = (1.0 + margin).ln();
+    let df = pilot.max(2) as f64 - 1.0;
     rounds_for(|n| {
-        let difference = t_quantile(1.0 - alpha / (2.0 * tests.max(1) as f64), n - 1.0);
-        let equivalence = t_quantile(1.0 - alpha, n - 1.0);
+        let difference = t_quantile(1.0 - alpha / (2.0 * tests.max(1) as f64), df);
+        let equivalence = t_quantile(1.0 - alpha, df);
         (difference + equivalence) * spread / n.sqrt() <= room
     })
 }

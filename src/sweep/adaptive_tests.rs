@@ -46,7 +46,7 @@ fn a_group_decided_at_the_pilot_gets_no_more_rounds_and_an_open_one_gets_them_fr
     assert_eq!(plan[1].why, Why::Undecided);
     assert_eq!(plan[1].undecided, [0]);
     let s = plan[1].pilot_spread.unwrap();
-    assert_eq!(plan[1].planned_rounds, rounds_to_decide(s, 3, 0.05, 2));
+    assert_eq!(plan[1].planned_rounds, rounds_to_decide(s, 3, 0.05, (2, 4)));
     assert!(
         plan[2].planned_rounds > plan[1].planned_rounds,
         "twice the spread, more rounds: {plan:?}"
@@ -72,23 +72,26 @@ fn the_total_depends_on_the_pilots_spread_not_on_its_ratio() {
 #[test]
 fn rounds_to_decide_fit_both_intervals_inside_the_margin() {
     // 5 % per visit on each side: a per-round log-ratio SD of about 7 %. Holm's strictest
-    // level over 24 cells at α / 2 is 0.05 / 96 two-sided per side: z ≈ 3.3, plus 1.96 for
-    // the equivalence interval; (5.3 · 0.0707 / ln 1.05)² ≈ 58 at normal quantiles, a few more
-    // at Student's.
-    let n = rounds_to_decide(0.0707, 24, 0.05, 2);
-    assert!((58..=66).contains(&n), "{n}");
+    // level over 24 cells at α / 2 is 0.05 / 96 two-sided per side, plus the equivalence
+    // interval; the report's interval is Stein's, on the pilot's 3 degrees of freedom, so the
+    // quantiles are t(3)'s: far more rounds than the ≈ 58 normal quantiles would ask.
+    let n = rounds_to_decide(0.0707, 24, 0.05, (2, 4));
     let at = |n: f64| {
         let alpha = ALPHA / 2.0;
-        (t_quantile(1.0 - alpha / 48.0, n - 1.0) + t_quantile(1.0 - alpha, n - 1.0)) * 0.0707
-            / n.sqrt()
+        (t_quantile(1.0 - alpha / 48.0, 3.0) + t_quantile(1.0 - alpha, 3.0)) * 0.0707 / n.sqrt()
     };
     assert!(at(n as f64) <= 1.05f64.ln() && at(n as f64 - 1.0) > 1.05f64.ln());
+    assert!(n > 66, "{n}");
     assert!(
-        rounds_to_decide(0.0707, 1, 0.05, 2) < n,
+        rounds_to_decide(0.0707, 24, 0.05, (2, 10)) < n,
+        "a larger pilot, fewer rounds"
+    );
+    assert!(
+        rounds_to_decide(0.0707, 1, 0.05, (2, 4)) < n,
         "fewer tests, fewer rounds"
     );
     assert!(
-        rounds_to_decide(0.0707, 24, 0.10, 2) < n,
+        rounds_to_decide(0.0707, 24, 0.10, (2, 4)) < n,
         "a wider margin, fewer rounds"
     );
 }
