@@ -20,14 +20,7 @@ pub fn ratio(a: &Point, b: &Point) -> Result<RatioInterval, String> {
             if a.visits.is_empty() { &a.key } else { &b.key }
         ));
     }
-    let pairs: Vec<(f64, f64)> = a
-        .visits
-        .iter()
-        .filter_map(|(round, va)| {
-            let (_, vb) = b.visits.iter().find(|(r, _)| r == round)?;
-            Some((*va, *vb))
-        })
-        .collect();
+    let pairs = pairs_by_round(a, b);
     paired_ratio(&pairs).ok_or_else(|| {
         format!(
             "{} and {} share {} round(s) with figures; a paired interval needs 2",
@@ -49,6 +42,14 @@ pub fn ratio_after_pilot(
         return ratio(a, b);
     };
     ratio(a, b)?;
+    let pairs = pairs_by_round(a, b);
+    crate::stats::visits::stein_ratio(&pairs, pilot)
+        .ok_or_else(|| format!("{} and {}: no paired interval", a.key, b.key))
+}
+
+/// `(a, b)` of each round both were visited in, in round order (a visit made again in a round
+/// pairs by its first figure).
+fn pairs_by_round(a: &Point, b: &Point) -> Vec<(f64, f64)> {
     let mut pairs: Vec<(usize, f64, f64)> = a
         .visits
         .iter()
@@ -58,9 +59,7 @@ pub fn ratio_after_pilot(
         })
         .collect();
     pairs.sort_by_key(|(round, _, _)| *round);
-    let pairs: Vec<(f64, f64)> = pairs.iter().map(|(_, a, b)| (*a, *b)).collect();
-    crate::stats::visits::stein_ratio(&pairs, pilot)
-        .ok_or_else(|| format!("{} and {}: no paired interval", a.key, b.key))
+    pairs.iter().map(|(_, a, b)| (*a, *b)).collect()
 }
 
 /// How `a` compares with `b` where both were measured: higher, lower or indistinguishable.

@@ -71,24 +71,35 @@ impl RatioInterval {
 /// the interval of the mean log-ratio. Pairs with a non-positive value carry no ratio and are
 /// left out; needs two usable pairs.
 pub fn paired_ratio(pairs: &[(f64, f64)]) -> Option<RatioInterval> {
-    let logs: Vec<f64> = pairs
-        .iter()
-        .filter(|(a, b)| *a > 0.0 && *b > 0.0 && a.is_finite() && b.is_finite())
-        .map(|(a, b)| (a / b).ln())
-        .collect();
+    let logs = log_ratios(pairs);
     let n = logs.len();
     if n < 2 {
         return None;
     }
     let (mean, var) = mean_var(&logs);
-    let half = t_975(n - 1) * (var / n as f64).sqrt();
-    Some(RatioInterval {
+    Some(log_interval(mean, var, n, n - 1))
+}
+
+/// ln(a/b) of each pair whose two values are positive and finite.
+fn log_ratios(pairs: &[(f64, f64)]) -> Vec<f64> {
+    pairs
+        .iter()
+        .filter(|(a, b)| *a > 0.0 && *b > 0.0 && a.is_finite() && b.is_finite())
+        .map(|(a, b)| (a / b).ln())
+        .collect()
+}
+
+/// The 95 % interval of a mean log-ratio over `n` pairs with variance `var` on `df` degrees
+/// of freedom, as a ratio.
+fn log_interval(mean: f64, var: f64, n: usize, df: usize) -> RatioInterval {
+    let half = t_975(df) * (var / n as f64).sqrt();
+    RatioInterval {
         ratio: mean.exp(),
         low: (mean - half).exp(),
         high: (mean + half).exp(),
         n,
-        df: (n - 1) as f64,
-    })
+        df: df as f64,
+    }
 }
 
 /// `paired_ratio` after a two-stage (Stein) plan: the first `pilot` pairs fixed how many were
@@ -99,25 +110,14 @@ pub fn paired_ratio(pairs: &[(f64, f64)]) -> Option<RatioInterval> {
 /// gives few pairs and a narrow interval). With no more pairs than the pilot it is
 /// `paired_ratio`.
 pub fn stein_ratio(pairs: &[(f64, f64)], pilot: usize) -> Option<RatioInterval> {
-    let logs: Vec<f64> = pairs
-        .iter()
-        .filter(|(a, b)| *a > 0.0 && *b > 0.0 && a.is_finite() && b.is_finite())
-        .map(|(a, b)| (a / b).ln())
-        .collect();
+    let logs = log_ratios(pairs);
     let n = logs.len();
     if n <= pilot || pilot < 2 {
         return paired_ratio(pairs);
     }
     let (mean, _) = mean_var(&logs);
     let (_, pilot_var) = mean_var(&logs[..pilot]);
-    let half = t_975(pilot - 1) * (pilot_var / n as f64).sqrt();
-    Some(RatioInterval {
-        ratio: mean.exp(),
-        low: (mean - half).exp(),
-        high: (mean + half).exp(),
-        n,
-        df: (pilot - 1) as f64,
-    })
+    Some(log_interval(mean, pilot_var, n, pilot - 1))
 }
 
 /// new/old from two studies' visit means of one point: Welch's t on the log values (unequal
