@@ -67,6 +67,17 @@ fn sweep(dir: &Path, extra: &[&str]) -> (String, i32) {
     (text, out.status.code().unwrap_or(-1))
 }
 
+/// Each of two rounds holds two visit lines: the disturbed visit and its redo, both kept.
+fn assert_two_visits_in_each_of_two_rounds(visits: &[Value]) {
+    for round in 0..2 {
+        let n = visits
+            .iter()
+            .filter(|v| v["visit"]["round"] == round)
+            .count();
+        assert_eq!(n, 2, "round {round}: {visits:?}");
+    }
+}
+
 fn headline_visits(dir: &Path) -> Vec<Value> {
     std::fs::read_to_string(dir.join("visits.jsonl"))
         .unwrap()
@@ -95,13 +106,7 @@ fn a_visit_beside_a_busy_loop_on_its_cpu_is_disturbed_and_made_again() {
         assert_eq!(block["cpus"], 1, "{block}");
     }
     // Each of the 2 rounds: the disturbed visit and its redo at the end of the round.
-    for round in 0..2 {
-        let n = visits
-            .iter()
-            .filter(|v| v["visit"]["round"] == round)
-            .count();
-        assert_eq!(n, 2, "round {round}: {visits:?}");
-    }
+    assert_two_visits_in_each_of_two_rounds(&visits);
     let results = std::fs::read_to_string(dir.path().join("results.jsonl")).unwrap();
     assert!(results.contains("was disturbed"), "{results}");
     assert_eq!(headline_visits(dir.path()).len(), 4);
@@ -296,13 +301,7 @@ fn a_servers_visit_beside_a_busy_loop_is_disturbed_and_made_again_at_its_rounds_
         assert_eq!(block["disturbed"], true, "{block}");
     }
     // Each round: the disturbed visit and its redo, both kept.
-    for round in 0..2 {
-        let n = visits
-            .iter()
-            .filter(|v| v["visit"]["round"] == round)
-            .count();
-        assert_eq!(n, 2, "round {round}: {visits:?}");
-    }
+    assert_two_visits_in_each_of_two_rounds(&visits);
     let canaries = std::fs::read_to_string(dir.path().join("canary.jsonl")).unwrap();
     assert_eq!(canaries.lines().count(), 2, "one canary per round");
     let report = std::fs::read_to_string(dir.path().join("report.md")).unwrap();

@@ -66,14 +66,19 @@ fn split(c: Option<&CrrReport>) -> String {
     )
 }
 
-/// One crr point's line, and its verdict's words when it has an rr twin to pair with.
-fn judge(p: &Point, points: &[&Point]) -> (String, Option<&'static str>) {
-    let at = format!(
+/// "send 64 B ×1": where a crr point sits.
+fn at(p: &Point) -> String {
+    format!(
         "{} {} ×{}",
         p.mechanism,
         size_label(p.size),
         p.threads as usize
-    );
+    )
+}
+
+/// One crr point's line, and its verdict's words when it has an rr twin to pair with.
+fn judge(p: &Point, points: &[&Point]) -> (String, Option<&'static str>) {
+    let at = at(p);
     let parts = split(p.crr.as_ref());
     let Some(rr) = twin(p, points) else {
         let line =
@@ -112,13 +117,7 @@ pub fn answer(points: &[&Point]) -> Option<Answer> {
     for p in &crr {
         let (line, state) = judge(p, points);
         if let Some(state) = state {
-            let at = format!(
-                "{} {} ×{}",
-                p.mechanism,
-                size_label(p.size),
-                p.threads as usize
-            );
-            summary.push(format!("{at}: {state}"));
+            summary.push(format!("{}: {state}", at(p)));
         }
         details.push(line);
     }

@@ -8,6 +8,7 @@
 //! its statistics, its probe) is the vocabulary in `path`, which the paths import and which
 //! imports none of them.
 pub mod path;
+
 #[cfg(test)]
 mod path_tests;
 mod source;
@@ -225,10 +226,7 @@ impl Receiver {
         loop {
             let got = self.receive(ep)?;
             if got.eof {
-                return Err(io::Error::new(
-                    io::ErrorKind::UnexpectedEof,
-                    "server closed the flow before answering",
-                ));
+                return Err(closed_before_answer());
             }
             if got.timed_out {
                 return Ok(false);
@@ -363,10 +361,7 @@ impl Receiver {
             None => self.receive_message(ep, max_call)?,
         };
         if whole.eof {
-            return Err(io::Error::new(
-                io::ErrorKind::UnexpectedEof,
-                "server closed the flow before answering",
-            ));
+            return Err(closed_before_answer());
         }
         Ok(first)
     }
@@ -418,6 +413,14 @@ impl Receiver {
             ..Received::default()
         })
     }
+}
+
+/// The rr and crr client's error when the server closes instead of answering.
+fn closed_before_answer() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::UnexpectedEof,
+        "server closed the flow before answering",
+    )
 }
 
 #[cfg(test)]
