@@ -9,7 +9,7 @@
 //! test used and the summary line names the count of tests and the method. A point measured as
 //! one stretch (schema 1) has no visits to judge it by and is said so, never judged on its
 //! slices.
-pub mod machine;
+pub(crate) mod machine;
 
 use crate::error::{Error, Status};
 use crate::record::{point_key, read_results};

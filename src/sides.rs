@@ -122,5 +122,5 @@ fn probe_point(spec: &RunSpec) -> Result<(), String> {
         }
     }
     crate::mechanism::probe(spec.mechanism)?;
-    crate::mechanism::recv_path::probe(spec.recv_path)
+    crate::mechanism::receive::path::probe(spec.recv_path)
 }

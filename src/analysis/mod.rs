@@ -1,22 +1,22 @@
 //! Derived answers from a sweep's results: crossover sizes, per-byte costs, cache savings,
 //! copied fallbacks, scaling and the most surprising point. Every answer is computed from the
 //! records and says which of them it rests on; none is written by hand.
-pub mod bidir;
-pub mod costs;
-pub mod crossover;
+pub(crate) mod bidir;
+pub(crate) mod costs;
+pub(crate) mod crossover;
 pub mod crossover_rule;
-pub mod crr;
-pub mod load;
-pub mod paired;
-pub mod point;
-pub mod profile;
-pub mod profile_change;
-pub mod questions;
-pub mod scaling;
-pub mod separated;
-pub mod surprise;
+pub(crate) mod crr;
+pub(crate) mod load;
+pub(crate) mod paired;
+pub(crate) mod point;
+pub(crate) mod profile;
+pub(crate) mod profile_change;
+pub(crate) mod questions;
+pub(crate) mod scaling;
+pub(crate) mod separated;
+pub(crate) mod surprise;
 pub mod synthetic;
-pub mod tested;
+pub(crate) mod tested;
 
 use point::Point;
 use serde_json::Value;

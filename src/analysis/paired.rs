@@ -5,7 +5,7 @@
 //! cannot be told apart on this machine. Overlap of two intervals is never a test.
 use super::point::Point;
 use crate::stats::verdict::{judge_one, Verdict, DEFAULT_MARGIN};
-use crate::stats::visits::{paired_ratio, Direction, RatioInterval};
+use crate::stats::visits::{paired_ratio, RatioInterval};
 
 /// Rests-on text shared by every answer that compares two mechanisms.
 pub const PAIRED_BASIS: &str = "per-round paired ratios of the headline figure (the two \
@@ -63,7 +63,11 @@ fn pairs_by_round(a: &Point, b: &Point) -> Vec<(f64, f64)> {
 }
 
 /// How `a` compares with `b` where both were measured: higher, lower or indistinguishable.
-pub fn direction(a: &Point, b: &Point) -> Result<(Direction, RatioInterval), String> {
+#[cfg(test)]
+pub fn direction(
+    a: &Point,
+    b: &Point,
+) -> Result<(crate::stats::visits::Direction, RatioInterval), String> {
     ratio(a, b).map(|r| (r.direction(), r))
 }
 
@@ -131,6 +135,7 @@ mod tests {
     use super::*;
     use crate::analysis::point::from_record;
     use crate::analysis::synthetic::{record, Shape};
+    use crate::stats::visits::Direction;
 
     fn point(shape: Shape) -> Point {
         from_record(&record(&shape), 1).unwrap()

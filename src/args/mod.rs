@@ -6,21 +6,21 @@
 pub mod compare;
 pub mod export;
 pub mod file;
-pub mod health;
+pub(crate) mod health;
 pub mod ipc;
 pub mod keygen;
 pub mod mesh;
-pub mod network;
-pub mod normalize;
+pub(crate) mod network;
+pub(crate) mod normalize;
 pub mod probe;
-pub mod remote;
+pub(crate) mod remote;
 pub mod report;
 pub mod run;
 pub mod server;
 pub mod servers;
 pub mod shell;
 pub mod sweep;
-pub mod watch;
+pub(crate) mod watch;
 
 use crate::cli::StreamArgs;
 use crate::error::{Error, Status};

@@ -13,7 +13,7 @@ use crate::config::{
 use crate::engine::PointRunner;
 use crate::environment::mem_available;
 use crate::error::{bad, ConfigError, Error, Status};
-use crate::mechanism::recv_path::RecvPath;
+use crate::mechanism::receive::path::RecvPath;
 use crate::mechanism::MechanismKind;
 use crate::report::{json::Json, table::Table, Exporter};
 use crate::run::RunStudy;

@@ -9,7 +9,7 @@ use crate::config::{
     parse_message_size, parse_percent, parse_queue_depth, parse_threads, Pattern,
 };
 use crate::error::{bad, ConfigError, Error, Status};
-use crate::mechanism::recv_path::RecvPath;
+use crate::mechanism::receive::path::RecvPath;
 use crate::mechanism::MechanismKind;
 use crate::report::folder::{self, StudyOutput};
 use crate::sides::Sides;

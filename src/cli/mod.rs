@@ -3,20 +3,20 @@
 //! command; the rest are validated in `args`. Every bad input gets the same one-line error.
 use clap::{Args, Parser, Subcommand};
 
-pub mod bidir;
-pub mod canary;
-pub mod connection;
-pub mod crr;
-pub mod health;
+pub(crate) mod bidir;
+pub(crate) mod canary;
+pub(crate) mod connection;
+pub(crate) mod crr;
+pub(crate) mod health;
 mod hosts;
 mod keygen;
-pub mod log_format;
+pub(crate) mod log_format;
 mod margin;
-pub mod normalize;
+pub(crate) mod normalize;
 mod readers;
-pub mod security;
+pub(crate) mod security;
 mod shared;
-pub mod watch;
+pub(crate) mod watch;
 pub use hosts::{MeshArgs, ServerArgs};
 pub use keygen::KeygenArgs;
 pub use margin::MarginArgs;

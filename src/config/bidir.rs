@@ -2,7 +2,7 @@
 //! can carry it.
 use super::{bad, Pattern, RunSpec};
 use crate::error::ConfigError;
-use crate::mechanism::recv_path::RecvPath;
+use crate::mechanism::receive::path::RecvPath;
 use crate::mechanism::MechanismKind;
 use crate::transport::Transport;
 

@@ -3,7 +3,7 @@
 //! The client closes first, so TIME_WAIT (RFC 9293 §3.6) lands on the client's ports.
 use super::{bad, Pattern, RunSpec};
 use crate::error::ConfigError;
-use crate::mechanism::recv_path::RecvPath;
+use crate::mechanism::receive::path::RecvPath;
 use crate::mechanism::MechanismKind;
 use crate::transport::Transport;
 

@@ -5,21 +5,21 @@
 //! says what is allowed.
 use crate::error::{bad, ConfigError};
 use crate::measure::counters::CounterSelection;
-use crate::mechanism::recv_path::RecvPath;
+use crate::mechanism::receive::path::RecvPath;
 use crate::mechanism::MechanismKind;
 use crate::transport::datagram::Framing;
 use crate::transport::Transport;
 use std::fmt;
 use std::time::Duration;
 
-pub mod bidir;
-pub mod crr;
+pub(crate) mod bidir;
+pub(crate) mod crr;
 mod names;
-pub mod network;
-pub mod parse;
-pub mod point;
-pub mod remote;
-pub mod watch;
+pub(crate) mod network;
+pub(crate) mod parse;
+pub(crate) mod point;
+pub(crate) mod remote;
+pub(crate) mod watch;
 pub use network::Network;
 pub use parse::*;
 pub use point::Point;

@@ -2,7 +2,7 @@
 //! paths, parsed back into their values. The types live below (`transport`, `mechanism`),
 //! which know nothing of input errors; the parsing, which refuses with one line, lives here.
 use crate::error::ConfigError;
-use crate::mechanism::recv_path::RecvPath;
+use crate::mechanism::receive::path::RecvPath;
 use crate::mechanism::MechanismKind;
 use crate::transport::Transport;
 

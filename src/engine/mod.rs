@@ -2,20 +2,20 @@
 //! flow, holds them at a start barrier, runs the warm-up, opens the measured phase, stops, and
 //! collects each thread's sample. A watchdog shuts the sockets down if a side hangs. With
 //! `--processes` one side of every flow runs in a forked child (`processes`).
-pub mod batch;
-pub mod bidir;
-pub mod control;
-pub mod crr;
+pub(crate) mod batch;
+pub(crate) mod bidir;
+pub(crate) mod control;
+pub(crate) mod crr;
 mod crr_worker;
 mod jobs;
 pub mod peer;
 pub mod phases;
-pub mod processes;
-pub mod profiling;
-pub mod runner;
-pub mod slices;
-pub mod window;
-pub mod worker;
+pub(crate) mod processes;
+pub(crate) mod profiling;
+pub(crate) mod runner;
+pub(crate) mod slices;
+pub(crate) mod window;
+pub(crate) mod worker;
 
 use crate::config::{Pattern, RunSpec};
 use crate::error::Error;

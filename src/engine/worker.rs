@@ -9,8 +9,8 @@ use super::slices::SliceBoard;
 use super::window::{Window, WindowResult};
 use crate::measure::counters::CounterSelection;
 use crate::mechanism::page_refs::SpliceStats;
+use crate::mechanism::receive::path::ReceivePathStats;
 use crate::mechanism::receive::{DatagramStats, Receiver, Verifier};
-use crate::mechanism::recv_path::ReceivePathStats;
 use crate::mechanism::{SendMechanism, ZerocopyStats};
 use crate::sys::affinity;
 use crate::transport::Endpoint;
@@ -408,8 +408,8 @@ impl Worker {
 mod tests {
     use super::*;
     use crate::engine::batch::Batch;
+    use crate::mechanism::receive::path::RecvPath;
     use crate::mechanism::receive::RecvMode;
-    use crate::mechanism::recv_path::RecvPath;
     use crate::mechanism::{self, FlowContext, MechanismKind};
     use std::os::unix::net::UnixStream;
 

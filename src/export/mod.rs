@@ -6,7 +6,7 @@
 //! are averaged per point as the study's report does.
 mod bidir;
 mod crr;
-pub mod openmetrics;
+pub(crate) mod openmetrics;
 
 use crate::error::{ConfigError, Error};
 use crate::report::study_kind::StudyKind;

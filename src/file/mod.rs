@@ -2,15 +2,15 @@
 //! loopback TCP with read+send, sendfile(2), splice(2) or mmap(2)+send, a client thread
 //! receives it; each (size, mechanism) is timed over `--reps` transfers with the page cache warm
 //! or dropped (cold), and the results become a table, results.jsonl and a report.
-pub mod answers;
+pub(crate) mod answers;
 mod measure;
-pub mod mechanisms;
-pub mod record;
-pub mod report;
-pub mod server;
+pub(crate) mod mechanisms;
+pub(crate) mod record;
+pub(crate) mod report;
+pub(crate) mod server;
 mod spec;
-pub mod test_files;
-pub mod transfer;
+pub(crate) mod test_files;
+pub(crate) mod transfer;
 
 use crate::environment::Environment;
 use crate::error::{Error, Status};

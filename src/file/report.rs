@@ -13,7 +13,7 @@ use crate::report::plot::{escape, Datum, Series};
 use crate::report::study::{self, page, Table};
 use std::path::Path;
 
-pub use crate::report::study::{HTML, MARKDOWN};
+pub use crate::report::study::HTML;
 
 /// Sizes exactly: `98 MiB`, `4 KiB`, but `4097 B` (rounding would hide the awkward sizes).
 pub fn size_label(bytes: f64) -> String {

@@ -20,8 +20,7 @@ pub const IPC: Questions = Questions {
     tested: crate::analysis::tested::none,
 };
 
-pub use super::cost::COST;
-pub use super::series::{BUFFER, FASTEST, LOSS, MINIMUM, PEAK};
+pub use super::series::{BUFFER, LOSS, MINIMUM};
 
 /// Writes report.html, report.md and answers.json for an ipc folder.
 pub fn write_report(dir: &Path) -> Result<PathBuf, Error> {

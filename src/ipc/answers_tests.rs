@@ -2,6 +2,8 @@
 use super::*;
 use crate::analysis::load::parse;
 use crate::analysis::synthetic::{record, Shape};
+use crate::ipc::cost::COST;
+use crate::ipc::series::{FASTEST, PEAK};
 use crate::stats::visits::summarize_visits;
 use serde_json::{json, Value};
 

@@ -4,7 +4,7 @@
 //! pipe buffer (and the shm ring) is a dimension of the study with `--pipe-sizes`. Every point
 //! is measured in `--visits` visits, the transports of one (measure, size) visited back to back
 //! in a seeded order (`study`), so the report's answers (`answers`) rest on paired ratios.
-pub mod answers;
+pub(crate) mod answers;
 mod cost;
 mod fastest;
 mod fit;

@@ -1,7 +1,7 @@
 //! What bytepath measures besides bytes: latency histograms, perf counters, machine-wide CPU,
 //! and where a side's CPU goes (sampled profiles).
 pub mod counters;
-pub mod histogram;
+pub(crate) mod histogram;
 pub mod interference;
-pub mod machine;
+pub(crate) mod machine;
 pub mod profile;

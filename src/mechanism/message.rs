@@ -25,6 +25,7 @@ impl Message {
         self.fields[0].len()
     }
 
+    #[cfg(test)]
     pub fn size(&self) -> usize {
         self.field_size() * FIELDS
     }
@@ -46,11 +47,6 @@ impl Message {
         {
             dst.copy_from_slice(field);
         }
-    }
-
-    /// The 8 fields, each its own heap allocation (io_uring lends them to the kernel).
-    pub fn fields(&self) -> &[Box<[u8]>; FIELDS] {
-        &self.fields
     }
 
     /// The gather list over the 8 fields.

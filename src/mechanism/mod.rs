@@ -1,27 +1,24 @@
 //! How the sending side hands a message to the kernel. One file per mechanism behind the
 //! `SendMechanism` trait; `build` is the one place that maps a `MechanismKind` to code.
-pub mod buffer;
-pub mod completions;
+pub(crate) mod buffer;
+pub(crate) mod completions;
 mod copy;
 mod gather;
-pub mod message;
-pub mod page_refs;
-pub mod pattern;
-pub mod receive;
+pub(crate) mod message;
+pub(crate) mod page_refs;
+pub(crate) mod pattern;
+pub(crate) mod receive;
 mod send;
 mod sendfile;
 mod splice;
 mod uring;
-pub mod verify;
+pub(crate) mod verify;
 mod zerocopy;
 
 use crate::transport::{Endpoint, Transport};
 use std::io::{self, IoSlice};
 
 pub use page_refs::SpliceStats;
-/// The receive paths' vocabulary under its name from before the receive paths moved under
-/// receive/, so imports written elsewhere at the same time still resolve.
-pub use receive::path as recv_path;
 pub use zerocopy::{pool_size as zerocopy_pool_size, ZerocopyStats};
 
 /// Records name a mechanism as the CLI does (`uring-gather`, not `uring_gather`).

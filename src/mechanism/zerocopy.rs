@@ -211,6 +211,11 @@ impl State {
                     Ok(n) => completed += n,
                     Err(_) => self.stats.bad_ranges += 1,
                 },
+                ErrorQueueEntry::Other { errno: 0, origin } => {
+                    return Err(io::Error::other(format!(
+                        "the error queue held an entry of origin {origin} with no error number"
+                    )))
+                }
                 ErrorQueueEntry::Other { errno, .. } => {
                     return Err(io::Error::from_raw_os_error(errno as i32))
                 }

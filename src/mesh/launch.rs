@@ -217,12 +217,6 @@ fn watch_output(
     }
 }
 
-impl Launched {
-    pub fn count(&self) -> usize {
-        self.servers.len()
-    }
-}
-
 impl Drop for Launched {
     /// Closes every server's input (each exits by itself), then waits; one still running after
     /// `STOP_TIMEOUT` has its ssh killed.

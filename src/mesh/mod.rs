@@ -5,15 +5,15 @@
 //! come (`--resume` continues it); the report is an N×N heatmap per point with CIs and the
 //! pairs significantly slower than their hosts' other pairs (`analysis`, `report`). A host
 //! that cannot be reached fails only its own pairs; Ctrl-C keeps every finished run.
-pub mod analysis;
-pub mod canary;
-pub mod hosts;
-pub mod launch;
-pub mod progress;
-pub mod report;
-pub mod run;
-pub mod schedule;
-pub mod spec;
+pub(crate) mod analysis;
+pub(crate) mod canary;
+pub(crate) mod hosts;
+pub(crate) mod launch;
+pub(crate) mod progress;
+pub(crate) mod report;
+pub(crate) mod run;
+pub(crate) mod schedule;
+pub(crate) mod spec;
 
 use crate::error::{Error, Status};
 use crate::report::csv::{self, Cell::Scalar};
@@ -103,6 +103,9 @@ pub fn run(
             prior.done.len(),
             prior.remeasured
         );
+    }
+    if prior.truncated_line {
+        eprintln!("bytepath: the last line of results.jsonl was cut short (a crash while writing it); that run is made again");
     }
     let done = &prior.done;
     let executed = run::execute(hosts, &spec, &plan, done, &mut results, &health, interrupt)?;

@@ -36,7 +36,7 @@ pub struct PathFeature {
 
 /// The run-time probe of every mechanism and receive path.
 fn paths() -> Vec<PathFeature> {
-    use crate::mechanism::{self, recv_path, MechanismKind};
+    use crate::mechanism::{self, receive::path as recv_path, MechanismKind};
     const TRIED: &str = "the probe a run makes before it starts";
     let mechanisms = MechanismKind::ALL.into_iter().map(|m| PathFeature {
         flag: "--mechanism",

@@ -4,17 +4,17 @@
 //! (io_uring_setup(2), sendfile(2), splice(2), tcp(7)). `Probe` is one serde document, so a
 //! sweep report can embed it.
 pub mod canary;
-pub mod clocks;
-pub mod counters;
-pub mod features;
-pub mod ports;
-pub mod roofline;
-pub mod settle;
-pub mod summary;
-pub mod syscalls;
-pub mod text;
-pub mod wakeups;
-pub mod watch;
+pub(crate) mod clocks;
+pub(crate) mod counters;
+pub(crate) mod features;
+pub(crate) mod ports;
+pub(crate) mod roofline;
+pub(crate) mod settle;
+pub(crate) mod summary;
+pub(crate) mod syscalls;
+pub(crate) mod text;
+pub(crate) mod wakeups;
+pub(crate) mod watch;
 
 use crate::environment::Environment;
 use serde::Serialize;

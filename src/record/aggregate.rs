@@ -310,7 +310,7 @@ fn sum_reports(record: &mut RunRecord, spec: &RunSpec, measured: &[&RunRecord]) 
     let receive = measured.iter().filter_map(|r| r.receive.as_ref());
     record.receive = receive.fold(None, |acc: Option<super::ReceiveReport>, r| {
         let mut stats = acc.map_or_else(
-            || crate::mechanism::recv_path::ReceivePathStats::new(spec.recv_path),
+            || crate::mechanism::receive::path::ReceivePathStats::new(spec.recv_path),
             |a| a.stats,
         );
         stats.add(&r.stats);

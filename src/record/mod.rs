@@ -15,13 +15,13 @@ use serde::de::{Deserializer, MapAccess, Visitor};
 use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
 
-pub mod aggregate;
-pub mod bidir;
+pub(crate) mod aggregate;
+pub(crate) mod bidir;
 mod blocks;
 mod build;
-pub mod counter_run;
-pub mod crr;
-pub mod profile;
+pub(crate) mod counter_run;
+pub(crate) mod crr;
+pub(crate) mod profile;
 pub(crate) mod receive;
 mod results;
 pub use blocks::{DatagramDirection, DatagramReport, PageRefsReport, ZerocopyReport};
@@ -152,7 +152,7 @@ pub struct RunConfig {
     /// io_uring mechanisms: sends submitted together (`--queue-depth`).
     pub queue_depth: Option<u32>,
     /// How the receiving sides took bytes from the kernel (`--recv`).
-    pub recv: crate::mechanism::recv_path::RecvPath,
+    pub recv: crate::mechanism::receive::path::RecvPath,
     /// `--processes`: the two sides ran in two processes.
     pub processes: bool,
     pub where_sides_run: String,

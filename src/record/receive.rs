@@ -3,7 +3,7 @@
 //! copied or discarded (trunc delivers nothing).
 use crate::config::RunSpec;
 use crate::engine::RunOutcome;
-use crate::mechanism::recv_path::{ReceivePathStats, RecvPath};
+use crate::mechanism::receive::path::{ReceivePathStats, RecvPath};
 use serde::{Deserialize, Serialize};
 
 /// What the receive path (`--recv`) did, summed over every receiving side (both sides in rr).

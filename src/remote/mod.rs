@@ -10,7 +10,7 @@ pub mod allow;
 pub mod auth;
 pub mod channel;
 pub mod client;
-pub mod frame;
+pub(crate) mod frame;
 pub mod protocol;
 pub mod server;
 mod session;

@@ -96,12 +96,10 @@ pub struct ResultsFolder {
 
 /// Opens (or creates) the results folder of run records. `marker` is the content of
 /// `sweep.json` for a new sweep; on `--resume` its `spec` must equal the one saved in the
-/// folder.
-pub fn open(
-    out: Option<&Path>,
-    resume: bool,
-    marker: &Value,
-) -> Result<(ResultsFolder, Prior), Error> {
+/// folder. Only this file's tests take run records' own columns: the studies open through
+/// `open_with` or `visit_folder::open`.
+#[cfg(test)]
+fn open(out: Option<&Path>, resume: bool, marker: &Value) -> Result<(ResultsFolder, Prior), Error> {
     open_with(out, resume, marker, csv::columns())
 }
 

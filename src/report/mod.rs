@@ -2,28 +2,28 @@
 //! with inline SVG plots, report.md) rendered from DIR/results.jsonl; the results folder every
 //! study writes (`folder`, `visit_folder`); and the page, table and plot kit the single-study
 //! reports share (`study`, `plot`). Which report a folder gets is the command's to say.
-pub mod bidir;
-pub mod breakdown;
-pub mod canary;
+pub(crate) mod bidir;
+pub(crate) mod breakdown;
+pub(crate) mod canary;
 mod ci_rule;
-pub mod crr;
+pub(crate) mod crr;
 pub mod csv;
-pub mod csv_cell;
+pub(crate) mod csv_cell;
 mod csv_profile;
-pub mod folder;
-pub mod html;
-pub mod json;
-pub mod limits;
-pub mod markdown;
+pub(crate) mod folder;
+pub(crate) mod html;
+pub(crate) mod json;
+pub(crate) mod limits;
+pub(crate) mod markdown;
 pub mod plot;
-pub mod plots;
-pub mod stream;
-pub mod study;
-pub mod study_kind;
-pub mod summary;
-pub mod table;
-pub mod visit_folder;
-pub mod write;
+pub(crate) mod plots;
+pub(crate) mod stream;
+pub(crate) mod study;
+pub(crate) mod study_kind;
+pub(crate) mod summary;
+pub(crate) mod table;
+pub(crate) mod visit_folder;
+pub(crate) mod write;
 
 use crate::error::Error;
 use crate::record::RunRecord;

@@ -63,7 +63,7 @@ fn header(out: &mut String, r: &RunRecord) {
 
 /// The settings that change what a run is: receive path, TCP_NODELAY, io_uring's queue, spin.
 fn modes(out: &mut String, c: &crate::record::RunConfig) {
-    if c.recv != crate::mechanism::recv_path::RecvPath::Recv {
+    if c.recv != crate::mechanism::receive::path::RecvPath::Recv {
         let _ = writeln!(
             out,
             "  receive path: --recv {}{}",

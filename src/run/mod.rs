@@ -14,7 +14,7 @@ use crate::record::{self, profile, RunRecord};
 use crate::report::stream::JsonStream;
 use std::sync::atomic::AtomicBool;
 
-pub mod counters;
+pub(crate) mod counters;
 
 /// What the command line adds to the placed spec.
 pub struct RunStudy<'a> {

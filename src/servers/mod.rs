@@ -2,23 +2,23 @@
 //! select) extended to poll, epoll and io_uring, under many clients. Each (model, clients)
 //! point forks a fresh server process (see `process`), drives it with the load generator
 //! (`load`) on loopback, and writes one record (`record`) to the results folder as it ends.
-pub mod answers;
-pub mod blocking;
-pub mod churn;
-pub mod host;
-pub mod line;
-pub mod load;
-pub mod model;
-pub mod process;
-pub mod profile_points;
-pub mod readiness;
-pub mod record;
-pub mod report;
-pub mod report_table;
-pub mod spec;
-pub mod study;
-pub mod uring;
-pub mod visits;
+pub(crate) mod answers;
+pub(crate) mod blocking;
+pub(crate) mod churn;
+pub(crate) mod host;
+pub(crate) mod line;
+pub(crate) mod load;
+pub(crate) mod model;
+pub(crate) mod process;
+pub(crate) mod profile_points;
+pub(crate) mod readiness;
+pub(crate) mod record;
+pub(crate) mod report;
+pub(crate) mod report_table;
+pub(crate) mod spec;
+pub(crate) mod study;
+pub(crate) mod uring;
+pub(crate) mod visits;
 
 use std::io;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};

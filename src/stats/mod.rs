@@ -6,7 +6,7 @@
 //! point gets the wider interval it deserves instead of a falsely tight one.
 pub mod point;
 pub mod schedule;
-pub mod student;
+pub(crate) mod student;
 pub mod verdict;
 pub mod visits;
 

@@ -9,10 +9,10 @@
 //! recorded and the sweep goes on; Ctrl-C ends the sweep after the current visit.
 pub mod adaptive;
 mod announce;
-pub mod progress;
-pub mod rounds;
-pub mod spec;
-pub mod visit_log;
+pub(crate) mod progress;
+pub(crate) mod rounds;
+pub(crate) mod spec;
+pub(crate) mod visit_log;
 mod watch;
 
 use crate::config::watch::run_cpus;

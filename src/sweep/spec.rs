@@ -3,7 +3,7 @@
 //! from the flags; the order of the visits is `stats::schedule`'s.
 use crate::config::{self, Network, Pattern, Pinning, RunSpec, Stopping};
 use crate::measure::counters::CounterSelection;
-use crate::mechanism::recv_path::RecvPath;
+use crate::mechanism::receive::path::RecvPath;
 use crate::mechanism::MechanismKind;
 use std::time::Duration;
 

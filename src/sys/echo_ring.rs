@@ -69,10 +69,6 @@ impl EchoRing {
         })
     }
 
-    pub fn multishot_accept(&self) -> bool {
-        self.multishot
-    }
-
     /// Pushes one entry, submitting first when the submission queue is full.
     fn push(&mut self, entry: squeue::Entry) -> io::Result<()> {
         loop {
@@ -127,11 +123,6 @@ impl EchoRing {
             .user_data((slot as u64) << 2 | SEND);
         s.in_flight = true;
         self.push(entry)
-    }
-
-    /// The slot's buffer (read it only between operations).
-    pub fn buffer(&self, slot: usize) -> &[u8] {
-        &self.slots[slot].as_ref().expect("an open slot").buffer
     }
 
     /// Closes the connection; its slot number and buffer are reused.

@@ -13,8 +13,6 @@ pub const FD_SETSIZE: usize = libc::FD_SETSIZE;
 /// Readiness bits as epoll reports them.
 pub const READABLE: u32 = libc::EPOLLIN as u32;
 pub const WRITABLE: u32 = libc::EPOLLOUT as u32;
-/// Peer closed or an error is pending: the next read or write says which.
-pub const HANGUP: u32 = (libc::EPOLLHUP | libc::EPOLLERR | libc::EPOLLRDHUP) as u32;
 /// Wake only one of the epoll instances sharing a listener (EPOLLEXCLUSIVE, Linux 4.5).
 pub const EXCLUSIVE: u32 = libc::EPOLLEXCLUSIVE as u32;
 
@@ -91,7 +89,6 @@ impl Epoll {
 pub type PollFd = libc::pollfd;
 pub const POLLIN: i16 = libc::POLLIN;
 pub const POLLOUT: i16 = libc::POLLOUT;
-pub const POLLHANGUP: i16 = libc::POLLHUP | libc::POLLERR;
 
 pub fn poll_entry(fd: RawFd, events: i16) -> PollFd {
     PollFd {

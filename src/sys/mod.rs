@@ -9,28 +9,28 @@
 #![allow(unsafe_code)]
 
 pub mod affinity;
-pub mod clock;
-pub mod echo_ring;
-pub mod events;
-pub mod fdio;
-pub mod file;
-pub mod malloc;
-pub mod netns;
-pub mod pages;
-pub mod process;
-pub mod ring;
-pub mod sampling;
-pub mod shared;
-pub mod signals;
-pub mod socket;
-pub mod stdio;
-pub mod support;
-pub mod tcp_info;
-pub mod uring_recv;
-pub mod uring_send;
+pub(crate) mod clock;
+pub(crate) mod echo_ring;
+pub(crate) mod events;
+pub(crate) mod fdio;
+pub(crate) mod file;
+pub(crate) mod malloc;
+pub(crate) mod netns;
+pub(crate) mod pages;
+pub(crate) mod process;
+pub(crate) mod ring;
+pub(crate) mod sampling;
+pub(crate) mod shared;
+pub(crate) mod signals;
+pub(crate) mod socket;
+pub(crate) mod stdio;
+pub(crate) mod support;
+pub(crate) mod tcp_info;
+pub(crate) mod uring_recv;
+pub(crate) mod uring_send;
 pub mod usage;
-pub mod zc_receive;
-pub mod zerocopy;
+pub(crate) mod zc_receive;
+pub(crate) mod zerocopy;
 
 use std::io;
 

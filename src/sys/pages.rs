@@ -14,7 +14,7 @@ use std::ffi::CStr;
 use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
 
-pub use libc::{SPLICE_F_GIFT, SPLICE_F_MORE};
+pub use libc::SPLICE_F_GIFT;
 
 /// The system's page size (sysconf(_SC_PAGESIZE)).
 pub fn page_size() -> usize {

@@ -58,10 +58,6 @@ impl SharedWords {
         unsafe { &*self.base.as_ptr().add(i) }
     }
 
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
     /// The 32 bits of word `i` that a futex compares: its low half (words that sleepers wait
     /// on hold values below 2^32).
     fn futex_word(&self, i: usize) -> *const u32 {
@@ -104,10 +100,6 @@ impl SharedWords {
             )
         };
     }
-
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
 }
 
 impl Drop for SharedWords {
@@ -127,7 +119,7 @@ mod tests {
     #[test]
     fn words_start_at_zero_and_are_independent() {
         let w = SharedWords::new(3).unwrap();
-        assert_eq!(w.len(), 3);
+        assert_eq!(w.len, 3);
         w.word(1).store(7, Ordering::Relaxed);
         assert_eq!(
             (0..3)

@@ -140,7 +140,6 @@ pub fn connect_tcp(
 /// Readiness bits for `poll`.
 pub const POLLIN: i16 = libc::POLLIN;
 pub const POLLOUT: i16 = libc::POLLOUT;
-pub const POLLERR: i16 = libc::POLLERR;
 
 /// poll(2) on one descriptor; returns the revents (0 on timeout). EINTR reads as a timeout.
 pub fn poll_one(fd: BorrowedFd<'_>, events: i16, timeout_ms: i32) -> io::Result<i16> {

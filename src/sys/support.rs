@@ -83,7 +83,7 @@ pub fn splice(input: BorrowedFd<'_>, output: BorrowedFd<'_>, len: usize) -> io::
 }
 
 /// TCP_ZEROCOPY_RECEIVE lives with the receive path that uses it.
-pub use super::zc_receive::{tcp_zerocopy_receive, TcpZerocopyReceive};
+pub use super::zc_receive::tcp_zerocopy_receive;
 
 /// A resource limit's soft and hard values; `None` is RLIM_INFINITY (unlimited).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

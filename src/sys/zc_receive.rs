@@ -137,15 +137,6 @@ impl ZcRegion {
         Ok(region)
     }
 
-    /// Bytes the region can take in one call.
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
     /// Whether the kernel copies what it cannot map into a copy buffer (Linux 5.11).
     pub fn has_copybuf(&self) -> bool {
         self.copybuf
@@ -211,7 +202,7 @@ mod tests {
         let mut client = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
         let (server, _) = listener.accept().unwrap();
         let mut region = ZcRegion::new(server.as_fd(), 3 * page_size() - 1).unwrap();
-        assert_eq!(region.len(), 3 * page_size());
+        assert_eq!(region.len, 3 * page_size());
         assert!(region.has_copybuf(), "Linux 5.11+ takes a copy buffer");
         let mut buf = [0u8; 64];
         let got = region.receive(page_size(), &mut buf).unwrap();

@@ -4,12 +4,12 @@
 //! read/write), a datagram socket (each message one or more numbered datagrams) or a pair of
 //! shared-memory rings. `Link` is where the two sides run (loopback, or two network namespaces
 //! joined by a veth pair with `--netns`); every command gets its connectors from it.
-pub mod datagram;
-pub mod local;
-pub mod netns;
-pub mod network;
+pub(crate) mod datagram;
+pub(crate) mod local;
+pub(crate) mod netns;
+pub(crate) mod network;
 pub mod tcp;
-pub mod veth;
+pub(crate) mod veth;
 
 use crate::sys::ring::Ring;
 use crate::sys::{fdio, socket};

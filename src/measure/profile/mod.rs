@@ -10,16 +10,16 @@
 //! // … the window …
 //! let profile = running.stop();
 //! ```
-pub mod batches;
-pub mod block;
-pub mod breakdown;
-pub mod categories;
-pub mod demangle;
-pub mod elf;
-pub mod kallsyms;
-pub mod sampler;
-pub mod symbolize;
-pub mod symtab;
+pub(crate) mod batches;
+pub(crate) mod block;
+pub(crate) mod breakdown;
+pub(crate) mod categories;
+pub(crate) mod demangle;
+pub(crate) mod elf;
+pub(crate) mod kallsyms;
+pub(crate) mod sampler;
+pub(crate) mod symbolize;
+pub(crate) mod symtab;
 
 pub use block::{CategoryShare, CopiesPerByte, ProfileBlock, Skew, SymbolCount};
 pub use breakdown::{BlockMeta, Charger, NamedSample, Tally};

@@ -7,7 +7,7 @@
 //! recv(MSG_TRUNC), which counts bytes the kernel discards. What every path shares (`RecvPath`,
 //! its statistics, its probe) is the vocabulary in `path`, which the paths import and which
 //! imports none of them.
-pub mod path;
+pub(crate) mod path;
 
 #[cfg(test)]
 mod path_tests;

@@ -4,7 +4,7 @@
 use super::{refuse, Refusal, ServerConfig};
 use crate::config::{self, Pattern, Pinning, RunSpec, Stopping};
 use crate::error::ConfigError;
-use crate::mechanism::recv_path::RecvPath;
+use crate::mechanism::receive::path::RecvPath;
 use crate::mechanism::MechanismKind;
 use crate::remote::protocol::{ErrorCode, RunRequest};
 use crate::servers::{model::ServerModel, process::ServerSetup};

@@ -49,7 +49,7 @@ pub(super) fn serve(
     // A mechanism or receive path this kernel lacks is skipped with the probe's reason, as a
     // point on one host is (the destination's kernel answers for its own side when it sets up).
     let probed = crate::mechanism::probe(spec.mechanism)
-        .and_then(|()| crate::mechanism::recv_path::probe(spec.recv_path));
+        .and_then(|()| crate::mechanism::receive::path::probe(spec.recv_path));
     let outcome = match probed {
         Ok(()) => run_watched(stream, &spec, peer_run),
         Err(reason) => RunOutcome::skipped(&spec, format!("on the source host: {reason}")),

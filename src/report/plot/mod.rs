@@ -1,8 +1,8 @@
 //! A small SVG plotter for the report: one `<svg>` per plot holding its panels (small
 //! multiples sharing one legend), each with axes, ticks, polylines, markers and 95 % CI error
 //! bars. Output is well-formed XML (SVG 1.1), so it can be inlined in the HTML and parsed.
-pub mod axis;
-pub mod heatmap;
+pub(crate) mod axis;
+pub(crate) mod heatmap;
 
 use axis::{Axis, Scale, TickFormat};
 use std::fmt::Write;
