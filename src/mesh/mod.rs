@@ -97,6 +97,15 @@ pub fn run(
         spec.concurrent,
         results.dir.display()
     );
+    announce_resume(&prior);
+    let done = &prior.done;
+    let executed = run::execute(hosts, &spec, &plan, done, &mut results, &health, interrupt)?;
+    drop(_launched);
+    finish(&results, &health, &spec, executed)
+}
+
+/// What `--resume` found in the folder: the runs kept, and a last line cut short.
+fn announce_resume(prior: &folder::Prior) {
     if prior.resumed {
         println!(
             "resuming: {} runs already measured ({} failed or interrupted measured again)",
@@ -107,10 +116,6 @@ pub fn run(
     if prior.truncated_line {
         eprintln!("bytepath: the last line of results.jsonl was cut short (a crash while writing it); that run is made again");
     }
-    let done = &prior.done;
-    let executed = run::execute(hosts, &spec, &plan, done, &mut results, &health, interrupt)?;
-    drop(_launched);
-    finish(&results, &health, &spec, executed)
 }
 
 /// Every host's hello, before the first run: one that does not answer (or does not run peer
