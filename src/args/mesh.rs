@@ -311,10 +311,9 @@ mod tests {
     fn the_margin_is_recorded_in_the_marker_and_judges_the_pairs() {
         let s = spec(&["--hosts", "a,b", "--margin", "2%"]).unwrap();
         assert_eq!(s.margin, 0.02);
-        let marker = serde_json::json!({ "spec": s });
-        assert_eq!(crate::mesh::report::margin_of(&marker), 0.02);
-        let older = serde_json::json!({"spec": {}});
-        assert_eq!(crate::mesh::report::margin_of(&older), 0.05);
+        let read: crate::mesh::spec::MarkerSpec =
+            serde_json::from_value(serde_json::json!(s)).unwrap();
+        assert_eq!(read.margin, 0.02);
         let err = spec(&["--hosts", "a,b", "--margin", "80%"]).unwrap_err();
         assert!(err.to_string().contains("--margin \"80%\""), "{err}");
     }

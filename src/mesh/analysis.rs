@@ -9,7 +9,6 @@
 //! they are fewer than half of it. The pairs are one family under Holm's step-down with the
 //! equivalence margin (`stats::verdict`). A host is slow only when most of its pairs are, so one
 //! slow link flags that link and neither of its hosts. No overlap of two intervals is a test.
-pub use crate::stats::verdict::DEFAULT_MARGIN;
 use crate::stats::verdict::{self, Correction, LogEstimate, Verdict};
 use crate::stats::visits::{summarize_visits, welch_ratio, RatioInterval};
 use crate::stats::Summary;

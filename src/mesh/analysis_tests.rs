@@ -1,4 +1,5 @@
 use super::*;
+use crate::stats::verdict::DEFAULT_MARGIN;
 use serde_json::json;
 
 fn record(src: &str, dst: &str, gbps: f64) -> Value {

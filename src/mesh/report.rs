@@ -4,6 +4,7 @@
 //! figure with each cell's 95 % CI from its visits, the pairs flagged significantly slow with
 //! the figures that show it, and every failed run with its reason.
 use super::analysis::{self, Figure, PointMatrix, FLAG_METHOD, HOST_METHOD};
+use super::spec::MarkerSpec;
 use crate::error::Error;
 use crate::report::plot::heatmap::{self, HeatCell, Heatmap};
 use crate::report::study::{self, page, Table};
@@ -13,40 +14,30 @@ use std::path::{Path, PathBuf};
 
 /// Reads the folder and writes report.md and report.html into it; returns the HTML path.
 pub fn rerender(dir: &Path) -> Result<PathBuf, Error> {
-    let marker = study::marker(dir)?;
-    let hosts: Vec<String> = marker["spec"]["hosts"]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .filter_map(Value::as_str)
-                .map(String::from)
-                .collect()
-        })
-        .unwrap_or_default();
+    let spec = marker_spec(dir)?;
     let records = crate::record::read_results(dir)?;
-    let matrices = analysis::matrices(&hosts, &records, margin_of(&marker));
-    let (markdown, html) = render(&marker, &hosts, &matrices, &records);
+    let matrices = analysis::matrices(&spec.hosts, &records, spec.margin);
+    let (markdown, html) = render(&spec, &matrices, &records);
     study::write(dir, &markdown, &html)?;
     Ok(dir.join(study::HTML))
 }
 
-/// The margin a mesh folder's marker records; folders from before `--margin` were judged
-/// with the default.
-pub fn margin_of(marker: &Value) -> f64 {
-    marker["spec"]["margin"]
-        .as_f64()
-        .unwrap_or(analysis::DEFAULT_MARGIN)
+/// The folder's marker spec, typed (folders from before `--margin` read the default margin).
+fn marker_spec(dir: &Path) -> Result<MarkerSpec, Error> {
+    let marker = study::marker(dir)?;
+    serde_json::from_value(marker["spec"].clone()).map_err(|e| {
+        Error::Failed(format!(
+            "{}: the mesh marker's spec cannot be read ({e})",
+            dir.join(crate::report::folder::MARKER).display()
+        ))
+    })
 }
 
 /// (report.md, report.html).
-pub fn render(
-    marker: &Value,
-    hosts: &[String],
-    matrices: &[PointMatrix],
-    records: &[Value],
-) -> (String, String) {
+pub fn render(spec: &MarkerSpec, matrices: &[PointMatrix], records: &[Value]) -> (String, String) {
+    let hosts = &spec.hosts;
     let title = format!("bytepath mesh: {} hosts", hosts.len());
-    let method = method(&marker["spec"]);
+    let method = method(spec);
     let mut md = format!("# {title}\n\n{method}\n\n");
     let mut html = format!("<p class=\"note\">{}</p>\n", study_escape(&method));
     for m in matrices {
@@ -95,8 +86,8 @@ fn study_escape(text: &str) -> String {
 }
 
 /// How every figure was measured, in one paragraph.
-fn method(spec: &Value) -> String {
-    let concurrent = spec["concurrent"].as_u64().unwrap_or(1);
+fn method(spec: &MarkerSpec) -> String {
+    let concurrent = spec.concurrent;
     let at_once = if concurrent > 1 {
         format!("{concurrent} pairs of a round were measured at once (they share no host, but they do share the network between them: deliberate load, inside every figure)")
     } else {
@@ -104,8 +95,8 @@ fn method(spec: &Value) -> String {
     };
     format!(
         "Host to host: for each ordered pair the source host's bytepath server ran the point against the destination's (stream: the source sent and the destination received and measured, Gbit/s of payload received whole; rr: the source asked and timed round trips, the median in µs). Pairs ran in rounds of disjoint pairs, {at_once}, {} s measured after {} s of warm-up per visit, the whole schedule repeated for {} visits, perf counters off. Cells: {VISIT_METHOD}; a cell with one visit has no interval and says so. Flags: {FLAG_METHOD}. Hosts: {HOST_METHOD}. Equivalence margin ±{} (--margin): a pair's state reads equivalent only when its 90 % interval lies within it. Rows are sources, columns destinations.",
-        spec["duration_s"], spec["warmup_s"], spec["visits"],
-        crate::stats::verdict::percent(spec["margin"].as_f64().unwrap_or(analysis::DEFAULT_MARGIN))
+        spec.duration_s, spec.warmup_s, spec.visits,
+        crate::stats::verdict::percent(spec.margin)
     )
 }
 
@@ -349,10 +340,12 @@ mod tests {
     #[test]
     fn the_report_names_the_slow_host_outlines_its_pairs_and_lists_the_failure() {
         let (hosts, records) = records();
-        let marker = json!({"spec": {"duration_s": 1.0, "warmup_s": 0.2, "visits": 4,
-                                     "concurrent": 1}});
-        let matrices = analysis::matrices(&hosts, &records, margin_of(&marker));
-        let (md, html) = render(&marker, &hosts, &matrices, &records);
+        let spec: MarkerSpec = serde_json::from_value(json!({
+            "hosts": hosts, "hosts_from": "--hosts", "pairs": "all", "points": ["send/stream/4096/1"],
+            "duration_s": 1.0, "warmup_s": 0.2, "visits": 4, "concurrent": 1, "counters": "none"}))
+        .unwrap();
+        let matrices = analysis::matrices(&hosts, &records, spec.margin);
+        let (md, html) = render(&spec, &matrices, &records);
         assert!(
             md.contains(
                 "Host d is slow: the pairs through it (a → d, b → d, c → d, d → a, d → b, d → c) run at 0.200 ["
