@@ -1,12 +1,11 @@
 //! How a run ends, driven through the library: at its duration, whatever its slices say (no
 //! interval is tested while a run goes on; a study's intervals come from visits), with the
 //! slices kept as diagnostics that agree with the measured side's own count.
-use bytepath::config::{parse_message_size, Pattern, Pinning, RunSpec, Stopping};
+use bytepath::config::{parse_message_size, RunSpec, Stopping};
 use bytepath::engine::phases::StopReason;
 use bytepath::environment::Environment;
-use bytepath::measure::counters::CounterSelection;
 use bytepath::mechanism::MechanismKind;
-use bytepath::transport::{tcp::Loopback, Transport};
+use bytepath::transport::tcp::Loopback;
 use bytepath::{engine, record};
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
@@ -14,32 +13,13 @@ use std::time::Duration;
 fn spec(max: Duration) -> RunSpec {
     let ms = Duration::from_millis;
     RunSpec {
-        transport: Transport::Tcp,
-        pipe_size: None,
         mechanism: MechanismKind::Gather,
-        pattern: Pattern::Stream,
-        message_size: parse_message_size("16K").unwrap(),
-        threads: 1,
-        duration: max,
         stopping: Stopping {
             messages_per_flow: None,
             slice: ms(20),
         },
         warmup: ms(50),
-        pinning: Pinning::Unpinned,
-        cpus: vec![0],
-        recv_size: None,
-        spin: false,
-        verify: false,
-        counters: CounterSelection::None,
-        udp_split: false,
-        processes: false,
-        network: Default::default(),
-        queue_depth: bytepath::config::DEFAULT_QUEUE_DEPTH,
-        recv_path: Default::default(),
-        profile: false,
-        crr: Default::default(),
-        bidir: false,
+        ..RunSpec::plain(parse_message_size("16K").unwrap(), max)
     }
 }
 

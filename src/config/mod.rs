@@ -248,6 +248,38 @@ fn names(transports: &[Transport]) -> String {
 }
 
 impl RunSpec {
+    /// The plainest run of `message_size` bytes for `duration`: send/stream over TCP, one
+    /// flow, no warm-up, unpinned, nothing open (no counters, profile or verification). The
+    /// places that vary a few fields (the mesh's visit, tests) start from it with `..`, so a
+    /// new field gets its plain value in one place.
+    pub fn plain(message_size: usize, duration: Duration) -> RunSpec {
+        RunSpec {
+            transport: Transport::Tcp,
+            pipe_size: None,
+            mechanism: MechanismKind::Send,
+            pattern: Pattern::Stream,
+            message_size,
+            threads: 1,
+            duration,
+            stopping: Stopping::fixed(duration),
+            warmup: Duration::ZERO,
+            pinning: Pinning::Unpinned,
+            cpus: vec![0],
+            recv_size: None,
+            spin: false,
+            verify: false,
+            counters: CounterSelection::None,
+            udp_split: false,
+            processes: false,
+            network: Default::default(),
+            queue_depth: DEFAULT_QUEUE_DEPTH,
+            recv_path: Default::default(),
+            profile: false,
+            crr: Default::default(),
+            bidir: false,
+        }
+    }
+
     /// How messages map onto datagrams (datagram transports; the size was checked at parse).
     pub fn framing(&self) -> Option<Framing> {
         self.transport.is_datagram().then(|| {
@@ -370,38 +402,6 @@ pub fn check_transport(transport: Transport, mechanism: MechanismKind) -> Result
 impl fmt::Display for Pattern {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
-    }
-}
-
-/// A plain spec for unit tests: one tcp flow of `send` stream at `message_size` for
-/// `duration`, unpinned on CPU 0, no warm-up, no counters; tests change what they test with
-/// struct update syntax.
-#[cfg(test)]
-pub(crate) fn spec_for_tests(message_size: usize, duration: Duration) -> RunSpec {
-    RunSpec {
-        transport: Transport::Tcp,
-        pipe_size: None,
-        mechanism: MechanismKind::Send,
-        pattern: Pattern::Stream,
-        message_size,
-        threads: 1,
-        duration,
-        stopping: Stopping::fixed(duration),
-        warmup: Duration::ZERO,
-        pinning: Pinning::Unpinned,
-        cpus: vec![0],
-        recv_size: None,
-        spin: false,
-        verify: false,
-        counters: CounterSelection::None,
-        udp_split: false,
-        processes: false,
-        network: Default::default(),
-        queue_depth: DEFAULT_QUEUE_DEPTH,
-        recv_path: Default::default(),
-        profile: false,
-        crr: Default::default(),
-        bidir: false,
     }
 }
 

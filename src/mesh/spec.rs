@@ -1,9 +1,8 @@
 //! A validated `MeshSpec`: the hosts, which ordered pairs, the points measured per pair in the
 //! `run` vocabulary, how many visits, how many pairs at once, and how the servers are started.
 //! `args::mesh` makes it from the flags.
-use crate::config::{self, Network, Pinning, RunSpec, Stopping, Target};
+use crate::config::{self, Network, RunSpec, Target};
 use crate::measure::counters::CounterSelection;
-use crate::transport::Transport;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -59,32 +58,16 @@ impl MeshSpec {
     /// with nothing extra open), unpinned (the servers place their own threads).
     pub fn run_spec(&self, point: &MeshPoint) -> RunSpec {
         RunSpec {
-            transport: Transport::Tcp,
-            pipe_size: None,
             mechanism: point.mechanism,
             pattern: point.pattern,
-            message_size: point.message_size,
             threads: point.threads,
-            duration: self.duration,
-            stopping: Stopping::fixed(self.duration),
             warmup: self.warmup,
-            pinning: Pinning::Unpinned,
             cpus: Vec::new(),
-            recv_size: None,
-            spin: false,
-            verify: false,
-            counters: CounterSelection::None,
-            udp_split: false,
-            processes: false,
             network: Network {
                 placement: config::network::Placement::Remote,
                 ..Network::default()
             },
-            queue_depth: config::DEFAULT_QUEUE_DEPTH,
-            recv_path: Default::default(),
-            profile: false,
-            crr: Default::default(),
-            bidir: false,
+            ..RunSpec::plain(point.message_size, self.duration)
         }
     }
 }

@@ -5,7 +5,7 @@ use crate::record::VisitInfo;
 use std::time::Duration;
 
 fn spec() -> RunSpec {
-    crate::config::spec_for_tests(4096, Duration::from_millis(300))
+    RunSpec::plain(4096, Duration::from_millis(300))
 }
 
 /// A headline visit of `round` that completed at `gbps`, or failed with `error`.

@@ -294,7 +294,7 @@ mod tests {
                 ..Stopping::fixed(Duration::from_secs(30))
             },
             verify: true,
-            ..crate::config::spec_for_tests(size, Duration::from_secs(30))
+            ..RunSpec::plain(size, Duration::from_secs(30))
         };
         static NEVER: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
         let outcome = crate::engine::run(&spec, &DroppingRequests, &NEVER).unwrap();
