@@ -3,25 +3,26 @@
 //! the record back), in rounds of disjoint pairs (`schedule`) repeated once per visit, so each
 //! cell's interval covers the regimes of a shared machine. Results go to one folder as they
 //! come (`--resume` continues it); the report is an N×N heatmap per point with CIs and the
-//! pairs significantly slower than their hosts' other pairs (`analysis`, `report`). A host
+//! pairs significantly slower than their hosts' other pairs (`answers`, `report`). A host
 //! that cannot be reached fails only its own pairs; Ctrl-C keeps every finished run.
-pub(crate) mod analysis;
+pub(crate) mod answers;
 pub(crate) mod canary;
 pub(crate) mod hosts;
 pub(crate) mod launch;
 pub(crate) mod progress;
 pub(crate) mod report;
-pub(crate) mod run;
+
 pub(crate) mod schedule;
 pub(crate) mod spec;
+pub(crate) mod study;
 
 use crate::error::{Error, Status};
 use crate::report::csv::{self, Cell::Scalar};
 use crate::report::folder::{self, ResultsFolder, StudyOutput};
 use hosts::MeshHosts;
-use run::Health;
 use spec::MeshSpec;
 use std::sync::atomic::AtomicBool;
+use study::Health;
 
 /// What a mesh folder's marker says it is.
 pub const MESH_KIND: &str = crate::report::study_kind::StudyKind::Mesh.marker();
@@ -99,7 +100,7 @@ pub fn run(
     );
     announce_resume(&prior);
     let done = &prior.done;
-    let executed = run::execute(hosts, &spec, &plan, done, &mut results, &health, interrupt)?;
+    let executed = study::execute(hosts, &spec, &plan, done, &mut results, &health, interrupt)?;
     drop(_launched);
     finish(&results, &health, &spec, executed)
 }
@@ -124,7 +125,7 @@ fn check_hosts(hosts: &dyn MeshHosts, spec: &MeshSpec, health: &Health) {
     std::thread::scope(|scope| {
         let checks: Vec<_> = (0..spec.hosts.len())
             .filter(|&h| health.why_down(h).is_none())
-            .map(|h| (h, scope.spawn(move || run::check_host(hosts, spec, h))))
+            .map(|h| (h, scope.spawn(move || study::check_host(hosts, spec, h))))
             .collect();
         for (h, check) in checks {
             match check

@@ -1,7 +1,7 @@
 //! What a mesh shows while it runs: one line per finished run with its visit, round, pair,
 //! point and figure, how many runs are done and about how long is left (from the mean wall
 //! time of the runs so far). Plain lines, so logs, CI and `kubectl logs` read the same.
-use super::analysis::Figure;
+use super::answers::Figure;
 use super::schedule::Run;
 use serde_json::Value;
 use std::time::{Duration, Instant};

@@ -3,7 +3,7 @@
 //! renders it again). Per point, an N×N heatmap (source rows, destination columns) of the
 //! figure with each cell's 95 % CI from its visits, the pairs flagged significantly slow with
 //! the figures that show it, and every failed run with its reason.
-use super::analysis::{self, Figure, PointMatrix, FLAG_METHOD, HOST_METHOD};
+use super::answers::{self, Figure, PointMatrix, FLAG_METHOD, HOST_METHOD};
 use super::spec::MarkerSpec;
 use crate::error::Error;
 use crate::report::plot::heatmap::{self, HeatCell, Heatmap};
@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 pub fn rerender(dir: &Path) -> Result<PathBuf, Error> {
     let spec = marker_spec(dir)?;
     let records = crate::record::read_results(dir)?;
-    let matrices = analysis::matrices(&spec.hosts, &records, spec.margin);
+    let matrices = answers::matrices(&spec.hosts, &records, spec.margin);
     let (markdown, html) = render(&spec, &matrices, &records);
     study::write(dir, &markdown, &html)?;
     Ok(dir.join(study::HTML))
@@ -178,7 +178,7 @@ fn heatmap_of(m: &PointMatrix, hosts: &[String]) -> Heatmap {
 /// The flagged pairs with the figures that show it: the pair's cell, the reference actually
 /// tested (the other pairs' median cell mean and spread) and the ratio against it.
 fn flags(m: &PointMatrix, hosts: &[String]) -> Table {
-    let against = |r: &analysis::Reference| {
+    let against = |r: &answers::Reference| {
         format!(
             "median {:.2} of {} other pairs' cell means (spread ±{:.1} %); ratio {:.3} [{:.3}, {:.3}] at {} confidence",
             r.median,
@@ -224,7 +224,7 @@ fn slow_hosts(m: &PointMatrix, hosts: &[String]) -> Vec<String> {
         .iter()
         .filter(|h| h.slow)
         .map(|h| {
-            let through: Vec<String> = analysis::pairs_through(hosts.len(), h.host)
+            let through: Vec<String> = answers::pairs_through(hosts.len(), h.host)
                 .map(|(s, d)| format!("{} → {}", hosts[s], hosts[d]))
                 .collect();
             format!(
@@ -344,7 +344,7 @@ mod tests {
             "hosts": hosts, "hosts_from": "--hosts", "pairs": "all", "points": ["send/stream/4096/1"],
             "duration_s": 1.0, "warmup_s": 0.2, "visits": 4, "concurrent": 1, "counters": "none"}))
         .unwrap();
-        let matrices = analysis::matrices(&hosts, &records, spec.margin);
+        let matrices = answers::matrices(&hosts, &records, spec.margin);
         let (md, html) = render(&spec, &matrices, &records);
         assert!(
             md.contains(

@@ -440,5 +440,5 @@ fn median(sorted: &[f64]) -> f64 {
 }
 
 #[cfg(test)]
-#[path = "analysis_tests.rs"]
+#[path = "answers_tests.rs"]
 mod tests;
