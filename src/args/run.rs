@@ -15,7 +15,6 @@ use crate::environment::mem_available;
 use crate::error::{bad, ConfigError, Error, Status};
 use crate::mechanism::receive::path::RecvPath;
 use crate::mechanism::MechanismKind;
-use crate::report::{json::Json, table::Table, Exporter};
 use crate::run::RunStudy;
 use crate::sides::Sides;
 use crate::transport::Transport;
@@ -196,14 +195,7 @@ pub fn command(args: &RunArgs, interrupt: &AtomicBool) -> Result<Status, Error> 
             stream: &stream,
         };
         let record = crate::run::measure_point(&spec, &sides, &study, interrupt)?;
-        if stream.is_on() {
-            stream.point(&serde_json::to_value(&record).expect("JSON"));
-            eprint!("{}", Table.export(&record));
-        } else if args.json.json {
-            print!("{}", Json.export(&record));
-        } else {
-            print!("{}", Table.export(&record));
-        }
+        crate::run::report::show(&record, &stream, args.json.json);
         Ok(record.status_for_exit())
     })();
     super::streamed(&stream, result)

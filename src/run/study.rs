@@ -1,8 +1,5 @@
-//! `bytepath run`'s study: one point measured in a placement and its record built (with a
-//! stream: the start line, a line per slice, the point), and with `--profile` the same point
-//! once more, sampled, its blocks put on the headline record with a quick probe's memcpy as
-//! the unit of copies' worth. The headline run opens no perf counter; with counters asked
-//! for, a counter run of its own follows it (`counters`). `args::run` turns the flags into the spec and prints the record.
+//! Measuring `bytepath run`'s point: the headline run with nothing open, then the counter run
+//! and the profiled rerun where asked.
 use crate::config::{Pattern, RunSpec};
 use crate::engine::slices::SliceSeen;
 use crate::engine::worker::Role;
@@ -11,21 +8,10 @@ use crate::environment::Environment;
 use crate::error::Error;
 use crate::measure::counters::CounterSelection;
 use crate::record::{self, profile, RunRecord};
-use crate::report::stream::JsonStream;
 use std::sync::atomic::AtomicBool;
 
-pub(crate) mod counters;
-
-/// What the command line adds to the placed spec.
-pub struct RunStudy<'a> {
-    /// The CPUs this process may use (the environment block names them).
-    pub cpus: &'a [usize],
-    /// `--profile`: the profiled rerun after the headline run.
-    pub profile: bool,
-    /// With `--remote`: the side the server runs, which this host cannot sample.
-    pub theirs: Option<Role>,
-    pub stream: &'a JsonStream,
-}
+use super::counters;
+use super::spec::RunStudy;
 
 /// Measures the placed `spec` through `runner` with no counter open and, after a headline
 /// run that ran to its end, the counter run (counters asked for) and the profiled rerun
