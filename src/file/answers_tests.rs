@@ -1,6 +1,7 @@
 //! The file study's answers from synthetic transfers with known outcomes.
 use super::*;
-use crate::file::record::{FileConfig, SideUsage, SCHEMA_VERSION};
+use crate::file::record::{FileConfig, SCHEMA_VERSION};
+use crate::record::wire::SideUsage;
 use FileMechanism::{Mmap, Readsend, Sendfile, Splice};
 
 const MIB: u64 = 1 << 20;

@@ -7,11 +7,12 @@
 //! transfers under the two caches go back to back within that order (the pair reversed with
 //! it), so a cold transfer and its warm partner share the machine's state too.
 use super::mechanisms::FileMechanism;
-use super::record::{Residency, TransferRecord, SCHEMA_VERSION};
-use super::server::{FileRequest, FileServer};
+use super::record::{TransferRecord, SCHEMA_VERSION};
+use super::server::FileServer;
 use super::test_files::ServedFile;
 use super::{transfer, Cache, FileSpec, Server, Source};
 use crate::error::{Error, Status};
+use crate::record::wire::{FileRequest, Residency};
 use crate::report::folder::{ResultsFolder, Saved};
 use crate::transport::FlowConnector;
 use std::fs::File;

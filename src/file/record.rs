@@ -4,76 +4,11 @@
 //! effective configuration and the environment (what `--json` prints).
 use super::mechanisms::FileMechanism;
 use crate::environment::Environment;
-use crate::measure::counters::{CounterEvent, CounterSample, CounterValue};
+use crate::record::wire::{Residency, SideUsage};
 use crate::report::csv::Cell::{self, Scalar};
 use crate::stats::{summarize, Summary};
-use crate::sys::usage::ThreadUsage;
-use std::collections::BTreeMap;
 
 pub const SCHEMA_VERSION: u32 = 1;
-
-/// One side's (server or client thread's) usage during a transfer.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct SideUsage {
-    pub user_ns: u64,
-    pub system_ns: u64,
-    pub voluntary_switches: u64,
-    pub involuntary_switches: u64,
-    pub minor_faults: u64,
-    pub major_faults: u64,
-    /// perf counters by name; unavailable ones say why.
-    pub counters: BTreeMap<String, CounterValue>,
-    /// `--profile`, in the profiled transfer only: where this thread's CPU went.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub profile: Option<crate::measure::profile::Profile>,
-}
-
-impl SideUsage {
-    pub fn new(usage: ThreadUsage, counters: CounterSample) -> SideUsage {
-        SideUsage {
-            user_ns: usage.user.as_nanos() as u64,
-            system_ns: usage.system.as_nanos() as u64,
-            voluntary_switches: usage.voluntary_switches,
-            involuntary_switches: usage.involuntary_switches,
-            minor_faults: usage.minor_faults,
-            major_faults: usage.major_faults,
-            counters: CounterEvent::ALL
-                .iter()
-                .map(|&e| (e.key().to_string(), counters.get(e).clone()))
-                .collect(),
-            profile: None,
-        }
-    }
-
-    pub fn cpu_ns(&self) -> u64 {
-        self.user_ns + self.system_ns
-    }
-
-    pub fn context_switches(&self) -> u64 {
-        self.voluntary_switches + self.involuntary_switches
-    }
-
-    pub fn page_faults(&self) -> u64 {
-        self.minor_faults + self.major_faults
-    }
-}
-
-/// Whether the file's pages were in memory when a transfer started, as mincore(2) saw them.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct Residency {
-    pub resident_pages: u64,
-    pub total_pages: u64,
-}
-
-impl Residency {
-    pub fn fraction(&self) -> f64 {
-        if self.total_pages == 0 {
-            0.0
-        } else {
-            self.resident_pages as f64 / self.total_pages as f64
-        }
-    }
-}
 
 /// results.csv for a file study: one row per transfer (perf counters are in results.jsonl).
 const CSV_COLUMNS: &[(&str, &str, Cell)] = &[

@@ -162,7 +162,7 @@ fn profiled_points(study: &FileStudy) -> Vec<Profiled> {
         .iter()
         .filter(|t| t.profiled.is_some())
         .map(|t| {
-            let side = |name: &str, usage: &Option<super::record::SideUsage>| SideProfile {
+            let side = |name: &str, usage: &Option<crate::record::wire::SideUsage>| SideProfile {
                 side: name.into(),
                 profile: match usage.as_ref().and_then(|u| u.profile.clone()) {
                     Some(Profile::Measured(b)) => Ok(*b),

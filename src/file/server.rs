@@ -2,24 +2,10 @@
 //! study asks that server for (`FileRequest`), what it reports back (`FileSent`), and the two
 //! traits a remote placement implements (`remote::client`'s file sessions), so the study can
 //! drive a transfer without knowing the control protocol.
-use super::record::{Residency, SideUsage};
 use crate::error::Error;
+use crate::record::wire::{FileRequest, Residency, SideUsage};
 use std::net::TcpStream;
 use std::time::Instant;
-
-/// file study: what `file --remote` asks the server to serve for one transfer.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct FileRequest {
-    pub size: u64,
-    pub mechanism: String,
-    pub chunk: u64,
-    /// warm or cold.
-    pub cache: String,
-    pub verify: bool,
-    /// Which perf counters the sending thread opens (all, software, hardware, none).
-    pub counters: String,
-}
 
 /// What the server reported after sending.
 pub struct FileSent {

@@ -5,13 +5,13 @@
 //! transfer to the moment the client holds the last byte; each side's RUSAGE_THREAD usage and
 //! perf counters cover its own part of the transfer.
 use super::mechanisms::FileMechanism;
-use super::record::{Residency, SideUsage};
-use super::server::{FileRequest, FileServer};
+use super::server::FileServer;
 use super::test_files::ServedFile;
 use crate::config::FlowPlacement;
 use crate::error::Error;
 use crate::measure::counters::{CounterSelection, ThreadCounters};
 use crate::measure::profile::{self, Profile, RunningProfile, SamplerSettings};
+use crate::record::wire::{FileRequest, Residency, SideUsage};
 use crate::sys::{affinity, usage};
 use crate::transport::{Endpoint, FlowConnector, SocketOptions};
 use std::fs::File;

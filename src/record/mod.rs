@@ -24,6 +24,7 @@ pub(crate) mod crr;
 pub(crate) mod profile;
 pub(crate) mod receive;
 mod results;
+pub(crate) mod wire;
 pub use blocks::{DatagramDirection, DatagramReport, PageRefsReport, ZerocopyReport};
 pub use build::build;
 pub(crate) use build::notes;

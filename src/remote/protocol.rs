@@ -6,12 +6,14 @@
 //! (`channel`) authenticates both ends, and every later frame travels encrypted and
 //! authenticated; the token itself never crosses the wire. Version 2 added the peer run
 //! (`peer_run` / `peer_record`, `bytepath mesh`). Peers of another version are refused at the
-//! hello with both versions named.
+//! hello with both versions named. The protocol depends on no study: the study types it
+//! carries (a file transfer's request and its side's usage, a servers point's server report)
+//! live in `record::wire`, below both, and a test pins their form on the wire.
 pub use super::auth::{from_hex, random_bytes, read_token, to_hex};
 pub use super::frame::{read_frame, write_frame, FrameError, MAX_FRAME};
 use crate::engine::worker::ThreadSample;
-use crate::file::record::{Residency, SideUsage};
-pub use crate::file::server::FileRequest;
+use crate::record::wire::{FileRequest, Residency, ServerReport, SideUsage};
+
 use std::io::{self, Read, Write};
 
 /// The protocol version this build speaks; peers must agree exactly.
@@ -235,7 +237,7 @@ pub enum Message {
     ServersStop,
     /// What the server process alone cost over the window.
     ServersReport {
-        report: Box<crate::servers::process::ServerReport>,
+        report: Box<ServerReport>,
     },
     // mesh: `bytepath mesh`, one control session per (pair, point, visit). The driver asks
     // the source host's server to run the point against `peer` as a `--remote` client would
@@ -348,6 +350,66 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
     use std::io::Cursor;
+
+    /// The study types the protocol carries (`record::wire`) as they travel: a change to any
+    /// of them changes this snapshot, and must come with a new `VERSION`.
+    #[test]
+    fn the_study_types_on_the_wire_keep_their_form() {
+        use crate::measure::counters::{CounterSample, CounterValue};
+        let counters = CounterSample {
+            values: std::array::from_fn(|_| CounterValue::Unavailable("no PMU".into())),
+        };
+        let usage = SideUsage {
+            user_ns: 1,
+            system_ns: 2,
+            voluntary_switches: 3,
+            involuntary_switches: 4,
+            minor_faults: 5,
+            major_faults: 6,
+            counters: [("cycles".to_string(), counters.values[0].clone())].into(),
+            profile: None,
+        };
+        let messages = [
+            Message::FileRun {
+                request: FileRequest {
+                    size: 4096,
+                    mechanism: "sendfile".into(),
+                    chunk: 65536,
+                    cache: "warm".into(),
+                    verify: true,
+                    counters: "none".into(),
+                },
+            },
+            Message::FileSent {
+                server: Some(usage),
+                syscalls: Some(7),
+                residency: Residency {
+                    resident_pages: 1,
+                    total_pages: 2,
+                },
+                error: None,
+            },
+            Message::ServersReport {
+                report: Box::new(ServerReport {
+                    counters,
+                    cpu_time_ns: 10,
+                    voluntary_switches: 11,
+                    involuntary_switches: 12,
+                    threads: 2,
+                    peak_rss_bytes: Some(4096),
+                    rss_at_fork_bytes: None,
+                    accepted: 5,
+                    allowed_cpus: vec![0, 1],
+                    errors: vec!["e".into()],
+                }),
+            },
+        ];
+        let frames: Vec<String> = messages
+            .iter()
+            .map(|m| String::from_utf8(encode(m).unwrap()).unwrap())
+            .collect();
+        insta::assert_snapshot!(frames.join("\n"));
+    }
 
     #[test]
     fn a_message_survives_a_frame_round_trip() {

@@ -4,11 +4,12 @@
 use super::host::{ServersHost, Started};
 use super::load::{self, Load, LoadSpec};
 use super::model::ServerModel;
-use super::process::{self, ServerReport, ServerSide};
+use super::process::{self, ServerSide};
 use super::record::{gather, Measured, PointConfig, PointMetrics, PointStatus, ServersRecord};
 use super::ServersSpec;
 use crate::error::Error;
 use crate::measure::profile::{self, Profile};
+use crate::record::wire::ServerReport;
 use crate::sys;
 use crate::transport::Link;
 use std::net::{SocketAddrV4, TcpListener};

@@ -8,7 +8,8 @@
 //! the child answers with one JSON line and exits.
 use super::model::ServerModel;
 use super::ServerStats;
-use crate::measure::counters::{CounterSample, CounterSelection, ThreadCounters};
+use crate::measure::counters::{CounterSelection, ThreadCounters};
+use crate::record::wire::ServerReport;
 use crate::sys::process::{self, ChildProcess, Forked};
 use crate::sys::{fdio, usage};
 use std::io;
@@ -19,26 +20,6 @@ use std::time::{Duration, Instant};
 
 const START: u8 = b'S';
 const END: u8 = b'E';
-
-/// What the server process measured over the window, sent back as JSON.
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-pub struct ServerReport {
-    pub counters: CounterSample,
-    /// user + system CPU of every server thread in the window (getrusage RUSAGE_SELF).
-    pub cpu_time_ns: u64,
-    pub voluntary_switches: u64,
-    pub involuntary_switches: u64,
-    /// Most server threads alive at once (the parent's control thread not counted).
-    pub threads: usize,
-    /// VmHWM: includes the pages the process shares with its parent since the fork.
-    pub peak_rss_bytes: Option<u64>,
-    /// VmRSS right after the fork: the part of the peak inherited, not grown by serving.
-    pub rss_at_fork_bytes: Option<u64>,
-    pub accepted: u64,
-    /// The CPUs the server's threads were allowed, read in the server after its placement.
-    pub allowed_cpus: Vec<usize>,
-    pub errors: Vec<String>,
-}
 
 /// What a point needs of its server, wherever it runs: this host's forked `ServerProcess`, or
 /// one forked by `bytepath server` on another host (`remote::client::RemoteServer`). One

@@ -3,11 +3,11 @@
 //! `<key>_unavailable_reason`. A record is written through a `serde_json::Value`, so every
 //! object's keys come out sorted, as they always have.
 use super::load::{self, ConnectionSpan};
-use super::process::ServerReport;
 use crate::config::Network;
 use crate::environment::Environment;
 use crate::measure::counters::{CounterEvent, CounterValue};
 use crate::measure::histogram::{LatencyHistogram, LatencySummary};
+use crate::record::wire::ServerReport;
 use crate::record::{Metric, MetricSet, SweepPoint};
 use crate::report::csv::{self, Cell, Column};
 use serde::Serialize;

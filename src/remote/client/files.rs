@@ -3,7 +3,8 @@
 use super::{resolve, RemotePeer, FILE_DATA_IDLE, STEP_TIMEOUT};
 use crate::config::{RemoteRun, Target};
 use crate::error::Error;
-use crate::file::server::{FileRequest, FileSent, FileServer, FileSession as Session};
+use crate::file::server::{FileSent, FileServer, FileSession as Session};
+use crate::record::wire::FileRequest;
 use crate::remote::protocol::{self, Message, DATA_TAG_BYTES};
 use crate::remote::FILE;
 use std::io::Write;

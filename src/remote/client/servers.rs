@@ -4,9 +4,10 @@
 use super::{resolve, RemotePeer, STEP_TIMEOUT};
 use crate::config::RemoteRun;
 use crate::error::{ConfigError, Error};
+use crate::record::wire::ServerReport;
 use crate::remote::protocol::{self, Message};
 use crate::servers::host::{ServersHost, Started};
-use crate::servers::process::{ServerReport, ServerSetup, ServerSide};
+use crate::servers::process::{ServerSetup, ServerSide};
 use std::io;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::time::Duration;
