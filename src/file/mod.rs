@@ -3,12 +3,13 @@
 //! receives it; each (size, mechanism) is timed over `--reps` transfers with the page cache warm
 //! or dropped (cold), and the results become a table, results.jsonl and a report.
 pub(crate) mod answers;
-mod measure;
+
 pub(crate) mod mechanisms;
 pub(crate) mod record;
 pub(crate) mod report;
 pub(crate) mod server;
 mod spec;
+mod study;
 pub(crate) mod test_files;
 pub(crate) mod transfer;
 
@@ -16,12 +17,12 @@ use crate::environment::Environment;
 use crate::error::{Error, Status};
 use crate::report::folder::{self, StudyOutput};
 use crate::transport::FlowConnector;
-pub use measure::{prepare_cache, read_through};
 use record::{FileStudy, TransferRecord, SCHEMA_VERSION};
 use server::FileServer;
 pub use spec::{check_pipe_size, Cache, FileSpec, MAX_CHUNK};
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
+pub use study::{prepare_cache, read_through};
 use test_files::{ServedFile, TestFolder};
 
 pub const FILE_KIND: &str = crate::report::study_kind::StudyKind::File.marker();
@@ -89,7 +90,7 @@ pub fn run(
         (None, None, Server::Here(_)) => unreachable!("test files here have a folder"),
     };
     let mut transfers = Vec::new();
-    let status = measure::measure_all(
+    let status = study::measure_all(
         spec,
         server,
         &sizes,
@@ -141,7 +142,7 @@ fn marker(
         serde_json::to_value(spec.config(sizes, server)).expect("JSON"),
         output.arguments.clone(),
         sizes.len() * spec.mechanisms.len() * spec.caches.len() * spec.reps as usize,
-        measure::ORDER,
+        study::ORDER,
     )
 }
 
