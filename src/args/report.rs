@@ -26,11 +26,7 @@ pub fn command(args: &ReportArgs) -> Result<Status, Error> {
                 StudyKind::Sweep | StudyKind::Ipc => unreachable!("run-record folders"),
             }
         }
-        Some(StudyKind::Ipc) => crate::report::write::reports(
-            &args.dir,
-            args.output.as_deref(),
-            &crate::ipc::answers::IPC,
-        )?,
+        Some(StudyKind::Ipc) => crate::ipc::report::write(&args.dir, args.output.as_deref())?,
         // A sweep, or a folder whose marker is unreadable: the run-record reader says why.
         _ => write_reports(
             &args.dir,

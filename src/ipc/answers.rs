@@ -7,11 +7,9 @@ use super::series::{at_size, buffers, name, of_transport, paired_basis, BUFFERED
 use crate::analysis::paired;
 use crate::analysis::point::Point;
 use crate::analysis::{capitalize, distinct, size_label, Answer, Dataset};
-use crate::error::Error;
 use crate::report::units::duration_ns;
-use crate::report::write::{reports, Questions};
+use crate::report::write::Questions;
 use crate::stats::verdict::{describe, judge, Correction, LogEstimate, Verdict};
-use std::path::{Path, PathBuf};
 
 /// ipc's questions and its report's title.
 pub const IPC: Questions = Questions {
@@ -20,12 +18,7 @@ pub const IPC: Questions = Questions {
     tested: crate::analysis::tested::none,
 };
 
-pub use super::series::{BUFFER, LOSS, MINIMUM};
-
-/// Writes report.html, report.md and answers.json for an ipc folder.
-pub fn write_report(dir: &Path) -> Result<PathBuf, Error> {
-    reports(dir, None, &IPC)
-}
+use super::series::{BUFFER, LOSS, MINIMUM};
 
 /// Every answer, in the report's order.
 pub fn answers(data: &Dataset) -> Vec<Answer> {

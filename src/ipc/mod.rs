@@ -3,12 +3,14 @@
 //! (stream, timed on the receiving side, so the time covers delivery, not buffering). The
 //! pipe buffer (and the shm ring) is a dimension of the study with `--pipe-sizes`. Every point
 //! is measured in `--visits` visits, the transports of one (measure, size) visited back to back
-//! in a seeded order (`study`), so the report's answers (`answers`) rest on paired ratios.
+//! in a seeded order (`study`), so the report's answers (`answers`) rest on paired ratios. The study's parts are those of
+//! every study: `spec`, `study`, `answers`, `report`.
 pub(crate) mod answers;
 mod cost;
 mod fastest;
 mod fit;
 mod peak;
+pub(crate) mod report;
 mod series;
 mod spec;
 mod study;

@@ -293,7 +293,7 @@ fn point_records(
 
 /// Renders the report (a failure there keeps the results) and gives the study's status.
 fn finish(results: &VisitFolder, records: &[RunRecord], status: Status) -> Result<Status, Error> {
-    match super::answers::write_report(&results.dir) {
+    match super::report::write(&results.dir, None) {
         Ok(html) => println!("report: {}", html.display()),
         Err(e) => eprintln!(
             "bytepath: the report could not be written ({e}); the results are kept in {}",
