@@ -1,7 +1,7 @@
-//! The questions a report of run records opens with, and its title: each study that writes run
-//! records (sweep, ipc) gives its own, so no report shows another study's questions. They live
-//! here, beside the sweep's answers, so the report's writers (html, markdown, write) all read
-//! them from below instead of from each other.
+//! The shape of the questions a report of run records opens with, and its title: each study
+//! that writes run records gives its own (`sweep::answers`, `ipc::answers`), so no report shows
+//! another study's questions. The type lives here, below the report kit, which renders whichever
+//! questions it is given.
 use super::tested::TestedAnswer;
 use super::{Answer, Dataset};
 
@@ -11,10 +11,3 @@ pub struct Questions {
     /// The families of tests behind the answers, cell by cell (answers.json carries them).
     pub tested: fn(&Dataset) -> Vec<TestedAnswer>,
 }
-
-/// The sweep's questions (crossovers, costs, scaling, a surprise).
-pub const SWEEP: Questions = Questions {
-    title: "bytepath report",
-    answers: super::answers,
-    tested: super::tested_answers,
-};

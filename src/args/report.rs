@@ -6,7 +6,7 @@
 use crate::cli::ReportArgs;
 use crate::error::{bad, Error, Status};
 use crate::report::study_kind::StudyKind;
-use crate::report::write_reports;
+use crate::sweep::report::write as write_reports;
 
 /// `bytepath report DIR`: re-render report.html and report.md from saved results.
 pub fn command(args: &ReportArgs) -> Result<Status, Error> {

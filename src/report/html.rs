@@ -110,8 +110,8 @@ pub fn page(data: &Dataset, source: &str, questions: &Questions) -> String {
 mod tests {
     use super::*;
     use crate::analysis::load::parse;
-    use crate::analysis::questions::SWEEP;
     use crate::analysis::synthetic::{demo_sweep, jsonl, Shape};
+    use crate::sweep::answers::QUESTIONS as SWEEP;
 
     fn parse_xml(html: &str) -> roxmltree::Document<'_> {
         let options = roxmltree::ParsingOptions {

@@ -53,7 +53,7 @@ mod tests {
         let md = document(
             &data,
             "sweep/results.jsonl",
-            &crate::analysis::questions::SWEEP,
+            &crate::sweep::answers::QUESTIONS,
         );
         assert_eq!(md.matches("\n### ").count(), 7);
         assert_eq!(md.matches("_Rests on: ").count(), 7);

@@ -25,19 +25,7 @@ pub(crate) mod table;
 pub(crate) mod visit_folder;
 pub(crate) mod write;
 
-use crate::error::Error;
 use crate::record::RunRecord;
-
-/// Renders `dir/results.jsonl` into the sweep's report.html (at `html_out`, default
-/// `dir/report.html`) and report.md beside it; returns the HTML path. `margin` (a share)
-/// replaces the equivalence margin the sweep recorded.
-pub fn write_reports(
-    dir: &std::path::Path,
-    html_out: Option<&std::path::Path>,
-    margin: Option<f64>,
-) -> Result<std::path::PathBuf, Error> {
-    write::reports_within(dir, html_out, &write::SWEEP, margin)
-}
 
 pub trait Exporter {
     fn export(&self, record: &RunRecord) -> String;

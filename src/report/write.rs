@@ -14,7 +14,7 @@ pub const RESULTS_FILE: &str = "results.jsonl";
 pub const ANSWERS_FILE: &str = "answers.json";
 
 /// Kept at this path for the studies that hand their questions to `reports`.
-pub use crate::analysis::questions::{Questions, SWEEP};
+pub use crate::analysis::questions::Questions;
 
 /// Reads and checks `dir/results.jsonl`.
 pub fn read_results(dir: &Path) -> Result<Dataset, Error> {
@@ -166,6 +166,7 @@ fn answers_json(answers: &[Answer], tested: &[TestedAnswer]) -> String {
 mod tests {
     use super::*;
     use crate::analysis::synthetic::{jsonl, Shape};
+    use crate::sweep::answers::QUESTIONS as SWEEP;
 
     fn folder(name: &str, results: Option<&str>) -> PathBuf {
         let dir =

@@ -9,7 +9,9 @@
 //! recorded and the sweep goes on; Ctrl-C ends the sweep after the current visit.
 pub mod adaptive;
 mod announce;
+pub(crate) mod answers;
 pub(crate) mod progress;
+pub(crate) mod report;
 pub(crate) mod rounds;
 pub(crate) mod spec;
 pub(crate) mod visit_log;
@@ -25,7 +27,7 @@ use crate::report::folder::{self, StudyOutput, PROBE_JSON};
 use crate::report::visit_folder::{self, VisitFolder};
 use crate::stats::point::VisitPlan;
 use crate::stats::schedule::{PlannedVisit, Schedule};
-use crate::{report, sys};
+use crate::sys;
 use progress::Progress;
 use spec::{Point, SweepSpec};
 use std::collections::{HashMap, HashSet};
@@ -466,7 +468,7 @@ fn record_probe(dir: &std::path::Path, cpus: &[usize]) -> Result<(), Error> {
 fn finish(results: &VisitFolder, ending: Ending, records: &[RunRecord]) -> Result<Status, Error> {
     let dir = &results.dir;
     println!("results: {}", dir.join(folder::RESULTS_CSV).display());
-    match report::write_reports(dir, None, None) {
+    match report::write(dir, None, None) {
         Ok(html) => println!("report: {}", html.display()),
         Err(e) => eprintln!(
             "bytepath: the report was not written ({e}); the results are kept in {}; render it again with `bytepath report {}`",
