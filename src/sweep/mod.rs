@@ -25,7 +25,6 @@ use crate::measure::interference::Sample;
 use crate::record::{self, RunRecord, SweepPoint, VisitInfo, VisitKind};
 use crate::report::folder::{self, StudyOutput, PROBE_JSON};
 use crate::report::visit_folder::{self, VisitFolder};
-use crate::stats::point::VisitPlan;
 use crate::stats::schedule::{PlannedVisit, Schedule};
 use crate::sys;
 use progress::Progress;
@@ -408,16 +407,7 @@ impl Sweep<'_> {
                     .filter_map(|r| r.visit.as_ref())
                     .find(|v| v.kind == VisitKind::Counters)
                     .map(|v| v.round);
-                let plan = VisitPlan {
-                    min_visits: self.spec.min_visits,
-                    visit_s: self.spec.visit.as_secs_f64(),
-                    warmup_s: self.spec.warmup.as_secs_f64(),
-                    slice_s: self.spec.slice.as_secs_f64(),
-                    ci_target: Some(self.spec.ci_target),
-                    stop_reason: stop.into(),
-                    counters_round,
-                    seed: Some(self.spec.seed),
-                };
+                let plan = self.spec.visit_plan(stop, counters_round);
                 let run = self.sides.place(self.spec.run_spec(point, false));
                 let mut record =
                     record::aggregate::point_record(&run, self.env.clone(), &visits, &plan)?;

@@ -5,6 +5,7 @@ use crate::config::{self, Network, Pattern, Pinning, RunSpec, Stopping};
 use crate::measure::counters::CounterSelection;
 use crate::mechanism::receive::path::RecvPath;
 use crate::mechanism::MechanismKind;
+use crate::stats::point::VisitPlan;
 use std::time::Duration;
 
 /// Largest accepted `--ci`: beyond ±50 % a confidence interval says nothing useful.
@@ -101,6 +102,21 @@ fn plain_recv(path: &RecvPath) -> bool {
 }
 
 impl SweepSpec {
+    /// What a point's record states of how it was visited: the sweep's visiting settings, with
+    /// why its visits stopped and the round its counters were opened in.
+    pub fn visit_plan(&self, stop_reason: &str, counters_round: Option<usize>) -> VisitPlan {
+        VisitPlan {
+            min_visits: self.min_visits,
+            visit_s: self.visit.as_secs_f64(),
+            warmup_s: self.warmup.as_secs_f64(),
+            slice_s: self.slice.as_secs_f64(),
+            ci_target: Some(self.ci_target),
+            stop_reason: stop_reason.into(),
+            counters_round,
+            seed: Some(self.seed),
+        }
+    }
+
     /// How many points the matrix holds.
     pub fn total(&self) -> usize {
         let directions = if self.bidir { 2 } else { 1 };
