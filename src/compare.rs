@@ -9,6 +9,8 @@
 //! test used and the summary line names the count of tests and the method. A point measured as
 //! one stretch (schema 1) has no visits to judge it by and is said so, never judged on its
 //! slices.
+#[cfg(test)]
+mod aa_simulation;
 pub mod machine;
 
 use crate::error::{Error, Status};
@@ -100,7 +102,7 @@ fn normalize_by_canary(
         ))
     })?;
     let left = machine::normalize(new, m);
-    println!("normalized: every new point's figure multiplied by the new/old canary cost of its component (memcpy for stream, pipe round trip for rr)");
+    println!("normalized: every new point's figure multiplied by the new/old canary cost of its component (memcpy for stream, the one-CPU pipe round trip for rr)");
     if !left.is_empty() {
         println!(
             "not normalized (no matching canary component): {}",

@@ -33,6 +33,7 @@ fn canaries(dir: &Path, cost: f64) {
                 canary_version: CANARY_VERSION,
                 getpid_ns: 120.0 * cost * j,
                 memcpy_gbit_s: 100.0 / (cost * j),
+                memcpy_trials_gbit_s: Vec::new(),
                 pipe_rr_same_cpu_us: Some(4.0 * cost * j),
                 pipe_rr_same_cpu_unavailable_reason: None,
                 pipe_rr_cross_cpu_us: Some(9.0 * cost * j),
