@@ -66,6 +66,16 @@ fn a_machine_ten_percent_slower_is_named_and_normalizing_removes_it() {
         first.contains("the machine changed: 10.0 % slower"),
         "{text}"
     );
+    // The decision is one family over the three deciding components, and the line says so;
+    // the cross-CPU round trip is shown beside it, not judged.
+    assert!(
+        first.contains("CI Holm-corrected over 3 components"),
+        "{text}"
+    );
+    assert!(
+        first.contains("reported, not judged (contention more than machine): pipe round trip, two CPUs 1.100"),
+        "{text}"
+    );
     assert!(
         text.contains("4 points compared: 0 faster, 4 slower"),
         "{text}"
