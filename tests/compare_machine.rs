@@ -73,7 +73,9 @@ fn a_machine_ten_percent_slower_is_named_and_normalizing_removes_it() {
         "{text}"
     );
     assert!(
-        first.contains("reported, not judged (contention more than machine): pipe round trip, two CPUs 1.100"),
+        first.contains(
+            "reported, not judged (contention more than machine): pipe round trip, two CPUs 1.100"
+        ),
         "{text}"
     );
     assert!(

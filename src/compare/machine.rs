@@ -70,12 +70,65 @@ impl MachineChange {
     /// The canary cost ratio that matches a point: memcpy for stream, the one-CPU pipe round
     /// trip for rr (the cross-CPU one moves with contention, see the module comment).
     pub fn ratio_for(&self, point: &Value) -> Option<(Component, f64)> {
-        let pick = |c: Component| self.ratio(c).map(|r| (c, r));
-        match point["config"]["pattern"].as_str()? {
-            "stream" => pick(Component::Memcpy),
-            "rr" => pick(Component::PipeRrSameCpu),
-            _ => None,
+        let c = matching(point)?;
+        self.ratio(c).map(|r| (c, r))
+    }
+
+    /// The interval of the canary cost ratio that matches a point (uncorrected, 95 %).
+    fn interval_for(&self, point: &Value) -> Option<RatioInterval> {
+        let c = matching(point)?;
+        self.components
+            .iter()
+            .find(|k| k.component == c)
+            .map(|k| k.interval)
+    }
+}
+
+/// The canary component whose ratio a point is normalized by.
+fn matching(point: &Value) -> Option<Component> {
+    match point["config"]["pattern"].as_str()? {
+        "stream" => Some(Component::Memcpy),
+        "rr" => Some(Component::PipeRrSameCpu),
+        _ => None,
+    }
+}
+
+/// After `--normalize canary`, widens each normalized point's new/old interval by the canary
+/// ratio's own: the new figures were multiplied by an estimate, and treating it as exact would
+/// flag points for the canary's noise (with a memory hog the memcpy ratio's spread is as large
+/// as a point's). The log variances add; the degrees of freedom are Welch–Satterthwaite's.
+pub fn widen_normalized(
+    changes: &mut [super::PointChange],
+    new: &BTreeMap<String, Value>,
+    change: &MachineChange,
+) {
+    for c in changes.iter_mut() {
+        let canary = new.get(&c.key).and_then(|p| change.interval_for(p));
+        if let (Some(point), Some(canary)) = (c.ratio.as_ref(), canary) {
+            c.ratio = Some(with_canary_spread(point, &canary));
         }
+    }
+}
+
+/// `point`'s ratio with the spread of `canary` (the ratio it was normalized by) added.
+fn with_canary_spread(point: &RatioInterval, canary: &RatioInterval) -> RatioInterval {
+    let (p, c) = (
+        LogEstimate::from_interval(point),
+        LogEstimate::from_interval(canary),
+    );
+    let se2 = p.se.powi(2) + c.se.powi(2);
+    let df = if se2 == 0.0 {
+        p.df
+    } else {
+        se2.powi(2) / (p.se.powi(4) / p.df + c.se.powi(4) / c.df).max(f64::MIN_POSITIVE)
+    };
+    let half = crate::stats::t_975(df.floor().max(1.0) as usize) * se2.sqrt();
+    RatioInterval {
+        ratio: point.ratio,
+        low: (p.log_ratio - half).exp(),
+        high: (p.log_ratio + half).exp(),
+        n: point.n,
+        df,
     }
 }
 
@@ -229,6 +282,7 @@ pub fn summary_note(change: &Result<MachineChange, String>, normalized: bool) ->
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::compare::aa_simulation::normal;
     use crate::probe::canary::CANARY_VERSION;
 
     fn canary(scale: f64, jitter: f64) -> Canary {
@@ -321,12 +375,6 @@ mod tests {
         assert!((ratio - 1.0).abs() < 1e-9, "{ratio}");
     }
 
-    /// A standard normal draw (Box–Muller).
-    fn normal(rng: &mut fastrand::Rng) -> f64 {
-        let (u, v) = (1.0 - rng.f64(), rng.f64());
-        (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
-    }
-
     /// One copy's spread on the log scale with a memory-bandwidth hog on the other CPU: the
     /// lead's run (7 rounds a side, median of 3 copies) gave memcpy new/old 1.16 with 95 % CI
     /// 0.965–1.393, a per-round spread of 0.158 on the log scale; the median of 3 normal draws
@@ -399,5 +447,28 @@ mod tests {
             "A/A named in {:.1} %",
             false_alarms * 100.0
         );
+    }
+
+    #[test]
+    fn a_normalized_point_s_interval_carries_the_canary_s_spread() {
+        let point = welch_ratio(&[10.0, 10.2, 9.9, 10.1], &[10.0, 10.1, 9.8, 10.1]).unwrap();
+        let canary = welch_ratio(&[1.0, 1.2, 0.9, 1.1], &[1.0, 1.1, 0.95, 1.05]).unwrap();
+        let wide = with_canary_spread(&point, &canary);
+        assert_eq!(wide.ratio, point.ratio);
+        assert!(
+            wide.low < point.low && wide.high > point.high,
+            "{wide:?} {point:?}"
+        );
+        // Log variances add: the new half-width is at least the larger of the two.
+        let half = |r: &RatioInterval| (r.high / r.low).ln() / 2.0;
+        assert!(half(&wide) >= half(&canary).max(half(&point)), "{wide:?}");
+        // A canary with no spread leaves the point as it was.
+        let exact = RatioInterval {
+            low: 1.0,
+            high: 1.0,
+            ..canary
+        };
+        let same = with_canary_spread(&point, &exact);
+        assert!((same.low - point.low).abs() < 1e-12 && (same.high - point.high).abs() < 1e-12);
     }
 }
