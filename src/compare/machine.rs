@@ -96,7 +96,10 @@ fn matching(point: &Value) -> Option<Component> {
 /// After `--normalize canary`, widens each normalized point's new/old interval by the canary
 /// ratio's own: the new figures were multiplied by an estimate, and treating it as exact would
 /// flag points for the canary's noise (with a memory hog the memcpy ratio's spread is as large
-/// as a point's). The log variances add; the degrees of freedom are Welch–Satterthwaite's.
+/// as a point's). The log variances add; the degrees of freedom are Welch–Satterthwaite's, but
+/// never more than the point's own: where the canary's spread dominates they would exceed it
+/// (a point of 2 visits a side, df 1, beside 7 canaries gave df 5 and an interval narrower
+/// than the point's alone), and adding a source of spread must never narrow an interval.
 pub fn widen_normalized(
     changes: &mut [super::PointChange],
     new: &BTreeMap<String, Value>,
@@ -120,7 +123,9 @@ fn with_canary_spread(point: &RatioInterval, canary: &RatioInterval) -> RatioInt
     let df = if se2 == 0.0 {
         p.df
     } else {
-        se2.powi(2) / (p.se.powi(4) / p.df + c.se.powi(4) / c.df).max(f64::MIN_POSITIVE)
+        let satterthwaite =
+            se2.powi(2) / (p.se.powi(4) / p.df + c.se.powi(4) / c.df).max(f64::MIN_POSITIVE);
+        satterthwaite.min(p.df)
     };
     let half = crate::stats::t_975(df.floor().max(1.0) as usize) * se2.sqrt();
     RatioInterval {
@@ -462,6 +467,16 @@ mod tests {
         // Log variances add: the new half-width is at least the larger of the two.
         let half = |r: &RatioInterval| (r.high / r.low).ln() / 2.0;
         assert!(half(&wide) >= half(&canary).max(half(&point)), "{wide:?}");
+        // A point of 2 visits a side (df 1) beside a canary wider than it but with more
+        // degrees of freedom is still widened, never narrowed.
+        let thin = welch_ratio(&[9.4, 10.1], &[16.5, 17.6]).unwrap();
+        let seven = [1.0, 1.3, 0.8, 1.1, 0.9, 1.25, 0.85];
+        let broad = welch_ratio(&seven, &[1.0, 1.1, 0.9, 1.05, 0.95, 1.0, 1.02]).unwrap();
+        let both = with_canary_spread(&thin, &broad);
+        assert!(
+            half(&both) >= half(&thin).max(half(&broad)),
+            "{both:?} {thin:?} {broad:?}"
+        );
         // A canary with no spread leaves the point as it was.
         let exact = RatioInterval {
             low: 1.0,
