@@ -9,6 +9,8 @@
 //! test used and the summary line names the count of tests and the method. A point measured as
 //! one stretch (schema 1) has no visits to judge it by and is said so, never judged on its
 //! slices.
+#[cfg(test)]
+mod aa_simulation;
 pub(crate) mod machine;
 
 use crate::error::{Error, Status};
@@ -66,7 +68,11 @@ pub fn run(
     if normalize {
         normalize_by_canary(&mut new, &change)?;
     }
-    let (changes, family) = controlled(compare(&old, &new), margin);
+    let mut changes = compare(&old, &new);
+    if let (true, Ok(m)) = (normalize, &change) {
+        machine::widen_normalized(&mut changes, &new, m);
+    }
+    let (changes, family) = controlled(changes, margin);
     print!("{}", render(&changes, &old, &new, &family));
     if let Some(note) = machine::summary_note(&change, normalize) {
         println!("{note}");
@@ -100,7 +106,7 @@ fn normalize_by_canary(
         ))
     })?;
     let left = machine::normalize(new, m);
-    println!("normalized: every new point's figure multiplied by the new/old canary cost of its component (memcpy for stream, pipe round trip for rr)");
+    println!("normalized: every new point's figure multiplied by the new/old canary cost of its component (memcpy for stream, the one-CPU pipe round trip for rr), its interval widened by that ratio's own");
     if !left.is_empty() {
         println!(
             "not normalized (no matching canary component): {}",

@@ -33,6 +33,7 @@ fn canaries(dir: &Path, cost: f64) {
                 canary_version: CANARY_VERSION,
                 getpid_ns: 120.0 * cost * j,
                 memcpy_gbit_s: 100.0 / (cost * j),
+                memcpy_trials_gbit_s: Vec::new(),
                 pipe_rr_same_cpu_us: Some(4.0 * cost * j),
                 pipe_rr_same_cpu_unavailable_reason: None,
                 pipe_rr_cross_cpu_us: Some(9.0 * cost * j),
@@ -63,6 +64,18 @@ fn a_machine_ten_percent_slower_is_named_and_normalizing_removes_it() {
     assert!(first.starts_with("machine: canary cost new/old"), "{text}");
     assert!(
         first.contains("the machine changed: 10.0 % slower"),
+        "{text}"
+    );
+    // The decision is one family over the three deciding components, and the line says so;
+    // the cross-CPU round trip is shown beside it, not judged.
+    assert!(
+        first.contains("CI Holm-corrected over 3 components"),
+        "{text}"
+    );
+    assert!(
+        first.contains(
+            "reported, not judged (contention more than machine): pipe round trip, two CPUs 1.100"
+        ),
         "{text}"
     );
     assert!(

@@ -19,8 +19,12 @@ pub const CANARY_JSONL: &str = "canary.jsonl";
 pub const CANARY_VERSION: u32 = 1;
 const GETPID_TRIALS: usize = 40;
 const GETPID_BATCH: usize = 64;
-/// Timed copies of the DRAM-sized buffer after one untimed copy that faults the pages in.
-const MEMCPY_TRIALS: usize = 3;
+/// Timed copies of the DRAM-sized buffer after one untimed copy that faults the pages in. With
+/// a memory-bandwidth hog on the other CPU one copy's rate swings by about a quarter (a median
+/// of 3 moved 16 % from round to round), which left a 16 % slower memcpy undecided by 7 rounds
+/// a side; the median of 21 narrows each round's figure about 2.6× (so `compare` names such a
+/// shift, see compare::machine's simulation) for about 1 ms a copy on a quiet machine.
+pub const MEMCPY_TRIALS: usize = 21;
 /// Round-trip batches and round trips per batch of one pipe figure.
 const RR_TRIALS: usize = 8;
 const RR_BATCH: usize = 10;
@@ -39,6 +43,10 @@ pub struct Canary {
     pub getpid_ns: f64,
     /// Median bandwidth of copying a buffer larger than the last-level cache.
     pub memcpy_gbit_s: f64,
+    /// Each timed copy's bandwidth, in the order made: the spread inside one round, beside
+    /// the spread between rounds that `compare` tests on (empty in canaries before it).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub memcpy_trials_gbit_s: Vec<f64>,
     /// Median 64 B round trip over two pipes, both ends on one CPU.
     pub pipe_rr_same_cpu_us: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -99,12 +107,12 @@ pub fn measure(cpus: &[usize]) -> Canary {
     let start = Instant::now();
     let first = cpus.first().copied();
     let second = cpus.get(1).copied();
-    let (getpid_ns, memcpy_gbit_s) = std::thread::scope(|s| {
+    let (getpid_ns, memcpy_trials_gbit_s) = std::thread::scope(|s| {
         s.spawn(|| {
             if let Some(cpu) = first {
                 let _ = pin_current_thread(cpu);
             }
-            (getpid_cost_ns(), memcpy_gbit_s())
+            (getpid_cost_ns(), memcpy_trials_gbit_s())
         })
         .join()
         .expect("the canary thread does not panic")
@@ -120,7 +128,8 @@ pub fn measure(cpus: &[usize]) -> Canary {
     Canary {
         canary_version: CANARY_VERSION,
         getpid_ns,
-        memcpy_gbit_s,
+        memcpy_gbit_s: memcpy_figure(&memcpy_trials_gbit_s),
+        memcpy_trials_gbit_s,
         pipe_rr_same_cpu_us: same.as_ref().ok().copied(),
         pipe_rr_same_cpu_unavailable_reason: same.err(),
         pipe_rr_cross_cpu_us: cross.as_ref().ok().copied(),
@@ -155,11 +164,17 @@ fn getpid_cost_ns() -> f64 {
     .median_ns
 }
 
-fn memcpy_gbit_s() -> f64 {
+/// A round's memcpy figure from its trials: the median, so one copy that lost the CPU does
+/// not move it.
+pub fn memcpy_figure(trials_gbit_s: &[f64]) -> f64 {
+    median(trials_gbit_s).unwrap_or(0.0)
+}
+
+fn memcpy_trials_gbit_s() -> Vec<f64> {
     let source = vec![0x5au8; DRAM_BUFFER_BYTES];
     let mut target = vec![0u8; DRAM_BUFFER_BYTES];
     target.copy_from_slice(&source);
-    let rates: Vec<f64> = (0..MEMCPY_TRIALS)
+    (0..MEMCPY_TRIALS)
         .map(|_| {
             let start = Instant::now();
             target.copy_from_slice(black_box(&source));
@@ -167,8 +182,7 @@ fn memcpy_gbit_s() -> f64 {
             let s = start.elapsed().as_secs_f64().max(1e-9);
             DRAM_BUFFER_BYTES as f64 * 8.0 / s / 1e9
         })
-        .collect();
-    median(&rates).unwrap_or(0.0)
+        .collect()
 }
 
 /// Median 64 B round trip: the client on `client_cpu` writes, the echo thread on `echo_cpu`
@@ -264,6 +278,7 @@ pub(crate) fn fixture(getpid_ns: f64) -> Canary {
         canary_version: CANARY_VERSION,
         getpid_ns,
         memcpy_gbit_s: 80.0,
+        memcpy_trials_gbit_s: Vec::new(),
         pipe_rr_same_cpu_us: Some(5.0),
         pipe_rr_same_cpu_unavailable_reason: None,
         pipe_rr_cross_cpu_us: None,
@@ -283,6 +298,8 @@ mod tests {
         let c = measure(&cpus);
         assert!(c.getpid_ns > 0.0 && c.getpid_ns < 1e6, "{c:?}");
         assert!(c.memcpy_gbit_s > 0.0, "{c:?}");
+        assert_eq!(c.memcpy_trials_gbit_s.len(), MEMCPY_TRIALS);
+        assert_eq!(c.memcpy_gbit_s, memcpy_figure(&c.memcpy_trials_gbit_s));
         assert!(c.pipe_rr_same_cpu_us.unwrap() > 0.0, "{c:?}");
         if cpus.len() >= 2 {
             assert!(c.pipe_rr_cross_cpu_us.unwrap() > 0.0, "{c:?}");
@@ -317,6 +334,7 @@ mod tests {
             canary_version: CANARY_VERSION,
             getpid_ns: 125.5,
             memcpy_gbit_s: 96.25,
+            memcpy_trials_gbit_s: vec![96.25, 90.5, 97.0],
             pipe_rr_same_cpu_us: Some(4.5),
             pipe_rr_same_cpu_unavailable_reason: None,
             pipe_rr_cross_cpu_us: None,
@@ -331,5 +349,10 @@ mod tests {
         );
         let back: Canary = serde_json::from_str(&text).unwrap();
         assert_eq!(back, c);
+        // A canary recorded before the copies were kept reads with none.
+        let older = text.replace(r#""memcpy_trials_gbit_s":[96.25,90.5,97.0],"#, "");
+        assert_ne!(older, text);
+        let back: Canary = serde_json::from_str(&older).unwrap();
+        assert!(back.memcpy_trials_gbit_s.is_empty());
     }
 }
