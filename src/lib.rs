@@ -6,12 +6,12 @@
 //!
 //! | command | flags and parsing | what it runs | its report |
 //! |---|---|---|---|
-//! | `run` | `cli`, `args::run` | `run`, `engine` (one point) | `record`, `report` |
-//! | `sweep` | `args::sweep` | `sweep` | `analysis`, `report` |
-//! | `ipc` | `args::ipc` | `ipc` | `ipc`, `report` |
-//! | `file` | `args::file` | `file` | `file`, `report` |
-//! | `servers` | `args::servers` | `servers` | `servers`, `report` |
-//! | `mesh` | `args::mesh` | `mesh`, `remote` | `mesh`, `report` |
+//! | `run` | `cli`, `args::run` | `run::study`, `engine` (one point) | `run::report` |
+//! | `sweep` | `args::sweep` | `sweep::study` | `sweep::answers` (answered in `analysis`), `sweep::report` |
+//! | `ipc` | `args::ipc` | `ipc::study` | `ipc::answers`, `ipc::report` |
+//! | `file` | `args::file` | `file::study` | `file::answers`, `file::report` |
+//! | `servers` | `args::servers` | `servers::study` | `servers::answers`, `servers::report` |
+//! | `mesh` | `args::mesh` | `mesh::study`, `remote` | `mesh::answers`, `mesh::report` |
 //! | `server` | `args::server` | `remote` (the server side) | — |
 //! | `probe` | `args::probe` | `probe` | `probe` (text) |
 //! | `report` | `args::report` | — (reads a results folder) | `report` |
