@@ -292,6 +292,7 @@ fn a_sweep_record_matches_its_snapshot() {
         ".notes" => "[notes]",
         ".statistics.values" => "[values]",
         ".statistics.visits.rounds" => "[rounds]",
+        ".statistics.visits.sender_cpu_ns_per_byte" => "[per visit]",
         ".statistics.stop_reason" => "[stop reason]",
         ".statistics.ci_target_met" => "[met]",
         ".sides[].counter_scope" => "[scope]",

@@ -167,7 +167,38 @@ fn ctrl_c_mid_round_keeps_finished_visits_and_resume_makes_only_the_missing_ones
             p["statistics"]["visits"]["rounds"],
             serde_json::json!([0, 1])
         );
+        // Each visit's sender CPU per byte, in the rounds' order: what the serialization
+        // answer pairs copy and send by.
+        let cpu = p["statistics"]["visits"]["sender_cpu_ns_per_byte"]
+            .as_array()
+            .expect("per-visit sender CPU");
+        assert!(
+            cpu.len() == 2 && cpu.iter().all(|c| c.as_f64().unwrap() > 0.0),
+            "{p}"
+        );
     }
+    // The serialization answer is a family over the two sizes, each cell with its state.
+    let answers: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("answers.json")).unwrap()).unwrap();
+    let serialization = answers
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| {
+            a["question"]
+                .as_str()
+                .unwrap()
+                .starts_with("What does serialization")
+        })
+        .expect("the serialization family in answers.json");
+    let cells: Vec<&str> = serialization["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["cell"].as_str().unwrap())
+        .collect();
+    assert_eq!(cells, ["256 B at 1 thread", "4 KiB at 1 thread"]);
+    assert_eq!(serialization["tests"], 2);
     let mut csv = csv::Reader::from_path(dir.join("results.csv")).unwrap();
     assert_eq!(csv.records().count(), 6);
     std::fs::remove_dir_all(&dir).unwrap();

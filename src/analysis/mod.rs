@@ -14,6 +14,7 @@ pub(crate) mod profile_change;
 pub(crate) mod questions;
 pub(crate) mod scaling;
 pub(crate) mod separated;
+pub(crate) mod serialization;
 pub(crate) mod surprise;
 pub mod synthetic;
 pub(crate) mod tested;
@@ -97,7 +98,7 @@ pub fn answers(data: &Dataset) -> Vec<Answer> {
         .collect();
     answers.extend([
         costs::zerocopy_answer(&data.completed()),
-        costs::serialization_answer(&stream),
+        serialization::answer(&stream, data.margin()),
         scaling::answer(&stream, online_cpus(data)),
         costs::cache_answer(&stream),
         surprise::answer(&data.completed()),
@@ -112,12 +113,14 @@ pub fn answers(data: &Dataset) -> Vec<Answer> {
 /// The families behind the sweep's comparison answers, cell by cell, for answers.json.
 pub fn tested_answers(data: &Dataset) -> Vec<tested::TestedAnswer> {
     let stream = data.completed_with_pattern("stream");
-    crossover_pairs(&stream)
+    let mut tested: Vec<tested::TestedAnswer> = crossover_pairs(&stream)
         .into_iter()
         .map(|(challenger, baseline)| {
             crossover::tested(&stream, challenger, baseline, data.verdicts)
         })
-        .collect()
+        .collect();
+    tested.extend(serialization::tested(&stream, data.margin()));
+    tested
 }
 
 /// The crossover questions asked: gather and zerocopy against copy always, the other paths

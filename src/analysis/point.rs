@@ -56,6 +56,9 @@ pub struct Point {
     /// Each headline visit's figure with its round (points measured in visits); empty for a
     /// point of one contiguous stretch (schema 1, or `bytepath run`).
     pub visits: Vec<(usize, f64)>,
+    /// Each visit's sending-side CPU-ns per payload byte with its round, where the record
+    /// kept them (`statistics.visits.sender_cpu_ns_per_byte`).
+    pub sender_cpu_visits: Vec<(usize, f64)>,
     /// Receiver (stream) or client (rr) throughput from the side figures.
     pub throughput_gbps: f64,
     /// Receiver (stream) or client (rr) messages per second; for rr, round trips per second.
@@ -212,6 +215,7 @@ pub fn from_record(record: &Value, line: usize) -> Result<Point, String> {
         headline_metric,
         headline_missing,
         visits: visits(statistics),
+        sender_cpu_visits: sender_cpu_visits(statistics),
         throughput_gbps: figure("throughput_gbps")?,
         messages_per_s: figure("messages_per_s")?,
         latency: latency(main_side),
@@ -273,6 +277,22 @@ fn visits(statistics: &Value) -> Vec<(usize, f64)> {
             .iter()
             .zip(values)
             .filter_map(|(r, v)| Some((r.as_u64()? as usize, v.as_f64()?)))
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// (round, sender CPU-ns per byte) of each visit that kept it.
+fn sender_cpu_visits(statistics: &Value) -> Vec<(usize, f64)> {
+    let visits = &statistics["visits"];
+    match (
+        visits["rounds"].as_array(),
+        visits["sender_cpu_ns_per_byte"].as_array(),
+    ) {
+        (Some(rounds), Some(cpu)) => rounds
+            .iter()
+            .zip(cpu)
+            .filter_map(|(r, c)| Some((r.as_u64()? as usize, c.as_f64()?)))
             .collect(),
         _ => Vec::new(),
     }

@@ -97,6 +97,19 @@ pub fn visit_values(shape: &Shape) -> Vec<f64> {
         .collect()
 }
 
+/// The five visits' sending-side CPU-ns per byte: the point's figure, moved by each round's
+/// regime (a busier machine costs every point more CPU) and the mechanism's own noise.
+pub fn visit_sender_cpu(shape: &Shape) -> Vec<f64> {
+    let amplitude = shape.ci_rel / CI_PER_AMPLITUDE;
+    REGIMES
+        .iter()
+        .zip(own_noise(shape.mechanism))
+        .map(|(r, n)| {
+            shape.sender_cpu_ns_per_byte * (1.0 - amplitude * r) * (1.0 + shape.pair_noise * n)
+        })
+        .collect()
+}
+
 fn statistics(shape: &Shape) -> Value {
     let values = visit_values(shape);
     let summary = summarize_visits(&values);
@@ -114,7 +127,8 @@ fn statistics(shape: &Shape) -> Value {
         "visits": {"count": 5, "min_visits": 3, "visit_s": 0.3, "warmup_s": 0.1,
                    "rounds": [0, 1, 2, 3, 4],
                    "between_visit_cv": summary.map(|s| s.stddev / s.mean),
-                   "within_visit_cv": 0.01, "counters_round": 3, "seed": 1},
+                   "within_visit_cv": 0.01, "counters_round": 3, "seed": 1,
+                   "sender_cpu_ns_per_byte": visit_sender_cpu(shape)},
     })
 }
 

@@ -198,6 +198,11 @@ fn visit_values(measured: &[&RunRecord]) -> Vec<VisitValue> {
             mean: r.headline_value(),
             slices: r.statistics.slices,
             slice_cv: slice_cv(&r.statistics.values),
+            sender_cpu_ns_per_byte: r
+                .sides
+                .iter()
+                .find(|s| s.side == "sender")
+                .and_then(|s| s.cpu_ns_per_byte),
         })
         .collect()
 }

@@ -73,6 +73,11 @@ pub struct VisitStatistics {
     pub counters_round: Option<usize>,
     /// The seed the study's visit order was drawn from.
     pub seed: Option<u64>,
+    /// Each visit's sending-side CPU time per payload byte (getrusage of its threads), in the
+    /// order of `rounds`: what a paired CPU comparison of two mechanisms (the serialization
+    /// answer) rests on. Absent in records from before it was kept, and where no visit had it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sender_cpu_ns_per_byte: Vec<Option<f64>>,
 }
 
 /// The metric and measured side a pattern's statistics follow.
@@ -121,6 +126,8 @@ pub struct VisitValue {
     pub mean: f64,
     pub slices: usize,
     pub slice_cv: Option<f64>,
+    /// The sending side's CPU time per payload byte in this visit (stream points).
+    pub sender_cpu_ns_per_byte: Option<f64>,
 }
 
 /// What a study knows of a visited point beyond its visits.
@@ -178,6 +185,11 @@ pub fn visit_statistics(
             within_visit_cv: (!cvs.is_empty()).then(|| cvs.iter().sum::<f64>() / cvs.len() as f64),
             counters_round: plan.counters_round,
             seed: plan.seed,
+            sender_cpu_ns_per_byte: if visits.iter().any(|v| v.sender_cpu_ns_per_byte.is_some()) {
+                visits.iter().map(|v| v.sender_cpu_ns_per_byte).collect()
+            } else {
+                Vec::new()
+            },
         }),
         summary,
         summary_unavailable_reason: reason,
@@ -230,6 +242,7 @@ mod tests {
             mean,
             slices: 3,
             slice_cv: Some(0.01),
+            sender_cpu_ns_per_byte: None,
         });
         let s = visit_statistics(Pattern::Stream, &visits, &plan());
         assert_eq!(
@@ -255,6 +268,7 @@ mod tests {
             mean: 5.0,
             slices: 3,
             slice_cv: None,
+            sender_cpu_ns_per_byte: None,
         }];
         let s = visit_statistics(Pattern::Rr, &one, &plan());
         assert!(s.summary.is_none());
@@ -269,6 +283,7 @@ mod tests {
             mean: 1.5,
             slices: 2,
             slice_cv: Some(0.2),
+            sender_cpu_ns_per_byte: None,
         }; 2];
         let s = visit_statistics(Pattern::Stream, &visits, &plan());
         let text = serde_json::to_string(&s).unwrap();
