@@ -43,19 +43,47 @@ pub fn zerocopy_answer(points: &[&Point]) -> Answer {
         };
     }
     let percent = copied / completions * 100.0;
-    let meaning = if percent >= 99.5 {
-        "No send avoided its copy. Data delivered to a local socket (loopback, veth) is always \
-         copied, so the zero-copy figures here measure the cost of the zero-copy interface \
-         (page pinning, completion notifications), not zero-copy transmission; only a real \
-         NIC can show the saving."
+    let (verdict, meaning) = copied_meaning(percent);
+    Answer {
+        question,
+        finding: format!(
+            "The kernel copied {percent:.1} % of the zero-copy sends ({copied:.0} of \
+             {completions:.0} completions). {meaning}"
+        ),
+        details: zerocopy_details(&zc, &mechanisms),
+        rests_on,
+        verdict: Some(verdict.into()),
+    }
+}
+
+/// The verdict and what it means for the zero-copy figures, from the copied share (percent).
+fn copied_meaning(percent: f64) -> (&'static str, &'static str) {
+    if percent >= 99.5 {
+        (
+            "every send copied",
+            "No send avoided its copy. Data delivered to a local socket (loopback, veth) is \
+             always copied, so the zero-copy figures here measure the cost of the zero-copy \
+             interface (page pinning, completion notifications), not zero-copy transmission; \
+             only a real NIC can show the saving.",
+        )
     } else if percent > 0.5 {
-        "Part of the traffic went out without a copy; the rest fell back to copying (the \
-         kernel does so for small sends, local destinations and devices without \
-         scatter-gather), so zerocopy's figures mix both paths."
+        (
+            "some sends copied",
+            "Part of the traffic went out without a copy; the rest fell back to copying (the \
+             kernel does so for small sends, local destinations and devices without \
+             scatter-gather), so zerocopy's figures mix both paths.",
+        )
     } else {
-        "The kernel transmitted straight from the sender's pages: zerocopy's figures show \
-         zero-copy transmission."
-    };
+        (
+            "no send copied",
+            "The kernel transmitted straight from the sender's pages: zerocopy's figures show \
+             zero-copy transmission.",
+        )
+    }
+}
+
+/// Where the sides ran, and the copied share per point (per mechanism when there are two).
+fn zerocopy_details(zc: &[&Point], mechanisms: &[&str]) -> Vec<String> {
     let mut details = Vec::new();
     if let Some(w) = zc
         .first()
@@ -65,32 +93,14 @@ pub fn zerocopy_answer(points: &[&Point]) -> Answer {
         details.push(format!("sides ran on: {w}"));
     }
     if mechanisms.len() > 1 {
-        for m in &mechanisms {
+        for m in mechanisms {
             let of: Vec<&Point> = zc.iter().filter(|p| p.mechanism == *m).copied().collect();
             details.push(format!("{m}: {}", per_point_copied(&of)));
         }
     } else {
-        details.push(per_point_copied(&zc));
+        details.push(per_point_copied(zc));
     }
-    Answer {
-        question,
-        finding: format!(
-            "The kernel copied {percent:.1} % of the zero-copy sends ({copied:.0} of \
-             {completions:.0} completions). {meaning}"
-        ),
-        details,
-        rests_on,
-        verdict: Some(
-            if percent >= 99.5 {
-                "every send copied"
-            } else if percent > 0.5 {
-                "some sends copied"
-            } else {
-                "no send copied"
-            }
-            .into(),
-        ),
-    }
+    details
 }
 
 /// The per-point spread of the copied share: one figure when all agree, else the extremes.

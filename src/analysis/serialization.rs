@@ -175,17 +175,7 @@ fn median_extra(pairs: &[SizePair], cpu: &[Result<Judged, String>]) -> Option<f6
 
 /// The answer and, where any size was tested, its family for answers.json.
 fn judged(points: &[&Point], margin: f64) -> (Answer, Option<TestedAnswer>) {
-    let used: Vec<&Point> = points
-        .iter()
-        .filter(|p| p.series() == "copy" || p.series() == "send")
-        .copied()
-        .collect();
-    let rests_on = format!(
-        "the sending side's CPU-ns per payload byte (getrusage of its threads) in each visit of \
-         the copy and send stream points at the same size and thread count ({}), paired by \
-         round (the two visited back to back); their throughput from {PAIRED_BASIS}",
-        size_range(&used)
-    );
+    let rests_on = rests_on(points);
     let Some((threads, pairs)) = size_pairs(points) else {
         let finding = "Cannot be said: the results hold no copy and send stream points at the \
                        same size and thread count (add send to the sweep's mechanisms).";
@@ -222,14 +212,7 @@ fn judged(points: &[&Point], margin: f64) -> (Answer, Option<TestedAnswer>) {
         family.control(),
         throughput_family.control()
     );
-    let cells = pairs
-        .iter()
-        .zip(&cpu)
-        .filter_map(|(p, j)| {
-            let label = format!("{} at {}", size_label(p.size), threads_label(threads));
-            j.as_ref().ok().map(|j| Cell::new(label, j))
-        })
-        .collect();
+    let cells = cells(&pairs, &cpu, threads);
     let answer = Answer {
         question: QUESTION,
         verdict: Some(format!("sender CPU per byte: {states}")),
@@ -241,6 +224,32 @@ fn judged(points: &[&Point], margin: f64) -> (Answer, Option<TestedAnswer>) {
         answer,
         Some(TestedAnswer::new(QUESTION, &family, WHY, cells)),
     )
+}
+
+fn rests_on(points: &[&Point]) -> String {
+    let used: Vec<&Point> = points
+        .iter()
+        .filter(|p| p.series() == "copy" || p.series() == "send")
+        .copied()
+        .collect();
+    format!(
+        "the sending side's CPU-ns per payload byte (getrusage of its threads) in each visit of \
+         the copy and send stream points at the same size and thread count ({}), paired by \
+         round (the two visited back to back); their throughput from {PAIRED_BASIS}",
+        size_range(&used)
+    )
+}
+
+/// The tested sizes as answers.json cells.
+fn cells(pairs: &[SizePair], cpu: &[Result<Judged, String>], threads: f64) -> Vec<Cell> {
+    pairs
+        .iter()
+        .zip(cpu)
+        .filter_map(|(p, j)| {
+            let label = format!("{} at {}", size_label(p.size), threads_label(threads));
+            j.as_ref().ok().map(|j| Cell::new(label, j))
+        })
+        .collect()
 }
 
 fn family_of_throughput(pairs: &[SizePair], margin: f64) -> (Vec<Result<Judged, String>>, Family) {
