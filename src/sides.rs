@@ -121,6 +121,6 @@ fn probe_point(spec: &RunSpec) -> Result<(), String> {
             return Err(format!("{name}: unavailable ({ASSUME_MISSING} names it)"));
         }
     }
-    crate::mechanism::probe(spec.mechanism)?;
-    crate::mechanism::receive::path::probe(spec.recv_path)
+    crate::mechanism::supported(spec.mechanism)?;
+    crate::mechanism::receive::path::supported(spec.recv_path)
 }

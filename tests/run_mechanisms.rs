@@ -11,7 +11,7 @@ use serde_json::Value;
 fn mechanisms() -> Vec<MechanismKind> {
     MechanismKind::ALL
         .into_iter()
-        .filter(|&m| match mechanism::probe(m) {
+        .filter(|&m| match mechanism::supported(m) {
             Ok(()) => true,
             Err(reason) => {
                 eprintln!("{} skipped: {reason}", m.name());

@@ -14,7 +14,7 @@ const MECHANISMS: [MechanismKind; 3] = [
 ];
 
 fn available(kind: MechanismKind) -> bool {
-    match mechanism::probe(kind) {
+    match mechanism::supported(kind) {
         Ok(()) => true,
         Err(reason) => {
             eprintln!("{} skipped: {reason}", kind.name());

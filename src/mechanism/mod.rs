@@ -167,22 +167,22 @@ pub fn build(kind: MechanismKind, ctx: FlowContext) -> io::Result<Box<dyn SendMe
 /// Whether this kernel offers what `kind` needs, tried at run time; `Err` is the reason, in
 /// one line, for the point to be skipped with. Each kind is tried once per process: a sweep
 /// asks before every point.
-pub fn probe(kind: MechanismKind) -> Result<(), String> {
-    static PROBED: [std::sync::OnceLock<Result<(), String>>; MechanismKind::ALL.len()] =
+pub fn supported(kind: MechanismKind) -> Result<(), String> {
+    static TRIED: [std::sync::OnceLock<Result<(), String>>; MechanismKind::ALL.len()] =
         [const { std::sync::OnceLock::new() }; MechanismKind::ALL.len()];
     let index = MechanismKind::ALL
         .iter()
         .position(|m| *m == kind)
         .expect("a known mechanism");
-    PROBED[index]
+    TRIED[index]
         .get_or_init(|| match kind {
             MechanismKind::Send | MechanismKind::Copy | MechanismKind::Gather => Ok(()),
             MechanismKind::Zerocopy => Ok(()),
             MechanismKind::Uring | MechanismKind::UringGather | MechanismKind::UringZc => {
-                uring::probe(kind)
+                uring::supported(kind)
             }
-            MechanismKind::Splice => splice::probe(),
-            MechanismKind::Sendfile => sendfile::probe(),
+            MechanismKind::Splice => splice::supported(),
+            MechanismKind::Sendfile => sendfile::supported(),
         })
         .clone()
 }

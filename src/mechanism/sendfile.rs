@@ -105,7 +105,7 @@ impl SendMechanism for Sendfile {
 
 /// Whether memfd_create and sendfile from a memfd to a socket work here: tried once per
 /// process on a loopback TCP pair, the bytes checked.
-pub fn probe() -> Result<(), String> {
+pub fn supported() -> Result<(), String> {
     page_refs::probe_on_loopback(probe_send)
 }
 
@@ -135,7 +135,7 @@ mod tests {
 
     #[test]
     fn the_probe_passes_on_this_kernel() {
-        assert_eq!(probe(), Ok(()));
+        assert_eq!(supported(), Ok(()));
     }
 
     #[test]

@@ -41,12 +41,12 @@ fn paths() -> Vec<PathFeature> {
     let mechanisms = MechanismKind::ALL.into_iter().map(|m| PathFeature {
         flag: "--mechanism",
         name: m.name(),
-        feature: Feature::from_result(TRIED, mechanism::probe(m)),
+        feature: Feature::from_result(TRIED, mechanism::supported(m)),
     });
     let receive = recv_path::RecvPath::ALL.into_iter().map(|p| PathFeature {
         flag: "--recv",
         name: p.name(),
-        feature: Feature::from_result(TRIED, recv_path::probe(p)),
+        feature: Feature::from_result(TRIED, recv_path::supported(p)),
     });
     mechanisms.chain(receive).collect()
 }

@@ -274,7 +274,7 @@ fn not_run(model: ServerModel, clients: usize, remote: bool) -> Option<NotRun> {
     if model == ServerModel::Select {
         super::select_refusal(clients).map(|r| (PointStatus::Refused, r))
     } else if model == ServerModel::Uring && !remote {
-        sys::echo_ring::probe()
+        sys::echo_ring::supported()
             .err()
             .map(|r| (PointStatus::Skipped, r))
     } else {

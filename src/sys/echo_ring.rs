@@ -209,7 +209,7 @@ impl Drop for EchoRing {
 }
 
 /// Whether io_uring can be used here, or why not.
-pub fn probe() -> Result<(), String> {
+pub fn supported() -> Result<(), String> {
     match IoUring::new(2) {
         Ok(_) => Ok(()),
         Err(e) => Err(format!("io_uring unavailable: io_uring_setup failed: {e}")),

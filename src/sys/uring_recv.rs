@@ -361,7 +361,7 @@ impl Drop for RecvRing {
 
 /// Whether this kernel registers a buffer ring and receives into it, tried on a loopback TCP
 /// pair; `Ok(multishot)` says whether multishot receive worked, `Err` why nothing did.
-pub fn probe() -> Result<bool, String> {
+pub fn supported() -> Result<bool, String> {
     use std::io::Write;
     use std::os::fd::AsFd;
     let listener = std::net::TcpListener::bind("127.0.0.1:0").map_err(|e| e.to_string())?;

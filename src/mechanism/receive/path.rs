@@ -54,7 +54,7 @@ impl RecvPath {
 
 /// Whether this kernel offers what `path` needs, tried once per process on loopback TCP;
 /// `Err` is the reason, in one line.
-pub fn probe(path: RecvPath) -> Result<(), String> {
+pub fn supported(path: RecvPath) -> Result<(), String> {
     static PROBED: [OnceLock<Result<(), String>>; 4] = [const { OnceLock::new() }; 4];
     let index = RecvPath::ALL
         .iter()
@@ -63,7 +63,7 @@ pub fn probe(path: RecvPath) -> Result<(), String> {
     PROBED[index]
         .get_or_init(|| match path {
             RecvPath::Recv => Ok(()),
-            RecvPath::UringRecv => crate::sys::uring_recv::probe().map(drop),
+            RecvPath::UringRecv => crate::sys::uring_recv::supported().map(drop),
             RecvPath::ZcRecv => probe_zc_recv(),
             RecvPath::Trunc => probe_trunc(),
         })
@@ -229,7 +229,7 @@ mod tests {
     fn every_path_probes_ok_on_this_kernel() {
         // Linux 6.18 here: buffer rings, multishot receive, TCP_ZEROCOPY_RECEIVE, MSG_TRUNC.
         for p in RecvPath::ALL {
-            assert_eq!(probe(p), Ok(()), "{}", p.name());
+            assert_eq!(supported(p), Ok(()), "{}", p.name());
         }
     }
 

@@ -274,7 +274,7 @@ pub fn build(kind: MechanismKind, ctx: FlowContext) -> io::Result<Box<dyn SendMe
 
 /// Whether this kernel can run `kind`: io_uring can be set up and has its opcode
 /// (IORING_REGISTER_PROBE); `Err` is the reason in one line.
-pub fn probe(kind: MechanismKind) -> Result<(), String> {
+pub fn supported(kind: MechanismKind) -> Result<(), String> {
     let op = op_of(kind);
     let name = match op {
         SendOp::Send => "SEND",
@@ -400,7 +400,7 @@ mod tests {
             MechanismKind::UringGather,
             MechanismKind::UringZc,
         ] {
-            if let Err(reason) = probe(kind) {
+            if let Err(reason) = supported(kind) {
                 assert!(
                     !reason.contains('\n') && reason.starts_with("io_uring "),
                     "{reason}"

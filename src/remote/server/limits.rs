@@ -276,7 +276,7 @@ pub(super) fn servers_point(
     }
     fits_this_host(model, clients as usize)?;
     if model == ServerModel::Uring {
-        if let Err(reason) = crate::sys::echo_ring::probe() {
+        if let Err(reason) = crate::sys::echo_ring::supported() {
             return Ok(ServersPoint::Skipped(format!("on the server: {reason}")));
         }
     }

@@ -48,8 +48,8 @@ pub(super) fn serve(
         RemotePeer::for_peer_run(target.clone(), token, reverse, Arc::clone(&unanswered));
     // A mechanism or receive path this kernel lacks is skipped with the probe's reason, as a
     // point on one host is (the destination's kernel answers for its own side when it sets up).
-    let probed = crate::mechanism::probe(spec.mechanism)
-        .and_then(|()| crate::mechanism::receive::path::probe(spec.recv_path));
+    let probed = crate::mechanism::supported(spec.mechanism)
+        .and_then(|()| crate::mechanism::receive::path::supported(spec.recv_path));
     let outcome = match probed {
         Ok(()) => run_watched(stream, &spec, peer_run),
         Err(reason) => RunOutcome::skipped(&spec, format!("on the source host: {reason}")),
