@@ -233,8 +233,7 @@ mod tests {
             let mut e = 0.0;
             (0..10)
                 .map(|_| {
-                    let (u, v) = (rng.f64().max(f64::MIN_POSITIVE), rng.f64());
-                    let z = (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos();
+                    let z = crate::stats::draw::standard_normal(rng);
                     e = phi * e + 0.02 * z;
                     0.2 + e
                 })

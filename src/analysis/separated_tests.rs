@@ -86,10 +86,7 @@ fn steps_are_tested_on_the_later_size_over_the_earlier() {
     assert!((s.family.judged[0].ratio - 2.0).abs() < 0.01);
 }
 
-fn normal(rng: &mut fastrand::Rng) -> f64 {
-    let (u, v) = (rng.f64().max(f64::MIN_POSITIVE), rng.f64());
-    (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
-}
+use crate::stats::draw::standard_normal as normal;
 
 /// `means.len()` candidates over `rounds` rounds: a regime per round shared by all (it
 /// cancels in each pair) and each visit's own 5 % spread.

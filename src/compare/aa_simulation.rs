@@ -12,12 +12,7 @@ const POINTS: usize = 4;
 const VISITS: usize = 6;
 const VISIT_SPREAD: f64 = 0.03;
 
-/// A standard normal draw (Box–Muller) from a seeded generator; the machine line's
-/// simulation draws from it too.
-pub(super) fn normal(rng: &mut fastrand::Rng) -> f64 {
-    let (u, v) = (1.0 - rng.f64(), rng.f64());
-    (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
-}
+pub(super) use crate::stats::draw::standard_normal as normal;
 
 /// One point's record in a sweep whose whole machine runs at `machine` times the speed.
 fn point(rng: &mut fastrand::Rng, machine: f64) -> Value {
