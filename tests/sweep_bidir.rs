@@ -78,19 +78,7 @@ fn bidir_points_pair_with_their_one_way_twins_and_the_report_answers_with_an_int
     let one_way = rounds("send/stream/65536/1");
     assert!(one_way.len() >= 3, "{visits}");
     assert_eq!(one_way, rounds("send/stream/65536/1/bidir"), "{visits}");
-    let answers = std::fs::read_to_string(out_dir.join("answers.json")).unwrap();
-    let answers: Value = serde_json::from_str(&answers).unwrap();
-    let answer = answers
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|a| {
-            a["question"]
-                .as_str()
-                .unwrap()
-                .contains("reverse direction cost")
-        })
-        .unwrap_or_else(|| panic!("no bidir answer: {answers}"));
+    let answer = common::answer_in(&out_dir, "reverse direction cost");
     // answers.json keeps each answer's verdict; its figures and interval are in the report.
     let report = std::fs::read_to_string(out_dir.join("report.md")).unwrap();
     let detail = report

@@ -178,19 +178,7 @@ fn ctrl_c_mid_round_keeps_finished_visits_and_resume_makes_only_the_missing_ones
         );
     }
     // The serialization answer is a family over the two sizes, each cell with its state.
-    let answers: Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("answers.json")).unwrap()).unwrap();
-    let serialization = answers
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|a| {
-            a["question"]
-                .as_str()
-                .unwrap()
-                .starts_with("What does serialization")
-        })
-        .expect("the serialization family in answers.json");
+    let serialization = common::answer_in(&dir, "What does serialization");
     let cells: Vec<&str> = serialization["cells"]
         .as_array()
         .unwrap()

@@ -268,31 +268,23 @@ fn visits(statistics: &Value) -> Vec<(usize, f64)> {
     if statistics["basis"] != "visits" {
         return Vec::new();
     }
-    let values = statistics["values"].as_array();
-    let rounds = statistics
-        .pointer("/visits/rounds")
-        .and_then(Value::as_array);
-    match (values, rounds) {
-        (Some(values), Some(rounds)) => rounds
-            .iter()
-            .zip(values)
-            .filter_map(|(r, v)| Some((r.as_u64()? as usize, v.as_f64()?)))
-            .collect(),
-        _ => Vec::new(),
-    }
+    by_round(&statistics["visits"]["rounds"], &statistics["values"])
 }
 
 /// (round, sender CPU-ns per byte) of each visit that kept it.
 fn sender_cpu_visits(statistics: &Value) -> Vec<(usize, f64)> {
     let visits = &statistics["visits"];
-    match (
-        visits["rounds"].as_array(),
-        visits["sender_cpu_ns_per_byte"].as_array(),
-    ) {
-        (Some(rounds), Some(cpu)) => rounds
+    by_round(&visits["rounds"], &visits["sender_cpu_ns_per_byte"])
+}
+
+/// Per-visit `values` with their `rounds` (two arrays in visit order); a missing or null
+/// value drops its visit.
+fn by_round(rounds: &Value, values: &Value) -> Vec<(usize, f64)> {
+    match (rounds.as_array(), values.as_array()) {
+        (Some(rounds), Some(values)) => rounds
             .iter()
-            .zip(cpu)
-            .filter_map(|(r, c)| Some((r.as_u64()? as usize, c.as_f64()?)))
+            .zip(values)
+            .filter_map(|(r, v)| Some((r.as_u64()? as usize, v.as_f64()?)))
             .collect(),
         _ => Vec::new(),
     }

@@ -190,6 +190,19 @@ impl Drop for Server {
 
 /// The sweep report's questions, read from the report `bytepath report` renders for the demo
 /// sweep (so the list follows the code, not a copy of it).
+/// The answer in `dir/answers.json` whose question contains `words`.
+pub fn answer_in(dir: &std::path::Path, words: &str) -> Value {
+    let text = std::fs::read_to_string(dir.join("answers.json")).unwrap();
+    let answers: Value = serde_json::from_str(&text).unwrap();
+    answers
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["question"].as_str().unwrap().contains(words))
+        .cloned()
+        .unwrap_or_else(|| panic!("no answer about {words:?}: {answers}"))
+}
+
 pub fn sweep_questions() -> Vec<String> {
     static QUESTIONS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
     QUESTIONS
