@@ -33,7 +33,8 @@ pub struct CrrStats {
     pub close_ns: u64,
     /// Client (tcp): SO_LINGER 0 made each close a reset.
     pub linger_zero: bool,
-    /// Client (tcp): sockets in TIME_WAIT towards this flow's listener when the run ended.
+    /// Client (tcp): sockets in TIME_WAIT towards this flow's listener when the run ended,
+    /// less those there before it started (an earlier listener's on the same port number).
     pub time_wait_at_end: Option<u64>,
 }
 
@@ -156,6 +157,9 @@ pub struct CrrClient {
     pub target: CrrTarget,
     pub linger_zero: bool,
     pub nodelay: bool,
+    /// Sockets in TIME_WAIT towards the target's port before the run (an earlier listener's
+    /// on the same port number), which the count at the end leaves out.
+    pub time_wait_before: Option<u64>,
 }
 
 /// net.ipv4.ip_local_port_range: the ports connect(2) may pick from.

@@ -54,7 +54,11 @@ impl Worker {
             Ok(())
         })();
         ep.abort();
-        stats.time_wait_at_end = client.target.port().and_then(time_wait_towards);
+        stats.time_wait_at_end = client
+            .target
+            .port()
+            .and_then(time_wait_towards)
+            .map(|end| end.saturating_sub(client.time_wait_before.unwrap_or(0)));
         result
     }
 

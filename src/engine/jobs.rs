@@ -81,6 +81,9 @@ fn crr_job(
             mech,
             receiver,
             crr::CrrClient {
+                // Read here, in set-up, not in the client's measured loop: the table can
+                // take a while to read when it holds many sockets.
+                time_wait_before: target.port().and_then(crr::time_wait_towards),
                 target,
                 linger_zero: spec.crr.linger_zero,
                 nodelay,
