@@ -23,7 +23,7 @@ fn run_json(args: &[&str]) -> (Value, String) {
     let out = bytepath()
         .arg("file")
         .args(args)
-        .args(["--json", "--transfer-counters", "software", "--out"])
+        .args(["--json", "--counters", "software", "--out"])
         .arg(out_dir.path().join("r"))
         .timeout(Duration::from_secs(120))
         .output()
@@ -40,11 +40,30 @@ fn every_mechanism_delivers_awkward_sizes_intact_and_cleans_up() {
     let (json, stderr) = run_json(&["--sizes", sizes, "--reps", "2", "--verify"]);
     assert_eq!(json["status"], "completed");
     let transfers = json["transfers"].as_array().unwrap();
-    assert_eq!(transfers.len(), 5 * 4 * 2, "sizes x mechanisms x reps");
+    assert_eq!(
+        transfers.len(),
+        5 * 4 * (2 + 1),
+        "sizes x mechanisms x (reps + the counted transfer)"
+    );
     for t in transfers {
         assert_eq!(t["verified"], true, "{t}");
         assert!(t["error"].is_null(), "{t}");
         assert!(t["elapsed_ms"].as_f64().unwrap() > 0.0);
+    }
+    // Counters were open only in each (size, mechanism)'s transfer of its own, after the
+    // measured ones; the measured transfers carry none.
+    let (counted, measured): (Vec<&Value>, Vec<&Value>) = transfers
+        .iter()
+        .partition(|t| t["counter_transfer"] == true);
+    assert_eq!(counted.len(), 5 * 4);
+    for t in &counted {
+        assert_eq!(t["rep"], 2, "after the measured repetitions: {t}");
+        let task_clock = &t["server"]["counters"]["task_clock_ns"];
+        assert!(task_clock.get("Counted").is_some(), "{t}");
+    }
+    for t in &measured {
+        assert_eq!(t["server"]["counters"], serde_json::json!({}), "{t}");
+        assert_eq!(t["client"]["counters"], serde_json::json!({}), "{t}");
     }
     let summaries = json["summaries"].as_array().unwrap();
     assert_eq!(summaries.len(), 20);
@@ -102,12 +121,17 @@ fn both_caches_are_measured_for_every_mechanism_and_the_report_compares_them() {
     let json: Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
     assert_eq!(json["config"]["cache"], "warm,cold");
     let transfers = json["transfers"].as_array().unwrap();
-    assert_eq!(transfers.len(), 4 * 2 * 2, "mechanisms x caches x reps");
+    assert_eq!(
+        transfers.len(),
+        4 * 2 * (2 + 1),
+        "mechanisms x caches x (reps + the counted transfer)"
+    );
     for m in ["readsend", "sendfile", "splice", "mmap"] {
         for cache in ["warm", "cold"] {
             let n = transfers
                 .iter()
                 .filter(|t| t["mechanism"] == m && t["cache"] == cache && t["error"].is_null())
+                .filter(|t| t["counter_transfer"].is_null())
                 .count();
             assert_eq!(n, 2, "{m} {cache}");
         }
@@ -263,7 +287,16 @@ fn the_folder_holds_a_tidy_csv_and_report_re_renders_it() {
     let header: Vec<&str> = lines.next().unwrap().split(',').collect();
     assert_eq!(&header[1..4], ["size_bytes", "mechanism", "rep"]);
     let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
-    assert_eq!(rows.len(), 2 * 2 * 2, "one row per transfer");
+    assert_eq!(
+        rows.len(),
+        2 * 2 * (2 + 1),
+        "one row per transfer, the counted ones included"
+    );
+    let counted = header
+        .iter()
+        .position(|h| *h == "counter_transfer")
+        .unwrap();
+    assert_eq!(rows.iter().filter(|r| r[counted] == "true").count(), 2 * 2);
     let elapsed = header.iter().position(|h| *h == "elapsed_ms").unwrap();
     assert!(rows
         .iter()
@@ -289,8 +322,10 @@ fn the_folder_holds_a_tidy_csv_and_report_re_renders_it() {
     // Each repetition is a round: both mechanisms once, the second in the reverse order.
     let rep = header.iter().position(|h| *h == "rep").unwrap();
     let mechanism = header.iter().position(|h| *h == "mechanism").unwrap();
-    for size in rows.chunks(4) {
-        assert_eq!((size[0][rep], size[2][rep]), ("0", "1"));
+    // Per size: 2 repetitions of 2 mechanisms, then each mechanism's counted transfer.
+    for size in rows.chunks(6) {
+        assert_eq!((size[0][rep], size[2][rep], size[4][rep]), ("0", "1", "2"));
+        assert_eq!((size[3][counted], size[4][counted]), ("", "true"));
         assert_eq!(
             (size[0][mechanism], size[1][mechanism]),
             (size[3][mechanism], size[2][mechanism])

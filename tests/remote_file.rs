@@ -62,7 +62,17 @@ fn every_mechanism_is_served_remotely_verified_with_both_sides_measured_and_noth
     assert!(where_.contains(&server.address()), "{where_}");
     assert!(config["timing"].as_str().unwrap().contains("round trip"));
     let transfers = study["transfers"].as_array().unwrap();
-    assert_eq!(transfers.len(), 2 * 4 * 2, "sizes x mechanisms x reps");
+    assert_eq!(
+        transfers.len(),
+        2 * 4 * (2 + 1),
+        "sizes x mechanisms x (reps + the counted transfer)"
+    );
+    // The server opened counters only in the counted transfers it was asked for.
+    for t in transfers {
+        let counted = t["counter_transfer"] == true;
+        let opened = !t["server"]["counters"].as_object().unwrap().is_empty();
+        assert_eq!(counted, opened, "{t}");
+    }
     for t in transfers {
         assert!(t["error"].is_null(), "{t}");
         assert_eq!(t["verified"], true, "{t}");

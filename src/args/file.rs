@@ -69,11 +69,7 @@ pub fn file_spec(args: &FileArgs, cpus: &[usize]) -> Result<FileSpec, ConfigErro
         reps,
         seed: args.seed.seed()?,
         verify: args.verify.verify,
-        counters: parse_counters_flag(
-            "--transfer-counters",
-            &args.transfer_counters,
-            Pattern::Stream,
-        )?,
+        counters: parse_counters_flag("--counters", &args.counters, Pattern::Stream)?,
         pinning: args.pin.or_cross(cpus)?,
         cpus: cpus.to_vec(),
         network,
@@ -164,14 +160,14 @@ mod tests {
     }
 
     #[test]
-    fn transfer_counters_has_its_own_name_and_the_old_spelling_still_works() {
+    fn counters_means_what_it_means_in_run_and_sweep_and_the_interim_name_still_works() {
         use crate::measure::counters::CounterSelection;
-        let new = spec(&["--transfer-counters", "software"]).unwrap();
-        let old = spec(&["--counters", "software"]).unwrap();
+        let new = spec(&["--counters", "software"]).unwrap();
+        let old = spec(&["--transfer-counters", "software"]).unwrap();
         assert_eq!(new.counters, CounterSelection::Software);
         assert_eq!(old.counters, CounterSelection::Software);
-        let e = spec(&["--transfer-counters", "some"]).unwrap_err().0;
-        assert!(e.starts_with("--transfer-counters \"some\""), "{e}");
+        let e = spec(&["--counters", "some"]).unwrap_err().0;
+        assert!(e.starts_with("--counters \"some\""), "{e}");
     }
 
     #[test]

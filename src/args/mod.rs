@@ -102,7 +102,6 @@ mod tests {
                 let id = arg.get_id().as_str();
                 let key = match (name, id) {
                     ("sweep", "min_visits") => "visits",
-                    ("file", "transfer_counters") => "counters",
                     _ => id,
                 };
                 assert!(

@@ -219,12 +219,12 @@ pub struct FileArgs {
     #[command(flatten)]
     #[serde(flatten)]
     pub verify: VerifyArgs,
-    /// perf counters each side opens during every measured transfer (not in a run of their
-    /// own, as `run --counters` and `sweep --counters`): all, software, hardware, none.
-    /// `--counters` is kept as a hidden alias for older command lines.
-    #[arg(long, alias = "counters", default_value = "all")]
-    #[serde(rename = "counters")] // the marker's key before the flag had its own name
-    pub transfer_counters: String,
+    /// perf counters both sides open, in one transfer of their own per size, mechanism and
+    /// cache after the measured ones (as `run --counters` and `sweep --counters` open them in
+    /// a run or visit of their own): never in the transfers the figures come from. all,
+    /// software, hardware, none. `--transfer-counters` is kept as a hidden alias.
+    #[arg(long, alias = "transfer-counters", default_value = "all")]
+    pub counters: String,
     // One more transfer per size and mechanism, after the measured ones.
     #[command(flatten)]
     #[serde(flatten)]

@@ -65,7 +65,7 @@ pub fn parse_counters(text: &str, pattern: Pattern) -> Result<CounterSelection, 
     parse_counters_flag("--counters", text, pattern)
 }
 
-/// As `parse_counters`, for a flag of another name (file's `--transfer-counters`).
+/// As `parse_counters`, naming the flag `flag` in its error.
 pub fn parse_counters_flag(
     flag: &str,
     text: &str,

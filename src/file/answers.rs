@@ -72,7 +72,7 @@ fn rounds_in(
         .transfers
         .iter()
         .filter(|t| t.size_bytes == size && t.mechanism == m && t.ok())
-        .filter(|t| t.profiled.is_none() && t.cache_or(&first) == cache)
+        .filter(|t| t.is_measured() && t.cache_or(&first) == cache)
         .filter_map(|t| Some((t.rep as usize, f(t)?)))
         .collect()
 }

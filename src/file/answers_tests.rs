@@ -29,6 +29,7 @@ fn reps(size: u64, m: FileMechanism, ms: f64, own: [f64; 5], calls: u64) -> Vec<
             let t = ms * (1.0 + SHARED[rep]) * (1.0 + own[rep]);
             TransferRecord {
                 schema_version: SCHEMA_VERSION,
+                counter_transfer: false,
                 size_bytes: size,
                 mechanism: m,
                 rep: rep as u32,

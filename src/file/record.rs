@@ -76,6 +76,12 @@ pub fn csv_columns() -> Vec<crate::report::csv::Column> {
         "/cache",
         crate::report::csv::Cell::Scalar,
     )]));
+    // `--counters`: the transfer with counters open (its time is in no figure); last too.
+    columns.extend(crate::report::csv::fixed(&[(
+        "counter_transfer",
+        "/counter_transfer",
+        crate::report::csv::Cell::Scalar,
+    )]));
     columns
 }
 
@@ -100,6 +106,10 @@ pub struct TransferRecord {
     /// `repeats` times over one connection, both threads sampled), kept out of every figure.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub profiled: Option<ProfiledTransfer>,
+    /// This transfer opened the study's perf counters (`--counters`), after the measured ones:
+    /// its counts are its size and mechanism's counter figures, its time is in no figure.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub counter_transfer: bool,
     /// The page cache this transfer was measured with, `warm` or `cold` (absent in folders
     /// from before `--cache` took a list: the study's one cache, `FileConfig::cache`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -128,6 +138,11 @@ impl TransferRecord {
     /// A per-side count summed over both sides.
     fn both(&self, f: fn(&SideUsage) -> u64) -> Option<f64> {
         Some((f(self.server.as_ref()?) + f(self.client.as_ref()?)) as f64)
+    }
+
+    /// A measured repetition: neither the counted nor the profiled transfer.
+    pub fn is_measured(&self) -> bool {
+        self.profiled.is_none() && !self.counter_transfer
     }
 
     pub fn ok(&self) -> bool {
@@ -217,7 +232,7 @@ pub fn summarize_transfers(
             for &m in mechanisms {
                 let all: Vec<&TransferRecord> = transfers
                     .iter()
-                    .filter(|t| t.size_bytes == size && t.mechanism == m && t.profiled.is_none())
+                    .filter(|t| t.size_bytes == size && t.mechanism == m && t.is_measured())
                     .filter(|t| cache.is_none_or(|c| t.cache_or(study_cache) == c))
                     .collect();
                 out.push(summary(size, m, cache, &all));
@@ -376,6 +391,7 @@ mod tests {
     fn transfer(size: u64, m: FileMechanism, ms: f64) -> TransferRecord {
         TransferRecord {
             schema_version: SCHEMA_VERSION,
+            counter_transfer: false,
             size_bytes: size,
             mechanism: m,
             rep: 0,

@@ -105,15 +105,35 @@ const HEADER: [&str; 12] = [
 fn method(study: &FileStudy) -> String {
     let c = &study.config;
     format!(
-        "{} repetitions per point ({}), cache {}, chunk {} B, {}, pin {} (server CPU {}, client CPU {}). Time: {}. CPU ns/B: user+system time of both threads (RUSAGE_THREAD) per file byte; server CPU ns/B: the sending thread's alone. Context switches and page faults: both threads, per transfer. CI: 95 % Student t over repetitions (± omitted with one repetition). Status: {}.",
+        "{} repetitions per point ({}), cache {}, chunk {} B, {}, pin {} (server CPU {}, client CPU {}). Time: {}. CPU ns/B: user+system time of both threads (RUSAGE_THREAD) per file byte; server CPU ns/B: the sending thread's alone. Context switches and page faults: both threads, per transfer. CI: 95 % Student t over repetitions (± omitted with one repetition). {} Status: {}.",
         c.reps,
         match c.seed {
             Some(seed) => format!("{}; seed {seed}", c.order.as_deref().unwrap_or(super::study::ORDER)),
             None => "per repetition every mechanism in list order".into(),
         },
         c.cache, c.chunk_bytes, c.where_sides_run, c.pin, cpu(c.placement.sender_cpu),
-        cpu(c.placement.receiver_cpu), c.timing, study.status
+        cpu(c.placement.receiver_cpu), c.timing, counters_note(study), study.status
     )
+}
+
+/// Where the perf counters were open: in transfers of their own, or (folders from before they
+/// had them) during every measured transfer.
+fn counters_note(study: &FileStudy) -> String {
+    let c = &study.config.counters;
+    if study.transfers.iter().any(|t| t.counter_transfer) {
+        format!(
+            "Perf counters ({c}): open only in one transfer of their own per size, mechanism and \
+             cache after the measured ones (counter_transfer in results.jsonl), never in the \
+             transfers the figures come from."
+        )
+    } else if c != "none" && !study.transfers.is_empty() {
+        format!(
+            "Perf counters ({c}): open during every measured transfer (a folder from before \
+             they had a transfer of their own), so these figures include their cost."
+        )
+    } else {
+        "No perf counters were open.".into()
+    }
 }
 
 fn cpu(cpu: Option<usize>) -> String {
@@ -318,6 +338,7 @@ mod tests {
             .flat_map(|&(size, ms)| {
                 mechanisms.iter().map(move |&m| TransferRecord {
                     schema_version: SCHEMA_VERSION,
+                    counter_transfer: false,
                     size_bytes: size,
                     mechanism: m,
                     rep: 0,

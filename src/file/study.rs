@@ -12,12 +12,41 @@ use super::server::FileServer;
 use super::test_files::ServedFile;
 use super::{transfer, Cache, FileSpec, Server, Source};
 use crate::error::{Error, Status};
+use crate::measure::counters::CounterSelection;
 use crate::record::wire::{FileRequest, Residency};
 use crate::report::folder::{ResultsFolder, Saved};
 use crate::transport::FlowConnector;
 use std::fs::File;
 use std::io::Read;
 use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Which transfer of a (size, mechanism, cache) one is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Transfer {
+    /// A measured repetition, nothing open but getrusage: the figures come from these.
+    Measured,
+    /// After the repetitions, with the study's perf counters open: its counts, nothing else.
+    Counted,
+    /// Last, sampled (`--profile`): the file sent this many times over one connection.
+    Profiled(u32),
+}
+
+impl Transfer {
+    /// The counters this transfer opens: the study's in the counted one, none elsewhere.
+    fn counters(self, spec: &FileSpec) -> CounterSelection {
+        match self {
+            Transfer::Counted => spec.counters,
+            _ => CounterSelection::None,
+        }
+    }
+
+    fn repeats(self) -> Option<u32> {
+        match self {
+            Transfer::Profiled(repeats) => Some(repeats),
+            _ => None,
+        }
+    }
+}
 
 /// How the transfers are ordered, as the marker and the report state it.
 pub const ORDER: &str = "per size, every repetition a round: the mechanisms back to back in an \
@@ -125,7 +154,7 @@ impl SizeRun<'_> {
         if spec.caches == [Cache::Warm] {
             read_through(served).map_err(file_error)?;
         }
-        self.measure(|mechanism, cache, rep, profiled| {
+        self.measure(|mechanism, cache, rep, kind| {
             if interleaved && cache == Cache::Warm {
                 read_through(served).map_err(file_error)?;
             }
@@ -134,8 +163,8 @@ impl SizeRun<'_> {
                 connector,
                 placement: spec.placement(),
                 chunk: spec.chunk,
-                counters: spec.counters,
-                profiled,
+                counters: kind.counters(spec),
+                profiled: kind.repeats(),
             };
             let measured = transfer::transfer(served, mechanism, setup);
             let mut record = record_of(
@@ -144,7 +173,8 @@ impl SizeRun<'_> {
                 Some(residency),
                 measured.map_err(|e| e.to_string()),
             );
-            if let Some(repeats) = profiled {
+            mark_kind(&mut record, kind);
+            if let Some(repeats) = kind.repeats() {
                 mark_profiled(&mut record, repeats);
             }
             Ok(record)
@@ -155,35 +185,33 @@ impl SizeRun<'_> {
     fn remote(&mut self, files: &dyn FileServer) -> Result<Status, Error> {
         let (spec, size) = (self.spec, self.size);
         // `--profile` with `--remote` is refused at the command line: never profiled here.
-        self.measure(|mechanism, cache, rep, _| {
+        self.measure(|mechanism, cache, rep, kind| {
+            let counters = kind.counters(spec);
             let request = FileRequest {
                 size,
                 mechanism: mechanism.name().into(),
                 chunk: spec.chunk as u64,
                 cache: cache.name().into(),
                 verify: spec.verify,
-                counters: spec.counters.name().into(),
+                counters: counters.name().into(),
             };
             let measured =
-                transfer::transfer_remote(files, &request, rep, spec.placement(), spec.counters);
+                transfer::transfer_remote(files, &request, rep, spec.placement(), counters);
             let measured = match measured {
                 // A refusal (a limit, an older server) holds for every transfer.
                 Err(Error::Config(e)) => return Err(Error::Config(e)),
                 other => other.map_err(|e| e.to_string()),
             };
             let residency = measured.as_ref().ok().and_then(|m| m.residency);
-            Ok(record_of(
-                (size, mechanism, cache),
-                rep,
-                residency,
-                measured,
-            ))
+            let mut record = record_of((size, mechanism, cache), rep, residency, measured);
+            mark_kind(&mut record, kind);
+            Ok(record)
         })
     }
 
     fn measure(
         &mut self,
-        one: impl FnMut(FileMechanism, Cache, u32, Option<u32>) -> Result<TransferRecord, Error>,
+        one: impl FnMut(FileMechanism, Cache, u32, Transfer) -> Result<TransferRecord, Error>,
     ) -> Result<Status, Error> {
         measure_size(
             self.spec,
@@ -197,15 +225,16 @@ impl SizeRun<'_> {
 }
 
 /// All repetitions of every mechanism (under every cache) for one size (in the seeded order,
-/// reversed every other repetition), then with `--profile` one profiled transfer of each under
-/// the first cache; `one` measures one transfer (profiled: the file sent that many times).
+/// reversed every other repetition), then with counters asked for one counted transfer of each
+/// under every cache, then with `--profile` one profiled transfer of each under the first
+/// cache; `one` measures one transfer of the kind it is given.
 fn measure_size(
     spec: &FileSpec,
     size: u64,
     interrupt: &AtomicBool,
     results: &mut ResultsFolder,
     transfers: &mut Vec<TransferRecord>,
-    mut one: impl FnMut(FileMechanism, Cache, u32, Option<u32>) -> Result<TransferRecord, Error>,
+    mut one: impl FnMut(FileMechanism, Cache, u32, Transfer) -> Result<TransferRecord, Error>,
 ) -> Result<Status, Error> {
     let mut status = Status::Success;
     let order = seeded_order(&spec.mechanisms, spec.seed ^ size);
@@ -213,16 +242,21 @@ fn measure_size(
     let measured = (0..spec.reps).flat_map(|rep| {
         rep_order(&pairs, rep)
             .into_iter()
-            .map(move |(m, c)| (m, c, rep))
+            .map(move |(m, c)| (m, c, rep, Transfer::Measured))
     });
+    let counted = pairs
+        .iter()
+        .filter(|_| spec.counters != CounterSelection::None);
+    let counted = counted.map(|&(m, c)| (m, c, spec.reps, Transfer::Counted));
     let first = spec.caches.first().copied().unwrap_or(Cache::Warm);
     let profiled = order.iter().filter(|_| spec.profile);
-    let profiled = profiled.map(|&m| (m, first, spec.reps));
+    // Its repeats are fixed from the measured transfers once they are all in (below).
+    let profiled = profiled.map(|&m| (m, first, spec.reps, Transfer::Profiled(0)));
     // A canary between repetitions (issue 25): before each repetition's first transfer,
     // recorded in canary.jsonl with the repetition as its round.
     let cpus = crate::sys::affinity::allowed_cpus().unwrap_or_default();
     let mut canary_rep = None;
-    for (mechanism, cache, rep) in measured.chain(profiled) {
+    for (mechanism, cache, rep, kind) in measured.chain(counted).chain(profiled) {
         if interrupt.load(Ordering::SeqCst) {
             return Ok(Status::Interrupted);
         }
@@ -230,9 +264,13 @@ fn measure_size(
             crate::probe::watch::record_canary(&results.dir, rep as usize, &cpus)?;
             canary_rep = Some(rep);
         }
-        let repeats =
-            (rep == spec.reps).then(|| profile_repeats(transfers, size, mechanism, cache));
-        let record = one(mechanism, cache, rep, repeats)?;
+        let kind = match kind {
+            Transfer::Profiled(_) => {
+                Transfer::Profiled(profile_repeats(transfers, size, mechanism, cache))
+            }
+            other => other,
+        };
+        let record = one(mechanism, cache, rep, kind)?;
         if !record.ok() {
             status = Status::Failed;
             eprintln!(
@@ -262,6 +300,7 @@ fn record_of(
 ) -> TransferRecord {
     let mut record = TransferRecord {
         profiled: None,
+        counter_transfer: false,
         schema_version: SCHEMA_VERSION,
         size_bytes: size,
         mechanism,
@@ -302,7 +341,7 @@ const PROFILE_TARGET_MS: f64 = 500.0;
 fn profile_repeats(transfers: &[TransferRecord], size: u64, m: FileMechanism, cache: Cache) -> u32 {
     let times: Vec<f64> = transfers
         .iter()
-        .filter(|t| t.size_bytes == size && t.mechanism == m && t.ok())
+        .filter(|t| t.size_bytes == size && t.mechanism == m && t.ok() && t.is_measured())
         .filter(|t| t.cache.as_deref() == Some(cache.name()))
         .filter_map(|t| t.elapsed_ms)
         .collect();
@@ -314,6 +353,20 @@ fn profile_repeats(transfers: &[TransferRecord], size: u64, m: FileMechanism, ca
     };
     let cap = ((64u64 << 30) / size.max(1)).max(1) as f64;
     wanted.clamp(1.0, cap.min(f64::from(u32::MAX))) as u32
+}
+
+/// Marks the counted transfer; the others opened no counter, so their sides carry none (an
+/// empty map, not a reason per event).
+fn mark_kind(record: &mut TransferRecord, kind: Transfer) {
+    record.counter_transfer = kind == Transfer::Counted;
+    if kind != Transfer::Counted {
+        for side in [&mut record.server, &mut record.client]
+            .into_iter()
+            .flatten()
+        {
+            side.counters.clear();
+        }
+    }
 }
 
 /// Labels the profiled transfer and fills its blocks' CPU-ns per byte (over every repeat).
