@@ -10,4 +10,7 @@ pub struct Questions {
     pub answers: fn(&Dataset) -> Vec<Answer>,
     /// The families of tests behind the answers, cell by cell (answers.json carries them).
     pub tested: fn(&Dataset) -> Vec<TestedAnswer>,
+    /// What a question's family of tests is in this study and how it is held: the method's
+    /// CI rule states it after the three states every comparison takes.
+    pub families: &'static str,
 }

@@ -16,6 +16,11 @@ pub const IPC: Questions = Questions {
     title: "bytepath ipc report",
     answers,
     tested: crate::analysis::tested::none,
+    families: "Each question states its family: the fastest transport at a size compares every \
+         pair of transports at that size (one Holm family per size; fastest only where it beats \
+         every other); a peak rests on the steps between adjacent sizes of one transport (one \
+         Holm family per transport); the buffer question holds the sizes of one transport as one \
+         Holm family. Every visit count is exact (--visits): ipc makes no adaptive rounds.",
 };
 
 use super::series::{BUFFER, LOSS, MINIMUM};

@@ -2,6 +2,7 @@
 //! were measured, and the per-point table, each as label/value rows read from the records.
 use super::units;
 use crate::analysis::point::Point;
+use crate::analysis::questions::Questions;
 use crate::analysis::{plural, Dataset};
 use crate::stats::point::VisitStatistics;
 use serde_json::Value;
@@ -240,7 +241,7 @@ fn visits_text(data: &Dataset) -> Option<String> {
 }
 
 /// Clock, warm-up, visits, slices, CI rule, placement, pattern, receive size, counters.
-pub fn method(data: &Dataset) -> Rows {
+pub fn method(data: &Dataset, questions: &Questions) -> Rows {
     let slices = numbers(data, "/statistics/slices");
     let slice_s = numbers(data, "/statistics/slice_s");
     let duration = visits_text(data).unwrap_or_else(|| {
@@ -278,7 +279,7 @@ pub fn method(data: &Dataset) -> Rows {
         ("warm-up".into(), warmup),
         ("visits".into(), duration),
         ("slices".into(), slices),
-        ci_rule(data),
+        ci_rule(data, questions),
         ("outliers".into(), outliers(data)),
         ("CPU placement".into(), placement(data)),
         ("where sides ran".into(), text("/config/where_sides_run")),
@@ -455,7 +456,10 @@ mod tests {
     fn the_method_counts_points_that_met_the_ci_target() {
         let mut wide = Shape::stream("gather", 4096, 1, 10.0);
         wide.ci_rel = 0.08;
-        let rows = method(&data(&[Shape::stream("copy", 4096, 1, 10.0), wide]));
+        let rows = method(
+            &data(&[Shape::stream("copy", 4096, 1, 10.0), wide]),
+            &crate::sweep::answers::QUESTIONS,
+        );
         let ci = &rows.iter().find(|r| r.0 == "CI rule").unwrap().1;
         assert!(
             ci.contains("target ±5 % of the mean, met at 1 of 2 points"),
@@ -478,10 +482,27 @@ mod tests {
     }
 
     #[test]
+    fn the_ci_rule_states_the_families_of_the_study_whose_report_it_is() {
+        let d = data(&[Shape::stream("copy", 4096, 1, 10.0)]);
+        let rule = |q| {
+            let rows = method(&d, q);
+            rows.into_iter().find(|r| r.0 == "CI rule").unwrap().1
+        };
+        let sweep = rule(&crate::sweep::answers::QUESTIONS);
+        assert!(sweep.contains("sizes × thread counts") && sweep.contains("Adaptive rounds"));
+        let ipc = rule(&crate::ipc::answers::IPC);
+        assert!(ipc.contains("one Holm family per size"), "{ipc}");
+        assert!(
+            !ipc.contains("thread counts") && !ipc.contains("Adaptive rounds"),
+            "{ipc}"
+        );
+    }
+
+    #[test]
     fn records_without_statistics_say_there_is_no_ci() {
         let mut s = Shape::stream("copy", 4096, 1, 10.0);
         s.statistics = false;
-        let rows = method(&data(&[s]));
+        let rows = method(&data(&[s]), &crate::sweep::answers::QUESTIONS);
         assert!(rows.iter().any(|r| r.1.contains("no statistics block")));
     }
 
