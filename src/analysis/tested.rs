@@ -1,7 +1,6 @@
 //! The tests behind an answer, cell by cell, for `answers.json`: each cell's verdict state and
 //! the interval its test used, and the family the answer controlled (how many tests, which
 //! correction and why), so a reader or a re-run can check every claim without the report.
-use super::Dataset;
 use crate::stats::verdict::{Correction, Family, Judged, Verdict};
 
 /// One cell (a size at a thread count, a point, a pair) of an answer's family: its name and
@@ -23,6 +22,10 @@ impl Cell {
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct TestedAnswer {
     pub question: &'static str,
+    /// Which of the question's families this is, where it has more than one (ipc's fastest
+    /// transport: one family per size); empty where the question is one family.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub family: String,
     pub tests: usize,
     pub correction: Correction,
     /// Why this correction suits the question.
@@ -41,6 +44,7 @@ impl TestedAnswer {
     ) -> TestedAnswer {
         TestedAnswer {
             question,
+            family: String::new(),
             tests: family.tests,
             correction: family.correction,
             why_correction,
@@ -50,6 +54,12 @@ impl TestedAnswer {
         }
     }
 
+    /// The same family, named as one of its question's several.
+    pub fn named(mut self, family: String) -> TestedAnswer {
+        self.family = family;
+        self
+    }
+
     /// How many cells ended in `state`.
     pub fn count(&self, state: Verdict) -> usize {
         self.cells
@@ -57,9 +67,4 @@ impl TestedAnswer {
             .filter(|c| c.judged.state == state)
             .count()
     }
-}
-
-/// For studies whose answers make no controlled family yet.
-pub fn none(_: &Dataset) -> Vec<TestedAnswer> {
-    Vec::new()
 }

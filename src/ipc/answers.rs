@@ -15,7 +15,7 @@ use crate::stats::verdict::{describe, judge, Correction, LogEstimate, Verdict};
 pub const IPC: Questions = Questions {
     title: "bytepath ipc report",
     answers,
-    tested: crate::analysis::tested::none,
+    tested,
     families: "Each question states its family: the fastest transport at a size compares every \
          pair of transports at that size (one Holm family per size; fastest only where it beats \
          every other); a peak rests on the steps between adjacent sizes of one transport (one \
@@ -24,6 +24,17 @@ pub const IPC: Questions = Questions {
 };
 
 use super::series::{BUFFER, LOSS, MINIMUM};
+
+/// The families behind the fastest and peak answers, cell by cell, for answers.json.
+pub fn tested(data: &Dataset) -> Vec<crate::analysis::tested::TestedAnswer> {
+    let margin = data.margin();
+    let mut out = super::fastest::tested(&data.completed_with_pattern("rr"), margin);
+    out.extend(super::peak::tested(
+        &data.completed_with_pattern("stream"),
+        margin,
+    ));
+    out
+}
 
 /// Every answer, in the report's order.
 pub fn answers(data: &Dataset) -> Vec<Answer> {

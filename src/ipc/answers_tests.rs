@@ -215,3 +215,25 @@ fn the_studys_margin_judges_equivalence_and_is_stated() {
         "{a:?}"
     );
 }
+
+#[test]
+fn answers_json_carries_each_fastest_and_peak_family_cell_by_cell() {
+    let d = data(&[
+        point(true, "shm", 64, None, 200_000.0, STEADY),
+        point(true, "pipe", 64, None, 100_000.0, WOBBLE),
+        point(false, "pipe", 4096, None, 10.0, STEADY),
+        point(false, "pipe", 65536, None, 20.0, OTHER),
+    ]);
+    let t = tested(&d);
+    let fastest = t.iter().find(|f| f.question == FASTEST).unwrap();
+    assert_eq!((fastest.family.as_str(), fastest.tests), ("at 64 B", 1));
+    assert_eq!(fastest.cells[0].cell, "pipe over shm");
+    assert_eq!(fastest.count(Verdict::Slower), 1, "pipe is slower than shm");
+    let peak = t.iter().find(|f| f.question == PEAK).unwrap();
+    assert_eq!(peak.family, "pipe");
+    assert_eq!(peak.cells[0].cell, "4 KiB → 64 KiB");
+    assert_eq!(peak.count(Verdict::Beats), 1, "the step rises");
+    let json = serde_json::to_value(&t).unwrap();
+    assert_eq!(json[0]["cells"][0]["state"], "slower", "{json}");
+    assert_eq!(json[0]["family"], "at 64 B", "{json}");
+}

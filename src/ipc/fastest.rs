@@ -5,6 +5,7 @@
 use super::series::{at_size, cannot, name, paired_basis, round_trip_ns, FASTEST};
 use crate::analysis::point::Point;
 use crate::analysis::separated::{self, leadership, Rounds, Words};
+use crate::analysis::tested::{Cell, TestedAnswer};
 use crate::analysis::{capitalize, distinct, size_label, Answer};
 use crate::report::units::duration_ns;
 
@@ -16,10 +17,39 @@ const WORDS: Words = Words {
     noun: "fastest",
 };
 
+/// Why each size's pairs are one Holm family.
+const WHY: &str = "Holm: 'fastest' is claimed only when one transport beats every other at \
+     the size, so every pair's claim must hold together";
+
+/// A size's transports, named, with their rounds.
+fn candidates(here: &[&Point]) -> Vec<(String, Rounds)> {
+    here.iter().map(|p| (name(p), p.visits.clone())).collect()
+}
+
+/// Each size's family of pairwise comparisons, cell by cell, for answers.json.
+pub fn tested(rr: &[&Point], margin: f64) -> Vec<TestedAnswer> {
+    distinct(rr, |p| p.size)
+        .into_iter()
+        .map(|size| (size, at_size(rr, size)))
+        .filter(|(_, here)| here.len() >= 2)
+        .map(|(size, here)| {
+            let c = candidates(&here);
+            let l = leadership(&c, true, margin);
+            let cells = l
+                .pairs
+                .iter()
+                .zip(&l.family.judged)
+                .map(|(&(i, j), judged)| Cell::new(format!("{} over {}", c[i].0, c[j].0), judged))
+                .collect();
+            TestedAnswer::new(FASTEST, &l.family, WHY, cells)
+                .named(format!("at {}", size_label(size)))
+        })
+        .collect()
+}
+
 /// One size's comparisons as a detail line and its verdict ("shm" or "no single (shm, unix)").
 fn size_line(size: f64, here: &[&Point], margin: f64) -> (String, String) {
-    let candidates: Vec<(String, Rounds)> =
-        here.iter().map(|p| (name(p), p.visits.clone())).collect();
+    let candidates = candidates(here);
     let l = leadership(&candidates, true, margin);
     let mut line = format!(
         "{}: {}",

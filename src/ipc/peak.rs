@@ -6,6 +6,7 @@
 use super::series::{buffers, cannot, name, series_names, PEAK};
 use crate::analysis::point::Point;
 use crate::analysis::separated::{self, Peak, Rounds};
+use crate::analysis::tested::{Cell, TestedAnswer};
 use crate::analysis::{capitalize, size_label, Answer};
 use crate::stats::verdict::describe;
 
@@ -36,14 +37,60 @@ fn peak_words(p: &Peak, labels: &[String]) -> String {
     }
 }
 
+/// Why a transport's steps are one Holm family.
+const WHY: &str = "Holm: a peak is read from every step of the transport at once (entered by a \
+     rise, left by a fall), so the steps' claims must hold together";
+
+/// A series' sizes, labelled, with their rounds.
+fn named(points: &[&Point]) -> Vec<(String, Rounds)> {
+    points
+        .iter()
+        .map(|p| (size_label(p.size), p.visits.clone()))
+        .collect()
+}
+
+/// Each series with two sizes or more: its name and its points by size.
+fn series<'a>(stream: &[&'a Point]) -> Vec<(String, Vec<&'a Point>)> {
+    series_names(stream)
+        .into_iter()
+        .map(|series| {
+            let mut points: Vec<&Point> = stream
+                .iter()
+                .filter(|p| name(p) == series)
+                .copied()
+                .collect();
+            points.sort_by(|a, b| a.size.total_cmp(&b.size));
+            (series, points)
+        })
+        .filter(|(_, points)| points.len() >= 2)
+        .collect()
+}
+
+/// Each series' family of steps, cell by cell, for answers.json.
+pub fn tested(stream: &[&Point], margin: f64) -> Vec<TestedAnswer> {
+    series(stream)
+        .into_iter()
+        .map(|(series, points)| {
+            let named = named(&points);
+            let s = separated::steps(&named, margin);
+            let cells = s
+                .judged
+                .iter()
+                .enumerate()
+                .filter_map(|(i, k)| {
+                    let step = format!("{} → {}", named[i].0, named[i + 1].0);
+                    k.map(|k| Cell::new(step, &s.family.judged[k]))
+                })
+                .collect();
+            TestedAnswer::new(PEAK, &s.family, WHY, cells).named(series)
+        })
+        .collect()
+}
+
 /// One series' steps between adjacent sizes, as a detail line and its verdict.
 fn peak_line(series: &str, points: &[&Point], margin: f64) -> (String, String) {
-    let labels: Vec<String> = points.iter().map(|p| size_label(p.size)).collect();
-    let named: Vec<(String, Rounds)> = points
-        .iter()
-        .zip(&labels)
-        .map(|(p, l)| (l.clone(), p.visits.clone()))
-        .collect();
+    let named = named(points);
+    let labels: Vec<String> = named.iter().map(|(l, _)| l.clone()).collect();
     let s = separated::steps(&named, margin);
     let mut line = format!("{series}:");
     for (i, k) in s.judged.iter().enumerate() {
@@ -69,16 +116,7 @@ fn peak_line(series: &str, points: &[&Point], margin: f64) -> (String, String) {
 
 pub fn peak(stream: &[&Point], margin: f64) -> Answer {
     let (mut details, mut verdicts) = (Vec::new(), Vec::new());
-    for series in series_names(stream) {
-        let mut points: Vec<&Point> = stream
-            .iter()
-            .filter(|p| name(p) == series)
-            .copied()
-            .collect();
-        if points.len() < 2 {
-            continue;
-        }
-        points.sort_by(|a, b| a.size.total_cmp(&b.size));
+    for (series, points) in series(stream) {
         let (line, verdict) = peak_line(&series, &points, margin);
         details.push(line);
         verdicts.push(verdict);
