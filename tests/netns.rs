@@ -262,7 +262,11 @@ fn file_is_served_across_namespaces_and_verified() {
         .unwrap()
         .contains("veth pair, MTU 1500"));
     let text = std::fs::read_to_string(dir.path().join("results.jsonl")).unwrap();
-    assert_eq!(text.lines().count(), 4, "one transfer per mechanism");
+    assert_eq!(
+        text.lines().count(),
+        4 * 2,
+        "per mechanism one measured transfer and its counted one"
+    );
     for line in text.lines() {
         let t: Value = serde_json::from_str(line).unwrap();
         assert_eq!(t["verified"], true, "{t}");
