@@ -166,7 +166,8 @@ mod tests {
         assert_eq!(json["margin"], 0.02);
         // The report reads it back from the marker the same way.
         let marker = serde_json::json!({ "spec": json });
-        assert_eq!(crate::servers::report::margin_of(&marker), 0.02);
+        let head: crate::report::folder::MarkerHead = serde_json::from_value(marker).unwrap();
+        assert_eq!(head.margin(), Some(0.02));
         let err = spec(&["--margin", "70%"]).unwrap_err().to_string();
         assert!(
             err.contains("--margin \"70%\"") && err.contains("at most 50"),

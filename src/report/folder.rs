@@ -238,10 +238,43 @@ pub fn marker(kind: &str, spec: Value, arguments: Value, points: usize, order: &
     })
 }
 
+/// What a reader needs of any study's marker beyond its kind, typed: the points it planned
+/// and the settings every study records alike. Folders from before a setting lack it.
+#[derive(Debug, Default, serde::Deserialize)]
+pub struct MarkerHead {
+    #[serde(default)]
+    pub points: Option<usize>,
+    #[serde(default)]
+    pub spec: SpecHead,
+}
+
+/// The settings in a marker's `spec` that every study keeps under the same key.
+#[derive(Debug, Default, serde::Deserialize)]
+pub struct SpecHead {
+    /// `--seed`: what the visit or transfer order was drawn from.
+    #[serde(default)]
+    pub seed: Option<u64>,
+    /// `--margin`: the equivalence margin the study's verdicts were judged with.
+    #[serde(default)]
+    pub margin: Option<f64>,
+}
+
+impl MarkerHead {
+    /// `dir`'s marker, or `None` where there is none or it does not read.
+    pub fn read(dir: &Path) -> Option<MarkerHead> {
+        let text = fs::read_to_string(dir.join(MARKER)).ok()?;
+        serde_json::from_str(&text).ok()
+    }
+
+    /// The recorded margin, where one was recorded (a share above 0).
+    pub fn margin(&self) -> Option<f64> {
+        self.spec.margin.filter(|m| *m > 0.0)
+    }
+}
+
 /// The seed a sweep in `dir` started with (from its marker), if it has one.
 pub fn saved_seed(dir: &Path) -> Option<u64> {
-    let text = fs::read_to_string(dir.join(MARKER)).ok()?;
-    serde_json::from_str::<Value>(&text).ok()?["spec"]["seed"].as_u64()
+    MarkerHead::read(dir)?.spec.seed
 }
 
 /// A resumed sweep must be the same sweep: same schema family, same settings.

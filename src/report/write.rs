@@ -35,7 +35,7 @@ pub fn read_results(dir: &Path) -> Result<Dataset, Error> {
     let file = crate::record::read_results_file(dir)?;
     let mut data = load::dataset(file.lines, &path.display().to_string()).map_err(bad::<Error>)?;
     data.probe = read_probe(dir)?;
-    data.margin = saved_margin(dir);
+    data.margin = super::folder::MarkerHead::read(dir).and_then(|m| m.margin());
     data.verdicts = read_rounds(dir)?;
     Ok(data)
 }
@@ -57,13 +57,6 @@ fn read_rounds(dir: &Path) -> Result<Settings, Error> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Settings::default()),
         Err(source) => Err(Error::File { path, source }),
     }
-}
-
-/// The margin a study recorded in its marker's spec (`--margin`), if it did.
-fn saved_margin(dir: &Path) -> Option<f64> {
-    let text = std::fs::read_to_string(dir.join(super::folder::MARKER)).ok()?;
-    let marker: serde_json::Value = serde_json::from_str(&text).ok()?;
-    marker["spec"]["margin"].as_f64().filter(|m| *m > 0.0)
 }
 
 /// `dir/probe.json`, if the sweep recorded one.

@@ -6,6 +6,7 @@
 //! report from the folder alone.
 use super::report_table::{clients_cell, hardware_note, label, server, status, study_table};
 use crate::error::Error;
+use crate::report::folder::MarkerHead;
 use crate::report::plot::axis::{Scale, TickFormat};
 use crate::report::plot::{escape, Datum, Series};
 use crate::report::study::{self, page, HTML};
@@ -327,18 +328,14 @@ pub fn at_end(dir: &Path, json: bool) -> Result<(), Error> {
 /// Re-renders a servers results folder's report from its marker and results.jsonl (what
 /// `bytepath report DIR` does for such a folder); returns the HTML path.
 pub fn rerender(dir: &Path) -> Result<PathBuf, Error> {
-    let marker = study::marker(dir)?;
-    let planned = marker["points"].as_u64().unwrap_or(0) as usize;
+    study::marker(dir)?; // a folder without a readable marker is refused with its reason
+    let head = MarkerHead::read(dir).unwrap_or_default();
     let records: Vec<Value> = study::records(dir)?;
-    write(dir, &records, planned, margin_of(&marker))
-}
-
-/// The `--margin` a study's marker records; the default for a folder from before the flag.
-pub fn margin_of(marker: &Value) -> f64 {
-    marker["spec"]["margin"]
-        .as_f64()
-        .filter(|m| *m > 0.0)
-        .unwrap_or(crate::stats::verdict::DEFAULT_MARGIN)
+    // A folder from before --margin was judged with the default.
+    let margin = head
+        .margin()
+        .unwrap_or(crate::stats::verdict::DEFAULT_MARGIN);
+    write(dir, &records, head.points.unwrap_or(0), margin)
 }
 
 #[cfg(test)]
