@@ -10,4 +10,7 @@ pub struct Questions {
     pub answers: fn(&Dataset) -> Vec<Answer>,
     /// The families of tests behind the answers, cell by cell (answers.json carries them).
     pub tested: fn(&Dataset) -> Vec<TestedAnswer>,
+    /// The method text's sentence on which tests are one family and how each family is
+    /// controlled: the study's own, so no report describes another study's families.
+    pub families: &'static str,
 }

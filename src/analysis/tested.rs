@@ -1,7 +1,6 @@
 //! The tests behind an answer, cell by cell, for `answers.json`: each cell's verdict state and
 //! the interval its test used, and the family the answer controlled (how many tests, which
 //! correction and why), so a reader or a re-run can check every claim without the report.
-use super::Dataset;
 use crate::stats::verdict::{Correction, Family, Judged, Verdict};
 
 /// One cell (a size at a thread count, a point, a pair) of an answer's family: its name and
@@ -57,9 +56,4 @@ impl TestedAnswer {
             .filter(|c| c.judged.state == state)
             .count()
     }
-}
-
-/// For studies whose answers make no controlled family yet.
-pub fn none(_: &Dataset) -> Vec<TestedAnswer> {
-    Vec::new()
 }

@@ -15,7 +15,16 @@ use crate::stats::verdict::{describe, judge, Correction, LogEstimate, Verdict};
 pub const IPC: Questions = Questions {
     title: "bytepath ipc report",
     answers,
-    tested: crate::analysis::tested::none,
+    tested: super::tested::cells,
+    families: "Each question's tests are its own families: the fastest transport, the pairs of \
+               transports at one size one family; the peak, the steps between adjacent sizes of \
+               one transport one family; the pipe buffer, the sizes of one transport one family. \
+               Every state (beats, slower, equivalent, rises, falls) under Holm's step-down (the \
+               chance of any false claim in a family held to 5 %), each interval shown at its \
+               Holm level; every answer states its count of tests and its correction, and \
+               answers.json carries each cell's state (the fastest's pairs, the peak's steps). \
+               Overlap of two intervals is never used as a test. The rounds are fixed (ipc has \
+               no adaptive rounds).",
 };
 
 use super::series::{BUFFER, LOSS, MINIMUM};

@@ -215,3 +215,42 @@ fn the_studys_margin_judges_equivalence_and_is_stated() {
         "{a:?}"
     );
 }
+
+#[test]
+fn answers_json_carries_the_fastest_pairs_and_the_peak_steps_with_their_states() {
+    use crate::stats::verdict::Verdict;
+    let d = data(&[
+        point(true, "shm", 64, None, 200_000.0, STEADY),
+        point(true, "pipe", 64, None, 100_000.0, STEADY),
+        point(true, "unix", 64, None, 199_000.0, WOBBLE),
+        point(false, "pipe", 4096, None, 10.0, STEADY),
+        point(false, "pipe", 65536, None, 20.0, WOBBLE),
+        point(false, "pipe", 1048576, None, 20.1, OTHER),
+    ]);
+    let tested = (IPC.tested)(&d);
+    let fastest: Vec<_> = tested.iter().filter(|t| t.question == FASTEST).collect();
+    assert_eq!(fastest.len(), 1, "{tested:#?}");
+    assert_eq!((fastest[0].tests, fastest[0].cells.len()), (3, 3));
+    let state = |t: &crate::analysis::tested::TestedAnswer, cell: &str| {
+        t.cells
+            .iter()
+            .find(|c| c.cell == cell)
+            .unwrap_or_else(|| panic!("no {cell:?} in {t:#?}"))
+            .judged
+            .state
+    };
+    assert_eq!(state(fastest[0], "64 B pipe over shm"), Verdict::Slower);
+    assert_eq!(state(fastest[0], "64 B pipe over unix"), Verdict::Slower);
+    assert_eq!(state(fastest[0], "64 B shm over unix"), Verdict::Equivalent);
+    let peak: Vec<_> = tested.iter().filter(|t| t.question == PEAK).collect();
+    assert_eq!((peak.len(), peak[0].tests), (1, 2), "{tested:#?}");
+    assert_eq!(state(peak[0], "pipe 64 KiB over 4 KiB"), Verdict::Beats);
+    let flat = state(peak[0], "pipe 1 MiB over 64 KiB");
+    assert_ne!(flat, Verdict::Beats);
+    assert_ne!(flat, Verdict::Slower);
+    // The method text names ipc's own families, not the sweep's sizes × thread counts.
+    assert!(IPC
+        .families
+        .contains("the steps between adjacent sizes of one transport"));
+    assert!(!IPC.families.contains("thread counts"));
+}

@@ -14,6 +14,7 @@ pub(crate) mod report;
 mod series;
 mod spec;
 mod study;
+mod tested;
 
 pub use spec::{has_buffer, IpcSpec, Measure, Point};
 pub use study::run;

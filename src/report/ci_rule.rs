@@ -54,7 +54,9 @@ fn ci_target(data: &Dataset) -> String {
     }
 }
 
-pub(super) fn ci_rule(data: &Dataset) -> (String, String) {
+/// `families` says which tests the study's questions hold together as one family (each
+/// study's `Questions::families`).
+pub(super) fn ci_rule(data: &Dataset, families: &str) -> (String, String) {
     let points = &data.points;
     let with_stats = points.iter().filter(|p| p.headline.is_some()).count();
     if with_stats == 0 {
@@ -92,15 +94,7 @@ pub(super) fn ci_rule(data: &Dataset) -> (String, String) {
              per-round paired ratio (visited back to back in each round, order alternating; \
              Student's t on the per-round log-ratios): \"beats\" or \"is slower\" where its \
              interval excludes 1; \"equivalent within ±{margin}\" where two one-sided tests \
-             place it inside [{low}, {high}]; \"undecided\" otherwise, never \"no difference\". The \
-             cells a question tests together (sizes × thread counts) are one family: beats and \
-             slower under Holm's step-down (the chance of any false claim held to 5 %), each \
-             interval shown at its Holm level; equivalence under Benjamini–Hochberg; every answer states its count of tests, and answers.json \
-             carries each cell's state. Overlap of two intervals is never used as a test. \
-             Adaptive rounds (rounds.json): after the pilot (the minimum rounds) a group whose \
-             crossover cells are all decided gets no more; one still undecided gets, once, the \
-             total its pilot's spread fixes (two-stage rule), within the budget; each cell is \
-             then looked at twice at most, each look at α/2, and the families say so.",
+             place it inside [{low}, {high}]; \"undecided\" otherwise, never \"no difference\". {families}",
             if stops.is_empty() {
                 "none recorded".to_string()
             } else {

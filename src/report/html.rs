@@ -94,7 +94,11 @@ pub fn page(data: &Dataset, source: &str, questions: &Questions) -> String {
     out.push_str("<h2 id=\"limits\">Machine limits (bytepath probe)</h2>");
     rows_table(&mut out, "limits", &super::limits::machine_limits(data));
     out.push_str("<h2 id=\"method\">How this was measured</h2>");
-    rows_table(&mut out, "method", &summary::method(data));
+    rows_table(
+        &mut out,
+        "method",
+        &summary::method(data, questions.families),
+    );
     out.push_str("<h2 id=\"points\">Points</h2>");
     points_table(&mut out, data);
     let _ = writeln!(

@@ -29,7 +29,7 @@ pub fn document(data: &Dataset, source: &str, questions: &Questions) -> String {
     out.push_str("\n## Machine limits (bytepath probe)\n\n");
     rows_list(&mut out, &super::limits::machine_limits(data));
     out.push_str("\n## How this was measured\n\n");
-    rows_list(&mut out, &summary::method(data));
+    rows_list(&mut out, &summary::method(data, questions.families));
     out.push_str("\n## Points\n\n");
     let (header, rows) = summary::table(data);
     let _ = writeln!(out, "| {} |", header.join(" | "));

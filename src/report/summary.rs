@@ -239,8 +239,9 @@ fn visits_text(data: &Dataset) -> Option<String> {
     ))
 }
 
-/// Clock, warm-up, visits, slices, CI rule, placement, pattern, receive size, counters.
-pub fn method(data: &Dataset) -> Rows {
+/// Clock, warm-up, visits, slices, CI rule (with the study's `families`), placement, pattern,
+/// receive size, counters.
+pub fn method(data: &Dataset, families: &str) -> Rows {
     let slices = numbers(data, "/statistics/slices");
     let slice_s = numbers(data, "/statistics/slice_s");
     let duration = visits_text(data).unwrap_or_else(|| {
@@ -278,7 +279,7 @@ pub fn method(data: &Dataset) -> Rows {
         ("warm-up".into(), warmup),
         ("visits".into(), duration),
         ("slices".into(), slices),
-        ci_rule(data),
+        ci_rule(data, families),
         ("outliers".into(), outliers(data)),
         ("CPU placement".into(), placement(data)),
         ("where sides ran".into(), text("/config/where_sides_run")),
@@ -455,7 +456,10 @@ mod tests {
     fn the_method_counts_points_that_met_the_ci_target() {
         let mut wide = Shape::stream("gather", 4096, 1, 10.0);
         wide.ci_rel = 0.08;
-        let rows = method(&data(&[Shape::stream("copy", 4096, 1, 10.0), wide]));
+        let rows = method(
+            &data(&[Shape::stream("copy", 4096, 1, 10.0), wide]),
+            crate::sweep::answers::QUESTIONS.families,
+        );
         let ci = &rows.iter().find(|r| r.0 == "CI rule").unwrap().1;
         assert!(
             ci.contains("target ±5 % of the mean, met at 1 of 2 points"),
@@ -481,7 +485,7 @@ mod tests {
     fn records_without_statistics_say_there_is_no_ci() {
         let mut s = Shape::stream("copy", 4096, 1, 10.0);
         s.statistics = false;
-        let rows = method(&data(&[s]));
+        let rows = method(&data(&[s]), "");
         assert!(rows.iter().any(|r| r.1.contains("no statistics block")));
     }
 

@@ -9,4 +9,13 @@ pub const QUESTIONS: Questions = Questions {
     title: "bytepath report",
     answers: crate::analysis::answers,
     tested: crate::analysis::tested_answers,
+    families: "The cells a question tests together (sizes × thread counts) are one family: \
+               beats and slower under Holm's step-down (the chance of any false claim held to \
+               5 %), each interval shown at its Holm level; equivalence under \
+               Benjamini–Hochberg; every answer states its count of tests, and answers.json \
+               carries each cell's state. Overlap of two intervals is never used as a test. \
+               Adaptive rounds (rounds.json): after the pilot (the minimum rounds) a group whose \
+               crossover cells are all decided gets no more; one still undecided gets, once, the \
+               total its pilot's spread fixes (two-stage rule), within the budget; each cell is \
+               then looked at twice at most, each look at α/2, and the families say so.",
 };
