@@ -96,8 +96,47 @@ fn a_small_study_measures_every_transport_and_size_exactly() {
     for page in [&html, &md] {
         assert!(page.contains("Which transport has the fastest round trip at each size?"));
         common::assert_no_sweep_question(page);
+        // The method text's families are ipc's own, not the sweep's.
+        assert!(page.contains("one Holm family per size"));
+        assert!(!page.contains("sizes × thread counts"));
     }
+    ipc_cells_in_answers_json(&out_dir);
     visits_are_interleaved(&out_dir, 24);
+}
+
+/// answers.json: a family per size of the fastest's pairs (6 transports: 15 pairs) and one per
+/// transport of the peak's steps (2 sizes: 1 step), each cell with its state; a question of
+/// several families lists them under `families`.
+fn ipc_cells_in_answers_json(dir: &std::path::Path) {
+    let text = std::fs::read_to_string(dir.join("answers.json")).unwrap();
+    let answers: Vec<Value> = serde_json::from_str(&text).unwrap();
+    let families = |q: &str| -> Vec<Value> {
+        let a = answers.iter().find(|a| a["question"] == q).unwrap();
+        a["families"]
+            .as_array()
+            .cloned()
+            .unwrap_or_else(|| vec![a.clone()])
+    };
+    let fastest = families("Which transport has the fastest round trip at each size?");
+    assert_eq!(fastest.len(), 2, "{text}");
+    let peak = families("Where does each transport's bandwidth peak, and does it fall beyond?");
+    assert_eq!(peak.len(), 6, "{text}");
+    let states = ["beats", "slower", "equivalent", "undecided"];
+    for (family, tests) in fastest
+        .iter()
+        .map(|f| (f, 15))
+        .chain(peak.iter().map(|f| (f, 1)))
+    {
+        let cells = family["cells"].as_array().unwrap();
+        assert_eq!(
+            (u(&family["tests"]), cells.len()),
+            (tests, tests as usize),
+            "{text}"
+        );
+        for c in cells {
+            assert!(states.contains(&c["state"].as_str().unwrap()), "{c}");
+        }
+    }
 }
 
 /// visits.jsonl: every point twice, once per round; inside a round the transports of one

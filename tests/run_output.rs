@@ -262,6 +262,16 @@ fn counters_come_from_a_run_of_their_own_and_the_record_says_so() {
         .is_some_and(|v| v > 0.0));
     let notes = r["notes"].to_string();
     assert!(notes.contains("open only in the counter run"), "{notes}");
+    // The default (auto: every counter for stream) counts in a run of its own too: the
+    // headline run opens none (issue 24 item 5).
+    let (r, code) = run_json(&["-m", "copy", "-s", "4K", "-t", "1"]);
+    assert_eq!(code, 0);
+    assert_eq!(r["config"]["counters"], "all");
+    let about = r["counter_run"]["description"].as_str().unwrap_or_default();
+    assert!(
+        about.contains("headline run, which opened no counter"),
+        "{r}"
+    );
     let (r, code) = run_json(&["-m", "copy", "-s", "4K", "--counters", "none"]);
     assert_eq!(code, 0);
     assert!(

@@ -155,7 +155,7 @@ mod tests {
         assert_eq!(s.sizes.len(), 8);
         assert_eq!(s.sizes[7], 1 << 30);
         assert_eq!(s.mechanisms, FileMechanism::ALL.to_vec());
-        assert_eq!((s.chunk, s.reps), (64 << 10, 5));
+        assert_eq!((s.chunk, s.reps), (64 << 10, 6));
         assert_eq!(s.caches, vec![Cache::Warm]);
     }
 

@@ -208,11 +208,12 @@ pub struct FileArgs {
     /// Serve this file (opened read-only, never modified) instead of test files.
     #[arg(long)]
     pub file: Option<std::path::PathBuf>,
-    /// Transfers per size and mechanism; mean and 95 % CI over them.
-    #[arg(long, default_value = "5")]
+    /// Transfers per size and mechanism; mean and 95 % CI over them. The default, 6, is even
+    /// so that each seeded order and its reversal pair up.
+    #[arg(long, default_value = "6")]
     pub reps: String,
-    // The order the mechanisms are measured in within each repetition, reversed on every
-    // other repetition.
+    // The order the mechanisms are measured in within each repetition: drawn afresh for every
+    // two repetitions, reversed on the second.
     #[command(flatten)]
     #[serde(flatten)]
     pub seed: SeedArgs,

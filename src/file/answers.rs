@@ -110,7 +110,7 @@ fn missing(study: &FileStudy) -> Option<String> {
     }
     if c.reps < 2 {
         return Some(format!(
-            "Cannot be said: {} repetition per point; a paired interval needs at least 2 (--reps 5).",
+            "Cannot be said: {} repetition per point; a paired interval needs at least 2 (--reps 6).",
             c.reps
         ));
     }
@@ -302,7 +302,7 @@ fn cache(study: &FileStudy) -> Answer {
     if c.reps < 2 {
         return Answer::cannot(
             CACHE,
-            format!("Cannot be said: {} repetition per point; a paired interval of cold against warm needs at least 2 (--reps 5).", c.reps),
+            format!("Cannot be said: {} repetition per point; a paired interval of cold against warm needs at least 2 (--reps 6).", c.reps),
             CACHE_BASIS.into(),
         );
     }

@@ -1,9 +1,10 @@
 //! The transfers of a file study: every size in turn (its test file written, or the user's
 //! file, or none when the remote server writes its own), every repetition of every mechanism,
 //! each transfer's record appended to the results folder as it ends. Within a repetition the
-//! mechanisms go back to back in an order drawn from `--seed` and reversed on every other
-//! repetition, so each repetition is a round of pairs that share the machine's state and in
-//! any pair each mechanism goes first equally often. With `--cache warm,cold` each mechanism's
+//! mechanisms go back to back in an order drawn from `--seed` afresh for every two repetitions
+//! and reversed on the second of the two, so each repetition is a round of pairs that share the
+//! machine's state, in any pair each mechanism goes first equally often, and with three or
+//! more no mechanism keeps the middle (an order only reversed would). With `--cache warm,cold` each mechanism's
 //! transfers under the two caches go back to back within that order (the pair reversed with
 //! it), so a cold transfer and its warm partner share the machine's state too.
 use super::mechanisms::FileMechanism;
@@ -50,7 +51,7 @@ impl Transfer {
 
 /// How the transfers are ordered, as the marker and the report state it.
 pub const ORDER: &str = "per size, every repetition a round: the mechanisms back to back in an \
-     order drawn from the seed, reversed on every other repetition";
+     order drawn from the seed afresh for every two repetitions, reversed on the second of the two";
 
 /// The (mechanism, cache) pairs of one repetition before reversal: each mechanism of `order`
 /// under every cache in turn, so the caches of one mechanism are back to back.
@@ -61,10 +62,18 @@ pub fn with_caches(order: &[FileMechanism], caches: &[Cache]) -> Vec<(FileMechan
         .collect()
 }
 
-/// The transfers in the order repetition `rep` measures them: `order` (drawn once from the
-/// seed), reversed on odd repetitions.
-pub fn rep_order<T: Clone>(order: &[T], rep: u32) -> Vec<T> {
-    let mut out = order.to_vec();
+/// The transfers in the order repetition `rep` measures them: the mechanisms in a permutation
+/// drawn from `seed` for each two repetitions (the first two keep `seeded_order(.., seed)`),
+/// each under every cache (`with_caches`), the second repetition of the two reversed.
+pub fn rep_order(
+    mechanisms: &[FileMechanism],
+    caches: &[Cache],
+    seed: u64,
+    rep: u32,
+) -> Vec<(FileMechanism, Cache)> {
+    // A distinct stream per pair of repetitions: the golden-ratio step keeps them apart.
+    let pair_seed = seed ^ u64::from(rep / 2).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    let mut out = with_caches(&seeded_order(mechanisms, pair_seed), caches);
     if rep % 2 == 1 {
         out.reverse();
     }
@@ -224,10 +233,10 @@ impl SizeRun<'_> {
     }
 }
 
-/// All repetitions of every mechanism (under every cache) for one size (in the seeded order,
-/// reversed every other repetition), then with counters asked for one counted transfer of each
-/// under every cache, then with `--profile` one profiled transfer of each under the first
-/// cache; `one` measures one transfer of the kind it is given.
+/// All repetitions of every mechanism (under every cache) for one size (`rep_order`), then
+/// with counters asked for one counted transfer of each under every cache, then with
+/// `--profile` one profiled transfer of each under the first cache; `one` measures one
+/// transfer of the kind it is given.
 fn measure_size(
     spec: &FileSpec,
     size: u64,
@@ -238,13 +247,13 @@ fn measure_size(
 ) -> Result<Status, Error> {
     let mut status = Status::Success;
     let order = seeded_order(&spec.mechanisms, spec.seed ^ size);
-    let pairs = with_caches(&order, &spec.caches);
     let measured = (0..spec.reps).flat_map(|rep| {
-        rep_order(&pairs, rep)
+        rep_order(&spec.mechanisms, &spec.caches, spec.seed ^ size, rep)
             .into_iter()
             .map(move |(m, c)| (m, c, rep, Transfer::Measured))
     });
-    let counted = pairs
+    let counted = with_caches(&order, &spec.caches);
+    let counted = counted
         .iter()
         .filter(|_| spec.counters != CounterSelection::None);
     let counted = counted.map(|&(m, c)| (m, c, spec.reps, Transfer::Counted));
@@ -421,7 +430,7 @@ mod tests {
     use crate::file::test_files::TestFolder;
 
     #[test]
-    fn each_repetition_reverses_the_seeded_order_so_each_mechanism_leads_equally_often() {
+    fn every_two_repetitions_draw_a_fresh_order_and_reverse_it() {
         let all = [
             FileMechanism::Readsend,
             FileMechanism::Sendfile,
@@ -434,11 +443,24 @@ mod tests {
             (0..20).any(|s| seeded_order(&all, s) != order),
             "seeds differ"
         );
-        let mut reversed = order.clone();
-        reversed.reverse();
-        assert_eq!(rep_order(&order, 0), order);
-        assert_eq!(rep_order(&order, 1), reversed);
-        assert_eq!(rep_order(&order, 2), order);
+        let warm = [Cache::Warm];
+        let reps: Vec<Vec<FileMechanism>> = (0..20)
+            .map(|rep| rep_order(&all, &warm, 7, rep).iter().map(|p| p.0).collect())
+            .collect();
+        assert_eq!(
+            reps[0], order,
+            "the first repetition keeps the seeded order"
+        );
+        for pair in reps.chunks(2) {
+            let mut reversed = pair[0].clone();
+            reversed.reverse();
+            assert_eq!(pair[1], reversed, "{reps:?}");
+        }
+        // An order only reversed keeps two mechanisms in the middle for ever.
+        let mut second: Vec<FileMechanism> = reps.iter().map(|o| o[1]).collect();
+        second.sort_by_key(|m| all.iter().position(|a| a == m));
+        second.dedup();
+        assert!(second.len() > 2, "{reps:?}");
     }
 
     #[test]
@@ -447,14 +469,17 @@ mod tests {
         let order = [Sendfile, Readsend];
         let one = with_caches(&order, &[Cache::Warm]);
         assert_eq!(one, [(Sendfile, Cache::Warm), (Readsend, Cache::Warm)]);
-        let both = with_caches(&order, &[Cache::Warm, Cache::Cold]);
+        let caches = [Cache::Warm, Cache::Cold];
+        let first = rep_order(&order, &caches, 3, 0);
+        let (a, b) = (first[0].0, first[2].0);
+        assert_eq!(first, with_caches(&[a, b], &caches));
         assert_eq!(
-            rep_order(&both, 1),
+            rep_order(&order, &caches, 3, 1),
             [
-                (Readsend, Cache::Cold),
-                (Readsend, Cache::Warm),
-                (Sendfile, Cache::Cold),
-                (Sendfile, Cache::Warm),
+                (b, Cache::Cold),
+                (b, Cache::Warm),
+                (a, Cache::Cold),
+                (a, Cache::Warm),
             ]
         );
     }

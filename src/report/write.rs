@@ -136,7 +136,12 @@ fn answers_json(answers: &[Answer], tested: &[TestedAnswer]) -> String {
                 "finding": a.finding,
                 "rests_on": a.rests_on,
             });
-            if let Some(t) = tested.iter().find(|t| t.question == a.question) {
+            let families: Vec<&TestedAnswer> =
+                tested.iter().filter(|t| t.question == a.question).collect();
+            // A question of several families (ipc's fastest, one per size) lists each whole.
+            if families.len() > 1 {
+                json["families"] = serde_json::to_value(&families).expect("JSON");
+            } else if let Some(t) = families.first() {
                 let family = serde_json::to_value(t).expect("JSON");
                 for key in [
                     "tests",
