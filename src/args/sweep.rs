@@ -375,6 +375,11 @@ mod tests {
     #[test]
     fn visits_and_seed_are_checked_and_a_missing_seed_is_drawn() {
         assert_eq!(spec(&["--min-visits", "5"]).unwrap().min_visits, 5);
+        let default = spec(&[]).unwrap().min_visits;
+        assert!(
+            default >= 4 && default % 2 == 0,
+            "an even default, so each order pairs with its reversal: {default}"
+        );
         assert_eq!(
             spec(&["--visits", "4"]).unwrap().min_visits,
             4,
