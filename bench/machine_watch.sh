@@ -111,6 +111,7 @@ sweep e --settle off
 kill "$hog"
 shift_plain=$(flagged a e)
 shift_line=$(head -1 "$OUT/a-e.txt")
+shift_busy=$(grep -m1 '^interference:' "$OUT/a-e.txt" || echo "interference: not printed")
 shift_normalized=$(flagged a e --normalize canary)
 default_share="skipped (DEFAULT_SWEEP=0)"
 if [ "${DEFAULT_SWEEP:-1}" != 0 ]; then
@@ -133,6 +134,9 @@ memory hog throughout e, plain:                    $shift_plain flagged
 memory hog throughout e, --normalize canary:       $shift_normalized flagged   (target: at most quiet)
   $shift_line
   (target: the line above names the machine change)
+  $shift_busy
+  (on a machine with as many CPUs as the run uses, the "memory" hog shares the run's CPUs:
+   this line says whether e was measured beside it)
 canary share of wall time:
 $(for s in a b c d e; do echo "  sweep $s: $(canary_share $s)"; done)
   default sweep: $default_share   (target: <= 3 %)

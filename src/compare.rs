@@ -11,6 +11,7 @@
 //! slices.
 #[cfg(test)]
 mod aa_simulation;
+mod interference;
 pub(crate) mod machine;
 
 use crate::error::{Error, Status};
@@ -62,9 +63,11 @@ pub fn run(
 ) -> Result<Status, Error> {
     let change =
         machine::machine_change(&machine::read_canaries(old), &machine::read_canaries(new));
+    let busy = (interference::disturbed(old), interference::disturbed(new));
     let old = by_key(&read_results(old)?);
     let mut new = by_key(&read_results(new)?);
     println!("{}", machine::line(&change));
+    println!("{}", interference::line(busy.0, busy.1));
     if normalize {
         normalize_by_canary(&mut new, &change)?;
     }
@@ -75,6 +78,9 @@ pub fn run(
     let (changes, family) = controlled(changes, margin);
     print!("{}", render(&changes, &old, &new, &family));
     if let Some(note) = machine::summary_note(&change, normalize) {
+        println!("{note}");
+    }
+    if let Some(note) = interference::note(busy.0, busy.1) {
         println!("{note}");
     }
     let regressed: Vec<&PointChange> = changes.iter().filter(|c| is_regression(c, limit)).collect();
