@@ -21,6 +21,8 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    // Before any thread: every thread then allocates from one arena (sys::malloc).
+    sys::malloc::one_arena();
     let result = dispatch(cli.command);
     exit_code(result)
 }

@@ -14,7 +14,7 @@ pub(crate) mod echo_ring;
 pub(crate) mod events;
 pub(crate) mod fdio;
 pub(crate) mod file;
-pub(crate) mod malloc;
+pub mod malloc;
 pub(crate) mod netns;
 pub(crate) mod pages;
 pub(crate) mod process;
