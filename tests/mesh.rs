@@ -117,14 +117,7 @@ fn two_pairs_at_once_never_share_a_host_and_the_records_say_so() {
     let again = bytepath().arg("report").arg(&out_dir).output().unwrap();
     common::assert_success(&again);
     let html = std::fs::read_to_string(out_dir.join("report.html")).unwrap();
-    let doc = roxmltree::Document::parse_with_options(
-        &html,
-        roxmltree::ParsingOptions {
-            allow_dtd: true,
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    let doc = common::parse_xhtml(&html);
     let cells = doc
         .descendants()
         .filter(|n| n.attribute("class").is_some_and(|c| c.starts_with("cell")))

@@ -192,11 +192,7 @@ fn a_profiled_sweep_report_draws_a_stacked_bar_per_side_and_size() {
         .unwrap();
     common::assert_success(&out);
     let html = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
-    let options = roxmltree::ParsingOptions {
-        allow_dtd: true,
-        ..Default::default()
-    };
-    let doc = roxmltree::Document::parse_with_options(&html, options).expect("well-formed");
+    let doc = common::parse_xhtml(&html);
     let svg = doc
         .descendants()
         .find(|n| n.has_tag_name("svg") && n.attribute("class") == Some("breakdown"))
@@ -412,11 +408,7 @@ fn a_remote_server_samples_its_own_side_and_sends_the_block_back() {
 /// How many stacked-bar (breakdown) figures a report page holds, parsed as XML.
 fn breakdown_figures(report: &std::path::Path) -> usize {
     let html = std::fs::read_to_string(report).unwrap();
-    let options = roxmltree::ParsingOptions {
-        allow_dtd: true,
-        ..Default::default()
-    };
-    let doc = roxmltree::Document::parse_with_options(&html, options).expect("well-formed");
+    let doc = common::parse_xhtml(&html);
     doc.descendants()
         .filter(|n| n.has_tag_name("svg") && n.attribute("class") == Some("breakdown"))
         .count()

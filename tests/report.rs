@@ -18,11 +18,7 @@ fn folder(name: &str, results: Option<&str>) -> PathBuf {
 
 /// Data points per plot, by the plot's `data-plot` name.
 fn points_per_plot(html: &str) -> Vec<(String, usize)> {
-    let options = roxmltree::ParsingOptions {
-        allow_dtd: true,
-        ..Default::default()
-    };
-    let doc = roxmltree::Document::parse_with_options(html, options).expect("well-formed");
+    let doc = common::parse_xhtml(html);
     doc.descendants()
         .filter(|n| n.has_tag_name("svg"))
         .map(|svg| {

@@ -113,13 +113,7 @@ mod tests {
     use crate::analysis::synthetic::{demo_sweep, jsonl, Shape};
     use crate::sweep::answers::QUESTIONS as SWEEP;
 
-    fn parse_xml(html: &str) -> roxmltree::Document<'_> {
-        let options = roxmltree::ParsingOptions {
-            allow_dtd: true,
-            ..Default::default()
-        };
-        roxmltree::Document::parse_with_options(html, options).expect("well-formed XHTML")
-    }
+    use crate::report::study::parse_xhtml as parse_xml;
 
     #[test]
     fn the_page_is_well_formed_and_holds_one_svg_per_plot() {

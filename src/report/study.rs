@@ -232,6 +232,17 @@ pub fn log_plot(
     })
 }
 
+/// A report page parsed as XML (every page is XHTML with a doctype): the tests' check that
+/// it is well formed, and their way into its elements.
+#[cfg(test)]
+pub(crate) fn parse_xhtml(page: &str) -> roxmltree::Document<'_> {
+    let options = roxmltree::ParsingOptions {
+        allow_dtd: true,
+        ..Default::default()
+    };
+    roxmltree::Document::parse_with_options(page, options).expect("well-formed XHTML")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -259,14 +270,7 @@ mod tests {
         let t = table();
         assert!(t.markdown().contains("| a\\|b | <1> |"), "{}", t.markdown());
         let page = page("t & u", &t.html());
-        let doc = roxmltree::Document::parse_with_options(
-            &page,
-            roxmltree::ParsingOptions {
-                allow_dtd: true,
-                ..Default::default()
-            },
-        )
-        .expect("well-formed XHTML");
+        let doc = parse_xhtml(&page);
         let marked = doc
             .descendants()
             .filter(|n| n.attribute("class") == Some("not-completed"))

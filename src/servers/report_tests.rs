@@ -125,14 +125,7 @@ fn unmeasured_hardware_counters_get_one_note_and_no_column() {
 #[test]
 fn the_page_is_well_formed_and_holds_the_four_plots() {
     let page = html(&study(), "completed", 0.05);
-    let doc = roxmltree::Document::parse_with_options(
-        &page,
-        roxmltree::ParsingOptions {
-            allow_dtd: true,
-            ..Default::default()
-        },
-    )
-    .expect("well-formed XHTML");
+    let doc = crate::report::study::parse_xhtml(&page);
     for (id, ..) in FIGURES {
         let svg = doc
             .descendants()

@@ -203,6 +203,16 @@ pub fn answer_in(dir: &std::path::Path, words: &str) -> Value {
         .unwrap_or_else(|| panic!("no answer about {words:?}: {answers}"))
 }
 
+/// A report page parsed as XML (every page is XHTML with a doctype): well formed or the test
+/// fails here.
+pub fn parse_xhtml(page: &str) -> roxmltree::Document<'_> {
+    let options = roxmltree::ParsingOptions {
+        allow_dtd: true,
+        ..Default::default()
+    };
+    roxmltree::Document::parse_with_options(page, options).expect("well-formed XHTML")
+}
+
 pub fn sweep_questions() -> Vec<String> {
     static QUESTIONS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
     QUESTIONS
