@@ -129,3 +129,39 @@ fn older_folders_without_canaries_read_as_before_and_say_so() {
         "{text}"
     );
 }
+
+/// `visits.jsonl` of `n` headline visits, the first `disturbed` of them marked disturbed.
+fn visits(dir: &Path, n: usize, disturbed: usize) {
+    let lines: Vec<String> = (0..n)
+        .map(|i| {
+            serde_json::json!({"visit": {"kind": "headline", "round": i,
+                "interference": {"disturbed": i < disturbed}}})
+            .to_string()
+        })
+        .collect();
+    std::fs::write(dir.join("visits.jsonl"), lines.join("\n") + "\n").unwrap();
+}
+
+#[test]
+fn a_study_taken_beside_other_work_is_named_beside_an_unchanged_machine() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (old, new) = (tmp.path().join("old"), tmp.path().join("new"));
+    study(&old, 1.0);
+    canaries(&old, 1.0);
+    visits(&old, 8, 0);
+    // The canary is unchanged, the points are slower: the new study ran beside a busy loop.
+    study(&new, 0.5);
+    canaries(&new, 1.0);
+    visits(&new, 8, 7);
+    let (code, text) = compare(&old, &new, &[]);
+    assert_eq!(code, Some(0), "{text}");
+    let second = text.lines().nth(1).unwrap();
+    assert_eq!(
+        second,
+        "interference: old 0 of 8 headline visits disturbed, new 7 of 8 headline visits disturbed (others used more than the run's --quiet-threshold of its CPUs)"
+    );
+    assert!(
+        text.contains("note: most visits of the new study (7 of 8) were taken while other work used the run's CPUs"),
+        "{text}"
+    );
+}
