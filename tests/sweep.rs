@@ -334,7 +334,7 @@ fn rounds_json_records_every_groups_rounds_and_one_look_when_the_pilot_spent_the
         serde_json::from_str(&std::fs::read_to_string(dir.join("rounds.json")).unwrap()).unwrap();
     assert_eq!(rounds["looks"], 1, "{rounds}");
     assert_eq!(rounds["adaptive"], false);
-    assert_eq!(rounds["alpha_per_look"], 0.05);
+    assert_eq!(rounds["alpha_looks"], serde_json::json!([0.05]));
     assert_eq!(rounds["margin"], 0.05);
     let groups = rounds["groups"].as_array().unwrap();
     assert_eq!(groups.len(), 2, "one per size: {rounds}");

@@ -5,8 +5,8 @@
 //! interval excludes 1, *equivalent* where two one-sided tests place it within the margin
 //! (`--margin`, default ±5 %; those claims held by Benjamini–Hochberg: a share of alike cells,
 //! not a gate), else *undecided* (`stats::verdict`); "does not beat" is said only where no
-//! cell is undecided. A sweep with adaptive rounds looked at each cell up to twice, so its
-//! families are held at α / 2 per look (`crossover_rule`).
+//! cell is undecided. A sweep with adaptive rounds looked at each cell up to twice, so the
+//! looks split α: its families are judged at the last look's 0.04 (`crossover_rule`).
 use super::crossover_rule::Settings;
 use super::paired::{self, PAIRED_BASIS};
 use super::point::Point;
@@ -88,8 +88,7 @@ pub fn judge(
                 .filter_map(|size| {
                     let c = find(points, challenger, size, threads)?;
                     let b = find(points, baseline, size, threads)?;
-                    let r = paired::ratio_after_pilot(c, b, settings.stein_pilot())
-                        .map(|r| LogEstimate::from_interval(&r));
+                    let r = paired::ratio(c, b).map(|r| LogEstimate::from_interval(&r));
                     Some((size, r))
                 })
                 .collect();

@@ -31,22 +31,6 @@ pub fn ratio(a: &Point, b: &Point) -> Result<RatioInterval, String> {
     })
 }
 
-/// `ratio`, or after adaptive rounds (`pilot`: the pilot's round count) Stein's interval: the
-/// pairs in round order, the spread from the first `pilot` of them (`stats::visits::stein_ratio`).
-pub fn ratio_after_pilot(
-    a: &Point,
-    b: &Point,
-    pilot: Option<usize>,
-) -> Result<RatioInterval, String> {
-    let Some(pilot) = pilot else {
-        return ratio(a, b);
-    };
-    ratio(a, b)?;
-    let pairs = pairs_by_round(a, b);
-    crate::stats::visits::stein_ratio(&pairs, pilot)
-        .ok_or_else(|| format!("{} and {}: no paired interval", a.key, b.key))
-}
-
 /// `(a, b)` of each round both were visited in, in round order (a visit made again in a round
 /// pairs by its first figure).
 fn pairs_by_round(a: &Point, b: &Point) -> Vec<(f64, f64)> {

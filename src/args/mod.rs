@@ -233,7 +233,7 @@ mod tests {
             .filter(|a| a.get_id() == "warmup")
             .map(|a| a.get_help().unwrap().to_string());
         let help = help.collect::<String>().replace('\n', " ");
-        for stated in ["run 1s", "sweep 100ms", "ipc, servers and mesh 200ms"] {
+        for stated in ["run 1s", "sweep 25ms", "ipc, servers and mesh 200ms"] {
             assert!(help.contains(stated), "{stated:?} not in {help:?}");
         }
         let parse = |line: &[&str]| {
@@ -255,7 +255,7 @@ mod tests {
         };
         assert_eq!(
             super::sweep::sweep_spec(&a, &cpus).unwrap().warmup,
-            Duration::from_millis(100)
+            Duration::from_millis(25)
         );
         let Command::Ipc(a) = parse(&["ipc"]) else {
             unreachable!()

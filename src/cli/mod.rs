@@ -128,18 +128,18 @@ pub struct SweepArgs {
     #[serde(rename = "visits")] // the marker's key since schema 2
     pub min_visits: String,
     /// Measured time of one visit (after its warm-up).
-    #[arg(long, default_value = "300ms")]
+    #[arg(long, default_value = "100ms")]
     pub visit: String,
     /// Time per point, on average, for the whole sweep's visits (set-up and warm-up included):
     /// once points × budget is spent no further visits are added. The minimum visits and the
     /// counter visits are always made.
-    #[arg(long, default_value = "2s")]
+    #[arg(long, default_value = "3.5s")]
     pub budget: String,
     #[command(flatten)]
     #[serde(flatten)]
     pub seed: SeedArgs,
     /// Length of one slice inside a visit (diagnostics of a visit's steadiness).
-    #[arg(long, default_value = "100ms")]
+    #[arg(long, default_value = "25ms")]
     pub slice: String,
     #[command(flatten)]
     #[serde(flatten)]

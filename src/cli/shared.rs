@@ -189,7 +189,7 @@ impl PinArgs {
 #[derive(Debug, Clone, Default, Args, serde::Serialize, serde::Deserialize)]
 pub struct WarmupArgs {
     /// Warm-up before each measured run, visit or point, excluded from every figure (0s: none).
-    /// Default: run 1s; sweep 100ms (its visits are many and short); ipc, servers and mesh
+    /// Default: run 1s; sweep 25ms (its visits are many and short); ipc, servers and mesh
     /// 200ms.
     #[arg(long)]
     pub warmup: Option<String>,
@@ -197,7 +197,7 @@ pub struct WarmupArgs {
 
 impl WarmupArgs {
     pub const RUN: Duration = Duration::from_secs(1);
-    pub const SWEEP: Duration = Duration::from_millis(100);
+    pub const SWEEP: Duration = Duration::from_millis(25);
     /// ipc, servers and mesh.
     pub const STUDY: Duration = Duration::from_millis(200);
 

@@ -173,8 +173,8 @@ pub fn judge_with(
 }
 
 /// As `judge_with`, with the family held at `alpha` instead of `ALPHA`: a sweep that may look
-/// at a cell twice (after its pilot rounds and after its adaptive ones) holds each look at
-/// `ALPHA / 2`, so that whichever look it reports, the error stays within `ALPHA`.
+/// at a cell twice (after its pilot rounds and after its adaptive ones) splits `ALPHA`
+/// between the looks, so that whichever look it reports, the error stays within `ALPHA`.
 pub fn judge_at(
     estimates: &[LogEstimate],
     (correction, equivalence_correction): (Correction, Correction),

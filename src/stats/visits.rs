@@ -102,24 +102,6 @@ fn log_interval(mean: f64, var: f64, n: usize, df: usize) -> RatioInterval {
     }
 }
 
-/// `paired_ratio` after a two-stage (Stein) plan: the first `pilot` pairs fixed how many were
-/// made, so the interval's spread is the pilot's, on its `pilot − 1` degrees of freedom, over
-/// the mean of all pairs. Because the count depends on the data only through the pilot's spread,
-/// which is independent of the means under normality, this interval keeps its level however
-/// the count followed the spread; the all-pairs spread would undercover (a small pilot spread
-/// gives few pairs and a narrow interval). With no more pairs than the pilot it is
-/// `paired_ratio`.
-pub fn stein_ratio(pairs: &[(f64, f64)], pilot: usize) -> Option<RatioInterval> {
-    let logs = log_ratios(pairs);
-    let n = logs.len();
-    if n <= pilot || pilot < 2 {
-        return paired_ratio(pairs);
-    }
-    let (mean, _) = mean_var(&logs);
-    let (_, pilot_var) = mean_var(&logs[..pilot]);
-    Some(log_interval(mean, pilot_var, n, pilot - 1))
-}
-
 /// new/old from two studies' visit means of one point: Welch's t on the log values (unequal
 /// variances, Welch–Satterthwaite degrees of freedom, rounded down). Needs two positive visit
 /// means on each side.
@@ -166,26 +148,6 @@ fn mean_var(values: &[f64]) -> (f64, f64) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn steins_interval_takes_the_pilots_spread_and_degrees_of_freedom_over_all_pairs() {
-        // Pilot log-ratios 0.1, 0.3 (spread √0.02), then two rounds at 0.2 that would narrow
-        // an all-pairs interval.
-        let pair = |l: f64| (l.exp(), 1.0);
-        let pairs: Vec<(f64, f64)> = [0.1, 0.3, 0.2, 0.2].map(pair).to_vec();
-        let r = stein_ratio(&pairs, 2).unwrap();
-        assert_eq!((r.n, r.df), (4, 1.0));
-        let half = t_975(1) * (0.02f64 / 4.0).sqrt();
-        assert!((r.ratio.ln() - 0.2).abs() < 1e-12);
-        assert!((r.high.ln() - (0.2 + half)).abs() < 1e-12, "{r:?}");
-        let all = paired_ratio(&pairs).unwrap();
-        assert!(
-            all.high < r.high,
-            "the all-pairs interval is narrower: {all:?}"
-        );
-        // No more pairs than the pilot: the plain paired interval.
-        assert_eq!(stein_ratio(&pairs[..2], 2), paired_ratio(&pairs[..2]));
-    }
 
     #[test]
     fn a_visit_interval_uses_t_on_visits_minus_one() {

@@ -1,17 +1,19 @@
 //! Where a sweep's adaptive rounds go, decided once after the pilot (the minimum rounds). A
 //! group (pattern, threads, size) whose crossover cells are all decided at the pilot (beats,
-//! slower or equivalent, each question's cells judged as one family at α / 2) gets no more
-//! rounds. A group still undecided gets a total fixed from its pilot's spread alone (a
-//! two-stage rule after Stein, 1945): the rounds at which, at that spread, an interval would
-//! decide any true ratio (the difference interval at Holm's strictest level plus the
-//! equivalence interval fit inside the margin). The total never changes with later rounds, and
-//! it depends on the pilot's spread, not on its ratio, so the final interval is a fixed-n
-//! interval given the pilot; each cell is looked at twice at most, each look at α / 2
-//! (`analysis::crossover_rule`). A group that answers no crossover question gets the rounds
-//! at which its pilot's spread would meet `--ci` (Stein's fixed-width rule). The budget may
-//! end a group short of its total; the record says so.
+//! slower or equivalent, each question's cells judged as one family at the pilot's α) gets
+//! no more rounds. The groups still undecided share the rounds the budget leaves equally: a
+//! group's total counts the budget and how many other groups are open, never its own figures,
+//! so given that it is undecided its total is fixed before its first adaptive round and its
+//! final interval, over all its rounds, is a plain fixed-n paired interval. Each cell is
+//! looked at twice at most, the looks splitting α (`analysis::crossover_rule`): whichever
+//! look a cell is reported at, a false claim stays within α. (A total that followed the
+//! pilot's spread, Stein's rule, would need Stein's interval, on the pilot's few degrees of
+//! freedom: at Holm's strictest level over 24 cells its t(3) quantile is 10.9 against
+//! t(13)'s 3.9.) A group that answers no crossover question gets the rounds at which its
+//! pilot's spread would meet `--ci` (Stein's fixed-width rule; its interval is shown, not
+//! tested). The budget may end a group short of its total; the record says so.
 use crate::stats::student::t_quantile;
-use crate::stats::verdict::{judge_at, Correction, LogEstimate, Verdict, ALPHA};
+use crate::stats::verdict::{judge_at, Correction, LogEstimate, Verdict};
 use crate::stats::visits::paired_ratio;
 
 /// What the pilot measured.
@@ -42,9 +44,12 @@ pub struct Targets {
     pub ci: f64,
     /// The most rounds any group is given.
     pub max_rounds: usize,
-    /// Looks each cell may get: the pilot's verdicts and the planned totals are held at
-    /// α / looks (`ADAPTIVE_LOOKS`; 1 only to show in simulation what the correction buys).
-    pub looks: usize,
+    /// Group-rounds the budget leaves after the pilot (and the counter round): what the
+    /// adaptive rounds may spend.
+    pub rounds_left: usize,
+    /// The α the pilot's look is held to (`crossover_rule::PILOT_ALPHA`; the whole α only to
+    /// show in simulation what splitting it buys).
+    pub pilot_alpha: f64,
 }
 
 /// Why a group got the rounds it got.
@@ -53,7 +58,7 @@ pub struct Targets {
 pub enum Why {
     /// Every crossover cell of the group was decided at the pilot.
     DecidedAtPilot,
-    /// Some cell was undecided: rounds fixed by the pilot's spread.
+    /// Some cell was undecided: an equal share of the rounds the budget leaves.
     Undecided,
     /// A cell had no paired interval at the pilot (a failed or skipped point): more rounds of
     /// the same cannot help.
@@ -70,21 +75,20 @@ pub struct GroupRounds {
     pub pilot_rounds: usize,
     /// Rounds in all (pilot included) the rule gives the group.
     pub planned_rounds: usize,
-    /// The pilot's spread the total was fixed from: the SD of the per-round log ratio (a
-    /// crossover group's widest undecided cell) or of a point's visit means relative to their
-    /// mean.
+    /// A group with no crossover cell: the spread its total was fixed from, the widest SD of
+    /// a point's visit means relative to their mean.
     pub pilot_spread: Option<f64>,
     /// The group's cells still undecided at the pilot (question indexes).
     pub undecided: Vec<usize>,
 }
 
-/// A pilot cell with its state and its family's size (`None`: no paired interval).
-type CellState<'a> = (&'a PilotCell, Option<(Verdict, usize)>);
+/// A pilot cell with its state (`None`: no paired interval).
+type CellState<'a> = (&'a PilotCell, Option<Verdict>);
 
 /// Every group's rounds, decided once from the pilot.
 pub fn plan(pilot: &Pilot, targets: &Targets) -> Vec<GroupRounds> {
     let states = pilot_states(pilot, targets);
-    (0..pilot.groups)
+    let mut plan: Vec<GroupRounds> = (0..pilot.groups)
         .map(|group| {
             let cells: Vec<CellState> = pilot
                 .cells
@@ -111,43 +115,52 @@ pub fn plan(pilot: &Pilot, targets: &Targets) -> Vec<GroupRounds> {
             } else if cells.iter().any(|(_, s)| s.is_none()) {
                 rounds.why = Why::NotJudged;
             } else {
-                undecided(&mut rounds, &cells, targets);
+                undecided(&mut rounds, &cells);
             }
             rounds
         })
-        .collect()
+        .collect();
+    share(&mut plan, targets);
+    plan
 }
 
-/// A group with an undecided cell: the total its widest undecided cell's spread fixes.
-fn undecided(rounds: &mut GroupRounds, cells: &[CellState], targets: &Targets) {
-    let open: Vec<&CellState> = cells
+/// A group with an undecided cell: its cells still open.
+fn undecided(rounds: &mut GroupRounds, cells: &[CellState]) {
+    rounds.undecided = cells
         .iter()
-        .filter(|(_, s)| s.is_some_and(|(v, _)| v == Verdict::Undecided))
+        .filter(|(_, s)| *s == Some(Verdict::Undecided))
+        .map(|(c, _)| c.question)
         .collect();
-    if open.is_empty() {
+    if !rounds.undecided.is_empty() {
+        rounds.why = Why::Undecided;
+    }
+}
+
+/// Shares the rounds the budget leaves (after the point-interval groups' own totals) equally
+/// among the undecided groups. A group's share counts the other undecided groups and the
+/// budget, never its own figures: given that it is undecided, its total is fixed before its
+/// first adaptive round, so its final interval over all its rounds is a fixed-n one.
+fn share(plan: &mut [GroupRounds], targets: &Targets) {
+    let points: usize = plan
+        .iter()
+        .filter(|g| g.why == Why::PointInterval)
+        .map(|g| g.planned_rounds - g.pilot_rounds)
+        .sum();
+    let open = plan.iter().filter(|g| g.why == Why::Undecided).count();
+    if open == 0 {
         return;
     }
-    rounds.why = Why::Undecided;
-    rounds.undecided = open.iter().map(|(c, _)| c.question).collect();
-    let worst = open
-        .iter()
-        .filter_map(|(c, s)| Some((log_spread(&c.pairs)?, s.expect("judged").1)))
-        .max_by(|a, b| a.0.total_cmp(&b.0));
-    rounds.pilot_spread = worst.map(|(s, _)| s);
-    let n = worst.map_or(targets.max_rounds, |(s, tests)| {
-        rounds_to_decide(
-            s,
-            tests,
-            targets.margin,
-            (targets.looks, rounds.pilot_rounds),
-        )
-    });
-    rounds.planned_rounds = n.clamp(rounds.pilot_rounds, targets.max_rounds);
+    let each = targets.rounds_left.saturating_sub(points) / open;
+    for g in plan.iter_mut().filter(|g| g.why == Why::Undecided) {
+        g.planned_rounds = (g.pilot_rounds + each)
+            .min(targets.max_rounds)
+            .max(g.pilot_rounds);
+    }
 }
 
-/// Each cell's state at the pilot (its question's cells judged as one family at α / looks)
-/// with its family's size; `None` where the cell has no paired interval.
-fn pilot_states(pilot: &Pilot, targets: &Targets) -> Vec<Option<(Verdict, usize)>> {
+/// Each cell's state at the pilot (its question's cells judged as one family at the pilot's α);
+/// `None` where the cell has no paired interval.
+fn pilot_states(pilot: &Pilot, targets: &Targets) -> Vec<Option<Verdict>> {
     let mut states = vec![None; pilot.cells.len()];
     let questions: std::collections::BTreeSet<usize> =
         pilot.cells.iter().map(|c| c.question).collect();
@@ -161,35 +174,12 @@ fn pilot_states(pilot: &Pilot, targets: &Targets) -> Vec<Option<(Verdict, usize)
             .collect();
         let only: Vec<LogEstimate> = estimates.iter().map(|(_, e)| *e).collect();
         let corrections = (Correction::Holm, Correction::BenjaminiHochberg);
-        let alpha = ALPHA / targets.looks.max(1) as f64;
-        let family = judge_at(&only, corrections, targets.margin, alpha);
+        let family = judge_at(&only, corrections, targets.margin, targets.pilot_alpha);
         for ((i, _), j) in estimates.iter().zip(&family.judged) {
-            states[*i] = Some((j.state, only.len()));
+            states[*i] = Some(j.state);
         }
     }
     states
-}
-
-/// The rounds at which a cell of a family of `tests` with per-round log-ratio spread `spread`
-/// is decided whatever its true ratio: the difference interval at Holm's strictest level and
-/// the equivalence interval, end to end, fit inside the margin (a ratio just outside the
-/// first is inside the second). The report's interval after adaptive rounds is Stein's (the
-/// pilot's spread on the pilot's degrees of freedom), so the quantiles are taken on those.
-pub fn rounds_to_decide(
-    spread: f64,
-    tests: usize,
-    margin: f64,
-    looks_pilot: (usize, usize),
-) -> usize {
-    let (looks, pilot) = looks_pilot;
-    let alpha = ALPHA / looks.max(1) as f64;
-    let room = (1.0 + margin).ln();
-    let df = pilot.max(2) as f64 - 1.0;
-    rounds_for(|n| {
-        let difference = t_quantile(1.0 - alpha / (2.0 * tests.max(1) as f64), df);
-        let equivalence = t_quantile(1.0 - alpha, df);
-        (difference + equivalence) * spread / n.sqrt() <= room
-    })
 }
 
 /// The smallest round count from 2 up at which `enough` holds (capped far past any budget);
@@ -211,16 +201,6 @@ fn rounds_for(enough: impl Fn(f64) -> bool) -> usize {
         }
     }
     high
-}
-
-/// SD of the per-round log ratios.
-fn log_spread(pairs: &[(f64, f64)]) -> Option<f64> {
-    let logs: Vec<f64> = pairs
-        .iter()
-        .filter(|(a, b)| *a > 0.0 && *b > 0.0)
-        .map(|(a, b)| (a / b).ln())
-        .collect();
-    sd(&logs)
 }
 
 /// The widest relative SD of visit means among the group's points.

@@ -1,11 +1,12 @@
 use super::*;
-use crate::analysis::crossover_rule::ADAPTIVE_LOOKS;
+use crate::analysis::crossover_rule::PILOT_ALPHA;
 
 const TARGETS: Targets = Targets {
     margin: 0.05,
     ci: 0.02,
     max_rounds: 1000,
-    looks: ADAPTIVE_LOOKS,
+    rounds_left: 40,
+    pilot_alpha: PILOT_ALPHA,
 };
 
 /// Four rounds of (challenger, baseline) with the challenger `ratio` times the baseline and a
@@ -27,7 +28,7 @@ fn pilot(cells: Vec<PilotCell>, points: Vec<(usize, Vec<f64>)>, groups: usize) -
 }
 
 #[test]
-fn a_group_decided_at_the_pilot_gets_no_more_rounds_and_an_open_one_gets_them_from_its_spread() {
+fn a_group_decided_at_the_pilot_gets_no_more_rounds_and_the_open_ones_share_the_budget() {
     let cell = |group, ratio, spread| PilotCell {
         group,
         question: 0,
@@ -43,57 +44,67 @@ fn a_group_decided_at_the_pilot_gets_no_more_rounds_and_an_open_one_gets_them_fr
         (plan[0].why, plan[0].planned_rounds),
         (Why::DecidedAtPilot, 4)
     );
-    assert_eq!(plan[1].why, Why::Undecided);
-    assert_eq!(plan[1].undecided, [0]);
-    let s = plan[1].pilot_spread.unwrap();
-    assert_eq!(plan[1].planned_rounds, rounds_to_decide(s, 3, 0.05, (2, 4)));
-    assert!(
-        plan[2].planned_rounds > plan[1].planned_rounds,
-        "twice the spread, more rounds: {plan:?}"
-    );
+    for open in &plan[1..] {
+        assert_eq!(open.why, Why::Undecided);
+        assert_eq!(open.undecided, [0]);
+        // 40 group-rounds left, two groups open: 20 each, whatever their spreads.
+        assert_eq!(open.planned_rounds, 4 + 20, "{plan:?}");
+    }
 }
 
 #[test]
-fn the_total_depends_on_the_pilots_spread_not_on_its_ratio() {
-    let with_ratio = |ratio| {
-        let cells = vec![PilotCell {
+fn a_groups_total_follows_the_budget_and_the_other_open_groups_never_its_own_figures() {
+    let open = |ratio, spread, others: usize, rounds_left| {
+        let mut cells = vec![PilotCell {
             group: 0,
             question: 0,
-            pairs: pairs(ratio, 0.08),
+            pairs: pairs(ratio, spread),
         }];
-        plan(&pilot(cells, vec![], 1), &TARGETS)[0].clone()
+        cells.extend((1..=others).map(|group| PilotCell {
+            group,
+            question: 1,
+            pairs: pairs(1.0, 0.08),
+        }));
+        let targets = Targets {
+            rounds_left,
+            ..TARGETS
+        };
+        plan(&pilot(cells, vec![], others + 1), &targets)[0].clone()
     };
-    let (a, b) = (with_ratio(1.0), with_ratio(1.04));
-    assert_eq!(a.why, Why::Undecided);
-    assert_eq!(b.why, Why::Undecided);
-    assert_eq!(a.planned_rounds, b.planned_rounds);
+    let base = open(1.0, 0.08, 1, 40);
+    assert_eq!((base.why, base.planned_rounds), (Why::Undecided, 24));
+    assert_eq!(open(1.04, 0.08, 1, 40).planned_rounds, 24, "its ratio");
+    assert_eq!(open(1.0, 0.3, 1, 40).planned_rounds, 24, "its spread");
+    assert_eq!(
+        open(1.0, 0.08, 3, 40).planned_rounds,
+        14,
+        "more groups open"
+    );
+    assert_eq!(open(1.0, 0.08, 1, 2).planned_rounds, 5, "less budget");
+    assert_eq!(open(1.0, 0.08, 1, 0).planned_rounds, 4, "no budget");
 }
 
 #[test]
-fn rounds_to_decide_fit_both_intervals_inside_the_margin() {
-    // 5 % per visit on each side: a per-round log-ratio SD of about 7 %. Holm's strictest
-    // level over 24 cells at α / 2 is 0.05 / 96 two-sided per side, plus the equivalence
-    // interval; the report's interval is Stein's, on the pilot's 3 degrees of freedom, so the
-    // quantiles are t(3)'s: far more rounds than the ≈ 58 normal quantiles would ask.
-    let n = rounds_to_decide(0.0707, 24, 0.05, (2, 4));
-    let at = |n: f64| {
-        let alpha = ALPHA / 2.0;
-        (t_quantile(1.0 - alpha / 48.0, 3.0) + t_quantile(1.0 - alpha, 3.0)) * 0.0707 / n.sqrt()
+fn point_interval_groups_take_their_totals_first_and_the_cap_holds() {
+    // A group with no crossover cell (relative SD 4 %) needs 18 rounds, 14 past the pilot;
+    // an undecided crossover group shares what is left of 40 with nobody.
+    let values = vec![10.4, 9.6, 10.2, 9.8];
+    let open = PilotCell {
+        group: 1,
+        question: 0,
+        pairs: pairs(1.0, 0.08),
     };
-    assert!(at(n as f64) <= 1.05f64.ln() && at(n as f64 - 1.0) > 1.05f64.ln());
-    assert!(n > 66, "{n}");
-    assert!(
-        rounds_to_decide(0.0707, 24, 0.05, (2, 10)) < n,
-        "a larger pilot, fewer rounds"
-    );
-    assert!(
-        rounds_to_decide(0.0707, 1, 0.05, (2, 4)) < n,
-        "fewer tests, fewer rounds"
-    );
-    assert!(
-        rounds_to_decide(0.0707, 24, 0.10, (2, 4)) < n,
-        "a wider margin, fewer rounds"
-    );
+    let p = pilot(vec![open], vec![(0, values)], 2);
+    let plan = plan(&p, &TARGETS);
+    assert_eq!(plan[0].why, Why::PointInterval);
+    let point_rounds = plan[0].planned_rounds - 4;
+    assert_eq!(plan[1].planned_rounds, 4 + 40 - point_rounds, "{plan:?}");
+    let capped = Targets {
+        max_rounds: 12,
+        ..TARGETS
+    };
+    let plan = super::plan(&p, &capped);
+    assert_eq!((plan[0].planned_rounds, plan[1].planned_rounds), (12, 12));
 }
 
 #[test]
@@ -111,7 +122,7 @@ fn a_group_with_no_crossover_gets_the_rounds_its_spread_needs_for_the_ci_target(
 }
 
 #[test]
-fn a_cell_without_an_interval_gets_no_rounds_and_the_cap_holds() {
+fn a_cell_without_an_interval_gets_no_rounds() {
     let broken = PilotCell {
         group: 0,
         question: 0,
@@ -122,13 +133,9 @@ fn a_cell_without_an_interval_gets_no_rounds_and_the_cap_holds() {
         question: 1,
         pairs: pairs(1.0, 0.5),
     };
-    let targets = Targets {
-        max_rounds: 12,
-        ..TARGETS
-    };
-    let plan = plan(&pilot(vec![broken, wide], vec![], 2), &targets);
+    let plan = plan(&pilot(vec![broken, wide], vec![], 2), &TARGETS);
     assert_eq!((plan[0].why, plan[0].planned_rounds), (Why::NotJudged, 4));
-    assert_eq!(plan[1].planned_rounds, 12);
+    assert_eq!(plan[1].planned_rounds, 44, "the open group takes all 40");
 }
 
 #[test]

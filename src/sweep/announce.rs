@@ -26,7 +26,7 @@ pub fn print_plan(spec: &SweepSpec, results: &VisitFolder, prior: &PriorVisits) 
         results.dir.display()
     );
     println!(
-        "visits: at least {} of {:.0} ms per point (after {:.0} ms warm-up each){}; more to the groups whose crossover verdicts are undecided (margin ±{}; a group with no crossover: to meet ±{} %), as many as the pilot's spread fixes, until {:.0} s are spent ({:.1} s per point); order seed {}{}",
+        "visits: at least {} of {:.0} ms per point (after {:.0} ms warm-up each){}; more to the groups whose crossover verdicts are undecided (margin ±{}; shared equally; a group with no crossover: to meet ±{} %), until {:.0} s are spent ({:.1} s per point); order seed {}{}",
         spec.min_visits,
         spec.visit.as_secs_f64() * 1e3,
         spec.warmup.as_secs_f64() * 1e3,

@@ -14,8 +14,9 @@ pub const QUESTIONS: Questions = Questions {
          chance of any false claim held to 5 %), each interval shown at its Holm level; \
          equivalence under Benjamini–Hochberg; every answer states its count of tests, and \
          answers.json carries each cell's state. Adaptive rounds (rounds.json): after the pilot \
-         (the minimum rounds) a group whose crossover cells are all decided gets no more; one \
-         still undecided gets, once, the total its pilot's spread fixes (two-stage rule), within \
-         the budget; each cell is then looked at twice at most, each look at α/2, and the \
+         (the minimum rounds) a group whose crossover cells are all decided gets no more; the \
+         groups still undecided share the rounds the budget leaves equally, a total fixed \
+         without their own figures, and are judged again over all their rounds; each cell is \
+         looked at twice at most, the pilot's look at α = 0.01 and the last at 0.04, and the \
          families say so.",
 };

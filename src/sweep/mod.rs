@@ -3,9 +3,8 @@
 //! point's figure and interval come from its visit means, so the regimes a shared machine
 //! moves between, which last seconds, fall inside its interval instead of between points.
 //! After the minimum rounds (the pilot) and one round of counter visits, further rounds go to
-//! the groups whose crossover verdicts the pilot left undecided, each up to a total fixed once
-//! from its pilot's spread (`adaptive`, recorded in rounds.json), until the budget is spent. Every visit is
-//! saved as it finishes and every point's record after every round; a visit that fails is
+//! the groups whose crossover verdicts the pilot left undecided, which share the rounds the
+//! budget leaves equally (`adaptive`, recorded in rounds.json). Every visit is saved as it finishes and every point's record after every round; a visit that fails is
 //! recorded and the sweep goes on; Ctrl-C ends the sweep after the current visit.
 pub mod adaptive;
 mod announce;
@@ -38,8 +37,8 @@ const ORDER: &str = "rounds of visits: in each round the groups of (pattern, thr
      a seeded shuffled order, each group's mechanisms back to back in an order drawn from the \
      seed and reversed on every other visit of the group; after the minimum rounds (the pilot) \
      one round of counter visits, then rounds of the groups the pilot left undecided, each up \
-     to the total its pilot's spread fixed (see rounds.json), furthest short first, until the \
-     budget is spent";
+     to its equal share of the rounds the budget leaves (see rounds.json), furthest short \
+     first, until the budget is spent";
 
 /// Measures the sweep `spec` asks for, every point through `sides`, into the folder `output`
 /// names (a new one, or with `resume` the one to continue).

@@ -5,19 +5,20 @@
 use super::adaptive::{self, GroupRounds, Pilot, PilotCell, Targets};
 use super::spec::{Point, SweepSpec};
 use super::visit_log::VisitLog;
-use crate::analysis::crossover_rule::{ADAPTIVE_LOOKS, PAIRS, ROUNDS_JSON};
+use crate::analysis::crossover_rule::{Settings, ADAPTIVE_LOOKS, PAIRS, PILOT_ALPHA, ROUNDS_JSON};
 use crate::config::Pattern;
 use crate::error::Error;
 use crate::record::{RunRecord, VisitKind};
 use std::path::Path;
 
 /// The rule as `rounds.json` and the marker state it.
-pub const RULE: &str = "two-stage (Stein): after the minimum rounds, a group whose crossover \
-     cells are all decided (each question's cells one family, Holm for beats/slower and \
-     Benjamini–Hochberg for equivalence, at α/2) gets no more rounds; a group still undecided \
-     gets, once, the total at which its pilot's spread would decide any true ratio; a group \
-     with no crossover cell gets the total at which its pilot's spread meets --ci; the budget \
-     may end a group short. Each cell is looked at twice at most, each look at α/2.";
+pub const RULE: &str = "two looks: after the minimum rounds, a group whose crossover cells \
+     are all decided (each question's cells one family, Holm for beats/slower and \
+     Benjamini–Hochberg for equivalence, at α = 0.01) gets no more rounds; the groups still \
+     undecided share the rounds the budget leaves equally (a total fixed without their own \
+     figures) and are judged again over all their rounds, at α = 0.04; a group with no crossover \
+     cell gets the total at which its pilot's spread meets --ci; the budget may end a group \
+     short.";
 
 /// A point's headline figures by round, of rounds before `before`, from completed visits.
 fn headline(log: &VisitLog, point: &Point, before: usize) -> Vec<(usize, f64)> {
@@ -80,13 +81,29 @@ pub fn pilot(
     pilot
 }
 
-/// The targets the spec sets: its margin, its `--ci`, and at most `VISIT_BOUNDS.1` rounds.
-pub fn targets(spec: &SweepSpec) -> Targets {
+/// The targets the spec sets (its margin, its `--ci`, at most `VISIT_BOUNDS.1` rounds) and
+/// the group-rounds its budget leaves.
+pub fn targets(spec: &SweepSpec, rounds_left: usize) -> Targets {
     Targets {
         margin: spec.margin,
         ci: spec.ci_target,
         max_rounds: super::spec::VISIT_BOUNDS.1,
-        looks: ADAPTIVE_LOOKS,
+        rounds_left,
+        pilot_alpha: PILOT_ALPHA,
+    }
+}
+
+/// Group-rounds the budget left buys: what is left over what a round of an average group
+/// cost so far (its points' headline visits at their mean wall time).
+fn rounds_left(spec: &SweepSpec, groups: &[Vec<usize>], log: &VisitLog) -> usize {
+    let left = spec
+        .total_budget()
+        .saturating_sub(log.spent())
+        .as_secs_f64();
+    let points = groups.iter().map(Vec::len).sum::<usize>() as f64 / groups.len().max(1) as f64;
+    match log.headline_cost() {
+        Some(visit) if visit > 0.0 && points > 0.0 => (left / (visit * points)) as usize,
+        _ => 0,
     }
 }
 
@@ -151,7 +168,7 @@ pub fn write(
     let document = serde_json::json!({
         "rule": RULE,
         "looks": looks,
-        "alpha_per_look": crate::stats::verdict::ALPHA / looks as f64,
+        "alpha_looks": alpha_looks(looks),
         "margin": spec.margin,
         "pilot_rounds": spec.min_visits,
         "adaptive": plan.is_some(),
@@ -166,6 +183,20 @@ pub fn write(
     };
     std::fs::write(&tmp, text).map_err(file_error)?;
     std::fs::rename(&tmp, &path).map_err(file_error)
+}
+
+/// Each look's α: the pilot's and the last one's, or the whole α at one look.
+fn alpha_looks(looks: usize) -> Vec<f64> {
+    let last = Settings {
+        looks,
+        ..Settings::default()
+    }
+    .alpha();
+    if looks > 1 {
+        vec![PILOT_ALPHA, last]
+    } else {
+        vec![last]
+    }
 }
 
 fn question_name(q: usize) -> String {
@@ -191,5 +222,6 @@ pub fn decide(
     log: &VisitLog,
     before: usize,
 ) -> Vec<GroupRounds> {
-    adaptive::plan(&pilot(spec, points, groups, log, before), &targets(spec))
+    let targets = targets(spec, rounds_left(spec, groups, log));
+    adaptive::plan(&pilot(spec, points, groups, log, before), &targets)
 }

@@ -89,6 +89,18 @@ impl VisitLog {
         Duration::from_secs_f64(s)
     }
 
+    /// The mean wall time of a headline visit so far, in seconds (`None` before the first).
+    pub fn headline_cost(&self) -> Option<f64> {
+        let walls: Vec<f64> = self
+            .visits
+            .iter()
+            .filter_map(|r| r.visit.as_ref())
+            .filter(|v| v.kind == VisitKind::Headline)
+            .map(|v| v.wall_s)
+            .collect();
+        (!walls.is_empty()).then(|| walls.iter().sum::<f64>() / walls.len() as f64)
+    }
+
     /// How far a point's interval is from `target` over its headline visits of rounds before
     /// `round`: the relative half-width over the target (above 1: needs visits; infinite with
     /// fewer than two visits). `None` for a point more visits cannot help (skipped or failed).
