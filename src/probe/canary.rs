@@ -104,6 +104,9 @@ impl Canary {
 /// Measures the canary on `cpus[0]` (and `cpus[1]` for the cross-CPU round trip) from threads
 /// of its own, so the caller's own placement is left as it was.
 pub fn measure(cpus: &[usize]) -> Canary {
+    // The heap's freed pages first: the canary's two buffers (48 MiB) come on top of whatever
+    // is resident, and this is a study's largest moment.
+    crate::sys::release_free_memory();
     let start = Instant::now();
     let first = cpus.first().copied();
     let second = cpus.get(1).copied();

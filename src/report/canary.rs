@@ -6,6 +6,7 @@
 use super::plot::axis::{Scale, TickFormat};
 use super::plot::{self, escape, Datum, Panel, Plot, Series};
 use crate::probe::canary::{Canary, Component, CANARY_JSONL};
+use crate::probe::watch::visit_blocks;
 use serde_json::Value;
 use std::path::Path;
 
@@ -80,9 +81,9 @@ pub fn read(dir: &Path) -> Watched {
             })
         })
         .collect();
-    let mut visits = jsonl(dir, super::visit_folder::VISITS_JSONL);
+    let mut visits = visit_blocks(&dir.join(super::visit_folder::VISITS_JSONL));
     if visits.is_empty() {
-        visits = jsonl(dir, super::folder::RESULTS_JSONL);
+        visits = visit_blocks(&dir.join(super::folder::RESULTS_JSONL));
     }
     let watched: Vec<&Value> = visits
         .iter()
