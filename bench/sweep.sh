@@ -9,8 +9,8 @@
 # peak RSS (target <= 64 MiB). It informs; it exits 0 whatever the figures, 1 if the sweep
 # failed. For the repeatability of the figures, see bench/repeatability.sh.
 #
-# Environment: CI=2% VISITS=4 VISIT=100ms BUDGET=2.3s WARMUP=25ms SEED=<drawn> OUT=<dir> (kept)
-# (the sweep's defaults, but for the budget: 48 points x 2.3 s stay within the 120 s target)
+# Environment: CI=2% VISITS=4 VISIT=100ms BUDGET=2.2s WARMUP=25ms SEED=<drawn> OUT=<dir> (kept)
+# (the sweep's defaults, but for the budget: 48 points x 2.2 s stay within the 120 s target)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -31,7 +31,7 @@ sleep "${SETTLE_S:-10}"
 start=$(date +%s.%N)
 /usr/bin/time -f "%M" -o "$OUT.rss" ./target/release/bytepath sweep \
   --mechanisms copy,gather,zerocopy --sizes 256,1K,4K,16K --threads 1,2,4,8 --patterns stream \
-  --ci "$CI_TARGET" --visits "${VISITS:-4}" --visit "${VISIT:-100ms}" --budget "${BUDGET:-2.3s}" \
+  --ci "$CI_TARGET" --visits "${VISITS:-4}" --visit "${VISIT:-100ms}" --budget "${BUDGET:-2.2s}" \
   --warmup "${WARMUP:-25ms}" "${seed[@]}" --out "$OUT" >"$OUT.log" 2>&1 \
   || { cat "$OUT.log" >&2; echo "sweep.sh: the sweep failed" >&2; exit 1; }
 end=$(date +%s.%N)

@@ -93,15 +93,14 @@ pub fn targets(spec: &SweepSpec, rounds_left: usize) -> Targets {
     }
 }
 
-/// Group-rounds the budget left buys: what is left over what a round of an average group
-/// cost so far (its points' headline visits at their mean wall time).
-fn rounds_left(spec: &SweepSpec, groups: &[Vec<usize>], log: &VisitLog) -> usize {
-    let left = spec
-        .total_budget()
-        .saturating_sub(log.spent())
-        .as_secs_f64();
+/// Group-rounds the budget left after the rounds before `before` buys: what is left over what
+/// a round of an average group cost in them (its points' headline visits at their mean wall
+/// time). Counted from those rounds alone, so that `--resume` decides the same plan again.
+fn rounds_left(spec: &SweepSpec, groups: &[Vec<usize>], log: &VisitLog, before: usize) -> usize {
+    let (spent, visit) = log.cost_before(before);
+    let left = spec.total_budget().saturating_sub(spent).as_secs_f64();
     let points = groups.iter().map(Vec::len).sum::<usize>() as f64 / groups.len().max(1) as f64;
-    match log.headline_cost() {
+    match visit {
         Some(visit) if visit > 0.0 && points > 0.0 => (left / (visit * points)) as usize,
         _ => 0,
     }
@@ -222,6 +221,6 @@ pub fn decide(
     log: &VisitLog,
     before: usize,
 ) -> Vec<GroupRounds> {
-    let targets = targets(spec, rounds_left(spec, groups, log));
+    let targets = targets(spec, rounds_left(spec, groups, log, before));
     adaptive::plan(&pilot(spec, points, groups, log, before), &targets)
 }

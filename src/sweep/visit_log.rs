@@ -89,16 +89,24 @@ impl VisitLog {
         Duration::from_secs_f64(s)
     }
 
-    /// The mean wall time of a headline visit so far, in seconds (`None` before the first).
-    pub fn headline_cost(&self) -> Option<f64> {
-        let walls: Vec<f64> = self
+    /// What the visits of rounds before `round` cost (replaced ones too), and the mean wall
+    /// time of their headline visits in seconds (`None` without one): what the adaptive plan
+    /// is counted from, the same again when `--resume` decides it once more.
+    pub fn cost_before(&self, round: usize) -> (Duration, Option<f64>) {
+        let before: Vec<_> = self
             .visits
             .iter()
             .filter_map(|r| r.visit.as_ref())
+            .filter(|v| v.round < round)
+            .collect();
+        let spent = before.iter().map(|v| v.wall_s).sum::<f64>();
+        let walls: Vec<f64> = before
+            .iter()
             .filter(|v| v.kind == VisitKind::Headline)
             .map(|v| v.wall_s)
             .collect();
-        (!walls.is_empty()).then(|| walls.iter().sum::<f64>() / walls.len() as f64)
+        let mean = (!walls.is_empty()).then(|| walls.iter().sum::<f64>() / walls.len() as f64);
+        (Duration::from_secs_f64(spent), mean)
     }
 
     /// How far a point's interval is from `target` over its headline visits of rounds before
@@ -187,5 +195,23 @@ mod tests {
             Duration::from_secs_f64(1.5),
             "the failed visit cost time too"
         );
+    }
+
+    #[test]
+    fn the_cost_before_a_round_counts_only_its_earlier_rounds_replaced_visits_too() {
+        let mut log = VisitLog::default();
+        log.add(visit(0, true));
+        log.add(visit(1, false));
+        log.add(visit(1, true));
+        let mut later = visit(2, true);
+        later.visit.as_mut().unwrap().wall_s = 3.0;
+        log.add(later);
+        assert_eq!(
+            log.cost_before(2),
+            (Duration::from_secs_f64(1.5), Some(0.5))
+        );
+        assert_eq!(log.cost_before(0), (Duration::ZERO, None));
+        let (spent, mean) = log.cost_before(3);
+        assert_eq!((spent, mean), (Duration::from_secs_f64(4.5), Some(1.125)));
     }
 }
