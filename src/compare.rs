@@ -2,8 +2,10 @@
 //! Gbit/s for stream, round trips/s for rr; higher is better for both) with its 95 % interval
 //! from the visit-level spread of both folders (Welch's t on the log visit means: the two
 //! studies ran at different times, so their visits are not paired), and a verdict in three
-//! states (`stats::verdict`): faster or slower only where the interval excludes 1, equivalent
-//! only where it lies within ±margin, else undecided. All points are one family under Holm's
+//! states (`stats::verdict`), each point's variance widened by the between-sweep spread τ²
+//! the points show together (`stats::between`; one folder's visits cannot see how the machine
+//! moved between the two studies): faster or slower only where the interval excludes 1,
+//! equivalent only where it lies within ±margin, else undecided. All points are one family under Holm's
 //! step-down, so an A/A comparison of 48 points flags none with 95 % probability (uncorrected,
 //! 2.4 false verdicts were expected); the table shows each point's interval at the level its
 //! test used and the summary line names the count of tests and the method. A point measured as
@@ -75,8 +77,8 @@ pub fn run(
     if let (true, Ok(m)) = (normalize, &change) {
         machine::widen_normalized(&mut changes, &new, m);
     }
-    let (changes, family) = controlled(changes, margin);
-    print!("{}", render(&changes, &old, &new, &family));
+    let (changes, family, between) = controlled(changes, margin);
+    print!("{}", render(&changes, &old, &new, (&family, between)));
     if let Some(note) = machine::summary_note(&change, normalize) {
         println!("{note}");
     }
@@ -185,11 +187,22 @@ pub fn change(key: &str, old: &Value, new: &Value) -> PointChange {
 /// Judges every point that has an interval as one family: faster and slower by Holm's
 /// step-down, because `--fail-on-regression` gates a build on any one point and so needs the
 /// chance of any false verdict held to 5 %, not their expected share; equivalence by
-/// Benjamini–Hochberg, since "these points held" reads as a share and gates nothing.
-pub fn controlled(mut changes: Vec<PointChange>, margin: f64) -> (Vec<PointChange>, Family) {
-    let estimates: Vec<LogEstimate> = changes
+/// Benjamini–Hochberg, since "these points held" reads as a share and gates nothing. Each
+/// point's variance first takes the between-session spread τ² the points show together
+/// (`stats::between`): returned with the family, as τ on the log scale.
+pub fn controlled(mut changes: Vec<PointChange>, margin: f64) -> (Vec<PointChange>, Family, f64) {
+    let within: Vec<LogEstimate> = changes
         .iter()
         .filter_map(|c| c.ratio.as_ref().map(LogEstimate::from_interval))
+        .collect();
+    let pairs: Vec<(f64, f64)> = within.iter().map(|e| (e.log_ratio, e.se)).collect();
+    let tau2 = crate::stats::between::dersimonian_laird(&pairs);
+    let estimates: Vec<LogEstimate> = within
+        .iter()
+        .map(|e| LogEstimate {
+            se: (e.se * e.se + tau2).sqrt(),
+            ..*e
+        })
         .collect();
     let family = verdict::judge_with(
         &estimates,
@@ -208,7 +221,7 @@ pub fn controlled(mut changes: Vec<PointChange>, margin: f64) -> (Vec<PointChang
         };
         c.judged = Some(j);
     }
-    (changes, family)
+    (changes, family, tau2.sqrt())
 }
 
 /// Slower, with the corrected interval wholly below 1 − `limit` (a share such as 0.05): a
@@ -254,13 +267,13 @@ fn render(
     changes: &[PointChange],
     old: &BTreeMap<String, Value>,
     new: &BTreeMap<String, Value>,
-    family: &Family,
+    (family, between): (&Family, f64),
 ) -> String {
     let mut out = point_lines(changes);
     let count = |v| changes.iter().filter(|c| c.verdict == v).count();
     let _ = writeln!(
         out,
-        "\n{} points compared: {} faster, {} slower, {} equivalent within ±{}, {} undecided, {} cannot be judged; {}",
+        "\n{} points compared: {} faster, {} slower, {} equivalent within ±{}, {} undecided, {} cannot be judged; {}; between-sweep spread τ = {:.1} % (DerSimonian–Laird over the judged points) in every point's interval",
         changes.len(),
         count(Verdict::Faster),
         count(Verdict::Slower),
@@ -268,7 +281,8 @@ fn render(
         verdict::percent(family.margin),
         count(Verdict::Undecided),
         count(Verdict::CannotJudge),
-        family.control()
+        family.control(),
+        between * 100.0
     );
     for (label, only) in [
         ("old", missing_from(old, new)),
@@ -287,7 +301,7 @@ fn render(
     for why in reasons {
         let _ = writeln!(out, "cannot be judged: {why}");
     }
-    let _ = writeln!(out, "(figure: receiver Gbit/s for stream, client round trips/s for rr; higher is better; new/old: {WELCH_METHOD}; each point's interval is shown at its Holm step-down level; faster or slower needs that interval to exclude 1; equivalent needs two one-sided tests, Benjamini–Hochberg across points, to place new/old within the margin; else undecided)");
+    let _ = writeln!(out, "(figure: receiver Gbit/s for stream, client round trips/s for rr; higher is better; new/old: {WELCH_METHOD}, its variance plus τ², how much more the points' new/old scatter than their own visits allow (the machine moves between sweeps, differently for different points, and one sweep's visits cannot see that); each point's interval is shown at its Holm step-down level; faster or slower needs that interval to exclude 1; equivalent needs two one-sided tests, Benjamini–Hochberg across points, to place new/old within the margin; else undecided)");
     out
 }
 
@@ -378,10 +392,31 @@ mod tests {
             .map(|i| change(&format!("p{i}"), &old, &visited(&[10.0, 10.3, 9.8, 10.1])))
             .collect();
         changes.push(change("marginal", &old, &new));
-        let (changes, family) = controlled(changes, 0.05);
+        let (changes, family, between) = controlled(changes, 0.05);
         assert_eq!(changes[40].verdict, Verdict::Undecided, "{:?}", changes[40]);
         assert_eq!(family.tests, 41);
-        let text = render(&changes, &BTreeMap::new(), &BTreeMap::new(), &family);
+        let text = render(
+            &changes,
+            &BTreeMap::new(),
+            &BTreeMap::new(),
+            (&family, between),
+        );
         assert!(text.contains("41 tests, Holm at α = 0.05"), "{text}");
+        let stated = format!("between-sweep spread τ = {:.1} %", between * 100.0);
+        assert!(text.contains(&stated), "{text}");
+    }
+
+    #[test]
+    fn a_point_20_percent_slower_among_steady_ones_stays_flagged_with_the_between_sweep_spread() {
+        let old = visited(&[10.0, 10.3, 9.8, 10.1]);
+        let steady = [[10.1, 10.2, 9.9, 10.0], [9.9, 10.3, 9.9, 10.2]];
+        let mut changes: Vec<PointChange> = (0..47)
+            .map(|i| change(&format!("p{i}"), &old, &visited(&steady[i % 2])))
+            .collect();
+        changes.push(change("slow", &old, &visited(&[8.0, 8.24, 7.84, 8.08])));
+        let (changes, _, between) = controlled(changes, 0.05);
+        assert!(between > 0.0, "the one outlier adds between-sweep spread");
+        assert_eq!(changes[47].verdict, Verdict::Slower, "{:?}", changes[47]);
+        assert!(changes[..47].iter().all(|c| c.verdict != Verdict::Slower));
     }
 }

@@ -4,6 +4,7 @@
 //! not independent (throughput drifts for seconds at a time), so the interval uses the effective
 //! sample size of an AR(1) process, n(1-ρ)/(1+ρ) with ρ the lag-1 autocorrelation: a drifting
 //! point gets the wider interval it deserves instead of a falsely tight one.
+pub(crate) mod between;
 #[cfg(test)]
 pub(crate) mod draw;
 pub mod point;
