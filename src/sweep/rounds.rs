@@ -224,3 +224,23 @@ pub fn decide(
     let targets = targets(spec, rounds_left(spec, groups, log, before));
     adaptive::plan(&pilot(spec, points, groups, log, before), &targets)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The rule's text and the report's method text state each look's α in words: they must
+    /// be the α the looks are held to.
+    #[test]
+    fn the_rule_texts_state_the_alphas_the_looks_use() {
+        let [pilot, last] = alpha_looks(ADAPTIVE_LOOKS)[..] else {
+            panic!("two looks, two α")
+        };
+        assert!(RULE.contains(&format!("at α = {pilot})")), "{RULE}");
+        assert!(RULE.contains(&format!("at α = {last};")), "{RULE}");
+        let families = super::super::answers::QUESTIONS.families;
+        let stated = format!("the pilot's look at α = {pilot} and the last at {last}");
+        assert!(families.contains(&stated), "{families}");
+        assert_eq!(alpha_looks(1), [crate::stats::verdict::ALPHA]);
+    }
+}
