@@ -56,6 +56,15 @@ impl Default for Settings {
 }
 
 impl Settings {
+    /// Each look's α: the pilot's and the last one's, or the whole α at one look.
+    pub fn alpha_looks(&self) -> Vec<f64> {
+        if self.looks > 1 {
+            vec![PILOT_ALPHA, self.alpha()]
+        } else {
+            vec![self.alpha()]
+        }
+    }
+
     /// The error rate the last look (the report's) is held to.
     pub fn alpha(&self) -> f64 {
         if self.looks > 1 {

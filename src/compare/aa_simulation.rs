@@ -14,9 +14,10 @@ const VISIT_SPREAD: f64 = 0.03;
 
 pub(super) use crate::stats::draw::standard_normal as normal;
 
-/// One point's record in a sweep whose whole machine runs at `machine` times the speed.
-fn point(rng: &mut fastrand::Rng, machine: f64) -> Value {
-    let values: Vec<f64> = (0..VISITS)
+/// One point's record of `visits` visits in a sweep whose whole machine runs at `machine`
+/// times the speed.
+fn point(rng: &mut fastrand::Rng, machine: f64, visits: usize) -> Value {
+    let values: Vec<f64> = (0..visits)
         .map(|_| 10.0 * machine * (VISIT_SPREAD * normal(rng)).exp())
         .collect();
     json!({"statistics": {"basis": "visits", "values": values,
@@ -33,8 +34,8 @@ fn flagged_share(seed: u64, pairs: usize, machine: f64) -> f64 {
                 .map(|p| {
                     change(
                         &format!("p{p}"),
-                        &point(&mut rng, 1.0),
-                        &point(&mut rng, machine),
+                        &point(&mut rng, 1.0, VISITS),
+                        &point(&mut rng, machine, VISITS),
                     )
                 })
                 .collect();
@@ -71,19 +72,13 @@ fn a_five_percent_shift_of_the_whole_machine_between_sweeps_is_flagged_in_most_p
 /// spread `drift`), with the between-sweep spread (`controlled`) or without it.
 fn drifting_flagged_share(seed: u64, pairs: usize, drift: f64, with_tau: bool) -> f64 {
     let mut rng = fastrand::Rng::with_seed(seed);
-    let point = |rng: &mut fastrand::Rng, machine: f64| {
-        let values: Vec<f64> = (0..8)
-            .map(|_| 10.0 * machine * (VISIT_SPREAD * normal(rng)).exp())
-            .collect();
-        json!({"statistics": {"basis": "visits", "values": values}})
-    };
     let flagged = (0..pairs)
         .filter(|_| {
             let changes: Vec<_> = (0..48)
                 .map(|p| {
                     let moved = (drift * normal(&mut rng)).exp();
-                    let old = point(&mut rng, 1.0);
-                    change(&format!("p{p}"), &old, &point(&mut rng, moved))
+                    let old = point(&mut rng, 1.0, 8);
+                    change(&format!("p{p}"), &old, &point(&mut rng, moved, 8))
                 })
                 .collect();
             if with_tau {

@@ -2,8 +2,8 @@
 //! whose interference block (issue 25) marked them disturbed. The canary sees a change of the
 //! machine itself (slower system calls, memory, wake-ups); a study whose visits were taken while
 //! others used its CPUs can read slower with an unchanged canary, and compare says which.
+use crate::probe::watch::visit_blocks;
 use crate::report::visit_folder::VISITS_JSONL;
-use serde_json::Value;
 use std::path::Path;
 
 /// Above this share of disturbed visits, a study's figures are said to be the contention's.
@@ -12,10 +12,8 @@ const MOSTLY: f64 = 0.25;
 /// (disturbed, judged) headline visits of the study in `dir`; `None` where its visits carry no
 /// interference blocks (a folder from before them, or a study without visits).
 pub fn disturbed(dir: &Path) -> Option<(usize, usize)> {
-    let text = std::fs::read_to_string(dir.join(VISITS_JSONL)).ok()?;
-    let judged: Vec<bool> = text
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+    let judged: Vec<bool> = visit_blocks(&dir.join(VISITS_JSONL))
+        .into_iter()
         .filter(|r| r["visit"]["kind"] == "headline")
         .filter_map(|r| r["visit"]["interference"]["disturbed"].as_bool())
         .collect();

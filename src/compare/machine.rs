@@ -139,9 +139,8 @@ fn with_canary_spread(point: &RatioInterval, canary: &RatioInterval) -> RatioInt
 
 /// The canaries of a folder, in the order recorded; empty when it has none (older folders).
 pub fn read_canaries(dir: &Path) -> Vec<Canary> {
-    let text = std::fs::read_to_string(dir.join(CANARY_JSONL)).unwrap_or_default();
-    text.lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+    crate::probe::watch::jsonl::<Value>(&dir.join(CANARY_JSONL))
+        .into_iter()
         .filter_map(|v| serde_json::from_value(v["canary"].clone()).ok())
         .collect()
 }

@@ -82,11 +82,19 @@ pub fn visit_blocks(path: &Path) -> Vec<serde_json::Value> {
         #[serde(default)]
         sweep_point: serde_json::Value,
     }
+    jsonl::<Blocks>(path)
+        .into_iter()
+        .map(|b| serde_json::json!({"visit": b.visit, "sweep_point": b.sweep_point}))
+        .collect()
+}
+
+/// Each line of a JSON-lines file that reads as a `T`; a line that does not (a cut last line)
+/// and a file that is absent give nothing.
+pub fn jsonl<T: serde::de::DeserializeOwned>(path: &Path) -> Vec<T> {
     std::fs::read_to_string(path)
         .unwrap_or_default()
         .lines()
-        .filter_map(|l| serde_json::from_str::<Blocks>(l).ok())
-        .map(|b| serde_json::json!({"visit": b.visit, "sweep_point": b.sweep_point}))
+        .filter_map(|l| serde_json::from_str(l).ok())
         .collect()
 }
 
@@ -94,13 +102,6 @@ pub fn visit_blocks(path: &Path) -> Vec<serde_json::Value> {
 /// how much, and what the canaries cost against the study's wall time (the target is ≤ 3 %).
 /// `visits_file` is the folder's visits file (named by the report layer, above this one).
 pub fn summary_line(dir: &Path, visits_file: &str, wall_s: f64) -> String {
-    let lines = |name: &str| -> Vec<serde_json::Value> {
-        std::fs::read_to_string(dir.join(name))
-            .unwrap_or_default()
-            .lines()
-            .filter_map(|l| serde_json::from_str(l).ok())
-            .collect()
-    };
     let visits = visit_blocks(&dir.join(visits_file));
     let blocks: Vec<&serde_json::Value> = visits
         .iter()
@@ -122,7 +123,7 @@ pub fn summary_line(dir: &Path, visits_file: &str, wall_s: f64) -> String {
         ),
         _ => String::new(),
     };
-    let canaries = lines(CANARY_JSONL);
+    let canaries: Vec<serde_json::Value> = jsonl(&dir.join(CANARY_JSONL));
     let canary_s: f64 = canaries
         .iter()
         .filter_map(|c| c["canary"]["elapsed_ms"].as_f64())

@@ -6,7 +6,7 @@
 use super::plot::axis::{Scale, TickFormat};
 use super::plot::{self, escape, Datum, Panel, Plot, Series};
 use crate::probe::canary::{Canary, Component, CANARY_JSONL};
-use crate::probe::watch::visit_blocks;
+use crate::probe::watch::{jsonl, visit_blocks};
 use serde_json::Value;
 use std::path::Path;
 
@@ -36,14 +36,6 @@ pub struct Watched {
 
 const COLORS: [&str; 4] = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd"];
 
-fn jsonl(dir: &Path, name: &str) -> Vec<Value> {
-    std::fs::read_to_string(dir.join(name))
-        .unwrap_or_default()
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .collect()
-}
-
 /// Which visit this is, so a remake is found by the same identity later in the file.
 fn identity(v: &Value) -> (String, u64, String) {
     let key = v["visit"]["key"]
@@ -61,7 +53,7 @@ fn identity(v: &Value) -> (String, u64, String) {
 /// Reads canary.jsonl and the visits (visits.jsonl, or results.jsonl where each record is a
 /// visit, as in servers).
 pub fn read(dir: &Path) -> Watched {
-    let lines = jsonl(dir, CANARY_JSONL);
+    let lines: Vec<Value> = jsonl(&dir.join(CANARY_JSONL));
     let mut missing: Vec<String> = lines
         .iter()
         .filter_map(|l| {

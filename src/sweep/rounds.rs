@@ -167,7 +167,7 @@ pub fn write(
     let document = serde_json::json!({
         "rule": RULE,
         "looks": looks,
-        "alpha_looks": alpha_looks(looks),
+        "alpha_looks": looks_settings(looks).alpha_looks(),
         "margin": spec.margin,
         "pilot_rounds": spec.min_visits,
         "adaptive": plan.is_some(),
@@ -184,17 +184,11 @@ pub fn write(
     std::fs::rename(&tmp, &path).map_err(file_error)
 }
 
-/// Each look's α: the pilot's and the last one's, or the whole α at one look.
-fn alpha_looks(looks: usize) -> Vec<f64> {
-    let last = Settings {
+/// The crossover rule's settings at `looks` looks.
+fn looks_settings(looks: usize) -> Settings {
+    Settings {
         looks,
         ..Settings::default()
-    }
-    .alpha();
-    if looks > 1 {
-        vec![PILOT_ALPHA, last]
-    } else {
-        vec![last]
     }
 }
 
@@ -233,7 +227,7 @@ mod tests {
     /// be the α the looks are held to.
     #[test]
     fn the_rule_texts_state_the_alphas_the_looks_use() {
-        let [pilot, last] = alpha_looks(ADAPTIVE_LOOKS)[..] else {
+        let [pilot, last] = looks_settings(ADAPTIVE_LOOKS).alpha_looks()[..] else {
             panic!("two looks, two α")
         };
         assert!(RULE.contains(&format!("at α = {pilot})")), "{RULE}");
@@ -241,6 +235,9 @@ mod tests {
         let families = super::super::answers::QUESTIONS.families;
         let stated = format!("the pilot's look at α = {pilot} and the last at {last}");
         assert!(families.contains(&stated), "{families}");
-        assert_eq!(alpha_looks(1), [crate::stats::verdict::ALPHA]);
+        assert_eq!(
+            looks_settings(1).alpha_looks(),
+            [crate::stats::verdict::ALPHA]
+        );
     }
 }
