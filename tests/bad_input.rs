@@ -4,9 +4,15 @@ mod common;
 use common::bytepath;
 
 fn refuse(args: &[&str], must_contain: &[&str]) {
+    refuse_in("run", args, must_contain);
+}
+
+/// `bytepath COMMAND ARGS` is refused: exit 2, one line holding every `must_contain`.
+fn refuse_in(command: &str, args: &[&str], must_contain: &[&str]) {
     let out = bytepath()
-        .arg("run")
+        .arg(command)
         .args(args)
+        .timeout(std::time::Duration::from_secs(60))
         .env("RUST_BACKTRACE", "1")
         .output()
         .unwrap();
@@ -154,4 +160,74 @@ fn bad_queue_depths_and_receive_paths_are_refused() {
             "only with tcp",
         ],
     );
+}
+
+/// A flag several commands take is declared once, so it refuses alike in each; a parser that
+/// several flags use words its refusal with the flag it was given.
+#[test]
+fn shared_flags_and_parsers_name_the_flag_that_was_given() {
+    let counters = "--counters \"most\": allowed: auto, all, software, hardware, none";
+    refuse_in("sweep", &["--counters", "most"], &[counters]);
+    refuse_in("file", &["--counters", "most"], &[counters]);
+    refuse_in("file", &["--transfer-counters", "most"], &[counters]);
+    let pipe = "--pipe-size \"1\": allowed: 4 KiB to ";
+    refuse_in("ipc", &["--pipe-size", "1"], &[pipe]);
+    refuse(
+        &["-m", "send", "--transport", "pipe", "--pipe-size", "1"],
+        &[pipe],
+    );
+    refuse_in(
+        "ipc",
+        &["--pipe-sizes", "64K,1"],
+        &["--pipe-sizes: \"1\": allowed: 4 KiB to "],
+    );
+    refuse_in(
+        "sweep",
+        &["--token-file", "/nonexistent"],
+        &["--token-file: applies with --remote HOST[:PORT] only"],
+    );
+    refuse_in(
+        "server",
+        &["--insecure", "--max-threads", "0"],
+        &["--max-threads \"0\": allowed: a whole number from 1 to 1024"],
+    );
+    refuse_in(
+        "server",
+        &["--insecure", "--max-message-size", "12"],
+        &["--max-message-size \"12\" (12 B): allowed: a multiple of 8"],
+    );
+    let target = "allowed: HOST or HOST:PORT (IPv6 as [ADDR]:PORT), port 1-65535";
+    refuse_in(
+        "mesh",
+        &["--hosts", "a,b:0"],
+        &["--hosts: host \"b:0\": ", target],
+    );
+    refuse_in(
+        "mesh",
+        &["--hosts-from-dns", "a:0"],
+        &["--hosts-from-dns \"a:0\": ", target],
+    );
+    refuse_in(
+        "sweep",
+        &["--sizes", "256,12"],
+        &["--sizes: \"12\" (12 B): allowed: a multiple of 8"],
+    );
+    refuse_in(
+        "sweep",
+        &["--threads", "1,0"],
+        &["--threads: \"0\": allowed: a whole number from 1 to 1024"],
+    );
+}
+
+/// servers places its two processes with --placement (split or none); --pin, its old name,
+/// still reaches it, and a thread placement (run's --pin values) is refused naming both.
+#[test]
+fn servers_placement_refuses_thread_placements_in_one_line() {
+    for flag in ["--placement", "--pin"] {
+        refuse_in(
+            "servers",
+            &[flag, "cross"],
+            &["--placement \"cross\": allowed: split, none", "--pin's"],
+        );
+    }
 }

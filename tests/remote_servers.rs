@@ -91,7 +91,10 @@ fn clients_above_the_server_limit_are_refused_and_the_server_serves_the_next_cli
 fn placements_that_do_not_apply_across_hosts_are_refused_in_one_line() {
     for (extra, expected) in [
         (&["--netns"][..], "--netns with --remote"),
-        (&["--pin", "split"][..], "--pin split with --remote"),
+        (
+            &["--placement", "split"][..],
+            "--placement split with --remote",
+        ),
         (
             &["--stalled-clients", "3"][..],
             "--stalled-clients with --remote",

@@ -279,3 +279,61 @@ fn counters_come_from_a_run_of_their_own_and_the_record_says_so() {
         "no counters asked: no counter run"
     );
 }
+
+/// The table's text on stdout for `bytepath run ARGS` (short), which must succeed.
+fn table(args: &[&str]) -> String {
+    let out = bytepath()
+        .args(["run", "-d", "200ms", "--warmup", "50ms"])
+        .args(args)
+        .timeout(std::time::Duration::from_secs(60))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Counter rows that are n/a in both columns for one reason are one line that names them and
+/// says why, and the note does not say it again; counted rows stay rows.
+#[test]
+fn counters_without_a_pmu_are_one_line_not_nine_rows_and_a_note() {
+    let text = table(&["-m", "copy"]);
+    assert!(
+        text.lines().any(|l| l.starts_with("task_clock_ns ")),
+        "{text}"
+    );
+    let pmu = std::path::Path::new("/sys/bus/event_source/devices/cpu").exists()
+        || std::path::Path::new("/sys/bus/event_source/devices/cpu_core").exists();
+    if pmu {
+        assert!(text.lines().any(|l| l.starts_with("cycles ")), "{text}");
+        assert!(!text.contains("exposes no PMU"), "{text}");
+        return;
+    }
+    let folded: Vec<&str> = text.lines().filter(|l| l.contains("no PMU")).collect();
+    assert_eq!(
+        folded,
+        ["hardware counters (cycles, instructions, cache_references, cache_misses, l1d_load_misses, llc_load_misses, cycles_per_byte, instructions_per_cycle, llc_misses_per_kib): not measured: this machine exposes no PMU (CPU cost: CPU-ns per byte above, from getrusage)"],
+        "{text}"
+    );
+    assert!(!text.contains("n/a (no PMU)"), "{text}");
+}
+
+/// rr opens no counter by default: every counter row is n/a for that one reason, one line.
+#[test]
+fn counters_not_opened_are_one_line_with_the_flag_that_left_them_out() {
+    let text = table(&["-m", "send", "-p", "rr", "-s", "64"]);
+    let folded: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("--counters none"))
+        .collect();
+    assert_eq!(folded.len(), 1, "{text}");
+    assert!(
+        folded[0].starts_with("perf counters (task_clock_ns, context_switches, ")
+            && folded[0].ends_with("): not counted: --counters none"),
+        "{text}"
+    );
+    assert!(!text.contains("n/a (not counted"), "{text}");
+}

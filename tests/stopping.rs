@@ -19,7 +19,7 @@ fn spec(max: Duration) -> RunSpec {
             slice: ms(20),
         },
         warmup: ms(50),
-        ..RunSpec::plain(parse_message_size("16K").unwrap(), max)
+        ..RunSpec::plain(parse_message_size("--size", "16K").unwrap(), max)
     }
 }
 

@@ -3,7 +3,7 @@
 use super::network::network;
 use super::remote::remote_run;
 use crate::cli::FileArgs;
-use crate::config::{parse_bytes, parse_counters_flag, parse_list, Pattern, RemoteRun};
+use crate::config::{parse_bytes, parse_list, Pattern, RemoteRun};
 use crate::error::{bad, ConfigError, Error, Status};
 use crate::file::mechanisms::FileMechanism;
 use crate::file::{self, check_pipe_size, Cache, FileSpec, Server, MAX_CHUNK};
@@ -69,7 +69,7 @@ pub fn file_spec(args: &FileArgs, cpus: &[usize]) -> Result<FileSpec, ConfigErro
         reps,
         seed: args.seed.seed()?,
         verify: args.verify.verify,
-        counters: parse_counters_flag("--counters", &args.counters, Pattern::Stream)?,
+        counters: args.counters.selection(Pattern::Stream)?,
         pinning: args.pin.or_cross(cpus)?,
         cpus: cpus.to_vec(),
         network,

@@ -5,7 +5,7 @@ use super::remote::remote_run;
 use crate::cli::IpcArgs;
 use crate::config::remote::carries;
 use crate::config::{
-    parse_bytes, parse_duration, parse_list, parse_pipe_size, Network, MAX_MESSAGE_SIZE,
+    parse_bytes, parse_duration, parse_list, parse_pipe_size, Network, LIST_ENTRY, MAX_MESSAGE_SIZE,
 };
 use crate::error::{bad, ConfigError, Error, Status};
 use crate::ipc::{IpcSpec, Measure};
@@ -48,8 +48,12 @@ pub fn ipc_spec(args: &IpcArgs, cpus: &[usize]) -> Result<IpcSpec, ConfigError> 
     let (transports, mut skip_reasons) =
         placement_skips(transports, &network, remote.is_some(), named.is_some())?;
     let sizes = parse_list("--sizes", &args.sizes, parse_size)?;
-    let (skipped, datagram_reasons) =
-        datagram_skips(&transports, &sizes, args.udp_split, named.is_some())?;
+    let (skipped, datagram_reasons) = datagram_skips(
+        &transports,
+        &sizes,
+        args.udp_split.udp_split,
+        named.is_some(),
+    )?;
     skip_reasons.extend(datagram_reasons);
     let measures = parse_list("--measure", &args.measure, parse_measure)?;
     let trials = match args.trials.trim().parse::<u64>() {
@@ -75,10 +79,10 @@ pub fn ipc_spec(args: &IpcArgs, cpus: &[usize]) -> Result<IpcSpec, ConfigError> 
         seed: args.seed.seed()?,
         pinning: args.pin.or_cross(cpus)?,
         cpus: cpus.to_vec(),
-        udp_split: args.udp_split,
+        udp_split: args.udp_split.udp_split,
         skipped,
         skip_reasons,
-        processes: args.processes,
+        processes: args.processes.processes,
         network,
         remote,
         watch: super::watch::watch(&args.watch)?,
@@ -93,7 +97,7 @@ fn check_remote(args: &IpcArgs, remote: &crate::config::RemoteRun) -> Result<(),
             "--reverse with ipc: ipc measures on this host; --reverse is for `run` (stream) only",
         ));
     }
-    if args.processes {
+    if args.processes.processes {
         return Err(bad(
             "--processes with --remote: the server already runs the other side in its own process; drop --processes",
         ));
@@ -131,15 +135,13 @@ fn bandwidth_bytes(text: &str, measures: &[Measure], sizes: &[usize]) -> Result<
 /// `--pipe-sizes` (or the one `--pipe-size`): the buffers pipe and shm points are measured
 /// with; `[None]` for the kernel's default.
 fn buffers(args: &IpcArgs) -> Result<Vec<Option<usize>>, ConfigError> {
-    match (&args.pipe_size, &args.pipe_sizes) {
+    match (&args.pipe_size.pipe_size, &args.pipe_sizes) {
         (Some(_), Some(_)) => Err(bad(
             "--pipe-size with --pipe-sizes: give one; allowed: --pipe-sizes 64K,1M alone",
         )),
-        (Some(one), None) => Ok(vec![Some(parse_pipe_size(one)?)]),
+        (Some(one), None) => Ok(vec![Some(parse_pipe_size("--pipe-size", one)?)]),
         (None, Some(list)) => {
-            let sizes = parse_list("--pipe-sizes", list, |t| {
-                parse_pipe_size(t).map_err(|e| bad(e.0.replacen("--pipe-size ", "", 1)))
-            })?;
+            let sizes = parse_list("--pipe-sizes", list, |t| parse_pipe_size(LIST_ENTRY, t))?;
             Ok(sizes.into_iter().map(Some).collect())
         }
         (None, None) => Ok(vec![None]),

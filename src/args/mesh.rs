@@ -3,15 +3,15 @@
 //! `run` vocabulary, how many visits, how many pairs at once, and how the servers are started.
 //! Single values go through `spec`'s parsers, so every refusal reads as it does elsewhere.
 use crate::cli::MeshArgs;
+use crate::config::remote::parse_target;
 use crate::config::{
-    check_transport, parse_duration, parse_list, parse_message_size, parse_remote, parse_threads,
-    Pattern, Target,
+    check_transport, parse_duration, parse_list, parse_message_size, parse_threads, Pattern,
+    Target, LIST_ENTRY,
 };
 use crate::error::{bad, ConfigError, Error, Status};
 use crate::mechanism::MechanismKind;
 use crate::mesh::spec::{Launch, MeshPoint, MeshSpec, PairSet, DEFAULT_SSH, MAX_VISITS};
 use crate::remote::client::MeshClient;
-use crate::remote::protocol::read_token;
 use crate::report::folder::StudyOutput;
 use crate::transport::Transport;
 use std::net::{IpAddr, ToSocketAddrs};
@@ -40,10 +40,7 @@ pub fn mesh_spec(args: &MeshArgs) -> Result<MeshSpec, ConfigError> {
     let pairs = parse_pairs(&args.pairs, &hosts)?;
     let visits = args.visits.count((1, MAX_VISITS))?;
     let concurrent = parse_count("--concurrent", &args.concurrent, (hosts.len() / 2).max(1))?;
-    let token = match &args.token_file {
-        Some(path) => Some(read_token(path).map_err(bad)?),
-        None => None,
-    };
+    let token = args.token.token()?;
     Ok(MeshSpec {
         points: points(args)?,
         duration: parse_duration("--duration", &args.duration, false)?,
@@ -91,9 +88,10 @@ fn source_text(args: &MeshArgs) -> String {
     }
 }
 
-/// HOST[:PORT] as `--remote` takes it, with the flag named `--hosts` in errors.
+/// HOST[:PORT] as `--remote` takes it, named `host` in a refusal (which `--hosts` or
+/// `--hosts-file FILE:LINE` precedes).
 fn parse_host(text: &str) -> Result<Target, ConfigError> {
-    parse_remote(text).map_err(|e| bad(e.0.replacen("--remote", "host", 1)))
+    parse_target("host", text)
 }
 
 /// One HOST[:PORT] per line; blank lines and `#` comments are skipped; a host given twice is
@@ -127,8 +125,7 @@ fn hosts_file(path: &std::path::Path) -> Result<Vec<Target>, ConfigError> {
 /// Every address NAME resolves to (as getaddrinfo(3) gives them: /etc/hosts, DNS), each a
 /// host on PORT; sorted, so the same answer in another order is the same mesh on `--resume`.
 pub fn hosts_from_dns(text: &str) -> Result<Vec<Target>, ConfigError> {
-    let named =
-        parse_remote(text).map_err(|e| bad(e.0.replacen("--remote", "--hosts-from-dns", 1)))?;
+    let named = parse_target("--hosts-from-dns", text)?;
     let resolved = (named.host.as_str(), named.port)
         .to_socket_addrs()
         .map_err(|e| {
@@ -194,8 +191,10 @@ fn points(args: &MeshArgs) -> Result<Vec<MeshPoint>, ConfigError> {
     if patterns.contains(&Pattern::Crr) {
         return Err(ConfigError(crate::config::crr::MESH_REFUSAL.into()));
     }
-    let sizes = parse_list("--sizes", &args.sizes, parse_message_size)?;
-    let threads = parse_list("--threads", &args.threads, parse_threads)?;
+    let sizes = parse_list("--sizes", &args.sizes, |t| {
+        parse_message_size(LIST_ENTRY, t)
+    })?;
+    let threads = parse_list("--threads", &args.threads, |t| parse_threads(LIST_ENTRY, t))?;
     let mut out = Vec::new();
     for &mechanism in &mechanisms {
         for &pattern in &patterns {

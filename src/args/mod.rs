@@ -83,8 +83,8 @@ mod tests {
     }
 
     /// Every flag a study takes lands in its marker's `arguments`, under its clap id (sweep's
-    /// floor and file's transfer counters keep the marker's older keys, `visits` and
-    /// `counters`): no hand-kept list to drift.
+    /// floor and servers' placement keep the marker's older keys, `visits` and `pin`): no
+    /// hand-kept list to drift.
     #[test]
     fn every_flag_of_a_study_is_recorded_as_given() {
         let tree = Cli::command();
@@ -102,6 +102,7 @@ mod tests {
                 let id = arg.get_id().as_str();
                 let key = match (name, id) {
                     ("sweep", "min_visits") => "visits",
+                    ("servers", "placement") => "pin",
                     _ => id,
                 };
                 assert!(

@@ -4,13 +4,12 @@ use crate::cli::RemoteArgs;
 use crate::config::remote::parse_remote;
 use crate::config::{Network, RemoteRun};
 use crate::error::{bad, ConfigError};
-use crate::remote::protocol::read_token;
 
 /// `--remote` and its companions, parsed once per command (run, sweep, ipc); `None` when
 /// both sides run on this host. What only one command refuses is checked by that command.
 pub fn remote_run(args: &RemoteArgs, network: &Network) -> Result<Option<RemoteRun>, ConfigError> {
     let Some(text) = &args.remote else {
-        if args.token_file.is_some() || args.reverse {
+        if args.token.token_file.is_some() || args.reverse {
             let flag = if args.reverse {
                 "--reverse"
             } else {
@@ -28,13 +27,9 @@ pub fn remote_run(args: &RemoteArgs, network: &Network) -> Result<Option<RemoteR
             "--netns with --remote: two placements at once; the sides are either in two namespaces on this host or on two hosts",
         ));
     }
-    let token = match &args.token_file {
-        Some(path) => Some(read_token(path).map_err(bad)?),
-        None => None,
-    };
     Ok(Some(RemoteRun {
         target,
-        token,
+        token: args.token.token()?,
         reverse: args.reverse,
     }))
 }

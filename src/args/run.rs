@@ -6,14 +6,13 @@ use super::remote::remote_run;
 use crate::cli::RunArgs;
 use crate::config::remote::remote_carries;
 use crate::config::{
-    check_datagram_size, check_recv_path, check_transport, parse_bytes, parse_counters,
-    parse_duration, parse_message_size, parse_pipe_size, parse_queue_depth, parse_recv_size,
-    parse_threads, Count, Pattern, RemoteRun, RunSpec, Stopping, COUNTED_RUN_CAP,
+    check_datagram_size, check_recv_path, check_transport, parse_bytes, parse_duration,
+    parse_message_size, parse_pipe_size, parse_queue_depth, parse_threads, Count, Pattern,
+    RemoteRun, RunSpec, Stopping, COUNTED_RUN_CAP,
 };
 use crate::engine::PointRunner;
 use crate::environment::mem_available;
 use crate::error::{bad, ConfigError, Error, Status};
-use crate::mechanism::receive::path::RecvPath;
 use crate::mechanism::MechanismKind;
 use crate::run::RunStudy;
 use crate::sides::Sides;
@@ -23,31 +22,28 @@ use std::time::Duration;
 
 /// `bytepath run`'s flags -> the run's spec, every input checked.
 pub fn run_spec(args: &RunArgs, cpus: &[usize]) -> Result<RunSpec, ConfigError> {
-    let message_size = parse_message_size(&args.size)?;
+    let message_size = parse_message_size("--size", &args.size)?;
     let pattern: Pattern = args.pattern.parse()?;
-    let recv_size = match &args.recv_size {
-        Some(text) => Some(parse_recv_size(text)?),
-        None => None,
-    };
-    let threads = parse_threads(&args.threads)?;
+    let recv_size = args.receive.size()?;
+    let threads = parse_threads("--threads", &args.threads)?;
     let count = parse_count(args)?;
     let duration = run_duration(args, count.is_some())?;
     let transport: Transport = args.transport.parse()?;
     let mechanism: MechanismKind = args.mechanism.parse()?;
     check_transport(transport, mechanism)?;
     let queue_depth = queue_depth(args, mechanism)?;
-    let recv_path: RecvPath = args.recv.parse()?;
+    let recv_path = args.receive.path()?;
     check_recv_path(recv_path, transport, args.verify.verify)?;
     let network = network(&args.network)?;
     network.check_transport(transport)?;
-    check_datagram_size(transport, message_size, args.udp_split)?;
+    check_datagram_size(transport, message_size, args.udp_split.udp_split)?;
     if transport.is_datagram() && recv_size.is_some() {
         return Err(bad(format!(
             "--recv-size with --transport {}: a datagram is received whole, one per call; allowed only with tcp, unix, pipe and shm",
             transport.name()
         )));
     }
-    let pipe_size = pipe_size(args.pipe_size.as_deref(), transport)?;
+    let pipe_size = pipe_size(args.pipe_size.pipe_size.as_deref(), transport)?;
     let spec = RunSpec {
         transport,
         pipe_size,
@@ -66,9 +62,9 @@ pub fn run_spec(args: &RunArgs, cpus: &[usize]) -> Result<RunSpec, ConfigError> 
         recv_size,
         spin: args.spin,
         verify: args.verify.verify,
-        counters: parse_counters(&args.counters, pattern)?,
-        udp_split: args.udp_split,
-        processes: args.processes,
+        counters: args.counters.selection(pattern)?,
+        udp_split: args.udp_split.udp_split,
+        processes: args.processes.processes,
         network,
         queue_depth,
         recv_path,
@@ -92,20 +88,21 @@ fn run_duration(args: &RunArgs, counted: bool) -> Result<Duration, ConfigError> 
 
 /// `--queue-depth`: only the io_uring mechanisms keep a queue.
 fn queue_depth(args: &RunArgs, mechanism: MechanismKind) -> Result<u32, ConfigError> {
-    if args.queue_depth.is_some() && !mechanism.uses_queue_depth() {
+    let depth = args.queue_depth.queue_depth.as_deref();
+    if depth.is_some() && !mechanism.uses_queue_depth() {
         return Err(bad(format!(
             "--queue-depth with --mechanism {}: applies to uring, uring-gather and uring-zc only",
             mechanism.name()
         )));
     }
-    parse_queue_depth(args.queue_depth.as_deref())
+    parse_queue_depth(depth)
 }
 
 /// `--pipe-size`: only pipe and shm have a pipe to size.
 fn pipe_size(text: Option<&str>, transport: Transport) -> Result<Option<usize>, ConfigError> {
     match text {
         Some(text) if matches!(transport, Transport::Pipe | Transport::Shm) => {
-            Ok(Some(parse_pipe_size(text)?))
+            Ok(Some(parse_pipe_size("--pipe-size", text)?))
         }
         Some(text) => Err(bad(format!(
             "--pipe-size {text:?}: applies to --transport pipe and shm only (got --transport {})",
@@ -133,7 +130,7 @@ pub fn remote(args: &RunArgs, spec: &RunSpec) -> Result<Option<RemoteRun>, Confi
     if spec.bidir {
         return Err(bad(crate::config::bidir::REMOTE_REFUSAL));
     }
-    if args.processes {
+    if args.processes.processes {
         return Err(bad(
             "--processes with --remote: the server already runs the other side in its own process; drop --processes",
         ));

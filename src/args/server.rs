@@ -4,7 +4,6 @@ use crate::cli::ServerArgs;
 use crate::config::{parse_bytes, parse_duration, parse_message_size, parse_threads};
 use crate::error::{bad, ConfigError};
 use crate::remote::allow::AllowPeers;
-use crate::remote::protocol::read_token;
 use crate::remote::server::{Limits, ServerConfig};
 
 /// A `bytepath server` command line, checked.
@@ -21,18 +20,13 @@ pub fn server_config(args: &ServerArgs) -> Result<ServerConfig, ConfigError> {
             args.port
         ))
     })?;
-    let max_threads = parse_threads(&args.max_threads)
-        .map_err(|e| bad(e.0.replacen("--threads", "--max-threads", 1)))?;
-    let max_message_size = parse_message_size(&args.max_message_size)
-        .map_err(|e| bad(e.0.replacen("--size", "--max-message-size", 1)))?;
+    let max_threads = parse_threads("--max-threads", &args.max_threads)?;
+    let max_message_size = parse_message_size("--max-message-size", &args.max_message_size)?;
     let max_bytes = match &args.max_bytes {
         Some(text) => Some(size_above_zero("--max-bytes", text, "10G")?),
         None => None,
     };
-    let token = match &args.token_file {
-        Some(path) => Some(read_token(path).map_err(bad)?),
-        None => None,
-    };
+    let token = args.token.token()?;
     let allow_peers = AllowPeers::parse(args.allow_peers.as_deref()).map_err(bad)?;
     let config = ServerConfig {
         bind,

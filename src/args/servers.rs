@@ -52,7 +52,7 @@ pub fn servers_spec(args: &ServersArgs, cpus: &[usize]) -> Result<ServersSpec, C
     // Refuses --netns with --remote: two placements at once.
     let remote = remote_run(&args.remote, &network)?;
     let placement = match &remote {
-        None => Placement::parse(args.pin.as_deref(), cpus)?,
+        None => Placement::parse(args.placement.as_deref(), cpus)?,
         Some(_) => remote_placement(args, cpus)?,
     };
     if let (Some(r), true) = (&remote, args.profile.profile) {
@@ -123,7 +123,7 @@ fn rate(text: &str) -> Result<f64, ConfigError> {
 }
 
 /// With --remote the server process runs on the other host, where this host cannot place it,
-/// and the load generator has this host to itself: nothing to split, so `--pin split` is
+/// and the load generator has this host to itself: nothing to split, so `--placement split` is
 /// refused and the placement is none. The stalled clients of the robustness tests and
 /// `--reverse` (a `run` flag) do not apply.
 fn remote_placement(args: &ServersArgs, cpus: &[usize]) -> Result<Placement, ConfigError> {
@@ -137,12 +137,14 @@ fn remote_placement(args: &ServersArgs, cpus: &[usize]) -> Result<Placement, Con
             "--stalled-clients with --remote: the stalled clients are a test on one host; allowed: 0",
         ));
     }
-    match args.pin.as_deref() {
+    match args.placement.as_deref() {
         None | Some("none") => Placement::parse(Some("none"), cpus),
         Some("split") => Err(bad(
-            "--pin split with --remote: the server process runs on the other host, where this host cannot place it, and the load generator has this host to itself; allowed: none",
+            "--placement split with --remote: the server process runs on the other host, where this host cannot place it, and the load generator has this host to itself; allowed: none",
         )),
-        Some(other) => Err(bad(format!("--pin {other:?}: allowed: none (with --remote)"))),
+        Some(other) => Err(bad(format!(
+            "--placement {other:?}: allowed: none (with --remote)"
+        ))),
     }
 }
 
@@ -240,6 +242,25 @@ mod tests {
             json["connections"],
             serde_json::json!(["persistent", "per-request"])
         );
+    }
+
+    /// `--placement` places the two processes; `--pin` (its old name, a hidden alias) is
+    /// recorded under the marker's old key, and a thread placement is refused naming the flag.
+    #[test]
+    fn the_placement_is_split_or_none_and_keeps_its_marker_key() {
+        let old = spec(&["--pin", "none"]).unwrap().placement;
+        assert_eq!(old, spec(&["--placement", "none"]).unwrap().placement);
+        assert_eq!(old.pin, "none");
+        let e = spec(&["--placement", "cross"]).unwrap_err().0;
+        assert!(
+            e.starts_with("--placement \"cross\": allowed: split, none (cross, same and CPU lists are --pin's"),
+            "{e}"
+        );
+        let cli = crate::cli::Cli::parse_from(["bytepath", "servers", "--placement", "none"]);
+        let crate::cli::Command::Servers(args) = cli.command else {
+            unreachable!("parsed a servers command")
+        };
+        assert_eq!(super::super::as_given(&args)["pin"], "none");
     }
 
     #[test]

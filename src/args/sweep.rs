@@ -5,11 +5,10 @@ use super::network::network;
 use super::remote::remote_run;
 use crate::cli::SweepArgs;
 use crate::config::{
-    check_recv_path, check_transport, parse_counters, parse_duration, parse_list,
-    parse_message_size, parse_percent, parse_queue_depth, parse_threads, Pattern,
+    check_recv_path, check_transport, parse_duration, parse_list, parse_message_size,
+    parse_percent, parse_queue_depth, parse_threads, Pattern, LIST_ENTRY,
 };
 use crate::error::{bad, ConfigError, Error, Status};
-use crate::mechanism::receive::path::RecvPath;
 use crate::mechanism::MechanismKind;
 use crate::report::folder::{self, StudyOutput};
 use crate::sides::Sides;
@@ -62,13 +61,14 @@ fn mechanisms(text: &str) -> Result<Vec<MechanismKind>, ConfigError> {
 /// `--queue-depth`: kept only when an io_uring mechanism is in the sweep, refused when none is.
 fn queue_depth(args: &SweepArgs, mechanisms: &[MechanismKind]) -> Result<Option<u32>, ConfigError> {
     let uring = mechanisms.iter().any(|m| m.uses_queue_depth());
-    if args.queue_depth.is_some() && !uring {
+    let depth = args.queue_depth.queue_depth.as_deref();
+    if depth.is_some() && !uring {
         return Err(bad(
             "--queue-depth without an io_uring mechanism: applies to uring, uring-gather and uring-zc only",
         ));
     }
     match uring {
-        true => Ok(Some(parse_queue_depth(args.queue_depth.as_deref())?)),
+        true => Ok(Some(parse_queue_depth(depth)?)),
         false => Ok(None),
     }
 }
@@ -77,7 +77,7 @@ fn queue_depth(args: &SweepArgs, mechanisms: &[MechanismKind]) -> Result<Option<
 pub fn sweep_spec(args: &SweepArgs, cpus: &[usize]) -> Result<SweepSpec, ConfigError> {
     let patterns = parse_list("--patterns", &args.patterns, |t| t.parse::<Pattern>())?;
     for &pattern in &patterns {
-        parse_counters(&args.counters, pattern)?;
+        args.counters.selection(pattern)?;
     }
     let (visit, slice) = parse_times(args)?;
     let network = network(&args.network)?;
@@ -92,7 +92,7 @@ pub fn sweep_spec(args: &SweepArgs, cpus: &[usize]) -> Result<SweepSpec, ConfigE
     for &m in &mechanisms {
         check_transport(Transport::Tcp, m)?;
     }
-    let recv_path: RecvPath = args.recv.parse()?;
+    let recv_path = args.receive.path()?;
     check_recv_path(recv_path, Transport::Tcp, args.verify.verify)?;
     if patterns.contains(&Pattern::Crr) {
         let netns = network.is_netns();
@@ -101,8 +101,10 @@ pub fn sweep_spec(args: &SweepArgs, cpus: &[usize]) -> Result<SweepSpec, ConfigE
     let spec = SweepSpec {
         mechanisms,
         patterns,
-        sizes: parse_list("--sizes", &args.sizes, parse_message_size)?,
-        threads: parse_list("--threads", &args.threads, parse_threads)?,
+        sizes: parse_list("--sizes", &args.sizes, |t| {
+            parse_message_size(LIST_ENTRY, t)
+        })?,
+        threads: parse_list("--threads", &args.threads, |t| parse_threads(LIST_ENTRY, t))?,
         ci_target: parse_ci(&args.ci)?,
         min_visits: parse_min_visits(&args.min_visits)?,
         visit,
@@ -114,8 +116,8 @@ pub fn sweep_spec(args: &SweepArgs, cpus: &[usize]) -> Result<SweepSpec, ConfigE
         pinning: args.pin.or_cross(cpus)?,
         pin_defaulted: args.pin.defaulted(),
         cpus: cpus.to_vec(),
-        recv_size: parse_recv_size(args.recv_size.as_deref())?,
-        counters: args.counters.clone(),
+        recv_size: args.receive.size()?,
+        counters: args.counters.counters.clone(),
         verify: args.verify.verify,
         network,
         remote,
@@ -171,14 +173,10 @@ pub fn parse_min_visits(text: &str) -> Result<usize, ConfigError> {
     }
 }
 
-fn parse_recv_size(text: Option<&str>) -> Result<Option<usize>, ConfigError> {
-    text.map(crate::config::parse_recv_size).transpose()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{parse_list, parse_message_size, Pinning};
+    use crate::config::{parse_list, parse_message_size, Pinning, LIST_ENTRY};
     use crate::measure::counters::CounterSelection;
     use crate::mechanism::MechanismKind;
     use crate::sweep::spec::Point;
@@ -485,7 +483,7 @@ mod tests {
 
         #[test]
         fn list_and_ci_parsers_never_panic(text in ".{0,16}") {
-            let _ = parse_list("--sizes", &text, parse_message_size);
+            let _ = parse_list("--sizes", &text, |t| parse_message_size(LIST_ENTRY, t));
             let _ = parse_ci(&text);
         }
     }

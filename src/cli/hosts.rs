@@ -1,6 +1,6 @@
 //! The commands that reach other hosts: `bytepath server` (one host's side) and `bytepath mesh`
 //! (every pair of many hosts).
-use super::{ResumableFolderArgs, StreamArgs, VisitsArgs, WarmupArgs};
+use super::{ResumableFolderArgs, StreamArgs, TokenArgs, VisitsArgs, WarmupArgs};
 use clap::{ArgGroup, Args};
 
 #[derive(Debug, Args)]
@@ -11,11 +11,8 @@ pub struct ServerArgs {
     /// Control port; 0 picks a free one (the first line of output names it).
     #[arg(long, default_value = "5301")]
     pub port: String,
-    /// A file holding a shared token (at least 128 bits of random material): the control
-    /// channel is a Noise handshake keyed by it, then encrypted and authenticated; the token
-    /// never crosses the wire. Required unless --insecure.
-    #[arg(long)]
-    pub token_file: Option<std::path::PathBuf>,
+    #[command(flatten)]
+    pub token: TokenArgs,
     /// The most flows (threads) a client may ask for.
     #[arg(long, default_value = "64")]
     pub max_threads: String,
@@ -107,9 +104,9 @@ pub struct MeshArgs {
     /// a time; more loads the network with several pairs deliberately, and records say so.
     #[arg(long, default_value = "1")]
     pub concurrent: String,
-    /// A file holding the token every server was started with.
-    #[arg(long)]
-    pub token_file: Option<std::path::PathBuf>,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub token: TokenArgs,
     /// ssh: start `bytepath server` on every host through OpenSSH for the mesh and stop it
     /// afterwards (each server allows exactly the mesh's hosts as peers).
     #[arg(long)]

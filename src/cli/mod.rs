@@ -13,6 +13,7 @@ mod keygen;
 pub(crate) mod log_format;
 mod margin;
 pub(crate) mod normalize;
+mod point;
 mod readers;
 pub(crate) mod security;
 mod shared;
@@ -20,10 +21,13 @@ pub(crate) mod watch;
 pub use hosts::{MeshArgs, ServerArgs};
 pub use keygen::KeygenArgs;
 pub use margin::MarginArgs;
+pub use point::{
+    CountersArgs, PipeSizeArgs, ProcessesArgs, QueueDepthArgs, ReceiveArgs, UdpSplitArgs,
+};
 pub use readers::{CompareArgs, ExportArgs, ReportArgs};
 pub use shared::{
     FolderArgs, JsonArgs, NetworkArgs, PinArgs, ProfileArgs, RemoteArgs, ResumableFolderArgs,
-    SeedArgs, StreamArgs, VerifyArgs, VisitsArgs, WarmupArgs,
+    SeedArgs, StreamArgs, TokenArgs, VerifyArgs, VisitsArgs, WarmupArgs,
 };
 
 #[derive(Debug, Parser)]
@@ -101,12 +105,12 @@ pub struct SweepArgs {
     /// uring-zc, splice, sendfile), or all.
     #[arg(long, default_value = "send,copy,gather,zerocopy")]
     pub mechanisms: String,
-    /// io_uring mechanisms: sends submitted together (see `run --queue-depth`).
-    #[arg(long)]
-    pub queue_depth: Option<String>,
-    /// How every point's receiving side takes bytes (see `run --recv`).
-    #[arg(long, default_value = "recv")]
-    pub recv: String,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub queue_depth: QueueDepthArgs,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub receive: ReceiveArgs,
     /// Message sizes, comma-separated (256, 1K, 4KiB, 512k …).
     #[arg(long, default_value = "256,1K,4K,16K,64K,512K")]
     pub sizes: String,
@@ -147,13 +151,9 @@ pub struct SweepArgs {
     #[command(flatten)]
     #[serde(flatten)]
     pub pin: PinArgs,
-    /// Bytes per recv() call (see `run --recv-size`).
-    #[arg(long)]
-    pub recv_size: Option<String>,
-    /// perf counters per thread, opened in one visit of each point's own, never in the visits
-    /// the headline figures come from (auto = all; none = no counter visits).
-    #[arg(long, default_value = "auto")]
-    pub counters: String,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub counters: CountersArgs,
     // One more visit of every point, after the headline and counter visits.
     #[command(flatten)]
     #[serde(flatten)]
@@ -184,7 +184,9 @@ pub struct SweepArgs {
     pub margin: MarginArgs,
 }
 
+// `--transfer-counters`, file's name for `--counters` before the flag was shared, still works.
 #[derive(Debug, Args, serde::Serialize, serde::Deserialize)]
+#[command(mut_arg("counters", |a| a.alias("transfer-counters")))]
 pub struct FileArgs {
     /// File sizes, comma-separated (K/M/G suffixes, binary); test files of these sizes are
     /// created in a temporary folder and removed afterwards.
@@ -220,12 +222,10 @@ pub struct FileArgs {
     #[command(flatten)]
     #[serde(flatten)]
     pub verify: VerifyArgs,
-    /// perf counters both sides open, in one transfer of their own per size, mechanism and
-    /// cache after the measured ones (as `run --counters` and `sweep --counters` open them in
-    /// a run or visit of their own): never in the transfers the figures come from. all,
-    /// software, hardware, none. `--transfer-counters` is kept as a hidden alias.
-    #[arg(long, alias = "transfer-counters", default_value = "all")]
-    pub counters: String,
+    // Both sides open them in one transfer of their own per size, mechanism and cache.
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub counters: CountersArgs,
     // One more transfer per size and mechanism, after the measured ones.
     #[command(flatten)]
     #[serde(flatten)]
@@ -275,9 +275,9 @@ pub struct IpcArgs {
     #[command(flatten)]
     #[serde(flatten)]
     pub warmup: WarmupArgs,
-    /// Pipe buffer (F_SETPIPE_SZ) for pipe, ring size for shm (one value of --pipe-sizes).
-    #[arg(long)]
-    pub pipe_size: Option<String>,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub pipe_size: PipeSizeArgs,
     /// Pipe buffers (and shm ring sizes), comma-separated, such as 64K,1M: each a point of its
     /// own, so the report can say whether bandwidth falls beyond the buffer.
     #[arg(long)]
@@ -290,15 +290,15 @@ pub struct IpcArgs {
     #[command(flatten)]
     #[serde(flatten)]
     pub seed: SeedArgs,
-    /// udp, unix-dgram: send a size above the datagram limit as several numbered datagrams.
-    #[arg(long)]
-    pub udp_split: bool,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub udp_split: UdpSplitArgs,
     #[command(flatten)]
     #[serde(flatten)]
     pub pin: PinArgs,
-    /// Run the two sides in two processes (fork) instead of two threads of one process.
-    #[arg(long)]
-    pub processes: bool,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub processes: ProcessesArgs,
     #[command(flatten)]
     #[serde(flatten)]
     pub network: NetworkArgs,
@@ -325,23 +325,21 @@ pub struct RunArgs {
     /// pipes per flow), shm (two shared-memory rings per flow, spin-then-futex).
     #[arg(long, default_value = "tcp")]
     pub transport: String,
-    /// Bytes each direction holds: the pipe buffer for --transport pipe (F_SETPIPE_SZ, up to
-    /// /proc/sys/fs/pipe-max-size) or the ring size for --transport shm (default 64 KiB).
-    #[arg(long)]
-    pub pipe_size: Option<String>,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub pipe_size: PipeSizeArgs,
     /// How the sender hands a message to the kernel: send (reference, one prebuilt buffer),
     /// copy (serialize 8 fields, send), gather (sendmsg over 8 fields), zerocopy (MSG_ZEROCOPY),
     /// uring (io_uring send), uring-gather (io_uring sendmsg over 8 fields), uring-zc (io_uring
     /// send-zc), splice (vmsplice into a pipe, splice to the socket), sendfile (from a memfd).
     #[arg(long, short = 'm')]
     pub mechanism: String,
-    /// io_uring mechanisms: sends submitted together, linked in order (default 16).
-    #[arg(long)]
-    pub queue_depth: Option<String>,
-    /// How the receiving side takes bytes: recv, uring-recv (io_uring, provided buffers),
-    /// zc-recv (TCP_ZEROCOPY_RECEIVE mapping), trunc (MSG_TRUNC: discards, delivers nothing).
-    #[arg(long, default_value = "recv")]
-    pub recv: String,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub queue_depth: QueueDepthArgs,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub receive: ReceiveArgs,
     /// Message size in bytes (8 heap fields of size/8 each); accepts 256, 1K, 4KiB, 512k, 1M.
     #[arg(long, short = 's', default_value = "4096")]
     pub size: String,
@@ -367,28 +365,21 @@ pub struct RunArgs {
     #[command(flatten)]
     #[serde(flatten)]
     pub pin: PinArgs,
-    /// Bytes per recv() call on the receiving side. Default: the message size, read until the
-    /// whole message has arrived.
-    #[arg(long)]
-    pub recv_size: Option<String>,
     /// Receiving and answering sides busy-poll with non-blocking calls instead of sleeping.
     #[arg(long)]
     pub spin: bool,
     #[command(flatten)]
     #[serde(flatten)]
     pub verify: VerifyArgs,
-    /// udp, unix-dgram: send a message larger than one datagram as several equal datagrams
-    /// (each numbered) instead of refusing the size.
-    #[arg(long)]
-    pub udp_split: bool,
-    /// Run the two sides in two processes (fork): the measured side (stream receiver, rr
-    /// client) stays in this process, the other side of every flow goes to one child.
-    #[arg(long)]
-    pub processes: bool,
-    /// perf counters to open per thread: all, software, hardware, none, or auto (all for
-    /// stream; none for rr, because counters add a perf context switch to every round trip).
-    #[arg(long, default_value = "auto")]
-    pub counters: String,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub udp_split: UdpSplitArgs,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub processes: ProcessesArgs,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub counters: CountersArgs,
     // After the headline run, one more run of the same point.
     #[command(flatten)]
     #[serde(flatten)]
@@ -456,10 +447,13 @@ pub struct ServersArgs {
     #[command(flatten)]
     #[serde(flatten)]
     pub connection: connection::ConnectionArgs,
-    /// CPU placement: split (the server process on the upper half of the allowed CPUs, the
-    /// load generator on the lower half; the default where two CPUs exist) or none.
-    #[arg(long)]
-    pub pin: Option<String>,
+    /// Where the two processes run: split (the server process on the upper half of the
+    /// allowed CPUs, the load generator on the lower half; the default where two CPUs exist)
+    /// or none. Its old name, `--pin`, still works here; elsewhere `--pin` places each flow's
+    /// threads.
+    #[arg(long, alias = "pin")]
+    #[serde(rename = "pin")] // the marker's key
+    pub placement: Option<String>,
     /// Tests: this many extra clients that connect and never send, send half a request, or
     /// send half and disconnect.
     #[arg(long, default_value_t = 0, hide = true)]

@@ -41,13 +41,36 @@ pub struct RemoteArgs {
     /// (stream) or answers (rr); this host receives or asks, and measures. tcp and udp.
     #[arg(long)]
     pub remote: Option<String>,
-    /// With --remote: a file holding the token the server was started with.
-    #[arg(long)]
-    pub token_file: Option<std::path::PathBuf>,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub token: TokenArgs,
     /// With --remote, `run` with stream only: this host sends and the server receives and
     /// measures (like iperf3 without -R).
     #[arg(long)]
     pub reverse: bool,
+}
+
+/// `--token-file`: `server`, `mesh`, and with `--remote` run, sweep, ipc, file and servers.
+#[derive(Debug, Clone, Default, Args, serde::Serialize, serde::Deserialize)]
+pub struct TokenArgs {
+    /// A file holding the shared token (`bytepath keygen` writes one; at least 128 bits of
+    /// random material; `-` reads it from standard input): the control channel is a Noise
+    /// handshake keyed by it, then encrypted and authenticated, and the token never crosses
+    /// the wire. server: required unless --insecure; mesh: the token every server was started
+    /// with; run, sweep, ipc, file and servers: with --remote, the token its server was
+    /// started with.
+    #[arg(long)]
+    pub token_file: Option<PathBuf>,
+}
+
+impl TokenArgs {
+    /// The token read from `--token-file`, or `None` when it was not given.
+    pub fn token(&self) -> Result<Option<Vec<u8>>, ConfigError> {
+        self.token_file
+            .as_deref()
+            .map(|path| crate::remote::protocol::read_token(path).map_err(bad))
+            .transpose()
+    }
 }
 
 /// `--seed`: sweep, ipc, file and servers.
@@ -154,8 +177,8 @@ pub struct ProfileArgs {
     pub profile: bool,
 }
 
-/// `--pin`: run, sweep, ipc and file. (servers' `--pin` places two processes, split or none,
-/// and stays its own.)
+/// `--pin`: run, sweep, ipc and file. (servers places two processes, split or none, with
+/// its own `--placement`.)
 #[derive(Debug, Clone, Default, Args, serde::Serialize, serde::Deserialize)]
 pub struct PinArgs {
     /// CPU placement: cross (sender and receiver of a flow on different CPUs), same, none, or
@@ -225,8 +248,8 @@ mod tests {
     use clap::CommandFactory;
     use std::collections::BTreeMap;
 
-    /// The flags more than one command takes (servers' own --pin aside).
-    const SHARED: [&str; 14] = [
+    /// The flags more than one command takes, each declared once.
+    const SHARED: [&str; 27] = [
         "seed",
         "visits",
         "out",
@@ -236,26 +259,80 @@ mod tests {
         "json",
         "json-stream",
         "pin",
+        "warmup",
         "netns",
         "mtu",
         "netem",
         "remote",
+        "token-file",
         "reverse",
+        "counters",
+        "queue-depth",
+        "recv",
+        "recv-size",
+        "pipe-size",
+        "udp-split",
+        "processes",
+        "settle",
+        "settle-limit",
+        "quiet-threshold",
+        "bidir",
     ];
+
+    /// Names more than one command takes for different things, each declared by its command.
+    const APART: [(&str, &str); 8] = [
+        ("sizes", "message sizes with each study's bounds and default; file's are file sizes"),
+        ("threads", "run's one flow count against sweep's and mesh's lists"),
+        ("mechanisms", "sweep's and mesh's send mechanisms, with their own defaults; file's ways to send a file"),
+        ("patterns", "sweep's stream, rr and crr; mesh's stream and rr"),
+        ("duration", "run's measured time, servers' per point, mesh's per visit"),
+        ("size", "run's message (eight fields) against servers' request"),
+        ("bytes", "run's count that ends the run against ipc's bytes per bandwidth point"),
+        ("margin", "report's default is the margin its study recorded, every other command's 5 %"),
+    ];
+
+    /// Each command's long flags, by flag.
+    fn commands_of_each_flag() -> BTreeMap<String, Vec<String>> {
+        let cli = crate::cli::Cli::command();
+        let mut taken: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for sub in cli.get_subcommands() {
+            for long in sub.get_arguments().filter_map(|a| a.get_long()) {
+                let commands = taken.entry(long.to_string()).or_default();
+                commands.push(sub.get_name().to_string());
+            }
+        }
+        taken
+    }
+
+    /// A flag two commands take is either one shared declaration or on the list of names that
+    /// mean something else per command: a new duplicate has to choose.
+    #[test]
+    fn every_flag_two_commands_take_is_shared_or_named_apart() {
+        let apart: Vec<&str> = APART.iter().map(|(flag, _)| *flag).collect();
+        let taken = commands_of_each_flag();
+        for flag in &apart {
+            assert!(taken[*flag].len() > 1, "--{flag} is no longer taken twice");
+        }
+        for (flag, commands) in taken {
+            let shared = SHARED.contains(&flag.as_str());
+            if commands.len() > 1 {
+                assert!(
+                    shared || apart.contains(&flag.as_str()),
+                    "--{flag} is taken by {commands:?}: declare it once in a shared group, or say in APART why it differs"
+                );
+            }
+            assert!(!(shared && apart.contains(&flag.as_str())), "--{flag}");
+        }
+    }
 
     /// Every flag more than one command takes, with each command's help for it: one text each.
     #[test]
     fn a_shared_flag_has_one_help_text_in_every_command() {
         let cli = crate::cli::Cli::command();
         let mut helps: BTreeMap<String, BTreeMap<String, Vec<String>>> = BTreeMap::new();
-        // servers' --pin places two processes (split or none): another meaning, its own help.
-        let apart = [("servers", "pin")];
         for sub in cli.get_subcommands() {
             for arg in sub.get_arguments() {
                 let Some(long) = arg.get_long() else { continue };
-                if apart.contains(&(sub.get_name(), long)) {
-                    continue;
-                }
                 let help = arg.get_help().map(ToString::to_string).unwrap_or_default();
                 let default: Vec<_> = arg
                     .get_default_values()
@@ -283,8 +360,7 @@ mod tests {
         }
     }
 
-    /// A shared flag's field is declared in one struct of `src/cli`, this file's or the
-    /// network and remote groups.
+    /// A shared flag's field is declared in one struct of `src/cli`.
     #[test]
     fn a_shared_flag_is_declared_in_one_place() {
         let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/src/cli");
@@ -292,8 +368,7 @@ mod tests {
         for entry in std::fs::read_dir(dir).unwrap() {
             sources += &std::fs::read_to_string(entry.unwrap().path()).unwrap();
         }
-        // servers declares its own --pin (split or none), another meaning.
-        for flag in SHARED.into_iter().filter(|f| *f != "pin") {
+        for flag in SHARED {
             let field = flag.replace('-', "_");
             let needle = format!("    pub {field}: ");
             let declared = sources
@@ -305,6 +380,39 @@ mod tests {
                 "`pub {field}:` is declared {declared} times in src/cli"
             );
         }
+    }
+
+    /// servers places two processes with `--placement`; `--pin` there is its old name, kept
+    /// as a hidden alias (no value means one thing there and another elsewhere: `split` is
+    /// servers' only, `none` means unpinned in both). file's `--transfer-counters` is file's.
+    #[test]
+    fn old_names_are_hidden_aliases_of_their_own_command_only() {
+        use clap::Parser;
+        let parse = |line: &[&str]| crate::cli::Cli::try_parse_from(line).map(|c| c.command);
+        let servers = |flag| match parse(&["bytepath", "servers", flag, "none"]) {
+            Ok(crate::cli::Command::Servers(a)) => a.placement,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(servers("--pin"), Some("none".into()));
+        assert_eq!(servers("--placement"), Some("none".into()));
+        let cli = crate::cli::Cli::command();
+        let help = cli.find_subcommand("servers").unwrap();
+        let placement = help.get_arguments().find(|a| a.get_id() == "placement");
+        let placement = placement.unwrap();
+        assert_eq!(placement.get_all_aliases(), Some(vec!["pin"]));
+        let visible = placement.get_visible_aliases().unwrap_or_default();
+        assert!(visible.is_empty(), "the alias is hidden: {visible:?}");
+        assert!(parse(&["bytepath", "file", "--transfer-counters", "all"]).is_ok());
+        assert!(parse(&[
+            "bytepath",
+            "run",
+            "-m",
+            "send",
+            "--transfer-counters",
+            "all"
+        ])
+        .is_err());
+        assert!(parse(&["bytepath", "sweep", "--transfer-counters", "all"]).is_err());
     }
 
     #[test]

@@ -1,13 +1,26 @@
 //! Text -> value, one parser per kind of value (sizes, durations, counts, percentages, CPU
 //! lists, comma lists, counter selections), each refusing with one line that names the flag
-//! and says what is allowed. Pure functions: the only I/O is `--pipe-size` reading the
-//! kernel's pipe-max-size.
+//! and says what is allowed. A parser that more than one flag uses takes the flag's name and
+//! words its refusal with it, so no caller rewrites a message. Pure functions: the only I/O
+//! is `--pipe-size` reading the kernel's pipe-max-size.
 use super::{
     bad, Pattern, Pinning, DEFAULT_QUEUE_DEPTH, MAX_MESSAGE_SIZE, MAX_QUEUE_DEPTH, MAX_THREADS,
 };
 use crate::error::ConfigError;
 use crate::measure::counters::CounterSelection;
 use std::time::Duration;
+
+/// The flag of one entry of a list: its refusal names the value alone, and `parse_list` puts
+/// the list's flag in front (`--sizes: "12" (12 B): allowed: …`).
+pub const LIST_ENTRY: &str = "";
+
+/// How a refusal names the value it refuses: `--flag "text"`, or `"text"` for a `LIST_ENTRY`.
+fn named(flag: &str, text: &str) -> String {
+    match flag {
+        LIST_ENTRY => format!("{text:?}"),
+        flag => format!("{flag} {text:?}"),
+    }
+}
 
 /// Parses `--queue-depth`: submissions in flight at once.
 pub fn parse_queue_depth(text: Option<&str>) -> Result<u32, ConfigError> {
@@ -41,12 +54,15 @@ pub fn parse_bytes(text: &str) -> Option<u64> {
     n.checked_mul(1u64 << shift)
 }
 
-pub fn parse_message_size(text: &str) -> Result<usize, ConfigError> {
+/// A message size (`--size`, `--sizes`, server's `--max-message-size`): eight fields of
+/// equal size.
+pub fn parse_message_size(flag: &str, text: &str) -> Result<usize, ConfigError> {
     let allowed = "a multiple of 8 from 8 B to 64 MiB (e.g. 256, 1K, 4KiB, 512k)";
-    let n = parse_bytes(text)
-        .ok_or_else(|| bad(format!("--size {text:?}: not a size; allowed: {allowed}")))?;
+    let value = named(flag, text);
+    let n =
+        parse_bytes(text).ok_or_else(|| bad(format!("{value}: not a size; allowed: {allowed}")))?;
     if n == 0 || n % 8 != 0 || n > MAX_MESSAGE_SIZE as u64 {
-        return Err(bad(format!("--size {text:?} ({n} B): allowed: {allowed}")));
+        return Err(bad(format!("{value} ({n} B): allowed: {allowed}")));
     }
     Ok(n as usize)
 }
@@ -59,18 +75,9 @@ pub fn parse_recv_size(text: &str) -> Result<usize, ConfigError> {
     }
 }
 
-/// `auto` counts everything in stream and nothing in rr, where per-thread counters would add
-/// their context-switch cost to every round trip.
+/// `--counters`: `auto` counts everything in stream and nothing in rr, where per-thread
+/// counters would add their context-switch cost to every round trip.
 pub fn parse_counters(text: &str, pattern: Pattern) -> Result<CounterSelection, ConfigError> {
-    parse_counters_flag("--counters", text, pattern)
-}
-
-/// As `parse_counters`, naming the flag `flag` in its error.
-pub fn parse_counters_flag(
-    flag: &str,
-    text: &str,
-    pattern: Pattern,
-) -> Result<CounterSelection, ConfigError> {
     match text {
         "auto" if pattern != Pattern::Stream => Ok(CounterSelection::None),
         "auto" | "all" => Ok(CounterSelection::All),
@@ -78,7 +85,7 @@ pub fn parse_counters_flag(
         "hardware" => Ok(CounterSelection::Hardware),
         "none" => Ok(CounterSelection::None),
         _ => Err(bad(format!(
-            "{flag} {text:?}: allowed: auto, all, software, hardware, none"
+            "--counters {text:?}: allowed: auto, all, software, hardware, none"
         ))),
     }
 }
@@ -94,7 +101,9 @@ pub fn parse_percent(flag: &str, text: &str, max_percent: f64) -> Result<f64, Co
     }
 }
 
-pub fn parse_pipe_size(text: &str) -> Result<usize, ConfigError> {
+/// A pipe buffer or ring size (`--pipe-size`, `--pipe-sizes`), up to the kernel's
+/// pipe-max-size.
+pub fn parse_pipe_size(flag: &str, text: &str) -> Result<usize, ConfigError> {
     let max = std::fs::read_to_string("/proc/sys/fs/pipe-max-size")
         .ok()
         .and_then(|t| t.trim().parse::<u64>().ok())
@@ -102,17 +111,19 @@ pub fn parse_pipe_size(text: &str) -> Result<usize, ConfigError> {
     match parse_bytes(text) {
         Some(n) if n >= 4096 && n <= max => Ok(n as usize),
         _ => Err(bad(format!(
-            "--pipe-size {text:?}: allowed: 4 KiB to {} (pipe-max-size)",
-            max
+            "{}: allowed: 4 KiB to {max} (pipe-max-size)",
+            named(flag, text)
         ))),
     }
 }
 
-pub fn parse_threads(text: &str) -> Result<usize, ConfigError> {
+/// A flow count (`--threads`, server's `--max-threads`).
+pub fn parse_threads(flag: &str, text: &str) -> Result<usize, ConfigError> {
     match text.trim().parse::<usize>() {
         Ok(n) if (1..=MAX_THREADS).contains(&n) => Ok(n),
         _ => Err(bad(format!(
-            "--threads {text:?}: allowed: a whole number from 1 to {MAX_THREADS}"
+            "{}: allowed: a whole number from 1 to {MAX_THREADS}",
+            named(flag, text)
         ))),
     }
 }
@@ -249,18 +260,19 @@ mod tests {
 
     #[test]
     fn sizes_accept_the_documented_spellings() {
-        assert_eq!(parse_message_size("256").unwrap(), 256);
-        assert_eq!(parse_message_size("1K").unwrap(), 1024);
-        assert_eq!(parse_message_size("4KiB").unwrap(), 4096);
-        assert_eq!(parse_message_size("512k").unwrap(), 512 * 1024);
-        assert_eq!(parse_message_size("64M").unwrap(), 64 << 20);
+        let size = |t| parse_message_size("--size", t).unwrap();
+        assert_eq!(size("256"), 256);
+        assert_eq!(size("1K"), 1024);
+        assert_eq!(size("4KiB"), 4096);
+        assert_eq!(size("512k"), 512 * 1024);
+        assert_eq!(size("64M"), 64 << 20);
     }
 
     #[test]
     fn sizes_outside_the_rules_are_refused_with_the_rule() {
         for text in ["0", "12", "65M", "abc", "4X", "", "-8"] {
-            let err = parse_message_size(text).unwrap_err().0;
-            assert!(err.starts_with("--size"), "{err}");
+            let err = parse_message_size("--size", text).unwrap_err().0;
+            assert!(err.starts_with(&format!("--size {text:?}")), "{err}");
             assert!(err.contains("multiple of 8"), "{err}");
         }
     }
@@ -328,10 +340,39 @@ mod tests {
 
     #[test]
     fn threads_must_be_between_one_and_1024() {
-        assert_eq!(parse_threads("4").unwrap(), 4);
+        assert_eq!(parse_threads("--threads", "4").unwrap(), 4);
         for text in ["0", "1025", "-1", "two"] {
-            assert!(parse_threads(text).unwrap_err().0.contains("1 to 1024"));
+            assert!(parse_threads("--threads", text)
+                .unwrap_err()
+                .0
+                .contains("1 to 1024"));
         }
+    }
+
+    /// A parser names the value by the flag it was given, or by the value alone in a list,
+    /// whose flag `parse_list` names once.
+    #[test]
+    fn a_refusal_names_the_flag_it_was_given() {
+        assert_eq!(
+            parse_threads("--max-threads", "0").unwrap_err().0,
+            "--max-threads \"0\": allowed: a whole number from 1 to 1024"
+        );
+        assert_eq!(
+            parse_message_size("--max-message-size", "12").unwrap_err().0,
+            "--max-message-size \"12\" (12 B): allowed: a multiple of 8 from 8 B to 64 MiB (e.g. 256, 1K, 4KiB, 512k)"
+        );
+        let listed = parse_list("--sizes", "256,12", |t| parse_message_size(LIST_ENTRY, t));
+        assert!(listed
+            .unwrap_err()
+            .0
+            .starts_with("--sizes: \"12\" (12 B): allowed: a multiple of 8"),);
+        let pipe = parse_pipe_size(LIST_ENTRY, "huge").unwrap_err().0;
+        assert!(pipe.starts_with("\"huge\": allowed: 4 KiB to "), "{pipe}");
+        let pipe = parse_pipe_size("--pipe-size", "1").unwrap_err().0;
+        assert!(
+            pipe.starts_with("--pipe-size \"1\": allowed: 4 KiB to "),
+            "{pipe}"
+        );
     }
 
     #[test]
@@ -363,7 +404,7 @@ mod tests {
     proptest! {
         #[test]
         fn any_multiple_of_eight_in_range_parses_back(n in 1usize..=(MAX_MESSAGE_SIZE / 8)) {
-            prop_assert_eq!(parse_message_size(&(n * 8).to_string()).unwrap(), n * 8);
+            prop_assert_eq!(parse_message_size("--size", &(n * 8).to_string()).unwrap(), n * 8);
         }
 
         #[test]
@@ -373,14 +414,14 @@ mod tests {
 
         #[test]
         fn size_parser_never_panics(text in ".{0,12}") {
-            let _ = parse_message_size(&text);
+            let _ = parse_message_size("--size", &text);
         }
 
         #[test]
         fn listed_sizes_parse_back_in_order(sizes in prop::collection::hash_set(1usize..=(SIZE_BOUNDS.1 / 8), 1..8)) {
             let sizes: Vec<usize> = sizes.into_iter().map(|n| n * 8).collect();
             let text = sizes.iter().map(|s| s.to_string()).collect::<Vec<_>>().join(",");
-            prop_assert_eq!(parse_list("--sizes", &text, parse_message_size).unwrap(), sizes);
+            prop_assert_eq!(parse_list("--sizes", &text, |t| parse_message_size(LIST_ENTRY, t)).unwrap(), sizes);
         }
 
         #[test]
@@ -388,7 +429,7 @@ mod tests {
             let mut list = list;
             list.push(*pick.get(&list));
             let text = list.iter().map(|t| t.to_string()).collect::<Vec<_>>().join(",");
-            prop_assert!(parse_list("--threads", &text, parse_threads).is_err());
+            prop_assert!(parse_list("--threads", &text, |t| parse_threads(LIST_ENTRY, t)).is_err());
         }
     }
 }

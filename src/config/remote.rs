@@ -45,9 +45,15 @@ impl serde::Serialize for RemoteRun {
 /// `--remote HOST[:PORT]`: a host name, an IPv4 address, or an IPv6 address (in brackets
 /// when a port follows).
 pub fn parse_remote(text: &str) -> Result<Target, ConfigError> {
+    parse_target("--remote", text)
+}
+
+/// HOST[:PORT] as `--remote` takes it, its refusal naming the value as `name` (a flag, or
+/// `host` for an entry of mesh's host lists).
+pub fn parse_target(name: &str, text: &str) -> Result<Target, ConfigError> {
     let bad_target = || {
         bad(format!(
-            "--remote {text:?}: allowed: HOST or HOST:PORT (IPv6 as [ADDR]:PORT), port 1-65535"
+            "{name} {text:?}: allowed: HOST or HOST:PORT (IPv6 as [ADDR]:PORT), port 1-65535"
         ))
     };
     let text = text.trim();

@@ -5,3 +5,4 @@ pub(crate) mod histogram;
 pub mod interference;
 pub(crate) mod machine;
 pub mod profile;
+pub(crate) mod unmeasured;

@@ -8,6 +8,7 @@ use super::roofline::Roofline;
 use super::summary::Timing;
 use super::syscalls::Syscalls;
 use super::Probe;
+use crate::measure::unmeasured;
 use std::fmt::Write;
 
 pub fn render(p: &Probe) -> String {
@@ -217,7 +218,15 @@ fn counters(out: &mut String, c: &Counters) {
         if c.pmu_present { "present" } else { "absent" },
         if c.running_as_root { "root" } else { "not root" },
     );
-    for e in &c.events {
+    // An event that could not be counted, for one reason shared with others, is one line
+    // with them.
+    let cells: Vec<(&str, Vec<Option<&str>>)> = c
+        .events
+        .iter()
+        .map(|e| (e.event, vec![uncounted(e)]))
+        .collect();
+    let folded = unmeasured::fold(&cells);
+    for e in folded.kept.iter().map(|&i| &c.events[i]) {
         let state = match (e.count, &e.scope) {
             (Some(v), Some(scope)) => format!(
                 "counted, {} ({v:.0} {})",
@@ -231,7 +240,19 @@ fn counters(out: &mut String, c: &Counters) {
         };
         let _ = writeln!(out, "  {:<20}{state}", e.event);
     }
+    for line in &folded.unmeasured {
+        let _ = writeln!(out, "  {line}");
+    }
     out.push('\n');
+}
+
+/// Why an event has no count, when it has none (an event with no count and no reason
+/// recorded reads "unknown", as its row would).
+fn uncounted(e: &super::counters::EventFigures) -> Option<&str> {
+    match (e.count, &e.scope) {
+        (Some(_), Some(_)) => None,
+        _ => Some(e.count_unavailable_reason.as_deref().unwrap_or("unknown")),
+    }
 }
 
 fn feature_line(out: &mut String, name: &str, f: &Feature) {
@@ -360,6 +381,56 @@ mod tests {
         assert_eq!(bytes(64 << 20), "64 MiB");
         assert_eq!(bytes(131_072), "128 KiB");
         assert_eq!(bytes(1000), "1000 B");
+    }
+
+    /// The probe's counter section with these events: `Some(reason)` could not be counted.
+    fn counter_section(events: &[(&'static str, Option<&str>)]) -> String {
+        let figures = |&(event, reason): &(&'static str, Option<&str>)| {
+            super::super::counters::EventFigures {
+                event,
+                hardware: true,
+                available: reason.is_none(),
+                scope: reason
+                    .is_none()
+                    .then_some(crate::measure::counters::Scope::UserAndKernel),
+                count: reason.is_none().then_some(3.0),
+                count_unavailable_reason: reason.map(String::from),
+                count_unit: "events",
+            }
+        };
+        let c = Counters {
+            perf_event_paranoid: Some(2),
+            perf_event_paranoid_unavailable_reason: None,
+            pmu_present: false,
+            running_as_root: false,
+            events: events.iter().map(figures).collect(),
+        };
+        let mut out = String::new();
+        counters(&mut out, &c);
+        out
+    }
+
+    #[test]
+    fn events_uncounted_for_one_reason_are_one_line_and_counted_ones_stay_rows() {
+        let text = counter_section(&[
+            ("page_faults", None),
+            ("cycles", Some("no PMU")),
+            ("instructions", Some("no PMU")),
+            (
+                "context_switches",
+                Some("permission: perf_event_paranoid=2"),
+            ),
+        ]);
+        let lines: Vec<&str> = text.lines().skip(1).filter(|l| !l.is_empty()).collect();
+        assert_eq!(
+            lines,
+            [
+                "  page_faults         counted, user+kernel (3 events)",
+                "  hardware counters (cycles, instructions): not measured: this machine exposes no PMU",
+                "  perf counters (context_switches): not measured: permission: perf_event_paranoid=2",
+            ]
+        );
+        assert!(!text.contains("n/a"), "{text}");
     }
 
     #[test]

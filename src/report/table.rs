@@ -3,6 +3,7 @@
 use super::units::{bytes, count, duration_ns};
 use super::Exporter;
 use crate::measure::histogram::LatencySummary;
+use crate::measure::unmeasured::{self, NO_PMU};
 use crate::record::{Metric, RunRecord, SideMetrics};
 use std::fmt::Write;
 
@@ -249,18 +250,7 @@ fn metrics(out: &mut String, r: &RunRecord) {
             )
         }),
     );
-    for i in 0..r.sides[0].counters.0.len() {
-        let key = r.sides[0].counters.0[i].0.as_str();
-        row(out, key, both(r, |s| metric(s.counters.get(key), count)));
-    }
-    for i in 0..r.sides[0].derived.0.len() {
-        let key = r.sides[0].derived.0[i].0.as_str();
-        row(
-            out,
-            key,
-            both(r, |s| metric(s.derived.get(key), |v| format!("{v:.3}"))),
-        );
-    }
+    counter_rows(out, r);
     let scope = r.sides[0]
         .counter_scope
         .map_or("none counted".to_string(), |s| format!("{s:?}"));
@@ -273,6 +263,64 @@ fn metrics(out: &mut String, r: &RunRecord) {
             ""
         }
     );
+}
+
+/// The perf counter rows, then the derived figures' (cycles per byte …); the rows that are
+/// n/a in both columns for one reason fold into one line per reason, which says it once.
+fn counter_rows(out: &mut String, r: &RunRecord) {
+    let cells = counter_cells(r);
+    let folded = unmeasured::fold(&cells);
+    let counted = r.sides[0].counters.0.len();
+    for &i in &folded.kept {
+        let key = cells[i].0;
+        let cells = match i < counted {
+            true => both(r, |s| metric(s.counters.get(key), count)),
+            false => both(r, |s| metric(s.derived.get(key), |v| format!("{v:.3}"))),
+        };
+        row(out, key, cells);
+    }
+    for line in &folded.unmeasured {
+        let instead = match line.reason {
+            NO_PMU => " (CPU cost: CPU-ns per byte above, from getrusage)",
+            _ => "",
+        };
+        let _ = writeln!(out, "{line}{instead}");
+    }
+}
+
+/// Each counter's and derived figure's name, with each column's reason when it is n/a for
+/// one (a value, or no reason recorded, is `None`).
+fn counter_cells(r: &RunRecord) -> Vec<(&str, Vec<Option<&str>>)> {
+    let counters = r.sides[0].counters.0.iter().map(|(key, _)| {
+        let cells = r.sides.iter().map(|s| reason(s.counters.get(key)));
+        (key.as_str(), cells.collect())
+    });
+    let derived = r.sides[0].derived.0.iter().map(|(key, _)| {
+        let cells = r.sides.iter().map(|s| reason(s.derived.get(key)));
+        (key.as_str(), cells.collect())
+    });
+    counters.chain(derived).collect()
+}
+
+/// A cell's reason for being n/a, when it is n/a for one.
+fn reason(m: Option<&Metric>) -> Option<&str> {
+    match m {
+        Some(Metric::Unavailable(reason)) => Some(reason.as_str()),
+        _ => None,
+    }
+}
+
+/// Whether the record's no-PMU note says what a folded counter line already says: the
+/// hardware counters' rows folded for that reason.
+fn no_pmu_line_printed(r: &RunRecord) -> bool {
+    let cells = counter_cells(r);
+    let folded = unmeasured::fold(&cells);
+    folded.unmeasured.iter().any(|u| u.reason == NO_PMU)
+}
+
+/// The note `record::notes` adds on a machine without a PMU.
+fn is_no_pmu_note(note: &str) -> bool {
+    note.contains("exposes no PMU")
 }
 
 fn latency_rows(out: &mut String, r: &RunRecord) {
@@ -360,7 +408,12 @@ fn footer(out: &mut String, r: &RunRecord) {
     for e in &r.errors {
         let _ = writeln!(out, "error: {e}");
     }
-    for n in &r.notes {
+    let folded_pmu = no_pmu_line_printed(r);
+    for n in r
+        .notes
+        .iter()
+        .filter(|n| !(folded_pmu && is_no_pmu_note(n)))
+    {
         let _ = writeln!(out, "note: {n}");
     }
 }
@@ -412,5 +465,111 @@ fn verify_lines(out: &mut String, r: &RunRecord) {
             "  flow {} message {} offset {}: expected 0x{:02x}, got 0x{:02x}",
             m.flow, m.message, m.offset, m.expected, m.got
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::RunSpec;
+    use crate::engine::RunOutcome;
+    use crate::environment::Environment;
+    use crate::record::MetricSet;
+    use std::time::Duration;
+
+    type Figures<'a> = [Vec<(&'a str, Metric)>; 2];
+
+    /// A record of a run on a machine without a PMU (its notes as `record::notes` writes
+    /// them), each side with the given counters and derived figures.
+    fn record(counters: Figures, derived: Figures) -> RunRecord {
+        let spec = RunSpec::plain(4096, Duration::from_secs(1));
+        let mut env = Environment::detect(&[0]);
+        env.pmu_available = false;
+        let mut r = crate::record::build(&spec, &RunOutcome::not_run(&spec, "a test".into()), env);
+        r.notes = crate::record::notes(&spec, &r.environment, None, None);
+        let set = |m: &[(&str, Metric)]| {
+            MetricSet(m.iter().map(|(k, v)| (k.to_string(), v.clone())).collect())
+        };
+        for (i, side) in r.sides.iter_mut().enumerate() {
+            side.counters = set(&counters[i]);
+            side.derived = set(&derived[i]);
+        }
+        r
+    }
+
+    fn na(reason: &str) -> Metric {
+        Metric::Unavailable(reason.into())
+    }
+
+    /// The counter rows and the notes, as the table prints them.
+    fn printed(r: &RunRecord) -> (String, String) {
+        let (mut rows, mut notes) = (String::new(), String::new());
+        counter_rows(&mut rows, r);
+        footer(&mut notes, r);
+        (rows, notes)
+    }
+
+    #[test]
+    fn rows_n_a_for_one_reason_in_both_columns_fold_and_the_note_is_not_repeated() {
+        let side = || {
+            vec![
+                ("task_clock_ns", Metric::Value(2e6)),
+                ("cycles", na(NO_PMU)),
+                ("instructions", na(NO_PMU)),
+            ]
+        };
+        let derived = || vec![("cycles_per_byte", na(NO_PMU))];
+        let (rows, notes) = printed(&record([side(), side()], [derived(), derived()]));
+        assert!(rows.starts_with("task_clock_ns "), "{rows}");
+        assert_eq!(rows.lines().count(), 2, "{rows}");
+        assert!(
+            rows.contains("\nhardware counters (cycles, instructions, cycles_per_byte): not measured: this machine exposes no PMU (CPU cost: CPU-ns per byte above, from getrusage)\n"),
+            "{rows}"
+        );
+        assert!(!rows.contains("n/a"), "{rows}");
+        assert!(!notes.contains("PMU"), "the note is not repeated: {notes}");
+        assert!(notes.contains("note: threads were not pinned"), "{notes}");
+    }
+
+    #[test]
+    fn a_row_with_a_value_in_one_column_stays_and_so_does_the_note() {
+        let sender = vec![("cycles", Metric::Value(1e6))];
+        let receiver = vec![("cycles", na(NO_PMU))];
+        let (rows, notes) = printed(&record([sender, receiver], [vec![], vec![]]));
+        assert!(rows.starts_with("cycles "), "{rows}");
+        assert!(rows.contains("n/a (no PMU)"), "{rows}");
+        assert_eq!(rows.lines().count(), 1, "{rows}");
+        assert!(notes.contains("exposes no PMU"), "{notes}");
+    }
+
+    #[test]
+    fn rows_n_a_for_different_reasons_do_not_merge() {
+        let paranoid = "permission: perf_event_paranoid=2";
+        let side = || vec![("context_switches", na(paranoid)), ("cycles", na(NO_PMU))];
+        let mixed = |r: &str| vec![("cycles_per_byte", na(r))];
+        let (rows, _) = printed(&record([side(), side()], [mixed(NO_PMU), mixed(paranoid)]));
+        let lines: Vec<&str> = rows.lines().collect();
+        assert_eq!(lines.len(), 3, "{rows}");
+        assert!(lines[0].starts_with("cycles_per_byte ") && lines[0].contains("n/a (no PMU)"));
+        assert_eq!(
+            lines[1],
+            "perf counters (context_switches): not measured: permission: perf_event_paranoid=2"
+        );
+        assert!(lines[2].starts_with("hardware counters (cycles): not measured"));
+    }
+
+    /// The note dropped after a folded no-PMU line is the one `record::notes` writes when
+    /// the machine has no PMU, and no other.
+    #[test]
+    fn the_no_pmu_note_is_recognised_and_nothing_else() {
+        let spec = RunSpec::plain(4096, Duration::from_secs(1));
+        let mut env = Environment::detect(&[0]);
+        env.pmu_available = false;
+        let notes = crate::record::notes(&spec, &env, None, None);
+        let pmu = notes.iter().filter(|n| is_no_pmu_note(n)).count();
+        assert_eq!(pmu, 1, "{notes:#?}");
+        env.pmu_available = true;
+        let notes = crate::record::notes(&spec, &env, None, None);
+        assert!(!notes.iter().any(|n| is_no_pmu_note(n)), "{notes:#?}");
     }
 }

@@ -48,7 +48,7 @@ pub struct LoadSpec {
     pub per_request: bool,
     /// How long connecting may take before the connections still pending count as failed.
     pub setup_timeout: Duration,
-    /// CPUs the client threads run on (`--pin split`); `None`: any.
+    /// CPUs the client threads run on (`--placement split`); `None`: any.
     pub cpus: Option<Vec<usize>>,
     /// `--netns`: each client thread enters this namespace before it connects (the threads
     /// are the load generator's own, so moving them moves nothing else).

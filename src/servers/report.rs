@@ -102,9 +102,9 @@ fn extras(records: &[Value], c: &Value) -> String {
     };
     let pin = match (c["pin"].as_str(), &c["server_cpus"], &c["client_cpus"]) {
         (Some("split"), server, clients) => format!(
-            " CPU placement: --pin split, the server process on CPUs {server}, the load generator on CPUs {clients}."
+            " CPU placement: --placement split, the server process on CPUs {server}, the load generator on CPUs {clients}."
         ),
-        (Some(p), _, _) => format!(" CPU placement: --pin {p} (the scheduler places both)."),
+        (Some(p), _, _) => format!(" CPU placement: --placement {p} (the scheduler places both)."),
         (None, _, _) => String::new(),
     };
     format!("{per_connection}{stalled}{pin}")

@@ -1,5 +1,5 @@
 //! A validated `bytepath servers` invocation (`ServersSpec`, the marker's `spec` block), where
-//! its server and load generator run (`Placement`, `--pin`), and the points it visits.
+//! its server and load generator run (`Placement`, `--placement`), and the points it visits.
 use super::model::ServerModel;
 use crate::error::{bad, ConfigError};
 use std::time::Duration;
@@ -49,7 +49,7 @@ pub struct ServersSpec {
     pub margin: f64,
 }
 
-/// Where the server process and the load generator run (`--pin`).
+/// Where the server process and the load generator run (`--placement`).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Placement {
     /// "split" or "none".
@@ -80,9 +80,11 @@ impl Placement {
                 })
             }
             "split" => Err(bad(format!(
-                "--pin split: needs at least 2 CPUs, this process may use {cpus:?}; allowed: none"
+                "--placement split: needs at least 2 CPUs, this process may use {cpus:?}; allowed: none"
             ))),
-            other => Err(bad(format!("--pin {other:?}: allowed: split, none"))),
+            other => Err(bad(format!(
+                "--placement {other:?}: allowed: split, none (cross, same and CPU lists are --pin's, which places the threads of run, sweep, ipc and file)"
+            ))),
         }
     }
 }

@@ -1,0 +1,92 @@
+//! How one point is carried and counted: the flags `run` shares with the studies that measure
+//! the same kind of point (sweep: the io_uring queue, the receive path and the counters; ipc:
+//! the pipe size, datagram splitting and processes; file: the counters). Each is declared
+//! once, with its help and its parse, and flattened into every command that takes it.
+use crate::config::{parse_counters, parse_recv_size, Pattern};
+use crate::error::ConfigError;
+use crate::measure::counters::CounterSelection;
+use crate::mechanism::receive::path::RecvPath;
+use clap::Args;
+
+/// `--counters`: run, sweep and file.
+#[derive(Debug, Clone, Args, serde::Serialize, serde::Deserialize)]
+pub struct CountersArgs {
+    /// perf counters each thread opens: all, software, hardware, none, or auto (all, except
+    /// none for run's rr and crr). They open in a run (run), a visit (sweep) or a transfer
+    /// (file) of their own after the measured ones, never in those the figures come from.
+    #[arg(long, default_value = "auto")]
+    pub counters: String,
+}
+
+impl CountersArgs {
+    /// The counters a point of `pattern` opens (`auto` depends on the pattern).
+    pub fn selection(&self, pattern: Pattern) -> Result<CounterSelection, ConfigError> {
+        parse_counters(&self.counters, pattern)
+    }
+}
+
+/// `--queue-depth`: run and sweep.
+#[derive(Debug, Clone, Default, Args, serde::Serialize, serde::Deserialize)]
+pub struct QueueDepthArgs {
+    /// io_uring mechanisms (uring, uring-gather, uring-zc): sends submitted together, linked
+    /// so they go out in order; 1 to 4096, default 16. Refused without such a mechanism.
+    #[arg(long)]
+    pub queue_depth: Option<String>,
+}
+
+/// `--recv` and `--recv-size`, how the receiving side takes bytes: run and sweep.
+#[derive(Debug, Clone, Args, serde::Serialize, serde::Deserialize)]
+pub struct ReceiveArgs {
+    /// How the receiving side takes bytes (in sweep, every point's): recv, uring-recv
+    /// (io_uring, provided buffers), zc-recv (TCP_ZEROCOPY_RECEIVE mapping), trunc (MSG_TRUNC:
+    /// discards, delivers nothing).
+    #[arg(long, default_value = "recv")]
+    pub recv: String,
+    /// Bytes per recv() call on the receiving side. Default: the message size, read until the
+    /// whole message has arrived.
+    #[arg(long)]
+    pub recv_size: Option<String>,
+}
+
+impl ReceiveArgs {
+    /// `--recv`: the receive path.
+    pub fn path(&self) -> Result<RecvPath, ConfigError> {
+        self.recv.parse()
+    }
+
+    /// `--recv-size`: bytes per call, or `None` for whole messages.
+    pub fn size(&self) -> Result<Option<usize>, ConfigError> {
+        self.recv_size.as_deref().map(parse_recv_size).transpose()
+    }
+}
+
+/// `--pipe-size`: run and ipc.
+#[derive(Debug, Clone, Default, Args, serde::Serialize, serde::Deserialize)]
+pub struct PipeSizeArgs {
+    /// Bytes each direction holds: the pipe buffer of pipe (F_SETPIPE_SZ, 4 KiB up to
+    /// /proc/sys/fs/pipe-max-size; default the kernel's) or the ring size of shm (default
+    /// 64 KiB). run refuses it with another transport; ipc gives it to its pipe and shm points
+    /// (--pipe-sizes measures several).
+    #[arg(long)]
+    pub pipe_size: Option<String>,
+}
+
+/// `--udp-split`: run and ipc.
+#[derive(Debug, Clone, Copy, Default, Args, serde::Serialize, serde::Deserialize)]
+pub struct UdpSplitArgs {
+    /// udp, unix-dgram: send a message larger than one datagram as several equal datagrams,
+    /// each numbered; without it such a size is refused (ipc: skipped, unless --transports
+    /// names the transport).
+    #[arg(long)]
+    pub udp_split: bool,
+}
+
+/// `--processes`: run and ipc.
+#[derive(Debug, Clone, Copy, Default, Args, serde::Serialize, serde::Deserialize)]
+pub struct ProcessesArgs {
+    /// Run the two sides in two processes (fork) instead of two threads of one process: the
+    /// measuring side (stream receiver, rr client) stays in this process, the other side of
+    /// every flow goes to one child.
+    #[arg(long)]
+    pub processes: bool,
+}
