@@ -17,6 +17,7 @@
 mod common;
 
 use std::fs;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -358,10 +359,13 @@ fn every_example_in_the_docs_runs_or_parses() {
             }
         }
     }
-    println!(
+    // Straight to stderr, past the test harness's capture: the counts show in every run.
+    writeln!(
+        std::io::stderr(),
         "docs examples: {ran} run, {checked} only checked (not run, parsed with --help), in {:.0} s",
         started.elapsed().as_secs_f64()
-    );
+    )
+    .unwrap();
     assert!(ran > 0 && checked > 0, "no examples found");
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
