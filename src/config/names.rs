@@ -2,6 +2,7 @@
 //! paths, parsed back into their values. The types live below (`transport`, `mechanism`),
 //! which know nothing of input errors; the parsing, which refuses with one line, lives here.
 use crate::error::ConfigError;
+use crate::mechanism::descriptor::names;
 use crate::mechanism::receive::path::RecvPath;
 use crate::mechanism::MechanismKind;
 use crate::transport::Transport;
@@ -31,13 +32,19 @@ impl std::str::FromStr for Transport {
 impl std::str::FromStr for MechanismKind {
     type Err = ConfigError;
     fn from_str(s: &str) -> Result<Self, ConfigError> {
-        by_name(&MechanismKind::ALL, MechanismKind::name, s, || {
-            format!(
-                "--mechanism {s:?}: unknown mechanism; allowed: {}",
-                MechanismKind::NAMES
-            )
-        })
+        mechanism_among(MechanismKind::ALL, s)
     }
+}
+
+/// The mechanism among `known` called `s`, or the refusal that lists them (production passes
+/// `MechanismKind::ALL`).
+pub fn mechanism_among(known: &[MechanismKind], s: &str) -> Result<MechanismKind, ConfigError> {
+    MechanismKind::among(known, s).ok_or_else(|| {
+        ConfigError(format!(
+            "--mechanism {s:?}: unknown mechanism; allowed: {}",
+            names(known, |_| true).join(", ")
+        ))
+    })
 }
 
 impl std::str::FromStr for RecvPath {
