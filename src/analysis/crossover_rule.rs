@@ -123,10 +123,12 @@ mod tests {
         );
     }
 
+    /// `rounds.json` numbers its questions by their place here: the seven a sweep has always
+    /// asked keep theirs (a new mechanism's question comes after them).
     #[test]
     fn the_questions_are_numbered_as_rounds_json_has_always_numbered_them() {
         assert_eq!(
-            pairs(),
+            pairs()[..7],
             [
                 ("gather", "copy"),
                 ("zerocopy", "copy"),

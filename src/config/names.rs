@@ -51,7 +51,34 @@ impl std::str::FromStr for RecvPath {
     type Err = ConfigError;
     fn from_str(s: &str) -> Result<Self, ConfigError> {
         by_name(&RecvPath::ALL, RecvPath::name, s, || {
-            format!("--recv {s:?}: unknown receive path; allowed: recv, uring-recv, zc-recv, trunc")
+            let allowed = RecvPath::ALL.map(RecvPath::name).join(", ");
+            format!("--recv {s:?}: unknown receive path; allowed: {allowed}")
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip_and_unknown_ones_are_refused_with_every_allowed_one() {
+        for &m in MechanismKind::ALL {
+            assert_eq!(m.name().parse::<MechanismKind>().unwrap(), m);
+        }
+        for p in RecvPath::ALL {
+            assert_eq!(p.name().parse::<RecvPath>().unwrap(), p);
+        }
+        let err = "zero".parse::<MechanismKind>().unwrap_err().0;
+        assert_eq!(
+            err,
+            "--mechanism \"zero\": unknown mechanism; allowed: send, copy, gather, zerocopy, \
+             uring, uring-gather, uring-zc, splice, sendfile"
+        );
+        let err = "mmap".parse::<RecvPath>().unwrap_err().0;
+        assert_eq!(
+            err,
+            "--recv \"mmap\": unknown receive path; allowed: recv, uring-recv, zc-recv, trunc"
+        );
     }
 }

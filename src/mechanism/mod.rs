@@ -1,5 +1,7 @@
-//! How the sending side hands a message to the kernel. One file per mechanism behind the
-//! `SendMechanism` trait; `build` is the one place that maps a `MechanismKind` to code.
+//! How the sending side hands a message to the kernel. One file per mechanism holds its
+//! descriptor (`descriptor::MechanismDescriptor`: name, help, transports, patterns, kernel
+//! probe, constructor, what `--verify` holds it to) and its sender behind `SendMechanism`;
+//! `MechanismKind::ALL` below lists them, and the rest of bytepath reads that list.
 pub(crate) mod buffer;
 pub(crate) mod completions;
 mod copy;
@@ -19,7 +21,7 @@ mod zerocopy;
 use crate::transport::Endpoint;
 use std::io::{self, IoSlice};
 
-pub use descriptor::{Crossover, MechanismDescriptor, MechanismKind, Patterns, Reuse, Transports};
+pub use descriptor::{MechanismDescriptor, MechanismKind, Transports};
 pub use page_refs::SpliceStats;
 pub use zerocopy::{pool_size as zerocopy_pool_size, ZerocopyStats};
 
