@@ -10,7 +10,8 @@ use serde_json::Value;
 /// sweep skips their points).
 fn mechanisms() -> Vec<MechanismKind> {
     MechanismKind::ALL
-        .into_iter()
+        .iter()
+        .copied()
         .filter(|&m| match mechanism::supported(m) {
             Ok(()) => true,
             Err(reason) => {
@@ -60,9 +61,9 @@ fn every_mechanism_delivers_every_byte_in_stream_and_rr() {
             assert_delivered(&r, &what);
             assert_eq!(r["config"]["mechanism"], mechanism);
             // uring-zc always sets TCP_NODELAY (its buffers come back on ACK); others only for rr.
-            let nodelay = kind == MechanismKind::UringZc || pattern == "rr";
+            let nodelay = kind == MechanismKind::URING_ZC || pattern == "rr";
             assert_eq!(r["config"]["tcp_nodelay"], nodelay, "{what}");
-            if matches!(kind, MechanismKind::Zerocopy | MechanismKind::UringZc) {
+            if [MechanismKind::ZEROCOPY, MechanismKind::URING_ZC].contains(&kind) {
                 assert_zerocopy_accounted(&r, &what);
             } else {
                 assert!(r["zerocopy"].is_null(), "{what}");
@@ -74,10 +75,10 @@ fn every_mechanism_delivers_every_byte_in_stream_and_rr() {
 #[test]
 fn the_stream_socket_paths_deliver_every_byte_over_unix_too() {
     let over_unix = [
-        MechanismKind::Uring,
-        MechanismKind::UringGather,
-        MechanismKind::Splice,
-        MechanismKind::Sendfile,
+        MechanismKind::URING,
+        MechanismKind::URING_GATHER,
+        MechanismKind::SPLICE,
+        MechanismKind::SENDFILE,
     ];
     for kind in mechanisms().into_iter().filter(|k| over_unix.contains(k)) {
         for pattern in ["stream", "rr"] {

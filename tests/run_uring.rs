@@ -8,9 +8,9 @@ use common::{assert_delivered, bytepath, run_json, u};
 use serde_json::Value;
 
 const MECHANISMS: [MechanismKind; 3] = [
-    MechanismKind::Uring,
-    MechanismKind::UringGather,
-    MechanismKind::UringZc,
+    MechanismKind::URING,
+    MechanismKind::URING_GATHER,
+    MechanismKind::URING_ZC,
 ];
 
 fn available(kind: MechanismKind) -> bool {
@@ -55,7 +55,7 @@ fn the_smallest_and_a_large_queue_depth_both_deliver() {
             assert_eq!(code, 0, "{what}: {}", r["errors"]);
             assert_delivered(&r, &what);
             assert_eq!(r["config"]["queue_depth"].to_string(), depth, "{what}");
-            if kind == MechanismKind::UringZc {
+            if kind == MechanismKind::URING_ZC {
                 assert_notifications_accounted(&r, &what);
                 assert!(u(&r["zerocopy"]["pool_messages"]) >= 64 || depth == "1");
             }

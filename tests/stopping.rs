@@ -13,7 +13,7 @@ use std::time::Duration;
 fn spec(max: Duration) -> RunSpec {
     let ms = Duration::from_millis;
     RunSpec {
-        mechanism: MechanismKind::Gather,
+        mechanism: MechanismKind::GATHER,
         stopping: Stopping {
             messages_per_flow: None,
             slice: ms(20),

@@ -3,6 +3,7 @@
 //! copy fewer relieves most (perf_event_open(2) L1D and LL read-miss counters).
 use super::point::Point;
 use super::{capitalize, find, plural, size_label, threads_label, Answer};
+use crate::mechanism::MechanismKind;
 use crate::record::Metric;
 use crate::stats::quantile;
 
@@ -142,7 +143,8 @@ fn reductions(
     level: fn(&Point) -> &Metric,
 ) -> (Vec<f64>, Vec<String>) {
     let (mut found, mut reasons) = (Vec::new(), Vec::new());
-    for p in points.iter().filter(|p| p.series() == "copy") {
+    let baseline = MechanismKind::COPY.name();
+    for p in points.iter().filter(|p| p.series() == baseline) {
         let Some(c) = find(points, challenger, p.size, p.threads) else {
             continue;
         };
@@ -163,8 +165,9 @@ pub fn cache_answer(points: &[&Point]) -> Answer {
     let rests_on = "l1d_load_misses and llc_load_misses (perf counters, both sides) per KiB of \
                     payload, copy against gather at the same size and thread count"
         .to_string();
-    let (mut l1, l1_why) = reductions(points, "gather", |p| &p.l1d_misses_per_kib);
-    let (mut llc, llc_why) = reductions(points, "gather", |p| &p.llc_misses_per_kib);
+    let gather = MechanismKind::GATHER.name();
+    let (mut l1, l1_why) = reductions(points, gather, |p| &p.l1d_misses_per_kib);
+    let (mut llc, llc_why) = reductions(points, gather, |p| &p.llc_misses_per_kib);
     if l1.is_empty() || llc.is_empty() {
         let mut why: Vec<String> = l1_why.into_iter().chain(llc_why).collect();
         why.dedup();

@@ -14,6 +14,7 @@ use super::tested::{Cell, TestedAnswer};
 use super::{
     capitalize, distinct, find, percent_change, size_label, size_range, threads_label, Answer,
 };
+use crate::mechanism::MechanismKind;
 use crate::stats::verdict::{self, Correction, Family, Judged, LogEstimate, Verdict};
 
 /// How a challenger compares with a baseline across the sizes of one thread count.
@@ -339,17 +340,11 @@ pub fn tested(
     TestedAnswer::new(question(challenger), &family, WHY_HOLM, cells)
 }
 
+/// The challenger's crossover question, in its descriptor's words.
 fn question(challenger: &str) -> &'static str {
-    match challenger {
-        "gather" => "From which message size does gather (one copy) beat copy (two copies)?",
-        "zerocopy" => "From which message size does zerocopy beat copy?",
-        "uring" => "From which message size does io_uring send (uring) beat send()?",
-        "uring-gather" => "From which message size does io_uring sendmsg (uring-gather) beat sendmsg (gather)?",
-        "uring-zc" => "From which message size does io_uring zero-copy send (uring-zc) beat io_uring send (uring)?",
-        "splice" => "From which message size does vmsplice+splice beat send()?",
-        "sendfile" => "From which message size does sendfile from a memfd beat send()?",
-        _ => "From which message size does one mechanism beat another?",
-    }
+    MechanismKind::by_name(challenger)
+        .and_then(|m| Some(m.descriptor().crossover.as_ref()?.question))
+        .unwrap_or("From which message size does one mechanism beat another?")
 }
 
 /// Internal: the answer's body once judged.

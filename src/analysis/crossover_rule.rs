@@ -6,6 +6,7 @@
 //! equivalence answers are made; whichever look a cell is reported at, the chance of a false
 //! claim or a missed interval stays within α.
 //! The sweep records both in its folder's `rounds.json`; the report reads them back from there.
+use crate::mechanism::MechanismKind;
 use crate::stats::verdict::{ALPHA, DEFAULT_MARGIN};
 
 /// The file a sweep records its rounds per group in (and the looks and margin of the rule).
@@ -19,19 +20,17 @@ pub const ADAPTIVE_LOOKS: usize = 2;
 /// default budget in 86 % of reports where 0.025 / 0.025 did in 77 %.
 pub const PILOT_ALPHA: f64 = 0.01;
 
-/// Each mechanism the report asks a crossover question about and the path it is set against:
-/// the one-copy and zero-copy sends against two-copy `copy`, then the same call without
-/// io_uring, io_uring without zero copy, and user-memory send for the pipe and page-cache
-/// paths.
-pub const PAIRS: [(&str, &str); 7] = [
-    ("gather", "copy"),
-    ("zerocopy", "copy"),
-    ("uring", "send"),
-    ("uring-gather", "gather"),
-    ("uring-zc", "uring"),
-    ("splice", "send"),
-    ("sendfile", "send"),
-];
+/// Each mechanism the report asks a crossover question about and the path it is set against,
+/// as their descriptors say (`MechanismDescriptor::crossover`), in the mechanisms' order: the
+/// one-copy and zero-copy sends against two-copy `copy`, then the same call without io_uring,
+/// io_uring without zero copy, and user-memory send for the pipe and page-cache paths. A
+/// question's place in this list is its number in `rounds.json`.
+pub fn pairs() -> Vec<(&'static str, &'static str)> {
+    MechanismKind::ALL
+        .iter()
+        .filter_map(|m| Some((m.name(), m.crossover.as_ref()?.against.name())))
+        .collect()
+}
 
 /// The margin and looks a crossover family is judged with.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -121,6 +120,24 @@ mod tests {
         assert_eq!(
             Settings::from_rounds(&serde_json::json!({"looks": 0, "margin": 0.05})),
             None
+        );
+    }
+
+    /// `rounds.json` numbers its questions by their place here: the seven a sweep has always
+    /// asked keep theirs (a new mechanism's question comes after them).
+    #[test]
+    fn the_questions_are_numbered_as_rounds_json_has_always_numbered_them() {
+        assert_eq!(
+            pairs()[..7],
+            [
+                ("gather", "copy"),
+                ("zerocopy", "copy"),
+                ("uring", "send"),
+                ("uring-gather", "gather"),
+                ("uring-zc", "uring"),
+                ("splice", "send"),
+                ("sendfile", "send"),
+            ]
         );
     }
 }

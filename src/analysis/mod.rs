@@ -19,6 +19,7 @@ pub(crate) mod surprise;
 pub mod synthetic;
 pub(crate) mod tested;
 
+use crate::mechanism::MechanismKind;
 use point::Point;
 use serde_json::Value;
 
@@ -123,14 +124,18 @@ pub fn tested_answers(data: &Dataset) -> Vec<tested::TestedAnswer> {
     tested
 }
 
-/// The crossover questions asked: gather and zerocopy against copy always, the other paths
-/// only where the results hold them.
+/// The crossover questions asked, as the mechanisms' descriptors set them: those marked
+/// `always` (gather and zerocopy against copy) always, the others only where the results
+/// hold the mechanism.
 fn crossover_pairs(stream: &[&Point]) -> Vec<(&'static str, &'static str)> {
-    let (always, others) = crossover_rule::PAIRS.split_at(2);
-    let held = others
+    MechanismKind::ALL
         .iter()
-        .filter(|(c, _)| stream.iter().any(|p| p.mechanism == *c));
-    always.iter().chain(held).copied().collect()
+        .filter_map(|m| {
+            let c = m.crossover.as_ref()?;
+            let held = stream.iter().any(|p| p.mechanism == m.name());
+            (c.always || held).then(|| (m.name(), c.against.name()))
+        })
+        .collect()
 }
 
 fn online_cpus(data: &Dataset) -> Option<f64> {
@@ -156,23 +161,13 @@ pub fn size_label(size: f64) -> String {
     }
 }
 
-/// Where a mechanism sorts: the reference first, then by fewer copies, then any other.
+/// Where a mechanism sorts: in the order of `MechanismKind::ALL` (the reference first, then
+/// by fewer copies), then any other.
 pub fn mechanism_rank(mechanism: &str) -> usize {
-    const ORDER: [&str; 9] = [
-        "send",
-        "copy",
-        "gather",
-        "zerocopy",
-        "uring",
-        "uring-gather",
-        "uring-zc",
-        "splice",
-        "sendfile",
-    ];
-    ORDER
-        .iter()
-        .position(|m| *m == mechanism)
-        .unwrap_or(ORDER.len())
+    let all = MechanismKind::ALL;
+    all.iter()
+        .position(|m| m.name() == mechanism)
+        .unwrap_or(all.len())
 }
 
 /// "1 point" / "3 points".

@@ -10,6 +10,7 @@ use super::paired::{self, PAIRED_BASIS};
 use super::point::Point;
 use super::tested::{Cell, TestedAnswer};
 use super::{distinct, find, percent_change, size_label, size_range, threads_label, Answer};
+use crate::mechanism::MechanismKind;
 use crate::stats::quantile;
 use crate::stats::verdict::{judge_with, Correction, Family, Judged, LogEstimate, Verdict};
 
@@ -31,8 +32,8 @@ fn size_pairs<'a>(points: &[&'a Point]) -> Option<(f64, Vec<SizePair<'a>>)> {
         let pairs: Vec<SizePair> = distinct(points, |p| p.size)
             .into_iter()
             .filter_map(|size| {
-                let copy = find(points, "copy", size, threads)?;
-                let send = find(points, "send", size, threads)?;
+                let copy = find(points, MechanismKind::COPY.name(), size, threads)?;
+                let send = find(points, MechanismKind::SEND.name(), size, threads)?;
                 Some(SizePair { size, copy, send })
             })
             .collect();
@@ -227,9 +228,10 @@ fn judged(points: &[&Point], margin: f64) -> (Answer, Option<TestedAnswer>) {
 }
 
 fn rests_on(points: &[&Point]) -> String {
+    let (copy, send) = (MechanismKind::COPY.name(), MechanismKind::SEND.name());
     let used: Vec<&Point> = points
         .iter()
-        .filter(|p| p.series() == "copy" || p.series() == "send")
+        .filter(|p| p.series() == copy || p.series() == send)
         .copied()
         .collect();
     format!(

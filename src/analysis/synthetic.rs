@@ -5,6 +5,7 @@
 //! mechanism's own (`pair_noise`, which sets how tight a paired comparison is), as on a real
 //! machine whose throughput moves for seconds at a time.
 use crate::measure::counters::CounterEvent;
+use crate::mechanism::MechanismKind;
 use crate::stats::visits::{summarize_visits, VISIT_METHOD};
 use serde_json::{json, Value};
 
@@ -204,7 +205,8 @@ pub fn record(shape: &Shape) -> Value {
         "{}/{}/{}/{}",
         shape.mechanism, shape.pattern, shape.size, shape.threads
     );
-    let zerocopy = matches!(shape.mechanism, "zerocopy" | "uring-zc").then(|| {
+    let zero_copy = MechanismKind::by_name(shape.mechanism).is_some_and(|m| m.zero_copy.is_some());
+    let zerocopy = zero_copy.then(|| {
         let calls = 10_000.0;
         let copied = (calls * shape.copied_fraction).round();
         json!({"send_calls": calls, "completions": calls, "copied": copied,

@@ -13,6 +13,7 @@ use crate::config::{
 use crate::engine::PointRunner;
 use crate::environment::mem_available;
 use crate::error::{bad, ConfigError, Error, Status};
+use crate::mechanism::descriptor::{in_words, names};
 use crate::mechanism::MechanismKind;
 use crate::run::RunStudy;
 use crate::sides::Sides;
@@ -72,8 +73,8 @@ pub fn run_spec(args: &RunArgs, cpus: &[usize]) -> Result<RunSpec, ConfigError> 
         crr: crate::cli::crr::crr_options(&args.crr),
         bidir: args.bidir.bidir,
     };
-    crate::config::crr::check(&spec)?;
-    crate::config::bidir::check(&spec)?;
+    crate::config::crr::check(&spec, MechanismKind::ALL)?;
+    crate::config::bidir::check(&spec, MechanismKind::ALL)?;
     Ok(spec)
 }
 
@@ -89,10 +90,12 @@ fn run_duration(args: &RunArgs, counted: bool) -> Result<Duration, ConfigError> 
 /// `--queue-depth`: only the io_uring mechanisms keep a queue.
 fn queue_depth(args: &RunArgs, mechanism: MechanismKind) -> Result<u32, ConfigError> {
     let depth = args.queue_depth.queue_depth.as_deref();
-    if depth.is_some() && !mechanism.uses_queue_depth() {
+    if depth.is_some() && !mechanism.uses_queue_depth {
+        let batched = names(MechanismKind::ALL, |d| d.uses_queue_depth);
         return Err(bad(format!(
-            "--queue-depth with --mechanism {}: applies to uring, uring-gather and uring-zc only",
-            mechanism.name()
+            "--queue-depth with --mechanism {}: applies to {} only",
+            mechanism.name(),
+            in_words(&batched)
         )));
     }
     parse_queue_depth(depth)

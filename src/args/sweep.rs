@@ -5,10 +5,11 @@ use super::network::network;
 use super::remote::remote_run;
 use crate::cli::SweepArgs;
 use crate::config::{
-    check_recv_path, check_transport, parse_duration, parse_list, parse_message_size,
-    parse_percent, parse_queue_depth, parse_threads, Pattern, LIST_ENTRY,
+    check_recv_path, check_transport, mechanism_among, parse_duration, parse_list,
+    parse_message_size, parse_percent, parse_queue_depth, parse_threads, Pattern, LIST_ENTRY,
 };
 use crate::error::{bad, ConfigError, Error, Status};
+use crate::mechanism::descriptor::{in_words, names};
 use crate::mechanism::MechanismKind;
 use crate::report::folder::{self, StudyOutput};
 use crate::sides::Sides;
@@ -50,22 +51,29 @@ pub fn command(args: &SweepArgs, interrupt: &AtomicBool) -> Result<Status, Error
     )
 }
 
-/// `--mechanisms` (`all` for every one).
-fn mechanisms(text: &str) -> Result<Vec<MechanismKind>, ConfigError> {
+/// `--mechanisms` among the mechanisms `known` (`all` for every one).
+fn mechanisms(text: &str, known: &[MechanismKind]) -> Result<Vec<MechanismKind>, ConfigError> {
     match text.trim() {
-        "all" => Ok(MechanismKind::ALL.to_vec()),
-        text => parse_list("--mechanisms", text, |t| t.parse()),
+        "all" => Ok(known.to_vec()),
+        text => parse_list("--mechanisms", text, |t| mechanism_among(known, t)),
     }
 }
 
-/// `--queue-depth`: kept only when an io_uring mechanism is in the sweep, refused when none is.
-fn queue_depth(args: &SweepArgs, mechanisms: &[MechanismKind]) -> Result<Option<u32>, ConfigError> {
-    let uring = mechanisms.iter().any(|m| m.uses_queue_depth());
+/// `--queue-depth`: kept only when an io_uring mechanism is in the sweep, refused when none is
+/// (naming those among `known` it applies to).
+fn queue_depth(
+    args: &SweepArgs,
+    mechanisms: &[MechanismKind],
+    known: &[MechanismKind],
+) -> Result<Option<u32>, ConfigError> {
+    let uring = mechanisms.iter().any(|m| m.uses_queue_depth);
     let depth = args.queue_depth.queue_depth.as_deref();
     if depth.is_some() && !uring {
-        return Err(bad(
-            "--queue-depth without an io_uring mechanism: applies to uring, uring-gather and uring-zc only",
-        ));
+        let batched = names(known, |d| d.uses_queue_depth);
+        return Err(bad(format!(
+            "--queue-depth without an io_uring mechanism: applies to {} only",
+            in_words(&batched)
+        )));
     }
     match uring {
         true => Ok(Some(parse_queue_depth(depth)?)),
@@ -75,6 +83,16 @@ fn queue_depth(args: &SweepArgs, mechanisms: &[MechanismKind]) -> Result<Option<
 
 /// `bytepath sweep`'s flags -> the sweep's spec, every input checked.
 pub fn sweep_spec(args: &SweepArgs, cpus: &[usize]) -> Result<SweepSpec, ConfigError> {
+    sweep_spec_among(args, cpus, MechanismKind::ALL)
+}
+
+/// The sweep's spec with the mechanisms `known` (production: every one bytepath has):
+/// `--mechanisms` names them and the refusals list the ones that would do.
+fn sweep_spec_among(
+    args: &SweepArgs,
+    cpus: &[usize],
+    known: &[MechanismKind],
+) -> Result<SweepSpec, ConfigError> {
     let patterns = parse_list("--patterns", &args.patterns, |t| t.parse::<Pattern>())?;
     for &pattern in &patterns {
         args.counters.selection(pattern)?;
@@ -87,8 +105,8 @@ pub fn sweep_spec(args: &SweepArgs, cpus: &[usize]) -> Result<SweepSpec, ConfigE
             "--reverse with sweep: a sweep reads each visit's figures on this host, which --reverse would leave on the server; --reverse is for `run` (stream) only".into(),
         ));
     }
-    let mechanisms = mechanisms(&args.mechanisms)?;
-    let queue_depth = queue_depth(args, &mechanisms)?;
+    let mechanisms = mechanisms(&args.mechanisms, known)?;
+    let queue_depth = queue_depth(args, &mechanisms, known)?;
     for &m in &mechanisms {
         check_transport(Transport::Tcp, m)?;
     }
@@ -96,7 +114,8 @@ pub fn sweep_spec(args: &SweepArgs, cpus: &[usize]) -> Result<SweepSpec, ConfigE
     check_recv_path(recv_path, Transport::Tcp, args.verify.verify)?;
     if patterns.contains(&Pattern::Crr) {
         let netns = network.is_netns();
-        crate::config::crr::check_sweep(&mechanisms, recv_path, netns, remote.is_some())?;
+        let is_remote = remote.is_some();
+        crate::config::crr::check_sweep(&mechanisms, known, recv_path, netns, is_remote)?;
     }
     let spec = SweepSpec {
         mechanisms,
@@ -128,18 +147,18 @@ pub fn sweep_spec(args: &SweepArgs, cpus: &[usize]) -> Result<SweepSpec, ConfigE
         watch: super::watch::watch(&args.watch)?,
         margin: args.margin.share()?,
     };
-    check_bidir(&spec)?;
+    check_bidir(&spec, known)?;
     Ok(spec)
 }
 
 /// `sweep --bidir`: what `run --bidir` refuses, refused for the whole sweep in one line (the
 /// first bidir point's mechanism, pattern or setting it cannot carry).
-fn check_bidir(spec: &SweepSpec) -> Result<(), ConfigError> {
+fn check_bidir(spec: &SweepSpec, known: &[MechanismKind]) -> Result<(), ConfigError> {
     if spec.bidir && spec.remote.is_some() {
         return Err(bad(crate::config::bidir::REMOTE_REFUSAL));
     }
     for point in spec.points().iter().filter(|p| p.bidir) {
-        crate::config::bidir::check(&spec.run_spec(point, false))?;
+        crate::config::bidir::check(&spec.run_spec(point, false), known)?;
     }
     Ok(())
 }
@@ -347,7 +366,7 @@ mod tests {
         let s = spec(&["--patterns", "stream,rr"]).unwrap();
         for pattern in [Pattern::Stream, Pattern::Rr] {
             let point = Point {
-                mechanism: MechanismKind::Send,
+                mechanism: MechanismKind::SEND,
                 pattern,
                 message_size: 64,
                 threads: 1,
@@ -488,3 +507,7 @@ mod tests {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "sweep_added_mechanism_tests.rs"]
+mod added_mechanism_tests;

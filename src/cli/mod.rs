@@ -1,7 +1,9 @@
 //! Command-line definitions (clap). Values arrive as text. A flag more than one command takes
 //! is declared once in `shared`, with its help, parse and bounds, and flattened into each
 //! command; the rest are validated in `args`. Every bad input gets the same one-line error.
+use crate::mechanism::MechanismKind;
 use clap::{Args, Parser, Subcommand};
+use mechanisms::{run_help, sweep_help};
 
 pub(crate) mod bidir;
 pub(crate) mod canary;
@@ -12,6 +14,7 @@ mod hosts;
 mod keygen;
 pub(crate) mod log_format;
 mod margin;
+pub(crate) mod mechanisms;
 pub(crate) mod normalize;
 mod point;
 mod readers;
@@ -101,9 +104,8 @@ pub struct ProbeArgs {
 
 #[derive(Debug, Args, serde::Serialize, serde::Deserialize)]
 pub struct SweepArgs {
-    /// Mechanisms, comma-separated (send, copy, gather, zerocopy, uring, uring-gather,
-    /// uring-zc, splice, sendfile), or all.
-    #[arg(long, default_value = "send,copy,gather,zerocopy")]
+    // Its help lists the mechanisms' descriptors.
+    #[arg(long, default_value = "send,copy,gather,zerocopy", help = sweep_help(MechanismKind::ALL))]
     pub mechanisms: String,
     #[command(flatten)]
     #[serde(flatten)]
@@ -328,11 +330,8 @@ pub struct RunArgs {
     #[command(flatten)]
     #[serde(flatten)]
     pub pipe_size: PipeSizeArgs,
-    /// How the sender hands a message to the kernel: send (reference, one prebuilt buffer),
-    /// copy (serialize 8 fields, send), gather (sendmsg over 8 fields), zerocopy (MSG_ZEROCOPY),
-    /// uring (io_uring send), uring-gather (io_uring sendmsg over 8 fields), uring-zc (io_uring
-    /// send-zc), splice (vmsplice into a pipe, splice to the socket), sendfile (from a memfd).
-    #[arg(long, short = 'm')]
+    // Its help lists the mechanisms' descriptors with their help lines.
+    #[arg(long, short = 'm', help = run_help(MechanismKind::ALL))]
     pub mechanism: String,
     #[command(flatten)]
     #[serde(flatten)]

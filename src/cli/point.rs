@@ -2,10 +2,12 @@
 //! the same kind of point (sweep: the io_uring queue, the receive path and the counters; ipc:
 //! the pipe size, datagram splitting and processes; file: the counters). Each is declared
 //! once, with its help and its parse, and flattened into every command that takes it.
+use super::mechanisms::queue_depth_help;
 use crate::config::{parse_counters, parse_recv_size, Pattern};
 use crate::error::ConfigError;
 use crate::measure::counters::CounterSelection;
 use crate::mechanism::receive::path::RecvPath;
+use crate::mechanism::MechanismKind;
 use clap::Args;
 
 /// `--counters`: run, sweep and file.
@@ -28,9 +30,8 @@ impl CountersArgs {
 /// `--queue-depth`: run and sweep.
 #[derive(Debug, Clone, Default, Args, serde::Serialize, serde::Deserialize)]
 pub struct QueueDepthArgs {
-    /// io_uring mechanisms (uring, uring-gather, uring-zc): sends submitted together, linked
-    /// so they go out in order; 1 to 4096, default 16. Refused without such a mechanism.
-    #[arg(long)]
+    // Its help names the mechanisms whose descriptors use a queue.
+    #[arg(long, help = queue_depth_help(MechanismKind::ALL))]
     pub queue_depth: Option<String>,
 }
 

@@ -2,6 +2,7 @@
 //! can carry it.
 use super::{bad, Pattern, RunSpec};
 use crate::error::ConfigError;
+use crate::mechanism::descriptor::names;
 use crate::mechanism::receive::path::RecvPath;
 use crate::mechanism::MechanismKind;
 use crate::transport::Transport;
@@ -9,8 +10,9 @@ use crate::transport::Transport;
 /// Why `--remote` cannot run --bidir yet.
 pub const REMOTE_REFUSAL: &str = "--bidir with --remote: not supported yet (the server runs one side of each flow in one direction); run --bidir on this host";
 
-/// Refuses what --bidir cannot do here, one line naming the value and what is allowed.
-pub fn check(spec: &RunSpec) -> Result<(), ConfigError> {
+/// Refuses what --bidir cannot do here, one line naming the value and what is allowed (among
+/// the mechanisms `known`).
+pub fn check(spec: &RunSpec, known: &[MechanismKind]) -> Result<(), ConfigError> {
     if !spec.bidir {
         return Ok(());
     }
@@ -26,13 +28,11 @@ pub fn check(spec: &RunSpec) -> Result<(), ConfigError> {
             spec.transport.name()
         )));
     }
-    if !matches!(
-        spec.mechanism,
-        MechanismKind::Send | MechanismKind::Copy | MechanismKind::Gather
-    ) {
+    if !spec.mechanism.patterns.bidir {
         return Err(bad(format!(
-            "--mechanism {} with --bidir: not supported yet; allowed: send, copy, gather",
-            spec.mechanism.name()
+            "--mechanism {} with --bidir: not supported yet; allowed: {}",
+            spec.mechanism.name(),
+            names(known, |d| d.patterns.bidir).join(", ")
         )));
     }
     let unsupported = [

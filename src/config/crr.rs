@@ -3,6 +3,7 @@
 //! The client closes first, so TIME_WAIT (RFC 9293 §3.6) lands on the client's ports.
 use super::{bad, Pattern, RunSpec};
 use crate::error::ConfigError;
+use crate::mechanism::descriptor::names;
 use crate::mechanism::receive::path::RecvPath;
 use crate::mechanism::MechanismKind;
 use crate::transport::Transport;
@@ -16,28 +17,17 @@ pub struct CrrOptions {
     pub linger_zero: bool,
 }
 
-/// Why a mechanism cannot carry a crr transaction, or `None` when it can.
-pub fn mechanism_refusal(mechanism: MechanismKind) -> Option<&'static str> {
-    match mechanism {
-        MechanismKind::Send
-        | MechanismKind::Copy
-        | MechanismKind::Gather
-        | MechanismKind::Uring
-        | MechanismKind::UringGather => None,
-        MechanismKind::Zerocopy | MechanismKind::UringZc => Some(
-            "zero-copy completions arrive on the socket that sent, which a crr transaction closes \
-             right after its answer; allowed: send, copy, gather, uring, uring-gather",
-        ),
-        MechanismKind::Splice | MechanismKind::Sendfile => Some(
-            "splice and sendfile move a file's or pipe's pages into a long-lived stream, not one \
-             request per connection; allowed: send, copy, gather, uring, uring-gather",
-        ),
-    }
+/// Why `mechanism` cannot carry a crr transaction, with the mechanisms among `known` that
+/// can, or `None` when it can.
+pub fn mechanism_refusal(mechanism: MechanismKind, known: &[MechanismKind]) -> Option<String> {
+    let why = mechanism.patterns.crr.err()?;
+    let allowed = names(known, |d| d.patterns.crr.is_ok());
+    Some(format!("{why}; allowed: {}", allowed.join(", ")))
 }
 
-/// Refuses what a crr run cannot do, one line naming the value and what is allowed; and
-/// `--linger-zero` outside crr over tcp.
-pub fn check(spec: &RunSpec) -> Result<(), ConfigError> {
+/// Refuses what a crr run cannot do, one line naming the value and what is allowed (among
+/// the mechanisms `known`); and `--linger-zero` outside crr over tcp.
+pub fn check(spec: &RunSpec, known: &[MechanismKind]) -> Result<(), ConfigError> {
     if spec.pattern != Pattern::Crr {
         if spec.crr.linger_zero {
             return Err(bad(format!(
@@ -53,7 +43,7 @@ pub fn check(spec: &RunSpec) -> Result<(), ConfigError> {
             spec.transport.name()
         )));
     }
-    if let Some(why) = mechanism_refusal(spec.mechanism) {
+    if let Some(why) = mechanism_refusal(spec.mechanism, known) {
         return Err(bad(format!(
             "--mechanism {} with --pattern crr: {why}",
             spec.mechanism.name()
@@ -81,17 +71,19 @@ pub fn check(spec: &RunSpec) -> Result<(), ConfigError> {
     Ok(())
 }
 
-/// A sweep's refusals for `--patterns` with crr: every listed mechanism must carry it, and
-/// the placement must be loopback on this host.
+/// A sweep's refusals for `--patterns` with crr: every listed mechanism must carry it (the
+/// refusal names those among `known` that do), and the placement must be loopback on this
+/// host.
 pub fn check_sweep(
     mechanisms: &[MechanismKind],
+    known: &[MechanismKind],
     recv_path: RecvPath,
     netns: bool,
     remote: bool,
 ) -> Result<(), ConfigError> {
     if let Some((m, why)) = mechanisms
         .iter()
-        .find_map(|&m| mechanism_refusal(m).map(|why| (m, why)))
+        .find_map(|&m| mechanism_refusal(m, known).map(|why| (m, why)))
     {
         return Err(bad(format!(
             "--mechanisms {} with --patterns crr: {why}",
@@ -126,28 +118,28 @@ mod tests {
 
     #[test]
     fn per_message_mechanisms_carry_crr_and_the_others_say_why_not() {
+        let all = MechanismKind::ALL;
         for m in [
-            MechanismKind::Send,
-            MechanismKind::Copy,
-            MechanismKind::Gather,
+            MechanismKind::SEND,
+            MechanismKind::COPY,
+            MechanismKind::GATHER,
         ] {
-            assert_eq!(mechanism_refusal(m), None);
+            assert_eq!(mechanism_refusal(m, all), None);
         }
-        let why = mechanism_refusal(MechanismKind::Sendfile).unwrap();
-        assert!(why.contains("allowed: send, copy"), "{why}");
-        let err = check_sweep(
-            &[MechanismKind::Send, MechanismKind::Zerocopy],
-            RecvPath::Recv,
-            false,
-            false,
-        )
-        .unwrap_err()
-        .0;
+        let why = mechanism_refusal(MechanismKind::SENDFILE, all).unwrap();
         assert!(
-            err.starts_with("--mechanisms zerocopy with --patterns crr"),
+            why.ends_with("; allowed: send, copy, gather, uring, uring-gather"),
+            "{why}"
+        );
+        let sweep = [MechanismKind::SEND, MechanismKind::ZEROCOPY];
+        let err = check_sweep(&sweep, all, RecvPath::Recv, false, false)
+            .unwrap_err()
+            .0;
+        assert!(
+            err.starts_with("--mechanisms zerocopy with --patterns crr: zero-copy completions"),
             "{err}"
         );
-        let err = check_sweep(&[MechanismKind::Send], RecvPath::Recv, false, true)
+        let err = check_sweep(&[MechanismKind::SEND], all, RecvPath::Recv, false, true)
             .unwrap_err()
             .0;
         assert!(err.starts_with("--remote with --pattern crr"), "{err}");

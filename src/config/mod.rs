@@ -6,7 +6,7 @@
 use crate::error::{bad, ConfigError};
 use crate::measure::counters::CounterSelection;
 use crate::mechanism::receive::path::RecvPath;
-use crate::mechanism::MechanismKind;
+use crate::mechanism::{MechanismKind, Transports};
 use crate::transport::datagram::Framing;
 use crate::transport::Transport;
 use std::fmt;
@@ -20,6 +20,7 @@ pub(crate) mod parse;
 pub(crate) mod point;
 pub(crate) mod remote;
 pub(crate) mod watch;
+pub use names::mechanism_among;
 pub use network::Network;
 pub use parse::*;
 pub use point::Point;
@@ -230,18 +231,6 @@ pub fn check_recv_path(
     Ok(())
 }
 
-/// Why a mechanism is bound to the transports it allows.
-fn transport_rule(mechanism: MechanismKind) -> &'static str {
-    match mechanism {
-        MechanismKind::Zerocopy => "MSG_ZEROCOPY works on TCP sockets only",
-        MechanismKind::UringZc => "io_uring SEND_ZC sends zero copy on TCP sockets only",
-        MechanismKind::Splice | MechanismKind::Sendfile => {
-            "splice and sendfile move pages into a stream socket"
-        }
-        _ => "io_uring sends here go to stream sockets",
-    }
-}
-
 fn names(transports: &[Transport]) -> String {
     let list: Vec<&str> = transports.iter().map(|t| t.name()).collect();
     list.join(" and ")
@@ -256,7 +245,7 @@ impl RunSpec {
         RunSpec {
             transport: Transport::Tcp,
             pipe_size: None,
-            mechanism: MechanismKind::Send,
+            mechanism: MechanismKind::SEND,
             pattern: Pattern::Stream,
             message_size,
             threads: 1,
@@ -290,9 +279,9 @@ impl RunSpec {
 
     /// The options every flow of this run needs, on whichever side opens it.
     pub fn socket_options(&self) -> crate::transport::SocketOptions {
-        let zerocopy = self.mechanism.needs_zerocopy_socket();
+        let zerocopy = self.mechanism.zerocopy_socket;
         crate::transport::SocketOptions {
-            nodelay: self.tcp_nodelay() || self.mechanism.needs_nodelay(),
+            nodelay: self.tcp_nodelay() || self.mechanism.nodelay,
             zerocopy_sender: zerocopy,
             zerocopy_receiver: zerocopy && (self.pattern != Pattern::Stream || self.bidir),
             nonblocking_reads: self.spin,
@@ -315,18 +304,8 @@ impl RunSpec {
 
     /// Refuses a run whose message buffers would not fit in half the available memory.
     pub fn check_memory(&self, available: u64) -> Result<(), ConfigError> {
-        let per_sender = match self.mechanism {
-            MechanismKind::Zerocopy => {
-                crate::mechanism::zerocopy_pool_size(self.message_size, 4 << 20)
-            }
-            // uring-zc's pool holds at least one buffer per queue-depth entry.
-            MechanismKind::UringZc => {
-                crate::mechanism::zerocopy_pool_size(self.message_size, 4 << 20)
-                    .max(self.queue_depth as usize)
-            }
-            MechanismKind::Uring | MechanismKind::UringGather => self.queue_depth as usize,
-            _ => 2,
-        } * self.message_size;
+        let per_sender =
+            (self.mechanism.buffers)(self.message_size, self.queue_depth) * self.message_size;
         let per_receiver = self.recv_size.unwrap_or(0).max(self.message_size);
         let sides = if self.pattern == Pattern::Stream {
             1
@@ -386,14 +365,17 @@ pub fn check_datagram_size(
         .map_err(|e| bad(format!("--size {e}")))
 }
 
+/// Refuses a mechanism on a transport it cannot send on, with the descriptor's reason.
 pub fn check_transport(transport: Transport, mechanism: MechanismKind) -> Result<(), ConfigError> {
-    match mechanism.transports() {
-        Some(allowed) if !allowed.contains(&transport) => Err(bad(format!(
-            "--mechanism {} with --transport {}: {}; allowed only with {}; use another transport or mechanism",
+    match mechanism.transports {
+        Transports::Only {
+            transports,
+            because,
+        } if !transports.contains(&transport) => Err(bad(format!(
+            "--mechanism {} with --transport {}: {because}; allowed only with {}; use another transport or mechanism",
             mechanism.name(),
             transport.name(),
-            transport_rule(mechanism),
-            names(allowed)
+            names(transports)
         ))),
         _ => Ok(()),
     }

@@ -446,7 +446,7 @@ mod tests {
             flush_each: false,
         };
         let sender = worker(Role::Sender, a, None);
-        let job = Job::StreamSend(mechanism::build(MechanismKind::Send, ctx).unwrap());
+        let job = Job::StreamSend(mechanism::build(MechanismKind::SEND, ctx).unwrap());
         let sender = std::thread::spawn(move || sender.run(job));
         let receiver = worker(Role::Receiver, b, share.map(|s| (s, 1)));
         let mode = RecvMode::WholeMessage { max_call: size };
@@ -495,7 +495,7 @@ mod tests {
             let mode = RecvMode::WholeMessage { max_call: 64 };
             Receiver::new(0, 64, mode, false, true, RecvPath::Recv)
         };
-        let mech = || mechanism::build(MechanismKind::Send, ctx).unwrap();
+        let mech = || mechanism::build(MechanismKind::SEND, ctx).unwrap();
         let client = worker(Role::Sender, a, Some((share, 1)), 1);
         let job = Job::RrClient(mech(), receiver());
         let client = std::thread::spawn(move || client.run(job));

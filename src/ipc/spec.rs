@@ -129,7 +129,7 @@ impl IpcSpec {
         RunSpec {
             transport: point.transport,
             pipe_size: point.buffer.filter(|_| has_buffer(point.transport)),
-            mechanism: MechanismKind::Send,
+            mechanism: MechanismKind::SEND,
             pattern,
             message_size: point.size,
             threads: 1,

@@ -1,8 +1,11 @@
-//! How the sending side hands a message to the kernel. One file per mechanism behind the
-//! `SendMechanism` trait; `build` is the one place that maps a `MechanismKind` to code.
+//! How the sending side hands a message to the kernel. One file per mechanism holds its
+//! descriptor (`descriptor::MechanismDescriptor`: name, help, transports, patterns, kernel
+//! probe, constructor, what `--verify` holds it to) and its sender behind `SendMechanism`;
+//! `MechanismKind::ALL` below lists them, and the rest of bytepath reads that list.
 pub(crate) mod buffer;
 pub(crate) mod completions;
 mod copy;
+pub(crate) mod descriptor;
 mod gather;
 pub(crate) mod message;
 pub(crate) mod page_refs;
@@ -15,97 +18,29 @@ mod uring;
 pub(crate) mod verify;
 mod zerocopy;
 
-use crate::transport::{Endpoint, Transport};
+use crate::transport::Endpoint;
 use std::io::{self, IoSlice};
 
+pub use descriptor::{MechanismDescriptor, MechanismKind, Transports};
 pub use page_refs::SpliceStats;
 pub use zerocopy::{pool_size as zerocopy_pool_size, ZerocopyStats};
 
-/// Records name a mechanism as the CLI does (`uring-gather`, not `uring_gather`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum MechanismKind {
-    /// Reference: one prebuilt contiguous buffer, send() — what iperf3 and netperf do.
-    Send,
-    /// Two-copy: serialize the 8 fields into one buffer, then send().
-    Copy,
-    /// One-copy: sendmsg() with an 8-entry iovec over the fields.
-    Gather,
-    /// sendmsg(MSG_ZEROCOPY) over the fields, completions read from the error queue.
-    Zerocopy,
-    /// io_uring IORING_OP_SEND of a contiguous buffer, `--queue-depth` sends per submission.
-    Uring,
-    /// io_uring IORING_OP_SENDMSG with the 8-entry iovec over the fields.
-    UringGather,
-    /// io_uring IORING_OP_SEND_ZC: a buffer is reused only after its notification.
-    UringZc,
-    /// vmsplice(2) of the message into a pipe, then splice(2) from the pipe to the socket.
-    Splice,
-    /// sendfile(2) from a memfd holding the message (the page-cache path).
-    Sendfile,
-}
-
 impl MechanismKind {
-    pub const ALL: [MechanismKind; 9] = [
-        MechanismKind::Send,
-        MechanismKind::Copy,
-        MechanismKind::Gather,
-        MechanismKind::Zerocopy,
-        MechanismKind::Uring,
-        MechanismKind::UringGather,
-        MechanismKind::UringZc,
-        MechanismKind::Splice,
-        MechanismKind::Sendfile,
+    /// Every send mechanism, in the order the command line lists them and the reports sort
+    /// them: the reference, the copies, zero copy, io_uring, then the pipe and page-cache
+    /// paths. A new mechanism is a file of its own (its descriptor and its sender) and a line
+    /// here.
+    pub const ALL: &'static [MechanismKind] = &[
+        MechanismKind::SEND,
+        MechanismKind::COPY,
+        MechanismKind::GATHER,
+        MechanismKind::ZEROCOPY,
+        MechanismKind::URING,
+        MechanismKind::URING_GATHER,
+        MechanismKind::URING_ZC,
+        MechanismKind::SPLICE,
+        MechanismKind::SENDFILE,
     ];
-
-    /// What `--mechanisms all` means.
-    pub const NAMES: &'static str =
-        "send, copy, gather, zerocopy, uring, uring-gather, uring-zc, splice, sendfile";
-
-    pub fn name(self) -> &'static str {
-        match self {
-            MechanismKind::Send => "send",
-            MechanismKind::Copy => "copy",
-            MechanismKind::Gather => "gather",
-            MechanismKind::Zerocopy => "zerocopy",
-            MechanismKind::Uring => "uring",
-            MechanismKind::UringGather => "uring-gather",
-            MechanismKind::UringZc => "uring-zc",
-            MechanismKind::Splice => "splice",
-            MechanismKind::Sendfile => "sendfile",
-        }
-    }
-
-    /// Whether the sending socket needs SO_ZEROCOPY.
-    pub fn needs_zerocopy_socket(self) -> bool {
-        self == MechanismKind::Zerocopy
-    }
-
-    /// Zero-copy sends are released on ACK: with Nagle and delayed ACKs a small pool of
-    /// buffers crawls (KERNEL-NOTES), so these always set TCP_NODELAY.
-    pub fn needs_nodelay(self) -> bool {
-        self == MechanismKind::UringZc
-    }
-
-    /// Whether `--queue-depth` shapes this mechanism (io_uring submissions).
-    pub fn uses_queue_depth(self) -> bool {
-        matches!(
-            self,
-            MechanismKind::Uring | MechanismKind::UringGather | MechanismKind::UringZc
-        )
-    }
-
-    /// The transports this mechanism can send on, in words for the refusal; `None`: any.
-    pub fn transports(self) -> Option<&'static [Transport]> {
-        match self {
-            MechanismKind::Zerocopy | MechanismKind::UringZc => Some(&[Transport::Tcp]),
-            MechanismKind::Uring
-            | MechanismKind::UringGather
-            | MechanismKind::Splice
-            | MechanismKind::Sendfile => Some(&[Transport::Tcp, Transport::Unix]),
-            _ => None,
-        }
-    }
 }
 
 /// What one flow's sending side needs to know to build its mechanism.
@@ -148,43 +83,36 @@ pub trait SendMechanism: Send {
     }
 }
 
-/// The mechanism of one flow's sender. Mechanisms that need kernel objects (a ring, a pipe, a
-/// memfd) create them here, so a failure is a setup error of the run, not of a message.
+/// The mechanism of one flow's sender, built by its descriptor: a mechanism that needs
+/// kernel objects (a ring, a pipe, a memfd) creates them here, so a failure is a set-up error
+/// of the run, not of a message.
 pub fn build(kind: MechanismKind, ctx: FlowContext) -> io::Result<Box<dyn SendMechanism>> {
-    Ok(match kind {
-        MechanismKind::Send => Box::new(send::SendReference::new(ctx)),
-        MechanismKind::Copy => Box::new(copy::TwoCopy::new(ctx)),
-        MechanismKind::Gather => Box::new(gather::Gather::new(ctx)),
-        MechanismKind::Zerocopy => Box::new(zerocopy::Zerocopy::new(ctx)),
-        MechanismKind::Uring | MechanismKind::UringGather | MechanismKind::UringZc => {
-            uring::build(kind, ctx)?
-        }
-        MechanismKind::Splice => splice::build(ctx)?,
-        MechanismKind::Sendfile => sendfile::build(ctx)?,
-    })
+    (kind.build)(ctx)
 }
 
 /// Whether this kernel offers what `kind` needs, tried at run time; `Err` is the reason, in
-/// one line, for the point to be skipped with. Each kind is tried once per process: a sweep
-/// asks before every point.
+/// one line, for the point to be skipped with. Each mechanism is tried once per process: a
+/// sweep asks before every point.
 pub fn supported(kind: MechanismKind) -> Result<(), String> {
-    static TRIED: [std::sync::OnceLock<Result<(), String>>; MechanismKind::ALL.len()] =
-        [const { std::sync::OnceLock::new() }; MechanismKind::ALL.len()];
-    let index = MechanismKind::ALL
-        .iter()
-        .position(|m| *m == kind)
-        .expect("a known mechanism");
-    TRIED[index]
-        .get_or_init(|| match kind {
-            MechanismKind::Send | MechanismKind::Copy | MechanismKind::Gather => Ok(()),
-            MechanismKind::Zerocopy => Ok(()),
-            MechanismKind::Uring | MechanismKind::UringGather | MechanismKind::UringZc => {
-                uring::supported(kind)
-            }
-            MechanismKind::Splice => splice::supported(),
-            MechanismKind::Sendfile => sendfile::supported(),
-        })
-        .clone()
+    type Tried = Vec<(&'static str, Result<(), String>)>;
+    static TRIED: std::sync::Mutex<Tried> = std::sync::Mutex::new(Vec::new());
+    let tried = |kind: MechanismKind| {
+        let done = TRIED.lock().unwrap_or_else(|p| p.into_inner());
+        done.iter()
+            .find(|(name, _)| *name == kind.name())
+            .map(|(_, result)| result.clone())
+    };
+    if let Some(result) = tried(kind) {
+        return result;
+    }
+    // Probed without the lock: a probe sends on loopback, and a second caller at worst
+    // probes once more.
+    let result = (kind.probe)();
+    let mut done = TRIED.lock().unwrap_or_else(|p| p.into_inner());
+    if !done.iter().any(|(name, _)| *name == kind.name()) {
+        done.push((kind.name(), result.clone()));
+    }
+    result
 }
 
 /// Sends all of `buf`, continuing after partial sends and EINTR.
@@ -222,7 +150,7 @@ pub(crate) fn send_all_vectored(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::transport::SocketOptions;
+    use crate::transport::{SocketOptions, Transport};
 
     fn gather_through(parts: &[&[u8]], steps: &[usize]) -> Vec<u8> {
         let mut iov: Vec<IoSlice<'_>> = parts.iter().map(|p| IoSlice::new(p)).collect();
@@ -278,22 +206,6 @@ mod tests {
         })
         .unwrap();
         assert_eq!(calls, 2);
-    }
-
-    #[test]
-    fn records_name_every_mechanism_as_the_cli_does() {
-        for m in MechanismKind::ALL {
-            assert_eq!(serde_json::to_value(m).unwrap(), m.name());
-        }
-    }
-
-    #[test]
-    fn mechanism_names_round_trip_and_unknown_ones_are_refused() {
-        for m in MechanismKind::ALL {
-            assert_eq!(m.name().parse::<MechanismKind>().unwrap(), m);
-        }
-        let err = "zero".parse::<MechanismKind>().unwrap_err().0;
-        assert!(err.contains("\"zero\"") && err.contains("uring-zc, splice, sendfile"));
     }
 
     #[test]

@@ -7,9 +7,20 @@
 //! changes bytes the receiver has not read yet, so a sender that changes its message
 //! (`--verify`) must write every message into fresh pages (see the two senders).
 use crate::sys::socket::{self, POLLOUT};
+use crate::transport::Transport;
 use std::io;
 use std::net::TcpStream;
 use std::os::fd::{AsFd, BorrowedFd};
+
+/// The sockets both send to: the pages go into a stream socket's queue.
+pub(crate) const STREAM_SOCKETS: &[Transport] = &[Transport::Tcp, Transport::Unix];
+
+/// Why both are bound to `STREAM_SOCKETS`.
+pub(crate) const STREAM_SOCKETS_ONLY: &str = "splice and sendfile move pages into a stream socket";
+
+/// Why neither carries `--pattern crr`.
+pub(crate) const CRR_REFUSAL: &str = "splice and sendfile move a file's or pipe's pages into a \
+     long-lived stream, not one request per connection";
 
 /// Accounting of one `splice` or `sendfile` flow (or, summed, of a side).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

@@ -2,6 +2,8 @@
 //! (memfd_create(2)) at setup; every message is then sendfile(2)d from offset 0 of it. The
 //! socket references the memfd's page-cache pages instead of copying user memory (man 2
 //! sendfile), which is what this path is compared with the user-memory paths for.
+use super::descriptor::{two_messages, Crossover, MechanismDescriptor, MechanismKind};
+use super::descriptor::{Patterns, Reuse, Transports};
 use super::page_refs::{self, moved, socket_of, SpliceStats};
 use super::{pattern, FlowContext, SendMechanism};
 use crate::sys::file::sendfile;
@@ -26,7 +28,38 @@ pub struct Sendfile {
     reuse_pages: bool,
 }
 
-pub fn build(ctx: FlowContext) -> io::Result<Box<dyn SendMechanism>> {
+static DESCRIPTOR: MechanismDescriptor = MechanismDescriptor {
+    name: "sendfile",
+    help: "from a memfd",
+    transports: Transports::Only {
+        transports: page_refs::STREAM_SOCKETS,
+        because: page_refs::STREAM_SOCKETS_ONLY,
+    },
+    patterns: Patterns {
+        crr: Err(page_refs::CRR_REFUSAL),
+        bidir: false,
+    },
+    probe: supported,
+    build,
+    reuse: Reuse::FreshPages,
+    buffers: two_messages,
+    zerocopy_socket: false,
+    nodelay: false,
+    uses_queue_depth: false,
+    zero_copy: None,
+    crossover: Some(Crossover {
+        against: MechanismKind::SEND,
+        question: "From which message size does sendfile from a memfd beat send()?",
+        always: false,
+    }),
+};
+
+impl MechanismKind {
+    /// `sendfile`: sendfile(2) from a memfd holding the message (the page-cache path).
+    pub const SENDFILE: MechanismKind = MechanismKind::new(&DESCRIPTOR);
+}
+
+fn build(ctx: FlowContext) -> io::Result<Box<dyn SendMechanism>> {
     Ok(Box::new(Sendfile::new(ctx)?))
 }
 
@@ -105,7 +138,7 @@ impl SendMechanism for Sendfile {
 
 /// Whether memfd_create and sendfile from a memfd to a socket work here: tried once per
 /// process on a loopback TCP pair, the bytes checked.
-pub fn supported() -> Result<(), String> {
+fn supported() -> Result<(), String> {
     page_refs::probe_on_loopback(probe_send)
 }
 

@@ -5,6 +5,8 @@
 //!
 //! The pipe is sized (F_SETPIPE_SZ, fcntl(2)) to cover the message up to `MAX_PIECE`; a larger
 //! message goes through in pipe-sized pieces.
+use super::descriptor::{two_messages, Crossover, MechanismDescriptor, MechanismKind};
+use super::descriptor::{Patterns, Reuse, Transports};
 use super::page_refs::{self, moved, socket_of, SpliceStats};
 use super::{pattern, FlowContext, SendMechanism};
 use crate::sys::fdio;
@@ -48,7 +50,38 @@ pub struct Splice {
     reuse_pages: bool,
 }
 
-pub fn build(ctx: FlowContext) -> io::Result<Box<dyn SendMechanism>> {
+static DESCRIPTOR: MechanismDescriptor = MechanismDescriptor {
+    name: "splice",
+    help: "vmsplice into a pipe, splice to the socket",
+    transports: Transports::Only {
+        transports: page_refs::STREAM_SOCKETS,
+        because: page_refs::STREAM_SOCKETS_ONLY,
+    },
+    patterns: Patterns {
+        crr: Err(page_refs::CRR_REFUSAL),
+        bidir: false,
+    },
+    probe: supported,
+    build,
+    reuse: Reuse::FreshPages,
+    buffers: two_messages,
+    zerocopy_socket: false,
+    nodelay: false,
+    uses_queue_depth: false,
+    zero_copy: None,
+    crossover: Some(Crossover {
+        against: MechanismKind::SEND,
+        question: "From which message size does vmsplice+splice beat send()?",
+        always: false,
+    }),
+};
+
+impl MechanismKind {
+    /// `splice`: vmsplice(2) of the message into a pipe, then splice(2) from the pipe to the socket.
+    pub const SPLICE: MechanismKind = MechanismKind::new(&DESCRIPTOR);
+}
+
+fn build(ctx: FlowContext) -> io::Result<Box<dyn SendMechanism>> {
     Ok(Box::new(Splice::new(ctx)?))
 }
 
@@ -176,7 +209,7 @@ impl SendMechanism for Splice {
 
 /// Whether vmsplice into a pipe and splice from it to a socket work here: tried once per
 /// process on a loopback TCP pair, the bytes checked.
-pub fn supported() -> Result<(), String> {
+fn supported() -> Result<(), String> {
     page_refs::probe_on_loopback(probe_send)
 }
 

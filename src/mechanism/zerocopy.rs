@@ -7,11 +7,13 @@
 //! `REAP_EVERY` sends, whenever the socket is not writable, and on ENOBUFS (option memory used
 //! up by pending notifications: nothing was queued, so the call is simply retried).
 use super::completions::CompletionTracker;
+use super::descriptor::{Crossover, MechanismDescriptor, MechanismKind};
+use super::descriptor::{Patterns, Reuse, Transports};
 use super::message::Message;
 use super::{pattern, send_all_vectored, FlowContext, SendMechanism};
 use crate::sys::socket::{self, MSG_DONTWAIT, MSG_ZEROCOPY, POLLOUT};
 use crate::sys::zerocopy::{read_error_queue, ErrorQueueEntry};
-use crate::transport::Endpoint;
+use crate::transport::{Endpoint, Transport};
 use std::io::{self, IoSlice};
 use std::os::fd::BorrowedFd;
 use std::time::{Duration, Instant};
@@ -28,6 +30,43 @@ const POOL_MEMORY_CAP: usize = 4 << 20;
 const FIELD_OVERHEAD: usize = 32;
 /// A completion that takes longer than this means the kernel will not send it.
 const SLOT_WAIT_LIMIT: Duration = Duration::from_secs(10);
+
+static DESCRIPTOR: MechanismDescriptor = MechanismDescriptor {
+    name: "zerocopy",
+    help: "MSG_ZEROCOPY",
+    transports: Transports::Only {
+        transports: &[Transport::Tcp],
+        because: "MSG_ZEROCOPY works on TCP sockets only",
+    },
+    patterns: Patterns {
+        crr: Err(CRR_REFUSAL),
+        bidir: false,
+    },
+    // Not tried before a run: a socket that refuses SO_ZEROCOPY fails the flow's set-up with
+    // the kernel's error (`bytepath probe` shows it as MSG_ZEROCOPY).
+    probe: || Ok(()),
+    build: |ctx| Ok(Box::new(Zerocopy::new(ctx))),
+    reuse: Reuse::OnNotification,
+    buffers: |message_size, _| largest_pool(message_size),
+    zerocopy_socket: true,
+    nodelay: false,
+    uses_queue_depth: false,
+    zero_copy: Some("MSG_ZEROCOPY"),
+    crossover: Some(Crossover {
+        against: MechanismKind::COPY,
+        question: "From which message size does zerocopy beat copy?",
+        always: true,
+    }),
+};
+
+impl MechanismKind {
+    /// `zerocopy`: sendmsg(MSG_ZEROCOPY), completions read from the error queue.
+    pub const ZEROCOPY: MechanismKind = MechanismKind::new(&DESCRIPTOR);
+}
+
+/// Why no zero-copy mechanism carries `--pattern crr`.
+pub(crate) const CRR_REFUSAL: &str = "zero-copy completions arrive on the socket that sent, \
+     which a crr transaction closes right after its answer";
 
 /// Zero-copy accounting of one flow (or, summed, of a side).
 #[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -94,6 +133,12 @@ pub fn pool_size(message_size: usize, send_buffer: usize) -> usize {
     let window = send_buffer.div_ceil(message_size) + 2;
     let per_message = message_size + super::message::FIELDS * FIELD_OVERHEAD;
     window.min(POOL_MEMORY_CAP / per_message).max(2)
+}
+
+/// The pool the memory check counts before a run: the one a 4 MiB send buffer (tcp_wmem's
+/// default maximum) gets.
+pub(crate) fn largest_pool(message_size: usize) -> usize {
+    pool_size(message_size, 4 << 20)
 }
 
 impl Zerocopy {

@@ -173,7 +173,7 @@ mod tests {
     #[test]
     fn the_plan_repeats_the_rounds_once_per_visit() {
         let point = MeshPoint {
-            mechanism: crate::mechanism::MechanismKind::Send,
+            mechanism: crate::mechanism::MechanismKind::SEND,
             pattern: crate::config::Pattern::Stream,
             message_size: 4096,
             threads: 1,

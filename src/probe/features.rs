@@ -2,6 +2,7 @@
 //! MSG_ZEROCOPY (SO_ZEROCOPY, socket(7)), io_uring_setup(2), sendfile(2), splice(2),
 //! TCP_ZEROCOPY_RECEIVE (tcp(7)); and the limits that shape them (optmem_max, pipe-max-size,
 //! RLIMIT_MEMLOCK and RLIMIT_NOFILE from getrlimit(2)).
+use crate::mechanism::MechanismKind;
 use crate::sys::socket::{enable_zerocopy, get_int_option};
 use crate::sys::support::{self, Limit};
 use crate::transport::tcp::probe_pair;
@@ -34,11 +35,12 @@ pub struct PathFeature {
     pub feature: Feature,
 }
 
-/// The run-time probe of every mechanism and receive path.
-fn paths() -> Vec<PathFeature> {
-    use crate::mechanism::{self, receive::path as recv_path, MechanismKind};
+/// The run-time probe of every mechanism of `mechanisms` (production: `MechanismKind::ALL`)
+/// and of every receive path.
+pub(crate) fn paths(mechanisms: &[MechanismKind]) -> Vec<PathFeature> {
+    use crate::mechanism::{self, receive::path as recv_path};
     const TRIED: &str = "the probe a run makes before it starts";
-    let mechanisms = MechanismKind::ALL.into_iter().map(|m| PathFeature {
+    let mechanisms = mechanisms.iter().map(|&m| PathFeature {
         flag: "--mechanism",
         name: m.name(),
         feature: Feature::from_result(TRIED, mechanism::supported(m)),
@@ -118,7 +120,7 @@ pub fn measure() -> Features {
              connected loopback TCP socket",
             tcp_zerocopy_receive(),
         ),
-        paths: paths(),
+        paths: paths(MechanismKind::ALL),
     }
 }
 

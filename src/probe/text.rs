@@ -3,7 +3,7 @@
 //! features; every figure with its unit and how many trials it came from.
 use super::clocks::{ClockFigures, Clocks, TscFigures};
 use super::counters::Counters;
-use super::features::{Feature, Features, KernelLimits};
+use super::features::{Feature, Features, KernelLimits, PathFeature};
 use super::roofline::Roofline;
 use super::summary::Timing;
 use super::syscalls::Syscalls;
@@ -270,8 +270,14 @@ fn features(out: &mut String, f: &Features, l: &KernelLimits) {
     feature_line(out, "sendfile", &f.sendfile);
     feature_line(out, "splice", &f.splice);
     feature_line(out, "TCP_ZEROCOPY_RECEIVE", &f.tcp_zerocopy_receive);
+    path_lines(out, &f.paths);
+    limits(out, l);
+}
+
+/// Per flag, the choices that run here on one line, then each that does not with why.
+pub(crate) fn path_lines(out: &mut String, paths: &[PathFeature]) {
     for flag in ["--mechanism", "--recv"] {
-        let of_flag = || f.paths.iter().filter(move |p| p.flag == flag);
+        let of_flag = || paths.iter().filter(move |p| p.flag == flag);
         let usable: Vec<&str> = of_flag()
             .filter(|p| p.feature.available)
             .map(|p| p.name)
@@ -282,7 +288,6 @@ fn features(out: &mut String, f: &Features, l: &KernelLimits) {
             let _ = writeln!(out, "    {:<20}no ({reason})", p.name);
         }
     }
-    limits(out, l);
 }
 
 /// The kernel's limits a mechanism runs into: io_uring's switch, optmem, pipe size, rlimits.

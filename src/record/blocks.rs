@@ -145,12 +145,10 @@ impl ZerocopyReport {
     }
 }
 
-/// The call whose sends a zero-copy report counts.
+/// The call whose sends a zero-copy report counts, as the mechanism's descriptor names it
+/// (only zero-copy mechanisms have the accounting; "zero-copy" says it for any other).
 fn zero_copy_call(mechanism: MechanismKind) -> &'static str {
-    match mechanism {
-        MechanismKind::UringZc => "io_uring SEND_ZC",
-        _ => "MSG_ZEROCOPY",
-    }
+    mechanism.zero_copy.unwrap_or("zero-copy")
 }
 
 impl DatagramReport {

@@ -350,10 +350,7 @@ pub fn request_for(spec: &RunSpec, reverse: bool) -> RunRequest {
         counters: spec.counters.name().into(),
         reverse,
         udp_split: spec.udp_split && spec.transport == Transport::Udp,
-        queue_depth: spec
-            .mechanism
-            .uses_queue_depth()
-            .then_some(spec.queue_depth),
+        queue_depth: spec.mechanism.uses_queue_depth.then_some(spec.queue_depth),
         recv: (spec.recv_path != Default::default()).then(|| spec.recv_path.name().into()),
         profile: spec.profile,
     }

@@ -5,6 +5,7 @@ use super::plot::axis::{Scale, TickFormat};
 use super::plot::{Datum, Panel, Plot, Series};
 use crate::analysis::point::Point;
 use crate::analysis::{distinct, mechanism_rank, plural, size_label, threads_label, Dataset};
+use crate::mechanism::MechanismKind;
 use crate::record::Metric;
 
 /// A plot with its heading and the sentence under it.
@@ -15,15 +16,19 @@ pub struct Figure {
     pub plot: Plot,
 }
 
-/// A fixed colour per mechanism, so every plot uses the same one.
+/// A fixed colour per mechanism, so every plot uses the same one: the four the default sweep
+/// measures have their own; any other series one of four more, by its name.
 pub fn color(series: &str) -> &'static str {
+    const OWN: [(MechanismKind, &str); 4] = [
+        (MechanismKind::SEND, "#555555"),
+        (MechanismKind::COPY, "#d62728"),
+        (MechanismKind::GATHER, "#1f77b4"),
+        (MechanismKind::ZEROCOPY, "#2ca02c"),
+    ];
     const OTHERS: [&str; 4] = ["#9467bd", "#ff7f0e", "#8c564b", "#e377c2"];
-    match series {
-        "send" => "#555555",
-        "copy" => "#d62728",
-        "gather" => "#1f77b4",
-        "zerocopy" => "#2ca02c",
-        other => OTHERS[other.bytes().map(usize::from).sum::<usize>() % OTHERS.len()],
+    match OWN.iter().find(|(m, _)| m.name() == series) {
+        Some((_, own)) => own,
+        None => OTHERS[series.bytes().map(usize::from).sum::<usize>() % OTHERS.len()],
     }
 }
 

@@ -5,7 +5,7 @@
 use super::adaptive::{self, GroupRounds, Pilot, PilotCell, Targets};
 use super::spec::{Point, SweepSpec};
 use super::visit_log::VisitLog;
-use crate::analysis::crossover_rule::{Settings, ADAPTIVE_LOOKS, PAIRS, PILOT_ALPHA, ROUNDS_JSON};
+use crate::analysis::crossover_rule::{pairs, Settings, ADAPTIVE_LOOKS, PILOT_ALPHA, ROUNDS_JSON};
 use crate::config::Pattern;
 use crate::error::Error;
 use crate::record::{RunRecord, VisitKind};
@@ -59,7 +59,7 @@ pub fn pilot(
             .filter(|p| p.pattern == Pattern::Stream && !p.bidir)
             .collect();
         let named = |name: &str| stream.iter().find(|p| p.mechanism.name() == name).copied();
-        for (question, (challenger, baseline)) in PAIRS.iter().enumerate() {
+        for (question, (challenger, baseline)) in pairs().into_iter().enumerate() {
             let (Some(c), Some(b)) = (named(challenger), named(baseline)) else {
                 continue;
             };
@@ -193,7 +193,7 @@ fn looks_settings(looks: usize) -> Settings {
 }
 
 fn question_name(q: usize) -> String {
-    let (c, b) = PAIRS[q];
+    let (c, b) = pairs()[q];
     format!("{c} vs {b}")
 }
 

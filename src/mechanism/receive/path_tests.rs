@@ -79,7 +79,7 @@ fn uring_recv_counts_every_boundary_and_verifies_every_byte_over_tcp_and_unix() 
             for spin in [false, true] {
                 let what = format!("{transport:?} {mode:?} spin {spin}");
                 let (tx, rx, buffer) = flow(transport, SocketOptions::default());
-                let sender = send(MechanismKind::Gather, tx, buffer, size, count);
+                let sender = send(MechanismKind::GATHER, tx, buffer, size, count);
                 let mut r = Receiver::new(0, size, mode, spin, true, RecvPath::UringRecv);
                 let (messages, stats) = receive_all(&mut r, &rx);
                 sender.join().unwrap();
@@ -103,7 +103,7 @@ fn uring_recv_rearms_and_recycles_buffers_over_far_more_messages_than_buffers() 
     // sender empties the buffer ring, which ends the multishot receive (ENOBUFS).
     let (size, count) = (16 << 10, 1024);
     let (tx, rx, buffer) = flow(Transport::Tcp, SocketOptions::default());
-    let sender = send(MechanismKind::Send, tx, buffer, size, count);
+    let sender = send(MechanismKind::SEND, tx, buffer, size, count);
     let mode = RecvMode::WholeMessage { max_call: size };
     let mut r =
         Receiver::new(0, size, mode, false, true, RecvPath::UringRecv).with_uring_buffers(2, 4096);
@@ -134,7 +134,7 @@ fn zc_recv_counts_mapped_plus_copied_as_every_byte_received() {
                 ..SocketOptions::default()
             };
             let (tx, rx, buffer) = flow(Transport::Tcp, options);
-            let sender = send(MechanismKind::Send, tx, buffer, size, count);
+            let sender = send(MechanismKind::SEND, tx, buffer, size, count);
             let mut r = Receiver::new(0, size, mode, spin, true, RecvPath::ZcRecv);
             let (messages, stats) = receive_all(&mut r, &rx);
             sender.join().unwrap();
@@ -177,7 +177,7 @@ fn zc_recv_maps_pages_from_a_zerocopy_sender_and_verifies_them_in_the_mapping() 
     ];
     for (mode, at_least) in modes {
         let (tx, rx, buffer) = flow(Transport::Tcp, options);
-        let sender = send(MechanismKind::Zerocopy, tx, buffer, size, count);
+        let sender = send(MechanismKind::ZEROCOPY, tx, buffer, size, count);
         let mut r = Receiver::new(0, size, mode, false, true, RecvPath::ZcRecv);
         let (messages, stats) = receive_all(&mut r, &rx);
         sender.join().unwrap();
@@ -196,7 +196,7 @@ fn zc_recv_maps_pages_from_a_zerocopy_sender_and_verifies_them_in_the_mapping() 
 fn zc_recv_of_less_than_a_page_copies_and_says_why_nothing_mapped() {
     let (size, count) = (100, 500);
     let (tx, rx, buffer) = flow(Transport::Tcp, SocketOptions::default());
-    let sender = send(MechanismKind::Send, tx, buffer, size, count);
+    let sender = send(MechanismKind::SEND, tx, buffer, size, count);
     let mode = RecvMode::WholeMessage { max_call: size };
     let mut r = Receiver::new(0, size, mode, false, true, RecvPath::ZcRecv);
     let (messages, stats) = receive_all(&mut r, &rx);
@@ -213,7 +213,7 @@ fn trunc_counts_every_boundary_and_byte_and_delivers_none() {
         for spin in [false, true] {
             let what = format!("{mode:?} spin {spin}");
             let (tx, rx, buffer) = flow(Transport::Tcp, SocketOptions::default());
-            let sender = send(MechanismKind::Send, tx, buffer, size, count);
+            let sender = send(MechanismKind::SEND, tx, buffer, size, count);
             let mut r = Receiver::new(0, size, mode, spin, false, RecvPath::Trunc);
             let (messages, stats) = receive_all(&mut r, &rx);
             sender.join().unwrap();
@@ -233,7 +233,7 @@ fn trunc_counts_every_boundary_and_byte_and_delivers_none() {
 fn recv_path_is_unchanged_and_reports_its_calls() {
     let (size, count) = (24_000, 100);
     let (tx, rx, buffer) = flow(Transport::Unix, SocketOptions::default());
-    let sender = send(MechanismKind::Copy, tx, buffer, size, count);
+    let sender = send(MechanismKind::COPY, tx, buffer, size, count);
     let mode = RecvMode::WholeMessage { max_call: size };
     let mut r = Receiver::new(0, size, mode, false, true, RecvPath::Recv);
     let (messages, stats) = receive_all(&mut r, &rx);

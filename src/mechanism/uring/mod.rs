@@ -1,5 +1,6 @@
 //! `uring`, `uring-gather`, `uring-zc`: the sending side through io_uring (io_uring(7),
-//! io_uring_prep_send(3), io_uring_prep_sendmsg(3), io_uring_prep_send_zc(3)).
+//! io_uring_prep_send(3), io_uring_prep_sendmsg(3), io_uring_prep_send_zc(3)). Each is a file
+//! of its own with its descriptor (`send`, `gather`, `zc`); the ring code they share is here.
 //! io_uring does not order independent sends on one socket, so messages go out in batches of
 //! `--queue-depth` linked entries (IOSQE_IO_LINK on all but the last), each with MSG_WAITALL.
 //! A batch is submitted when full, or at once when every message must be on its way (rr), and
@@ -7,16 +8,27 @@
 //! the link: it and the cancelled rest are resubmitted from where each stopped, in order.
 //! Buffers stay with the ring (`sys::uring_send`) until the kernel is done with them; the
 //! zero-copy side (notifications, buffer pool) is in `zc`.
+mod gather;
+mod send;
 mod zc;
 
 use super::message::Message;
-use super::{pattern, FlowContext, MechanismKind, SendMechanism, ZerocopyStats};
+use super::{pattern, FlowContext, SendMechanism, ZerocopyStats};
 use crate::sys::uring_send::{self, Completion, LentMemory, SendOp, SendRing};
-use crate::transport::Endpoint;
+use crate::transport::{Endpoint, Transport};
 use std::io;
 use std::os::fd::BorrowedFd;
 use std::time::Instant;
 use zc::Notifications;
+
+/// The sockets io_uring sends go to here, and why (the refusal of the other transports).
+const STREAM_SOCKETS: &[Transport] = &[Transport::Tcp, Transport::Unix];
+const STREAM_SOCKETS_ONLY: &str = "io_uring sends here go to stream sockets";
+
+/// `uring` and `uring-gather` hold one message per queue-depth slot.
+fn slot_per_queue_entry(_message_size: usize, queue_depth: u32) -> usize {
+    queue_depth as usize
+}
 
 /// A message's memory as one slot of the ring holds it.
 pub(super) trait SlotMemory: LentMemory + Sized {
@@ -255,76 +267,29 @@ fn socket_of(ep: &Endpoint) -> io::Result<BorrowedFd<'_>> {
         .ok_or_else(|| io::Error::new(io::ErrorKind::Unsupported, "io_uring sends need a socket"))
 }
 
-fn op_of(kind: MechanismKind) -> SendOp {
-    match kind {
-        MechanismKind::Uring => SendOp::Send,
-        MechanismKind::UringGather => SendOp::SendMsg,
-        MechanismKind::UringZc => SendOp::SendZc,
-        other => unreachable!("{} is not an io_uring mechanism", other.name()),
-    }
+/// One flow's sender for `op`, its messages in `M`.
+fn build<M: SlotMemory + 'static>(
+    op: SendOp,
+    ctx: FlowContext,
+) -> io::Result<Box<dyn SendMechanism>> {
+    Ok(Box::new(UringSender::<M>::new(op, ctx)?))
 }
 
-pub fn build(kind: MechanismKind, ctx: FlowContext) -> io::Result<Box<dyn SendMechanism>> {
-    let op = op_of(kind);
-    Ok(match op {
-        SendOp::Send | SendOp::SendZc => Box::new(UringSender::<Box<[u8]>>::new(op, ctx)?),
-        SendOp::SendMsg => Box::new(UringSender::<Message>::new(op, ctx)?),
-    })
-}
-
-/// Whether this kernel can run `kind`: io_uring can be set up and has its opcode
-/// (IORING_REGISTER_PROBE); `Err` is the reason in one line.
-pub fn supported(kind: MechanismKind) -> Result<(), String> {
-    let op = op_of(kind);
+/// Whether this kernel can set io_uring up and has `op` (IORING_REGISTER_PROBE); `Err` is
+/// the reason in one line.
+fn supported(op: SendOp) -> Result<(), String> {
     let name = match op {
         SendOp::Send => "SEND",
         SendOp::SendMsg => "SENDMSG",
         SendOp::SendZc => "SEND_ZC",
     };
     match uring_send::supports(op) {
-        Ok(true) => {}
-        Ok(false) => {
-            return Err(format!(
-                "io_uring {name} unsupported by this kernel (IORING_REGISTER_PROBE)"
-            ))
-        }
-        Err(e) => {
-            return Err(format!(
-                "io_uring unavailable: setup or IORING_REGISTER_PROBE failed: {e}"
-            ))
-        }
-    }
-    if op == SendOp::SendZc {
-        // Kernels 6.0 and 6.1 have SEND_ZC but not IORING_SEND_ZC_REPORT_USAGE: only a real
-        // send shows whether the copied-anyway share can be reported.
-        one_zero_copy_send().map_err(|e| {
-            format!("io_uring SEND_ZC with IORING_SEND_ZC_REPORT_USAGE failed on loopback TCP: {e}")
-        })?;
-    }
-    Ok(())
-}
-
-/// One 4 KiB SEND_ZC over a loopback TCP pair, through the mechanism itself, until its
-/// notification arrives.
-fn one_zero_copy_send() -> io::Result<()> {
-    let (client, _server) = crate::transport::tcp::probe_pair()?;
-    let ep = Endpoint::socket(client);
-    let ctx = FlowContext {
-        flow: 0,
-        message_size: 4096,
-        fill_pattern: false,
-        send_buffer: 4096,
-        queue_depth: 1,
-        flush_each: true,
-    };
-    let mut mech = build(MechanismKind::UringZc, ctx)?;
-    mech.send_message(&ep, 0)?;
-    mech.finish(&ep, Instant::now() + std::time::Duration::from_secs(2))?;
-    match mech.zerocopy_stats() {
-        Some(z) if z.completions == 1 => Ok(()),
-        _ => Err(io::Error::new(
-            io::ErrorKind::TimedOut,
-            "the notification did not arrive within 2 s",
+        Ok(true) => Ok(()),
+        Ok(false) => Err(format!(
+            "io_uring {name} unsupported by this kernel (IORING_REGISTER_PROBE)"
+        )),
+        Err(e) => Err(format!(
+            "io_uring unavailable: setup or IORING_REGISTER_PROBE failed: {e}"
         )),
     }
 }
@@ -335,6 +300,7 @@ pub(super) mod loopback;
 
 #[cfg(test)]
 mod tests {
+    use super::super::MechanismKind;
     use super::loopback::{available, context, pair, reader, send};
     use super::*;
     use proptest::prelude::*;
@@ -360,7 +326,7 @@ mod tests {
                     let count = (depth + depth / 2 + 1) as u64;
                     let (ep, rx) = pair(None);
                     let check = reader(rx, 3, size, Duration::ZERO);
-                    let mut mech = build(kind, context(size, depth, flush_each)).unwrap();
+                    let mut mech = (kind.build)(context(size, depth, flush_each)).unwrap();
                     send(mech.as_mut(), &ep, count).unwrap_or_else(|e| panic!("{what}: {e}"));
                     let v = check.join().unwrap();
                     assert_eq!(v.checked_bytes, count * size as u64, "{what}");
@@ -371,7 +337,7 @@ mod tests {
                         assert_eq!(z.outstanding_at_end, 0, "{what}");
                         assert!(z.pool_messages >= depth as usize, "{what}");
                     } else {
-                        assert_ne!(kind, MechanismKind::UringZc);
+                        assert_eq!(kind.zero_copy, None, "{what}: no zero-copy accounting");
                     }
                 }
             }
@@ -380,27 +346,27 @@ mod tests {
 
     #[test]
     fn uring_delivers_every_byte_in_order() {
-        delivers_every_byte_in_order(MechanismKind::Uring);
+        delivers_every_byte_in_order(MechanismKind::URING);
     }
 
     #[test]
     fn uring_gather_delivers_every_byte_in_order() {
-        delivers_every_byte_in_order(MechanismKind::UringGather);
+        delivers_every_byte_in_order(MechanismKind::URING_GATHER);
     }
 
     #[test]
     fn uring_zc_delivers_every_byte_in_order() {
-        delivers_every_byte_in_order(MechanismKind::UringZc);
+        delivers_every_byte_in_order(MechanismKind::URING_ZC);
     }
 
     #[test]
     fn this_kernel_supports_all_three_opcodes_and_says_so() {
         for kind in [
-            MechanismKind::Uring,
-            MechanismKind::UringGather,
-            MechanismKind::UringZc,
+            MechanismKind::URING,
+            MechanismKind::URING_GATHER,
+            MechanismKind::URING_ZC,
         ] {
-            if let Err(reason) = supported(kind) {
+            if let Err(reason) = (kind.probe)() {
                 assert!(
                     !reason.contains('\n') && reason.starts_with("io_uring "),
                     "{reason}"
