@@ -89,3 +89,29 @@ pub mod sides;
 pub mod args;
 /// The clap structs of the command line.
 pub mod cli;
+
+/// Says that the running unit test, or `part` of it, did not run here, and why: the twin of
+/// `skip` in tests/common/mod.rs (integration tests cannot see this crate's test-only code).
+/// One line `SKIP bytepath::<test>[ (part)]: <reason>` on stderr, appended to the file
+/// `BYTEPATH_SKIP_LOG` names when set, which `.ci/run` sums up after `cargo test`.
+#[cfg(test)]
+pub(crate) fn skip_test(part: Option<&str>, reason: impl std::fmt::Display) {
+    use std::io::Write;
+    let thread = std::thread::current();
+    let test = thread.name().unwrap_or("(a thread of its own)");
+    let part = part.map(|p| format!(" ({p})")).unwrap_or_default();
+    let reason = reason.to_string().replace('\n', " ");
+    let line = format!(
+        "SKIP {}::{test}{part}: {reason}\n",
+        env!("CARGO_CRATE_NAME")
+    );
+    eprint!("{line}");
+    if let Some(path) = std::env::var_os("BYTEPATH_SKIP_LOG") {
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .and_then(|mut log| log.write_all(line.as_bytes()))
+            .unwrap_or_else(|e| panic!("BYTEPATH_SKIP_LOG {}: {e}", path.to_string_lossy()));
+    }
+}

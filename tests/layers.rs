@@ -4,13 +4,18 @@
 //! layer, or one of the few same-layer neighbours listed with its reason. Each import that
 //! climbs is printed with its file, line and edge. The layers and neighbours are read from the
 //! tables of docs/ARCHITECTURE.md, so the test and the document cannot disagree: a new
-//! top-level module needs a place in that document's layer table.
+//! top-level module needs a place in that document's layer table. The sources are read with
+//! `syn` (tests/rust_paths): paths in comments and strings are none, paths in macro arguments
+//! count.
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 #[path = "layers/circles.rs"]
 mod circles;
+mod rust_paths;
+
+use rust_paths::TestFile;
 
 /// The layers and same-layer neighbours of docs/ARCHITECTURE.md, read from its tables.
 struct Map {
@@ -79,284 +84,6 @@ struct Import {
     to: String,
 }
 
-/// Comments and the contents of string and char literals blanked (newlines kept), so paths
-/// in them are not read as imports.
-fn strip(text: &str) -> Vec<char> {
-    let c: Vec<char> = text.chars().collect();
-    let mut out = c.clone();
-    let blank = |out: &mut Vec<char>, from: usize, to: usize| {
-        for ch in out.iter_mut().take(to).skip(from) {
-            if *ch != '\n' {
-                *ch = ' ';
-            }
-        }
-    };
-    let ident = |ch: char| ch.is_alphanumeric() || ch == '_';
-    let mut i = 0;
-    while i < c.len() {
-        let next = c.get(i + 1).copied();
-        if c[i] == '/' && next == Some('/') {
-            let end = (i..c.len()).find(|&j| c[j] == '\n').unwrap_or(c.len());
-            blank(&mut out, i, end);
-            i = end;
-        } else if c[i] == '/' && next == Some('*') {
-            let (mut depth, mut j) = (1, i + 2);
-            while j < c.len() && depth > 0 {
-                if c[j] == '/' && c.get(j + 1) == Some(&'*') {
-                    depth += 1;
-                    j += 1;
-                } else if c[j] == '*' && c.get(j + 1) == Some(&'/') {
-                    depth -= 1;
-                    j += 1;
-                }
-                j += 1;
-            }
-            blank(&mut out, i, j);
-            i = j;
-        } else if c[i] == 'r'
-            && (i == 0 || !ident(c[i - 1]) || c[i - 1] == 'b')
-            && matches!(next, Some('"') | Some('#'))
-        {
-            // A raw string: r"…", r#"…"#, br"…".
-            let mut j = i + 1;
-            let mut hashes = 0;
-            while c.get(j) == Some(&'#') {
-                hashes += 1;
-                j += 1;
-            }
-            if c.get(j) != Some(&'"') {
-                i += 1;
-                continue;
-            }
-            let close: Vec<char> = std::iter::once('"')
-                .chain(std::iter::repeat_n('#', hashes))
-                .collect();
-            let mut k = j + 1;
-            while k < c.len() && c[k..].iter().take(close.len()).ne(close.iter()) {
-                k += 1;
-            }
-            blank(&mut out, j + 1, k);
-            i = k + close.len();
-        } else if c[i] == '"' {
-            let mut j = i + 1;
-            while j < c.len() && c[j] != '"' {
-                j += if c[j] == '\\' { 2 } else { 1 };
-            }
-            blank(&mut out, i + 1, j);
-            i = j + 1;
-        } else if c[i] == '\'' {
-            // A char literal ('x', '\n', '\u{…}'), or else a lifetime.
-            let end = if next == Some('\\') {
-                (i + 2..c.len()).find(|&j| c[j] == '\'')
-            } else {
-                (c.get(i + 2) == Some(&'\'')).then_some(i + 2)
-            };
-            match end {
-                Some(end) => {
-                    blank(&mut out, i + 1, end);
-                    i = end + 1;
-                }
-                None => i += 1,
-            }
-        } else {
-            i += 1;
-        }
-    }
-    out
-}
-
-/// A test-only module file a `#[cfg(test)] mod x;` declares: by its name, or by its
-/// `#[path = "…"]` (relative to the declaring file's folder).
-enum TestFile {
-    Named(String),
-    Path(String),
-}
-
-/// Blanks every `#[cfg(test)]` item (a module, function, field, statement or `mod x;`) and
-/// returns the test-only module files it declares. `original` is the text before `strip`
-/// (same positions), for the value of a `#[path]`.
-fn drop_test_items(c: &mut [char], original: &[char]) -> Vec<TestFile> {
-    let text: String = c.iter().collect();
-    let mut files = Vec::new();
-    let mut from = 0;
-    while let Some(at) = text[from..].find("#[cfg(test)]").map(|p| p + from) {
-        let start = text[..at].chars().count();
-        let mut i = start + "#[cfg(test)]".len();
-        // Further attributes on the same item.
-        let mut path = None;
-        loop {
-            while i < c.len() && c[i].is_whitespace() {
-                i += 1;
-            }
-            if c.get(i) == Some(&'#') {
-                let from = i;
-                while i < c.len() && c[i] != ']' {
-                    i += 1;
-                }
-                i += 1;
-                let attribute: String = original[from..i].iter().collect();
-                if let Some(value) = attribute
-                    .strip_prefix("#[path")
-                    .and_then(|rest| rest.split('"').nth(1))
-                {
-                    path = Some(value.to_string());
-                }
-            } else {
-                break;
-            }
-        }
-        let item_start = i;
-        let (mut round, mut square) = (0i32, 0i32);
-        let end = loop {
-            let Some(&ch) = c.get(i) else { break c.len() };
-            match ch {
-                '(' => round += 1,
-                ')' => round -= 1,
-                '[' => square += 1,
-                ']' => square -= 1,
-                ';' if round == 0 && square == 0 => break i + 1,
-                ',' if round == 0 && square == 0 => break i + 1,
-                '{' => {
-                    let mut depth = 0;
-                    while i < c.len() {
-                        match c[i] {
-                            '{' => depth += 1,
-                            '}' => {
-                                depth -= 1;
-                                if depth == 0 {
-                                    break;
-                                }
-                            }
-                            _ => {}
-                        }
-                        i += 1;
-                    }
-                    break i + 1;
-                }
-                _ => {}
-            }
-            i += 1;
-        };
-        let item: String = c[item_start..end.min(c.len())].iter().collect();
-        let words: Vec<&str> = item
-            .split(|ch: char| !(ch.is_alphanumeric() || ch == '_'))
-            .filter(|w| !w.is_empty())
-            .collect();
-        if item.trim_end().ends_with(';') {
-            if let Some(at) = words.iter().position(|w| *w == "mod") {
-                match (&path, words.get(at + 1)) {
-                    (Some(path), _) => files.push(TestFile::Path(path.clone())),
-                    (None, Some(name)) => files.push(TestFile::Named(name.to_string())),
-                    (None, None) => {}
-                }
-            }
-        }
-        let stop = end.min(c.len());
-        for ch in c.iter_mut().take(stop).skip(start) {
-            if *ch != '\n' {
-                *ch = ' ';
-            }
-        }
-        from = text
-            .char_indices()
-            .nth(end.min(c.len()))
-            .map_or(text.len(), |(b, _)| b);
-    }
-    files
-}
-
-/// The top-level names a path names after its root (`crate::` or climbing `super::`s): one
-/// identifier, or each entry of a `{…}` group.
-fn roots_after(c: &[char], mut i: usize) -> Vec<String> {
-    while i < c.len() && c[i].is_whitespace() {
-        i += 1;
-    }
-    let ident = |ch: char| ch.is_alphanumeric() || ch == '_';
-    if c.get(i) == Some(&'{') {
-        let mut names = Vec::new();
-        let (mut depth, mut j, mut entry) = (0, i, String::new());
-        while j < c.len() {
-            match c[j] {
-                '{' => {
-                    depth += 1;
-                    if depth > 1 {
-                        entry.push('{');
-                    }
-                }
-                '}' => {
-                    depth -= 1;
-                    if depth == 0 {
-                        names.push(entry.clone());
-                        break;
-                    }
-                    entry.push('}');
-                }
-                ',' if depth == 1 => names.push(std::mem::take(&mut entry)),
-                ch => entry.push(ch),
-            }
-            j += 1;
-        }
-        return names
-            .iter()
-            .filter_map(|e| {
-                let first: String = e.trim().chars().take_while(|&ch| ident(ch)).collect();
-                (!first.is_empty() && first != "self").then_some(first)
-            })
-            .collect();
-    }
-    let name: String = c[i..].iter().take_while(|&&ch| ident(ch)).collect();
-    if name.is_empty() {
-        Vec::new()
-    } else {
-        vec![name]
-    }
-}
-
-/// Each position's count of enclosing inline `mod x { … }` blocks.
-fn inline_depths(c: &[char]) -> Vec<usize> {
-    let words = c;
-    let mut depths = vec![0; c.len()];
-    let mut opened: Vec<i32> = Vec::new();
-    let mut brace = 0i32;
-    let mut pending_mod = false;
-    let mut i = 0;
-    let ident = |ch: char| ch.is_alphanumeric() || ch == '_';
-    while i < words.len() {
-        let ch = words[i];
-        if ident(ch) && (i == 0 || !ident(words[i - 1])) {
-            let word: String = words[i..].iter().take_while(|&&w| ident(w)).collect();
-            if word == "mod" {
-                pending_mod = true;
-            }
-            for d in depths.iter_mut().skip(i).take(word.chars().count()) {
-                *d = opened.len();
-            }
-            i += word.chars().count();
-            continue;
-        }
-        match ch {
-            '{' => {
-                brace += 1;
-                if pending_mod {
-                    opened.push(brace);
-                    pending_mod = false;
-                }
-            }
-            '}' => {
-                if opened.last() == Some(&brace) {
-                    opened.pop();
-                }
-                brace -= 1;
-            }
-            ';' => pending_mod = false,
-            _ => {}
-        }
-        depths[i] = opened.len();
-        i += 1;
-    }
-    depths
-}
-
 /// A path one file names, resolved from the crate root (`super::x` in `a/b.rs` -> a::x).
 #[derive(Debug, Clone)]
 struct Reference {
@@ -366,57 +93,10 @@ struct Reference {
     target: Vec<String>,
 }
 
-/// The paths a path names from `i` on: `a::b`, or each entry of a `{…}` group, nested groups
-/// expanded; `self` entries name their prefix, `*` and `as` names are dropped.
-fn paths_at(c: &[char], i: &mut usize) -> Vec<Vec<String>> {
-    let ident = |ch: char| ch.is_alphanumeric() || ch == '_';
-    while *i < c.len() && c[*i].is_whitespace() {
-        *i += 1;
-    }
-    if c.get(*i) == Some(&'{') {
-        *i += 1;
-        let mut all = Vec::new();
-        while *i < c.len() {
-            while *i < c.len() && c[*i].is_whitespace() {
-                *i += 1;
-            }
-            if c.get(*i) == Some(&'}') {
-                *i += 1;
-                break;
-            }
-            all.extend(paths_at(c, i));
-            // What follows an entry up to its end (` as name`).
-            while *i < c.len() && c[*i] != ',' && c[*i] != '}' {
-                *i += 1;
-            }
-            if c.get(*i) == Some(&',') {
-                *i += 1;
-            }
-        }
-        return all;
-    }
-    let name: String = c[*i..].iter().take_while(|&&ch| ident(ch)).collect();
-    *i += name.chars().count();
-    if name.is_empty() {
-        return vec![Vec::new()];
-    }
-    let name = if name == "self" {
-        Vec::new()
-    } else {
-        vec![name]
-    };
-    if c[*i..].iter().take(2).copied().eq("::".chars()) {
-        *i += 2;
-        return paths_at(c, i)
-            .into_iter()
-            .map(|rest| name.iter().cloned().chain(rest).collect())
-            .collect();
-    }
-    vec![name]
-}
-
 /// The imports of one file whose module path (from the crate root) is `module`, the paths it
-/// names (resolved from the crate root) and the test-only files it declares.
+/// names (resolved from the crate root) and the test-only files it declares; `root` is how the
+/// file names the library's root (`crate`, or `bytepath` in main.rs). Paths under
+/// `#[cfg(test)]` are left out.
 fn imports(
     path: &Path,
     shown: &str,
@@ -424,69 +104,43 @@ fn imports(
     root: &str,
 ) -> (Vec<Import>, Vec<Reference>, Vec<TestFile>) {
     let text = std::fs::read_to_string(path).unwrap();
-    let original: Vec<char> = text.chars().collect();
-    let mut c = strip(&text);
-    let test_files = drop_test_items(&mut c, &original);
-    let depths = inline_depths(&c);
-    let line_of = |i: usize| c[..i].iter().filter(|&&ch| ch == '\n').count() + 1;
-    let ident = |ch: char| ch.is_alphanumeric() || ch == '_' || ch == '$';
-    let starts = |i: usize, word: &str| {
-        c[i..].iter().take(word.len()).copied().eq(word.chars())
-            && (i == 0 || !ident(c[i - 1]) && c[i - 1] != ':')
-    };
-    let from = module[0].clone();
+    let source = rust_paths::read(&text, true).unwrap_or_else(|e| panic!("{shown}: {e}"));
+    let from = &module[0];
+    let mut found = BTreeSet::new();
     let mut references = Vec::new();
-    let mut refer = |base: &[String], at: usize| {
-        let mut j = at;
-        for rest in paths_at(&c, &mut j) {
-            references.push(Reference {
-                file: shown.to_string(),
-                line: line_of(at),
-                module: module.to_vec(),
-                target: base.iter().cloned().chain(rest).collect(),
-            });
-        }
-    };
-    let mut found = Vec::new();
-    let mut add = |names: Vec<String>, at: usize| {
-        for to in names {
-            if to != from {
-                found.push(Import {
+    for named in &source.named {
+        let here = [module, &named.inline].concat();
+        let climbs = named.segments.iter().take_while(|s| *s == "super").count();
+        let (base, rest) = match named.segments.first() {
+            Some(first) if first == root => (&[][..], &named.segments[1..]),
+            Some(_) if climbs > 0 && climbs <= here.len() => {
+                (&here[..here.len() - climbs], &named.segments[climbs..])
+            }
+            _ => continue,
+        };
+        let target = [base, rest].concat();
+        match target.first() {
+            Some(to) if base.is_empty() && to != from => {
+                found.insert(Import {
                     file: shown.to_string(),
-                    line: line_of(at),
+                    line: named.line,
                     from: from.clone(),
-                    to,
+                    to: to.clone(),
                 });
             }
+            None => continue,
+            _ => {}
         }
-    };
-    let mut i = 0;
-    while i < c.len() {
-        let root_path = format!("{root}::");
-        if starts(i, &root_path) {
-            add(roots_after(&c, i + root_path.len()), i);
-            if root == "crate" {
-                refer(&[], i + root_path.len());
-            }
-            i += root_path.len();
-        } else if starts(i, "super::") {
-            let mut j = i;
-            let mut climbs = 0;
-            while c[j..].iter().take(7).copied().eq("super::".chars()) {
-                climbs += 1;
-                j += 7;
-            }
-            if climbs >= module.len() + depths[i] {
-                add(roots_after(&c, j), i);
-            } else if climbs > depths[i] {
-                refer(&module[..module.len() + depths[i] - climbs], j);
-            }
-            i = j;
-        } else {
-            i += 1;
+        if root == "crate" {
+            references.push(Reference {
+                file: shown.to_string(),
+                line: named.line,
+                module: module.to_vec(),
+                target,
+            });
         }
     }
-    (found, references, test_files)
+    (found.into_iter().collect(), references, source.test_files)
 }
 
 /// The module path of a file under `src/`: `remote/client/files.rs` -> remote::client::files.
@@ -656,7 +310,7 @@ fn the_neighbours_allowed_within_a_layer_form_no_circle() {
 }
 
 #[test]
-fn the_reader_sees_paths_in_groups_and_climbing_supers_but_not_in_strings_or_tests() {
+fn the_reader_sees_paths_in_groups_climbing_supers_and_macros_but_not_in_strings_or_tests() {
     let dir = tempfile::tempdir().unwrap();
     let src = dir.path().join("src");
     std::fs::create_dir_all(src.join("sys")).unwrap();
@@ -671,7 +325,10 @@ fn the_reader_sees_paths_in_groups_and_climbing_supers_but_not_in_strings_or_tes
     std::fs::write(src.join("sys/fixtures.rs"), "use crate::report::x;\n").unwrap();
     std::fs::write(
         src.join("sys/fine.rs"),
-        "use crate::{sys, report::{a, b}};\nfn f() { super::super::report::g(); }\n",
+        "use crate::{sys, report::{a, b}};\nfn f() { super::super::report::g(); }\n\
+         fn h() { println!(\"{}\", crate::report::h()); }\n\
+         struct T {\n    #[cfg(test)]\n    t: crate::report::T,\n}\n\
+         fn k() {\n    #[cfg(test)]\n    crate::report::k();\n}\n",
     )
     .unwrap();
     std::fs::write(src.join("report/mod.rs"), "use crate::sys::x;\n").unwrap();
@@ -681,6 +338,7 @@ fn the_reader_sees_paths_in_groups_and_climbing_supers_but_not_in_strings_or_tes
         [
             "src/sys/fine.rs:1: sys (layer 0) imports report (layer 6): climbs",
             "src/sys/fine.rs:2: sys (layer 0) imports report (layer 6): climbs",
+            "src/sys/fine.rs:3: sys (layer 0) imports report (layer 6): climbs",
         ]
     );
 }

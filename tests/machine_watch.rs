@@ -145,10 +145,10 @@ fn a_visit_beside_nothing_is_not_disturbed() {
     let cpu = allowed_cpus().unwrap()[0];
     let baseline = others_share(cpu);
     if baseline > 0.05 {
-        println!(
-            "skipped: others already use {:.0} % of CPU {cpu} (a loaded machine), so a quiet visit cannot be had here",
+        common::skip(format!(
+            "others already use {:.0} % of CPU {cpu} (a loaded machine), so a quiet visit cannot be had here",
             baseline * 100.0
-        );
+        ));
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -196,10 +196,10 @@ fn settle_waits_while_a_busy_loop_runs_and_starts_when_it_stops() {
     let cpu = allowed_cpus().unwrap()[0];
     let baseline = others_share(cpu);
     if baseline > 0.05 {
-        println!(
-            "skipped: others already use {:.0} % of CPU {cpu} (a loaded machine), so settling cannot end quiet here",
+        common::skip(format!(
+            "others already use {:.0} % of CPU {cpu} (a loaded machine), so settling cannot end quiet here",
             baseline * 100.0
-        );
+        ));
         return;
     }
     let dir = tempfile::tempdir().unwrap();

@@ -292,7 +292,7 @@ fn bad_input_is_one_line_naming_the_value_and_exit_2() {
 #[test]
 fn hosts_from_dns_takes_every_address_the_name_resolves_to() {
     if !common::is_root() || !common::has_command("unshare") {
-        println!("skipped: needs root and unshare to mount a hosts file of its own");
+        common::skip("needs root and unshare to mount a hosts file of its own");
         return;
     }
     // Three servers on three loopback addresses, one port: what a headless Service gives.

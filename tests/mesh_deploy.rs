@@ -9,6 +9,8 @@
 //! root and a size-limited emptyDir /tmp; probes ask `--health-port`; the NetworkPolicy
 //! admits only the driver and the peers; the Dockerfile's bases are pinned by digest; and
 //! kubernetes-validate checks every document against the API schemas when installed.
+mod common;
+
 use bytepath::cli::{Cli, Command};
 use clap::Parser;
 use serde_json::Value;
@@ -497,9 +499,7 @@ fn the_manifests_validate_against_the_kubernetes_schemas() {
         .args(&files)
         .output();
     let Ok(out) = run else {
-        eprintln!(
-            "skipped: kubernetes-validate is not installed (pip install kubernetes-validate)"
-        );
+        common::skip("kubernetes-validate is not installed (pip install kubernetes-validate)");
         return;
     };
     let text =

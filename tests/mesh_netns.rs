@@ -4,6 +4,7 @@
 //! measuring only those; `--launch ssh` through a wrapper that runs the command inside a
 //! host's namespace (and through a real sshd where one is installed). Needs root and ip; each
 //! test says so and skips without them. Namespaces carry the pid and are always removed.
+mod common;
 mod mesh_common;
 
 use mesh_common::{addr, assert_no_host_overlaps, cannot_create, records, Fleet};
@@ -19,7 +20,7 @@ static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 macro_rules! needs_netns {
     () => {
         if let Some(why) = cannot_create() {
-            println!("skipped: the mesh tests need root and ip: {why}");
+            common::skip(format!("the mesh tests need root and ip: {why}"));
             return;
         }
         let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
@@ -386,7 +387,9 @@ fn launch_ssh_through_a_real_sshd() {
         .into_iter()
         .find(|p| !std::path::Path::new(p).exists());
     if let Some(missing) = missing {
-        println!("skipped: {missing} is not installed (openssh-server, openssh-client)");
+        common::skip(format!(
+            "{missing} is not installed (openssh-server, openssh-client)"
+        ));
         return;
     }
     let fleet = Fleet::new("sshd", &[9000, 9000]);

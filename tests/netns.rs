@@ -24,7 +24,7 @@ fn cannot_create() -> Option<&'static str> {
 macro_rules! needs_netns {
     () => {
         if let Some(why) = cannot_create() {
-            println!("skipped: --netns needs root and ip: {why}");
+            common::skip(format!("--netns needs root and ip: {why}"));
             return;
         }
     };
@@ -474,7 +474,7 @@ fn netem_works() -> bool {
 fn netem_is_applied_where_the_kernel_has_it_and_refused_in_one_line_where_not() {
     needs_netns!();
     if !common::has_command("tc") {
-        println!("skipped: tc is missing");
+        common::skip("tc (iproute2) is missing");
         return;
     }
     let works = netem_works();
@@ -553,7 +553,7 @@ fn mtu_out_of_range_or_without_netns_is_one_line_and_exit_2() {
 fn without_root_the_error_says_root_is_needed() {
     let mut cmd = if common::is_root() {
         if !common::has_command("setpriv") {
-            println!("skipped: running as root and setpriv is missing to drop it");
+            common::skip("running as root and setpriv is missing to drop it");
             return;
         }
         let mut c = Command::new("setpriv");
@@ -582,7 +582,7 @@ fn without_root_the_error_says_root_is_needed() {
 #[test]
 fn without_the_ip_command_the_error_names_it() {
     if !common::is_root() {
-        println!("skipped: the root check comes first; not root");
+        common::skip("not root (the root check comes before the ip check)");
         return;
     }
     let out = bytepath()

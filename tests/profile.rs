@@ -113,13 +113,13 @@ fn share(b: &ProfileBlock, c: Category) -> f64 {
 #[test]
 fn a_known_mix_of_work_lands_in_the_right_categories() {
     if !common::is_root() {
-        eprintln!("skipped: sampling kernel code needs root here");
+        common::skip("sampling kernel code needs root here");
         return;
     }
     let block = match profile_known_mix(&SamplerSettings::default()) {
         Ok(b) => b,
         Err(reason) => {
-            eprintln!("skipped: profile unavailable: {reason}");
+            common::skip(format!("profile unavailable: {reason}"));
             return;
         }
     };
@@ -165,7 +165,10 @@ fn a_known_mix_of_work_lands_in_the_right_categories() {
 
     let user_copy = share(&block, Category::CopyInUser);
     if block.top_other.iter().any(|s| s.symbol.contains("libc")) {
-        eprintln!("not checked: libc's memmove is unnamed here (no symbols for libc's internals)");
+        common::skip_part(
+            "the copy-in-user share",
+            "libc's memmove is unnamed here (no symbols for libc's internals)",
+        );
     } else {
         assert!(
             (user_copy - 0.40).abs() < 0.08,
@@ -181,12 +184,14 @@ fn an_unprivileged_user_gets_a_reason_not_a_profile() {
         return unprivileged_child();
     }
     if !common::is_root() || !common::has_command("setpriv") {
-        eprintln!("skipped: needs root (to drop to nobody) and setpriv");
+        common::skip("needs root (to drop to nobody) and setpriv");
         return;
     }
     let paranoid = bytepath::measure::counters::perf_event_paranoid().unwrap_or(2);
     if paranoid < 2 {
-        eprintln!("skipped: perf_event_paranoid={paranoid} lets unprivileged users sample");
+        common::skip(format!(
+            "perf_event_paranoid={paranoid} lets unprivileged users sample"
+        ));
         return;
     }
     let out = std::process::Command::new("setpriv")
@@ -222,7 +227,7 @@ fn unprivileged_child() {
 #[test]
 fn a_window_where_the_threads_sleep_is_unavailable_not_zero() {
     if !common::is_root() {
-        eprintln!("skipped: sampling kernel code needs root here");
+        common::skip("sampling kernel code needs root here");
         return;
     }
     let (tx, rx) = std::sync::mpsc::channel();
@@ -234,7 +239,7 @@ fn a_window_where_the_threads_sleep_is_unavailable_not_zero() {
     let tid = rx.recv().unwrap();
     let running = match profile::start(&[tid], &SamplerSettings::default()) {
         Ok(r) => r,
-        Err(u) => return eprintln!("skipped: {}", u.reason),
+        Err(u) => return common::skip(u.reason),
     };
     std::thread::sleep(Duration::from_millis(100));
     let p = running.stop();

@@ -62,7 +62,7 @@ fn share(block: &Value, category: &str) -> f64 {
 #[test]
 fn a_copy_run_profiles_both_sides_with_copies_and_shares_that_add_up() {
     if !common::is_root() {
-        return eprintln!("skipped: sampling kernel code needs root here");
+        return common::skip("sampling kernel code needs root here");
     }
     let _alone = alone();
     let r = profiled_run("copy");
@@ -107,7 +107,7 @@ fn a_copy_run_profiles_both_sides_with_copies_and_shares_that_add_up() {
 #[test]
 fn sendfile_copies_less_from_user_space_than_send() {
     if !common::is_root() {
-        return eprintln!("skipped: sampling kernel code needs root here");
+        return common::skip("sampling kernel code needs root here");
     }
     let _alone = alone();
     let send = profiled_run("send");
@@ -140,11 +140,13 @@ fn binary_for_anyone(dir: &std::path::Path) -> std::path::PathBuf {
 #[test]
 fn an_unprivileged_run_goes_on_with_each_profile_unavailable_and_why() {
     if !common::is_root() || !common::has_command("setpriv") {
-        return eprintln!("skipped: needs root (to drop to nobody) and setpriv");
+        return common::skip("needs root (to drop to nobody) and setpriv");
     }
     let paranoid = bytepath::measure::counters::perf_event_paranoid().unwrap_or(2);
     if paranoid < 2 {
-        return eprintln!("skipped: perf_event_paranoid={paranoid} lets unprivileged users sample");
+        return common::skip(format!(
+            "perf_event_paranoid={paranoid} lets unprivileged users sample"
+        ));
     }
     let dir = tempfile::tempdir().unwrap();
     let binary = binary_for_anyone(dir.path());
@@ -177,7 +179,7 @@ fn an_unprivileged_run_goes_on_with_each_profile_unavailable_and_why() {
 #[test]
 fn a_profiled_sweep_report_draws_a_stacked_bar_per_side_and_size() {
     if !common::is_root() {
-        return eprintln!("skipped: sampling kernel code needs root here");
+        return common::skip("sampling kernel code needs root here");
     }
     let _alone = alone();
     let dir = tempfile::tempdir().unwrap();
@@ -239,7 +241,7 @@ fn a_profiled_sweep_report_draws_a_stacked_bar_per_side_and_size() {
 #[test]
 fn a_profiled_file_study_keeps_the_profiled_transfer_out_of_its_figures() {
     if !common::is_root() {
-        return eprintln!("skipped: sampling kernel code needs root here");
+        return common::skip("sampling kernel code needs root here");
     }
     let _alone = alone();
     let dir = tempfile::tempdir().unwrap();
@@ -306,7 +308,7 @@ fn profile_with_a_remote_file_server_is_refused_in_one_line() {
 #[test]
 fn a_profiled_servers_study_samples_each_model_in_a_window_of_its_own() {
     if !common::is_root() {
-        return eprintln!("skipped: sampling kernel code needs root here");
+        return common::skip("sampling kernel code needs root here");
     }
     let _alone = alone();
     let dir = tempfile::tempdir().unwrap();
@@ -362,7 +364,7 @@ fn a_profiled_servers_study_samples_each_model_in_a_window_of_its_own() {
 #[test]
 fn a_remote_server_samples_its_own_side_and_sends_the_block_back() {
     if !common::is_root() {
-        return eprintln!("skipped: sampling kernel code needs root here");
+        return common::skip("sampling kernel code needs root here");
     }
     let _alone = alone();
     let server = common::Server::start("5s", &[]);

@@ -99,12 +99,12 @@ fn share(b: &ProfileBlock, c: Category) -> f64 {
 #[test]
 fn sendfile_copies_less_from_user_than_copy_and_both_receivers_copy_to_user() {
     if !common::is_root() {
-        eprintln!("skipped: sampling kernel code needs root here");
+        common::skip("sampling kernel code needs root here");
         return;
     }
     let (copy_s, copy_r) = match profile_sides("copy") {
         Ok(sides) => sides,
-        Err(reason) => return eprintln!("skipped: profile unavailable: {reason}"),
+        Err(reason) => return common::skip(format!("profile unavailable: {reason}")),
     };
     let (file_s, file_r) = profile_sides("sendfile").expect("sendfile profiles like copy");
     for (name, s, r) in [("copy", &copy_s, &copy_r), ("sendfile", &file_s, &file_r)] {

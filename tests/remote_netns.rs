@@ -81,7 +81,7 @@ fn udp_session(server: &Server) -> (ControlStream, Vec<u8>, Vec<u16>) {
 #[test]
 fn a_udp_join_from_another_namespaces_address_is_never_echoed_nor_joined() {
     if let Some(why) = skip_reason() {
-        eprintln!("skipped: {why}");
+        common::skip(why);
         return;
     }
     let neighbour = Neighbour::new();

@@ -84,14 +84,16 @@ fn sigterm_ends_the_server_with_0_also_as_pid_1_of_a_pid_namespace() {
         .stderr(Stdio::null())
         .spawn();
     let Ok(mut unshare) = spawned else {
-        eprintln!("skipped: unshare(1) cannot be run here");
+        common::skip("unshare(1) cannot be run here");
         return;
     };
     let mut line = String::new();
     let _ = std::io::BufReader::new(unshare.stdout.take().unwrap()).read_line(&mut line);
     if !line.contains("listening on") {
         let status = unshare.wait().unwrap();
-        eprintln!("skipped: no PID namespace here (unshare --pid needs root): {status:?}");
+        common::skip(format!(
+            "no PID namespace here (unshare --pid needs root): {status:?}"
+        ));
         return;
     }
     let server = only_child(unshare.id()).expect("unshare's child, the server");

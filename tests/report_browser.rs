@@ -76,7 +76,7 @@ fn luminance_stats(png_path: &Path) -> (f64, f64) {
 #[test]
 fn chromium_renders_the_report_without_console_errors() {
     let Some(browser) = chromium() else {
-        println!("skipped: no chromium on PATH (apt-get install chromium)");
+        common::skip("no chromium on PATH (apt-get install chromium)");
         return;
     };
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("report-browser");

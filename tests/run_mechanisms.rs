@@ -15,7 +15,7 @@ fn mechanisms() -> Vec<MechanismKind> {
         .filter(|&m| match mechanism::supported(m) {
             Ok(()) => true,
             Err(reason) => {
-                eprintln!("{} skipped: {reason}", m.name());
+                common::skip_part(m.name(), reason);
                 false
             }
         })
@@ -134,7 +134,7 @@ fn pin_same_puts_both_sides_of_a_flow_on_one_cpu() {
 fn zerocopy_survives_enobufs_without_losing_or_double_counting() {
     use std::process::Command;
     if !common::is_root() || !common::has_command("ip") {
-        eprintln!("skipped: needs root and ip(8) to make a namespace with a tiny optmem_max");
+        common::skip("needs root and ip(8) to make a namespace with a tiny optmem_max");
         return;
     }
     let ns = format!("bytepath-test-enobufs-{}", std::process::id());

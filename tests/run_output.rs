@@ -107,16 +107,16 @@ fn counters_are_either_counted_or_null_with_a_reason_never_a_fake_zero() {
 #[test]
 fn without_privilege_kernel_only_counters_say_why_they_are_missing() {
     if !common::is_root() || !common::has_command("setpriv") {
-        eprintln!("skipped: needs root (to drop to nobody) and setpriv");
+        common::skip("needs root (to drop to nobody) and setpriv");
         return;
     }
     let paranoid: i32 = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
         .map(|s| s.trim().parse().unwrap_or(2))
         .unwrap_or(2);
     if paranoid < 2 {
-        eprintln!(
-            "skipped: perf_event_paranoid={paranoid} lets unprivileged users count kernel mode"
-        );
+        common::skip(format!(
+            "perf_event_paranoid={paranoid} lets unprivileged users count kernel mode"
+        ));
         return;
     }
     let out = std::process::Command::new("setpriv")

@@ -17,7 +17,7 @@ fn available(kind: MechanismKind) -> bool {
     match mechanism::supported(kind) {
         Ok(()) => true,
         Err(reason) => {
-            eprintln!("{} skipped: {reason}", kind.name());
+            common::skip_part(kind.name(), reason);
             false
         }
     }

@@ -69,7 +69,10 @@ fn the_man_page_renders() {
             let err = String::from_utf8_lossy(&out.stderr);
             assert!(!err.contains("warning"), "{err}");
         }
-        other => println!("skipped the rendering check: man -l is not usable here ({other:?})"),
+        other => common::skip_part(
+            "the rendering check",
+            format!("man -l is not usable here ({other:?})"),
+        ),
     }
 }
 
@@ -155,7 +158,10 @@ fn an_out_that_cannot_be_used_is_refused_before_anything_is_measured() {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o500)).unwrap();
     if std::fs::write(locked.join("probe"), "x").is_ok() {
-        println!("skipped the unwritable-folder case: this user writes into a 0500 folder (root)");
+        common::skip_part(
+            "the unwritable-folder case",
+            "this user writes into a 0500 folder (root)",
+        );
         return;
     }
     for study in studies {

@@ -243,7 +243,7 @@ fn the_folder_is_marked_as_a_bytepath_sweep() {
 #[test]
 fn the_csv_loads_in_python_with_a_consistent_column_count() {
     if !common::has_command("python3") {
-        eprintln!("skipped: python3 is not installed");
+        common::skip("python3 is not installed");
         return;
     }
     let script = "import csv, sys\n\

@@ -3,7 +3,11 @@
 //! the integration tests or the examples — names it in a path. The compiler cannot say this
 //! (a `pub` item nobody outside uses is not dead code), so this test reads the sources: every
 //! `pub mod name;` below the crate root must begin a path one of those files names (through
-//! `bytepath::…`, a `use` group, or a module a `use` brought into scope).
+//! `bytepath::…`, a `use` group, or a module a `use` brought into scope), read with `syn`
+//! (tests/rust_paths), so a path in a string or comment names nothing.
+mod rust_paths;
+
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -20,96 +24,42 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// The `pub mod` declarations of `source` (one per line, as rustfmt writes them).
+/// The `pub mod name;` declarations of a library file.
 fn public_submodules(source: &str) -> Vec<String> {
-    source
-        .lines()
-        .filter_map(|l| l.trim().strip_prefix("pub mod ")?.strip_suffix(';'))
-        .map(str::to_string)
+    let file = syn::parse_file(source).unwrap();
+    file.items
+        .iter()
+        .filter_map(|item| match item {
+            syn::Item::Mod(m)
+                if m.content.is_none() && matches!(m.vis, syn::Visibility::Public(_)) =>
+            {
+                Some(m.ident.to_string())
+            }
+            _ => None,
+        })
         .collect()
 }
 
-/// Splits source text into the tokens a path is made of: words, `::` and single marks.
-fn tokens(text: &str) -> Vec<&str> {
-    let mut out = Vec::new();
-    let mut i = 0;
-    let bytes = text.as_bytes();
-    let word = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
-    while i < bytes.len() {
-        let start = i;
-        if word(bytes[i]) {
-            while i < bytes.len() && word(bytes[i]) {
-                i += 1;
-            }
-        } else if text[i..].starts_with("::") {
-            i += 2;
-        } else if bytes[i].is_ascii_whitespace() {
-            i += 1;
-            continue;
-        } else {
-            i += text[i..].chars().next().map_or(1, char::len_utf8);
-        }
-        out.push(&text[start..i]);
-    }
-    out
-}
-
-/// Reads one path or use-tree from `t[i..]` after `prefix`, adding every full path it names
-/// to `out`; returns the index after it.
-fn use_tree(t: &[&str], mut i: usize, prefix: &[String], out: &mut Vec<Vec<String>>) -> usize {
-    let mut path = prefix.to_vec();
-    while i < t.len() {
-        match t[i] {
-            "{" => {
-                i += 1;
-                while i < t.len() && t[i] != "}" {
-                    i = use_tree(t, i, &path, out);
-                    if t.get(i) == Some(&",") {
-                        i += 1;
-                    }
-                }
-                out.push(path);
-                return i + 1;
-            }
-            "self" => i += 1,
-            w if w.chars().all(|c| c.is_alphanumeric() || c == '_') && w != "as" => {
-                path.push(w.to_string());
-                i += 1;
-                if t.get(i) == Some(&"::") {
-                    i += 1;
-                    continue;
-                }
-                break;
-            }
-            _ => break,
-        }
-    }
-    out.push(path);
-    i
-}
-
-/// Every library path `text` names: `bytepath::…` paths and use-trees, and paths that go on
-/// from a name such a `use` brought into scope (`use bytepath::args;` … `args::run::command`).
+/// Every library path `text` names: `bytepath::…` paths, and paths that go on from a name a
+/// `use bytepath::…` brought into scope (`use bytepath::args;` … `args::run::command`).
 fn library_paths(text: &str) -> Vec<Vec<String>> {
-    let t = tokens(text);
-    let mut found = Vec::new();
-    for i in 0..t.len() {
-        if t[i] == "bytepath" && t.get(i + 1) == Some(&"::") {
-            use_tree(&t, i + 2, &[], &mut found);
-        }
-    }
-    let mut more = Vec::new();
-    for path in found.iter().filter(|p| !p.is_empty()) {
-        let last = path.last().unwrap().as_str();
-        for i in 0..t.len() {
-            let starts = i == 0 || t[i - 1] != "::";
-            if starts && t[i] == last && t.get(i + 1) == Some(&"::") {
-                use_tree(&t, i + 2, path, &mut more);
-            }
-        }
-    }
-    found.extend(more);
-    found
+    let named = rust_paths::read(text, false).unwrap().named;
+    let in_scope: BTreeMap<&str, &[String]> = named
+        .iter()
+        .filter(|n| n.segments.first().is_some_and(|s| s == "bytepath"))
+        .filter_map(|n| Some((n.binds.as_deref()?, &n.segments[1..])))
+        .collect();
+    named
+        .iter()
+        .filter_map(|n| {
+            let (first, rest) = n.segments.split_first()?;
+            let base = match first.as_str() {
+                "bytepath" => &[][..],
+                name => in_scope.get(name)?,
+            };
+            Some([base, rest].concat())
+        })
+        .collect()
 }
 
 /// The module path of a library file (`src/a/b.rs` and `src/a/b/mod.rs` are `a::b`).
@@ -174,8 +124,10 @@ fn a_planted_public_module_nobody_names_is_found_and_a_named_one_is_not() {
         ("src/b.rs".to_string(), "pub mod lonely;\n".to_string()),
     ];
     let outside = vec![
-        "use bytepath::a::{self, grouped::{f, g}, other};\nfn f() { a::used::go(); }".to_string(),
-        "use bytepath::b;\nfn h() { b::lonely::x(); let lonely = 1; }".to_string(),
+        "use bytepath::a::{self, grouped::{f, g}, other};\nfn f() { assert!(a::used::go()); }"
+            .to_string(),
+        "use bytepath::b;\nfn h() { b::lonely::x(); let lonely = \"bytepath::a::lonely\"; }"
+            .to_string(),
     ];
     assert_eq!(
         needlessly_public(&library, &outside),

@@ -57,6 +57,45 @@ pub fn u(v: &Value) -> u64 {
         .unwrap_or_else(|| panic!("not an unsigned integer: {v}"))
 }
 
+/// Says that the running test did not run here, and why: one line `SKIP <file>::<test>:
+/// <reason>` on stderr (seen with `--nocapture`), appended to the file `BYTEPATH_SKIP_LOG`
+/// names when it is set. `.ci/run` sets it and sums the lines up after `cargo test`, because
+/// the harness hides what a passing test prints. The caller returns right after; a test that
+/// can never run here is `#[ignore = "why"]` instead.
+pub fn skip(reason: impl std::fmt::Display) {
+    log_skip(&test_name(), &reason.to_string());
+}
+
+/// Says that `part` of the running test (a mechanism, a case) did not run here, and why; the
+/// rest of the test goes on.
+pub fn skip_part(part: &str, reason: impl std::fmt::Display) {
+    log_skip(&format!("{} ({part})", test_name()), &reason.to_string());
+}
+
+/// `file::test`: the test binary's crate and the harness's name for the test (it names each
+/// test's thread after it).
+fn test_name() -> String {
+    let thread = std::thread::current();
+    let test = thread.name().unwrap_or("(a thread of its own)");
+    format!("{}::{test}", env!("CARGO_CRATE_NAME"))
+}
+
+fn log_skip(what: &str, reason: &str) {
+    use std::io::Write;
+    let line = format!("SKIP {what}: {}\n", reason.replace('\n', " "));
+    eprint!("{line}");
+    let Some(path) = std::env::var_os("BYTEPATH_SKIP_LOG") else {
+        return;
+    };
+    // One write with O_APPEND: lines from tests running at once do not interleave.
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .and_then(|mut log| log.write_all(line.as_bytes()))
+        .unwrap_or_else(|e| panic!("BYTEPATH_SKIP_LOG {}: {e}", path.to_string_lossy()));
+}
+
 pub fn is_root() -> bool {
     std::fs::read_to_string("/proc/self/status")
         .ok()

@@ -265,7 +265,7 @@ mod tests {
     fn threads_of_two_processes_are_refused() {
         let init_and_me = [1, current_thread_id()];
         if thread_group(1).is_none() {
-            eprintln!("skipped: /proc/1 is not visible");
+            crate::skip_test(None, "/proc/1 is not visible");
             return;
         }
         let err = owning_process(&init_and_me).unwrap_err();

@@ -73,7 +73,7 @@ fn a_busy_thread_is_sampled_with_its_own_tid() {
     let mut sampler = match ThreadSampler::open(&[tid], &SamplerSettings::default()) {
         Ok(s) => s,
         Err(reason) => {
-            eprintln!("skipped: sampling unavailable here: {reason}");
+            crate::skip_test(None, format!("sampling unavailable here: {reason}"));
             return;
         }
     };
@@ -103,7 +103,10 @@ fn a_thread_that_is_gone_is_counted_missing() {
             assert_eq!(s.missing_threads, vec![gone]);
             assert_eq!(s.threads, 1);
         }
-        Err(reason) => eprintln!("skipped: sampling unavailable here: {reason}"),
+        Err(reason) => crate::skip_test(
+            Some("two threads, one gone"),
+            format!("sampling unavailable here: {reason}"),
+        ),
     }
     let err = ThreadSampler::open(&[gone], &SamplerSettings::default()).err();
     assert!(err.is_some_and(|e| e.contains("exists") || e.contains("permission")));

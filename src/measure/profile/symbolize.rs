@@ -241,7 +241,7 @@ mod tests {
         let pid = std::process::id();
         let maps = read_maps(pid).unwrap();
         let Some(vdso) = maps.iter().find(|m| m.path == "[vdso]") else {
-            eprintln!("skipped: no vDSO mapped");
+            crate::skip_test(None, "no vDSO mapped");
             return;
         };
         let mut sym = Symbolizer::new();

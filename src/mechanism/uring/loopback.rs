@@ -67,12 +67,12 @@ pub fn context(size: usize, queue_depth: u32, flush_each: bool) -> FlowContext {
     }
 }
 
-/// Whether this kernel has `kind`; prints why a test is skipped when not.
+/// Whether this kernel has `kind`; says why the test is skipped when not.
 pub fn available(kind: MechanismKind) -> bool {
     match super::super::supported(kind) {
         Ok(()) => true,
         Err(reason) => {
-            eprintln!("skipped: {reason}");
+            crate::skip_test(None, reason);
             false
         }
     }
