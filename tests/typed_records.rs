@@ -152,7 +152,11 @@ fn keyed_reads_in_src() -> BTreeMap<String, Vec<usize>> {
     rust_files(&root.join("src"), &mut files);
     let mut reads = BTreeMap::new();
     for path in files {
-        let relative = path.strip_prefix(root).unwrap().to_string_lossy().replace('\\', "/");
+        let relative = path
+            .strip_prefix(root)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
         if relative == COMPAT_MODULE || relative.ends_with("_tests.rs") {
             continue;
         }
@@ -168,7 +172,9 @@ fn keyed_reads_in_src() -> BTreeMap<String, Vec<usize>> {
 #[test]
 fn json_is_read_by_string_key_only_in_the_compat_module() {
     assert!(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join(COMPAT_MODULE).is_file(),
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join(COMPAT_MODULE)
+            .is_file(),
         "{COMPAT_MODULE} is gone: move this test's allowance to where old schemas are read"
     );
     let reads = keyed_reads_in_src();

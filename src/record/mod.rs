@@ -19,20 +19,22 @@ pub(crate) mod aggregate;
 pub(crate) mod bidir;
 mod blocks;
 mod build;
+pub(crate) mod compat;
 pub(crate) mod counter_run;
 pub(crate) mod crr;
+pub(crate) mod probe_view;
 pub(crate) mod profile;
 pub(crate) mod receive;
 mod results;
+pub(crate) mod view;
 pub(crate) mod wire;
 pub use blocks::{DatagramDirection, DatagramReport, PageRefsReport, ZerocopyReport};
 pub use build::build;
 pub(crate) use build::notes;
+pub use compat::check_schema;
 pub use profile::ProfiledVisit;
 pub use receive::ReceiveReport;
-pub use results::{
-    check_schema, point_key, read_results, read_results_file, ResultLine, ResultsFile,
-};
+pub use results::{read_results, read_results_file, read_typed, ResultLine, ResultsFile};
 
 /// 2: points measured in visits (`statistics.basis`, `statistics.visits`, visits.jsonl);
 /// statistics fields `min_time_s`/`max_time_s` gone, `method`, `basis`, `counters_open` added.

@@ -1,6 +1,6 @@
 //! Reading a results folder back: `DIR/results.jsonl`, one record per line, each checked for a
 //! schema this build can read. Shared by `sweep --resume`, `report` and `compare`.
-use super::SCHEMA_VERSION;
+use super::compat::check_schema;
 
 /// One line of a results file, kept verbatim so a rewrite can reproduce it byte for byte.
 pub struct ResultLine {
@@ -67,35 +67,31 @@ pub fn read_results(dir: &std::path::Path) -> Result<Vec<serde_json::Value>, cra
         .collect())
 }
 
-/// Refuses a record written by a newer bytepath (or with no schema at all).
-pub fn check_schema(
-    path: &std::path::Path,
-    line: Option<usize>,
-    record: &serde_json::Value,
-) -> Result<(), crate::error::ConfigError> {
-    let version = record["schema_version"].as_u64().unwrap_or(0);
-    if version == 0 || version > SCHEMA_VERSION as u64 {
-        let at = line.map_or(String::new(), |l| format!(":{l}"));
-        return Err(crate::error::ConfigError(format!(
-            "{}{at}: schema_version {version}; this bytepath reads 1 to {SCHEMA_VERSION} (a newer bytepath wrote it?)",
-            path.display()
-        )));
+impl ResultLine {
+    /// The record read as `T` (a record type or a reader's view of one); the error names the
+    /// file and line and what does not read.
+    pub fn typed<T: serde::de::DeserializeOwned>(
+        &self,
+        path: &std::path::Path,
+    ) -> Result<T, crate::error::ConfigError> {
+        T::deserialize(&self.record).map_err(|e| {
+            crate::error::ConfigError(format!(
+                "{}:{}: not a bytepath record ({e})",
+                path.display(),
+                self.line_number
+            ))
+        })
     }
-    Ok(())
 }
 
-/// The key that identifies a point across sweeps: mechanism/pattern/size/threads, plus the
-/// transport when it is not tcp.
-pub fn point_key(config: &serde_json::Value) -> String {
-    let key = format!(
-        "{}/{}/{}/{}",
-        config["mechanism"].as_str().unwrap_or("?"),
-        config["pattern"].as_str().unwrap_or("?"),
-        config["message_size_bytes"],
-        config["threads"]
-    );
-    match config["transport"].as_str() {
-        Some(t) if t != "tcp" => format!("{key}/{t}"),
-        _ => key,
-    }
+/// The records of a results folder, each read as `T` (see `ResultLine::typed`).
+pub fn read_typed<T: serde::de::DeserializeOwned>(
+    dir: &std::path::Path,
+) -> Result<Vec<T>, crate::error::Error> {
+    let path = dir.join("results.jsonl");
+    read_results_file(dir)?
+        .lines
+        .iter()
+        .map(|l| l.typed(&path).map_err(Into::into))
+        .collect()
 }
