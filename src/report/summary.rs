@@ -127,7 +127,8 @@ fn placement(data: &Dataset) -> String {
 /// Slices outside Tukey's fences, over all points (counted, never dropped).
 fn outliers(data: &Dataset) -> String {
     let of = |r: &RunView| r.statistics().and_then(|s| s.outliers);
-    let keys: [(&str, fn(&Outliers) -> usize); 4] = [
+    type Count = (&'static str, fn(&Outliers) -> usize);
+    let keys: [Count; 4] = [
         ("low_severe", |o| o.low_severe),
         ("low_mild", |o| o.low_mild),
         ("high_mild", |o| o.high_mild),
@@ -233,16 +234,11 @@ fn visits_text(data: &Dataset) -> Option<String> {
 }
 
 /// Clock, warm-up, visits, slices, CI rule, placement, pattern, receive size, counters.
-pub fn method(data: &Dataset, questions: &Questions) -> Rows {
+/// How many slices of how long each point's figures were cut into.
+fn slices_text(data: &Dataset) -> String {
     let slices = numbers(data, |r| statistic(r, |s| s.slices));
     let slice_s = numbers(data, |r| statistic(r, |s| s.slice_s));
-    let duration = visits_text(data).unwrap_or_else(|| {
-        format!(
-            "one contiguous stretch of {} per point",
-            range(&numbers(data, |r| r.config().duration_s), " s")
-        )
-    });
-    let slices = if slices.is_empty() {
+    if slices.is_empty() {
         "not recorded (no statistics block)".to_string()
     } else {
         format!(
@@ -250,7 +246,17 @@ pub fn method(data: &Dataset, questions: &Questions) -> Rows {
             range(&slices, ""),
             range(&slice_s, " s")
         )
-    };
+    }
+}
+
+pub fn method(data: &Dataset, questions: &Questions) -> Rows {
+    let duration = visits_text(data).unwrap_or_else(|| {
+        format!(
+            "one contiguous stretch of {} per point",
+            range(&numbers(data, |r| r.config().duration_s), " s")
+        )
+    });
+    let slices = slices_text(data);
     let rr = data.points.iter().filter(|p| p.pattern == "rr").count();
     let spin = data.points.iter().filter(|p| p.spin).count();
     let pattern = format!(
