@@ -4,7 +4,6 @@ use super::point::{from_record, Point};
 use super::{mechanism_rank, Dataset};
 use crate::record::view::RunView;
 use crate::record::ResultLine;
-use serde::Deserialize;
 
 /// The records of a results file (read and schema-checked by `record::read_results_file`)
 /// -> a `Dataset`; `file` names it in errors.
@@ -12,7 +11,7 @@ pub fn dataset(lines: Vec<ResultLine>, file: &str) -> Result<Dataset, String> {
     let mut data = Dataset::default();
     for line in lines {
         let number = line.line_number;
-        let record = RunView::deserialize(&line.record)
+        let record: RunView = crate::record::read_as(&line.record)
             .map_err(|e| format!("{file} line {number}: not a run record ({e})"))?;
         let point =
             from_record(&record, number).map_err(|e| format!("{file} line {number}: {e}"))?;

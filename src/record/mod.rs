@@ -34,7 +34,7 @@ pub(crate) use build::notes;
 pub use compat::check_schema;
 pub use profile::ProfiledVisit;
 pub use receive::ReceiveReport;
-pub use results::{read_results, read_results_file, read_typed, ResultLine, ResultsFile};
+pub use results::{read_as, read_results, read_results_file, read_typed, ResultLine, ResultsFile};
 
 /// 2: points measured in visits (`statistics.basis`, `statistics.visits`, visits.jsonl);
 /// statistics fields `min_time_s`/`max_time_s` gone, `method`, `basis`, `counters_open` added.

@@ -212,10 +212,15 @@ pub fn records<T: DeserializeOwned>(dir: &Path) -> Result<Vec<T>, Error> {
             // A last line cut short by a crash is what incremental writing allows for.
             Err(_) if line.trim().is_empty() => {}
             Err(e) => {
+                // A record that is JSON but not a `T`: name the field that does not read.
+                let why = serde_json::from_str::<serde_json::Value>(line)
+                    .ok()
+                    .and_then(|v| crate::record::read_as::<T>(&v).err())
+                    .unwrap_or_else(|| e.to_string());
                 return Err(unreadable(
                     dir,
-                    format!("results.jsonl line {}: {e}", i + 1),
-                ))
+                    format!("results.jsonl line {}: {why}", i + 1),
+                ));
             }
         }
     }
