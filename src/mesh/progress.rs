@@ -37,6 +37,7 @@ impl Progress {
     pub fn finished(&mut self, run: &Run, record: &Value) {
         self.done += 1;
         let left = self.time_left();
+        // The source host wrote it (perhaps an older bytepath): what does not read shows as "?".
         let record = RunView::deserialize(record).unwrap_or_default();
         println!(
             "[visit {}/{}, round {}/{}] {}  {}  ({} of {} runs, {left})",

@@ -2,7 +2,10 @@
 //! configuration, the environment, and every metric per side. Exporters read only this.
 //! A metric that could not be measured is `null` with a sibling `<key>_unavailable_reason`.
 //! The types are here; `build` makes a record from a run, `blocks` the per-mechanism and
-//! per-transport blocks, `aggregate` a point's record from its visits.
+//! per-transport blocks, `aggregate` a point's record from its visits. Readers take a record
+//! through a serde type too: `view` (a run record of any schema this build reads, as report,
+//! export and compare see it), `probe_view` (probe.json); `compat` says which schemas those
+//! are and is the one module allowed to read JSON by string key (tests/typed_records.rs).
 use crate::config::Pattern;
 use crate::engine::worker::Role;
 use crate::environment::Environment;
