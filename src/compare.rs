@@ -17,11 +17,11 @@ mod interference;
 pub(crate) mod machine;
 
 use crate::error::{Error, Status};
-use crate::record::{point_key, read_results};
+use crate::record::read_typed;
+use crate::record::view::RunView;
 use crate::stats::verdict::{self, Correction, Family, Judged, LogEstimate};
 use crate::stats::visits::{welch_ratio, RatioInterval, WELCH_METHOD};
 use crate::stats::Summary;
-use serde_json::Value;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::path::Path;
@@ -66,8 +66,8 @@ pub fn run(
     let change =
         machine::machine_change(&machine::read_canaries(old), &machine::read_canaries(new));
     let busy = (interference::disturbed(old), interference::disturbed(new));
-    let old = by_key(&read_results(old)?);
-    let mut new = by_key(&read_results(new)?);
+    let old = by_key(read_typed(old)?);
+    let mut new = by_key(read_typed(new)?);
     println!("{}", machine::line(&change));
     println!("{}", interference::line(busy.0, busy.1));
     if normalize {
@@ -105,7 +105,7 @@ pub fn run(
 /// `--normalize canary`: refuses when there is nothing to normalize by, and names the points
 /// it could not scale.
 fn normalize_by_canary(
-    new: &mut BTreeMap<String, Value>,
+    new: &mut BTreeMap<String, RunView>,
     change: &Result<machine::MachineChange, String>,
 ) -> Result<(), Error> {
     let m = change.as_ref().map_err(|why| {
@@ -125,40 +125,41 @@ fn normalize_by_canary(
 }
 
 /// The last completed record of each point (a resumed sweep may hold an interrupted one too).
-fn by_key(records: &[Value]) -> BTreeMap<String, Value> {
+fn by_key(records: Vec<RunView>) -> BTreeMap<String, RunView> {
     records
-        .iter()
-        .filter(|r| r["status"] == "completed")
-        .map(|r| (point_key(&r["config"]), r.clone()))
+        .into_iter()
+        .filter(RunView::completed)
+        .map(|r| (r.config().point_key(), r))
         .collect()
 }
 
-fn summary(record: &Value) -> Option<Summary> {
-    serde_json::from_value(record["statistics"]["summary"].clone()).ok()
+fn summary(record: &RunView) -> Option<Summary> {
+    record.statistics()?.summary
 }
 
 /// A point's visit means, or why it has none to compare.
-pub fn visit_means(record: &Value) -> Result<Vec<f64>, String> {
-    let statistics = &record["statistics"];
-    if statistics["basis"] != "visits" {
-        return Err(
+pub fn visit_means(record: &RunView) -> Result<Vec<f64>, String> {
+    match record.statistics() {
+        Some(statistics) if statistics.basis.as_deref() == Some("visits") => {
+            Ok(statistics.values())
+        }
+        _ => Err(
             "measured as one stretch (no visits): a re-run cannot be judged from its slices".into(),
-        );
+        ),
     }
-    Ok(statistics["values"]
-        .as_array()
-        .map(|v| v.iter().filter_map(Value::as_f64).collect())
-        .unwrap_or_default())
 }
 
-pub fn compare(old: &BTreeMap<String, Value>, new: &BTreeMap<String, Value>) -> Vec<PointChange> {
+pub fn compare(
+    old: &BTreeMap<String, RunView>,
+    new: &BTreeMap<String, RunView>,
+) -> Vec<PointChange> {
     old.iter()
         .filter_map(|(key, o)| new.get(key).map(|n| change(key, o, n)))
         .collect()
 }
 
 /// One point of two folders: Welch's interval of new/old on the log visit means.
-pub fn change(key: &str, old: &Value, new: &Value) -> PointChange {
+pub fn change(key: &str, old: &RunView, new: &RunView) -> PointChange {
     let judged = visit_means(old).and_then(|o| {
         let n = visit_means(new)?;
         welch_ratio(&n, &o).ok_or_else(|| {
@@ -265,8 +266,8 @@ fn point_lines(changes: &[PointChange]) -> String {
 
 fn render(
     changes: &[PointChange],
-    old: &BTreeMap<String, Value>,
-    new: &BTreeMap<String, Value>,
+    old: &BTreeMap<String, RunView>,
+    new: &BTreeMap<String, RunView>,
     (family, between): (&Family, f64),
 ) -> String {
     let mut out = point_lines(changes);
@@ -305,7 +306,7 @@ fn render(
     out
 }
 
-fn missing_from(a: &BTreeMap<String, Value>, b: &BTreeMap<String, Value>) -> Vec<String> {
+fn missing_from(a: &BTreeMap<String, RunView>, b: &BTreeMap<String, RunView>) -> Vec<String> {
     a.keys().filter(|k| !b.contains_key(*k)).cloned().collect()
 }
 
@@ -324,13 +325,17 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn visited(values: &[f64]) -> Value {
-        json!({"statistics": {"basis": "visits", "values": values,
-                              "summary": crate::stats::visits::summarize_visits(values)}})
+    fn view(record: serde_json::Value) -> RunView {
+        serde_json::from_value(record).unwrap()
+    }
+
+    fn visited(values: &[f64]) -> RunView {
+        view(json!({"statistics": {"basis": "visits", "values": values,
+                              "summary": crate::stats::visits::summarize_visits(values)}}))
     }
 
     /// One point judged as a family of one.
-    fn alone(old: &Value, new: &Value) -> PointChange {
+    fn alone(old: &RunView, new: &RunView) -> PointChange {
         controlled(vec![change("k", old, new)], 0.05).0.remove(0)
     }
 
@@ -359,7 +364,8 @@ mod tests {
 
     #[test]
     fn a_point_without_visits_cannot_be_judged_and_says_why() {
-        let one_stretch = json!({"statistics": {"basis": "slices", "values": [1.0, 2.0, 3.0]}});
+        let one_stretch =
+            view(json!({"statistics": {"basis": "slices", "values": [1.0, 2.0, 3.0]}}));
         let c = alone(&one_stretch, &visited(&[1.0, 2.0]));
         assert_eq!(c.verdict, Verdict::CannotJudge);
         assert!(c.why_not.unwrap().contains("one stretch"));

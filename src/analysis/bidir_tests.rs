@@ -1,6 +1,6 @@
 //! The bidir answer from synthetic points with known outcomes.
 use super::*;
-use crate::analysis::point::from_record;
+use crate::analysis::point::from_value as from_record;
 use crate::analysis::synthetic::{record, Shape};
 
 fn point(shape: Shape, bidir: bool) -> Point {

@@ -12,6 +12,18 @@ use crate::stats::verdict::{ALPHA, DEFAULT_MARGIN};
 /// The file a sweep records its rounds per group in (and the looks and margin of the rule).
 pub const ROUNDS_JSON: &str = "rounds.json";
 
+/// What the report reads back of `rounds.json`: the rule's looks and margin and the rounds of
+/// its pilot (the groups' own rounds are for people and `bench/`).
+#[derive(Debug, Clone, Copy, Default, serde::Deserialize)]
+pub struct RoundsHead {
+    #[serde(default)]
+    pub looks: Option<u64>,
+    #[serde(default)]
+    pub margin: Option<f64>,
+    #[serde(default)]
+    pub pilot_rounds: Option<u64>,
+}
+
 /// Looks a sweep with adaptive rounds takes at a cell: after the pilot, after its own rounds.
 pub const ADAPTIVE_LOOKS: usize = 2;
 
@@ -74,13 +86,10 @@ impl Settings {
     }
 
     /// The settings a `rounds.json` document records; `None` when it records neither.
-    pub fn from_rounds(document: &serde_json::Value) -> Option<Settings> {
-        let looks = document.get("looks")?.as_u64()? as usize;
-        let margin = document.get("margin")?.as_f64()?;
-        let pilot_rounds = document
-            .get("pilot_rounds")
-            .and_then(serde_json::Value::as_u64)
-            .unwrap_or(0) as usize;
+    pub fn from_rounds(document: &RoundsHead) -> Option<Settings> {
+        let looks = document.looks? as usize;
+        let margin = document.margin?;
+        let pilot_rounds = document.pilot_rounds.unwrap_or(0) as usize;
         (looks >= 1 && margin > 0.0 && margin < 1.0).then_some(Settings {
             margin,
             looks,
@@ -107,8 +116,8 @@ mod tests {
 
     #[test]
     fn the_settings_come_back_from_rounds_json_and_split_alpha_for_two_looks() {
-        let doc = serde_json::json!({"looks": 2, "margin": 0.03, "groups": []});
-        let s = Settings::from_rounds(&doc).unwrap();
+        let doc = r#"{"looks": 2, "margin": 0.03, "groups": []}"#;
+        let s = Settings::from_rounds(&serde_json::from_str(doc).unwrap()).unwrap();
         assert_eq!((s.looks, s.margin, s.alpha()), (2, 0.03, 0.04));
         let text = s.looks_text().unwrap();
         assert!(
@@ -118,7 +127,11 @@ mod tests {
         assert_eq!(Settings::default().alpha(), ALPHA);
         assert_eq!(Settings::default().looks_text(), None);
         assert_eq!(
-            Settings::from_rounds(&serde_json::json!({"looks": 0, "margin": 0.05})),
+            Settings::from_rounds(&RoundsHead {
+                looks: Some(0),
+                margin: Some(0.05),
+                pilot_rounds: None
+            }),
             None
         );
     }

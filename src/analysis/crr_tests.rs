@@ -1,6 +1,6 @@
 //! The crr answer from synthetic points with known outcomes.
 use super::*;
-use crate::analysis::point::from_record;
+use crate::analysis::point::from_value as from_record;
 use crate::analysis::synthetic::{record, Shape};
 
 /// A crr point at `rate` transactions/s whose record carries a split.

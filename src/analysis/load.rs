@@ -2,6 +2,7 @@
 //! `bytepath report` can stop before it overwrites anything.
 use super::point::{from_record, Point};
 use super::{mechanism_rank, Dataset};
+use crate::record::view::RunView;
 use crate::record::ResultLine;
 
 /// The records of a results file (read and schema-checked by `record::read_results_file`)
@@ -10,10 +11,12 @@ pub fn dataset(lines: Vec<ResultLine>, file: &str) -> Result<Dataset, String> {
     let mut data = Dataset::default();
     for line in lines {
         let number = line.line_number;
+        let record: RunView = crate::record::read_as(&line.record)
+            .map_err(|e| format!("{file} line {number}: not a run record ({e})"))?;
         let point =
-            from_record(&line.record, number).map_err(|e| format!("{file} line {number}: {e}"))?;
+            from_record(&record, number).map_err(|e| format!("{file} line {number}: {e}"))?;
         add_point(&mut data, point);
-        data.records.push(line.record);
+        data.records.push(record);
     }
     if data.records.is_empty() {
         return Err(format!(

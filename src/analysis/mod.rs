@@ -20,8 +20,9 @@ pub mod synthetic;
 pub(crate) mod tested;
 
 use crate::mechanism::MechanismKind;
+use crate::record::probe_view::ProbeView;
+use crate::record::view::RunView;
 use point::Point;
-use serde_json::Value;
 
 /// One question of the report, its answer and the data the answer rests on.
 #[derive(Debug, Clone, PartialEq)]
@@ -52,14 +53,14 @@ impl Answer {
 /// The records of one results file and the points read from them.
 #[derive(Debug, Clone, Default)]
 pub struct Dataset {
-    /// Every record, in file order.
-    pub records: Vec<Value>,
+    /// Every record, in file order, as the readers see it.
+    pub records: Vec<RunView>,
     /// One point per (series, pattern, size, threads): the last record wins.
     pub points: Vec<Point>,
     /// Records replaced by a later record of the same point (a resumed or repeated sweep).
     pub superseded: usize,
     /// The folder's probe.json (`bytepath probe` of the machine), when the sweep recorded one.
-    pub probe: Option<Value>,
+    pub probe: Option<ProbeView>,
     /// The study's `--margin` (its marker's `spec.margin`), where it recorded one.
     pub margin: Option<f64>,
     /// The margin and looks the crossover families are judged with (rounds.json's, or the
@@ -139,10 +140,9 @@ fn crossover_pairs(stream: &[&Point]) -> Vec<(&'static str, &'static str)> {
 }
 
 fn online_cpus(data: &Dataset) -> Option<f64> {
-    data.records.iter().find_map(|r| {
-        r.pointer("/environment/online_cpus")
-            .and_then(Value::as_f64)
-    })
+    data.records
+        .iter()
+        .find_map(|r| r.environment.as_ref()?.online_cpus.as_ref()?.as_f64())
 }
 
 /// A message size as people write it: 64 B, 4 KiB, 1 MiB (exact powers of two without decimals).

@@ -117,7 +117,7 @@ pub fn verdict_within(r: &RatioInterval, margin: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::point::from_record;
+    use crate::analysis::point::from_value as from_record;
     use crate::analysis::synthetic::{record, Shape};
     use crate::stats::visits::Direction;
 

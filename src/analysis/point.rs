@@ -1,9 +1,12 @@
-//! One measured point as the report sees it, read from a run record (`serde_json::Value`, so
-//! fields added by later versions of the record are ignored rather than fatal).
+//! One measured point as the report sees it, read from a run record through the readers'
+//! view of it (`record::view`: fields added by later versions are ignored, fields older ones
+//! lack read as absent).
 use crate::record::crr::CrrReport;
+use crate::record::view::ZerocopyView;
+use crate::record::view::{DatagramCounts, DatagramsView, RunView, SideView, StatisticsView};
 use crate::record::Metric;
 use crate::stats::Summary;
-use serde_json::Value;
+use serde_json::Number;
 
 /// p50 and p99 of the point's latency, with what the latency means for its pattern.
 #[derive(Debug, Clone, PartialEq)]
@@ -135,24 +138,24 @@ impl Point {
 }
 
 /// A configuration field as text; the error names it.
-fn text(v: &Value, name: &str) -> Result<String, String> {
-    v.as_str()
-        .map(str::to_string)
+fn text(v: &Option<String>, name: &str) -> Result<String, String> {
+    v.clone()
         .ok_or_else(|| format!("config.{name} is missing or not text"))
 }
 
 /// A field as a number; the error names it.
-fn number(v: &Value, name: &str) -> Result<f64, String> {
-    v.as_f64()
+fn number(v: &Option<Number>, name: &str) -> Result<f64, String> {
+    v.as_ref()
+        .and_then(Number::as_f64)
         .ok_or_else(|| format!("{name} is missing or not a number"))
 }
 
 /// Two sides with no figures: what a failed or interrupted point without sides reads as.
-static NO_SIDES: [Value; 2] = [Value::Null, Value::Null];
+static NO_SIDES: [SideView; 2] = [SideView::EMPTY, SideView::EMPTY];
 
 /// The record's two sides (sender and receiver); a point that did not complete may lack them.
-fn sides_of(record: &Value, completed: bool) -> Result<&[Value], String> {
-    match record["sides"].as_array().filter(|s| s.len() == 2) {
+fn sides_of(record: &RunView, completed: bool) -> Result<&[SideView], String> {
+    match record.sides.as_deref().filter(|s| s.len() == 2) {
         Some(sides) => Ok(sides),
         None if !completed => Ok(&NO_SIDES),
         None => Err("sides must hold two sides (sender and receiver)".into()),
@@ -160,77 +163,75 @@ fn sides_of(record: &Value, completed: bool) -> Result<&[Value], String> {
 }
 
 /// The transport, named only where it is not a sweep's tcp (ipc names every one).
-fn transport_shown(record: &Value) -> Option<String> {
-    let transport = record["config"]["transport"].as_str().unwrap_or("tcp");
-    (transport != "tcp" || record["command"] == "ipc").then(|| transport.to_string())
+fn transport_shown(record: &RunView) -> Option<String> {
+    let transport = record.config().transport.as_deref().unwrap_or("tcp");
+    (transport != "tcp" || is_ipc(record)).then(|| transport.to_string())
+}
+
+fn is_ipc(record: &RunView) -> bool {
+    record.command.as_deref() == Some("ipc")
 }
 
 /// The sweep point's key, or one made of the point's parts for records without it.
-fn key_of(record: &Value, mechanism: &str, pattern: &str, size: f64, threads: f64) -> String {
-    record
-        .pointer("/sweep_point/key")
-        .and_then(Value::as_str)
-        .map_or_else(
-            || format!("{mechanism}/{pattern}/{size}/{threads}"),
-            str::to_string,
-        )
+fn key_of(record: &RunView, mechanism: &str, pattern: &str, size: f64, threads: f64) -> String {
+    record.key().map_or_else(
+        || format!("{mechanism}/{pattern}/{size}/{threads}"),
+        str::to_string,
+    )
 }
 
 /// Reads a point from one record; `line` is its line in results.jsonl. Errors name the field.
-pub fn from_record(record: &Value, line: usize) -> Result<Point, String> {
-    let config = &record["config"];
-    let mechanism = text(&config["mechanism"], "mechanism")?;
-    let pattern = text(&config["pattern"], "pattern")?;
-    let size = number(&config["message_size_bytes"], "config.message_size_bytes")?;
-    let threads = number(&config["threads"], "config.threads")?;
+pub fn from_record(record: &RunView, line: usize) -> Result<Point, String> {
+    let config = record.config();
+    let mechanism = text(&config.mechanism, "mechanism")?;
+    let pattern = text(&config.pattern, "pattern")?;
+    let size = number(&config.message_size_bytes, "config.message_size_bytes")?;
+    let threads = number(&config.threads, "config.threads")?;
     // A failed or interrupted point may lack figures; it only appears in the table.
-    let completed = record["status"] == "completed";
+    let completed = record.completed();
     let sides = sides_of(record, completed)?;
     // rr's figures are the client's (side 0), a stream's the receiver's (side 1).
     let main_side = &sides[usize::from(pattern != "rr")];
-    let figure = |name: &str| match main_side[name].as_f64() {
+    let figure = |name: &str, value: Option<f64>| match value {
         Some(v) => Ok(v),
         None if !completed => Ok(0.0),
         None => Err(format!("sides: {name} is missing or not a number")),
     };
     let key = key_of(record, &mechanism, &pattern, size, threads);
     let (headline, headline_metric, headline_missing) = headline(record);
-    let statistics = &record["statistics"];
+    let statistics = record.statistics();
     Ok(Point {
         line,
         key,
-        spin: config["spin"].as_bool().unwrap_or(false),
-        bidir: record["bidir"].is_object(),
-        recv: config["recv"]
-            .as_str()
-            .filter(|r| *r != "recv")
-            .map(str::to_string),
-        buffer: (record["command"] == "ipc")
-            .then(|| config["channel_buffer_bytes"].as_f64())
+        spin: config.spin.unwrap_or(false),
+        bidir: record.bidir.is_some(),
+        recv: config.recv.clone().filter(|r| r != "recv"),
+        buffer: is_ipc(record)
+            .then_some(config.channel_buffer_bytes)
             .flatten(),
         transport: transport_shown(record),
-        status: record["status"].as_str().unwrap_or("unknown").to_string(),
-        skipped_reason: record["skipped_reason"].as_str().map(str::to_string),
+        status: record.status.clone().unwrap_or_else(|| "unknown".into()),
+        skipped_reason: record.skipped_reason.clone(),
         headline,
         headline_metric,
         headline_missing,
-        visits: visits(statistics),
-        sender_cpu_visits: sender_cpu_visits(statistics),
-        throughput_gbps: figure("throughput_gbps")?,
-        messages_per_s: figure("messages_per_s")?,
+        visits: statistics.map_or_else(Vec::new, visits),
+        sender_cpu_visits: statistics.map_or_else(Vec::new, sender_cpu_visits),
+        throughput_gbps: figure("throughput_gbps", main_side.throughput_gbps)?,
+        messages_per_s: figure("messages_per_s", main_side.messages_per_s)?,
         latency: latency(main_side),
-        sender_cpu_ns_per_byte: sides[0]["cpu_ns_per_byte"].as_f64(),
-        receiver_cpu_ns_per_byte: sides[1]["cpu_ns_per_byte"].as_f64(),
-        cycles_per_byte: per_byte(sides, "cycles", &sides[1], 1.0),
-        l1d_misses_per_kib: per_byte(sides, "l1d_load_misses", &sides[1], 1024.0),
-        llc_misses_per_kib: per_byte(sides, "llc_load_misses", &sides[1], 1024.0),
+        sender_cpu_ns_per_byte: sides[0].cpu_ns_per_byte,
+        receiver_cpu_ns_per_byte: sides[1].cpu_ns_per_byte,
+        cycles_per_byte: per_byte(sides, "cycles", 1.0),
+        l1d_misses_per_kib: per_byte(sides, "l1d_load_misses", 1024.0),
+        llc_misses_per_kib: per_byte(sides, "llc_load_misses", 1024.0),
         context_switches_per_mib: switches_per_mib(sides),
-        zerocopy: zerocopy_counts(&record["zerocopy"]),
-        datagrams_lost_percent: datagrams_lost_percent(&record["datagrams"]),
-        where_sides_run: config["where_sides_run"].as_str().unwrap_or("").to_string(),
-        ci_target_met: statistics["ci_target_met"].as_bool(),
-        stop_reason: statistics["stop_reason"].as_str().map(str::to_string),
-        crr: serde_json::from_value(record["crr"].clone()).ok(),
+        zerocopy: record.zerocopy.as_ref().and_then(zerocopy_counts),
+        datagrams_lost_percent: record.datagrams.as_ref().and_then(datagrams_lost_percent),
+        where_sides_run: config.where_sides_run.clone().unwrap_or_default(),
+        ci_target_met: statistics.and_then(|s| s.ci_target_met),
+        stop_reason: statistics.and_then(|s| s.stop_reason.clone()),
+        crr: record.crr.clone(),
         mechanism,
         pattern,
         size,
@@ -238,25 +239,27 @@ pub fn from_record(record: &Value, line: usize) -> Result<Point, String> {
     })
 }
 
-fn headline(record: &Value) -> (Option<Summary>, String, Option<String>) {
-    let statistics = &record["statistics"];
-    let metric = statistics["metric"]
-        .as_str()
-        .unwrap_or(if record["config"]["pattern"] == "rr" {
-            "round_trips_per_s"
-        } else {
-            "throughput_gbps"
-        })
-        .to_string();
-    if statistics.is_null() {
+fn headline(record: &RunView) -> (Option<Summary>, String, Option<String>) {
+    let statistics = record.statistics();
+    let metric = statistics
+        .and_then(|s| s.metric.clone())
+        .unwrap_or_else(|| {
+            if record.config().pattern() == "rr" {
+                "round_trips_per_s".into()
+            } else {
+                "throughput_gbps".into()
+            }
+        });
+    let Some(statistics) = statistics else {
         let why = "the record has no statistics block (no confidence interval)";
         return (None, metric, Some(why.into()));
-    }
-    match serde_json::from_value::<Summary>(statistics["summary"].clone()) {
-        Ok(summary) => (Some(summary), metric, None),
-        Err(_) => {
-            let why = statistics["summary_unavailable_reason"]
-                .as_str()
+    };
+    match statistics.summary {
+        Some(summary) => (Some(summary), metric, None),
+        None => {
+            let why = statistics
+                .summary_unavailable_reason
+                .as_deref()
                 .unwrap_or("the statistics block has no summary");
             (None, metric, Some(why.to_string()))
         }
@@ -264,98 +267,108 @@ fn headline(record: &Value) -> (Option<Summary>, String, Option<String>) {
 }
 
 /// (round, value) of each visit, when the statistics come from visits.
-fn visits(statistics: &Value) -> Vec<(usize, f64)> {
-    if statistics["basis"] != "visits" {
+fn visits(statistics: &StatisticsView) -> Vec<(usize, f64)> {
+    if statistics.basis.as_deref() != Some("visits") {
         return Vec::new();
     }
-    by_round(&statistics["visits"]["rounds"], &statistics["values"])
-}
-
-/// (round, sender CPU-ns per byte) of each visit that kept it.
-fn sender_cpu_visits(statistics: &Value) -> Vec<(usize, f64)> {
-    let visits = &statistics["visits"];
-    by_round(&visits["rounds"], &visits["sender_cpu_ns_per_byte"])
-}
-
-/// Per-visit `values` with their `rounds` (two arrays in visit order); a missing or null
-/// value drops its visit.
-fn by_round(rounds: &Value, values: &Value) -> Vec<(usize, f64)> {
-    match (rounds.as_array(), values.as_array()) {
-        (Some(rounds), Some(values)) => rounds
-            .iter()
-            .zip(values)
-            .filter_map(|(r, v)| Some((r.as_u64()? as usize, v.as_f64()?)))
-            .collect(),
+    match (&statistics.visits, &statistics.values) {
+        (Some(v), Some(values)) => by_round(&v.rounds, values),
         _ => Vec::new(),
     }
 }
 
-fn latency(side: &Value) -> Option<Latency> {
-    let l = &side["latency_ns"];
-    Some(Latency {
-        p50_ns: l["p50"].as_f64()?,
-        p99_ns: l["p99"].as_f64()?,
-        min_ns: l["min"].as_f64(),
-    })
-}
-
-/// A counter or `None` with the record's stated reason.
-pub fn metric(set: &Value, key: &str) -> Metric {
-    match set[key].as_f64() {
-        Some(v) => Metric::Value(v),
-        None => Metric::Unavailable(
-            set[format!("{key}_unavailable_reason")]
-                .as_str()
-                .unwrap_or("not in the record")
-                .to_string(),
-        ),
+/// (round, sender CPU-ns per byte) of each visit that kept it.
+fn sender_cpu_visits(statistics: &StatisticsView) -> Vec<(usize, f64)> {
+    match &statistics.visits {
+        Some(v) => by_round(&v.rounds, &v.sender_cpu_ns_per_byte),
+        None => Vec::new(),
     }
 }
 
-/// A counter summed over both sides, per byte (or per KiB with `scale` 1024) of payload.
-fn per_byte(sides: &[Value], counter: &str, payload_side: &Value, scale: f64) -> Metric {
+/// Per-visit `values` with their `rounds` (two arrays in visit order); a null value drops its
+/// visit.
+fn by_round(rounds: &[usize], values: &[Option<f64>]) -> Vec<(usize, f64)> {
+    rounds
+        .iter()
+        .zip(values)
+        .filter_map(|(r, v)| Some((*r, (*v)?)))
+        .collect()
+}
+
+fn latency(side: &SideView) -> Option<Latency> {
+    let l = side.latency_ns.as_ref()?;
+    Some(Latency {
+        p50_ns: l.p50?,
+        p99_ns: l.p99?,
+        min_ns: l.min,
+    })
+}
+
+/// A counter of a side, or `Unavailable` with the record's stated reason.
+pub fn metric(side: &SideView, key: &str) -> Metric {
+    side.counters
+        .as_ref()
+        .and_then(|set| set.get(key))
+        .cloned()
+        .unwrap_or_else(|| Metric::Unavailable("not in the record".into()))
+}
+
+/// A counter summed over both sides, per byte (or per KiB with `scale` 1024) of the
+/// receiver's payload.
+fn per_byte(sides: &[SideView], counter: &str, scale: f64) -> Metric {
     let mut total = 0.0;
     for side in sides {
-        match metric(&side["counters"], counter) {
+        match metric(side, counter) {
             Metric::Value(v) => total += v,
             missing => return missing,
         }
     }
-    match payload_side["payload_bytes"].as_f64() {
+    match sides[1].payload_bytes {
         Some(bytes) if bytes > 0.0 => Metric::Value(total * scale / bytes),
         _ => Metric::Unavailable("no payload bytes measured".into()),
     }
 }
 
-fn switches_per_mib(sides: &[Value]) -> Option<f64> {
+fn switches_per_mib(sides: &[SideView]) -> Option<f64> {
     let mut switches = 0.0;
     for side in sides {
-        switches += side["voluntary_context_switches"].as_f64()?;
-        switches += side["involuntary_context_switches"].as_f64()?;
+        switches += side.voluntary_context_switches?;
+        switches += side.involuntary_context_switches?;
     }
-    let bytes = sides[1]["payload_bytes"].as_f64().filter(|b| *b > 0.0)?;
+    let bytes = sides[1].payload_bytes.filter(|b| *b > 0.0)?;
     Some(switches * (1 << 20) as f64 / bytes)
 }
 
-fn datagrams_lost_percent(d: &Value) -> Option<f64> {
-    let ways = [&d["forward"], &d["back"]];
-    let count = |key: &str| -> f64 { ways.iter().filter_map(|w| w[key].as_f64()).sum() };
-    let sent = count("sent");
-    (sent > 0.0).then(|| 100.0 * count("lost") / sent)
+fn datagrams_lost_percent(d: &DatagramsView) -> Option<f64> {
+    let ways = [d.forward, d.back];
+    let count = |f: fn(&DatagramCounts) -> Option<f64>| -> f64 {
+        ways.iter().flatten().filter_map(f).sum()
+    };
+    let sent = count(|w| w.sent);
+    (sent > 0.0).then(|| 100.0 * count(|w| w.lost) / sent)
 }
 
-fn zerocopy_counts(z: &Value) -> Option<ZerocopyCounts> {
+fn zerocopy_counts(z: &ZerocopyView) -> Option<ZerocopyCounts> {
     Some(ZerocopyCounts {
-        completions: z["completions"].as_f64()?,
-        copied: z["copied"].as_f64()?,
-        pool_messages: z["pool_messages"].as_f64(),
+        completions: z.completions?,
+        copied: z.copied?,
+        pool_messages: z.pool_messages,
     })
+}
+
+/// `from_record` of a record given as JSON (the tests' synthetic records).
+#[cfg(test)]
+pub fn from_value(record: &serde_json::Value, line: usize) -> Result<Point, String> {
+    let view = serde::Deserialize::deserialize(record).map_err(|e| e.to_string())?;
+    from_record(&view, line)
 }
 
 #[cfg(test)]
 mod tests {
+    use super::from_value as from_record;
     use super::*;
     use crate::analysis::synthetic::{record, Shape};
+    use serde_json::Value;
 
     #[test]
     fn a_stream_record_yields_its_receiver_throughput_and_ci() {

@@ -36,15 +36,14 @@ pub fn profiled(data: &Dataset) -> Vec<Profiled> {
         .iter()
         .filter_map(|p| {
             let record = data.records.get(p.line.checked_sub(1)?)?;
-            let sides: Vec<SideProfile> = record["sides"]
-                .as_array()?
+            let sides: Vec<SideProfile> = record
+                .sides
+                .as_ref()?
                 .iter()
                 .filter_map(|s| {
-                    let profile: Profile =
-                        serde_json::from_value(s.get("profile")?.clone()).ok()?;
                     Some(SideProfile {
-                        side: s["side"].as_str().unwrap_or("?").to_string(),
-                        profile: match profile {
+                        side: s.side.clone().unwrap_or_else(|| "?".into()),
+                        profile: match s.profile.clone()? {
                             Profile::Measured(b) => Ok(*b),
                             Profile::Unavailable { reason } => Err(reason),
                         },

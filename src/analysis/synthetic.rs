@@ -6,6 +6,7 @@
 //! machine whose throughput moves for seconds at a time.
 use crate::measure::counters::CounterEvent;
 use crate::mechanism::MechanismKind;
+use crate::record::{Metric, MetricSet};
 use crate::stats::visits::{summarize_visits, VISIT_METHOD};
 use serde_json::{json, Value};
 
@@ -133,6 +134,15 @@ fn statistics(shape: &Shape) -> Value {
     })
 }
 
+/// Sets `key` in `set`, in place where it is there already.
+fn set(set: &mut MetricSet, key: &str, metric: Metric) {
+    match set.0.iter_mut().find(|(k, _)| k == key) {
+        Some(slot) => slot.1 = metric,
+        None => set.0.push((key.to_string(), metric)),
+    }
+}
+
+/// A side's counters and their derivations, as the record writes them (`MetricSet`).
 fn counters(shape: &Shape, bytes: f64, cpu_ns: f64) -> (Value, Value) {
     let hardware: Vec<&str> = CounterEvent::ALL
         .iter()
@@ -140,33 +150,47 @@ fn counters(shape: &Shape, bytes: f64, cpu_ns: f64) -> (Value, Value) {
         .map(|e| e.key())
         .collect();
     let kib = bytes / 1024.0;
-    let mut set = json!({"task_clock_ns": cpu_ns, "context_switches": 100.0});
-    let mut derived = json!({});
+    let mut counters = MetricSet::default();
+    set(&mut counters, "task_clock_ns", Metric::Value(cpu_ns));
+    set(&mut counters, "context_switches", Metric::Value(100.0));
+    let mut derived = MetricSet::default();
     if shape.pmu {
         let cycles = cpu_ns * 3.0;
         let values = [cycles, cycles * 1.5, kib * 100.0, kib * 10.0];
         for (key, v) in hardware.iter().zip(values) {
-            set[*key] = json!(v);
+            set(&mut counters, key, Metric::Value(v));
         }
-        set["l1d_load_misses"] = json!(shape.l1d_per_kib * kib / 2.0);
-        set["llc_load_misses"] = json!(shape.llc_per_kib * kib / 2.0);
-        derived = json!({"cycles_per_byte": cycles / bytes, "instructions_per_cycle": 1.5,
-                         "llc_misses_per_kib": shape.llc_per_kib / 2.0});
+        let l1d = shape.l1d_per_kib * kib / 2.0;
+        set(&mut counters, "l1d_load_misses", Metric::Value(l1d));
+        let llc = shape.llc_per_kib * kib / 2.0;
+        set(&mut counters, "llc_load_misses", Metric::Value(llc));
+        set(
+            &mut derived,
+            "cycles_per_byte",
+            Metric::Value(cycles / bytes),
+        );
+        set(&mut derived, "instructions_per_cycle", Metric::Value(1.5));
+        let llc_per_kib = shape.llc_per_kib / 2.0;
+        set(
+            &mut derived,
+            "llc_misses_per_kib",
+            Metric::Value(llc_per_kib),
+        );
     } else {
+        let no_pmu = || Metric::Unavailable("no PMU".into());
         for key in hardware {
-            set[key] = Value::Null;
-            set[format!("{key}_unavailable_reason")] = json!("no PMU");
+            set(&mut counters, key, no_pmu());
         }
         for key in [
             "cycles_per_byte",
             "instructions_per_cycle",
             "llc_misses_per_kib",
         ] {
-            derived[key] = Value::Null;
-            derived[format!("{key}_unavailable_reason")] = json!("no PMU");
+            set(&mut derived, key, no_pmu());
         }
     }
-    (set, derived)
+    let value = |set: &MetricSet| serde_json::to_value(set).expect("metrics serialize");
+    (value(&counters), value(&derived))
 }
 
 fn side(shape: &Shape, name: &str, cpu_ns_per_byte: f64) -> Value {
@@ -196,6 +220,11 @@ fn side(shape: &Shape, name: &str, cpu_ns_per_byte: f64) -> Value {
 
 /// One record for `shape`, in the current schema.
 pub fn record(shape: &Shape) -> Value {
+    record_at(shape, 0, 1)
+}
+
+/// The record of `shape` as point `index` of `total` in its sweep.
+fn record_at(shape: &Shape, index: usize, total: usize) -> Value {
     let names = if shape.pattern == "rr" {
         ["client", "server"]
     } else {
@@ -219,7 +248,7 @@ pub fn record(shape: &Shape) -> Value {
     let mut r = json!({
         "schema_version": crate::record::SCHEMA_VERSION, "bytepath_version": "0.1.0",
         "command": "sweep",
-        "sweep_point": {"index": 0, "total": 1, "key": key},
+        "sweep_point": {"index": index, "total": total, "key": key},
         "status": shape.status, "interrupted": shape.status == "interrupted", "errors": [],
         "config": {"transport": "tcp", "mechanism": shape.mechanism, "pattern": shape.pattern,
             "message_size_bytes": shape.size, "field_size_bytes": shape.size / 8, "fields": 8,
@@ -238,8 +267,8 @@ pub fn record(shape: &Shape) -> Value {
         "sides": [side(shape, names[0], shape.sender_cpu_ns_per_byte), side(shape, names[1], 0.3)],
         "zerocopy": zerocopy, "machine_wide_cpu": null, "notes": [],
     });
-    if shape.statistics {
-        r["statistics"] = statistics(shape);
+    if let (true, Value::Object(fields)) = (shape.statistics, &mut r) {
+        fields.insert("statistics".into(), statistics(shape));
     }
     r
 }
@@ -248,10 +277,7 @@ pub fn record(shape: &Shape) -> Value {
 pub fn jsonl(shapes: &[Shape]) -> String {
     let mut out = String::new();
     for (i, shape) in shapes.iter().enumerate() {
-        let mut r = record(shape);
-        r["sweep_point"]["index"] = json!(i);
-        r["sweep_point"]["total"] = json!(shapes.len());
-        out.push_str(&r.to_string());
+        out.push_str(&record_at(shape, i, shapes.len()).to_string());
         out.push('\n');
     }
     out

@@ -6,7 +6,8 @@
 //! (issue 25 saw 2–9 % after a build) is flagged in most pairs: the visits of one sweep cannot
 //! see it, which is why a quiet A/A can flag a point and why `compare` prints the canary's line.
 use super::{change, controlled, Verdict};
-use serde_json::{json, Value};
+use crate::record::view::RunView;
+use serde_json::json;
 
 const POINTS: usize = 4;
 const VISITS: usize = 6;
@@ -16,12 +17,13 @@ pub(super) use crate::stats::draw::standard_normal as normal;
 
 /// One point's record of `visits` visits in a sweep whose whole machine runs at `machine`
 /// times the speed.
-fn point(rng: &mut fastrand::Rng, machine: f64, visits: usize) -> Value {
+fn point(rng: &mut fastrand::Rng, machine: f64, visits: usize) -> RunView {
     let values: Vec<f64> = (0..visits)
         .map(|_| 10.0 * machine * (VISIT_SPREAD * normal(rng)).exp())
         .collect();
-    json!({"statistics": {"basis": "visits", "values": values,
-        "summary": crate::stats::visits::summarize_visits(&values)}})
+    serde_json::from_value(json!({"statistics": {"basis": "visits", "values": values,
+        "summary": crate::stats::visits::summarize_visits(&values)}}))
+    .unwrap()
 }
 
 /// The share of `pairs` simulated comparisons that flag at least one point (faster or slower)

@@ -14,8 +14,9 @@ const MOSTLY: f64 = 0.25;
 pub fn disturbed(dir: &Path) -> Option<(usize, usize)> {
     let judged: Vec<bool> = visit_blocks(&dir.join(VISITS_JSONL))
         .into_iter()
-        .filter(|r| r["visit"]["kind"] == "headline")
-        .filter_map(|r| r["visit"]["interference"]["disturbed"].as_bool())
+        .filter_map(|r| r.visit)
+        .filter(|v| v.kind.as_deref() == Some("headline"))
+        .filter_map(|v| v.interference?.disturbed)
         .collect();
     (!judged.is_empty()).then(|| (judged.iter().filter(|d| **d).count(), judged.len()))
 }

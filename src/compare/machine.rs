@@ -14,10 +14,10 @@
 //! With `--normalize canary` each point's new visit means are multiplied by the cost ratio of
 //! the component that matches the point: memcpy for stream, the one-CPU round trip for rr (it
 //! moves with the machine's system-call and pipe path, not with the other CPU's load).
-use crate::probe::canary::{Canary, Component, CANARY_JSONL};
+use crate::probe::canary::{Canary, Component};
+use crate::record::view::RunView;
 use crate::stats::verdict::{self, Correction, Judged, LogEstimate};
 use crate::stats::visits::{welch_ratio, RatioInterval};
-use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -69,13 +69,13 @@ impl MachineChange {
 
     /// The canary cost ratio that matches a point: memcpy for stream, the one-CPU pipe round
     /// trip for rr (the cross-CPU one moves with contention, see the module comment).
-    pub fn ratio_for(&self, point: &Value) -> Option<(Component, f64)> {
+    pub fn ratio_for(&self, point: &RunView) -> Option<(Component, f64)> {
         let c = matching(point)?;
         self.ratio(c).map(|r| (c, r))
     }
 
     /// The interval of the canary cost ratio that matches a point (uncorrected, 95 %).
-    fn interval_for(&self, point: &Value) -> Option<RatioInterval> {
+    fn interval_for(&self, point: &RunView) -> Option<RatioInterval> {
         let c = matching(point)?;
         self.components
             .iter()
@@ -85,8 +85,8 @@ impl MachineChange {
 }
 
 /// The canary component whose ratio a point is normalized by.
-fn matching(point: &Value) -> Option<Component> {
-    match point["config"]["pattern"].as_str()? {
+fn matching(point: &RunView) -> Option<Component> {
+    match point.config().pattern.as_deref()? {
         "stream" => Some(Component::Memcpy),
         "rr" => Some(Component::PipeRrSameCpu),
         _ => None,
@@ -102,7 +102,7 @@ fn matching(point: &Value) -> Option<Component> {
 /// than the point's alone), and adding a source of spread must never narrow an interval.
 pub fn widen_normalized(
     changes: &mut [super::PointChange],
-    new: &BTreeMap<String, Value>,
+    new: &BTreeMap<String, RunView>,
     change: &MachineChange,
 ) {
     for c in changes.iter_mut() {
@@ -139,9 +139,9 @@ fn with_canary_spread(point: &RatioInterval, canary: &RatioInterval) -> RatioInt
 
 /// The canaries of a folder, in the order recorded; empty when it has none (older folders).
 pub fn read_canaries(dir: &Path) -> Vec<Canary> {
-    crate::probe::watch::jsonl::<Value>(&dir.join(CANARY_JSONL))
+    crate::probe::watch::canary_lines(dir)
         .into_iter()
-        .filter_map(|v| serde_json::from_value(v["canary"].clone()).ok())
+        .filter_map(|line| line.canary)
         .collect()
 }
 
@@ -243,24 +243,28 @@ pub fn line(change: &Result<MachineChange, String>) -> String {
 
 /// `--normalize canary`: multiplies each new point's visit means (and summary) by the canary
 /// cost ratio of its component. Returns the points left as they were, with why.
-pub fn normalize(new: &mut BTreeMap<String, Value>, change: &MachineChange) -> Vec<String> {
+pub fn normalize(new: &mut BTreeMap<String, RunView>, change: &MachineChange) -> Vec<String> {
     let mut left = Vec::new();
     for (key, point) in new.iter_mut() {
         let Some((_, ratio)) = change.ratio_for(point) else {
             left.push(key.clone());
             continue;
         };
-        let stats = &mut point["statistics"];
-        if let Some(values) = stats["values"].as_array_mut() {
-            for v in values.iter_mut() {
-                if let Some(x) = v.as_f64() {
-                    *v = Value::from(x * ratio);
-                }
-            }
+        let Some(stats) = point.statistics.as_mut() else {
+            continue;
+        };
+        for v in stats.values.iter_mut().flatten().flatten() {
+            *v *= ratio;
         }
-        for field in ["mean", "ci95_low", "ci95_high", "ci95_half_width", "stddev"] {
-            if let Some(x) = stats["summary"][field].as_f64() {
-                stats["summary"][field] = Value::from(x * ratio);
+        if let Some(s) = stats.summary.as_mut() {
+            for figure in [
+                &mut s.mean,
+                &mut s.ci95_low,
+                &mut s.ci95_high,
+                &mut s.ci95_half_width,
+                &mut s.stddev,
+            ] {
+                *figure *= ratio;
             }
         }
     }
@@ -336,9 +340,11 @@ mod tests {
     #[test]
     fn normalizing_scales_stream_by_memcpy_and_rr_by_the_round_trip() {
         let m = machine_change(&canaries(1.0), &canaries(1.1)).unwrap();
+        let summary = crate::stats::visits::summarize_visits(&[9.9, 10.1]);
         let point = |pattern: &str| {
-            serde_json::json!({"config": {"pattern": pattern},
-                "statistics": {"values": [10.0, 10.0], "summary": {"mean": 10.0}}})
+            serde_json::from_value::<RunView>(serde_json::json!({"config": {"pattern": pattern},
+                "statistics": {"values": [10.0, 10.0], "summary": summary}}))
+            .unwrap()
         };
         let mut new = BTreeMap::from([
             ("s".to_string(), point("stream")),
@@ -347,7 +353,7 @@ mod tests {
         ]);
         assert_eq!(normalize(&mut new, &m), vec!["x".to_string()]);
         for k in ["s", "r"] {
-            let mean = new[k]["statistics"]["summary"]["mean"].as_f64().unwrap();
+            let mean = new[k].statistics().unwrap().summary.unwrap().mean;
             assert!((mean - 11.0).abs() < 0.1, "{k}: {mean}");
         }
     }
@@ -373,7 +379,8 @@ mod tests {
             text.contains("no machine change beyond the 3 % margin"),
             "{text}"
         );
-        let rr = serde_json::json!({"config": {"pattern": "rr"}});
+        let rr: RunView =
+            serde_json::from_value(serde_json::json!({"config": {"pattern": "rr"}})).unwrap();
         let (component, ratio) = m.ratio_for(&rr).unwrap();
         assert_eq!(component, Component::PipeRrSameCpu);
         assert!((ratio - 1.0).abs() < 1e-9, "{ratio}");

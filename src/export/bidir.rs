@@ -2,7 +2,7 @@
 //! and bytes sent and received, per direction, and the two directions' sum.
 use super::openmetrics::{Family, Sample};
 use super::{labels, run_labels};
-use serde_json::Value;
+use crate::record::view::{BidirView, RunView};
 
 const THROUGHPUT: Family = Family {
     name: "bidir_throughput",
@@ -21,20 +21,21 @@ const RECEIVED: Family = Family {
 };
 
 /// The bidir samples of `records` (none for one-way records).
-pub fn samples(records: &[Value], extra: &[(&'static str, String)]) -> Vec<Sample> {
-    let figures: [(Family, &str, &str); 7] = [
-        (THROUGHPUT, "forward", "forward_gbps"),
-        (THROUGHPUT, "reverse", "reverse_gbps"),
-        (THROUGHPUT, "sum", "sum_gbps"),
-        (SENT, "forward", "forward_sent_bytes"),
-        (SENT, "reverse", "reverse_sent_bytes"),
-        (RECEIVED, "forward", "forward_received_bytes"),
-        (RECEIVED, "reverse", "reverse_received_bytes"),
+pub fn samples(records: &[RunView], extra: &[(&'static str, String)]) -> Vec<Sample> {
+    type Figure = (Family, &'static str, fn(&BidirView) -> Option<f64>);
+    let figures: [Figure; 7] = [
+        (THROUGHPUT, "forward", |b| b.forward_gbps),
+        (THROUGHPUT, "reverse", |b| b.reverse_gbps),
+        (THROUGHPUT, "sum", |b| b.sum_gbps),
+        (SENT, "forward", |b| b.forward_sent_bytes),
+        (SENT, "reverse", |b| b.reverse_sent_bytes),
+        (RECEIVED, "forward", |b| b.forward_received_bytes),
+        (RECEIVED, "reverse", |b| b.reverse_received_bytes),
     ];
     let mut out = Vec::new();
-    for (family, direction, key) in figures {
-        for r in records.iter().filter(|r| r["bidir"].is_object()) {
-            let Some(value) = r["bidir"][key].as_f64() else {
+    for (family, direction, figure) in figures {
+        for r in records {
+            let Some(value) = r.bidir.as_ref().and_then(figure) else {
                 continue;
             };
             let mut pairs: Vec<(&str, String)> = extra.to_vec();

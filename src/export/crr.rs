@@ -2,16 +2,20 @@
 //! side's CPU and context switches per transaction, and the client's TIME_WAIT at the end.
 use super::openmetrics::{Family, Sample};
 use super::{labels, run_labels};
-use serde_json::Value;
+use crate::record::crr::CrrReport;
+use crate::record::view::RunView;
 
-const SPLIT: [(Family, &str); 4] = [
+/// A figure of a crr block.
+type Figure = fn(&CrrReport) -> Option<f64>;
+
+const SPLIT: [(Family, Figure); 4] = [
     (
         Family {
             name: "crr_connect",
             unit: "seconds",
             help: "Mean time of a crr transaction until connect returned, on the client",
         },
-        "/crr/connect_us_mean",
+        |c| c.connect_us_mean,
     ),
     (
         Family {
@@ -19,7 +23,7 @@ const SPLIT: [(Family, &str); 4] = [
             unit: "seconds",
             help: "Mean time of a crr transaction from connected until the first response bytes were read",
         },
-        "/crr/first_byte_us_mean",
+        |c| c.first_byte_us_mean,
     ),
     (
         Family {
@@ -27,7 +31,7 @@ const SPLIT: [(Family, &str); 4] = [
             unit: "seconds",
             help: "Mean time of a crr transaction from connected until the whole response was read",
         },
-        "/crr/response_us_mean",
+        |c| c.response_us_mean,
     ),
     (
         Family {
@@ -35,7 +39,7 @@ const SPLIT: [(Family, &str); 4] = [
             unit: "seconds",
             help: "Mean time of a crr transaction's close and the bookkeeping after it",
         },
-        "/crr/close_us_mean",
+        |c| c.close_us_mean,
     ),
 ];
 const CPU_PER_TRANSACTION: Family = Family {
@@ -55,9 +59,9 @@ const TIME_WAIT: Family = Family {
 };
 
 /// The crr samples of `records` (none for records without a crr block).
-pub fn samples(records: &[Value], extra: &[(&'static str, String)]) -> Vec<Sample> {
+pub fn samples(records: &[RunView], extra: &[(&'static str, String)]) -> Vec<Sample> {
     let mut out = Vec::new();
-    let mut push = |r: &Value, family, side: &str, value: Option<f64>| {
+    let mut push = |r: &RunView, family, side: &str, value: Option<f64>| {
         if let Some(value) = value {
             let mut pairs: Vec<(&str, String)> = extra.to_vec();
             pairs.extend(run_labels(r));
@@ -69,30 +73,43 @@ pub fn samples(records: &[Value], extra: &[(&'static str, String)]) -> Vec<Sampl
             });
         }
     };
-    let crr_records: Vec<&Value> = records.iter().filter(|r| r["crr"].is_object()).collect();
-    let f = |r: &Value, pointer: &str| r.pointer(pointer).and_then(Value::as_f64);
-    for (family, pointer) in SPLIT {
-        for r in &crr_records {
-            push(r, family, "client", f(r, pointer).map(|us| us * 1e-6));
+    let crr_records: Vec<(&RunView, &CrrReport)> = records
+        .iter()
+        .filter_map(|r| Some((r, r.crr.as_ref()?)))
+        .collect();
+    for (family, figure) in SPLIT {
+        for (r, crr) in &crr_records {
+            push(r, family, "client", figure(crr).map(|us| us * 1e-6));
         }
     }
-    for (family, what, scale) in [
-        (CPU_PER_TRANSACTION, "cpu_us_per_transaction", 1e-6),
+    let per_side: [(Family, [Figure; 2], f64); 2] = [
+        (
+            CPU_PER_TRANSACTION,
+            [
+                |c| c.client_cpu_us_per_transaction,
+                |c| c.server_cpu_us_per_transaction,
+            ],
+            1e-6,
+        ),
         (
             SWITCHES_PER_TRANSACTION,
-            "context_switches_per_transaction",
+            [
+                |c| c.client_context_switches_per_transaction,
+                |c| c.server_context_switches_per_transaction,
+            ],
             1.0,
         ),
-    ] {
-        for r in &crr_records {
-            for side in ["client", "server"] {
-                let v = f(r, &format!("/crr/{side}_{what}")).map(|v| v * scale);
-                push(r, family, side, v);
+    ];
+    for (family, sides, scale) in per_side {
+        for (r, crr) in &crr_records {
+            for (side, figure) in ["client", "server"].into_iter().zip(sides) {
+                push(r, family, side, figure(crr).map(|v| v * scale));
             }
         }
     }
-    for r in &crr_records {
-        push(r, TIME_WAIT, "client", f(r, "/crr/time_wait_at_end"));
+    for (r, crr) in &crr_records {
+        let time_wait = crr.time_wait_at_end.map(|n| n as f64);
+        push(r, TIME_WAIT, "client", time_wait);
     }
     out
 }

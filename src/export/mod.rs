@@ -9,8 +9,10 @@ mod crr;
 pub(crate) mod openmetrics;
 
 use crate::error::{ConfigError, Error};
+use crate::record::view::{RunView, SideView};
 use crate::report::study_kind::StudyKind;
 use crate::report::{csv, study};
+use crate::servers::visits::ServersView;
 use openmetrics::{Family, Sample};
 use serde_json::Value;
 use std::path::Path;
@@ -53,9 +55,14 @@ fn kind_of(dir: &Path) -> Result<StudyKind, Error> {
 /// The folder's records in `format`.
 pub fn export(dir: &Path, format: Format) -> Result<String, Error> {
     let kind = kind_of(dir)?;
-    let records = crate::record::read_results(dir)?;
+    let file = crate::record::read_results_file(dir)?;
+    // JSON and CSV pass each record through as written; OpenMetrics reads its figures.
     Ok(match format {
-        Format::Json => records.iter().map(|r| format!("{r}\n")).collect(),
+        Format::Json => file
+            .lines
+            .iter()
+            .map(|l| format!("{}\n", l.record))
+            .collect(),
         Format::Csv => {
             let columns = match kind {
                 StudyKind::Sweep | StudyKind::Ipc => csv::columns(),
@@ -63,18 +70,35 @@ pub fn export(dir: &Path, format: Format) -> Result<String, Error> {
                 StudyKind::Servers => crate::servers::record::csv_columns(),
                 StudyKind::Mesh => crate::mesh::columns(),
             };
+            let records: Vec<Value> = file.lines.into_iter().map(|l| l.record).collect();
             csv::to_csv_with(&columns, &records)
         }
         Format::OpenMetrics => openmetrics::render(&match kind {
-            StudyKind::Sweep | StudyKind::Ipc => run_samples(&latest_per_point(&records), &[]),
-            StudyKind::Mesh => mesh_samples(&records),
+            StudyKind::Sweep | StudyKind::Ipc => {
+                let records: Vec<RunView> = typed(dir, &file)?;
+                run_samples(&latest_per_point(&records), &[])
+            }
+            StudyKind::Mesh => mesh_samples(&typed(dir, &file)?),
             // A servers study's records are visits: folded into one per point, as its report does.
             StudyKind::Servers => {
-                servers_samples(&latest_per_point(&crate::servers::visits::points(&records)))
+                let visits: Vec<ServersView> = typed(dir, &file)?;
+                servers_samples(&latest_per_point(&crate::servers::visits::points(&visits)))
             }
             StudyKind::File => file_samples(dir)?,
         }),
     })
+}
+
+/// The records of `file` (the folder's results.jsonl) read as `T`.
+fn typed<T: serde::de::DeserializeOwned>(
+    dir: &Path,
+    file: &crate::record::ResultsFile,
+) -> Result<Vec<T>, Error> {
+    let path = dir.join(crate::report::folder::RESULTS_JSONL);
+    file.lines
+        .iter()
+        .map(|l| l.typed(&path).map_err(Error::from))
+        .collect()
 }
 
 const THROUGHPUT: Family = Family {
@@ -126,21 +150,46 @@ fn labels(pairs: &[(&str, String)]) -> Vec<(String, String)> {
         .collect()
 }
 
-/// A JSON value as a label value (a string without its quotes).
-fn text(v: &Value) -> String {
-    match v {
-        Value::String(s) => s.clone(),
+/// A record's field as a label value: text as it is, a number as written, empty where the
+/// record has none.
+fn text<T: serde::Serialize>(v: &Option<T>) -> String {
+    match serde_json::to_value(v).expect("a record's field serializes") {
+        Value::String(s) => s,
         Value::Null => String::new(),
         other => other.to_string(),
     }
 }
 
+/// What every kind of record says about its point, for `latest_per_point`.
+trait PointRecord: Clone {
+    fn completed(&self) -> bool;
+    fn key(&self) -> Option<&str>;
+}
+
+impl PointRecord for RunView {
+    fn completed(&self) -> bool {
+        RunView::completed(self)
+    }
+    fn key(&self) -> Option<&str> {
+        RunView::key(self)
+    }
+}
+
+impl PointRecord for ServersView {
+    fn completed(&self) -> bool {
+        ServersView::completed(self)
+    }
+    fn key(&self) -> Option<&str> {
+        self.sweep_point.as_ref()?.key.as_deref()
+    }
+}
+
 /// The last completed record of each point (a sweep's results may hold a failed record and,
 /// after `--resume`, the same point completed), in the order first seen.
-fn latest_per_point(records: &[Value]) -> Vec<Value> {
-    let mut out: Vec<(String, Value)> = Vec::new();
-    for r in records.iter().filter(|r| r["status"] == "completed") {
-        let key = text(&r["sweep_point"]["key"]);
+fn latest_per_point<R: PointRecord>(records: &[R]) -> Vec<R> {
+    let mut out: Vec<(String, R)> = Vec::new();
+    for r in records.iter().filter(|r| r.completed()) {
+        let key = r.key().unwrap_or_default().to_string();
         match out.iter_mut().find(|(k, _)| *k == key) {
             Some(slot) => slot.1 = r.clone(),
             None => out.push((key, r.clone())),
@@ -150,43 +199,51 @@ fn latest_per_point(records: &[Value]) -> Vec<Value> {
 }
 
 /// The run labels of a run record's configuration.
-fn run_labels(record: &Value) -> Vec<(&'static str, String)> {
-    let c = &record["config"];
+fn run_labels(record: &RunView) -> Vec<(&'static str, String)> {
+    let c = record.config();
     let mut out = vec![
-        ("mechanism", text(&c["mechanism"])),
-        ("transport", text(&c["transport"])),
-        ("pattern", text(&c["pattern"])),
-        ("size", text(&c["message_size_bytes"])),
-        ("flows", text(&c["threads"])),
-        ("placement", text(&c["network"]["placement"])),
+        ("mechanism", text(&c.mechanism)),
+        ("transport", text(&c.transport)),
+        ("pattern", text(&c.pattern)),
+        ("size", text(&c.message_size_bytes)),
+        ("flows", text(&c.threads)),
+        (
+            "placement",
+            text(&c.network.as_ref().and_then(|n| n.placement.clone())),
+        ),
     ];
     // A --bidir point beside its one-way twin in one sweep: the label keeps their series apart.
-    if record["bidir"].is_object() {
+    if record.bidir.is_some() {
         out.push(("bidir", "true".to_string()));
     }
     out
 }
 
+/// A side's figure, and the scale that makes it the family's unit.
+type SideFigure = (Family, fn(&SideView) -> Option<f64>, f64);
+
+/// The per-side figures every run record has.
+const SIDE_FIGURES: [SideFigure; 5] = [
+    (THROUGHPUT, |s| s.throughput_gbps, 1.0),
+    (MESSAGES, |s| s.messages_per_s, 1.0),
+    (CPU_PER_BYTE, |s| s.cpu_ns_per_byte, 1.0),
+    (LATENCY_P50, |s| s.latency_ns?.p50, 1e-9),
+    (LATENCY_P99, |s| s.latency_ns?.p99, 1e-9),
+];
+
 /// Run records (one per point): a sample per side and figure. `extra` labels go first (the
 /// mesh's src and dst).
-fn run_samples(records: &[Value], extra: &[(&'static str, String)]) -> Vec<Sample> {
-    let figures: [(Family, &str, f64); 5] = [
-        (THROUGHPUT, "/throughput_gbps", 1.0),
-        (MESSAGES, "/messages_per_s", 1.0),
-        (CPU_PER_BYTE, "/cpu_ns_per_byte", 1.0),
-        (LATENCY_P50, "/latency_ns/p50", 1e-9),
-        (LATENCY_P99, "/latency_ns/p99", 1e-9),
-    ];
+fn run_samples(records: &[RunView], extra: &[(&'static str, String)]) -> Vec<Sample> {
     let mut out = Vec::new();
-    for (family, pointer, scale) in figures {
+    for (family, figure, scale) in SIDE_FIGURES {
         for r in records {
-            for side in r["sides"].as_array().into_iter().flatten() {
-                let Some(v) = side.pointer(pointer).and_then(Value::as_f64) else {
+            for side in r.sides.iter().flatten() {
+                let Some(v) = figure(side) else {
                     continue;
                 };
                 let mut pairs: Vec<(&str, String)> = extra.to_vec();
                 pairs.extend(run_labels(r));
-                pairs.push(("side", text(&side["side"])));
+                pairs.push(("side", text(&side.side)));
                 out.push(Sample {
                     family,
                     labels: labels(&pairs),
@@ -202,15 +259,15 @@ fn run_samples(records: &[Value], extra: &[(&'static str, String)]) -> Vec<Sampl
 
 /// Mesh records are visits: per (src, dst, point), each side's figures averaged over the
 /// completed visits, as one record.
-fn mesh_samples(records: &[Value]) -> Vec<Sample> {
+fn mesh_samples(records: &[RunView]) -> Vec<Sample> {
     // (src, dst, the pair and point's key) and its visits. A mesh record's key starts with
     // its visit (`v2/a>b/send/stream/65536/1`): what follows names the pair and point.
-    type Visits<'a> = ((String, String, String), Vec<&'a Value>);
+    type Visits<'a> = ((String, String, String), Vec<&'a RunView>);
     let mut groups: Vec<Visits> = Vec::new();
-    for r in records.iter().filter(|r| r["status"] == "completed") {
-        let key = text(&r["sweep_point"]["key"]);
-        let point = key.split_once('/').map_or(key.as_str(), |(_, rest)| rest);
-        let key = (text(&r["src"]), text(&r["dst"]), point.to_string());
+    for r in records.iter().filter(|r| r.completed()) {
+        let key = r.key().unwrap_or_default();
+        let point = key.split_once('/').map_or(key, |(_, rest)| rest);
+        let key = (text(&r.src), text(&r.dst), point.to_string());
         match groups.iter_mut().find(|(k, _)| *k == key) {
             Some((_, visits)) => visits.push(r),
             None => groups.push((key, vec![r])),
@@ -226,62 +283,86 @@ fn mesh_samples(records: &[Value]) -> Vec<Sample> {
     out
 }
 
+/// Where a side's figure sits (`None` where its block is absent).
+type SideSlot = fn(&mut SideView) -> Option<&mut Option<f64>>;
+
 /// The first visit with each side's figures replaced by their mean over `visits`.
-fn mean_of_visits(visits: &[&Value]) -> Value {
+fn mean_of_visits(visits: &[&RunView]) -> RunView {
     let mut mean = visits[0].clone();
-    let pointers = [
-        "/throughput_gbps",
-        "/messages_per_s",
-        "/cpu_ns_per_byte",
-        "/latency_ns/p50",
-        "/latency_ns/p99",
+    let slots: [SideSlot; 5] = [
+        |s| Some(&mut s.throughput_gbps),
+        |s| Some(&mut s.messages_per_s),
+        |s| Some(&mut s.cpu_ns_per_byte),
+        |s| Some(&mut s.latency_ns.as_mut()?.p50),
+        |s| Some(&mut s.latency_ns.as_mut()?.p99),
     ];
-    let sides = mean["sides"].as_array().map_or(0, Vec::len);
-    for i in 0..sides {
-        for p in pointers {
+    for (i, side) in mean.sides.iter_mut().flatten().enumerate() {
+        for slot in slots {
             let values: Vec<f64> = visits
                 .iter()
-                .filter_map(|v| v["sides"][i].pointer(p).and_then(Value::as_f64))
+                .filter_map(|v| {
+                    let mut other = v.side(i)?.clone();
+                    *slot(&mut other)?
+                })
                 .collect();
-            if let Some(slot) = mean["sides"][i].pointer_mut(p) {
-                *slot = match values.len() {
-                    0 => Value::Null,
-                    n => serde_json::json!(values.iter().sum::<f64>() / n as f64),
-                };
+            if let Some(figure) = slot(side) {
+                *figure =
+                    (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64);
             }
         }
     }
     mean
 }
 
+/// A figure of a servers point: the side it is measured on, and where it sits.
+type ServersFigure = (Family, &'static str, fn(&ServersView) -> Option<f64>, f64);
+
 /// Servers records: requests/s and latency on the client (load generator) side, CPU per
 /// request on the server side.
-fn servers_samples(records: &[Value]) -> Vec<Sample> {
-    let figures: [(Family, &str, &str, f64); 4] = [
-        (REQUESTS, "client", "/metrics/requests_per_s", 1.0),
-        (LATENCY_P50, "client", "/metrics/latency_ns/p50", 1e-9),
-        (LATENCY_P99, "client", "/metrics/latency_ns/p99", 1e-9),
+fn servers_samples(records: &[ServersView]) -> Vec<Sample> {
+    let figures: [ServersFigure; 4] = [
+        (
+            REQUESTS,
+            "client",
+            |r| r.metrics.as_ref()?.requests_per_s,
+            1.0,
+        ),
+        (
+            LATENCY_P50,
+            "client",
+            |r| r.metrics.as_ref()?.latency_ns?.p50,
+            1e-9,
+        ),
+        (
+            LATENCY_P99,
+            "client",
+            |r| r.metrics.as_ref()?.latency_ns?.p99,
+            1e-9,
+        ),
         (
             CPU_PER_REQUEST,
             "server",
-            "/metrics/server/cpu_per_request_ns",
+            |r| r.server()?.cpu_per_request_ns,
             1e-9,
         ),
     ];
     let mut out = Vec::new();
-    for (family, side, pointer, scale) in figures {
+    for (family, side, figure, scale) in figures {
         for r in records {
-            let Some(v) = r.pointer(pointer).and_then(Value::as_f64) else {
+            let Some(v) = figure(r) else {
                 continue;
             };
-            let c = &r["config"];
+            let c = r.config();
             let pairs = [
-                ("mechanism", text(&c["model"])),
+                ("mechanism", text(&c.model)),
                 ("transport", "tcp".to_string()),
                 ("pattern", "rr".to_string()),
-                ("size", text(&c["size_bytes"])),
-                ("flows", text(&c["clients"])),
-                ("placement", text(&c["network"]["placement"])),
+                ("size", text(&c.size_bytes)),
+                ("flows", text(&c.clients)),
+                (
+                    "placement",
+                    text(&c.network.as_ref().and_then(|n| n.placement.clone())),
+                ),
                 ("side", side.to_string()),
             ];
             out.push(Sample {
@@ -297,14 +378,12 @@ fn servers_samples(records: &[Value]) -> Vec<Sample> {
 /// File records are repetitions: the study's own summary per (size, mechanism), as its report
 /// shows it.
 fn file_samples(dir: &Path) -> Result<Vec<Sample>, Error> {
-    let marker = study::marker(dir)?;
-    let config: crate::file::record::FileConfig = serde_json::from_value(marker["spec"].clone())
-        .map_err(|e| {
-            Error::Failed(format!(
-                "{}: the marker holds no file study configuration ({e})",
-                dir.display()
-            ))
-        })?;
+    let config: crate::file::record::FileConfig = study::marker_spec(dir)?.map_err(|e| {
+        Error::Failed(format!(
+            "{}: the marker holds no file study configuration ({e})",
+            dir.display()
+        ))
+    })?;
     let transfers: Vec<crate::file::record::TransferRecord> = study::records(dir)?;
     let summaries = crate::file::record::summarize_transfers(
         &config.sizes_bytes,
@@ -312,7 +391,7 @@ fn file_samples(dir: &Path) -> Result<Vec<Sample>, Error> {
         &config.caches(),
         &transfers,
     );
-    let placement = text(&serde_json::to_value(&config.network).expect("JSON")["placement"]);
+    let placement = text(&Some(&config.network.placement));
     let mut out = Vec::new();
     type Pick = fn(&crate::file::record::FileSummary) -> Option<f64>;
     let figures: [(Family, &str, Pick, f64); 3] = [
@@ -333,9 +412,8 @@ fn file_samples(dir: &Path) -> Result<Vec<Sample>, Error> {
     for (family, side, pick, scale) in figures {
         for s in &summaries {
             let Some(v) = pick(s) else { continue };
-            let mechanism = serde_json::to_value(s.mechanism).expect("JSON");
             let mut pairs = vec![
-                ("mechanism", text(&mechanism)),
+                ("mechanism", text(&Some(s.mechanism))),
                 ("transport", "tcp".to_string()),
                 ("pattern", "stream".to_string()),
                 ("size", s.size_bytes.to_string()),

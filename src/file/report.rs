@@ -283,13 +283,12 @@ pub fn html(study: &FileStudy) -> String {
 /// Re-renders the report of a file results folder from its marker and results.jsonl (what
 /// `bytepath report DIR` does for such a folder); returns the HTML path.
 pub fn rerender(dir: &Path) -> Result<std::path::PathBuf, Error> {
-    let config: FileConfig =
-        serde_json::from_value(study::marker(dir)?["spec"].clone()).map_err(|e| {
-            Error::Failed(format!(
-                "{}: the marker holds no file study configuration ({e})",
-                dir.display()
-            ))
-        })?;
+    let config: FileConfig = study::marker_spec(dir)?.map_err(|e| {
+        Error::Failed(format!(
+            "{}: the marker holds no file study configuration ({e})",
+            dir.display()
+        ))
+    })?;
     let transfers: Vec<TransferRecord> = study::records(dir)?;
     let planned = config.sizes_bytes.len()
         * config.mechanisms.len()

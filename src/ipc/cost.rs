@@ -11,7 +11,6 @@ use crate::analysis::point::Point;
 use crate::analysis::{size_label, Answer, Dataset};
 use crate::report::limits::limits;
 use crate::report::units::duration_ns;
-use serde_json::Value;
 
 pub const COST: &str = "What does a round trip cost, fixed and per byte?";
 
@@ -29,10 +28,12 @@ fn cpus_of(data: &Dataset, p: &Point) -> Cpus {
         .records
         .iter()
         .rev()
-        .find(|r| r.pointer("/sweep_point/key").and_then(Value::as_str) == Some(&p.key));
-    let flow = record.and_then(|r| r.pointer("/config/placement/0"));
-    let cpu = |side: &str| flow.and_then(|f| f[side].as_u64());
-    match (cpu("sender_cpu"), cpu("receiver_cpu")) {
+        .find(|r| r.key() == Some(p.key.as_str()));
+    let flow = record.and_then(|r| r.config().placement.as_ref()?.first().copied());
+    match (
+        flow.and_then(|f| f.sender_cpu),
+        flow.and_then(|f| f.receiver_cpu),
+    ) {
         (Some(a), Some(b)) if a == b => Cpus::Same,
         (Some(_), Some(_)) => Cpus::Cross,
         _ => Cpus::Unknown,
@@ -50,11 +51,12 @@ struct Yardsticks {
 
 fn yardsticks(data: &Dataset) -> Yardsticks {
     let probe = data.probe.as_ref();
-    let ns = |path: &str| probe.and_then(|p| p.pointer(path)?.as_f64().filter(|v| *v > 0.0));
+    let wakeups = probe.and_then(|p| p.wakeups);
+    let positive = |v: Option<f64>| v.filter(|v| *v > 0.0);
     Yardsticks {
-        syscall_ns: ns("/syscalls/getpid/min_ns"),
-        same_cpu_wakeup_ns: ns("/wakeups/same_cpu_wakeup_ns"),
-        cross_cpu_wakeup_ns: ns("/wakeups/cross_cpu_wakeup_ns"),
+        syscall_ns: positive(probe.and_then(|p| p.getpid_min_ns())),
+        same_cpu_wakeup_ns: positive(wakeups.and_then(|w| w.same_cpu_wakeup_ns)),
+        cross_cpu_wakeup_ns: positive(wakeups.and_then(|w| w.cross_cpu_wakeup_ns)),
     }
 }
 

@@ -2,7 +2,7 @@
 use super::*;
 use crate::analysis::load::parse;
 use crate::analysis::synthetic::{record, Shape};
-use serde_json::json;
+use serde_json::{json, Value};
 
 /// Each visit's relative noise over five rounds (sd ≈ 2.6 %).
 const WOBBLE: [f64; 5] = [0.03, -0.03, 0.02, -0.02, 0.0];
@@ -29,7 +29,7 @@ fn point(transport: &str, size: u64, rtt_ns: f64, cpus: Option<(u64, u64)>, nois
 fn data(records: &[Value], probe: Option<Value>) -> Dataset {
     let text: String = records.iter().map(|r| format!("{r}\n")).collect();
     let mut d = parse(&text, "results.jsonl").unwrap();
-    d.probe = probe;
+    d.probe = probe.map(|p| serde_json::from_value(p).unwrap());
     d
 }
 

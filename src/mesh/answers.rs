@@ -9,10 +9,10 @@
 //! they are fewer than half of it. The pairs are one family under Holm's step-down with the
 //! equivalence margin (`stats::verdict`). A host is slow only when most of its pairs are, so one
 //! slow link flags that link and neither of its hosts. No overlap of two intervals is a test.
+use crate::record::view::RunView;
 use crate::stats::verdict::{self, Correction, LogEstimate, Verdict};
 use crate::stats::visits::{summarize_visits, welch_ratio, RatioInterval};
 use crate::stats::Summary;
-use serde_json::Value;
 
 /// How a pair is judged slow, as the report states it.
 pub const FLAG_METHOD: &str = "each pair's log cell mean (the mean of its visit means) is set against the log cell means of every other pair: the ratio to their median, with an interval from their spread (1.4826 × MAD of the cell means, widened by the median cell's own standard error; Student's t on 37 % of pairs − 1 degrees of freedom, the MAD's efficiency); all pairs are one family under Holm's step-down, each interval shown at its Holm level; a pair is flagged slow when that interval lies wholly below 1 for Gbit/s, or wholly above 1 for round-trip time. The reference holds fewer than half slow pairs only while no host is in half the pairs (5 hosts or more)";
@@ -47,10 +47,10 @@ impl Figure {
     }
 
     /// A completed record's value of this figure: one visit's mean.
-    pub fn value(self, record: &Value) -> Option<f64> {
+    pub fn value(self, record: &RunView) -> Option<f64> {
         let v = match self {
-            Figure::Gbps => record.pointer("/sides/1/throughput_gbps")?.as_f64()?,
-            Figure::RoundTripP50Us => record.pointer("/sides/0/latency_ns/p50")?.as_f64()? / 1e3,
+            Figure::Gbps => record.side(1)?.throughput_gbps?,
+            Figure::RoundTripP50Us => record.side(0)?.latency_ns?.p50? / 1e3,
         };
         (v.is_finite() && v > 0.0).then_some(v)
     }
@@ -155,22 +155,22 @@ pub const HOST_METHOD: &str = "each host's pairs (either end) against the pairs 
 
 /// The matrices of every point found in `records`, in the order points first appear; hosts
 /// are matched by the names the records carry in `src` and `dst`.
-pub fn matrices(hosts: &[String], records: &[Value], margin: f64) -> Vec<PointMatrix> {
+pub fn matrices(hosts: &[String], records: &[RunView], margin: f64) -> Vec<PointMatrix> {
     let mut out: Vec<PointMatrix> = Vec::new();
     let n = hosts.len();
     for record in records {
-        let index = |key: &str| {
-            let name = record[key].as_str()?;
+        let index = |name: &Option<String>| {
+            let name = name.as_deref()?;
             hosts.iter().position(|h| h == name)
         };
-        let (Some(src), Some(dst)) = (index("src"), index("dst")) else {
+        let (Some(src), Some(dst)) = (index(&record.src), index(&record.dst)) else {
             continue;
         };
-        let key = crate::record::point_key(&record["config"]);
+        let key = record.config().point_key();
         let position = match out.iter().position(|m| m.key == key) {
             Some(i) => i,
             None => {
-                let pattern = record["config"]["pattern"].as_str().unwrap_or("stream");
+                let pattern = record.config().pattern.as_deref().unwrap_or("stream");
                 out.push(PointMatrix {
                     key,
                     figure: Figure::of_pattern(pattern),
@@ -183,14 +183,12 @@ pub fn matrices(hosts: &[String], records: &[Value], margin: f64) -> Vec<PointMa
         };
         let matrix = &mut out[position];
         let cell = &mut matrix.cells[src][dst];
-        match (record["status"].as_str(), matrix.figure.value(record)) {
-            (Some("completed"), Some(v)) => cell.visits.push(v),
+        match (record.completed(), matrix.figure.value(record)) {
+            (true, Some(v)) => cell.visits.push(v),
             _ => {
                 cell.failed += 1;
-                let why = record["errors"][0]
-                    .as_str()
-                    .or(record["skipped_reason"].as_str());
-                cell.reason = why.map(String::from);
+                let why = record.errors().first().or(record.skipped_reason.as_ref());
+                cell.reason = why.cloned();
             }
         }
     }

@@ -1,6 +1,15 @@
 use super::*;
 use crate::stats::verdict::DEFAULT_MARGIN;
-use serde_json::json;
+use serde_json::{json, Value};
+
+/// `super::matrices` of records given as JSON.
+fn matrices(hosts: &[String], records: &[Value], margin: f64) -> Vec<PointMatrix> {
+    let views: Vec<RunView> = records
+        .iter()
+        .map(|r| serde_json::from_value(r.clone()).unwrap())
+        .collect();
+    super::matrices(hosts, &views, margin)
+}
 
 fn record(src: &str, dst: &str, gbps: f64) -> Value {
     json!({

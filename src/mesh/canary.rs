@@ -5,6 +5,7 @@
 use super::hosts::MeshHosts;
 use super::spec::MeshSpec;
 use crate::error::Error;
+use crate::probe::watch::CanaryLine;
 use std::path::Path;
 
 /// Asks every host in `up` (indices into the spec's hosts) for its canary, in turn, and
@@ -18,13 +19,16 @@ pub fn record_round(
 ) -> Result<(), Error> {
     for &h in up {
         let host = &spec.hosts[h];
-        let line = match hosts.canary(host, spec.token.as_deref()) {
-            Ok(canary) => serde_json::json!({
-                "round": round, "host": host.to_string(), "canary": canary,
-            }),
-            Err(why) => serde_json::json!({
-                "round": round, "host": host.to_string(), "canary_unavailable_reason": why,
-            }),
+        let (canary, canary_unavailable_reason) = match hosts.canary(host, spec.token.as_deref()) {
+            Ok(canary) => (Some(canary), None),
+            Err(why) => (None, Some(why)),
+        };
+        let line = CanaryLine {
+            round: Some(round),
+            host: Some(host.to_string()),
+            canary,
+            canary_unavailable_reason,
+            unix_s: None,
         };
         crate::probe::watch::append_canary_line(dir, line)?;
     }

@@ -3,6 +3,8 @@
 //! time of the runs so far). Plain lines, so logs, CI and `kubectl logs` read the same.
 use super::answers::Figure;
 use super::schedule::Run;
+use crate::record::view::{shown, RunView};
+use serde::Deserialize;
 use serde_json::Value;
 use std::time::{Duration, Instant};
 
@@ -31,18 +33,20 @@ impl Progress {
         }
     }
 
-    /// A run's record was saved.
+    /// A run's record was saved (`record`, as written).
     pub fn finished(&mut self, run: &Run, record: &Value) {
         self.done += 1;
         let left = self.time_left();
+        // The source host wrote it (perhaps an older bytepath): what does not read shows as "?".
+        let record = RunView::deserialize(record).unwrap_or_default();
         println!(
             "[visit {}/{}, round {}/{}] {}  {}  ({} of {} runs, {left})",
             run.visit + 1,
-            record["mesh"]["visits"],
+            shown(&record.mesh.as_ref().and_then(|m| m.visits.clone())),
             run.round + 1,
             self.rounds,
-            pair_of(record),
-            outcome(record),
+            pair_of(&record),
+            outcome(&record),
             self.done,
             self.to_measure,
         );
@@ -65,19 +69,19 @@ impl Progress {
     }
 }
 
-fn pair_of(record: &Value) -> String {
+fn pair_of(record: &RunView) -> String {
     format!(
         "{} -> {} {}",
-        record["src"].as_str().unwrap_or("?"),
-        record["dst"].as_str().unwrap_or("?"),
-        crate::record::point_key(&record["config"])
+        record.src.as_deref().unwrap_or("?"),
+        record.dst.as_deref().unwrap_or("?"),
+        record.config().point_key()
     )
 }
 
 /// The run's figure, or why there is none.
-pub fn outcome(record: &Value) -> String {
-    let figure = Figure::of_pattern(record["config"]["pattern"].as_str().unwrap_or(""));
-    match record["status"].as_str() {
+pub fn outcome(record: &RunView) -> String {
+    let figure = Figure::of_pattern(record.config().pattern());
+    match record.status.as_deref() {
         Some("completed") => match figure.value(record) {
             Some(v) => format!("{v:.3} {}", figure.name()),
             None => "no figure".into(),
@@ -85,15 +89,9 @@ pub fn outcome(record: &Value) -> String {
         Some("interrupted") => "interrupted: saved as such; --resume measures it again".into(),
         Some("skipped") => format!(
             "skipped: {}",
-            record["skipped_reason"].as_str().unwrap_or("?")
+            record.skipped_reason.as_deref().unwrap_or("?")
         ),
-        _ => {
-            let errors: Vec<&str> = record["errors"]
-                .as_array()
-                .map(|a| a.iter().filter_map(Value::as_str).collect())
-                .unwrap_or_default();
-            format!("FAILED: {}", errors.join("; "))
-        }
+        _ => format!("FAILED: {}", record.errors().join("; ")),
     }
 }
 
@@ -118,9 +116,10 @@ mod tests {
     fn a_line_gives_the_figure_or_the_failure() {
         let done = json!({"status": "completed", "config": {"pattern": "rr"},
                           "sides": [{"latency_ns": {"p50": 57_000}}, {}]});
-        assert_eq!(outcome(&done), "57.000 round-trip p50 µs");
+        let view = |r: serde_json::Value| -> RunView { serde_json::from_value(r).unwrap() };
+        assert_eq!(outcome(&view(done)), "57.000 round-trip p50 µs");
         let failed = json!({"status": "failed", "errors": ["host b is down: refused"]});
-        assert_eq!(outcome(&failed), "FAILED: host b is down: refused");
+        assert_eq!(outcome(&view(failed)), "FAILED: host b is down: refused");
         assert_eq!(duration_text(Duration::from_secs(185)), "3m05s");
         assert_eq!(duration_text(Duration::from_secs(3720)), "1h02m");
     }

@@ -6,16 +6,16 @@
 use super::answers::{self, Figure, PointMatrix, FLAG_METHOD, HOST_METHOD};
 use super::spec::MarkerSpec;
 use crate::error::Error;
+use crate::record::view::{shown, RunView};
 use crate::report::plot::heatmap::{self, HeatCell, Heatmap};
 use crate::report::study::{self, page, Table};
 use crate::stats::visits::VISIT_METHOD;
-use serde_json::Value;
 use std::path::{Path, PathBuf};
 
 /// Reads the folder and writes report.md and report.html into it; returns the HTML path.
 pub fn rerender(dir: &Path) -> Result<PathBuf, Error> {
     let spec = marker_spec(dir)?;
-    let records = crate::record::read_results(dir)?;
+    let records: Vec<RunView> = crate::record::read_typed(dir)?;
     let matrices = answers::matrices(&spec.hosts, &records, spec.margin);
     let (markdown, html) = render(&spec, &matrices, &records);
     study::write(dir, &markdown, &html)?;
@@ -24,8 +24,7 @@ pub fn rerender(dir: &Path) -> Result<PathBuf, Error> {
 
 /// The folder's marker spec, typed (folders from before `--margin` read the default margin).
 fn marker_spec(dir: &Path) -> Result<MarkerSpec, Error> {
-    let marker = study::marker(dir)?;
-    serde_json::from_value(marker["spec"].clone()).map_err(|e| {
+    study::marker_spec(dir)?.map_err(|e| {
         Error::Failed(format!(
             "{}: the mesh marker's spec cannot be read ({e})",
             dir.join(crate::report::folder::MARKER).display()
@@ -34,7 +33,11 @@ fn marker_spec(dir: &Path) -> Result<MarkerSpec, Error> {
 }
 
 /// (report.md, report.html).
-pub fn render(spec: &MarkerSpec, matrices: &[PointMatrix], records: &[Value]) -> (String, String) {
+pub fn render(
+    spec: &MarkerSpec,
+    matrices: &[PointMatrix],
+    records: &[RunView],
+) -> (String, String) {
     let hosts = &spec.hosts;
     let title = format!("bytepath mesh: {} hosts", hosts.len());
     let method = method(spec);
@@ -279,25 +282,21 @@ fn host_table(m: &PointMatrix, hosts: &[String]) -> Table {
 }
 
 /// Every run that did not complete: pair, visit, point, status and why.
-fn failures(records: &[Value]) -> Table {
+fn failures(records: &[RunView]) -> Table {
     let rows: Vec<Vec<String>> = records
         .iter()
-        .filter(|r| r["status"] != "completed")
+        .filter(|r| !r.completed())
         .map(|r| {
-            let errors: Vec<&str> = r["errors"]
-                .as_array()
-                .map(|a| a.iter().filter_map(Value::as_str).collect())
-                .unwrap_or_default();
             vec![
                 format!(
                     "{} → {}",
-                    r["src"].as_str().unwrap_or("?"),
-                    r["dst"].as_str().unwrap_or("?")
+                    r.src.as_deref().unwrap_or("?"),
+                    r.dst.as_deref().unwrap_or("?")
                 ),
-                r["mesh"]["visit"].to_string(),
-                crate::record::point_key(&r["config"]),
-                r["status"].as_str().unwrap_or("?").to_string(),
-                errors.join("; "),
+                shown(&r.mesh.as_ref().and_then(|m| m.visit.clone())),
+                r.config().point_key(),
+                r.status.as_deref().unwrap_or("?").to_string(),
+                r.errors().join("; "),
             ]
         })
         .collect();
@@ -314,7 +313,7 @@ mod tests {
     use serde_json::json;
 
     /// Four hosts, four visits; every pair through `d` at a fifth of the others; one failed run.
-    fn records() -> (Vec<String>, Vec<Value>) {
+    fn records() -> (Vec<String>, Vec<RunView>) {
         let hosts: Vec<String> = ["a", "b", "c", "d"].map(String::from).to_vec();
         let mut records = Vec::new();
         for visit in 0..4 {
@@ -334,7 +333,11 @@ mod tests {
         failed["status"] = json!("failed");
         failed["errors"] = json!(["host b is down: gone"]);
         records.push(failed);
-        (hosts, records)
+        let views = records
+            .into_iter()
+            .map(|r| serde_json::from_value(r).unwrap())
+            .collect();
+        (hosts, views)
     }
 
     #[test]

@@ -1,10 +1,11 @@
 //! What every visiting study (sweep, ipc, servers) does to watch the machine around its
 //! rounds: settle before the first (`--settle`), and a canary at the start of each, appended to
 //! the folder's canary.jsonl.
-use super::canary::{self, CANARY_JSONL};
+use super::canary::{self, Canary, CANARY_JSONL};
 use super::settle;
 use crate::config::watch::Watch;
 use crate::error::Error;
+use serde::{Deserialize, Serialize};
 use std::io::Write;
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
@@ -39,22 +40,57 @@ pub fn settle_before_first_round(
     }
 }
 
+/// One line of a folder's canary.jsonl: the round and the canary measured at its start, or
+/// why there is none, and for a study of several hosts the host it was measured on.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct CanaryLine {
+    #[serde(default)]
+    pub round: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+    /// A canary of another version than this build reads is left out (`None`).
+    #[serde(
+        default,
+        deserialize_with = "lenient_canary",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub canary: Option<Canary>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub canary_unavailable_reason: Option<String>,
+    /// The wall time the line was written at.
+    #[serde(default)]
+    pub unix_s: Option<f64>,
+}
+
+fn lenient_canary<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Canary>, D::Error> {
+    let block = Option::<serde_json::Value>::deserialize(d)?;
+    Ok(block.and_then(|b| Canary::deserialize(b).ok()))
+}
+
 /// Measures the canary on `cpus` and appends it, with its round and wall time, to the
 /// folder's canary.jsonl (forced to disk, like a visit).
 pub fn record_canary(dir: &Path, round: usize, cpus: &[usize]) -> Result<(), Error> {
     let c = canary::measure(cpus);
-    append_canary_line(dir, serde_json::json!({ "round": round, "canary": c }))
+    append_canary_line(
+        dir,
+        CanaryLine {
+            round: Some(round),
+            canary: Some(c),
+            ..CanaryLine::default()
+        },
+    )
 }
 
 /// Appends one line to the folder's canary.jsonl, stamped with the wall time now (`unix_s`)
-/// and forced to disk: `line` holds the round and the canary, or why there is none, and for a
-/// study of several hosts the host it was measured on.
-pub fn append_canary_line(dir: &Path, mut line: serde_json::Value) -> Result<(), Error> {
-    line["unix_s"] = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0.0, |d| d.as_secs_f64())
-        .into();
-    let line = line.to_string();
+/// and forced to disk.
+pub fn append_canary_line(dir: &Path, mut line: CanaryLine) -> Result<(), Error> {
+    line.unix_s = Some(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0.0, |d| d.as_secs_f64()),
+    );
+    // Through a `Value`, whose objects keep their keys sorted, as the file always had them.
+    let line = serde_json::to_value(&line).expect("a canary line serializes");
     let path = dir.join(CANARY_JSONL);
     let file_error = |source| Error::File {
         path: path.clone(),
@@ -70,22 +106,65 @@ pub fn append_canary_line(dir: &Path, mut line: serde_json::Value) -> Result<(),
         .map_err(file_error)
 }
 
-/// Each line's `visit` and `sweep_point` blocks of a visits file, as `{"visit", "sweep_point"}`
-/// objects: the rest of each record (its sides, counters, statistics) is skipped unparsed, so
-/// that a sweep's thousands of visits are not held as JSON trees (`bytepath report` of a
-/// 48-point sweep's 816 visits peaked at 46 MiB resident when they were, 18 MiB now).
-pub fn visit_blocks(path: &Path) -> Vec<serde_json::Value> {
-    #[derive(serde::Deserialize)]
-    struct Blocks {
-        #[serde(default)]
-        visit: serde_json::Value,
-        #[serde(default)]
-        sweep_point: serde_json::Value,
+/// The lines of a folder's canary.jsonl (none where it has none).
+pub fn canary_lines(dir: &Path) -> Vec<CanaryLine> {
+    jsonl(&dir.join(CANARY_JSONL))
+}
+
+/// What the readers of a visits file take of each line: its `visit` and `sweep_point` blocks.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct VisitBlocks {
+    #[serde(default)]
+    pub visit: Option<VisitBlock>,
+    #[serde(default)]
+    pub sweep_point: Option<PointBlock>,
+}
+
+/// A visit's place and what else used the machine during it.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct VisitBlock {
+    pub key: Option<String>,
+    pub round: Option<u64>,
+    pub kind: Option<String>,
+    pub interference: Option<InterferenceBlock>,
+}
+
+/// The point a line belongs to.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct PointBlock {
+    pub key: Option<String>,
+}
+
+/// A visit's interference block, as far as the readers judge it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct InterferenceBlock {
+    pub disturbed: Option<bool>,
+    pub others_cpu_share: Option<f64>,
+    pub steal_share: Option<f64>,
+}
+
+impl VisitBlocks {
+    /// The line's interference block, where its visit carries one.
+    pub fn interference(&self) -> Option<&InterferenceBlock> {
+        self.visit.as_ref()?.interference.as_ref()
     }
-    jsonl::<Blocks>(path)
-        .into_iter()
-        .map(|b| serde_json::json!({"visit": b.visit, "sweep_point": b.sweep_point}))
-        .collect()
+}
+
+impl InterferenceBlock {
+    pub fn disturbed(&self) -> bool {
+        self.disturbed == Some(true)
+    }
+}
+
+/// Each line's `visit` and `sweep_point` blocks of a visits file: the rest of each record (its
+/// sides, counters, statistics) is skipped unparsed, so that a sweep's thousands of visits are
+/// not held as JSON trees (`bytepath report` of a 48-point sweep's 816 visits peaked at 46 MiB
+/// resident when they were, 18 MiB with the blocks alone).
+pub fn visit_blocks(path: &Path) -> Vec<VisitBlocks> {
+    jsonl(path)
 }
 
 /// Each line of a JSON-lines file that reads as a `T`; a line that does not (a cut last line)
@@ -103,15 +182,14 @@ pub fn jsonl<T: serde::de::DeserializeOwned>(path: &Path) -> Vec<T> {
 /// `visits_file` is the folder's visits file (named by the report layer, above this one).
 pub fn summary_line(dir: &Path, visits_file: &str, wall_s: f64) -> String {
     let visits = visit_blocks(&dir.join(visits_file));
-    let blocks: Vec<&serde_json::Value> = visits
+    let blocks: Vec<&InterferenceBlock> = visits
         .iter()
-        .map(|v| &v["visit"]["interference"])
-        .filter(|b| b.is_object())
+        .filter_map(VisitBlocks::interference)
         .collect();
     let mut shares: Vec<f64> = blocks
         .iter()
-        .filter(|b| b["disturbed"] == true)
-        .filter_map(|b| Some(b["others_cpu_share"].as_f64()? + b["steal_share"].as_f64()?))
+        .filter(|b| b.disturbed())
+        .filter_map(|b| Some(b.others_cpu_share? + b.steal_share?))
         .collect();
     shares.sort_by(f64::total_cmp);
     let by_how_much = match (shares.first(), shares.last()) {
@@ -123,10 +201,10 @@ pub fn summary_line(dir: &Path, visits_file: &str, wall_s: f64) -> String {
         ),
         _ => String::new(),
     };
-    let canaries: Vec<serde_json::Value> = jsonl(&dir.join(CANARY_JSONL));
+    let canaries = canary_lines(dir);
     let canary_s: f64 = canaries
         .iter()
-        .filter_map(|c| c["canary"]["elapsed_ms"].as_f64())
+        .filter_map(|c| Some(c.canary.as_ref()?.elapsed_ms))
         .sum::<f64>()
         / 1e3;
     format!(
@@ -156,9 +234,14 @@ mod tests {
         std::fs::write(&path, lines.join("\n")).unwrap();
         let blocks = visit_blocks(&path);
         assert_eq!(blocks.len(), 2, "{blocks:?}");
-        assert_eq!(blocks[0]["visit"]["round"], 2);
-        assert!(blocks[0].get("sides").is_none() && blocks[0]["sweep_point"].is_null());
-        assert_eq!(blocks[1]["sweep_point"]["key"], "gather/stream/4096/1");
+        let visit = blocks[0].visit.as_ref().unwrap();
+        assert_eq!(
+            (visit.round, visit.key.as_deref()),
+            (Some(2), Some("copy/stream/4096/1"))
+        );
+        assert!(blocks[0].sweep_point.is_none() && blocks[1].visit.is_none());
+        let point = blocks[1].sweep_point.as_ref().unwrap();
+        assert_eq!(point.key.as_deref(), Some("gather/stream/4096/1"));
         assert!(visit_blocks(&dir.path().join("absent.jsonl")).is_empty());
     }
 }

@@ -2,7 +2,10 @@
 //! configuration, the environment, and every metric per side. Exporters read only this.
 //! A metric that could not be measured is `null` with a sibling `<key>_unavailable_reason`.
 //! The types are here; `build` makes a record from a run, `blocks` the per-mechanism and
-//! per-transport blocks, `aggregate` a point's record from its visits.
+//! per-transport blocks, `aggregate` a point's record from its visits. Readers take a record
+//! through a serde type too: `view` (a run record of any schema this build reads, as report,
+//! export and compare see it), `probe_view` (probe.json); `compat` says which schemas those
+//! are and is the one module allowed to read JSON by string key (tests/typed_records.rs).
 use crate::config::Pattern;
 use crate::engine::worker::Role;
 use crate::environment::Environment;
@@ -19,20 +22,22 @@ pub(crate) mod aggregate;
 pub(crate) mod bidir;
 mod blocks;
 mod build;
+pub(crate) mod compat;
 pub(crate) mod counter_run;
 pub(crate) mod crr;
+pub(crate) mod probe_view;
 pub(crate) mod profile;
 pub(crate) mod receive;
 mod results;
+pub(crate) mod view;
 pub(crate) mod wire;
 pub use blocks::{DatagramDirection, DatagramReport, PageRefsReport, ZerocopyReport};
 pub use build::build;
 pub(crate) use build::notes;
+pub use compat::check_schema;
 pub use profile::ProfiledVisit;
 pub use receive::ReceiveReport;
-pub use results::{
-    check_schema, point_key, read_results, read_results_file, ResultLine, ResultsFile,
-};
+pub use results::{read_as, read_results, read_results_file, read_typed, ResultLine, ResultsFile};
 
 /// 2: points measured in visits (`statistics.basis`, `statistics.visits`, visits.jsonl);
 /// statistics fields `min_time_s`/`max_time_s` gone, `method`, `basis`, `counters_open` added.

@@ -105,18 +105,22 @@ pub fn apply_memcpy(
 /// costs less per byte (the L2 point is several times faster here), so this unit gives the
 /// fewer, conservative, copies' worth; the source text says which unit was used.
 pub fn memcpy_from_probe(probe: &serde_json::Value) -> Result<(f64, String), String> {
-    let points = probe["memcpy_roofline"]["points"]
-        .as_array()
+    let probe = super::probe_view::ProbeView::deserialize(probe)
+        .map_err(|e| format!("the probe does not read as a probe document ({e})"))?;
+    probe
+        .memcpy_roofline
+        .as_ref()
+        .and_then(|r| r.points.as_ref())
         .ok_or("the probe has no memcpy roofline")?;
-    let dram = points
-        .iter()
-        .find(|p| p["level"] == "dram")
+    let dram = probe
+        .dram()
         .ok_or("the probe's memcpy roofline has no DRAM point")?;
-    let gb_per_s = dram["bandwidth"]["median_gb_per_s"]
-        .as_f64()
+    let gb_per_s = dram
+        .bandwidth
+        .and_then(|b| b.median_gb_per_s)
         .filter(|v| *v > 0.0)
         .ok_or("the probe's DRAM memcpy point has no bandwidth")?;
-    let bytes = dram["buffer_bytes"].as_u64().unwrap_or(0);
+    let bytes = dram.buffer_bytes.unwrap_or(0);
     Ok(memcpy_unit(gb_per_s, bytes, "probe's"))
 }
 

@@ -5,9 +5,8 @@
 //! one line saying so, never an empty plot.
 use super::plot::axis::{Scale, TickFormat};
 use super::plot::{self, escape, Datum, Panel, Plot, Series};
-use crate::probe::canary::{Canary, Component, CANARY_JSONL};
-use crate::probe::watch::{jsonl, visit_blocks};
-use serde_json::Value;
+use crate::probe::canary::{Canary, Component};
+use crate::probe::watch::{canary_lines, visit_blocks, CanaryLine, VisitBlocks};
 use std::path::Path;
 
 /// One canary line of canary.jsonl.
@@ -37,28 +36,27 @@ pub struct Watched {
 const COLORS: [&str; 4] = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd"];
 
 /// Which visit this is, so a remake is found by the same identity later in the file.
-fn identity(v: &Value) -> (String, u64, String) {
-    let key = v["visit"]["key"]
-        .as_str()
-        .or(v["sweep_point"]["key"].as_str())
-        .unwrap_or_default();
-    let kind = v["visit"]["kind"].to_string();
+fn identity(v: &VisitBlocks) -> (Option<&str>, u64, Option<&str>) {
+    let visit = v.visit.as_ref();
+    let key = visit
+        .and_then(|b| b.key.as_deref())
+        .or_else(|| v.sweep_point.as_ref()?.key.as_deref());
     (
-        key.to_string(),
-        v["visit"]["round"].as_u64().unwrap_or(0),
-        kind,
+        key,
+        visit.and_then(|b| b.round).unwrap_or(0),
+        visit.and_then(|b| b.kind.as_deref()),
     )
 }
 
 /// Reads canary.jsonl and the visits (visits.jsonl, or results.jsonl where each record is a
 /// visit, as in servers).
 pub fn read(dir: &Path) -> Watched {
-    let lines: Vec<Value> = jsonl(&dir.join(CANARY_JSONL));
+    let lines: Vec<CanaryLine> = canary_lines(dir);
     let mut missing: Vec<String> = lines
         .iter()
         .filter_map(|l| {
-            let why = l["canary_unavailable_reason"].as_str()?;
-            Some(format!("{}: {why}", l["host"].as_str().unwrap_or("here")))
+            let why = l.canary_unavailable_reason.as_deref()?;
+            Some(format!("{}: {why}", l.host.as_deref().unwrap_or("here")))
         })
         .collect();
     missing.dedup();
@@ -66,10 +64,10 @@ pub fn read(dir: &Path) -> Watched {
         .into_iter()
         .filter_map(|l| {
             Some(Taken {
-                round: l["round"].as_u64()? as usize,
-                host: l["host"].as_str().map(str::to_string),
-                unix_s: l["unix_s"].as_f64()?,
-                canary: serde_json::from_value(l["canary"].clone()).ok()?,
+                round: l.round?,
+                host: l.host,
+                unix_s: l.unix_s?,
+                canary: l.canary?,
             })
         })
         .collect();
@@ -77,9 +75,9 @@ pub fn read(dir: &Path) -> Watched {
     if visits.is_empty() {
         visits = visit_blocks(&dir.join(super::folder::RESULTS_JSONL));
     }
-    let watched: Vec<&Value> = visits
+    let watched: Vec<&VisitBlocks> = visits
         .iter()
-        .filter(|v| v["visit"]["interference"].is_object())
+        .filter(|v| v.interference().is_some())
         .collect();
     let mut out = Watched {
         canaries,
@@ -88,13 +86,13 @@ pub fn read(dir: &Path) -> Watched {
         ..Watched::default()
     };
     for (i, v) in watched.iter().enumerate() {
-        let block = &v["visit"]["interference"];
-        if block["disturbed"] != true {
+        let block = v.interference().expect("a watched visit");
+        if !block.disturbed() {
             continue;
         }
-        let others = block["others_cpu_share"].as_f64().unwrap_or(0.0);
+        let others = block.others_cpu_share.unwrap_or(0.0);
         out.disturbed_shares
-            .push(others + block["steal_share"].as_f64().unwrap_or(0.0));
+            .push(others + block.steal_share.unwrap_or(0.0));
         if watched[i + 1..]
             .iter()
             .any(|later| identity(later) == identity(v))
@@ -267,7 +265,7 @@ pub fn with_machine(dir: &Path, markdown: &str, html: &str) -> (String, String) 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::probe::canary::fixture;
+    use crate::probe::canary::{fixture, CANARY_JSONL};
 
     fn folder(name: &str) -> std::path::PathBuf {
         let dir = std::env::temp_dir().join(format!(

@@ -4,6 +4,7 @@
 use crate::analysis::point::Point;
 use crate::analysis::questions::Questions;
 use crate::analysis::Dataset;
+use crate::record::view::{RunView, StatisticsView};
 
 /// Lowest to highest of `values`, or the one value, with `unit`.
 pub(super) fn range(values: &[f64], unit: &str) -> String {
@@ -16,12 +17,14 @@ pub(super) fn range(values: &[f64], unit: &str) -> String {
     }
 }
 
-/// The numbers at `pointer` over the records (those that have one).
-pub(super) fn numbers(data: &Dataset, pointer: &str) -> Vec<f64> {
-    data.records
-        .iter()
-        .filter_map(|r| r.pointer(pointer)?.as_f64())
-        .collect()
+/// The number `figure` reads of each record (those that have one).
+pub(super) fn numbers(data: &Dataset, figure: impl Fn(&RunView) -> Option<f64>) -> Vec<f64> {
+    data.records.iter().filter_map(figure).collect()
+}
+
+/// A figure of a record's statistics block.
+pub(super) fn statistic(r: &RunView, figure: fn(&StatisticsView) -> Option<f64>) -> Option<f64> {
+    r.statistics().and_then(figure)
 }
 
 /// Each stop reason with how many points stopped for it, in order of first appearance.
@@ -39,7 +42,7 @@ fn stop_reasons(points: &[Point]) -> Vec<String> {
 /// The CI target (a range over the records) and at how many points it was met.
 fn ci_target(data: &Dataset) -> String {
     let points = &data.points;
-    let targets = numbers(data, "/statistics/ci_target_rel");
+    let targets = numbers(data, |r| statistic(r, |s| s.ci_target_rel));
     let met = points
         .iter()
         .filter(|p| p.ci_target_met == Some(true))

@@ -4,7 +4,7 @@
 use super::Rows;
 use crate::analysis::point::Point;
 use crate::analysis::Dataset;
-use serde_json::Value;
+use crate::record::probe_view::ProbeView;
 
 /// The two yardsticks the points table uses.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -15,21 +15,15 @@ pub struct Limits {
     pub syscall_ns: f64,
 }
 
-fn dram_bandwidth(probe: &Value) -> Option<f64> {
-    let points = probe["memcpy_roofline"]["points"].as_array()?;
-    let dram = points.iter().find(|p| p["level"] == "dram")?;
-    dram["bandwidth"]["best_gb_per_s"]
-        .as_f64()
-        .filter(|v| *v > 0.0)
+fn dram_bandwidth(probe: &ProbeView) -> Option<f64> {
+    probe.dram()?.bandwidth?.best_gb_per_s.filter(|v| *v > 0.0)
 }
 
 pub fn limits(data: &Dataset) -> Option<Limits> {
     let probe = data.probe.as_ref()?;
     Some(Limits {
         memcpy_gb_per_s: dram_bandwidth(probe)?,
-        syscall_ns: probe["syscalls"]["getpid"]["min_ns"]
-            .as_f64()
-            .filter(|v| *v > 0.0)?,
+        syscall_ns: probe.getpid_min_ns().filter(|v| *v > 0.0)?,
     })
 }
 
@@ -43,14 +37,8 @@ pub fn machine_limits(data: &Dataset) -> Rows {
                 .into(),
         )];
     };
-    let ns = |v: &Value| {
-        v.as_f64()
-            .map_or("n/a".to_string(), |v| format!("{v:.1} ns"))
-    };
-    let clock = probe["clocks"]["clocks"]
-        .as_array()
-        .and_then(|c| c.iter().find(|c| c["clock"] == "CLOCK_MONOTONIC"))
-        .map_or("n/a".to_string(), |c| ns(&c["read_cost"]["min_ns"]));
+    let ns = |v: Option<f64>| v.map_or("n/a".to_string(), |v| format!("{v:.1} ns"));
+    let clock = ns(probe.clock_read_min_ns("CLOCK_MONOTONIC"));
     vec![
         (
             "memcpy roofline".into(),
@@ -67,7 +55,7 @@ pub fn machine_limits(data: &Dataset) -> Rows {
             "system call".into(),
             format!(
                 "getpid {} (raw syscall, minimum)",
-                ns(&probe["syscalls"]["getpid"]["min_ns"])
+                ns(probe.getpid_min_ns())
             ),
         ),
         (
@@ -93,11 +81,11 @@ mod tests {
     use super::*;
     use crate::analysis::load::parse;
     use crate::analysis::synthetic::{jsonl, Shape};
-    use serde_json::json;
+    use serde_json::{json, Value};
 
     fn with_probe(probe: Option<Value>) -> Dataset {
         let mut data = parse(&jsonl(&[Shape::stream("copy", 4096, 1, 16.0)]), "r").unwrap();
-        data.probe = probe;
+        data.probe = probe.map(|p| serde_json::from_value(p).unwrap());
         data
     }
 

@@ -9,6 +9,7 @@ use super::plot::escape;
 use crate::analysis::Answer;
 use crate::error::Error;
 use serde::de::DeserializeOwned;
+use serde::Deserialize;
 use std::fmt::Write;
 use std::path::Path;
 
@@ -172,9 +173,28 @@ pub fn marker(dir: &Path) -> Result<serde_json::Value, Error> {
         .map_err(|e| unreadable(dir, format!("the marker is not JSON ({e})")))
 }
 
+/// What every study's marker holds alike: the kind of study, and its settings (`spec`) in
+/// the study's own type.
+#[derive(serde::Deserialize)]
+struct Marker<S> {
+    #[serde(default)]
+    kind: Option<String>,
+    spec: S,
+}
+
+/// The folder's marker's `spec`, read as the study's type `S`: an unreadable marker is the
+/// outer error (as `marker` gives it), a spec that does not read as `S` the inner one.
+pub fn marker_spec<S: DeserializeOwned>(dir: &Path) -> Result<Result<S, serde_json::Error>, Error> {
+    let marker = marker(dir)?;
+    Ok(Marker::<S>::deserialize(&marker).map(|m| m.spec))
+}
+
 /// The kind a results folder's marker names, if it has a readable one.
 pub fn kind(dir: &Path) -> Option<String> {
-    marker(dir).ok()?["kind"].as_str().map(str::to_string)
+    let marker = marker(dir).ok()?;
+    Marker::<serde::de::IgnoredAny>::deserialize(&marker)
+        .ok()?
+        .kind
 }
 
 /// Which study wrote `dir`, as its marker says; `None` without a readable marker or for a
@@ -192,10 +212,15 @@ pub fn records<T: DeserializeOwned>(dir: &Path) -> Result<Vec<T>, Error> {
             // A last line cut short by a crash is what incremental writing allows for.
             Err(_) if line.trim().is_empty() => {}
             Err(e) => {
+                // A record that is JSON but not a `T`: name the field that does not read.
+                let why = serde_json::from_str::<serde_json::Value>(line)
+                    .ok()
+                    .and_then(|v| crate::record::read_as::<T>(&v).err())
+                    .unwrap_or_else(|| e.to_string());
                 return Err(unreadable(
                     dir,
-                    format!("results.jsonl line {}: {e}", i + 1),
-                ))
+                    format!("results.jsonl line {}: {why}", i + 1),
+                ));
             }
         }
     }

@@ -4,30 +4,26 @@ use super::units;
 use crate::analysis::point::Point;
 use crate::analysis::questions::Questions;
 use crate::analysis::{plural, Dataset};
+use crate::record::view::{shown, EnvironmentView, RunView};
 use crate::stats::point::VisitStatistics;
-use serde_json::Value;
+use crate::stats::Outliers;
 
-use super::ci_rule::{ci_rule, numbers, range};
+use super::ci_rule::{ci_rule, numbers, range, statistic};
 pub use super::Rows;
 
-/// Distinct values at `pointer` over the records, as text, in first-seen order.
-fn distinct_text(data: &Dataset, pointer: &str) -> Vec<String> {
+/// Distinct texts `field` reads of the records, in first-seen order.
+fn distinct_text(data: &Dataset, field: impl Fn(&RunView) -> Option<&str>) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    for r in &data.records {
-        let text = match r.pointer(pointer) {
-            None | Some(Value::Null) => continue,
-            Some(Value::String(s)) => s.clone(),
-            Some(v) => v.to_string(),
-        };
-        if !out.contains(&text) {
-            out.push(text);
+    for text in data.records.iter().filter_map(field) {
+        if !out.iter().any(|seen| seen == text) {
+            out.push(text.to_string());
         }
     }
     out
 }
 
-fn joined(data: &Dataset, pointer: &str, missing: &str) -> String {
-    let values = distinct_text(data, pointer);
+fn joined(data: &Dataset, field: impl Fn(&RunView) -> Option<&str>, missing: &str) -> String {
+    let values = distinct_text(data, field);
     if values.is_empty() {
         missing.to_string()
     } else {
@@ -35,17 +31,23 @@ fn joined(data: &Dataset, pointer: &str, missing: &str) -> String {
     }
 }
 
-fn bytes_or(v: &Value, missing: &str) -> String {
-    v.as_f64().map_or(missing.to_string(), |b| {
+fn bytes_or(v: Option<f64>, missing: &str) -> String {
+    v.map_or(missing.to_string(), |b| {
         format!("{} ({b:.0} bytes)", units::bytes(b))
     })
 }
 
+fn environment_of(r: &RunView) -> Option<&EnvironmentView> {
+    r.environment.as_ref()
+}
+
 /// Kernel, CPU, cores, PMU, optmem_max, MTU: from the first record, noting disagreement.
 pub fn environment(data: &Dataset) -> Rows {
-    let env = &data.records[0]["environment"];
-    let text = |key: &str| env[key].as_str().unwrap_or("unknown").to_string();
-    let pmu = match env["pmu_available"].as_bool() {
+    let env = environment_of(&data.records[0])
+        .cloned()
+        .unwrap_or_default();
+    let text = |v: &Option<String>| v.clone().unwrap_or_else(|| "unknown".into());
+    let pmu = match env.pmu_available {
         Some(true) => "yes: hardware counters (cycles, cache misses) were available".to_string(),
         Some(false) => {
             "no: hardware counters unavailable; CPU cost is CPU-ns per byte from getrusage"
@@ -54,42 +56,39 @@ pub fn environment(data: &Dataset) -> Rows {
         None => "unknown".to_string(),
     };
     let mut rows = vec![
-        ("kernel".to_string(), text("kernel_release")),
-        ("CPU".to_string(), text("cpu_model")),
+        ("kernel".to_string(), text(&env.kernel_release)),
+        ("CPU".to_string(), text(&env.cpu_model)),
         (
             "cores".to_string(),
             format!(
                 "{} online (allowed: {})",
-                env["online_cpus"],
-                text("allowed_cpus")
+                shown(&env.online_cpus),
+                text(&env.allowed_cpus)
             ),
         ),
         ("PMU".to_string(), pmu),
         (
             "perf_event_paranoid".to_string(),
-            env["perf_event_paranoid"].to_string(),
+            shown(&env.perf_event_paranoid),
         ),
         (
             "optmem_max".to_string(),
-            bytes_or(&env["optmem_max_bytes"], "unknown"),
+            bytes_or(env.optmem_max_bytes, "unknown"),
         ),
         (
             "tcp_wmem max".to_string(),
-            bytes_or(&env["tcp_wmem_max_bytes"], "unknown"),
+            bytes_or(env.tcp_wmem_max_bytes, "unknown"),
         ),
         (
             "loopback MTU".to_string(),
-            env["loopback_mtu"]
-                .as_f64()
+            env.loopback_mtu
                 .map_or("unknown".into(), |m| format!("{m:.0} bytes")),
         ),
-        ("host".to_string(), text("hostname")),
+        ("host".to_string(), text(&env.hostname)),
     ];
-    for (label, pointer) in [
-        ("kernels", "/environment/kernel_release"),
-        ("hosts", "/environment/hostname"),
-    ] {
-        let seen = distinct_text(data, pointer);
+    let kernels = distinct_text(data, |r| environment_of(r)?.kernel_release.as_deref());
+    let hosts = distinct_text(data, |r| environment_of(r)?.hostname.as_deref());
+    for (label, seen) in [("kernels", kernels), ("hosts", hosts)] {
         if seen.len() > 1 {
             rows.push((format!("note: several {label}"), seen.join(", ")));
         }
@@ -100,30 +99,26 @@ pub fn environment(data: &Dataset) -> Rows {
 fn placement(data: &Dataset) -> String {
     let mut lines: Vec<String> = Vec::new();
     for r in &data.records {
-        let pin = r["config"]["pin"].as_str().unwrap_or("unknown");
+        let config = r.config();
+        let pin = config.pin.as_deref().unwrap_or("unknown");
         if lines.iter().any(|l| l.starts_with(&format!("{pin}:"))) {
             continue;
         }
-        let flows: Vec<String> = r["config"]["placement"]
-            .as_array()
-            .map(|a| {
-                a.iter()
-                    .take(4)
-                    .enumerate()
-                    .map(|(i, f)| {
-                        let cpu = |k: &str| {
-                            f[k].as_u64()
-                                .map_or("any CPU".to_string(), |c| format!("CPU {c}"))
-                        };
-                        format!(
-                            "flow {i} sender {} → receiver {}",
-                            cpu("sender_cpu"),
-                            cpu("receiver_cpu")
-                        )
-                    })
-                    .collect()
+        let cpu = |c: Option<u64>| c.map_or("any CPU".to_string(), |c| format!("CPU {c}"));
+        let flows: Vec<String> = config
+            .placement
+            .iter()
+            .flatten()
+            .take(4)
+            .enumerate()
+            .map(|(i, f)| {
+                format!(
+                    "flow {i} sender {} → receiver {}",
+                    cpu(f.sender_cpu),
+                    cpu(f.receiver_cpu)
+                )
             })
-            .unwrap_or_default();
+            .collect();
         lines.push(format!("{pin}: {}", flows.join(", ")));
     }
     lines.join("; ")
@@ -131,26 +126,23 @@ fn placement(data: &Dataset) -> String {
 
 /// Slices outside Tukey's fences, over all points (counted, never dropped).
 fn outliers(data: &Dataset) -> String {
-    let keys = ["low_severe", "low_mild", "high_mild", "high_severe"];
-    let counts: Vec<f64> = keys
-        .iter()
-        .map(|k| {
-            numbers(data, &format!("/statistics/outliers/{k}"))
-                .iter()
-                .sum()
-        })
-        .collect();
-    if data
-        .records
-        .iter()
-        .all(|r| r["statistics"]["outliers"].is_null())
-    {
+    let of = |r: &RunView| r.statistics().and_then(|s| s.outliers);
+    type Count = (&'static str, fn(&Outliers) -> usize);
+    let keys: [Count; 4] = [
+        ("low_severe", |o| o.low_severe),
+        ("low_mild", |o| o.low_mild),
+        ("high_mild", |o| o.high_mild),
+        ("high_severe", |o| o.high_severe),
+    ];
+    if data.records.iter().all(|r| of(r).is_none()) {
         return "not recorded (no statistics block)".into();
     }
     let parts: Vec<String> = keys
         .iter()
-        .zip(&counts)
-        .map(|(k, n)| format!("{} {n:.0}", k.replace('_', " ")))
+        .map(|(k, count)| {
+            let n: f64 = numbers(data, |r| Some(count(&of(r)?) as f64)).iter().sum();
+            format!("{} {n:.0}", k.replace('_', " "))
+        })
         .collect();
     format!(
         "values (visit means, or slices of a one-stretch point) beyond Tukey's fences (1.5 and 3 IQR; needs 4 values), counted and kept in the mean: {}",
@@ -162,16 +154,17 @@ fn outliers(data: &Dataset) -> String {
 fn counters(data: &Dataset) -> String {
     let mut per_pattern: Vec<String> = Vec::new();
     for r in &data.records {
-        let pattern = r["config"]["pattern"].as_str().unwrap_or("?");
+        let config = r.config();
         let text = format!(
-            "{pattern}: {}",
-            r["config"]["counters"].as_str().unwrap_or("unknown")
+            "{}: {}",
+            config.pattern.as_deref().unwrap_or("?"),
+            config.counters.as_deref().unwrap_or("unknown")
         );
         if !per_pattern.contains(&text) {
             per_pattern.push(text);
         }
     }
-    let scope = distinct_text(data, "/sides/0/counter_scope");
+    let scope = distinct_text(data, |r| r.side(0)?.counter_scope.as_deref());
     if scope.is_empty() {
         per_pattern.join("; ")
     } else {
@@ -186,7 +179,7 @@ fn visits_text(data: &Dataset) -> Option<String> {
     let blocks: Vec<VisitStatistics> = data
         .records
         .iter()
-        .filter_map(|r| serde_json::from_value(r.pointer("/statistics/visits")?.clone()).ok())
+        .filter_map(|r| r.statistics()?.visits.clone())
         .collect();
     if blocks.is_empty() {
         return None;
@@ -241,16 +234,11 @@ fn visits_text(data: &Dataset) -> Option<String> {
 }
 
 /// Clock, warm-up, visits, slices, CI rule, placement, pattern, receive size, counters.
-pub fn method(data: &Dataset, questions: &Questions) -> Rows {
-    let slices = numbers(data, "/statistics/slices");
-    let slice_s = numbers(data, "/statistics/slice_s");
-    let duration = visits_text(data).unwrap_or_else(|| {
-        format!(
-            "one contiguous stretch of {} per point",
-            range(&numbers(data, "/config/duration_s"), " s")
-        )
-    });
-    let slices = if slices.is_empty() {
+/// How many slices of how long each point's figures were cut into.
+fn slices_text(data: &Dataset) -> String {
+    let slices = numbers(data, |r| statistic(r, |s| s.slices));
+    let slice_s = numbers(data, |r| statistic(r, |s| s.slice_s));
+    if slices.is_empty() {
         "not recorded (no statistics block)".to_string()
     } else {
         format!(
@@ -258,7 +246,17 @@ pub fn method(data: &Dataset, questions: &Questions) -> Rows {
             range(&slices, ""),
             range(&slice_s, " s")
         )
-    };
+    }
+}
+
+pub fn method(data: &Dataset, questions: &Questions) -> Rows {
+    let duration = visits_text(data).unwrap_or_else(|| {
+        format!(
+            "one contiguous stretch of {} per point",
+            range(&numbers(data, |r| r.config().duration_s), " s")
+        )
+    });
+    let slices = slices_text(data);
     let rr = data.points.iter().filter(|p| p.pattern == "rr").count();
     let spin = data.points.iter().filter(|p| p.spin).count();
     let pattern = format!(
@@ -271,21 +269,33 @@ pub fn method(data: &Dataset, questions: &Questions) -> Rows {
     } else {
         format!("busy-polling (--spin) at {spin} points, shown as their own series")
     };
-    let warmup = range(&numbers(data, "/config/warmup_s"), " s")
+    let warmup = range(&numbers(data, |r| r.config().warmup_s), " s")
         + " before each measured phase (each visit)";
-    let text = |pointer: &str| joined(data, pointer, "unknown");
+    let text = |field: fn(&RunView) -> Option<&str>| joined(data, field, "unknown");
     vec![
-        ("clock".into(), text("/environment/clock")),
+        (
+            "clock".into(),
+            text(|r| environment_of(r)?.clock.as_deref()),
+        ),
         ("warm-up".into(), warmup),
         ("visits".into(), duration),
         ("slices".into(), slices),
         ci_rule(data, questions),
         ("outliers".into(), outliers(data)),
         ("CPU placement".into(), placement(data)),
-        ("where sides ran".into(), text("/config/where_sides_run")),
-        ("transport".into(), text("/config/transport")),
+        (
+            "where sides ran".into(),
+            text(|r| r.config().where_sides_run.as_deref()),
+        ),
+        (
+            "transport".into(),
+            text(|r| r.config().transport.as_deref()),
+        ),
         ("pattern".into(), pattern),
-        ("receive size".into(), text("/config/recv_mode")),
+        (
+            "receive size".into(),
+            text(|r| r.config().recv_mode.as_deref()),
+        ),
         ("receiving side".into(), receiving),
         ("counters".into(), counters(data)),
     ]
@@ -443,7 +453,7 @@ mod tests {
         );
         let mut stretch = data(&[Shape::stream("copy", 4096, 1, 10.0)]);
         for r in &mut stretch.records {
-            r["statistics"].as_object_mut().unwrap().remove("visits");
+            r.statistics.as_mut().unwrap().visits = None;
         }
         assert_eq!(
             visits_text(&stretch),

@@ -2,11 +2,12 @@
 //! line naming the file and line (exit 2), found before anything is written; each report is
 //! written to a temporary file and renamed, so a failure never leaves a half-written report.
 use super::{html, markdown};
-use crate::analysis::crossover_rule::{Settings, ROUNDS_JSON};
+use crate::analysis::crossover_rule::{RoundsHead, Settings, ROUNDS_JSON};
 use crate::analysis::tested::TestedAnswer;
 use crate::analysis::{load, Answer, Dataset};
 use crate::error::bad;
 use crate::error::Error;
+use crate::record::probe_view::ProbeView;
 use std::path::{Path, PathBuf};
 
 pub const RESULTS_FILE: &str = "results.jsonl";
@@ -45,7 +46,7 @@ pub fn read_results(dir: &Path) -> Result<Dataset, Error> {
 fn read_rounds(dir: &Path) -> Result<Settings, Error> {
     let path = dir.join(ROUNDS_JSON);
     match std::fs::read_to_string(&path) {
-        Ok(text) => serde_json::from_str(&text)
+        Ok(text) => serde_json::from_str::<RoundsHead>(&text)
             .ok()
             .and_then(|doc| Settings::from_rounds(&doc))
             .ok_or_else(|| {
@@ -60,7 +61,7 @@ fn read_rounds(dir: &Path) -> Result<Settings, Error> {
 }
 
 /// `dir/probe.json`, if the sweep recorded one.
-fn read_probe(dir: &Path) -> Result<Option<serde_json::Value>, Error> {
+fn read_probe(dir: &Path) -> Result<Option<ProbeView>, Error> {
     let path = dir.join(super::folder::PROBE_JSON);
     match std::fs::read_to_string(&path) {
         Ok(text) => serde_json::from_str(&text)
@@ -123,41 +124,65 @@ pub fn reports_within(
     Ok(html_path)
 }
 
-/// Each answer's question, verdict (`null` for an answer that is a figure), finding and basis,
-/// and where the answer rests on a family of tests, its count, correction and every cell's
-/// state (`tests`, `correction`, `margin`, `cells`).
+/// One answer of answers.json: question, verdict (`null` for an answer that is a figure),
+/// finding and basis, and the family of tests it rests on (`families` where it has several).
+#[derive(serde::Serialize)]
+struct AnswerJson<'a> {
+    question: &'a str,
+    verdict: &'a Option<String>,
+    finding: &'a str,
+    rests_on: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    families: Option<Vec<&'a TestedAnswer>>,
+    #[serde(flatten)]
+    family: Option<FamilyJson<'a>>,
+}
+
+/// The one family a question rests on: its count of tests, correction and every cell's state.
+#[derive(serde::Serialize)]
+struct FamilyJson<'a> {
+    tests: usize,
+    correction: crate::stats::verdict::Correction,
+    why_correction: &'a str,
+    margin: f64,
+    alpha: f64,
+    cells: &'a [crate::analysis::tested::Cell],
+}
+
+/// Each answer's question, verdict, finding and basis, and where the answer rests on a family
+/// of tests, its count, correction and every cell's state (`tests`, `correction`, `margin`,
+/// `cells`). Keys in sorted order, as the document has always had them.
 fn answers_json(answers: &[Answer], tested: &[TestedAnswer]) -> String {
-    let answers: Vec<serde_json::Value> = answers
+    let answers: Vec<AnswerJson> = answers
         .iter()
         .map(|a| {
-            let mut json = serde_json::json!({
-                "question": a.question,
-                "verdict": a.verdict,
-                "finding": a.finding,
-                "rests_on": a.rests_on,
-            });
             let families: Vec<&TestedAnswer> =
                 tested.iter().filter(|t| t.question == a.question).collect();
             // A question of several families (ipc's fastest, one per size) lists each whole.
-            if families.len() > 1 {
-                json["families"] = serde_json::to_value(&families).expect("JSON");
-            } else if let Some(t) = families.first() {
-                let family = serde_json::to_value(t).expect("JSON");
-                for key in [
-                    "tests",
-                    "correction",
-                    "why_correction",
-                    "margin",
-                    "alpha",
-                    "cells",
-                ] {
-                    json[key] = family[key].clone();
-                }
+            let family = match families[..] {
+                [t] => Some(FamilyJson {
+                    tests: t.tests,
+                    correction: t.correction,
+                    why_correction: t.why_correction,
+                    margin: t.margin,
+                    alpha: t.alpha,
+                    cells: &t.cells,
+                }),
+                _ => None,
+            };
+            AnswerJson {
+                question: a.question,
+                verdict: &a.verdict,
+                finding: &a.finding,
+                rests_on: &a.rests_on,
+                families: (families.len() > 1).then_some(families),
+                family,
             }
-            json
         })
         .collect();
-    serde_json::to_string_pretty(&answers).expect("JSON") + "\n"
+    // Through a `Value`, whose objects keep their keys sorted.
+    let sorted = serde_json::to_value(&answers).expect("JSON");
+    serde_json::to_string_pretty(&sorted).expect("JSON") + "\n"
 }
 
 #[cfg(test)]

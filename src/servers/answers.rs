@@ -4,13 +4,12 @@
 //! (iterative, threaded, select at 5 and 15 clients). The models at one client count were
 //! visited back to back in each round, so comparisons rest on per-round paired ratios;
 //! "cannot be told apart" when the interval includes 1.
-use super::visits::{connection_of, point_of, round};
+use super::visits::{connection_of, point_of, round, ServersView};
 use crate::analysis::paired::{ratio_of, verdict_within};
 use crate::analysis::separated::{self, leadership, Rounds, Words};
 use crate::analysis::Answer;
 use crate::stats::verdict::{judge_one, percent, Verdict};
 use crate::stats::visits::Direction;
-use serde_json::Value;
 
 pub const BEST: &str = "Which model serves the most requests per second, and which costs the least server CPU per request, at each client count?";
 pub const KNEE: &str = "Where is each model's knee?";
@@ -32,30 +31,33 @@ fn basis(margin: f64) -> String {
     )
 }
 
-fn rps(r: &Value) -> Option<f64> {
-    r["metrics"]["requests_per_s"].as_f64()
+/// A figure of a visit.
+type Figure = fn(&ServersView) -> Option<f64>;
+
+fn rps(r: &ServersView) -> Option<f64> {
+    r.metrics.as_ref()?.requests_per_s
 }
-fn cpu(r: &Value) -> Option<f64> {
-    r["metrics"]["server"]["cpu_per_request_ns"].as_f64()
+fn cpu(r: &ServersView) -> Option<f64> {
+    r.server()?.cpu_per_request_ns
 }
-fn p99(r: &Value) -> Option<f64> {
-    r["metrics"]["latency_ns"]["p99"].as_f64()
+fn p99(r: &ServersView) -> Option<f64> {
+    r.metrics.as_ref()?.latency_ns?.p99
 }
 
 /// The study's visits, read once.
 struct Visits<'a> {
-    records: Vec<&'a Value>,
+    records: Vec<&'a ServersView>,
 }
 
 impl Visits<'_> {
-    fn rounds(&self, model: &str, clients: u64, f: fn(&Value) -> Option<f64>) -> Vec<(usize, f64)> {
+    fn rounds(&self, model: &str, clients: u64, f: Figure) -> Vec<(usize, f64)> {
         self.records
             .iter()
             .filter(|r| point_of(r) == (model.to_string(), clients))
             .filter_map(|r| Some((round(r), f(r)?)))
             .collect()
     }
-    fn mean(&self, model: &str, clients: u64, f: fn(&Value) -> Option<f64>) -> Option<f64> {
+    fn mean(&self, model: &str, clients: u64, f: Figure) -> Option<f64> {
         let v = self.rounds(model, clients, f);
         (!v.is_empty()).then(|| v.iter().map(|x| x.1).sum::<f64>() / v.len() as f64)
     }
@@ -78,7 +80,7 @@ impl Visits<'_> {
     fn place(&self) -> String {
         self.records
             .first()
-            .and_then(|r| r["config"]["where_sides_run"].as_str())
+            .and_then(|r| r.config().where_sides_run.as_deref())
             .unwrap_or("not recorded")
             .to_string()
     }
@@ -87,12 +89,12 @@ impl Visits<'_> {
 /// Every answer, in the report's order, from the study's records (one per visit).
 /// With both connection modes measured, the model answers rest on the persistent visits and
 /// the churn answer compares the two modes.
-pub fn answers(records: &[Value], margin: f64) -> Vec<Answer> {
+pub fn answers(records: &[ServersView], margin: f64) -> Vec<Answer> {
     let both = super::churn::both_modes(records);
     let v = Visits {
         records: records
             .iter()
-            .filter(|r| r["status"] == "completed")
+            .filter(|r| r.completed())
             .filter(|r| !both || connection_of(r) == "persistent")
             .collect(),
     };
@@ -119,13 +121,7 @@ pub fn answers(records: &[Value], margin: f64) -> Vec<Answer> {
 /// other in all pairwise paired comparisons, held together by Holm; where none does, "no
 /// single leader" and the models no other is shown to beat. Never the best estimate tested
 /// against the rest, which names a leader among equals (the winner's curse).
-fn leader(
-    v: &Visits,
-    clients: u64,
-    f: fn(&Value) -> Option<f64>,
-    most: bool,
-    margin: f64,
-) -> Option<String> {
+fn leader(v: &Visits, clients: u64, f: Figure, most: bool, margin: f64) -> Option<String> {
     let candidates: Vec<(String, Rounds)> = v
         .models()
         .into_iter()
@@ -229,11 +225,11 @@ fn knee(v: &Visits, margin: f64) -> Answer {
 }
 
 fn costs(v: &Visits) -> Answer {
-    let cs = |r: &Value| r["metrics"]["server"]["context_switches_per_request"].as_f64();
-    let threads = |r: &Value| r["metrics"]["server"]["threads"].as_f64();
-    let rss = |r: &Value| {
-        let s = &r["metrics"]["server"];
-        Some(s["peak_rss_bytes"].as_f64()? - s["rss_at_fork_bytes"].as_f64().unwrap_or(0.0))
+    let cs: Figure = |r| r.server()?.context_switches_per_request;
+    let threads: Figure = |r| r.server()?.threads;
+    let rss: Figure = |r| {
+        let s = r.server()?;
+        Some(s.peak_rss_bytes? - s.rss_at_fork_bytes.unwrap_or(0.0))
     };
     let mut details = Vec::new();
     for m in v.models() {

@@ -8,11 +8,18 @@ const QUIET: [f64; 3] = [0.005, -0.005, 0.0];
 const QUIET_OTHER: [f64; 3] = [-0.005, 0.0, 0.005];
 
 /// Three visits of `model` at `clients`: `rps` requests/s, `p99` ns, `cpu` ns per request.
-fn visits(model: &str, clients: u64, rps: f64, p99: f64, cpu: f64, noise: [f64; 3]) -> Vec<Value> {
+fn visits(
+    model: &str,
+    clients: u64,
+    rps: f64,
+    p99: f64,
+    cpu: f64,
+    noise: [f64; 3],
+) -> Vec<ServersView> {
     (0..3)
         .map(|round| {
             let n = 1.0 + noise[round];
-            json!({
+            let record = json!({
                 "config": {"model": model, "clients": clients, "where_sides_run": "loopback"},
                 "status": "completed", "errors": [], "visit": {"round": round},
                 "metrics": {"requests_per_s": rps * n, "latency_ns": {"p99": p99 * n},
@@ -20,7 +27,8 @@ fn visits(model: &str, clients: u64, rps: f64, p99: f64, cpu: f64, noise: [f64; 
                                        "context_switches_per_request": 2.0,
                                        "peak_rss_bytes": 1_000_000 + clients * 10_240,
                                        "rss_at_fork_bytes": 1_000_000}},
-            })
+            });
+            serde_json::from_value(record).unwrap()
         })
         .collect()
 }

@@ -4,12 +4,11 @@
 //! other model of that count), so each round gives the share of its persistent requests/s a
 //! model keeps per-request; models are compared on those per-round shares (a paired ratio of
 //! ratios), and "suffers most" is said only when that comparison is decided.
-use super::visits::{connection_of, point_of, round};
+use super::visits::{connection_of, point_of, round, ServersView};
 use crate::analysis::paired::{ratio_of, verdict_within};
 use crate::analysis::separated::{self, leadership, Rounds, Words};
 use crate::analysis::Answer;
 use crate::stats::verdict::percent;
-use serde_json::Value;
 
 pub const CHURN: &str = "What does a connection per request cost each model against persistent connections, and which model suffers most from connection churn?";
 
@@ -32,22 +31,22 @@ fn basis(margin: f64) -> String {
 }
 
 /// Whether the records hold both connection modes (then the study answers [`CHURN`]).
-pub fn both_modes(records: &[Value]) -> bool {
+pub fn both_modes(records: &[ServersView]) -> bool {
     let has = |mode: &str| records.iter().any(|r| connection_of(r) == mode);
     has("persistent") && has("per-request")
 }
 
 /// `(round, requests/s)` of one point's completed visits in one connection mode.
-fn rounds(records: &[&Value], model: &str, clients: u64, mode: &str) -> Vec<(usize, f64)> {
+fn rounds(records: &[&ServersView], model: &str, clients: u64, mode: &str) -> Vec<(usize, f64)> {
     records
         .iter()
         .filter(|r| connection_of(r) == mode && point_of(r) == (model.to_string(), clients))
-        .filter_map(|r| Some((round(r), r["metrics"]["requests_per_s"].as_f64()?)))
+        .filter_map(|r| Some((round(r), r.metrics.as_ref()?.requests_per_s?)))
         .collect()
 }
 
 /// Per round, the share of its persistent requests/s the model keeps per-request.
-fn kept_per_round(records: &[&Value], model: &str, clients: u64) -> Vec<(usize, f64)> {
+fn kept_per_round(records: &[&ServersView], model: &str, clients: u64) -> Vec<(usize, f64)> {
     let persistent = rounds(records, model, clients, "persistent");
     rounds(records, model, clients, "per-request")
         .into_iter()
@@ -65,7 +64,7 @@ type Ranked = (String, f64, Vec<(usize, f64)>);
 /// One client count's lines: each model's cost of churn, then which suffers most.
 /// The last is (the detail with its figures, the verdict without them).
 fn at(
-    records: &[&Value],
+    records: &[&ServersView],
     clients: u64,
     models: &[String],
     margin: f64,
@@ -136,14 +135,11 @@ fn most_suffering(c: u64, ranked: &[Ranked], margin: f64) -> (String, String) {
 }
 
 /// The answer from every visit's record (both modes), or `None` when the study measured one.
-pub fn answer(records: &[Value], margin: f64) -> Option<Answer> {
+pub fn answer(records: &[ServersView], margin: f64) -> Option<Answer> {
     if !both_modes(records) {
         return None;
     }
-    let done: Vec<&Value> = records
-        .iter()
-        .filter(|r| r["status"] == "completed")
-        .collect();
+    let done: Vec<&ServersView> = records.iter().filter(|r| r.completed()).collect();
     let mut models: Vec<String> = Vec::new();
     let mut clients: Vec<u64> = Vec::new();
     for r in &done {

@@ -3,20 +3,21 @@ use super::*;
 use serde_json::json;
 
 /// Three rounds of `model` at 8 clients in `mode`: `rps` requests/s, scaled per round.
-fn visits(model: &str, mode: &str, rps: f64, noise: [f64; 3]) -> Vec<Value> {
+fn visits(model: &str, mode: &str, rps: f64, noise: [f64; 3]) -> Vec<ServersView> {
     (0..3)
         .map(|round| {
-            json!({
+            let record = json!({
                 "config": {"model": model, "clients": 8, "connection": mode},
                 "status": "completed", "visit": {"round": round},
                 "metrics": {"requests_per_s": rps * (1.0 + noise[round]),
                             "server": {"cpu_per_request_ns": 1000.0}},
-            })
+            });
+            serde_json::from_value(record).unwrap()
         })
         .collect()
 }
 
-fn study(threaded_kept: f64, noise: [f64; 3]) -> Vec<Value> {
+fn study(threaded_kept: f64, noise: [f64; 3]) -> Vec<ServersView> {
     let mut r = visits("epoll", "persistent", 20_000.0, [0.0; 3]);
     r.extend(visits("epoll", "per-request", 10_000.0, [0.01, -0.01, 0.0]));
     r.extend(visits("threaded", "persistent", 10_000.0, [0.0; 3]));
@@ -62,9 +63,9 @@ fn shares_the_rounds_cannot_separate_are_undecided_never_a_winner() {
 
 #[test]
 fn one_mode_measured_gives_no_churn_answer_and_leaves_the_others_on_all_visits() {
-    let one: Vec<Value> = study(0.2, [0.0; 3])
+    let one: Vec<ServersView> = study(0.2, [0.0; 3])
         .into_iter()
-        .filter(|r| r["config"]["connection"] == "persistent")
+        .filter(|r| connection_of(r) == "persistent")
         .collect();
     assert!(answer(&one, 0.05).is_none());
     let all = super::super::answers::answers(&study(0.2, [0.02, -0.02, 0.0]), 0.05);

@@ -1,18 +1,17 @@
 //! `servers --profile` in the report: each point's server-process profile (sampled in a
 //! window of its own after the measured one) as the breakdown's points, one series per model,
 //! ordered by clients.
+use super::visits::{point_of, ServersView};
 use crate::analysis::profile::{Profiled, SideProfile};
 use crate::measure::profile::Profile;
-use serde_json::Value;
 
 /// The profiled points of `records` (servers records as read back), by model then clients.
-pub fn points(records: &[Value]) -> Vec<Profiled> {
+pub fn points(records: &[ServersView]) -> Vec<Profiled> {
     let mut out: Vec<Profiled> = records
         .iter()
         .filter_map(|r| {
-            let profile: Profile = serde_json::from_value(r.get("profile")?.clone()).ok()?;
-            let model = r["config"]["model"].as_str().unwrap_or("?").to_string();
-            let clients = r["config"]["clients"].as_u64().unwrap_or(0);
+            let profile = r.profile.clone()?;
+            let (model, clients) = point_of(r);
             Some(Profiled {
                 series: model.clone(),
                 mechanism: model,

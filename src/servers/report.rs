@@ -4,13 +4,14 @@
 //! per second, p99 latency, server CPU per request and context switches per request. Rendered
 //! from the records exactly as `record` writes them, so `bytepath report DIR` renders the same
 //! report from the folder alone.
-use super::report_table::{clients_cell, hardware_note, label, server, status, study_table};
+use super::report_table::{clients_cell, hardware_note, label, status, study_table};
+use super::visits::{ServersConfig, ServersView};
 use crate::error::Error;
+use crate::record::view::shown;
 use crate::report::folder::MarkerHead;
 use crate::report::plot::axis::{Scale, TickFormat};
 use crate::report::plot::{escape, Datum, Series};
 use crate::report::study::{self, page, HTML};
-use serde_json::Value;
 use std::path::{Path, PathBuf};
 
 const TITLE: &str = "bytepath servers: TCP server models under many clients";
@@ -29,7 +30,7 @@ fn color(model: &str) -> &'static str {
 
 /// Models in the order the study measured them first (its --models order).
 /// With both connection modes, each model's per-request points are a series of their own.
-fn models(records: &[Value]) -> Vec<String> {
+fn models(records: &[ServersView]) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for r in records {
         if !out.contains(&label(r)) {
@@ -39,19 +40,16 @@ fn models(records: &[Value]) -> Vec<String> {
     out
 }
 
-fn notes(records: &[Value]) -> Vec<String> {
+fn notes(records: &[ServersView]) -> Vec<String> {
     let mut out = Vec::new();
     for r in records {
         let what = format!("{} at {} clients", label(r), clients_cell(r));
-        let errors: Vec<&str> = r["errors"]
-            .as_array()
-            .map(|e| e.iter().filter_map(Value::as_str).collect())
-            .unwrap_or_default();
+        let errors = r.errors();
         match status(r) {
             "refused" | "skipped" => out.push(format!(
                 "{what}: {}: {}",
                 status(r),
-                r["reason"].as_str().unwrap_or("no reason recorded")
+                r.reason.as_deref().unwrap_or("no reason recorded")
             )),
             "interrupted" => out.push(format!(
                 "{what}: interrupted (Ctrl-C); its figures cover the part measured"
@@ -64,15 +62,15 @@ fn notes(records: &[Value]) -> Vec<String> {
         if !errors.is_empty() {
             out.push(format!("{what}: {}: {}", status(r), errors.join("; ")));
         }
-        let accepted = server(r)["accepted_connections"].as_u64();
-        let clients = r["config"]["clients"].as_u64();
+        let accepted = r.server().and_then(|s| s.accepted_connections);
+        let clients = r.config().clients;
         if let (Some(a), Some(n)) = (accepted, clients) {
-            if a < n && status(r) == "completed" {
+            if a < n as f64 && status(r) == "completed" {
                 // The iterative server in a closed loop: the first client keeps it.
                 out.push(format!("{what}: the server accepted {a} of {n} connections; the figures cover only the clients it served"));
             }
         }
-        if let Some(capped) = r["config"]["clients_capped_reason"].as_str() {
+        if let Some(capped) = r.config().clients_capped_reason.as_deref() {
             out.push(format!("{what}: {capped}"));
         }
     }
@@ -82,27 +80,29 @@ fn notes(records: &[Value]) -> Vec<String> {
 /// How the figures were measured, from the first point's configuration and environment.
 /// What the client side did beyond the plain closed loop: connection churn, stalled clients,
 /// CPU placement.
-fn extras(records: &[Value], c: &Value) -> String {
-    let per_connection = c["requests_per_connection"]
-        .as_u64()
+fn extras(records: &[ServersView], c: &ServersConfig) -> String {
+    let per_connection = c
+        .requests_per_connection
         .map(|n| format!(" Each client closes its connection after {n} requests; the point ends when all have, or at the end of the measured time."))
         .unwrap_or_default()
         + if super::churn::both_modes(records) {
             " --connection persistent,per-request: each model measured both ways, the two visited back to back in every round; per-request clients close after every echo and connect again, so every such request's latency holds a handshake and the server model's accept path."
-        } else if c["connection"] == "per-request" {
+        } else if c.connection.as_deref() == Some("per-request") {
             " --connection per-request: each client closes after every echo and connects again, so every request's latency holds a handshake and the server model's accept path."
         } else {
             ""
         };
-    let stalled = match c["stalled_clients"].as_u64() {
+    let stalled = match c.stalled_clients {
         Some(n) if n > 0 => {
             format!(" {n} extra stalled clients connect and never finish a request.")
         }
         _ => String::new(),
     };
-    let pin = match (c["pin"].as_str(), &c["server_cpus"], &c["client_cpus"]) {
+    let pin = match (c.pin.as_deref(), &c.server_cpus, &c.client_cpus) {
         (Some("split"), server, clients) => format!(
-            " CPU placement: --placement split, the server process on CPUs {server}, the load generator on CPUs {clients}."
+            " CPU placement: --placement split, the server process on CPUs {}, the load generator on CPUs {}.",
+            shown(server),
+            shown(clients)
         ),
         (Some(p), _, _) => format!(" CPU placement: --placement {p} (the scheduler places both)."),
         (None, _, _) => String::new(),
@@ -120,50 +120,50 @@ fn verdicts(margin: f64) -> String {
     )
 }
 
-fn method(records: &[Value], status: &str, margin: f64) -> String {
+fn method(records: &[ServersView], status: &str, margin: f64) -> String {
     let Some(first) = records.first() else {
         return format!("No point was measured. Status: {status}.");
     };
-    let c = &first["config"];
-    let e = &first["environment"];
-    let load = match c["rate_per_s"].as_f64() {
+    let c = first.config();
+    let e = first.environment.clone().unwrap_or_default();
+    let load = match c.rate_per_s {
         Some(rate) => format!(
             "open loop at {rate:.0} requests/s over all clients, latency from each request's intended send time"
         ),
         None => "closed loop (each client sends its next request when the whole echo of the last has arrived), latency from send to the whole echo".into(),
     };
     let extras = extras(records, c);
-    let visits = match first["visit"]["seed"].as_u64() {
+    let visits = match first.visit.and_then(|v| v.seed) {
         Some(seed) => format!(
             " Visits: {} per point, each with the measured time above; {} (seed {seed}). Table and plots: means over a point's completed visits.",
-            records.iter().map(|r| r["visit"]["round"].as_u64().unwrap_or(0) + 1).max().unwrap_or(1),
+            records.iter().map(|r| super::visits::round(r) + 1).max().unwrap_or(1),
             super::ORDER
         ),
         None => " One visit per point (a folder from before visits).".into(),
     };
     let client_threads = records
         .iter()
-        .filter_map(|r| r["config"]["client_threads"].as_u64())
+        .filter_map(|r| r.config().client_threads)
         .max()
         .unwrap_or(0);
     format!(
         "Every point forks a fresh server process on loopback TCP and drives it with {} B requests, each echoed whole and checked byte for byte; {load}. {} s warm-up, then {} s measured per visit.{visits} Load: up to {client_threads} client threads in bytepath's own process, each with its own epoll over its share of the connections. Server threads: as the model has them (iterative one, threaded one per client, select/poll/uring one), epoll --server-threads {}.{extras} Server CPU per request: CPU time of the forked server process alone (all its threads, none of the load generator's), perf task-clock where counted, else getrusage(RUSAGE_SELF) user + system, over the measured window divided by the requests served; context switches per request likewise (perf, else getrusage voluntary + involuntary). Server peak RSS: the server's VmHWM, pages shared with bytepath since the fork included. Client CPU/thread: the client threads' CPU time as a share of the measured time, per thread (near 100 % means the load generator, not the server, was the limit). Latency percentiles from an HDR histogram. Environment: Linux {}, {}, {} online CPUs, allowed {}, RLIMIT_NOFILE {}. Status: {status}.{}",
-        c["size_bytes"],
-        c["warmup_s"],
-        c["duration_s"],
-        c["server_threads"],
-        e["kernel_release"].as_str().unwrap_or("?"),
-        e["cpu_model"].as_str().unwrap_or("?"),
-        e["online_cpus"],
-        e["allowed_cpus"].as_str().unwrap_or("?"),
-        c["open_file_limit"],
+        shown(&c.size_bytes),
+        shown(&c.warmup_s),
+        shown(&c.duration_s),
+        shown(&c.server_threads),
+        e.kernel_release.as_deref().unwrap_or("?"),
+        e.cpu_model.as_deref().unwrap_or("?"),
+        shown(&e.online_cpus),
+        e.allowed_cpus.as_deref().unwrap_or("?"),
+        shown(&c.open_file_limit),
         verdicts(margin),
     )
 }
 
 /// The study as a whole: failed or interrupted if a point was, interrupted if points are
 /// missing, else completed.
-fn overall(records: &[Value], planned: usize) -> &'static str {
+fn overall(records: &[ServersView], planned: usize) -> &'static str {
     if records.iter().any(|r| status(r) == "failed") {
         "failed"
     } else if records.len() < planned || records.iter().any(|r| status(r) == "interrupted") {
@@ -174,7 +174,7 @@ fn overall(records: &[Value], planned: usize) -> &'static str {
 }
 
 /// One series per model: `value` of each completed point against its clients.
-fn series(records: &[Value], value: impl Fn(&Value) -> Option<f64>) -> Vec<Series> {
+fn series(records: &[ServersView], value: impl Fn(&ServersView) -> Option<f64>) -> Vec<Series> {
     models(records)
         .into_iter()
         .map(|name| Series {
@@ -185,7 +185,7 @@ fn series(records: &[Value], value: impl Fn(&Value) -> Option<f64>) -> Vec<Serie
                 .iter()
                 .filter(|r| label(r) == name && status(r) == "completed")
                 .filter_map(|r| {
-                    let clients = r["config"]["clients"].as_f64()?;
+                    let clients = r.config().clients? as f64;
                     // A log axis has no place for zero; such a point is in the table.
                     let y = value(r).filter(|&y| y > 0.0)?;
                     Some(Datum {
@@ -215,30 +215,30 @@ type Figure = (
     &'static str,
     &'static str,
     &'static str,
-    fn(&Value) -> Option<f64>,
+    fn(&ServersView) -> Option<f64>,
 );
 const FIGURES: [Figure; 4] = [
     ("servers-rps", "Requests per second", "requests/s", |r| {
-        r["metrics"]["requests_per_s"].as_f64()
+        r.metrics.as_ref()?.requests_per_s
     }),
     ("servers-p99", "p99 latency", "p99 latency (µs)", |r| {
-        r["metrics"]["latency_ns"]["p99"].as_f64().map(|v| v / 1e3)
+        r.metrics.as_ref()?.latency_ns?.p99.map(|v| v / 1e3)
     }),
     (
         "servers-cpu",
         "Server CPU per request",
         "server CPU ns per request",
-        |r| server(r)["cpu_per_request_ns"].as_f64(),
+        |r| r.server()?.cpu_per_request_ns,
     ),
     (
         "servers-cs",
         "Context switches per request (server)",
         "context switches per request",
-        |r| server(r)["context_switches_per_request"].as_f64(),
+        |r| r.server()?.context_switches_per_request,
     ),
 ];
 
-pub fn markdown(records: &[Value], status: &str, margin: f64) -> String {
+pub fn markdown(records: &[ServersView], status: &str, margin: f64) -> String {
     let points = &super::visits::points(records);
     let mut out = format!(
         "# {TITLE}\n\n{}## How this was measured\n\n{}\n\n",
@@ -261,7 +261,7 @@ pub fn markdown(records: &[Value], status: &str, margin: f64) -> String {
     out
 }
 
-pub fn html(records: &[Value], status: &str, margin: f64) -> String {
+pub fn html(records: &[ServersView], status: &str, margin: f64) -> String {
     let points = &super::visits::points(records);
     let mut body = study::answers_html(&answers(records, points, margin));
     body += &format!(
@@ -292,7 +292,11 @@ pub fn html(records: &[Value], status: &str, margin: f64) -> String {
 
 /// The study's own answers (from every visit), then with `--profile` where each model's CPU
 /// goes (from the points, which carry their profiled visit).
-fn answers(records: &[Value], points: &[Value], margin: f64) -> Vec<crate::analysis::Answer> {
+fn answers(
+    records: &[ServersView],
+    points: &[ServersView],
+    margin: f64,
+) -> Vec<crate::analysis::Answer> {
     let mut out = super::answers::answers(records, margin);
     out.extend(crate::analysis::profile::answer_for(
         &super::profile_points::points(points),
@@ -303,7 +307,12 @@ fn answers(records: &[Value], points: &[Value], margin: f64) -> Vec<crate::analy
 
 /// Writes report.md and report.html for the points measured so far (all of them, or those
 /// before a failure or Ctrl-C) out of `planned`; returns the HTML path.
-pub fn write(dir: &Path, records: &[Value], planned: usize, margin: f64) -> Result<PathBuf, Error> {
+pub fn write(
+    dir: &Path,
+    records: &[ServersView],
+    planned: usize,
+    margin: f64,
+) -> Result<PathBuf, Error> {
     let status = overall(&super::visits::points(records), planned);
     study::write(
         dir,
@@ -330,7 +339,7 @@ pub fn at_end(dir: &Path, json: bool) -> Result<(), Error> {
 pub fn rerender(dir: &Path) -> Result<PathBuf, Error> {
     study::marker(dir)?; // a folder without a readable marker is refused with its reason
     let head = MarkerHead::read(dir).unwrap_or_default();
-    let records: Vec<Value> = study::records(dir)?;
+    let records: Vec<ServersView> = study::records(dir)?;
     // A folder from before --margin was judged with the default.
     let margin = head
         .margin()

@@ -1,10 +1,12 @@
 //! What a sweep shows while it runs: an indicatif progress bar (round, current visit,
 //! done/planned, ETA) when stdout is a terminal, and one plain line per finished visit
 //! otherwise (logs, CI); at the end one line per point with its interval.
+use crate::record::view::RunView;
 use crate::record::VisitKind;
 use crate::report::units;
 use crate::stats::schedule::PlannedVisit;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use serde::Deserialize;
 use serde_json::Value;
 use std::io::IsTerminal;
 
@@ -70,19 +72,26 @@ fn round_label(planned: &PlannedVisit) -> String {
     }
 }
 
+/// A record as written, read for its line (a record this build wrote always reads).
+fn view(record: &Value) -> RunView {
+    RunView::deserialize(record).unwrap_or_default()
+}
+
 /// `round 2: [ 3/16] gather/stream/4096/2  12.345 Gbit/s` — one visit's own figure.
 pub fn visit_line(planned: &PlannedVisit, total: usize, record: &Value) -> String {
+    let record = view(record);
     let width = total.to_string().len();
     let key = record
-        .pointer("/visit/key")
-        .and_then(Value::as_str)
+        .visit
+        .as_ref()
+        .and_then(|v| v.key.as_deref())
         .unwrap_or("?");
     let head = format!(
         "{}: [{:>width$}/{total}] {key}",
         round_label(planned),
         planned.point + 1
     );
-    match outcome(record) {
+    match outcome(&record) {
         Some(problem) => format!("{head}  {problem}"),
         None if planned.kind == VisitKind::Counters => {
             format!("{head}  perf counters open (kept apart from the headline figures)")
@@ -90,86 +99,82 @@ pub fn visit_line(planned: &PlannedVisit, total: usize, record: &Value) -> Strin
         None if planned.kind == VisitKind::Profile => {
             format!("{head}  sides sampled (kept apart from the headline figures)")
         }
-        None => format!("{head}  {}", visit_figure(record)),
+        None => format!("{head}  {}", visit_figure(&record)),
     }
 }
 
 /// What went wrong with a record, if anything.
-fn outcome(record: &Value) -> Option<String> {
-    match record["status"].as_str() {
-        Some("failed") => {
-            let errors: Vec<&str> = record["errors"]
-                .as_array()
-                .map(|a| a.iter().filter_map(Value::as_str).collect())
-                .unwrap_or_default();
-            Some(format!("FAILED: {}", errors.join("; ")))
-        }
+fn outcome(record: &RunView) -> Option<String> {
+    match record.status.as_deref() {
+        Some("failed") => Some(format!("FAILED: {}", record.errors().join("; "))),
         Some("skipped") => Some(format!(
             "skipped: {}",
-            record["skipped_reason"].as_str().unwrap_or("?")
+            record.skipped_reason.as_deref().unwrap_or("?")
         )),
         Some("interrupted") => Some("interrupted: --resume makes it again".into()),
         _ => None,
     }
 }
 
+/// The measured side's whole-window rate: the client's messages (rr, crr) or the receiver's
+/// Gbit/s (stream).
+fn messages_per_s(record: &RunView) -> Option<f64> {
+    record.side(0)?.messages_per_s
+}
+fn receiver_gbps(record: &RunView) -> Option<f64> {
+    record.side(1)?.throughput_gbps
+}
+
 /// A visit's whole-window figure of the measured side.
-fn visit_figure(record: &Value) -> String {
-    match record["config"]["pattern"].as_str() {
-        Some("rr") => record["sides"][0]["messages_per_s"]
-            .as_f64()
-            .map_or("no figure".into(), |v| {
-                format!("{} round trips/s", units::count(v))
-            }),
-        Some("crr") => record["sides"][0]["messages_per_s"]
-            .as_f64()
-            .map_or("no figure".into(), |v| {
-                format!("{} transactions/s", units::count(v))
-            }),
-        _ => record["sides"][1]["throughput_gbps"]
-            .as_f64()
-            .map_or("no figure".into(), |v| format!("{v:.3} Gbit/s")),
+fn visit_figure(record: &RunView) -> String {
+    match record.config().pattern() {
+        "rr" => messages_per_s(record).map_or("no figure".into(), |v| {
+            format!("{} round trips/s", units::count(v))
+        }),
+        "crr" => messages_per_s(record).map_or("no figure".into(), |v| {
+            format!("{} transactions/s", units::count(v))
+        }),
+        _ => receiver_gbps(record).map_or("no figure".into(), |v| format!("{v:.3} Gbit/s")),
     }
 }
 
 /// `[ 3/16] gather/stream/4096/2  12.345 Gbit/s ± 1.2 %  (4 visits; ci_target_met)`.
 pub fn point_line(index: usize, total: usize, record: &Value) -> String {
+    let record = view(record);
     let width = total.to_string().len();
-    let key = record
-        .pointer("/sweep_point/key")
-        .and_then(Value::as_str)
-        .unwrap_or("?");
+    let key = record.key().unwrap_or("?");
     let head = format!("[{:>width$}/{total}] {key}", index + 1);
-    match outcome(record) {
+    match outcome(&record) {
         Some(problem) => format!("{head}  {problem}"),
         None => {
             let mismatch = record
-                .pointer("/verify/mismatched_bytes")
-                .and_then(Value::as_u64)
+                .verify
+                .and_then(|v| v.mismatched_bytes)
                 .filter(|&n| n > 0)
                 .map_or(String::new(), |n| format!("  VERIFY: {n} bytes wrong"));
-            format!("{head}  {}{mismatch}", headline(record))
+            format!("{head}  {}{mismatch}", headline(&record))
         }
     }
 }
 
 /// The point's headline figure with its CI and why it stopped, from the statistics block;
 /// without one, the whole-run figure of the measured side.
-pub fn headline(record: &Value) -> String {
-    let stats = &record["statistics"];
-    let metric = stats["metric"]
-        .as_str()
-        .unwrap_or(match record["config"]["pattern"].as_str() {
-            Some("rr") => "round_trips_per_s",
-            Some("crr") => "transactions_per_s",
+fn headline(record: &RunView) -> String {
+    let stats = record.statistics.clone().unwrap_or_default();
+    let metric = stats
+        .metric
+        .as_deref()
+        .unwrap_or(match record.config().pattern() {
+            "rr" => "round_trips_per_s",
+            "crr" => "transactions_per_s",
             _ => "throughput_gbps",
         });
-    let (mean, ci) = match stats["summary"].as_object() {
-        Some(s) => (s["mean"].as_f64(), s["ci95_rel"].as_f64()),
+    let (mean, ci) = match stats.summary {
+        Some(s) => (Some(s.mean), Some(s.ci95_rel)),
         None if metric == "round_trips_per_s" || metric == "transactions_per_s" => {
-            (record["sides"][0]["messages_per_s"].as_f64(), None)
+            (messages_per_s(record), None)
         }
-        None => (record["sides"][1]["throughput_gbps"].as_f64(), None),
+        None => (receiver_gbps(record), None),
     };
     let figure = match (mean, metric) {
         (None, _) => "no figure".to_string(),
@@ -179,11 +184,12 @@ pub fn headline(record: &Value) -> String {
     };
     let ci = ci.map_or(String::new(), |c| format!(" ± {:.1} %", c * 100.0));
     let visits = stats
-        .pointer("/visits/count")
-        .and_then(Value::as_u64)
-        .map_or(String::new(), |n| format!("{n} visits; "));
-    let stop = stats["stop_reason"]
-        .as_str()
+        .visits
+        .as_ref()
+        .map_or(String::new(), |v| format!("{} visits; ", v.count));
+    let stop = stats
+        .stop_reason
+        .as_deref()
         .map_or(String::new(), |r| format!("  ({visits}{r})"));
     format!("{figure}{ci}{stop}")
 }
@@ -200,8 +206,13 @@ mod tests {
             "sweep_point": {"key": "gather/stream/4096/2"},
             "config": {"pattern": "stream"},
             "statistics": {"metric": "throughput_gbps", "stop_reason": "ci_target_met",
-                           "summary": {"mean": 12.3456, "ci95_rel": 0.012},
-                           "visits": {"count": 4}},
+                           "summary": {"n": 4, "mean": 12.3456, "stddev": 0.1,
+                                       "ci95_low": 12.2, "ci95_high": 12.5,
+                                       "ci95_half_width": 0.15, "ci95_rel": 0.012},
+                           "visits": {"count": 4, "min_visits": 3, "visit_s": 0.3,
+                                      "warmup_s": 0.1, "rounds": [0, 1, 2, 3],
+                                      "between_visit_cv": null, "within_visit_cv": null,
+                                      "counters_round": null}},
         });
         assert_eq!(
             point_line(2, 16, &record),
@@ -239,7 +250,7 @@ mod tests {
             "config": {"pattern": "rr"},
             "sides": [{"messages_per_s": 45_200.0}, {}],
         });
-        assert_eq!(headline(&record), "45.2 k round trips/s");
+        assert_eq!(headline(&view(&record)), "45.2 k round trips/s");
     }
 
     #[test]

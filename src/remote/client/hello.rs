@@ -9,14 +9,24 @@ use crate::remote::protocol::{self, Message, VERSION};
 use crate::remote::{capabilities, REVERSE, SERVERS};
 use std::net::TcpStream;
 
+/// What every protocol version's hello has in common: its type and its version (the rest of
+/// another version's hello may not read as this version's `Message`).
+#[derive(serde::Deserialize)]
+struct AnyHello {
+    #[serde(rename = "type")]
+    kind: String,
+    #[serde(default)]
+    version: Option<u64>,
+}
+
 /// The version a hello of another protocol version names, if it is one.
 fn other_version(hello: &[u8]) -> Option<u32> {
-    let value: serde_json::Value = serde_json::from_slice(hello).ok()?;
-    if value["type"] != "server_hello" {
+    let hello: AnyHello = serde_json::from_slice(hello).ok()?;
+    if hello.kind != "server_hello" {
         return None;
     }
-    value["version"]
-        .as_u64()
+    hello
+        .version
         .and_then(|v| u32::try_from(v).ok())
         .filter(|&v| v != VERSION)
 }
