@@ -60,7 +60,12 @@ pub mod analysis;
 /// Exporters (JSON, CSV, Markdown, HTML with inline SVG) and folder reading.
 pub mod report;
 
-// Layer 7: the studies.
+// Layer 7: what every study shares.
+/// The one study driver: a results folder, its marker, the stream, the probe, the canaries,
+/// the settle, the report and the ending, around what each study measures.
+pub mod study;
+
+// Layer 8: the studies.
 /// `bytepath compare`: paired comparison of two results folders.
 pub mod compare;
 /// `bytepath file`: moving a file's bytes to a socket, warm and cold cache.
@@ -76,7 +81,7 @@ pub mod servers;
 /// `bytepath sweep`: a matrix of points in interleaved visits.
 pub mod sweep;
 
-// Layer 8: other hosts and other formats.
+// Layer 9: other hosts and other formats.
 /// `bytepath export`: any study's folder as OpenMetrics, CSV or JSON.
 pub mod export;
 /// The control protocol, `bytepath server` and the client placement.
@@ -84,7 +89,7 @@ pub mod remote;
 /// Where the two sides of a flow run: this host, two namespaces, or a remote server.
 pub mod sides;
 
-// Layer 9: the command line.
+// Layer 10: the command line.
 /// Each command's flags to its spec, and spec to study; one-line errors.
 pub mod args;
 /// The clap structs of the command line.

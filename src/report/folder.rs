@@ -7,7 +7,8 @@ use super::csv;
 use super::stream::JsonStream;
 use crate::error::{bad, Error};
 use crate::record::{self, SCHEMA_VERSION};
-use serde_json::{json, Value};
+use serde::Deserialize;
+use serde_json::Value;
 use std::collections::HashSet;
 use std::fs::{self, File, OpenOptions};
 use std::io::Write;
@@ -219,23 +220,68 @@ fn create_default_dir() -> Result<PathBuf, Error> {
     unreachable!("the loop returns")
 }
 
-/// The marker of a new sweep: what makes a folder a bytepath results folder.
 /// What a sweep folder's marker says it is.
 pub const SWEEP_KIND: &str = super::study_kind::StudyKind::Sweep.marker();
 
-pub fn marker(kind: &str, spec: Value, arguments: Value, points: usize, order: &str) -> Value {
-    let now = unix_now();
-    json!({
-        "kind": kind,
-        "schema_version": SCHEMA_VERSION,
-        "bytepath_version": env!("CARGO_PKG_VERSION"),
-        "started_unix_s": now,
-        "started_utc": iso_utc(now),
-        "points": points,
-        "order": order,
-        "arguments": arguments,
-        "spec": spec,
-    })
+/// A results folder's marker (`sweep.json`): what makes a folder a bytepath results folder,
+/// which study wrote it, when, with which flags and settings.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Marker {
+    pub kind: &'static str,
+    pub schema_version: u32,
+    pub bytepath_version: &'static str,
+    pub started_unix_s: u64,
+    pub started_utc: String,
+    /// Points (or runs, or transfers) the study plans.
+    pub points: usize,
+    /// How its visits are ordered, in words.
+    pub order: &'static str,
+    /// The flags as given.
+    pub arguments: Value,
+    /// The study's validated settings: on `--resume` they must be the same.
+    pub spec: Value,
+}
+
+impl Marker {
+    /// The marker of a study of `kind` starting now.
+    pub fn new(
+        kind: super::study_kind::StudyKind,
+        spec: Value,
+        arguments: Value,
+        points: usize,
+        order: &'static str,
+    ) -> Marker {
+        let now = unix_now();
+        Marker {
+            kind: kind.marker(),
+            schema_version: SCHEMA_VERSION,
+            bytepath_version: env!("CARGO_PKG_VERSION"),
+            started_unix_s: now,
+            started_utc: iso_utc(now),
+            points,
+            order,
+            arguments,
+            spec,
+        }
+    }
+
+    /// As written: a JSON object, its keys sorted.
+    pub fn to_value(&self) -> Value {
+        serde_json::to_value(self).expect("a marker is plain data")
+    }
+}
+
+/// The marker of a study of `kind` (its marker text), as a value. The studies not yet on
+/// the study driver build theirs here.
+pub fn marker(
+    kind: &str,
+    spec: Value,
+    arguments: Value,
+    points: usize,
+    order: &'static str,
+) -> Value {
+    let kind = super::study_kind::StudyKind::from_marker(kind).expect("a known study kind");
+    Marker::new(kind, spec, arguments, points, order).to_value()
 }
 
 /// What a reader needs of any study's marker beyond its kind, typed: the points it planned
@@ -277,24 +323,49 @@ pub fn saved_seed(dir: &Path) -> Option<u64> {
     MarkerHead::read(dir)?.spec.seed
 }
 
+/// What `--resume` reads of a saved marker. Markers of every schema read: a setting a
+/// folder lacks is absent.
+#[derive(serde::Deserialize)]
+struct SavedMarker {
+    #[serde(default)]
+    kind: Option<String>,
+    #[serde(default)]
+    schema_version: Option<u64>,
+    #[serde(default)]
+    spec: serde_json::Map<String, Value>,
+}
+
 /// A resumed sweep must be the same sweep: same schema family, same settings.
 fn check_marker(dir: &Path, marker: &Value) -> Result<(), Error> {
     let path = dir.join(MARKER);
     let text = fs::read_to_string(&path).map_err(file_error(&path))?;
-    let saved: Value = serde_json::from_str(&text)
-        .map_err(|e| bad::<Error>(format!("{}: not a bytepath marker ({e})", path.display())))?;
-    record::check_schema(&path, None, &saved)?;
-    if saved["kind"] == SWEEP_KIND && saved["schema_version"].as_u64() < Some(2) {
+    let not_a_marker = |e: serde_json::Error| {
+        bad::<Error>(format!("{}: not a bytepath marker ({e})", path.display()))
+    };
+    let value: Value = serde_json::from_str(&text).map_err(not_a_marker)?;
+    record::check_schema(&path, None, &value)?;
+    let saved = SavedMarker::deserialize(&value).map_err(not_a_marker)?;
+    if saved.kind.as_deref() == Some(SWEEP_KIND) && saved.schema_version < Some(2) {
         return Err(bad(format!(
             "--resume: {} holds a sweep of schema 1, whose points were measured as one stretch each; this bytepath measures points in visits and cannot continue it; start a new folder (`bytepath report` and `compare` still read it)",
             dir.display()
         )));
     }
     // Round-trip the current spec through the same parser, so floats compare exactly.
-    let now: Value = serde_json::from_str(&marker["spec"].to_string()).expect("JSON");
-    let empty = serde_json::Map::new();
-    let then = saved["spec"].as_object().unwrap_or(&empty);
-    let now = now.as_object().unwrap_or(&empty);
+    let now = SavedMarker::deserialize(
+        &serde_json::from_str::<Value>(&marker.to_string()).expect("JSON"),
+    )
+    .map_err(not_a_marker)?
+    .spec;
+    same_settings(dir, &saved.spec, &now)
+}
+
+/// Every setting of the saved spec and of the current one alike, key by key.
+fn same_settings(
+    dir: &Path,
+    then: &serde_json::Map<String, Value>,
+    now: &serde_json::Map<String, Value>,
+) -> Result<(), Error> {
     // Both ways: a setting only present when used (`network`, `remote`) must not be dropped
     // on resume either, or a remote sweep would be continued on loopback.
     let keys = now
@@ -302,15 +373,29 @@ fn check_marker(dir: &Path, marker: &Value) -> Result<(), Error> {
         .chain(then.keys().filter(|k| !now.contains_key(*k)));
     for key in keys {
         let value = now.get(key).unwrap_or(&Value::Null);
-        if then.get(key).unwrap_or(&Value::Null) != value {
+        let before = then.get(key).unwrap_or(&Value::Null);
+        if before != value {
             return Err(bad(format!(
-                "--resume: {} was started with other settings ({key}: {} then, {value} now); give the same flags as when it started",
-                dir.display(),
-                then.get(key).unwrap_or(&Value::Null)
+                "--resume: {} was started with other settings ({key}: {before} then, {value} now); give the same flags as when it started",
+                dir.display()
             )));
         }
     }
     Ok(())
+}
+
+/// What `--resume` reads of a saved record: its point's key and how it ended.
+#[derive(serde::Deserialize)]
+struct SavedRecord {
+    #[serde(default)]
+    sweep_point: Option<SavedPoint>,
+    #[serde(default)]
+    status: Option<String>,
+}
+
+#[derive(serde::Deserialize)]
+struct SavedPoint {
+    key: String,
 }
 
 /// Reads results.jsonl: keeps the completed record of each key; drops failed and interrupted
@@ -325,24 +410,24 @@ fn load_prior(dir: &Path) -> Result<Prior, Error> {
         ..Prior::default()
     };
     for line in file.lines {
-        let Some(key) = line
-            .record
-            .pointer("/sweep_point/key")
-            .and_then(Value::as_str)
-        else {
-            return Err(bad(format!(
-                "{}:{}: a record without sweep_point.key",
-                dir.join(RESULTS_JSONL).display(),
-                line.line_number
-            )));
+        let saved = SavedRecord::deserialize(&line.record).ok();
+        let (key, status) = match saved {
+            Some(SavedRecord {
+                sweep_point: Some(point),
+                status,
+            }) => (point.key, status),
+            _ => {
+                return Err(bad(format!(
+                    "{}:{}: a record without sweep_point.key",
+                    dir.join(RESULTS_JSONL).display(),
+                    line.line_number
+                )))
+            }
         };
         // A skipped point is not measured again: the kernel still lacks what it needs.
-        if !matches!(
-            line.record["status"].as_str(),
-            Some("completed" | "skipped")
-        ) {
+        if !matches!(status.as_deref(), Some("completed" | "skipped")) {
             prior.remeasured += 1;
-        } else if prior.done.insert(key.to_string()) {
+        } else if prior.done.insert(key) {
             prior.records.push(Saved {
                 line: line.text,
                 value: line.record,
@@ -390,8 +475,12 @@ pub fn write_atomically(path: &Path, text: &str) -> Result<(), Error> {
 
 impl ResultsFolder {
     /// From now on every record appended also goes to `stream` as a point or visit line
-    /// (after it is on disk). Writes the stream's start line: `command` and this folder's
-    /// `marker`.
+    /// (after it is on disk).
+    pub fn stream_as(&mut self, stream: &JsonStream, kind: StreamAs) {
+        self.stream = (stream.clone(), kind);
+    }
+
+    /// As `stream_as`, writing the stream's start line first: `command` and `marker`.
     pub fn stream_to(
         &mut self,
         output: &StudyOutput,
@@ -400,7 +489,7 @@ impl ResultsFolder {
         kind: StreamAs,
     ) {
         output.stream.start_study(command, marker, &self.dir);
-        self.stream = (output.stream.clone(), kind);
+        self.stream_as(&output.stream, kind);
     }
 
     /// Appends one record to both files and forces it to disk before returning.
@@ -465,6 +554,7 @@ pub fn iso_utc(unix_s: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn temp_dir(name: &str) -> PathBuf {
         let dir =
@@ -474,7 +564,8 @@ mod tests {
     }
 
     fn marker_for(spec: Value) -> Value {
-        marker(SWEEP_KIND, spec, json!({}), 2, "test")
+        let sweep = crate::report::study_kind::StudyKind::Sweep;
+        Marker::new(sweep, spec, json!({}), 2, "test").to_value()
     }
 
     fn record(key: &str, status: &str) -> Saved {
