@@ -149,6 +149,20 @@ pub struct ReportOptions {
     pub margin: Option<f64>,
 }
 
+impl ReportOptions {
+    /// Refuses `--output` for a study that renders its own folder: its report is written
+    /// into the folder itself.
+    pub fn folder_only(&self, kind: StudyKind) -> Result<(), Error> {
+        match self.output {
+            Some(_) => Err(crate::error::bad(format!(
+                "--output: a {} folder's report is written into the folder itself; leave --output out",
+                kind.name()
+            ))),
+            None => Ok(()),
+        }
+    }
+}
+
 /// A study under way, as the driver hands it to the study: its folder, the command line's
 /// output settings, Ctrl-C, and the machine.
 pub struct Run<'a, F> {

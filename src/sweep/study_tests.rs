@@ -348,6 +348,7 @@ fn a_disturbed_visit_is_made_once_more_at_its_rounds_end_and_counted_once() {
     sweep(&spec, &runner, &machine, &dir, (false, &QUIET));
     let made = visits(&dir);
     assert_eq!(made.len(), 5, "4 visits and the disturbed one again");
+    assert_eq!(machine.visits(), 5);
     let first = made[0].visit.as_ref().unwrap();
     let again = made[2].visit.as_ref().unwrap();
     assert_eq!((again.key.as_str(), again.round), (first.key.as_str(), 0));
@@ -449,4 +450,42 @@ fn a_point_that_fails_both_tries_fails_the_sweep() {
         .map(|r| r.sweep_point.unwrap().key)
         .collect();
     assert_eq!(failed, ["gather/stream/4096/1"]);
+}
+
+#[test]
+fn a_point_this_kernel_lacks_is_visited_once_and_skipped_without_failing_the_sweep() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path().join("sweep");
+    let spec = spec(&[
+        "--mechanisms",
+        "copy,zerocopy",
+        "--sizes",
+        "4K",
+        "--min-visits",
+        "3",
+        "--budget",
+        "1s",
+    ]);
+    let runner = ScriptedRunner::new(|spec: &RunSpec, _| match spec.mechanism.name() {
+        "zerocopy" => Figure::Skipped("zerocopy: unavailable here".into()),
+        _ => Figure::Measured {
+            headline: 10.0,
+            cpu_ns_per_byte: 0.5,
+        },
+    });
+    let machine = ScriptedMachine::new(|_| 1.0);
+    let status = sweep(&spec, &runner, &machine, &dir, (false, &QUIET));
+    assert_eq!(status, Status::Success);
+    let zerocopy = runner
+        .runs()
+        .iter()
+        .filter(|r| r.mechanism.name() == "zerocopy")
+        .count();
+    assert_eq!((runner.runs().len(), zerocopy), (4, 1));
+    let skipped: Vec<String> = points(&dir)
+        .into_iter()
+        .filter(|r| r.status == "skipped")
+        .map(|r| r.skipped_reason.unwrap())
+        .collect();
+    assert_eq!(skipped, ["zerocopy: unavailable here"]);
 }
