@@ -16,7 +16,7 @@ use crate::report::visit_folder::{PriorVisits, VisitFolder};
 use crate::stats::point::VisitPlan;
 use crate::stats::schedule::{PlannedVisit, Schedule};
 use crate::study::rounds::{self, Made, Visits};
-use crate::study::{Ending, Outcome, Plan, ReportOptions, Run, Study, Watching};
+use crate::study::{Ending, Outcome, Plan, ReportOptions, Study, Underway, Watching};
 use std::path::{Path, PathBuf};
 
 /// How the visits are ordered, as the marker and the report state it.
@@ -80,7 +80,7 @@ impl Study for Ipc<'_> {
     }
 
     /// Says where the sides run, what is left out and where the results go.
-    fn begin(&mut self, run: &mut Run<'_, VisitFolder>, _: PriorVisits) -> Result<(), Error> {
+    fn begin(&mut self, run: &mut Underway<'_, VisitFolder>, _: PriorVisits) -> Result<(), Error> {
         let spec = self.spec;
         if let Some(place) = self.sides.announce() {
             println!("ipc: sides {place}");
@@ -99,7 +99,7 @@ impl Study for Ipc<'_> {
         Ok(())
     }
 
-    fn measure(&mut self, run: &mut Run<'_, VisitFolder>) -> Result<Ending, Error> {
+    fn measure(&mut self, run: &mut Underway<'_, VisitFolder>) -> Result<Ending, Error> {
         let groups = rounds::groups(&self.points, |p| (p.measure, p.size));
         let schedule = Schedule::new(groups, self.spec.seed);
         rounds::every_group(run, schedule, self.spec.visits, self)
@@ -107,7 +107,7 @@ impl Study for Ipc<'_> {
 
     fn points(
         &mut self,
-        run: &mut Run<'_, VisitFolder>,
+        run: &mut Underway<'_, VisitFolder>,
         ending: Ending,
     ) -> Result<Vec<RunRecord>, Error> {
         let records = self.point_records(ending);
@@ -119,7 +119,11 @@ impl Study for Ipc<'_> {
         super::report::write(dir, options.output.as_deref())
     }
 
-    fn outcome(&self, _: &Run<'_, VisitFolder>, records: &[RunRecord]) -> Result<Outcome, Error> {
+    fn outcome(
+        &self,
+        _: &Underway<'_, VisitFolder>,
+        records: &[RunRecord],
+    ) -> Result<Outcome, Error> {
         let failed = self.failed || records.iter().any(|r| r.status == "failed");
         Ok(match failed {
             true => Outcome::Failed { said: None },
@@ -133,7 +137,7 @@ impl Visits<VisitFolder> for Ipc<'_> {
     /// takes its place in the point's figures (both stay in visits.jsonl).
     fn make(
         &mut self,
-        run: &mut Run<'_, VisitFolder>,
+        run: &mut Underway<'_, VisitFolder>,
         planned: &PlannedVisit,
         again: bool,
     ) -> Result<Made, Error> {
@@ -174,7 +178,7 @@ impl Visits<VisitFolder> for Ipc<'_> {
 
 impl Ipc<'_> {
     /// Measures one visit; a visit that cannot run becomes a failed record, never an error.
-    fn visit(&self, run: &Run<'_, VisitFolder>, planned: &PlannedVisit) -> RunRecord {
+    fn visit(&self, run: &Underway<'_, VisitFolder>, planned: &PlannedVisit) -> RunRecord {
         let (spec, point) = (self.spec, &self.points[planned.point]);
         let placed = self.sides.place(spec.run_spec(point));
         let cpus = run_cpus(&spec.pinning, 1, &spec.cpus);

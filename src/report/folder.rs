@@ -271,19 +271,6 @@ impl Marker {
     }
 }
 
-/// The marker of a study of `kind` (its marker text), as a value. The studies not yet on
-/// the study driver build theirs here.
-pub fn marker(
-    kind: &str,
-    spec: Value,
-    arguments: Value,
-    points: usize,
-    order: &'static str,
-) -> Value {
-    let kind = super::study_kind::StudyKind::from_marker(kind).expect("a known study kind");
-    Marker::new(kind, spec, arguments, points, order).to_value()
-}
-
 /// What a reader needs of any study's marker beyond its kind, typed: the points it planned
 /// and the settings every study records alike. Folders from before a setting lack it.
 #[derive(Debug, Default, serde::Deserialize)]
@@ -478,18 +465,6 @@ impl ResultsFolder {
     /// (after it is on disk).
     pub fn stream_as(&mut self, stream: &JsonStream, kind: StreamAs) {
         self.stream = (stream.clone(), kind);
-    }
-
-    /// As `stream_as`, writing the stream's start line first: `command` and `marker`.
-    pub fn stream_to(
-        &mut self,
-        output: &StudyOutput,
-        command: &str,
-        marker: &Value,
-        kind: StreamAs,
-    ) {
-        output.stream.start_study(command, marker, &self.dir);
-        self.stream_as(&output.stream, kind);
     }
 
     /// Appends one record to both files and forces it to disk before returning.

@@ -51,19 +51,19 @@ pub trait Study {
     /// Before the first round, with what a resumed folder held: its set-up and opening lines.
     fn begin(
         &mut self,
-        run: &mut Run<'_, Self::Folder>,
+        run: &mut Underway<'_, Self::Folder>,
         prior: <Self::Folder as StudyFolder>::Prior,
     ) -> Result<(), Error>;
 
     /// Its rounds of visits (or transfers, or runs), each record saved through `run` as it
     /// ends; whether Ctrl-C ended them.
-    fn measure(&mut self, run: &mut Run<'_, Self::Folder>) -> Result<Ending, Error>;
+    fn measure(&mut self, run: &mut Underway<'_, Self::Folder>) -> Result<Ending, Error>;
 
     /// Every point's record once the rounds have ended, each saved where the study keeps its
     /// points; the driver publishes them.
     fn points(
         &mut self,
-        run: &mut Run<'_, Self::Folder>,
+        run: &mut Underway<'_, Self::Folder>,
         ending: Ending,
     ) -> Result<Vec<Self::Point>, Error>;
 
@@ -73,7 +73,7 @@ pub trait Study {
     }
 
     /// What the study prints once its points are published (a table, its `--json`).
-    fn show(&self, _run: &Run<'_, Self::Folder>, _points: &[Self::Point]) {}
+    fn show(&self, _run: &Underway<'_, Self::Folder>, _points: &[Self::Point]) {}
 
     /// Renders a folder of this study (what `bytepath report DIR` does); the HTML path.
     fn render(dir: &Path, options: &ReportOptions) -> Result<PathBuf, Error>
@@ -92,7 +92,7 @@ pub trait Study {
     /// it says then.
     fn outcome(
         &self,
-        run: &Run<'_, Self::Folder>,
+        run: &Underway<'_, Self::Folder>,
         points: &[Self::Point],
     ) -> Result<Outcome, Error>;
 
@@ -119,7 +119,7 @@ pub struct Watching<'a> {
     pub probe: bool,
     /// `--settle`: how, and on which CPUs (none: the study starts at once).
     pub settle: Option<(&'a Watch, Vec<usize>)>,
-    /// The CPUs this process may use: the probe and the canaries (`Run::canary`) run on them.
+    /// The CPUs this process may use: the probe and the canaries (`Underway::canary`) run on them.
     pub cpus: Vec<usize>,
 }
 
@@ -165,7 +165,7 @@ impl ReportOptions {
 
 /// A study under way, as the driver hands it to the study: its folder, the command line's
 /// output settings, Ctrl-C, and the machine.
-pub struct Run<'a, F> {
+pub struct Underway<'a, F> {
     pub folder: F,
     pub output: &'a StudyOutput,
     pub interrupt: &'a AtomicBool,
@@ -173,7 +173,7 @@ pub struct Run<'a, F> {
     canary_cpus: Vec<usize>,
 }
 
-impl<F: StudyFolder> Run<'_, F> {
+impl<F: StudyFolder> Underway<'_, F> {
     pub fn dir(&self) -> &Path {
         self.folder.dir()
     }
@@ -219,7 +219,7 @@ pub fn drive_on<S: Study>(
     output
         .stream
         .start_study(kind.command(), &marker, folder.dir());
-    let mut run = Run {
+    let mut run = Underway {
         canary_cpus: study.watching().cpus,
         folder,
         output,
@@ -245,7 +245,10 @@ pub fn drive_on<S: Study>(
 }
 
 /// probe.json and the settle, as the study asks.
-fn watch_before_first_round<S: Study>(study: &S, run: &Run<'_, S::Folder>) -> Result<(), Error> {
+fn watch_before_first_round<S: Study>(
+    study: &S,
+    run: &Underway<'_, S::Folder>,
+) -> Result<(), Error> {
     let watching = study.watching();
     if watching.probe {
         let path = run.dir().join(PROBE_JSON);
@@ -261,7 +264,7 @@ fn watch_before_first_round<S: Study>(study: &S, run: &Run<'_, S::Folder>) -> Re
 }
 
 /// Every point on the stream, and its line where the study prints one.
-fn publish<S: Study>(study: &S, run: &Run<'_, S::Folder>, points: &[S::Point]) {
+fn publish<S: Study>(study: &S, run: &Underway<'_, S::Folder>, points: &[S::Point]) {
     for (index, point) in points.iter().enumerate() {
         let value = serde_json::to_value(point).expect("a record serializes");
         run.output.stream.point(&value);
@@ -273,7 +276,7 @@ fn publish<S: Study>(study: &S, run: &Run<'_, S::Folder>, points: &[S::Point]) {
 
 /// Where the results are and the report, unless stdout carries JSON; a report that cannot be
 /// written says so and keeps the results.
-fn write_report<S: Study>(study: &S, run: &Run<'_, S::Folder>) {
+fn write_report<S: Study>(study: &S, run: &Underway<'_, S::Folder>) {
     let dir = run.dir();
     let json = run.output.json;
     if !json {
@@ -293,7 +296,7 @@ fn write_report<S: Study>(study: &S, run: &Run<'_, S::Folder>) {
 /// Interrupted (and how to go on), failed (and what), or success.
 fn ending_status<S: Study>(
     study: &S,
-    run: &Run<'_, S::Folder>,
+    run: &Underway<'_, S::Folder>,
     ending: Ending,
     points: &[S::Point],
 ) -> Result<Status, Error> {

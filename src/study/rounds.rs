@@ -5,7 +5,7 @@
 //! study decides which visits a round makes (`Visits::step`: the sweep skips what `--resume`
 //! kept and ends a round when the budget is spent) and how one is made.
 use super::folder::StudyFolder;
-use super::{Ending, Run};
+use super::{Ending, Underway};
 use crate::error::Error;
 use crate::stats::schedule::{PlannedVisit, Schedule};
 
@@ -40,7 +40,7 @@ pub trait Visits<F> {
     /// and says how it went.
     fn make(
         &mut self,
-        run: &mut Run<'_, F>,
+        run: &mut Underway<'_, F>,
         planned: &PlannedVisit,
         again: bool,
     ) -> Result<Made, Error>;
@@ -49,7 +49,7 @@ pub trait Visits<F> {
 /// One round: the canary (when the round plans any visit), its visits in order, then the
 /// disturbed ones once more. Whether Ctrl-C ended it.
 pub fn round<F: StudyFolder>(
-    run: &mut Run<'_, F>,
+    run: &mut Underway<'_, F>,
     visits: Vec<PlannedVisit>,
     study: &mut impl Visits<F>,
 ) -> Result<Ending, Error> {
@@ -90,7 +90,7 @@ pub fn round<F: StudyFolder>(
 
 /// `rounds` rounds of every group, as ipc and servers make them.
 pub fn every_group<F: StudyFolder>(
-    run: &mut Run<'_, F>,
+    run: &mut Underway<'_, F>,
     mut schedule: Schedule,
     rounds: usize,
     study: &mut impl Visits<F>,

@@ -15,7 +15,7 @@ use crate::report::study_kind::StudyKind;
 use crate::report::visit_folder::{PriorVisits, VisitFolder};
 use crate::stats::schedule::{PlannedVisit, Schedule};
 use crate::study::rounds::{self as visiting, Made, Step, Visits};
-use crate::study::{Ending, Outcome, Plan, ReportOptions, Run, Study, Watching};
+use crate::study::{Ending, Outcome, Plan, ReportOptions, Study, Underway, Watching};
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
@@ -119,7 +119,11 @@ impl Study for Sweep<'_> {
         }
     }
 
-    fn begin(&mut self, run: &mut Run<'_, VisitFolder>, prior: PriorVisits) -> Result<(), Error> {
+    fn begin(
+        &mut self,
+        run: &mut Underway<'_, VisitFolder>,
+        prior: PriorVisits,
+    ) -> Result<(), Error> {
         // Best effort: counters that cannot open say so with EMFILE as their reason.
         let _ = crate::sys::raise_open_file_limit();
         announce::print_plan(self.spec, run.dir(), &prior);
@@ -130,7 +134,7 @@ impl Study for Sweep<'_> {
         Ok(())
     }
 
-    fn measure(&mut self, run: &mut Run<'_, VisitFolder>) -> Result<Ending, Error> {
+    fn measure(&mut self, run: &mut Underway<'_, VisitFolder>) -> Result<Ending, Error> {
         self.memcpy = super::probe_memcpy(run.dir());
         self.progress = Some(Progress::new(
             super::planned_visits(self.spec),
@@ -148,7 +152,7 @@ impl Study for Sweep<'_> {
 
     fn points(
         &mut self,
-        run: &mut Run<'_, VisitFolder>,
+        run: &mut Underway<'_, VisitFolder>,
         _: Ending,
     ) -> Result<Vec<RunRecord>, Error> {
         let records = self.point_records(self.stopped);
@@ -166,7 +170,11 @@ impl Study for Sweep<'_> {
         report::write(dir, options.output.as_deref(), options.margin)
     }
 
-    fn outcome(&self, _: &Run<'_, VisitFolder>, records: &[RunRecord]) -> Result<Outcome, Error> {
+    fn outcome(
+        &self,
+        _: &Underway<'_, VisitFolder>,
+        records: &[RunRecord],
+    ) -> Result<Outcome, Error> {
         let failed = records
             .iter()
             .filter(|r| {
@@ -199,7 +207,7 @@ impl Sweep<'_> {
     }
 
     /// The minimum rounds, the counter round, then adaptive rounds while the budget lasts.
-    fn rounds(&mut self, run: &mut Run<'_, VisitFolder>) -> Result<Stopped, Error> {
+    fn rounds(&mut self, run: &mut Underway<'_, VisitFolder>) -> Result<Stopped, Error> {
         let mut schedule = Schedule::new(self.groups.clone(), self.spec.seed);
         let all: Vec<usize> = (0..schedule.group_count()).collect();
         let mut round = 0;
@@ -229,7 +237,7 @@ impl Sweep<'_> {
     /// is then never made.
     fn adaptive_rounds(
         &mut self,
-        run: &mut Run<'_, VisitFolder>,
+        run: &mut Underway<'_, VisitFolder>,
         schedule: &mut Schedule,
         mut round: usize,
     ) -> Result<Stopped, Error> {
@@ -279,7 +287,7 @@ impl Sweep<'_> {
     /// afterwards. Whether Ctrl-C ended it.
     fn run_round(
         &mut self,
-        run: &mut Run<'_, VisitFolder>,
+        run: &mut Underway<'_, VisitFolder>,
         visits: Vec<PlannedVisit>,
         budgeted: bool,
     ) -> Result<bool, Error> {
@@ -337,7 +345,7 @@ impl Visits<VisitFolder> for Sweep<'_> {
 
     fn make(
         &mut self,
-        run: &mut Run<'_, VisitFolder>,
+        run: &mut Underway<'_, VisitFolder>,
         planned: &PlannedVisit,
         _again: bool,
     ) -> Result<Made, Error> {

@@ -10,7 +10,7 @@ use crate::record::{self, RunRecord, SweepPoint, VisitInfo, VisitKind};
 use crate::report::visit_folder::VisitFolder;
 use crate::stats::schedule::PlannedVisit;
 use crate::study::rounds::Made;
-use crate::study::Run;
+use crate::study::Underway;
 
 impl Sweep<'_> {
     /// Makes one visit and saves it. A visit that fails is made once more at once: on a loaded
@@ -19,7 +19,7 @@ impl Sweep<'_> {
     /// says so.
     pub(super) fn make_visit(
         &mut self,
-        run: &mut Run<'_, VisitFolder>,
+        run: &mut Underway<'_, VisitFolder>,
         planned: &PlannedVisit,
     ) -> Result<Made, Error> {
         let key = self.points[planned.point].key();
@@ -47,7 +47,7 @@ impl Sweep<'_> {
     }
 
     /// Measures one visit; a visit that cannot run becomes a failed record, never an error.
-    fn visit(&mut self, run: &Run<'_, VisitFolder>, planned: &PlannedVisit) -> RunRecord {
+    fn visit(&mut self, run: &Underway<'_, VisitFolder>, planned: &PlannedVisit) -> RunRecord {
         let point = &self.points[planned.point];
         let counters = planned.kind == VisitKind::Counters;
         let mut spec = self.sides.place(self.spec.run_spec(point, counters));
