@@ -7,14 +7,10 @@
 //! | command | flags and parsing | what it runs | its report |
 //! |---|---|---|---|
 //! | `run` | `cli`, `args::run` | `run::study`, `engine` (one point) | `run::report` |
-//! | `sweep` | `args::sweep` | `sweep::study` | `sweep::answers` (answered in `analysis`), `sweep::report` |
-//! | `ipc` | `args::ipc` | `ipc::study` | `ipc::answers`, `ipc::report` |
-//! | `file` | `args::file` | `file::study` | `file::answers`, `file::report` |
-//! | `servers` | `args::servers` | `servers::study` | `servers::answers`, `servers::report` |
-//! | `mesh` | `args::mesh` | `mesh::study`, `remote` | `mesh::answers`, `mesh::report` |
+//! | `sweep`, `ipc`, `file`, `servers`, `mesh` | `args::<study>` | `study::drive` with the study's `Study` (`<study>::study`; mesh's runs through `remote`) | `<study>::answers`, `<study>::report`; `bytepath report` finds it in `studies` |
 //! | `server` | `args::server` | `remote` (the server side) | — |
 //! | `probe` | `args::probe` | `probe` | `probe` (text) |
-//! | `report` | `args::report` | — (reads a results folder) | `report` |
+//! | `report` | `args::report` | — (reads a results folder) | the study `studies` lists for its kind |
 //! | `compare` | `args::compare` | `compare` | `compare`, `report` |
 //! | `export` | `args::export` | `export` | `export` |
 //! | `completions`, `man` | `args::shell` | — | — |
@@ -88,6 +84,8 @@ pub mod export;
 pub mod remote;
 /// Where the two sides of a flow run: this host, two namespaces, or a remote server.
 pub mod sides;
+/// The one list of studies that write a results folder, and how each renders one.
+pub mod studies;
 
 // Layer 10: the command line.
 /// Each command's flags to its spec, and spec to study; one-line errors.

@@ -11,8 +11,10 @@ use super::spec::MeshSpec;
 use crate::config::Pattern;
 use crate::engine::RunOutcome;
 use crate::error::Error;
+use crate::record::SweepPoint;
 use crate::report::folder::{ResultsFolder, Saved};
-use serde_json::{json, Value};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Mutex};
@@ -158,7 +160,7 @@ fn measure_pair(
             Some(why) => failed_record(spec, names, &run, why),
             None => {
                 let record = attempt(hosts, spec, names, &run, interrupt);
-                if record["status"] == "failed" {
+                if failed(&record) {
                     diagnose(hosts, spec, health, &run);
                 }
                 record
@@ -169,16 +171,16 @@ fn measure_pair(
             total,
             alongside: alongside.to_vec(),
         };
-        let mesh = json!({
-            "visit": run.visit + 1,
-            "visits": spec.visits,
-            "round": run.round + 1,
-            "concurrent": spec.concurrent,
-            "alongside": position.alongside,
-            "started_unix_ms": started,
-            "ended_unix_ms": unix_ms(),
-            "wall_s": clock.elapsed().as_secs_f64(),
-        });
+        let mesh = MeshBlock {
+            visit: run.visit + 1,
+            visits: spec.visits,
+            round: run.round + 1,
+            concurrent: spec.concurrent,
+            alongside: position.alongside.clone(),
+            started_unix_ms: started,
+            ended_unix_ms: unix_ms(),
+            wall_s: clock.elapsed().as_secs_f64(),
+        };
         let saved = annotate(record, names, &run, &position, mesh);
         if tx.send((run, saved)).is_err() {
             return;
@@ -222,9 +224,26 @@ fn diagnose(hosts: &dyn MeshHosts, spec: &MeshSpec, health: &Health, run: &Run) 
     }
 }
 
+/// Whether a host's record says its run failed.
+pub(super) fn failed(record: &Value) -> bool {
+    #[derive(Deserialize)]
+    struct Ended {
+        status: Option<String>,
+    }
+    Ended::deserialize(record).is_ok_and(|e| e.status.as_deref() == Some("failed"))
+}
+
 /// The record of a run that did not happen: the point's configuration, `failed`, and why.
 /// The environment is left out: no host ran anything.
 fn failed_record(spec: &MeshSpec, names: &[String], run: &Run, why: String) -> Value {
+    /// The record with no environment (`null`), and why.
+    #[derive(Serialize)]
+    struct NeverRan {
+        #[serde(flatten)]
+        record: crate::record::RunRecord,
+        environment: (),
+        environment_unavailable_reason: &'static str,
+    }
     let run_spec = spec.run_spec(&run.point);
     let outcome = RunOutcome::not_run(&run_spec, why);
     let env = crate::environment::Environment::detect(&[]);
@@ -232,31 +251,60 @@ fn failed_record(spec: &MeshSpec, names: &[String], run: &Run, why: String) -> V
     record.command = "mesh".into();
     record.src = Some(names[run.pair.src].clone());
     record.dst = Some(names[run.pair.dst].clone());
-    let mut value = serde_json::to_value(&record).expect("the record serializes");
-    value["environment"] = Value::Null;
-    value["environment_unavailable_reason"] =
-        "the run never reached the source host's server".into();
-    value
+    // Into a JSON object, where the fields below replace the record's own under their keys.
+    serde_json::to_value(NeverRan {
+        record,
+        environment: (),
+        environment_unavailable_reason: "the run never reached the source host's server",
+    })
+    .expect("the record serializes")
+}
+
+/// A run's `mesh` block: where it sits in the schedule and when it ran.
+#[derive(Serialize)]
+struct MeshBlock {
+    visit: usize,
+    visits: usize,
+    round: usize,
+    concurrent: usize,
+    /// The pairs of its round measured at the same time as it.
+    alongside: Vec<String>,
+    started_unix_ms: u64,
+    ended_unix_ms: u64,
+    wall_s: f64,
 }
 
 /// The record as saved: where it sits in the mesh (`sweep_point`, the `mesh` block) and its
-/// pair's names, whatever the source host wrote.
+/// pair's names, whatever the source host wrote under those keys.
 fn annotate(
-    mut record: Value,
+    record: Value,
     names: &[String],
     run: &Run,
     position: &Position,
-    mesh: Value,
+    mesh: MeshBlock,
 ) -> Saved {
-    record["src"] = names[run.pair.src].clone().into();
-    record["dst"] = names[run.pair.dst].clone().into();
-    record["sweep_point"] = json!({
-        "index": position.index,
-        "total": position.total,
-        "key": key(names, run),
-    });
-    record["mesh"] = mesh;
-    Saved::from_value(record)
+    #[derive(Serialize)]
+    struct Annotated<'a> {
+        #[serde(flatten)]
+        record: Value,
+        src: &'a str,
+        dst: &'a str,
+        sweep_point: SweepPoint,
+        mesh: MeshBlock,
+    }
+    // Into a JSON object, where the fields below replace the host's under their keys.
+    let annotated = Annotated {
+        record,
+        src: &names[run.pair.src],
+        dst: &names[run.pair.dst],
+        sweep_point: SweepPoint {
+            index: position.index,
+            total: position.total,
+            key: key(names, run),
+        },
+        mesh,
+    };
+    Saved::from_value(serde_json::to_value(annotated).expect("a record serializes"))
 }
 
 /// `src>dst`, as keys and progress lines name a pair.

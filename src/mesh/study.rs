@@ -14,6 +14,7 @@ use crate::report::folder::{Prior, ResultsFolder, StreamAs};
 use crate::report::study_kind::StudyKind;
 use crate::study::folder::Records;
 use crate::study::{Ending, Outcome, Plan, ReportOptions, Study, Underway, Watching};
+use serde::Deserialize;
 use serde_json::Value;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -151,12 +152,15 @@ impl Study for Mesh<'_> {
     fn outcome(&self, run: &Underway<'_, ResultsFolder>, _: &[Value]) -> Result<Outcome, Error> {
         #[derive(serde::Deserialize)]
         struct Ended {
-            status: String,
+            status: Option<String>,
         }
-        let runs: Vec<Ended> = crate::report::study::records(run.dir())?;
+        let runs = crate::record::read_results(run.dir())?;
         let failed = runs
             .iter()
-            .filter(|r| !matches!(r.status.as_str(), "completed" | "skipped"))
+            .filter(|r| {
+                let status = Ended::deserialize(*r).ok().and_then(|e| e.status);
+                !matches!(status.as_deref(), Some("completed" | "skipped"))
+            })
             .count();
         Ok(match failed {
             0 => Outcome::Passed,

@@ -316,3 +316,6 @@ fn ending_status<S: Study>(
         }
     }
 }
+
+#[cfg(test)]
+mod tests;
