@@ -22,6 +22,10 @@ pub use spec::{check_pipe_size, Cache, FileSpec, MAX_CHUNK};
 pub use study::Transfers;
 use test_files::{ServedFile, TestFolder};
 
+/// How the transfers are ordered (`rounds`), as the marker and the report state it.
+pub const ORDER: &str = "per size, every repetition a round: the mechanisms back to back in an \
+     order drawn from the seed afresh for every two repetitions, reversed on the second of the two";
+
 /// Where the server side of every transfer runs: a thread here, on a flow from the link's
 /// connector, or `bytepath server` on another host (`--remote`).
 #[derive(Clone, Copy)]

@@ -4,7 +4,7 @@
 //! cache) on the stream's point lines, the table (or the study as `--json`) and the report.
 use super::record::{self, FileStudy, FileSummary, TransferRecord, SCHEMA_VERSION};
 use super::test_files::{self, ServedFile, TestFolder};
-use super::{report, rounds, FileSpec, Server, Source};
+use super::{report, rounds, FileSpec, Server, Source, ORDER};
 use crate::environment::Environment;
 use crate::error::Error;
 use crate::report::folder::{Prior, ResultsFolder, StreamAs};
@@ -12,10 +12,6 @@ use crate::report::study_kind::StudyKind;
 use crate::study::folder::Records;
 use crate::study::{Ending, Outcome, Plan, ReportOptions, Study, Underway, Watching};
 use std::path::{Path, PathBuf};
-
-/// How the transfers are ordered, as the marker and the report state it.
-pub const ORDER: &str = "per size, every repetition a round: the mechanisms back to back in an \
-     order drawn from the seed afresh for every two repetitions, reversed on the second of the two";
 
 /// One file study: what it sends, where the server side runs, and the transfers made.
 pub struct Transfers<'a> {
