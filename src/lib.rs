@@ -7,14 +7,10 @@
 //! | command | flags and parsing | what it runs | its report |
 //! |---|---|---|---|
 //! | `run` | `cli`, `args::run` | `run::study`, `engine` (one point) | `run::report` |
-//! | `sweep` | `args::sweep` | `sweep::study` | `sweep::answers` (answered in `analysis`), `sweep::report` |
-//! | `ipc` | `args::ipc` | `ipc::study` | `ipc::answers`, `ipc::report` |
-//! | `file` | `args::file` | `file::study` | `file::answers`, `file::report` |
-//! | `servers` | `args::servers` | `servers::study` | `servers::answers`, `servers::report` |
-//! | `mesh` | `args::mesh` | `mesh::study`, `remote` | `mesh::answers`, `mesh::report` |
+//! | `sweep`, `ipc`, `file`, `servers`, `mesh` | `args::<study>` | `study::drive` with the study's `Study` (`<study>::study`; mesh's runs through `remote`) | `<study>::answers`, `<study>::report`; `bytepath report` finds it in `studies` |
 //! | `server` | `args::server` | `remote` (the server side) | — |
 //! | `probe` | `args::probe` | `probe` | `probe` (text) |
-//! | `report` | `args::report` | — (reads a results folder) | `report` |
+//! | `report` | `args::report` | — (reads a results folder) | the study `studies` lists for its kind |
 //! | `compare` | `args::compare` | `compare` | `compare`, `report` |
 //! | `export` | `args::export` | `export` | `export` |
 //! | `completions`, `man` | `args::shell` | — | — |
@@ -60,7 +56,12 @@ pub mod analysis;
 /// Exporters (JSON, CSV, Markdown, HTML with inline SVG) and folder reading.
 pub mod report;
 
-// Layer 7: the studies.
+// Layer 7: what every study shares.
+/// The one study driver: a results folder, its marker, the stream, the probe, the canaries,
+/// the settle, the report and the ending, around what each study measures.
+pub mod study;
+
+// Layer 8: the studies.
 /// `bytepath compare`: paired comparison of two results folders.
 pub mod compare;
 /// `bytepath file`: moving a file's bytes to a socket, warm and cold cache.
@@ -76,15 +77,17 @@ pub mod servers;
 /// `bytepath sweep`: a matrix of points in interleaved visits.
 pub mod sweep;
 
-// Layer 8: other hosts and other formats.
+// Layer 9: other hosts and other formats.
 /// `bytepath export`: any study's folder as OpenMetrics, CSV or JSON.
 pub mod export;
 /// The control protocol, `bytepath server` and the client placement.
 pub mod remote;
 /// Where the two sides of a flow run: this host, two namespaces, or a remote server.
 pub mod sides;
+/// The one list of studies that write a results folder, and how each renders one.
+pub mod studies;
 
-// Layer 9: the command line.
+// Layer 10: the command line.
 /// Each command's flags to its spec, and spec to study; one-line errors.
 pub mod args;
 /// The clap structs of the command line.

@@ -1,5 +1,6 @@
 //! One shape per study (docs/ARCHITECTURE.md, "One shape per study"): every file the table
-//! names for a study's spec, study, answers and report is there, and every study has a row.
+//! names for a study's spec, study, answers and report is there, every study the one list
+//! (`studies`) registers has a row, and its study file holds the `Study` the driver runs.
 use std::path::Path;
 
 /// The table's rows: (study, the files its cells name).
@@ -34,10 +35,14 @@ fn every_study_has_its_parts_where_the_document_says() {
     let document = std::fs::read_to_string(root.join("docs/ARCHITECTURE.md")).unwrap();
     let rows = rows(&document);
     let studies: Vec<&str> = rows.iter().map(|(s, _)| s.as_str()).collect();
+    let registered: Vec<&str> = bytepath::studies::STUDIES
+        .iter()
+        .map(|s| s.kind.command())
+        .collect();
     assert_eq!(
         studies,
-        ["run", "sweep", "ipc", "file", "servers", "mesh"],
-        "one row per study"
+        [&["run"][..], &registered].concat(),
+        "one row per study: run's, then each study the list in src/studies.rs registers"
     );
     for (study, files) in &rows {
         assert!(files.len() >= 3, "{study}: {files:?}");
@@ -51,6 +56,23 @@ fn every_study_has_its_parts_where_the_document_says() {
                 "{study}: src/{f} is missing"
             );
         }
+    }
+}
+
+/// Every study the list registers is what the study driver runs: its `study` file implements
+/// `Study`.
+#[test]
+fn every_registered_study_implements_study_in_its_study_file() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for registered in &bytepath::studies::STUDIES {
+        let name = registered.kind.command();
+        let path = root.join("src").join(name).join("study.rs");
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(
+            text.contains("impl Study for "),
+            "{}: the study driver runs no Study of {name}",
+            path.display()
+        );
     }
 }
 

@@ -42,7 +42,9 @@ pub fn command(args: &FileArgs, interrupt: &AtomicBool) -> Result<Status, Error>
         stream: stream.clone(),
         ..StudyOutput::default()
     };
-    super::streamed(&stream, file::run(&spec, &output, server, interrupt))
+    let measured = file::Transfers::new(&spec, server)
+        .and_then(|mut study| crate::study::drive(&mut study, &output, interrupt));
+    super::streamed(&stream, measured)
 }
 
 /// `bytepath file`'s flags -> the study's spec, every input checked.

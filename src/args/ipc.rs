@@ -31,7 +31,8 @@ pub fn command(args: &IpcArgs, interrupt: &AtomicBool) -> Result<Status, Error> 
         stream: stream.clone(),
         ..StudyOutput::default()
     };
-    super::streamed(&stream, crate::ipc::run(&spec, &output, &sides, interrupt))
+    let mut study = crate::ipc::Ipc::new(&spec, &sides);
+    super::streamed(&stream, crate::study::drive(&mut study, &output, interrupt))
 }
 
 /// `bytepath ipc`'s flags -> the study's spec, every input checked.

@@ -28,10 +28,8 @@ pub fn command(args: &MeshArgs, interrupt: &AtomicBool) -> Result<Status, Error>
         json: false,
         stream: stream.clone(),
     };
-    super::streamed(
-        &stream,
-        crate::mesh::run(spec, &output, &MeshClient, interrupt),
-    )
+    let mut study = crate::mesh::Mesh::new(spec, &MeshClient);
+    super::streamed(&stream, crate::study::drive(&mut study, &output, interrupt))
 }
 
 /// `bytepath mesh`'s flags -> the mesh's spec, every input checked.

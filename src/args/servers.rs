@@ -23,8 +23,8 @@ pub fn command(args: &ServersArgs, interrupt: &AtomicBool) -> Result<Status, Err
         stream: stream.clone(),
         ..StudyOutput::default()
     };
-    let result = crate::servers::run(&spec, &output, &cpus, &RemoteServers::open, interrupt);
-    super::streamed(&stream, result)
+    let mut study = crate::servers::Servers::new(&spec, &cpus, &RemoteServers::open);
+    super::streamed(&stream, crate::study::drive(&mut study, &output, interrupt))
 }
 
 fn positive(flag: &str, text: &str) -> Result<u64, ConfigError> {

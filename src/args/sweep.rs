@@ -47,7 +47,11 @@ pub fn command(args: &SweepArgs, interrupt: &AtomicBool) -> Result<Status, Error
     };
     super::streamed(
         &stream,
-        crate::sweep::run(&spec, &output, &sides, interrupt),
+        crate::study::drive(
+            &mut crate::sweep::Sweep::new(&spec, &sides),
+            &output,
+            interrupt,
+        ),
     )
 }
 

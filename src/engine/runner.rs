@@ -2,7 +2,8 @@
 //! point's spec and runs it. `sides::Sides` implements it (this host over loopback, two
 //! network namespaces, or a remote `bytepath server`); a study is handed one, opened once
 //! from the command line, and never picks a placement itself (the `Peer` seam's model, one
-//! level up).
+//! level up). In unit tests `study::scripted::ScriptedRunner` stands in for it with scripted
+//! figures, so a study's loop is tested without measuring.
 use super::slices::SliceSeen;
 use super::RunOutcome;
 use crate::config::RunSpec;

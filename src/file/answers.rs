@@ -1,7 +1,7 @@
 //! The file report's own questions, answered from its transfers: each mechanism's time as a
 //! share of readsend's per size (the seeds found sendfile saves about 65 %), where the saving
 //! comes from (server CPU per byte, system calls and context switches per transfer), and cold
-//! against warm cache. A repetition visits every mechanism back to back (`study::ORDER`), so
+//! against warm cache. A repetition visits every mechanism back to back (`file::ORDER`), so
 //! the transfers of one size and repetition form a round and comparisons rest on per-round
 //! paired ratios; each comparison is beats/slower, equivalent within ±5 % or undecided.
 use super::mechanisms::FileMechanism;

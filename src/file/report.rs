@@ -108,7 +108,7 @@ fn method(study: &FileStudy) -> String {
         "{} repetitions per point ({}), cache {}, chunk {} B, {}, pin {} (server CPU {}, client CPU {}). Time: {}. CPU ns/B: user+system time of both threads (RUSAGE_THREAD) per file byte; server CPU ns/B: the sending thread's alone. Context switches and page faults: both threads, per transfer. CI: 95 % Student t over repetitions (± omitted with one repetition). {} Status: {}.",
         c.reps,
         match c.seed {
-            Some(seed) => format!("{}; seed {seed}", c.order.as_deref().unwrap_or(super::study::ORDER)),
+            Some(seed) => format!("{}; seed {seed}", c.order.as_deref().unwrap_or(super::ORDER)),
             None => "per repetition every mechanism in list order".into(),
         },
         c.cache, c.chunk_bytes, c.where_sides_run, c.pin, cpu(c.placement.sender_cpu),

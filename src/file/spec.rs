@@ -2,7 +2,7 @@
 //! and the configuration block its records carry (`FileSpec::config`).
 use super::mechanisms::FileMechanism;
 use super::record::FileConfig;
-use super::{study, transfer, Server};
+use super::{transfer, Server, ORDER};
 use crate::config::{FlowPlacement, Network, Pinning, RemoteRun};
 use crate::error::ConfigError;
 use crate::measure::counters::CounterSelection;
@@ -48,7 +48,7 @@ pub struct FileSpec {
     pub caches: Vec<Cache>,
     pub user_file: Option<PathBuf>,
     pub reps: u32,
-    /// The seed each repetition's mechanism order is drawn from (`study::ORDER`).
+    /// The seed each repetition's mechanism order is drawn from (`super::ORDER`).
     pub seed: u64,
     pub verify: bool,
     pub counters: CounterSelection,
@@ -99,7 +99,7 @@ impl FileSpec {
             user_file: self.user_file.as_ref().map(|p| p.display().to_string()),
             reps: self.reps,
             seed: Some(self.seed),
-            order: Some(study::ORDER.into()),
+            order: Some(ORDER.into()),
             verify: self.verify,
             counters: self.counters.name().into(),
             where_sides_run,

@@ -1,527 +1,231 @@
-//! The transfers of a file study: every size in turn (its test file written, or the user's
-//! file, or none when the remote server writes its own), every repetition of every mechanism,
-//! each transfer's record appended to the results folder as it ends. Within a repetition the
-//! mechanisms go back to back in an order drawn from `--seed` afresh for every two repetitions
-//! and reversed on the second of the two, so each repetition is a round of pairs that share the
-//! machine's state, in any pair each mechanism goes first equally often, and with three or
-//! more no mechanism keeps the middle (an order only reversed would). With `--cache warm,cold` each mechanism's
-//! transfers under the two caches go back to back within that order (the pair reversed with
-//! it), so a cold transfer and its warm partner share the machine's state too.
-use super::mechanisms::FileMechanism;
-use super::record::{TransferRecord, SCHEMA_VERSION};
-use super::server::FileServer;
-use super::test_files::ServedFile;
-use super::{transfer, Cache, FileSpec, Server, Source};
-use crate::error::{Error, Status};
-use crate::measure::counters::CounterSelection;
-use crate::record::wire::{FileRequest, Residency};
-use crate::report::folder::{ResultsFolder, Saved};
-use crate::transport::FlowConnector;
-use std::fs::File;
-use std::io::Read;
-use std::sync::atomic::{AtomicBool, Ordering};
+//! The file study as the study driver runs it (`study::Study`): every size in turn, every
+//! repetition a round of transfers (`rounds`), each transfer's record appended to results.jsonl
+//! as it ends (a visit line on the stream). When they end: a summary per (size, mechanism,
+//! cache) on the stream's point lines, the table (or the study as `--json`) and the report.
+use super::record::{self, FileStudy, FileSummary, TransferRecord, SCHEMA_VERSION};
+use super::test_files::{self, ServedFile, TestFolder};
+use super::{report, rounds, FileSpec, Server, Source, ORDER};
+use crate::environment::Environment;
+use crate::error::Error;
+use crate::report::folder::{Prior, ResultsFolder, StreamAs};
+use crate::report::study_kind::StudyKind;
+use crate::study::folder::Records;
+use crate::study::{Ending, Outcome, Plan, ReportOptions, Study, Underway, Watching};
+use std::path::{Path, PathBuf};
 
-/// Which transfer of a (size, mechanism, cache) one is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Transfer {
-    /// A measured repetition, nothing open but getrusage: the figures come from these.
-    Measured,
-    /// After the repetitions, with the study's perf counters open: its counts, nothing else.
-    Counted,
-    /// Last, sampled (`--profile`): the file sent this many times over one connection.
-    Profiled(u32),
-}
-
-impl Transfer {
-    /// The counters this transfer opens: the study's in the counted one, none elsewhere.
-    fn counters(self, spec: &FileSpec) -> CounterSelection {
-        match self {
-            Transfer::Counted => spec.counters,
-            _ => CounterSelection::None,
-        }
-    }
-
-    fn repeats(self) -> Option<u32> {
-        match self {
-            Transfer::Profiled(repeats) => Some(repeats),
-            _ => None,
-        }
-    }
-}
-
-/// How the transfers are ordered, as the marker and the report state it.
-pub const ORDER: &str = "per size, every repetition a round: the mechanisms back to back in an \
-     order drawn from the seed afresh for every two repetitions, reversed on the second of the two";
-
-/// The (mechanism, cache) pairs of one repetition before reversal: each mechanism of `order`
-/// under every cache in turn, so the caches of one mechanism are back to back.
-pub fn with_caches(order: &[FileMechanism], caches: &[Cache]) -> Vec<(FileMechanism, Cache)> {
-    order
-        .iter()
-        .flat_map(|&m| caches.iter().map(move |&c| (m, c)))
-        .collect()
-}
-
-/// The transfers in the order repetition `rep` measures them: the mechanisms in a permutation
-/// drawn from `seed` for each two repetitions (the first two keep `seeded_order(.., seed)`),
-/// each under every cache (`with_caches`), the second repetition of the two reversed.
-pub fn rep_order(
-    mechanisms: &[FileMechanism],
-    caches: &[Cache],
-    seed: u64,
-    rep: u32,
-) -> Vec<(FileMechanism, Cache)> {
-    // A distinct stream per pair of repetitions: the golden-ratio step keeps them apart.
-    let pair_seed = seed ^ u64::from(rep / 2).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    let mut out = with_caches(&seeded_order(mechanisms, pair_seed), caches);
-    if rep % 2 == 1 {
-        out.reverse();
-    }
-    out
-}
-
-/// The mechanisms in an order drawn from `seed`.
-pub fn seeded_order(mechanisms: &[FileMechanism], seed: u64) -> Vec<FileMechanism> {
-    let mut out = mechanisms.to_vec();
-    fastrand::Rng::with_seed(seed).shuffle(&mut out);
-    out
-}
-
-/// Every size in turn: its test file written (or the user's file), then all its transfers.
-pub(super) fn measure_all(
-    spec: &FileSpec,
-    server: Server<'_>,
-    sizes: &[u64],
-    source: Source<'_>,
-    interrupt: &AtomicBool,
-    results: &mut ResultsFolder,
-    transfers: &mut Vec<TransferRecord>,
-) -> Result<Status, Error> {
-    let mut status = Status::Success;
-    for &size in sizes {
-        let served = match source {
-            Source::User(f) => Some(f.clone()),
-            Source::Server => None,
-            Source::Test(t) => match t.write(size, spec.verify, interrupt) {
-                Ok(f) => Some(f),
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {
-                    return Ok(Status::Interrupted)
-                }
-                Err(source) => {
-                    return Err(Error::File {
-                        path: t.dir.clone(),
-                        source,
-                    })
-                }
-            },
-        };
-        let mut size_run = SizeRun {
-            spec,
-            size,
-            interrupt,
-            results,
-            transfers,
-        };
-        let measured = match (server, &served) {
-            (Server::Here(connector), Some(served)) => size_run.here(connector, served)?,
-            (Server::Remote(files), _) => size_run.remote(files)?,
-            (Server::Here(_), None) => unreachable!("a study here has its files here"),
-        };
-        match measured {
-            Status::Success => {}
-            Status::Failed => status = Status::Failed,
-            Status::Interrupted => return Ok(Status::Interrupted),
-        }
-    }
-    Ok(status)
-}
-
-/// The transfers of one size, and where their records go.
-struct SizeRun<'a> {
+/// One file study: what it sends, where the server side runs, and the transfers made.
+pub struct Transfers<'a> {
     spec: &'a FileSpec,
-    size: u64,
-    interrupt: &'a AtomicBool,
-    results: &'a mut ResultsFolder,
-    transfers: &'a mut Vec<TransferRecord>,
+    server: Server<'a>,
+    /// `--file`: the user's file, sent as it is.
+    user_file: Option<ServedFile>,
+    /// Whether test files are written here (not with `--file`, nor with `--remote`).
+    local_files: bool,
+    /// The sizes measured: the user's file's own, or `--sizes`.
+    sizes: Vec<u64>,
+    /// The test files' folder, removed with the study however it ends (`?`, Ctrl-C).
+    test_folder: Option<TestFolder>,
+    transfers: Vec<TransferRecord>,
+    failed: bool,
+    /// The study's document, once the transfers have ended.
+    document: Option<FileStudy>,
 }
 
-impl SizeRun<'_> {
-    /// The server a thread here, on a flow from `connector`, sending `served`.
-    fn here(
-        &mut self,
-        connector: &dyn FlowConnector,
-        served: &ServedFile,
-    ) -> Result<Status, Error> {
-        let file_error = |source| Error::File {
-            path: served.path.clone(),
-            source,
+/// A summary as the stream's point line carries it: with how its transfers went.
+#[derive(serde::Serialize)]
+pub struct SummaryLine {
+    #[serde(flatten)]
+    summary: FileSummary,
+    status: &'static str,
+}
+
+impl<'a> Transfers<'a> {
+    /// The study `spec` asks for, its server side on `server`. The user's file is opened, and
+    /// the temporary folder's room for the test files checked, before anything is written.
+    pub fn new(spec: &'a FileSpec, server: Server<'a>) -> Result<Transfers<'a>, Error> {
+        let user_file = match &spec.user_file {
+            Some(path) => Some(test_files::user_file(path, spec.verify)?),
+            None => None,
         };
-        let (spec, size) = (self.spec, self.size);
-        // One cache: warmed once. Both: a cold transfer drops the pages, so each warm one
-        // reads the file through first.
-        let interleaved = spec.caches.len() > 1;
-        if spec.caches == [Cache::Warm] {
-            read_through(served).map_err(file_error)?;
+        let local_files = user_file.is_none() && spec.remote.is_none();
+        if local_files {
+            check_space(spec, &std::env::temp_dir())?;
         }
-        self.measure(|mechanism, cache, rep, kind| {
-            if interleaved && cache == Cache::Warm {
-                read_through(served).map_err(file_error)?;
-            }
-            let residency = prepare_cache(served, cache).map_err(file_error)?;
-            let setup = transfer::Setup {
-                connector,
-                placement: spec.placement(),
-                chunk: spec.chunk,
-                counters: kind.counters(spec),
-                profiled: kind.repeats(),
-            };
-            let measured = transfer::transfer(served, mechanism, setup);
-            let mut record = record_of(
-                (size, mechanism, cache),
-                rep,
-                Some(residency),
-                measured.map_err(|e| e.to_string()),
-            );
-            mark_kind(&mut record, kind);
-            if let Some(repeats) = kind.repeats() {
-                mark_profiled(&mut record, repeats);
-            }
-            Ok(record)
+        let sizes = match &user_file {
+            Some(f) => vec![f.len],
+            None => spec.sizes.clone(),
+        };
+        Ok(Transfers {
+            spec,
+            server,
+            user_file,
+            local_files,
+            sizes,
+            test_folder: None,
+            transfers: Vec::new(),
+            failed: false,
+            document: None,
         })
     }
 
-    /// The server `bytepath server` on another host, writing and sending its own test file.
-    fn remote(&mut self, files: &dyn FileServer) -> Result<Status, Error> {
-        let (spec, size) = (self.spec, self.size);
-        // `--profile` with `--remote` is refused at the command line: never profiled here.
-        self.measure(|mechanism, cache, rep, kind| {
-            let counters = kind.counters(spec);
-            let request = FileRequest {
-                size,
-                mechanism: mechanism.name().into(),
-                chunk: spec.chunk as u64,
-                cache: cache.name().into(),
-                verify: spec.verify,
-                counters: counters.name().into(),
-            };
-            let measured =
-                transfer::transfer_remote(files, &request, rep, spec.placement(), counters);
-            let measured = match measured {
-                // A refusal (a limit, an older server) holds for every transfer.
-                Err(Error::Config(e)) => return Err(Error::Config(e)),
-                other => other.map_err(|e| e.to_string()),
-            };
-            let residency = measured.as_ref().ok().and_then(|m| m.residency);
-            let mut record = record_of((size, mechanism, cache), rep, residency, measured);
-            mark_kind(&mut record, kind);
-            Ok(record)
-        })
-    }
-
-    fn measure(
-        &mut self,
-        one: impl FnMut(FileMechanism, Cache, u32, Transfer) -> Result<TransferRecord, Error>,
-    ) -> Result<Status, Error> {
-        measure_size(
-            self.spec,
-            self.size,
-            self.interrupt,
-            self.results,
-            self.transfers,
-            one,
-        )
+    fn document(&self) -> &FileStudy {
+        self.document.as_ref().expect("the transfers have ended")
     }
 }
 
-/// All repetitions of every mechanism (under every cache) for one size (`rep_order`), then
-/// with counters asked for one counted transfer of each under every cache, then with
-/// `--profile` one profiled transfer of each under the first cache; `one` measures one
-/// transfer of the kind it is given.
-fn measure_size(
-    spec: &FileSpec,
-    size: u64,
-    interrupt: &AtomicBool,
-    results: &mut ResultsFolder,
-    transfers: &mut Vec<TransferRecord>,
-    mut one: impl FnMut(FileMechanism, Cache, u32, Transfer) -> Result<TransferRecord, Error>,
-) -> Result<Status, Error> {
-    let mut status = Status::Success;
-    let order = seeded_order(&spec.mechanisms, spec.seed ^ size);
-    let measured = (0..spec.reps).flat_map(|rep| {
-        rep_order(&spec.mechanisms, &spec.caches, spec.seed ^ size, rep)
-            .into_iter()
-            .map(move |(m, c)| (m, c, rep, Transfer::Measured))
-    });
-    let counted = with_caches(&order, &spec.caches);
-    let counted = counted
-        .iter()
-        .filter(|_| spec.counters != CounterSelection::None);
-    let counted = counted.map(|&(m, c)| (m, c, spec.reps, Transfer::Counted));
-    let first = spec.caches.first().copied().unwrap_or(Cache::Warm);
-    let profiled = order.iter().filter(|_| spec.profile);
-    // Its repeats are fixed from the measured transfers once they are all in (below).
-    let profiled = profiled.map(|&m| (m, first, spec.reps, Transfer::Profiled(0)));
-    // A canary between repetitions (issue 25): before each repetition's first transfer,
-    // recorded in canary.jsonl with the repetition as its round.
-    let cpus = crate::sys::affinity::allowed_cpus().unwrap_or_default();
-    let mut canary_rep = None;
-    for (mechanism, cache, rep, kind) in measured.chain(counted).chain(profiled) {
-        if interrupt.load(Ordering::SeqCst) {
-            return Ok(Status::Interrupted);
+impl Study for Transfers<'_> {
+    type Folder = ResultsFolder;
+    type Point = SummaryLine;
+
+    fn kind(&self) -> StudyKind {
+        StudyKind::File
+    }
+
+    fn plan(&self) -> Plan {
+        let spec = self.spec;
+        Plan {
+            spec: serde_json::to_value(spec.config(&self.sizes, self.server)).expect("JSON"),
+            points: self.sizes.len()
+                * spec.mechanisms.len()
+                * spec.caches.len()
+                * spec.reps as usize,
+            order: ORDER,
         }
-        if rep < spec.reps && canary_rep != Some(rep) {
-            crate::probe::watch::record_canary(&results.dir, rep as usize, &cpus)?;
-            canary_rep = Some(rep);
+    }
+
+    /// Each transfer is a visit line; the summaries per (size, mechanism) are the point lines.
+    fn layout(&self) -> Records {
+        Records {
+            columns: record::csv_columns(),
+            stream_as: StreamAs::Visits,
         }
-        let kind = match kind {
-            Transfer::Profiled(_) => {
-                Transfer::Profiled(profile_repeats(transfers, size, mechanism, cache))
-            }
-            other => other,
-        };
-        let record = one(mechanism, cache, rep, kind)?;
-        if !record.ok() {
-            status = Status::Failed;
+    }
+
+    /// No settle and no probe; the canaries between repetitions run on the CPUs allowed.
+    fn watching(&self) -> Watching<'_> {
+        Watching {
+            cpus: crate::sys::affinity::allowed_cpus().unwrap_or_default(),
+            ..Watching::default()
+        }
+    }
+
+    fn begin(&mut self, run: &mut Underway<'_, ResultsFolder>, _: Prior) -> Result<(), Error> {
+        let temp = std::env::temp_dir();
+        if self.local_files {
+            let folder = TestFolder::create(&temp).map_err(|source| Error::File {
+                path: temp.clone(),
+                source,
+            })?;
+            self.test_folder = Some(folder);
+        }
+        if let Some(t) = &self.test_folder {
+            eprintln!("file: test files in {}", t.dir.display());
+        }
+        if let Some(remote) = &self.spec.remote {
             eprintln!(
-                "file: {size} B {} {} cache rep {rep}: {}",
-                mechanism.name(),
-                cache.name(),
-                record
-                    .error
-                    .as_deref()
-                    .unwrap_or("verify mismatch: the hashes differ")
+                "file: the server at {} writes and sends the files; this host receives",
+                remote.target
             );
         }
-        results.append(&Saved::from_value(
-            serde_json::to_value(&record).expect("the record serializes"),
-        ))?;
-        transfers.push(record);
+        eprintln!("file: results in {}", run.dir().display());
+        Ok(())
     }
-    Ok(status)
-}
 
-/// One transfer's record, from what it measured or why it failed.
-fn record_of(
-    (size, mechanism, cache): (u64, FileMechanism, Cache),
-    rep: u32,
-    residency: Option<Residency>,
-    measured: Result<transfer::Measured, String>,
-) -> TransferRecord {
-    let mut record = TransferRecord {
-        profiled: None,
-        counter_transfer: false,
-        schema_version: SCHEMA_VERSION,
-        size_bytes: size,
-        mechanism,
-        rep,
-        residency_before: residency,
-        elapsed_ms: None,
-        throughput_gbps: None,
-        server_syscalls: None,
-        client_recv_calls: None,
-        server: None,
-        client: None,
-        verified: None,
-        error: None,
-        cache: Some(cache.name().into()),
-    };
-    match measured {
-        Ok(m) => {
-            let secs = m.elapsed.as_secs_f64();
-            record.elapsed_ms = Some(secs * 1e3);
-            record.throughput_gbps =
-                (secs > 0.0).then(|| m.bytes_received as f64 * 8.0 / secs / 1e9);
-            record.server_syscalls = Some(m.server_syscalls);
-            record.client_recv_calls = Some(m.client_syscalls);
-            record.server = Some(m.server);
-            record.client = Some(m.client);
-            record.verified = m.verified;
-        }
-        Err(e) => record.error = Some(e),
+    fn measure(&mut self, run: &mut Underway<'_, ResultsFolder>) -> Result<Ending, Error> {
+        let source = match (&self.user_file, &self.test_folder, self.server) {
+            (Some(f), _, _) => Source::User(f),
+            (None, Some(t), _) => Source::Test(t),
+            (None, None, Server::Remote(_)) => Source::Server,
+            (None, None, Server::Here(_)) => unreachable!("test files here have a folder"),
+        };
+        let sizes = (self.sizes.as_slice(), source);
+        let status = rounds::measure_all(self.spec, self.server, sizes, run, &mut self.transfers)?;
+        self.failed = status == crate::error::Status::Failed;
+        Ok(match status {
+            crate::error::Status::Interrupted => Ending::Interrupted,
+            _ => Ending::Completed,
+        })
     }
-    record
-}
 
-/// How long the profiled transfer should sample: enough samples at 3999 Hz per busy thread.
-const PROFILE_TARGET_MS: f64 = 500.0;
-
-/// Times the profiled transfer sends the file: enough for `PROFILE_TARGET_MS` at the measured
-/// transfers' mean time (one when none was measured), at most 64 GiB in all.
-fn profile_repeats(transfers: &[TransferRecord], size: u64, m: FileMechanism, cache: Cache) -> u32 {
-    let times: Vec<f64> = transfers
-        .iter()
-        .filter(|t| t.size_bytes == size && t.mechanism == m && t.ok() && t.is_measured())
-        .filter(|t| t.cache.as_deref() == Some(cache.name()))
-        .filter_map(|t| t.elapsed_ms)
-        .collect();
-    let mean = times.iter().sum::<f64>() / times.len().max(1) as f64;
-    let wanted = if mean > 0.0 {
-        (PROFILE_TARGET_MS / mean).ceil()
-    } else {
-        1.0
-    };
-    let cap = ((64u64 << 30) / size.max(1)).max(1) as f64;
-    wanted.clamp(1.0, cap.min(f64::from(u32::MAX))) as u32
-}
-
-/// Marks the counted transfer; the others opened no counter, so their sides carry none (an
-/// empty map, not a reason per event).
-fn mark_kind(record: &mut TransferRecord, kind: Transfer) {
-    record.counter_transfer = kind == Transfer::Counted;
-    if kind != Transfer::Counted {
-        for side in [&mut record.server, &mut record.client]
-            .into_iter()
-            .flatten()
-        {
-            side.counters.clear();
-        }
-    }
-}
-
-/// Labels the profiled transfer and fills its blocks' CPU-ns per byte (over every repeat).
-fn mark_profiled(record: &mut TransferRecord, repeats: u32) {
-    let bytes = record.size_bytes as f64 * f64::from(repeats);
-    for side in [&mut record.server, &mut record.client]
-        .into_iter()
-        .flatten()
-    {
-        let per_byte = side.cpu_ns() as f64 / bytes;
-        if let Some(crate::measure::profile::Profile::Measured(block)) = &mut side.profile {
-            // No memcpy cost is measured by the file study: copies' worth is left out.
-            block.apply_costs(per_byte, None);
-        }
-    }
-    record.profiled = Some(super::record::ProfiledTransfer {
-        repeats,
-        description: format!(
-            "after the measured transfers, the file sent {repeats} time(s) over one connection \
-             with the server's sending thread and the client's receiving thread sampled; kept \
-             out of every figure"
-        ),
-    });
-}
-
-/// Warm: reads the whole file once, so its pages are cached.
-pub fn read_through(served: &ServedFile) -> std::io::Result<()> {
-    let mut file = File::open(&served.path)?;
-    let mut buf = vec![0u8; 1 << 20];
-    while file.read(&mut buf)? > 0 {}
-    Ok(())
-}
-
-/// Cold: fsync (dirty pages cannot be dropped) and POSIX_FADV_DONTNEED. Either way, returns
-/// what mincore says is resident now, so the report shows what was achieved, not intended.
-pub fn prepare_cache(served: &ServedFile, cache: Cache) -> std::io::Result<Residency> {
-    let file = File::open(&served.path)?;
-    if cache == Cache::Cold {
-        file.sync_all()?;
-        crate::sys::file::drop_cached_pages(&file)?;
-    }
-    let (resident_pages, total_pages) = crate::sys::file::resident_pages(&file, served.len)?;
-    Ok(Residency {
-        resident_pages,
-        total_pages,
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::file::test_files::TestFolder;
-
-    #[test]
-    fn every_two_repetitions_draw_a_fresh_order_and_reverse_it() {
-        let all = [
-            FileMechanism::Readsend,
-            FileMechanism::Sendfile,
-            FileMechanism::Splice,
-            FileMechanism::Mmap,
-        ];
-        let order = seeded_order(&all, 7);
-        assert_eq!(order, seeded_order(&all, 7), "the seed gives the order");
-        assert!(
-            (0..20).any(|s| seeded_order(&all, s) != order),
-            "seeds differ"
+    /// The study's document, and each summary as a point line.
+    fn points(
+        &mut self,
+        _: &mut Underway<'_, ResultsFolder>,
+        ending: Ending,
+    ) -> Result<Vec<SummaryLine>, Error> {
+        let spec = self.spec;
+        let config = spec.config(&self.sizes, self.server);
+        let summaries = record::summarize_transfers(
+            &self.sizes,
+            &spec.mechanisms,
+            &config.caches(),
+            &self.transfers,
         );
-        let warm = [Cache::Warm];
-        let reps: Vec<Vec<FileMechanism>> = (0..20)
-            .map(|rep| rep_order(&all, &warm, 7, rep).iter().map(|p| p.0).collect())
+        let lines = summaries
+            .iter()
+            .map(|summary| SummaryLine {
+                summary: summary.clone(),
+                status: if summary.reps_failed == 0 && summary.reps_measured > 0 {
+                    "completed"
+                } else {
+                    "failed"
+                },
+            })
             .collect();
-        assert_eq!(
-            reps[0], order,
-            "the first repetition keeps the seeded order"
-        );
-        for pair in reps.chunks(2) {
-            let mut reversed = pair[0].clone();
-            reversed.reverse();
-            assert_eq!(pair[1], reversed, "{reps:?}");
-        }
-        // An order only reversed keeps two mechanisms in the middle for ever.
-        let mut second: Vec<FileMechanism> = reps.iter().map(|o| o[1]).collect();
-        second.sort_by_key(|m| all.iter().position(|a| a == m));
-        second.dedup();
-        assert!(second.len() > 2, "{reps:?}");
+        self.document = Some(FileStudy {
+            schema_version: SCHEMA_VERSION,
+            command: "file",
+            config,
+            environment: Some(Environment::detect(&spec.cpus)),
+            status: match (ending, self.failed) {
+                (Ending::Interrupted, _) => "interrupted",
+                (_, true) => "failed",
+                (_, false) => "completed",
+            },
+            summaries,
+            transfers: std::mem::take(&mut self.transfers),
+        });
+        Ok(lines)
     }
 
-    #[test]
-    fn both_caches_of_a_mechanism_go_back_to_back_and_one_cache_keeps_the_order() {
-        use FileMechanism::{Readsend, Sendfile};
-        let order = [Sendfile, Readsend];
-        let one = with_caches(&order, &[Cache::Warm]);
-        assert_eq!(one, [(Sendfile, Cache::Warm), (Readsend, Cache::Warm)]);
-        let caches = [Cache::Warm, Cache::Cold];
-        let first = rep_order(&order, &caches, 3, 0);
-        let (a, b) = (first[0].0, first[2].0);
-        assert_eq!(first, with_caches(&[a, b], &caches));
-        assert_eq!(
-            rep_order(&order, &caches, 3, 1),
-            [
-                (b, Cache::Cold),
-                (b, Cache::Warm),
-                (a, Cache::Cold),
-                (a, Cache::Warm),
-            ]
-        );
-    }
-
-    #[test]
-    fn cold_cache_reports_what_mincore_saw_after_dropping() {
-        let parent = tempfile::tempdir().unwrap();
-        let folder = TestFolder::create(parent.path()).unwrap();
-        let served = folder
-            .write(8 << 20, false, &AtomicBool::new(false))
-            .unwrap();
-        read_through(&served).unwrap();
-        let warm = prepare_cache(&served, Cache::Warm).unwrap();
-        let cold = prepare_cache(&served, Cache::Cold).unwrap();
-        let file = File::open(&served.path).unwrap();
-        let (now, total) = crate::sys::file::resident_pages(&file, served.len).unwrap();
-        assert_eq!(cold.total_pages, total);
-        assert_eq!(total, 2048);
-        // The kernel may keep pages anyway (e.g. on tmpfs, where they are the file); the figure
-        // reported must be what mincore said, never what was intended.
-        assert!(
-            cold.resident_pages <= warm.resident_pages,
-            "{cold:?} vs {warm:?}"
-        );
-        assert!(
-            now.abs_diff(cold.resident_pages) <= total / 100,
-            "{now} vs {cold:?}"
-        );
-        if !is_tmpfs(parent.path()) {
-            assert!(
-                cold.fraction() < 0.5,
-                "DONTNEED after fsync dropped most pages: {cold:?}"
-            );
+    /// The table, or the study as JSON (`--json`).
+    fn show(&self, run: &Underway<'_, ResultsFolder>, _: &[SummaryLine]) {
+        let document = self.document();
+        if run.output.json {
+            println!("{}", serde_json::to_string_pretty(document).expect("JSON"));
+        } else {
+            print!("{}", report::text_table(document));
         }
     }
 
-    fn is_tmpfs(path: &std::path::Path) -> bool {
-        std::process::Command::new("stat")
-            .args(["-f", "-c", "%T"])
-            .arg(path)
-            .output()
-            .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "tmpfs")
-            .unwrap_or(false)
+    /// From the study's document, which holds the machine it ran on.
+    fn report(&self, dir: &Path) -> Result<PathBuf, Error> {
+        report::write(dir, self.document())?;
+        Ok(dir.join(report::HTML))
     }
+
+    fn render(dir: &Path, options: &ReportOptions) -> Result<PathBuf, Error> {
+        options.folder_only(StudyKind::File)?;
+        report::rerender(dir)
+    }
+
+    fn outcome(
+        &self,
+        _: &Underway<'_, ResultsFolder>,
+        _: &[SummaryLine],
+    ) -> Result<Outcome, Error> {
+        Ok(match self.failed {
+            true => Outcome::Failed { said: None },
+            false => Outcome::Passed,
+        })
+    }
+}
+
+/// Room for the test files in the temporary folder, checked before anything is written.
+fn check_space(spec: &FileSpec, temp: &Path) -> Result<(), Error> {
+    let available = test_files::available_space(temp).map_err(|source| Error::File {
+        path: temp.to_path_buf(),
+        source,
+    })?;
+    Ok(test_files::check_space(&spec.sizes, temp, available)?)
 }

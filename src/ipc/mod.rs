@@ -3,8 +3,9 @@
 //! (stream, timed on the receiving side, so the time covers delivery, not buffering). The
 //! pipe buffer (and the shm ring) is a dimension of the study with `--pipe-sizes`. Every point
 //! is measured in `--visits` visits, the transports of one (measure, size) visited back to back
-//! in a seeded order (`study`), so the report's answers (`answers`) rest on paired ratios. The study's parts are those of
-//! every study: `spec`, `study`, `answers`, `report`.
+//! in a seeded order (`study`), so the report's answers (`answers`) rest on paired ratios. The
+//! study's parts are those of every study: `spec`, `study` (what the study driver runs),
+//! `answers`, `report`.
 pub(crate) mod answers;
 mod cost;
 mod fastest;
@@ -16,6 +17,4 @@ mod spec;
 mod study;
 
 pub use spec::{has_buffer, IpcSpec, Measure, Point};
-pub use study::run;
-
-pub const IPC_KIND: &str = crate::report::study_kind::StudyKind::Ipc.marker();
+pub use study::Ipc;

@@ -1,281 +1,246 @@
-//! Running the schedule: round after round; within a round up to `--concurrent` pairs at once
-//! (never sharing a host), each pair's points back to back. Every run asks the source host's
-//! server for the record (`MeshHosts::run_pair`) and is saved before the next one starts
-//! (the results folder appends and syncs each). A run that fails is diagnosed: each of its two
-//! hosts is asked for its hello, and one that does not answer is down for the rest of the mesh,
-//! its remaining pairs recorded as failed with the reason without being tried; the others go on.
-use super::hosts::{MeshHosts, PairRun};
-use super::progress::Executed;
-use super::schedule::Run;
+//! The mesh as the study driver runs it (`study::Study`): its servers started (`--launch`)
+//! and every host's hello checked before the first run, then the schedule's rounds of pairs
+//! (`pairs`), every run appended to results.jsonl as it arrives (a visit line on the stream);
+//! `--resume` measures only the runs the folder lacks. A host that cannot be reached fails
+//! only its own pairs, and is named at the end.
+use super::hosts::MeshHosts;
+use super::launch::{self, Launched};
+use super::pairs::{self, Health};
+use super::schedule::{self, Run};
 use super::spec::MeshSpec;
-use crate::config::Pattern;
-use crate::engine::RunOutcome;
+use super::{report, ORDER, SERVER_LOGS};
 use crate::error::Error;
-use crate::report::folder::{ResultsFolder, Saved};
-use serde_json::{json, Value};
+use crate::report::folder::{Prior, ResultsFolder, StreamAs};
+use crate::report::study_kind::StudyKind;
+use crate::study::folder::Records;
+use crate::study::{Ending, Outcome, Plan, ReportOptions, Study, Underway, Watching};
+use serde::Deserialize;
+use serde_json::Value;
 use std::collections::HashSet;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{mpsc, Mutex};
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::path::{Path, PathBuf};
 
-/// Which hosts are down, and why (the first failure seen).
-pub struct Health {
-    down: Mutex<Vec<Option<String>>>,
+/// One mesh: its hosts, its schedule, and how far it got.
+pub struct Mesh<'a> {
+    spec: MeshSpec,
+    hosts: &'a dyn MeshHosts,
+    /// The schedule's rounds of pairs, one visit's (for the opening line).
+    pair_rounds: Vec<Vec<schedule::Pair>>,
+    /// Every run, in rounds, over all visits.
+    plan: Vec<Vec<Run>>,
+    health: Health,
+    /// `--launch`: the servers started for this mesh, stopped when the runs end.
+    launched: Option<Launched>,
+    /// The runs `--resume` kept.
+    done: HashSet<String>,
+    /// Runs measured by this session.
+    measured: usize,
 }
 
-impl Health {
-    pub fn new(hosts: usize) -> Health {
-        Health {
-            down: Mutex::new(vec![None; hosts]),
+impl<'a> Mesh<'a> {
+    /// The mesh `spec` asks for, every run through `hosts`.
+    pub fn new(spec: MeshSpec, hosts: &'a dyn MeshHosts) -> Mesh<'a> {
+        let pair_rounds = schedule::rounds(spec.hosts.len(), spec.pairs);
+        let plan = schedule::plan(&pair_rounds, &spec.points, spec.visits);
+        Mesh {
+            health: Health::new(spec.hosts.len()),
+            spec,
+            hosts,
+            pair_rounds,
+            plan,
+            launched: None,
+            done: HashSet::new(),
+            measured: 0,
         }
     }
 
-    pub fn mark_down(&self, host: usize, why: String) {
-        let mut down = self.down.lock().expect("health lock");
-        down[host].get_or_insert(why);
-    }
-
-    pub fn why_down(&self, host: usize) -> Option<String> {
-        self.down.lock().expect("health lock")[host].clone()
-    }
-
-    /// (host, reason) of every host down.
-    pub fn down(&self) -> Vec<(usize, String)> {
-        let down = self.down.lock().expect("health lock");
-        down.iter()
-            .enumerate()
-            .filter_map(|(h, why)| Some((h, why.clone()?)))
-            .collect()
+    fn total(&self) -> usize {
+        self.plan.iter().map(Vec::len).sum()
     }
 }
 
-/// Asks a host's server for its hello and whether it runs peer tests; `Err` names why not.
-pub fn check_host(hosts: &dyn MeshHosts, spec: &MeshSpec, host: usize) -> Result<String, String> {
-    hosts.check(&spec.hosts[host], spec.token.as_deref())
+impl Study for Mesh<'_> {
+    type Folder = ResultsFolder;
+    type Point = Value;
+
+    fn kind(&self) -> StudyKind {
+        StudyKind::Mesh
+    }
+
+    fn plan(&self) -> Plan {
+        Plan {
+            spec: serde_json::to_value(&self.spec).expect("a mesh spec is plain data"),
+            points: self.total(),
+            order: ORDER,
+        }
+    }
+
+    /// A mesh's records are its visits, one (pair, point, visit) each.
+    fn layout(&self) -> Records {
+        Records {
+            columns: super::columns(),
+            stream_as: StreamAs::Visits,
+        }
+    }
+
+    /// The hosts' servers measure their own canaries (`canary`); this host settles nothing.
+    fn watching(&self) -> Watching<'_> {
+        Watching::default()
+    }
+
+    fn begin(&mut self, run: &mut Underway<'_, ResultsFolder>, prior: Prior) -> Result<(), Error> {
+        self.launch(run.dir())?;
+        check_hosts(self.hosts, &self.spec, &self.health);
+        let total = self.total();
+        let todo = total - prior.done.len().min(total);
+        let spec = &self.spec;
+        println!(
+            "mesh: {} hosts, {} ordered pairs in {} rounds, {} points, {} visits: {total} runs ({todo} to measure), {} pair(s) at once, results in {}",
+            spec.hosts.len(),
+            self.pair_rounds.iter().map(Vec::len).sum::<usize>(),
+            self.pair_rounds.len(),
+            spec.points.len(),
+            spec.visits,
+            spec.concurrent,
+            run.dir().display()
+        );
+        announce_resume(&prior);
+        self.done = prior.done;
+        Ok(())
+    }
+
+    /// The runs, then the launched servers stopped.
+    fn measure(&mut self, run: &mut Underway<'_, ResultsFolder>) -> Result<Ending, Error> {
+        let executed = pairs::execute(
+            self.hosts,
+            &self.spec,
+            &self.plan,
+            &self.done,
+            &mut run.folder,
+            &self.health,
+            run.interrupt,
+        )?;
+        self.launched = None;
+        self.measured = executed.measured;
+        Ok(match executed.interrupted {
+            true => Ending::Interrupted,
+            false => Ending::Completed,
+        })
+    }
+
+    /// The runs went to the stream as visit lines as they arrived: nothing more to publish.
+    fn points(
+        &mut self,
+        _: &mut Underway<'_, ResultsFolder>,
+        _: Ending,
+    ) -> Result<Vec<Value>, Error> {
+        Ok(Vec::new())
+    }
+
+    fn show(&self, _: &Underway<'_, ResultsFolder>, _: &[Value]) {
+        for (h, why) in self.health.down() {
+            eprintln!("bytepath: host {} was down: {why}", self.spec.hosts[h]);
+        }
+    }
+
+    fn render(dir: &Path, options: &ReportOptions) -> Result<PathBuf, Error> {
+        options.folder_only(StudyKind::Mesh)?;
+        report::rerender(dir)
+    }
+
+    /// Every run in the folder, those `--resume` kept too; a point the source's kernel cannot
+    /// run is skipped with its reason, as in a sweep.
+    fn outcome(&self, run: &Underway<'_, ResultsFolder>, _: &[Value]) -> Result<Outcome, Error> {
+        #[derive(serde::Deserialize)]
+        struct Ended {
+            status: Option<String>,
+        }
+        let runs = crate::record::read_results(run.dir())?;
+        let failed = runs
+            .iter()
+            .filter(|r| {
+                let status = Ended::deserialize(*r).ok().and_then(|e| e.status);
+                !matches!(status.as_deref(), Some("completed" | "skipped"))
+            })
+            .count();
+        Ok(match failed {
+            0 => Outcome::Passed,
+            _ => Outcome::Failed {
+                said: Some(format!(
+                    "{failed} of {} runs failed; `bytepath mesh --out {} --resume` measures them again",
+                    runs.len(),
+                    run.dir().display()
+                )),
+            },
+        })
+    }
+
+    fn resume_hint(&self, dir: &Path) -> Option<String> {
+        Some(format!(
+            "interrupted after {} runs: `bytepath mesh --out {} --resume` (with the same flags) measures the rest",
+            self.measured,
+            dir.display()
+        ))
+    }
 }
 
-/// Where the schedule stands, for the progress lines.
-pub struct Position {
-    /// (index in the whole plan, plan length): the record's `sweep_point`.
-    pub index: usize,
-    pub total: usize,
-    /// Pairs of this run's round measured at the same time as it (its own excluded).
-    pub alongside: Vec<String>,
+impl Mesh<'_> {
+    /// `--launch`: starts every host's server for this mesh (a fresh token unless one was
+    /// given), its output under the folder; a host whose server did not start is down.
+    fn launch(&mut self, dir: &Path) -> Result<(), Error> {
+        let Some(how) = self.spec.launch.clone() else {
+            return Ok(());
+        };
+        let token = match &self.spec.token {
+            Some(t) => t.clone(),
+            None => self.hosts.fresh_token()?,
+        };
+        self.spec.token = Some(token.clone());
+        let logs = dir.join(SERVER_LOGS);
+        let (launched, failures) = launch::start(&how, &self.spec.hosts, &token, &logs);
+        for (host, why) in failures {
+            self.health.mark_down(host, why);
+        }
+        self.launched = Some(launched);
+        Ok(())
+    }
 }
 
-/// Measures every run of `plan` not in `done`, appending each record as it arrives.
-pub fn execute(
-    hosts: &dyn MeshHosts,
-    spec: &MeshSpec,
-    plan: &[Vec<Run>],
-    done: &HashSet<String>,
-    results: &mut ResultsFolder,
-    health: &Health,
-    interrupt: &AtomicBool,
-) -> Result<Executed, Error> {
-    let names: Vec<String> = spec.hosts.iter().map(|h| h.to_string()).collect();
-    let total: usize = plan.iter().map(Vec::len).sum();
-    let todo = plan
-        .iter()
-        .flatten()
-        .filter(|r| !done.contains(&key(&names, r)))
-        .count();
-    let mut progress = super::progress::Progress::new(todo, plan.len() / spec.visits.max(1));
-    let mut index = 0;
-    for (number, round) in plan.iter().enumerate() {
-        // A canary on each host's server that is up, before the round's first run.
-        let up: Vec<usize> = (0..names.len())
+/// What `--resume` found in the folder: the runs kept, and a last line cut short.
+fn announce_resume(prior: &Prior) {
+    if prior.resumed {
+        println!(
+            "resuming: {} runs already measured ({} failed or interrupted measured again)",
+            prior.done.len(),
+            prior.remeasured
+        );
+    }
+    if prior.truncated_line {
+        eprintln!("bytepath: the last line of results.jsonl was cut short (a crash while writing it); that run is made again");
+    }
+}
+
+/// Every host's hello, before the first run: one that does not answer (or does not run peer
+/// tests) is named with the reason now, and its pairs are recorded failed without a try.
+fn check_hosts(hosts: &dyn MeshHosts, spec: &MeshSpec, health: &Health) {
+    std::thread::scope(|scope| {
+        let checks: Vec<_> = (0..spec.hosts.len())
             .filter(|&h| health.why_down(h).is_none())
+            .map(|h| (h, scope.spawn(move || pairs::check_host(hosts, spec, h))))
             .collect();
-        super::canary::record_round(hosts, spec, &up, &results.dir, number)?;
-        let mut pairs: Vec<(Vec<(usize, Run)>, String)> = Vec::new();
-        for run in round {
-            let name = pair_name(&names, run);
-            if !done.contains(&key(&names, run)) {
-                match pairs.iter_mut().find(|(_, n)| *n == name) {
-                    Some((runs, _)) => runs.push((index, *run)),
-                    None => pairs.push((vec![(index, *run)], name)),
-                }
+        for (h, check) in checks {
+            match check
+                .join()
+                .unwrap_or_else(|_| Err("the check panicked".into()))
+            {
+                Ok(system) => println!("host {}: ready ({system})", spec.hosts[h]),
+                Err(why) => health.mark_down(h, why),
             }
-            index += 1;
         }
-        for chunk in pairs.chunks(spec.concurrent) {
-            if interrupt.load(Ordering::SeqCst) {
-                return Ok(progress.executed(true));
-            }
-            let together: Vec<String> = chunk.iter().map(|(_, n)| n.clone()).collect();
-            let (tx, rx) = mpsc::channel();
-            std::thread::scope(|scope| {
-                for (runs, name) in chunk {
-                    let tx = tx.clone();
-                    let alongside: Vec<String> =
-                        together.iter().filter(|n| *n != name).cloned().collect();
-                    let context = (hosts, spec, names.as_slice(), health, interrupt);
-                    scope.spawn(move || measure_pair(context, runs, &alongside, total, &tx));
-                }
-                drop(tx);
-                for (run, saved) in rx {
-                    results.append(&saved)?;
-                    progress.finished(&run, &saved.value);
-                }
-                Ok::<(), Error>(())
-            })?;
-        }
-    }
-    Ok(progress.executed(interrupt.load(Ordering::SeqCst)))
-}
-
-type Context<'a> = (
-    &'a dyn MeshHosts,
-    &'a MeshSpec,
-    &'a [String],
-    &'a Health,
-    &'a AtomicBool,
-);
-
-/// One pair's runs of a round, in order; each record goes to `tx` as soon as it is made.
-fn measure_pair(
-    (hosts, spec, names, health, interrupt): Context,
-    runs: &[(usize, Run)],
-    alongside: &[String],
-    total: usize,
-    tx: &mpsc::Sender<(Run, Saved)>,
-) {
-    for &(index, run) in runs {
-        if interrupt.load(Ordering::SeqCst) {
-            return;
-        }
-        let started = unix_ms();
-        let clock = Instant::now();
-        let down = [run.pair.src, run.pair.dst].into_iter().find_map(|h| {
-            Some(format!(
-                "host {} is down: {}",
-                names[h],
-                health.why_down(h)?
-            ))
-        });
-        let record = match down {
-            Some(why) => failed_record(spec, names, &run, why),
-            None => {
-                let record = attempt(hosts, spec, names, &run, interrupt);
-                if record["status"] == "failed" {
-                    diagnose(hosts, spec, health, &run);
-                }
-                record
-            }
-        };
-        let position = Position {
-            index,
-            total,
-            alongside: alongside.to_vec(),
-        };
-        let mesh = json!({
-            "visit": run.visit + 1,
-            "visits": spec.visits,
-            "round": run.round + 1,
-            "concurrent": spec.concurrent,
-            "alongside": position.alongside,
-            "started_unix_ms": started,
-            "ended_unix_ms": unix_ms(),
-            "wall_s": clock.elapsed().as_secs_f64(),
-        });
-        let saved = annotate(record, names, &run, &position, mesh);
-        if tx.send((run, saved)).is_err() {
-            return;
-        }
-    }
-}
-
-/// Asks the source's server to run the point against the destination's.
-fn attempt(
-    hosts: &dyn MeshHosts,
-    spec: &MeshSpec,
-    names: &[String],
-    run: &Run,
-    interrupt: &AtomicBool,
-) -> Value {
-    let (src, dst) = (run.pair.src, run.pair.dst);
-    let run_spec = spec.run_spec(&run.point);
-    // stream: the source sends and the destination measures what arrives (reverse, as
-    // `run --remote --reverse`); rr: the source asks and times the round trips.
-    let reverse = run.point.pattern == Pattern::Stream;
-    let pair = PairRun {
-        src: &spec.hosts[src],
-        dst: &spec.hosts[dst],
-        names: (names[src].as_str(), names[dst].as_str()),
-        spec: &run_spec,
-        reverse,
-        token: spec.token.as_deref(),
-    };
-    match hosts.run_pair(&pair, interrupt) {
-        Ok(record) => record,
-        Err(e) => failed_record(spec, names, run, e.to_string()),
-    }
-}
-
-/// After a failed run: a host whose server does not answer its hello is down from now on.
-fn diagnose(hosts: &dyn MeshHosts, spec: &MeshSpec, health: &Health, run: &Run) {
-    for host in [run.pair.src, run.pair.dst] {
-        if let Err(why) = check_host(hosts, spec, host) {
-            health.mark_down(host, why);
-        }
-    }
-}
-
-/// The record of a run that did not happen: the point's configuration, `failed`, and why.
-/// The environment is left out: no host ran anything.
-fn failed_record(spec: &MeshSpec, names: &[String], run: &Run, why: String) -> Value {
-    let run_spec = spec.run_spec(&run.point);
-    let outcome = RunOutcome::not_run(&run_spec, why);
-    let env = crate::environment::Environment::detect(&[]);
-    let mut record = crate::record::build(&run_spec, &outcome, env);
-    record.command = "mesh".into();
-    record.src = Some(names[run.pair.src].clone());
-    record.dst = Some(names[run.pair.dst].clone());
-    let mut value = serde_json::to_value(&record).expect("the record serializes");
-    value["environment"] = Value::Null;
-    value["environment_unavailable_reason"] =
-        "the run never reached the source host's server".into();
-    value
-}
-
-/// The record as saved: where it sits in the mesh (`sweep_point`, the `mesh` block) and its
-/// pair's names, whatever the source host wrote.
-fn annotate(
-    mut record: Value,
-    names: &[String],
-    run: &Run,
-    position: &Position,
-    mesh: Value,
-) -> Saved {
-    record["src"] = names[run.pair.src].clone().into();
-    record["dst"] = names[run.pair.dst].clone().into();
-    record["sweep_point"] = json!({
-        "index": position.index,
-        "total": position.total,
-        "key": key(names, run),
     });
-    record["mesh"] = mesh;
-    Saved::from_value(record)
-}
-
-/// `src>dst`, as keys and progress lines name a pair.
-pub fn pair_name(names: &[String], run: &Run) -> String {
-    format!("{}>{}", names[run.pair.src], names[run.pair.dst])
-}
-
-/// Identifies a run across `--resume`: visit, pair and point.
-pub fn key(names: &[String], run: &Run) -> String {
-    format!(
-        "v{}/{}/{}",
-        run.visit + 1,
-        pair_name(names, run),
-        run.point.key()
-    )
-}
-
-fn unix_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64)
+    for (h, why) in health.down() {
+        eprintln!(
+            "bytepath: host {} is down, its pairs are marked failed: {why}",
+            spec.hosts[h]
+        );
+    }
 }

@@ -1,20 +1,22 @@
 //! A study's results folder: `sweep.json` (the marker that makes it a bytepath results folder,
-//! with the study's settings), `results.jsonl` (one record per line) and `results.csv` (the
-//! same records flattened). Both result files are appended, flushed and `fdatasync(2)`ed after
-//! every point, so a crash or Ctrl-C loses nothing already measured; `--resume` reloads them.
-//! Every study writes its folder through here.
+//! with the study's settings; `marker`), `results.jsonl` (one record per line) and
+//! `results.csv` (the same records flattened). Both result files are appended, flushed and
+//! `fdatasync(2)`ed after every point, so a crash or Ctrl-C loses nothing already measured;
+//! `--resume` reloads them. Every study's folder is opened through here (`open_with`, or
+//! `visit_folder::open`), by the study driver.
 use super::csv;
 use super::stream::JsonStream;
 use crate::error::{bad, Error};
-use crate::record::{self, SCHEMA_VERSION};
-use serde_json::{json, Value};
+use crate::record;
+use serde::Deserialize;
+use serde_json::Value;
 use std::collections::HashSet;
 use std::fs::{self, File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::time::{SystemTime, UNIX_EPOCH};
 
-pub const MARKER: &str = "sweep.json";
+use super::marker::{check_marker, folder_timestamp, unix_now};
+pub use super::marker::{saved_seed, Marker, MarkerHead, MARKER};
 pub const RESULTS_JSONL: &str = "results.jsonl";
 pub const RESULTS_CSV: &str = "results.csv";
 /// Where sweeps go when `--out` is not given: `./bytepath-results/<YYYYmmdd-HHMMSS>/` (UTC).
@@ -219,98 +221,18 @@ fn create_default_dir() -> Result<PathBuf, Error> {
     unreachable!("the loop returns")
 }
 
-/// The marker of a new sweep: what makes a folder a bytepath results folder.
-/// What a sweep folder's marker says it is.
-pub const SWEEP_KIND: &str = super::study_kind::StudyKind::Sweep.marker();
-
-pub fn marker(kind: &str, spec: Value, arguments: Value, points: usize, order: &str) -> Value {
-    let now = unix_now();
-    json!({
-        "kind": kind,
-        "schema_version": SCHEMA_VERSION,
-        "bytepath_version": env!("CARGO_PKG_VERSION"),
-        "started_unix_s": now,
-        "started_utc": iso_utc(now),
-        "points": points,
-        "order": order,
-        "arguments": arguments,
-        "spec": spec,
-    })
-}
-
-/// What a reader needs of any study's marker beyond its kind, typed: the points it planned
-/// and the settings every study records alike. Folders from before a setting lack it.
-#[derive(Debug, Default, serde::Deserialize)]
-pub struct MarkerHead {
+/// What `--resume` reads of a saved record: its point's key and how it ended.
+#[derive(serde::Deserialize)]
+struct SavedRecord {
     #[serde(default)]
-    pub points: Option<usize>,
+    sweep_point: Option<SavedPoint>,
     #[serde(default)]
-    pub spec: SpecHead,
+    status: Option<String>,
 }
 
-/// The settings in a marker's `spec` that every study keeps under the same key.
-#[derive(Debug, Default, serde::Deserialize)]
-pub struct SpecHead {
-    /// `--seed`: what the visit or transfer order was drawn from.
-    #[serde(default)]
-    pub seed: Option<u64>,
-    /// `--margin`: the equivalence margin the study's verdicts were judged with.
-    #[serde(default)]
-    pub margin: Option<f64>,
-}
-
-impl MarkerHead {
-    /// `dir`'s marker, or `None` where there is none or it does not read.
-    pub fn read(dir: &Path) -> Option<MarkerHead> {
-        let text = fs::read_to_string(dir.join(MARKER)).ok()?;
-        serde_json::from_str(&text).ok()
-    }
-
-    /// The recorded margin, where one was recorded (a share above 0).
-    pub fn margin(&self) -> Option<f64> {
-        self.spec.margin.filter(|m| *m > 0.0)
-    }
-}
-
-/// The seed a sweep in `dir` started with (from its marker), if it has one.
-pub fn saved_seed(dir: &Path) -> Option<u64> {
-    MarkerHead::read(dir)?.spec.seed
-}
-
-/// A resumed sweep must be the same sweep: same schema family, same settings.
-fn check_marker(dir: &Path, marker: &Value) -> Result<(), Error> {
-    let path = dir.join(MARKER);
-    let text = fs::read_to_string(&path).map_err(file_error(&path))?;
-    let saved: Value = serde_json::from_str(&text)
-        .map_err(|e| bad::<Error>(format!("{}: not a bytepath marker ({e})", path.display())))?;
-    record::check_schema(&path, None, &saved)?;
-    if saved["kind"] == SWEEP_KIND && saved["schema_version"].as_u64() < Some(2) {
-        return Err(bad(format!(
-            "--resume: {} holds a sweep of schema 1, whose points were measured as one stretch each; this bytepath measures points in visits and cannot continue it; start a new folder (`bytepath report` and `compare` still read it)",
-            dir.display()
-        )));
-    }
-    // Round-trip the current spec through the same parser, so floats compare exactly.
-    let now: Value = serde_json::from_str(&marker["spec"].to_string()).expect("JSON");
-    let empty = serde_json::Map::new();
-    let then = saved["spec"].as_object().unwrap_or(&empty);
-    let now = now.as_object().unwrap_or(&empty);
-    // Both ways: a setting only present when used (`network`, `remote`) must not be dropped
-    // on resume either, or a remote sweep would be continued on loopback.
-    let keys = now
-        .keys()
-        .chain(then.keys().filter(|k| !now.contains_key(*k)));
-    for key in keys {
-        let value = now.get(key).unwrap_or(&Value::Null);
-        if then.get(key).unwrap_or(&Value::Null) != value {
-            return Err(bad(format!(
-                "--resume: {} was started with other settings ({key}: {} then, {value} now); give the same flags as when it started",
-                dir.display(),
-                then.get(key).unwrap_or(&Value::Null)
-            )));
-        }
-    }
-    Ok(())
+#[derive(serde::Deserialize)]
+struct SavedPoint {
+    key: String,
 }
 
 /// Reads results.jsonl: keeps the completed record of each key; drops failed and interrupted
@@ -325,24 +247,24 @@ fn load_prior(dir: &Path) -> Result<Prior, Error> {
         ..Prior::default()
     };
     for line in file.lines {
-        let Some(key) = line
-            .record
-            .pointer("/sweep_point/key")
-            .and_then(Value::as_str)
-        else {
-            return Err(bad(format!(
-                "{}:{}: a record without sweep_point.key",
-                dir.join(RESULTS_JSONL).display(),
-                line.line_number
-            )));
+        let saved = SavedRecord::deserialize(&line.record).ok();
+        let (key, status) = match saved {
+            Some(SavedRecord {
+                sweep_point: Some(point),
+                status,
+            }) => (point.key, status),
+            _ => {
+                return Err(bad(format!(
+                    "{}:{}: a record without sweep_point.key",
+                    dir.join(RESULTS_JSONL).display(),
+                    line.line_number
+                )))
+            }
         };
         // A skipped point is not measured again: the kernel still lacks what it needs.
-        if !matches!(
-            line.record["status"].as_str(),
-            Some("completed" | "skipped")
-        ) {
+        if !matches!(status.as_deref(), Some("completed" | "skipped")) {
             prior.remeasured += 1;
-        } else if prior.done.insert(key.to_string()) {
+        } else if prior.done.insert(key) {
             prior.records.push(Saved {
                 line: line.text,
                 value: line.record,
@@ -390,17 +312,9 @@ pub fn write_atomically(path: &Path, text: &str) -> Result<(), Error> {
 
 impl ResultsFolder {
     /// From now on every record appended also goes to `stream` as a point or visit line
-    /// (after it is on disk). Writes the stream's start line: `command` and this folder's
-    /// `marker`.
-    pub fn stream_to(
-        &mut self,
-        output: &StudyOutput,
-        command: &str,
-        marker: &Value,
-        kind: StreamAs,
-    ) {
-        output.stream.start_study(command, marker, &self.dir);
-        self.stream = (output.stream.clone(), kind);
+    /// (after it is on disk).
+    pub fn stream_as(&mut self, stream: &JsonStream, kind: StreamAs) {
+        self.stream = (stream.clone(), kind);
     }
 
     /// Appends one record to both files and forces it to disk before returning.
@@ -427,44 +341,10 @@ impl ResultsFolder {
     }
 }
 
-pub fn unix_now() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs())
-}
-
-/// (year, month, day, hour, minute, second) in UTC, from Unix seconds (proleptic Gregorian,
-/// Howard Hinnant's `civil_from_days`).
-fn utc_fields(unix_s: u64) -> (i64, u32, u32, u32, u32, u32) {
-    let days = (unix_s / 86_400) as i64;
-    let secs = (unix_s % 86_400) as u32;
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    (year, month, day, secs / 3600, secs / 60 % 60, secs % 60)
-}
-
-/// `YYYYmmdd-HHMMSS` (UTC), the default folder name.
-pub fn folder_timestamp(unix_s: u64) -> String {
-    let (y, mo, d, h, mi, s) = utc_fields(unix_s);
-    format!("{y:04}{mo:02}{d:02}-{h:02}{mi:02}{s:02}")
-}
-
-/// `YYYY-mm-ddTHH:MM:SSZ`.
-pub fn iso_utc(unix_s: u64) -> String {
-    let (y, mo, d, h, mi, s) = utc_fields(unix_s);
-    format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}Z")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn temp_dir(name: &str) -> PathBuf {
         let dir =
@@ -474,20 +354,14 @@ mod tests {
     }
 
     fn marker_for(spec: Value) -> Value {
-        marker(SWEEP_KIND, spec, json!({}), 2, "test")
+        let sweep = crate::report::study_kind::StudyKind::Sweep;
+        Marker::new(sweep, spec, json!({}), 2, "test").to_value()
     }
 
     fn record(key: &str, status: &str) -> Saved {
         Saved::from_value(
             json!({"schema_version": 1, "sweep_point": {"key": key}, "status": status}),
         )
-    }
-
-    #[test]
-    fn timestamps_format_as_utc_calendar_dates() {
-        assert_eq!(folder_timestamp(0), "19700101-000000");
-        assert_eq!(iso_utc(951_782_400), "2000-02-29T00:00:00Z");
-        assert_eq!(folder_timestamp(1_767_225_599), "20251231-235959");
     }
 
     #[test]

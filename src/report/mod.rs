@@ -15,6 +15,7 @@ pub(crate) mod html;
 pub(crate) mod json;
 pub(crate) mod limits;
 pub(crate) mod markdown;
+pub(crate) mod marker;
 pub mod plot;
 pub(crate) mod plots;
 pub(crate) mod stream;

@@ -8,6 +8,7 @@
 //! the threads that move the messages.
 use crate::environment::Environment;
 use crate::error::Error;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -89,18 +90,23 @@ impl JsonStream {
 
     /// A study's first line: its marker (settings, flags, schema version) as the
     /// configuration, the machine detected now, and its results folder.
-    pub fn start_study(&self, command: &str, marker: &Value, folder: &Path) {
+    pub fn start_study(&self, command: &str, marker: &impl Serialize, folder: &Path) {
         if !self.is_on() {
             return;
         }
         let cpus = crate::sys::affinity::allowed_cpus().unwrap_or_default();
         let environment = serde_json::to_value(Environment::detect(&cpus)).expect("JSON");
-        let version = marker["schema_version"]
-            .as_u64()
+        let folder = folder.display().to_string();
+        let config = serde_json::to_value(StudyConfig {
+            marker,
+            results_folder: &folder,
+        })
+        .expect("a marker is plain data");
+        let version = MarkerVersion::deserialize(&config)
+            .ok()
+            .and_then(|m| m.schema_version)
             .unwrap_or(u64::from(crate::record::SCHEMA_VERSION));
-        let mut config = marker.clone();
-        config["results_folder"] = json!(folder.display().to_string());
-        self.with(|inner| inner.folder = Some(folder.display().to_string()));
+        self.with(|inner| inner.folder = Some(folder.clone()));
         self.start(command, version, &config, environment);
     }
 
@@ -123,7 +129,10 @@ impl JsonStream {
     /// One finished point with its record.
     pub fn point(&self, record: &Value) {
         self.with(|inner| {
-            let status = record["status"].as_str().unwrap_or("completed").to_string();
+            let status = RecordStatus::deserialize(record)
+                .ok()
+                .and_then(|r| r.status)
+                .unwrap_or_else(|| "completed".into());
             *inner.points.entry(status).or_default() += 1;
             inner.line("point", json!({ "record": record }));
         });
@@ -187,6 +196,28 @@ impl Inner {
             self.broken = true;
         }
     }
+}
+
+/// A study's start line's configuration: its marker, and where its results go.
+#[derive(Serialize)]
+struct StudyConfig<'a, M: Serialize> {
+    #[serde(flatten)]
+    marker: &'a M,
+    results_folder: &'a str,
+}
+
+/// The schema version a marker states.
+#[derive(Deserialize)]
+struct MarkerVersion {
+    #[serde(default)]
+    schema_version: Option<u64>,
+}
+
+/// How a record says its point ended.
+#[derive(Deserialize)]
+struct RecordStatus {
+    #[serde(default)]
+    status: Option<String>,
 }
 
 fn unix_ms() -> u64 {

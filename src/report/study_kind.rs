@@ -43,6 +43,17 @@ impl StudyKind {
         }
     }
 
+    /// The command that runs it, as the `--json-stream` start line names it.
+    pub fn command(self) -> &'static str {
+        match self {
+            StudyKind::Sweep => "sweep",
+            StudyKind::Ipc => "ipc",
+            StudyKind::File => "file",
+            StudyKind::Servers => "servers",
+            StudyKind::Mesh => "mesh",
+        }
+    }
+
     /// Whether the folder's records are run records (one per point), read by the run-record
     /// report and export; the others are the study's own records and it renders them itself.
     pub fn writes_run_records(self) -> bool {

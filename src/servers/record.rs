@@ -12,7 +12,6 @@ use crate::record::{Metric, MetricSet, SweepPoint};
 use crate::report::csv::{self, Cell, Column};
 use serde::Serialize;
 
-pub const SERVERS_KIND: &str = crate::report::study_kind::StudyKind::Servers.marker();
 pub const SERVERS_SCHEMA_VERSION: u32 = 1;
 
 /// How a point ended.

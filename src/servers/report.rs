@@ -322,18 +322,6 @@ pub fn write(
     Ok(dir.join(HTML))
 }
 
-/// The end of `bytepath servers` (after the last point, a failure or Ctrl-C): the report of
-/// what the folder holds, and its path on stdout unless the output is JSON. Rendered from the
-/// folder rather than from the records in memory so that `bytepath report DIR` gives the same
-/// page byte for byte (serde_json reads some floats back one ulp off what it wrote).
-pub fn at_end(dir: &Path, json: bool) -> Result<(), Error> {
-    let html = rerender(dir)?;
-    if !json {
-        println!("report: {}", html.display());
-    }
-    Ok(())
-}
-
 /// Re-renders a servers results folder's report from its marker and results.jsonl (what
 /// `bytepath report DIR` does for such a folder); returns the HTML path.
 pub fn rerender(dir: &Path) -> Result<PathBuf, Error> {

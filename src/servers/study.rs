@@ -1,34 +1,32 @@
-//! The servers study's loop: every (model, clients) point in turn, its server forked here (on
-//! the link) or on the remote host, driven by the load generator, measured over the window,
-//! and its record appended to the results folder as it ends.
+//! The servers study as the study driver runs it (`study::Study`): `--visits` rounds; each
+//! round visits the client counts in a seeded shuffled order and, at each, every model back to
+//! back (`stats::schedule`). Every visit forks its server here (on the link) or on the remote
+//! host, drives it with the load generator, and is appended to results.jsonl as it ends (a
+//! point line on the stream); a disturbed visit is made once more at the round's end, and the
+//! report folds the redo in place of the disturbed one.
 use super::host::{OpenHost, ServersHost};
 use super::model::ServerModel;
 use super::point::point;
-use super::record::{csv_columns, PointStatus, ServersRecord, ServersVisit, SERVERS_KIND};
+use super::record::{csv_columns, PointStatus, ServersRecord, ServersVisit};
 use super::ServersSpec;
 use crate::environment::Environment;
-use crate::error::{Error, Status};
-use crate::measure::interference::Sample;
+use crate::error::Error;
 use crate::record::SweepPoint;
-use crate::report::folder::{self, Saved, StudyOutput};
-use crate::stats::schedule::Schedule;
-use crate::sys;
+use crate::report::folder::{Prior, ResultsFolder, Saved, StreamAs};
+use crate::report::study_kind::StudyKind;
+use crate::stats::schedule::{PlannedVisit, Schedule};
+use crate::study::folder::Records;
+use crate::study::rounds::{self, Made, Visits};
+use crate::study::{Ending, Outcome, Plan, ReportOptions, Study, Underway, Watching};
 use crate::transport::Link;
 use serde_json::Value;
-use std::sync::atomic::{AtomicBool, Ordering};
-fn groups(points: &[(ServerModel, usize, bool)]) -> Vec<Vec<usize>> {
-    let mut groups: Vec<(usize, Vec<usize>)> = Vec::new();
-    for (i, &(_, clients, _)) in points.iter().enumerate() {
-        match groups.iter_mut().find(|(c, _)| *c == clients) {
-            Some((_, members)) => members.push(i),
-            None => groups.push((clients, vec![i])),
-        }
-    }
-    groups.into_iter().map(|(_, members)| members).collect()
-}
+use std::path::{Path, PathBuf};
+
+/// A point: its model, its clients and whether each request has a connection of its own.
+type Point = (ServerModel, usize, bool);
 
 /// A point's key: model/clients, and its connection mode when the study measures both.
-fn point_key(spec: &ServersSpec, model: ServerModel, clients: usize, per_request: bool) -> String {
+fn point_key(spec: &ServersSpec, (model, clients, per_request): Point) -> String {
     let key = format!("{}/{clients}", model.name());
     if spec.connections.len() > 1 {
         format!("{key}/{}", super::connection_name(per_request))
@@ -37,125 +35,145 @@ fn point_key(spec: &ServersSpec, model: ServerModel, clients: usize, per_request
     }
 }
 
-/// The study's first line: its matrix, visits, order seed, load and where the results go.
-fn announce(spec: &ServersSpec, points: usize, limit: Option<u64>, dir: &std::path::Path) {
-    println!(
-        "servers: {} points × {} visits of {:.2} s (order seed {}), {} B requests, {} loop, RLIMIT_NOFILE {}, results in {}",
-        points,
-        spec.visits,
-        spec.visit_duration().as_secs_f64(),
-        spec.seed,
-        spec.size,
-        if spec.rate.is_some() { "open" } else { "closed" },
-        limit.map_or("unknown".into(), |l| l.to_string()),
-        dir.display()
-    );
-}
-
-/// What every visit of one servers study shares.
-struct Study<'a> {
-    spec: &'a ServersSpec,
-    points: &'a [(ServerModel, usize, bool)],
-    link: &'a Link,
-    remote: Option<&'a dyn ServersHost>,
+/// What is set up once for every visit: the open-file limit, the link, the remote host.
+struct SetUp {
     limit: Option<u64>,
-    env: &'a Environment,
+    env: Environment,
+    /// Dropped (namespaces deleted) with the study.
+    link: Link,
+    remote: Option<Box<dyn ServersHost>>,
+}
+
+/// One servers study: what it measures, where its servers run, and every visit made.
+pub struct Servers<'a> {
+    spec: &'a ServersSpec,
+    points: Vec<Point>,
+    /// The CPUs this process may use: the machine is watched on them.
     cpus: &'a [usize],
-    json: bool,
-    interrupt: &'a AtomicBool,
+    open_host: OpenHost<'a>,
+    set_up: Option<SetUp>,
+    /// Every visit's record, in the order made (what `--json` prints).
+    records: Vec<Value>,
+    failed: bool,
 }
 
-/// How a visit ended, for the round that made it.
-enum Made {
-    Quiet,
-    /// Others used the machine beyond the quiet threshold: made once more at the round's end.
-    Disturbed,
-    Interrupted,
-}
-
-impl Study<'_> {
-    /// Every round: a canary first, then its visits in the seeded order, then the disturbed
-    /// ones made once more (both stay in results.jsonl; the report folds the redo in place of
-    /// the disturbed visit). Returns every visit made and how the study ended.
-    fn rounds(&self, results: &mut folder::ResultsFolder) -> Result<(Vec<Value>, Status), Error> {
-        let (spec, mut status, mut records) = (self.spec, Status::Success, Vec::new());
-        let mut schedule = Schedule::new(groups(self.points), spec.seed);
-        let all: Vec<usize> = (0..schedule.group_count()).collect();
-        'rounds: for round in 0..spec.visits {
-            crate::probe::watch::record_canary(&results.dir, round, self.cpus)?;
-            let mut disturbed = Vec::new();
-            for planned in schedule.round(round, &all, true) {
-                match self.make(planned.point, round, results, &mut records, &mut status)? {
-                    Made::Interrupted => break 'rounds,
-                    Made::Disturbed => disturbed.push(planned.point),
-                    Made::Quiet => {}
-                }
-            }
-            for index in disturbed {
-                let made = self.make(index, round, results, &mut records, &mut status)?;
-                if let Made::Interrupted = made {
-                    break 'rounds;
-                }
-            }
+impl<'a> Servers<'a> {
+    /// The study `spec` asks for; with `spec.remote` its servers run on the host `open_host`
+    /// opens, else forked here on `spec.network`'s link.
+    pub fn new(spec: &'a ServersSpec, cpus: &'a [usize], open_host: OpenHost<'a>) -> Servers<'a> {
+        Servers {
+            points: spec.points(),
+            spec,
+            cpus,
+            open_host,
+            set_up: None,
+            records: Vec::new(),
+            failed: false,
         }
-        Ok((records, status))
+    }
+}
+
+impl Study for Servers<'_> {
+    type Folder = ResultsFolder;
+    type Point = Value;
+
+    fn kind(&self) -> StudyKind {
+        StudyKind::Servers
     }
 
-    /// Measures one visit of point `index`, with the machine read before and after it, into
-    /// its record (the `position`-th visit the study made).
-    fn visit(&self, index: usize, round: usize, position: usize) -> ServersRecord {
-        let spec = self.spec;
-        let (model, clients, per_request) = self.points[index];
-        // `--profile` samples each point once: in a window after its last round's visit.
-        let unprofiled = ServersSpec {
-            profile: false,
-            ..spec.clone()
-        };
-        let last = round + 1 == spec.visits;
-        let before = Sample::take(self.cpus);
-        let mut record = point(
-            if last { spec } else { &unprofiled },
-            self.link,
-            self.remote,
-            (model, clients, per_request),
-            self.limit,
-            self.interrupt,
-        );
-        let interference = before.until(
-            &Sample::take(self.cpus),
-            self.cpus.len(),
-            spec.watch.quiet_threshold,
-        );
-        record.environment = Some(self.env.clone());
-        record.sweep_point = Some(SweepPoint {
-            index,
-            total: self.points.len(),
-            key: point_key(spec, model, clients, per_request),
-        });
-        record.visit = Some(ServersVisit {
-            round,
-            position,
-            seed: spec.seed,
-            interference: Some(interference),
-        });
-        record
+    fn plan(&self) -> Plan {
+        Plan {
+            spec: serde_json::to_value(self.spec).expect("a servers spec is plain data"),
+            points: self.points.len(),
+            order: super::ORDER,
+        }
     }
 
-    /// Makes one visit of point `index`, saves it,
-    /// prints its line and keeps it in `records`.
+    /// Each record is a visit, and a point line on the stream.
+    fn layout(&self) -> Records {
+        Records {
+            columns: csv_columns(),
+            stream_as: StreamAs::Points,
+        }
+    }
+
+    fn watching(&self) -> Watching<'_> {
+        Watching {
+            probe: false,
+            settle: Some((&self.spec.watch, self.cpus.to_vec())),
+            cpus: self.cpus.to_vec(),
+        }
+    }
+
+    /// Raises the open-file limit, opens the link and the remote host once for every point,
+    /// and says what the study will do (unless stdout carries JSON).
+    fn begin(&mut self, run: &mut Underway<'_, ResultsFolder>, _: Prior) -> Result<(), Error> {
+        let limit = crate::sys::raise_open_file_limit().ok();
+        let env = Environment::detect(self.cpus);
+        let link = Link::open(&self.spec.network)?;
+        let remote = self.spec.remote.as_ref().map(self.open_host).transpose()?;
+        if !run.output.json {
+            self.announce(limit, run.dir());
+        }
+        self.set_up = Some(SetUp {
+            limit,
+            env,
+            link,
+            remote,
+        });
+        Ok(())
+    }
+
+    fn measure(&mut self, run: &mut Underway<'_, ResultsFolder>) -> Result<Ending, Error> {
+        let groups = rounds::groups(&self.points, |&(_, clients, _)| clients);
+        let schedule = Schedule::new(groups, self.spec.seed);
+        rounds::every_group(run, schedule, self.spec.visits, self)
+    }
+
+    /// The visits went to the stream as point lines as they ended: nothing more to publish.
+    fn points(
+        &mut self,
+        _: &mut Underway<'_, ResultsFolder>,
+        _: Ending,
+    ) -> Result<Vec<Value>, Error> {
+        Ok(Vec::new())
+    }
+
+    fn show(&self, run: &Underway<'_, ResultsFolder>, _: &[Value]) {
+        if run.output.json {
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&self.records).expect("JSON")
+            );
+        }
+    }
+
+    /// From the folder rather than from the records in memory, so that `bytepath report DIR`
+    /// gives the same page byte for byte (serde_json reads some floats back one ulp off what
+    /// it wrote).
+    fn render(dir: &Path, options: &ReportOptions) -> Result<PathBuf, Error> {
+        options.folder_only(StudyKind::Servers)?;
+        super::report::rerender(dir)
+    }
+
+    fn outcome(&self, _: &Underway<'_, ResultsFolder>, _: &[Value]) -> Result<Outcome, Error> {
+        Ok(match self.failed {
+            true => Outcome::Failed { said: None },
+            false => Outcome::Passed,
+        })
+    }
+}
+
+impl Visits<ResultsFolder> for Servers<'_> {
+    /// Makes one visit of the planned point, saves it, prints its line (unless stdout carries
+    /// JSON) and keeps it; a disturbed one that completed is made once more, and both stay.
     fn make(
-        &self,
-        index: usize,
-        round: usize,
-        results: &mut folder::ResultsFolder,
-        records: &mut Vec<Value>,
-        status: &mut Status,
+        &mut self,
+        run: &mut Underway<'_, ResultsFolder>,
+        planned: &PlannedVisit,
+        _again: bool,
     ) -> Result<Made, Error> {
-        if self.interrupt.load(Ordering::SeqCst) {
-            *status = Status::Interrupted;
-            return Ok(Made::Interrupted);
-        }
-        let record = self.visit(index, round, records.len());
+        let record = self.visit(run, planned.point, planned.round);
         let disturbed = record.status == PointStatus::Completed
             && record
                 .visit
@@ -163,18 +181,15 @@ impl Study<'_> {
                 .and_then(|v| v.interference.as_ref())
                 .is_some_and(|i| i.disturbed);
         let value = record.to_value();
-        if !self.json {
-            println!("round {} {}", round + 1, super::line::line(&value));
+        if !run.output.json {
+            println!("round {} {}", planned.round + 1, super::line::line(&value));
         }
-        results.append(&Saved::from_value(value.clone()))?;
-        records.push(value);
+        run.folder.append(&Saved::from_value(value.clone()))?;
+        self.records.push(value);
         Ok(match record.status {
-            PointStatus::Interrupted => {
-                *status = Status::Interrupted;
-                Made::Interrupted
-            }
+            PointStatus::Interrupted => Made::Interrupted,
             PointStatus::Failed => {
-                *status = Status::Failed;
+                self.failed = true;
                 Made::Quiet
             }
             _ if disturbed => Made::Disturbed,
@@ -183,50 +198,61 @@ impl Study<'_> {
     }
 }
 
-/// Measures every point of `spec` into a new results folder, one record per visit, and
-/// renders the report. The server runs here, forked on `spec.network`'s link, or with
-/// `spec.remote` on the host `open_host` opens.
-pub fn run(
-    spec: &ServersSpec,
-    output: &StudyOutput,
-    cpus: &[usize],
-    open_host: OpenHost<'_>,
-    interrupt: &AtomicBool,
-) -> Result<Status, Error> {
-    let points = spec.points();
-    let marker = folder::marker(
-        SERVERS_KIND,
-        serde_json::to_value(spec).expect("a servers spec is plain data"),
-        output.arguments.clone(),
-        points.len(),
-        super::ORDER,
-    );
-    let (mut results, _) = folder::open_with(output.out.as_deref(), false, &marker, csv_columns())?;
-    results.stream_to(output, "servers", &marker, folder::StreamAs::Points);
-    let limit = sys::raise_open_file_limit().ok();
-    let env = Environment::detect(cpus);
-    // Set up once for every point; dropped (namespaces deleted) when the command returns.
-    let link = Link::open(&spec.network)?;
-    let remote = spec.remote.as_ref().map(open_host).transpose()?;
-    if !output.json {
-        announce(spec, points.len(), limit, &results.dir);
+impl Servers<'_> {
+    /// The study's first line: its matrix, visits, order seed, load and where the results go.
+    fn announce(&self, limit: Option<u64>, dir: &Path) {
+        let spec = self.spec;
+        println!(
+            "servers: {} points × {} visits of {:.2} s (order seed {}), {} B requests, {} loop, RLIMIT_NOFILE {}, results in {}",
+            self.points.len(),
+            spec.visits,
+            spec.visit_duration().as_secs_f64(),
+            spec.seed,
+            spec.size,
+            if spec.rate.is_some() { "open" } else { "closed" },
+            limit.map_or("unknown".into(), |l| l.to_string()),
+            dir.display()
+        );
     }
-    let study = Study {
-        spec,
-        points: &points,
-        link: &link,
-        remote: remote.as_deref(),
-        limit,
-        env: &env,
-        cpus,
-        json: output.json,
-        interrupt,
-    };
-    crate::probe::watch::settle_before_first_round(&spec.watch, cpus, interrupt, output.json);
-    let (records, status) = study.rounds(&mut results)?;
-    if output.json {
-        println!("{}", serde_json::to_string_pretty(&records).expect("JSON"));
+
+    /// Measures one visit of point `index`, with the machine watched around it, into its
+    /// record (the `position`-th visit the study made).
+    fn visit(
+        &self,
+        run: &Underway<'_, ResultsFolder>,
+        index: usize,
+        round: usize,
+    ) -> ServersRecord {
+        let spec = self.spec;
+        let set_up = self.set_up.as_ref().expect("the study has begun");
+        // `--profile` samples each point once: in a window after its last round's visit.
+        let unprofiled = ServersSpec {
+            profile: false,
+            ..spec.clone()
+        };
+        let last = round + 1 == spec.visits;
+        let watch = run.machine.watch(self.cpus);
+        let mut record = point(
+            if last { spec } else { &unprofiled },
+            &set_up.link,
+            set_up.remote.as_deref(),
+            self.points[index],
+            set_up.limit,
+            run.interrupt,
+        );
+        let (_, interference) = watch.end(spec.watch.quiet_threshold);
+        record.environment = Some(set_up.env.clone());
+        record.sweep_point = Some(SweepPoint {
+            index,
+            total: self.points.len(),
+            key: point_key(spec, self.points[index]),
+        });
+        record.visit = Some(ServersVisit {
+            round,
+            position: self.records.len(),
+            seed: spec.seed,
+            interference: Some(interference),
+        });
+        record
     }
-    super::report::at_end(&results.dir, output.json)?;
-    Ok(status)
 }

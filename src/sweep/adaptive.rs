@@ -78,7 +78,9 @@ pub struct GroupRounds {
     /// A group with no crossover cell: the spread its total was fixed from, the widest SD of
     /// a point's visit means relative to their mean.
     pub pilot_spread: Option<f64>,
-    /// The group's cells still undecided at the pilot (question indexes).
+    /// The group's cells still undecided at the pilot (question indexes; rounds.json names
+    /// the questions instead).
+    #[serde(skip)]
     pub undecided: Vec<usize>,
 }
 

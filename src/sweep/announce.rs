@@ -2,9 +2,10 @@
 //! resumed folder already holds.
 use super::spec::SweepSpec;
 use crate::config::format_cpu_list;
-use crate::report::visit_folder::{PriorVisits, VisitFolder};
+use crate::report::visit_folder::PriorVisits;
+use std::path::Path;
 
-pub fn print_plan(spec: &SweepSpec, results: &VisitFolder, prior: &PriorVisits) {
+pub fn print_plan(spec: &SweepSpec, dir: &Path, prior: &PriorVisits) {
     let pin = if spec.pin_defaulted {
         format!(
             "{} (default: this process may use CPUs {})",
@@ -23,7 +24,7 @@ pub fn print_plan(spec: &SweepSpec, results: &VisitFolder, prior: &PriorVisits) 
         n(spec.patterns.len(), "pattern"),
         n(spec.sizes.len(), "size"),
         n(spec.threads.len(), "thread count"),
-        results.dir.display()
+        dir.display()
     );
     println!(
         "visits: at least {} of {:.0} ms per point (after {:.0} ms warm-up each){}; more to the groups whose crossover verdicts are undecided (margin ±{}; shared equally; a group with no crossover: to meet ±{} %), until {:.0} s are spent ({:.1} s per point); order seed {}{}",

@@ -9,6 +9,7 @@ use crate::analysis::crossover_rule::{pairs, Settings, ADAPTIVE_LOOKS, PILOT_ALP
 use crate::config::Pattern;
 use crate::error::Error;
 use crate::record::{RunRecord, VisitKind};
+use serde::Serialize;
 use std::path::Path;
 
 /// The rule as `rounds.json` and the marker state it.
@@ -141,26 +142,22 @@ pub fn write(
     groups: &[Vec<usize>],
     (plan, made, stopped): (Option<&[GroupRounds]>, &[usize], &str),
 ) -> Result<(), Error> {
-    let entries: Vec<serde_json::Value> = groups
+    let entries: Vec<GroupLine> = groups
         .iter()
         .enumerate()
         .map(|(g, members)| {
             let p = &points[members[0]];
-            let mut entry = serde_json::json!({
-                "pattern": p.pattern.name(),
-                "threads": p.threads,
-                "size_bytes": p.message_size,
-                "rounds_made": made[g],
-            });
-            if let Some(r) = plan.and_then(|plan| plan.get(g)) {
-                let value = serde_json::to_value(r).expect("plain data");
-                for (k, v) in value.as_object().expect("a struct").iter() {
-                    entry[k] = v.clone();
-                }
-                entry["undecided"] = r.undecided.iter().map(|&q| question_name(q)).collect();
-                entry["stop"] = stop(r, made[g], stopped).into();
+            GroupLine {
+                pattern: p.pattern.name(),
+                threads: p.threads,
+                size_bytes: p.message_size,
+                rounds_made: made[g],
+                plan: plan.and_then(|plan| plan.get(g)).map(|r| PlannedLine {
+                    rounds: r,
+                    undecided: r.undecided.iter().map(|&q| question_name(q)).collect(),
+                    stop: stop(r, made[g], stopped),
+                }),
             }
-            entry
         })
         .collect();
     let looks = if plan.is_some() { ADAPTIVE_LOOKS } else { 1 };
@@ -182,6 +179,28 @@ pub fn write(
     };
     std::fs::write(&tmp, text).map_err(file_error)?;
     std::fs::rename(&tmp, &path).map_err(file_error)
+}
+
+/// One group's entry in rounds.json.
+#[derive(Serialize)]
+struct GroupLine<'a> {
+    pattern: &'static str,
+    threads: usize,
+    size_bytes: usize,
+    rounds_made: usize,
+    /// Its rounds as the plan fixed them, where there is a plan.
+    #[serde(flatten)]
+    plan: Option<PlannedLine<'a>>,
+}
+
+#[derive(Serialize)]
+struct PlannedLine<'a> {
+    #[serde(flatten)]
+    rounds: &'a GroupRounds,
+    /// The questions still undecided at the pilot, by name.
+    undecided: Vec<String>,
+    /// Why its rounds ended where they did.
+    stop: &'static str,
 }
 
 /// The crossover rule's settings at `looks` looks.
