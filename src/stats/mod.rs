@@ -22,7 +22,9 @@ pub struct Summary {
     pub ci95_low: f64,
     pub ci95_high: f64,
     pub ci95_half_width: f64,
-    /// Half-width relative to the mean (0.02 = ±2 %); infinite when the mean is 0.
+    /// Half-width relative to the mean (0.02 = ±2 %); infinite when the mean is 0 (JSON has
+    /// no infinity: it is written `null` and read back as infinite).
+    #[serde(deserialize_with = "infinite_when_null")]
     pub ci95_rel: f64,
     /// Lag-1 autocorrelation of the values (0 when negative or too few values).
     #[serde(default)]
@@ -30,6 +32,14 @@ pub struct Summary {
     /// Independent values the interval is worth: n(1-ρ)/(1+ρ), at least 2.
     #[serde(default)]
     pub n_effective: f64,
+}
+
+/// A relative half-width as written: serde_json writes a non-finite float as `null`, and the
+/// only one `Summary::around` makes is the infinite width of a zero mean (a visit that moved
+/// nothing), which `--resume` must read back.
+fn infinite_when_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    let value: Option<f64> = serde::Deserialize::deserialize(d)?;
+    Ok(value.unwrap_or(f64::INFINITY))
 }
 
 /// Needs at least two values (one value has no spread to estimate).
@@ -180,6 +190,19 @@ mod tests {
             s.ci95_half_width
         );
         assert!((s.ci95_rel - 1.963 / 11.0).abs() < 1e-3);
+    }
+
+    #[test]
+    fn a_zero_mean_reads_back_as_the_infinite_width_it_was_written_with() {
+        let nothing = summarize(&[0.0, 0.0]).unwrap();
+        assert_eq!(nothing.ci95_rel, f64::INFINITY);
+        let line = serde_json::to_string(&nothing).unwrap();
+        assert!(line.contains("\"ci95_rel\":null"), "{line}");
+        let back: Summary = serde_json::from_str(&line).unwrap();
+        assert_eq!(back, nothing);
+        let some = summarize(&[1.0, 3.0]).unwrap();
+        let back: Summary = serde_json::from_str(&serde_json::to_string(&some).unwrap()).unwrap();
+        assert_eq!(back, some);
     }
 
     #[test]
