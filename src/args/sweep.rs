@@ -10,6 +10,7 @@ use crate::config::{
 };
 use crate::error::{bad, ConfigError, Error, Status};
 use crate::mechanism::descriptor::{in_words, names};
+use crate::mechanism::receive::path::RecvPath;
 use crate::mechanism::MechanismKind;
 use crate::report::folder::{self, StudyOutput};
 use crate::sides::Sides;
@@ -111,14 +112,10 @@ fn sweep_spec_among(
     }
     let mechanisms = mechanisms(&args.mechanisms, known)?;
     let queue_depth = queue_depth(args, &mechanisms, known)?;
-    for &m in &mechanisms {
-        check_transport(Transport::Tcp, m)?;
-    }
     let recv_path = args.receive.path()?;
-    check_recv_path(recv_path, Transport::Tcp, args.verify.verify)?;
+    check_paths(&mechanisms, recv_path, args.verify.verify)?;
     if patterns.contains(&Pattern::Crr) {
-        let netns = network.is_netns();
-        let is_remote = remote.is_some();
+        let (netns, is_remote) = (network.is_netns(), remote.is_some());
         crate::config::crr::check_sweep(&mechanisms, known, recv_path, netns, is_remote)?;
     }
     let spec = SweepSpec {
@@ -153,6 +150,18 @@ fn sweep_spec_among(
     };
     check_bidir(&spec, known)?;
     Ok(spec)
+}
+
+/// Every point's mechanism and receive path on tcp, the transport a sweep measures.
+fn check_paths(
+    mechanisms: &[MechanismKind],
+    recv_path: RecvPath,
+    verify: bool,
+) -> Result<(), ConfigError> {
+    for &m in mechanisms {
+        check_transport(Transport::Tcp, m)?;
+    }
+    check_recv_path(recv_path, Transport::Tcp, verify)
 }
 
 /// `sweep --bidir`: what `run --bidir` refuses, refused for the whole sweep in one line (the
