@@ -93,6 +93,15 @@ pub mod args;
 /// The clap structs of the command line.
 pub mod cli;
 
+// docs/ARCHITECTURE.md, compiled into the crate's documentation so that every item its prose
+// links to must exist: `.ci/run` builds the documentation with broken links denied, so the map
+// cannot name code that is gone. `architecture_tests` checks its word lists against the code.
+#[cfg(doc)]
+#[doc = include_str!("../docs/ARCHITECTURE.md")]
+mod architecture {}
+#[cfg(test)]
+mod architecture_tests;
+
 /// Says that the running unit test, or `part` of it, did not run here, and why: the twin of
 /// `skip` in tests/common/mod.rs (integration tests cannot see this crate's test-only code).
 /// One line `SKIP bytepath::<test>[ (part)]: <reason>` on stderr, appended to the file

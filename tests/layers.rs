@@ -183,9 +183,6 @@ fn scan(src: &Path) -> Scan {
     let mut test_only = BTreeSet::new();
     for path in &files {
         let rel = path.strip_prefix(src).unwrap();
-        if rel == Path::new("lib.rs") {
-            continue;
-        }
         let module = module_of(rel);
         let root = if rel == Path::new("main.rs") {
             "bytepath"
@@ -194,11 +191,15 @@ fn scan(src: &Path) -> Scan {
         };
         let shown = format!("src/{}", rel.display());
         let (found, named, tests) = imports(path, &shown, &module, root);
-        all.extend(found);
-        references.extend(named);
+        // The crate root only declares modules: of lib.rs, only its test-only files count.
+        if rel != Path::new("lib.rs") {
+            all.extend(found);
+            references.extend(named);
+        }
         // Where the files of the modules it declares are: beside a mod.rs, else in the folder
-        // named after the file.
-        let dir = if rel.file_name().is_some_and(|n| n == "mod.rs") {
+        // named after the file; the crate roots' beside them.
+        let is_root = rel == Path::new("lib.rs") || rel == Path::new("main.rs");
+        let dir = if is_root || rel.file_name().is_some_and(|n| n == "mod.rs") {
             rel.parent().unwrap().to_path_buf()
         } else {
             rel.with_extension("")
@@ -246,7 +247,8 @@ fn violations(src: &Path, map: &Map) -> Vec<String> {
     let mut seen_modules = BTreeSet::new();
     for path in &files {
         let rel = path.strip_prefix(src).unwrap();
-        if rel != Path::new("lib.rs") {
+        let test_file = test_only.contains(&format!("src/{}", rel.display()));
+        if rel != Path::new("lib.rs") && !test_file {
             seen_modules.insert(module_of(rel)[0].clone());
         }
     }

@@ -87,6 +87,45 @@ fn report_writes_html_and_markdown_with_a_plot_per_figure() {
     );
 }
 
+/// The report is one file a reader can open offline or mail: no element loads anything (no
+/// `src`, no stylesheet or script from elsewhere, no link off the page), and no style fetches a
+/// resource (`url(`, `@import`).
+#[test]
+fn the_report_is_self_contained() {
+    let dir = folder("offline", Some(&jsonl(&demo_sweep(true))));
+    common::assert_success(&bytepath().arg("report").arg(&dir).output().unwrap());
+    let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
+    let page = common::parse_xhtml(&html);
+    let mut elements = 0;
+    for node in page.descendants().filter(|n| n.is_element()) {
+        elements += 1;
+        let name = node.tag_name().name();
+        assert!(
+            !matches!(name, "link" | "iframe" | "object" | "embed"),
+            "<{name}>"
+        );
+        for attr in node.attributes() {
+            let off_page = match attr.name() {
+                "src" | "srcset" | "data" => true,
+                "href" => !attr.value().starts_with('#'),
+                _ => false,
+            };
+            assert!(!off_page, "<{name} {}=\"{}\">", attr.name(), attr.value());
+        }
+        if let Some(text) = node.text() {
+            assert!(
+                !text.contains("url(") && !text.contains("@import"),
+                "<{name}>: {text}"
+            );
+        }
+    }
+    assert!(
+        elements > 100,
+        "a whole report was read ({elements} elements)"
+    );
+    assert!(html.contains("<svg"), "its plots are inline SVG");
+}
+
 #[test]
 fn output_flag_puts_the_html_there_and_the_markdown_beside_it() {
     let dir = folder(

@@ -86,13 +86,13 @@ fn source_text(args: &MeshArgs) -> String {
     }
 }
 
-/// HOST[:PORT] as `--remote` takes it, named `host` in a refusal (which `--hosts` or
+/// `HOST[:PORT]` as `--remote` takes it, named `host` in a refusal (which `--hosts` or
 /// `--hosts-file FILE:LINE` precedes).
 fn parse_host(text: &str) -> Result<Target, ConfigError> {
     parse_target("host", text)
 }
 
-/// One HOST[:PORT] per line; blank lines and `#` comments are skipped; a host given twice is
+/// One `HOST[:PORT]` per line; blank lines and `#` comments are skipped; a host given twice is
 /// refused with its line.
 fn hosts_file(path: &std::path::Path) -> Result<Vec<Target>, ConfigError> {
     let text = std::fs::read_to_string(path).map_err(|e| {

@@ -58,14 +58,14 @@ pub struct ServerArgs {
 #[derive(Debug, Args, serde::Serialize, serde::Deserialize)]
 #[command(group(ArgGroup::new("host_list").required(true).args(["hosts", "hosts_file", "hosts_from_dns"])))]
 pub struct MeshArgs {
-    /// The hosts, comma-separated, each HOST[:PORT] as --remote takes it (default port 5301);
+    /// The hosts, comma-separated, each HOST or HOST:PORT as --remote takes it (default port 5301);
     /// several servers may share one address on different ports.
     #[arg(long)]
     pub hosts: Option<String>,
-    /// A file of hosts, one HOST[:PORT] per line (blank lines and # comments ignored).
+    /// A file of hosts, one HOST or HOST:PORT per line (blank lines and # comments ignored).
     #[arg(long)]
     pub hosts_file: Option<std::path::PathBuf>,
-    /// NAME[:PORT]: every address NAME resolves to is a host (a Kubernetes headless Service
+    /// NAME or NAME:PORT: every address NAME resolves to is a host (a Kubernetes headless Service
     /// name resolves to its ready pods).
     #[arg(long)]
     pub hosts_from_dns: Option<String>,

@@ -467,7 +467,7 @@ pub struct ServersArgs {
     #[command(flatten)]
     #[serde(flatten)]
     pub network: NetworkArgs,
-    /// With --remote: each point's server model runs on `bytepath server` at HOST[:PORT],
+    /// With --remote: each point's server model runs on `bytepath server` at HOST or HOST:PORT,
     /// which reports what the server alone cost; this host runs the load generator.
     #[command(flatten)]
     #[serde(flatten)]

@@ -37,7 +37,7 @@ pub struct NetworkArgs {
 /// ipc.
 #[derive(Debug, Clone, Default, Args, serde::Serialize, serde::Deserialize)]
 pub struct RemoteArgs {
-    /// Run the other side on `bytepath server` at HOST[:PORT] (default port 5301): it sends
+    /// Run the other side on `bytepath server` at HOST or HOST:PORT (default port 5301): it sends
     /// (stream) or answers (rr); this host receives or asks, and measures. tcp and udp.
     #[arg(long)]
     pub remote: Option<String>,
@@ -137,7 +137,7 @@ impl VisitsArgs {
 /// `--out`: every study that writes a results folder.
 #[derive(Debug, Clone, Default, Args, serde::Serialize, serde::Deserialize)]
 pub struct FolderArgs {
-    /// Results folder; default ./bytepath-results/<timestamp>/.
+    /// Results folder; default ./bytepath-results/YYYYmmdd-HHMMSS/ (UTC).
     #[arg(long)]
     pub out: Option<PathBuf>,
 }

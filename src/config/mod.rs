@@ -39,6 +39,8 @@ pub enum Pattern {
 }
 
 impl Pattern {
+    pub const ALL: [Pattern; 3] = [Pattern::Stream, Pattern::Rr, Pattern::Crr];
+
     pub fn name(self) -> &'static str {
         match self {
             Pattern::Stream => "stream",

@@ -48,7 +48,7 @@ pub fn parse_remote(text: &str) -> Result<Target, ConfigError> {
     parse_target("--remote", text)
 }
 
-/// HOST[:PORT] as `--remote` takes it, its refusal naming the value as `name` (a flag, or
+/// `HOST[:PORT]` as `--remote` takes it, its refusal naming the value as `name` (a flag, or
 /// `host` for an entry of mesh's host lists).
 pub fn parse_target(name: &str, text: &str) -> Result<Target, ConfigError> {
     let bad_target = || {

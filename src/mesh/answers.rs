@@ -125,7 +125,7 @@ pub struct PointMatrix {
     /// `mechanism/pattern/size/threads`.
     pub key: String,
     pub figure: Figure,
-    /// cells[src][dst]; the diagonal stays empty.
+    /// `cells[src][dst]`; the diagonal stays empty.
     pub cells: Vec<Vec<Cell>>,
     pub flags: Vec<Flag>,
     /// Per host: its pairs against the pairs without it.

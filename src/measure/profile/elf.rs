@@ -18,7 +18,7 @@ struct Load {
     vaddr: u64,
 }
 
-/// A file's function symbols, looked up by file offset (what /proc/<pid>/maps gives).
+/// A file's function symbols, looked up by file offset (what `/proc/<pid>/maps` gives).
 #[derive(Debug)]
 pub struct ElfSymbols {
     table: SymbolTable,

@@ -1,4 +1,4 @@
-//! Kernel function symbols from /proc/kallsyms (one "address type name [module]" line per
+//! Kernel function symbols from /proc/kallsyms (one "address type name \[module\]" line per
 //! symbol; addresses read as zero when kptr_restrict hides them, see
 //! Documentation/admin-guide/sysctl/kernel.rst).
 use super::symtab::SymbolTable;

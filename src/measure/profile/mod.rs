@@ -202,7 +202,7 @@ fn method_text(w: &Window, t: &Tally, s: &SamplerSettings, sources: &[String]) -
     )
 }
 
-/// The process all of `tids` belong to (the Tgid of /proc/<tid>/status).
+/// The process all of `tids` belong to (the Tgid of `/proc/<tid>/status`).
 fn owning_process(tids: &[i32]) -> Result<u32, String> {
     let mut owner = None;
     for &tid in tids {
@@ -228,7 +228,7 @@ fn thread_group(tid: i32) -> Option<u32> {
         .and_then(|v| v.trim().parse().ok())
 }
 
-/// Every thread of process `pid` now (/proc/<pid>/task), e.g. a server's whole process.
+/// Every thread of process `pid` now (`/proc/<pid>/task`), e.g. a server's whole process.
 pub fn process_threads(pid: u32) -> std::io::Result<Vec<i32>> {
     let mut tids: Vec<i32> = std::fs::read_dir(format!("/proc/{pid}/task"))?
         .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
@@ -237,7 +237,7 @@ pub fn process_threads(pid: u32) -> std::io::Result<Vec<i32>> {
     Ok(tids)
 }
 
-/// A thread's name (/proc/<pid>/task/<tid>/comm), e.g. `bytepath-0-send`.
+/// A thread's name (`/proc/<pid>/task/<tid>/comm`), e.g. `bytepath-0-send`.
 pub fn thread_name(pid: u32, tid: i32) -> Option<String> {
     std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/comm"))
         .ok()

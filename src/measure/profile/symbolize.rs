@@ -1,6 +1,6 @@
 //! Naming sample addresses once per profile: kernel addresses through /proc/kallsyms, user
-//! addresses through /proc/<pid>/maps (proc(5)) and the ELF symbols of the file mapped there
-//! (the vDSO read from /proc/<pid>/mem). Each distinct address is resolved once.
+//! addresses through `/proc/<pid>/maps` (proc(5)) and the ELF symbols of the file mapped there
+//! (the vDSO read from `/proc/<pid>/mem`). Each distinct address is resolved once.
 use super::breakdown::NamedSample;
 use super::categories::Space;
 use super::elf::ElfSymbols;
@@ -150,7 +150,7 @@ fn file_name(path: &str) -> &str {
 }
 
 /// The symbols of a mapped file; the vDSO comes from the process's memory, a deleted file
-/// (rebuilt while running) from /proc/<pid>/map_files.
+/// (rebuilt while running) from `/proc/<pid>/map_files`.
 fn load_mapped(pid: u32, map: &Mapping) -> Option<ElfSymbols> {
     if map.path == "[vdso]" {
         let bytes = read_memory(pid, map.start, map.end - map.start)?;

@@ -13,7 +13,7 @@ pub struct Datum {
     pub x: f64,
     pub y: f64,
     pub ci: Option<(f64, f64)>,
-    /// Hover text (an SVG <title>).
+    /// Hover text (an SVG `<title>`).
     pub title: String,
 }
 
