@@ -127,9 +127,10 @@ fn throughput(stream: &[&Point]) -> Figure {
         .iter()
         .filter(|p| p.throughput_with_ci().1.is_none())
         .count();
-    let mut caption = "Receiver payload throughput (stream), one panel per thread count; error \
-                       bars are the 95 % confidence interval of the per-slice mean."
-        .to_string();
+    let mut caption = format!(
+        "Receiver payload throughput (stream), one panel per thread count; error bars are {}.",
+        interval_basis(stream)
+    );
     if without_ci > 0 {
         caption += &format!(
             " No error bar at {}: no statistics block (confidence interval) in the record.",
@@ -140,6 +141,20 @@ fn throughput(stream: &[&Point]) -> Figure {
         heading: "Throughput vs message size".into(),
         caption,
         plot: by_size_plot("throughput", "Gbit/s", by_threads(stream, &datum)),
+    }
+}
+
+/// What a point's interval is taken over: its visits (a study's points) or the slices of its
+/// one contiguous run (`bytepath run`, schema-1 sweeps).
+fn interval_basis(points: &[&Point]) -> &'static str {
+    let visited = points.iter().filter(|p| !p.visits.is_empty()).count();
+    match (visited, points.len() - visited) {
+        (_, 0) => "the 95 % confidence interval over each point's visits",
+        (0, _) => "the 95 % confidence interval of the per-slice mean of each point's one run",
+        _ => {
+            "the 95 % confidence interval over a point's visits, or of the per-slice mean where \
+             a point was measured in one run"
+        }
     }
 }
 
@@ -440,6 +455,29 @@ mod tests {
         let f = &figures(&data)[1];
         assert!(f.caption.contains("no rr points"));
         assert_eq!(markers(f), 2);
+    }
+
+    #[test]
+    fn the_error_bars_say_whether_they_span_visits_or_one_runs_slices() {
+        let shapes = [
+            Shape::stream("copy", 4096, 1, 10.0),
+            Shape::stream("gather", 4096, 1, 11.0),
+        ];
+        let data = parse(&jsonl(&shapes), "r").unwrap();
+        assert!(figures(&data)[0]
+            .caption
+            .contains("error bars are the 95 % confidence interval over each point's visits."));
+        let visited: Vec<Point> = data
+            .completed_with_pattern("stream")
+            .into_iter()
+            .cloned()
+            .collect();
+        let mut one_run = visited.clone();
+        one_run.iter_mut().for_each(|p| p.visits.clear());
+        let basis = |points: &[Point]| interval_basis(&points.iter().collect::<Vec<_>>());
+        assert!(basis(&one_run).contains("per-slice mean of each point's one run"));
+        let mixed = [visited[0].clone(), one_run[1].clone()];
+        assert!(basis(&mixed).contains("or of the per-slice mean where"));
     }
 
     #[test]
