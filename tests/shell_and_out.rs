@@ -95,7 +95,12 @@ fn plain(text: &str) -> String {
 /// `args` with `--out dir`: refused in one line naming `dir`, exit 2, and nothing measured
 /// (no results folder, no text on stdout).
 fn refused(args: &[&str], dir: &Path, reason: &str) {
-    let out = common::bytepath()
+    refused_by(common::bytepath(), args, dir, reason)
+}
+
+/// `refused`, run by `command` (bytepath itself, or bytepath under another privilege).
+fn refused_by(mut command: assert_cmd::Command, args: &[&str], dir: &Path, reason: &str) {
+    let out = command
         .args(args)
         .arg("--out")
         .arg(dir)
@@ -152,24 +157,48 @@ fn an_out_that_cannot_be_used_is_refused_before_anything_is_measured() {
         );
         refused(study, &file, "exists and is not a folder");
     }
-    // A folder this user may not write: root may write anywhere, so only as another user.
+    // A folder this user may not write. Root writes anywhere through CAP_DAC_OVERRIDE, so root
+    // runs bytepath with that capability out of its bounding set (setpriv).
     let locked = tmp.path().join("locked");
     std::fs::create_dir(&locked).unwrap();
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o500)).unwrap();
-    if std::fs::write(locked.join("probe"), "x").is_ok() {
-        common::skip_part(
+    let as_this_user = std::fs::write(locked.join("probe"), "x").is_err();
+    let _ = std::fs::remove_file(locked.join("probe"));
+    if !as_this_user && !common::has_command("setpriv") {
+        return common::skip_part(
             "the unwritable-folder case",
-            "this user writes into a 0500 folder (root)",
+            "this user writes into a 0500 folder (root) and setpriv is missing to drop CAP_DAC_OVERRIDE",
         );
-        return;
     }
+    let command = || match as_this_user {
+        true => common::bytepath(),
+        false => without_dac_override(),
+    };
     for study in studies {
-        refused(
+        refused_by(
+            command(),
             study,
             &locked.join("run"),
             "cannot be created (Permission denied)",
         );
-        refused(study, &locked, "cannot be written (Permission denied)");
+        refused_by(
+            command(),
+            study,
+            &locked,
+            "cannot be written (Permission denied)",
+        );
     }
+}
+
+/// bytepath as root without the capabilities that let root write any folder.
+fn without_dac_override() -> assert_cmd::Command {
+    let mut command = assert_cmd::Command::new("setpriv");
+    command
+        .arg("--bounding-set=-dac_override,-dac_read_search")
+        .arg("--")
+        .arg(env!("CARGO_BIN_EXE_bytepath"))
+        .env("BYTEPATH_SETTLE", "off")
+        .env("BYTEPATH_QUIET_THRESHOLD", "100%");
+    command
 }
