@@ -6,6 +6,7 @@
 pub(crate) mod answers;
 
 pub(crate) mod mechanisms;
+pub(crate) mod openmetrics;
 pub(crate) mod record;
 pub(crate) mod report;
 mod rounds;

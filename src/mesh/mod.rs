@@ -10,6 +10,7 @@ pub(crate) mod answers;
 pub(crate) mod canary;
 pub(crate) mod hosts;
 pub(crate) mod launch;
+pub(crate) mod openmetrics;
 mod pairs;
 pub(crate) mod progress;
 pub(crate) mod report;

@@ -9,6 +9,7 @@ pub(crate) mod host;
 pub(crate) mod line;
 pub(crate) mod load;
 pub(crate) mod model;
+pub(crate) mod openmetrics;
 pub(crate) mod point;
 pub(crate) mod process;
 pub(crate) mod profile_points;
