@@ -1,12 +1,14 @@
 //! `bytepath export DIR --format openmetrics|csv|json`: the records of any results folder
-//! (sweep, ipc, file, servers, mesh) in a format other tools read. The folder is read as
-//! `bytepath report` reads it (its marker's kind, then its records through `record` and the
-//! study's own loading); the figures are the ones the records hold, never recomputed, except
-//! where a study's records are its visits (file repetitions, servers and mesh visits): those
-//! are averaged per point as the study's report does.
+//! in a format other tools read. The folder's study is found as `bytepath report` finds it,
+//! by its marker's kind in the list of studies it is handed (`studies::STUDIES`); its records
+//! are read through `record`, and the study's descriptor gives their CSV columns and their
+//! OpenMetrics samples (built in the study's folder, with the kit in `report::openmetrics`).
+//! The figures are the ones the records hold, never recomputed, except where a study's
+//! records are its visits (file repetitions, servers and mesh visits): those are averaged per
+//! point as the study's report does.
 use crate::error::{ConfigError, Error};
-use crate::report::study_kind::StudyKind;
 use crate::report::{csv, openmetrics, study};
+use crate::study::StudyKind;
 use serde_json::Value;
 use std::path::Path;
 
@@ -32,22 +34,33 @@ impl std::str::FromStr for Format {
     }
 }
 
-/// Which study wrote a folder, as its marker says; a kind this bytepath does not know is
-/// read as run records, one per point, as sweep and ipc write them.
-fn kind_of(dir: &Path) -> Result<StudyKind, Error> {
+/// Which study among `studies` reads a folder, as its marker says; a kind none of them
+/// writes is read as run records, one per point, as sweep and ipc write them.
+fn kind_of(studies: &[StudyKind], dir: &Path) -> Result<StudyKind, Error> {
     let kind = study::kind(dir).ok_or_else(|| {
+        let commands: Vec<&str> = studies.iter().map(|s| s.command()).collect();
         ConfigError(format!(
-            "{}: not a bytepath results folder (no readable {}); give a folder written by sweep, ipc, file, servers or mesh",
+            "{}: not a bytepath results folder (no readable {}); give a folder written by {}",
             dir.display(),
-            crate::report::folder::MARKER
+            crate::report::folder::MARKER,
+            in_words(&commands)
         ))
     })?;
-    Ok(StudyKind::from_marker(&kind).unwrap_or(StudyKind::Sweep))
+    Ok(StudyKind::reading(studies, Some(&kind)))
 }
 
-/// The folder's records in `format`.
-pub fn export(dir: &Path, format: Format) -> Result<String, Error> {
-    let kind = kind_of(dir)?;
+/// "a", "a or b", "a, b or c": the commands as the refusal names them.
+fn in_words(names: &[&str]) -> String {
+    match names {
+        [] => String::new(),
+        [only] => only.to_string(),
+        [first @ .., last] => format!("{} or {last}", first.join(", ")),
+    }
+}
+
+/// The folder's records in `format`, as the study among `studies` that wrote it gives them.
+pub fn export(studies: &[StudyKind], dir: &Path, format: Format) -> Result<String, Error> {
+    let kind = kind_of(studies, dir)?;
     let file = crate::record::read_results_file(dir)?;
     // JSON and CSV pass each record through as written; OpenMetrics reads its figures.
     Ok(match format {
@@ -57,20 +70,9 @@ pub fn export(dir: &Path, format: Format) -> Result<String, Error> {
             .map(|l| format!("{}\n", l.record))
             .collect(),
         Format::Csv => {
-            let columns = match kind {
-                StudyKind::Sweep | StudyKind::Ipc => csv::columns(),
-                StudyKind::File => crate::file::record::csv_columns(),
-                StudyKind::Servers => crate::servers::record::csv_columns(),
-                StudyKind::Mesh => crate::mesh::columns(),
-            };
             let records: Vec<Value> = file.lines.into_iter().map(|l| l.record).collect();
-            csv::to_csv_with(&columns, &records)
+            csv::to_csv_with(&(kind.csv_columns)(), &records)
         }
-        Format::OpenMetrics => openmetrics::render(&match kind {
-            StudyKind::Sweep | StudyKind::Ipc => openmetrics::run::samples(dir, &file)?,
-            StudyKind::Mesh => crate::mesh::openmetrics::samples(dir, &file)?,
-            StudyKind::Servers => crate::servers::openmetrics::samples(dir, &file)?,
-            StudyKind::File => crate::file::openmetrics::samples(dir, &file)?,
-        }),
+        Format::OpenMetrics => openmetrics::render(&(kind.samples)(dir, &file)?),
     })
 }

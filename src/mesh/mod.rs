@@ -20,7 +20,7 @@ pub(crate) mod spec;
 mod study;
 
 use crate::report::csv::{self, Cell::Scalar};
-pub use study::Mesh;
+pub use study::{Mesh, KIND};
 
 /// Where `--launch ssh` puts each server's output, inside the results folder.
 pub const SERVER_LOGS: &str = "servers";

@@ -22,7 +22,6 @@ pub mod plot;
 pub(crate) mod plots;
 pub(crate) mod stream;
 pub(crate) mod study;
-pub(crate) mod study_kind;
 pub(crate) mod summary;
 pub(crate) mod table;
 pub(crate) mod visit_folder;

@@ -27,7 +27,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 pub use spec::{connection_name, Placement, ServersSpec};
-pub use study::Servers;
+pub use study::{Servers, KIND};
 
 /// Descriptors a select server holds besides its clients' (standard streams, listener,
 /// control pipes, perf counters): a point whose clients need more than FD_SETSIZE minus these
