@@ -80,7 +80,7 @@ static DESCRIPTOR: StudyDescriptor = StudyDescriptor {
     name: "servers study",
     command: "servers",
     render: Servers::render,
-    csv_columns: csv_columns,
+    csv_columns: super::record::csv_columns,
     samples: super::openmetrics::samples,
 };
 
