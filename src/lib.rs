@@ -7,12 +7,12 @@
 //! | command | flags and parsing | what it runs | its report |
 //! |---|---|---|---|
 //! | `run` | `cli`, `args::run` | `run::study`, `engine` (one point) | `run::report` |
-//! | `sweep`, `ipc`, `file`, `servers`, `mesh` | `args::<study>` | `study::drive` with the study's `Study` (`<study>::study`; mesh's runs through `remote`) | `<study>::answers`, `<study>::report`; `bytepath report` finds it in `studies` |
+//! | `sweep`, `ipc`, `file`, `servers`, `mesh` | `args::<study>` | `study::drive` with the study's `Study` (`<study>::study`, beside its descriptor; mesh's runs through `remote`) | `<study>::answers`, `<study>::report`; `bytepath report` finds it in `studies` |
 //! | `server` | `args::server` | `remote` (the server side) | — |
 //! | `probe` | `args::probe` | `probe` | `probe` (text) |
 //! | `report` | `args::report` | — (reads a results folder) | the study `studies` lists for its kind |
 //! | `compare` | `args::compare` | `compare` | `compare`, `report` |
-//! | `export` | `args::export` | `export` | `export` |
+//! | `export` | `args::export` | `export` | the columns and samples of the study `studies` lists for its kind |
 //! | `completions`, `man` | `args::shell` | — | — |
 #![deny(unsafe_code)]
 
@@ -84,7 +84,8 @@ pub mod export;
 pub mod remote;
 /// Where the two sides of a flow run: this host, two namespaces, or a remote server.
 pub mod sides;
-/// The one list of studies that write a results folder, and how each renders one.
+/// The one list of studies that write a results folder: their descriptors, which `report`
+/// and `export` find a folder's study in.
 pub mod studies;
 
 // Layer 10: the command line.

@@ -1,6 +1,7 @@
 //! One shape per study (docs/ARCHITECTURE.md, "One shape per study"): every file the table
 //! names for a study's spec, study, answers and report is there, every study the one list
-//! (`studies`) registers has a row, and its study file holds the `Study` the driver runs.
+//! (`studies`) registers has a row, and its study file holds the `Study` the driver runs and
+//! the study's descriptor.
 use std::path::Path;
 
 /// The table's rows: (study, the files its cells name).
@@ -37,7 +38,7 @@ fn every_study_has_its_parts_where_the_document_says() {
     let studies: Vec<&str> = rows.iter().map(|(s, _)| s.as_str()).collect();
     let registered: Vec<&str> = bytepath::studies::STUDIES
         .iter()
-        .map(|s| s.kind.command())
+        .map(|s| s.command())
         .collect();
     assert_eq!(
         studies,
@@ -60,17 +61,22 @@ fn every_study_has_its_parts_where_the_document_says() {
 }
 
 /// Every study the list registers is what the study driver runs: its `study` file implements
-/// `Study`.
+/// `Study` and holds the study's descriptor, which the list names.
 #[test]
-fn every_registered_study_implements_study_in_its_study_file() {
+fn every_registered_study_implements_study_and_describes_it_in_its_study_file() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    for registered in &bytepath::studies::STUDIES {
-        let name = registered.kind.command();
+    for study in &bytepath::studies::STUDIES {
+        let name = study.command();
         let path = root.join("src").join(name).join("study.rs");
         let text = std::fs::read_to_string(&path).unwrap();
         assert!(
             text.contains("impl Study for "),
             "{}: the study driver runs no Study of {name}",
+            path.display()
+        );
+        assert!(
+            text.contains("static DESCRIPTOR: StudyDescriptor = "),
+            "{}: {name}'s descriptor is not beside its Study",
             path.display()
         );
     }

@@ -22,6 +22,9 @@ pub mod shell;
 pub mod sweep;
 pub(crate) mod watch;
 
+#[cfg(test)]
+mod added_study_tests;
+
 use crate::cli::StreamArgs;
 use crate::error::{Error, Status};
 use crate::report::stream::{self, JsonStream};

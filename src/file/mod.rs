@@ -6,6 +6,7 @@
 pub(crate) mod answers;
 
 pub(crate) mod mechanisms;
+pub(crate) mod openmetrics;
 pub(crate) mod record;
 pub(crate) mod report;
 mod rounds;
@@ -19,7 +20,7 @@ use crate::transport::FlowConnector;
 pub use rounds::{prepare_cache, read_through};
 use server::FileServer;
 pub use spec::{check_pipe_size, Cache, FileSpec, MAX_CHUNK};
-pub use study::Transfers;
+pub use study::{Transfers, KIND};
 use test_files::{ServedFile, TestFolder};
 
 /// How the transfers are ordered (`rounds`), as the marker and the report state it.

@@ -8,9 +8,10 @@ use super::{report, rounds, FileSpec, Server, Source, ORDER};
 use crate::environment::Environment;
 use crate::error::Error;
 use crate::report::folder::{Prior, ResultsFolder, StreamAs};
-use crate::report::study_kind::StudyKind;
 use crate::study::folder::Records;
-use crate::study::{Ending, Outcome, Plan, ReportOptions, Study, Underway, Watching};
+use crate::study::{
+    Ending, Outcome, Plan, ReportOptions, Study, StudyDescriptor, StudyKind, Underway, Watching,
+};
 use std::path::{Path, PathBuf};
 
 /// One file study: what it sends, where the server side runs, and the transfers made.
@@ -73,12 +74,25 @@ impl<'a> Transfers<'a> {
     }
 }
 
+/// The file study as the commands that read its folders know it.
+static DESCRIPTOR: StudyDescriptor = StudyDescriptor {
+    marker: "bytepath file results",
+    name: "file study",
+    command: "file",
+    render: Transfers::render,
+    csv_columns: record::csv_columns,
+    samples: super::openmetrics::samples,
+};
+
+/// The file study (`studies::STUDIES` lists it).
+pub const KIND: StudyKind = StudyKind::new(&DESCRIPTOR);
+
 impl Study for Transfers<'_> {
     type Folder = ResultsFolder;
     type Point = SummaryLine;
 
     fn kind(&self) -> StudyKind {
-        StudyKind::File
+        KIND
     }
 
     fn plan(&self) -> Plan {
@@ -205,7 +219,7 @@ impl Study for Transfers<'_> {
     }
 
     fn render(dir: &Path, options: &ReportOptions) -> Result<PathBuf, Error> {
-        options.folder_only(StudyKind::File)?;
+        options.folder_only(KIND)?;
         report::rerender(dir)
     }
 

@@ -17,4 +17,4 @@ mod spec;
 mod study;
 
 pub use spec::{has_buffer, IpcSpec, Measure, Point};
-pub use study::Ipc;
+pub use study::{Ipc, KIND};

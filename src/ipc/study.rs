@@ -11,12 +11,13 @@ use crate::engine::{self, PointRunner, RunOutcome};
 use crate::environment::Environment;
 use crate::error::Error;
 use crate::record::{self, RunRecord, SweepPoint, VisitInfo};
-use crate::report::study_kind::StudyKind;
 use crate::report::visit_folder::{PriorVisits, VisitFolder};
 use crate::stats::point::VisitPlan;
 use crate::stats::schedule::{PlannedVisit, Schedule};
 use crate::study::rounds::{self, Made, Visits};
-use crate::study::{Ending, Outcome, Plan, ReportOptions, Study, Underway, Watching};
+use crate::study::{
+    Ending, Outcome, Plan, ReportOptions, Study, StudyDescriptor, StudyKind, Underway, Watching,
+};
 use std::path::{Path, PathBuf};
 
 /// How the visits are ordered, as the marker and the report state it.
@@ -51,12 +52,26 @@ impl<'a> Ipc<'a> {
     }
 }
 
+/// The ipc study as the commands that read its folders know it: its records are run records,
+/// one per point, exported as a sweep's are.
+static DESCRIPTOR: StudyDescriptor = StudyDescriptor {
+    marker: "bytepath ipc results",
+    name: "ipc study",
+    command: "ipc",
+    render: Ipc::render,
+    csv_columns: crate::report::csv::columns,
+    samples: crate::report::openmetrics::run::samples,
+};
+
+/// The ipc study (`studies::STUDIES` lists it).
+pub const KIND: StudyKind = StudyKind::new(&DESCRIPTOR);
+
 impl Study for Ipc<'_> {
     type Folder = VisitFolder;
     type Point = RunRecord;
 
     fn kind(&self) -> StudyKind {
-        StudyKind::Ipc
+        KIND
     }
 
     fn plan(&self) -> Plan {

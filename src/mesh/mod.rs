@@ -10,6 +10,7 @@ pub(crate) mod answers;
 pub(crate) mod canary;
 pub(crate) mod hosts;
 pub(crate) mod launch;
+pub(crate) mod openmetrics;
 mod pairs;
 pub(crate) mod progress;
 pub(crate) mod report;
@@ -19,7 +20,7 @@ pub(crate) mod spec;
 mod study;
 
 use crate::report::csv::{self, Cell::Scalar};
-pub use study::Mesh;
+pub use study::{Mesh, KIND};
 
 /// Where `--launch ssh` puts each server's output, inside the results folder.
 pub const SERVER_LOGS: &str = "servers";

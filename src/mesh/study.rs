@@ -11,9 +11,10 @@ use super::spec::MeshSpec;
 use super::{report, ORDER, SERVER_LOGS};
 use crate::error::Error;
 use crate::report::folder::{Prior, ResultsFolder, StreamAs};
-use crate::report::study_kind::StudyKind;
 use crate::study::folder::Records;
-use crate::study::{Ending, Outcome, Plan, ReportOptions, Study, Underway, Watching};
+use crate::study::{
+    Ending, Outcome, Plan, ReportOptions, Study, StudyDescriptor, StudyKind, Underway, Watching,
+};
 use serde::Deserialize;
 use serde_json::Value;
 use std::collections::HashSet;
@@ -58,12 +59,25 @@ impl<'a> Mesh<'a> {
     }
 }
 
+/// The mesh as the commands that read its folders know it.
+static DESCRIPTOR: StudyDescriptor = StudyDescriptor {
+    marker: "bytepath mesh results",
+    name: "mesh",
+    command: "mesh",
+    render: Mesh::render,
+    csv_columns: super::columns,
+    samples: super::openmetrics::samples,
+};
+
+/// The mesh study (`studies::STUDIES` lists it).
+pub const KIND: StudyKind = StudyKind::new(&DESCRIPTOR);
+
 impl Study for Mesh<'_> {
     type Folder = ResultsFolder;
     type Point = Value;
 
     fn kind(&self) -> StudyKind {
-        StudyKind::Mesh
+        KIND
     }
 
     fn plan(&self) -> Plan {
@@ -143,7 +157,7 @@ impl Study for Mesh<'_> {
     }
 
     fn render(dir: &Path, options: &ReportOptions) -> Result<PathBuf, Error> {
-        options.folder_only(StudyKind::Mesh)?;
+        options.folder_only(KIND)?;
         report::rerender(dir)
     }
 

@@ -354,7 +354,7 @@ mod tests {
     }
 
     fn marker_for(spec: Value) -> Value {
-        let sweep = crate::report::study_kind::StudyKind::Sweep;
+        let sweep = crate::report::marker::SWEEP_KIND;
         Marker::new(sweep, spec, json!({}), 2, "test").to_value()
     }
 

@@ -12,8 +12,13 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 pub const MARKER: &str = "sweep.json";
 
-/// What a sweep folder's marker says it is.
-pub const SWEEP_KIND: &str = super::study_kind::StudyKind::Sweep.marker();
+/// What a sweep folder's marker says it is: the one study kind the report layer names, since
+/// the markers it reads and checks carry it from before there were other studies. A sweep of
+/// schema 1 (its points measured as one stretch each) is told by it, which `--resume` cannot
+/// continue; and a folder no study claims is read as the sweep's run records. The sweep's
+/// descriptor (`sweep::KIND`) takes its text from here, so it is written once; every other
+/// study's kind is its own descriptor's, which this layer never sees.
+pub const SWEEP_KIND: &str = "bytepath sweep results";
 
 /// A results folder's marker (`sweep.json`): what makes a folder a bytepath results folder,
 /// which study wrote it, when, with which flags and settings.
@@ -35,9 +40,10 @@ pub struct Marker {
 }
 
 impl Marker {
-    /// The marker of a study of `kind` starting now.
+    /// The marker of a study starting now, whose folders' markers say `kind` (its
+    /// descriptor's `marker`).
     pub fn new(
-        kind: super::study_kind::StudyKind,
+        kind: &'static str,
         spec: Value,
         arguments: Value,
         points: usize,
@@ -45,7 +51,7 @@ impl Marker {
     ) -> Marker {
         let now = unix_now();
         Marker {
-            kind: kind.marker(),
+            kind,
             schema_version: SCHEMA_VERSION,
             bytepath_version: env!("CARGO_PKG_VERSION"),
             started_unix_s: now,

@@ -1,7 +1,8 @@
 //! Exporters: a run record in, bytes out, one file per format; the sweep report (report.html
 //! with inline SVG plots, report.md) rendered from DIR/results.jsonl; the results folder every
 //! study writes (`folder`, `visit_folder`); and the page, table and plot kit the single-study
-//! reports share (`study`, `plot`). Which report a folder gets is the command's to say.
+//! reports share (`study`, `plot`); the OpenMetrics encoder and the samples studies share
+//! (`openmetrics`). Which report a folder gets is the command's to say.
 pub(crate) mod bidir;
 pub(crate) mod breakdown;
 pub(crate) mod canary;
@@ -16,11 +17,11 @@ pub(crate) mod json;
 pub(crate) mod limits;
 pub(crate) mod markdown;
 pub(crate) mod marker;
+pub(crate) mod openmetrics;
 pub mod plot;
 pub(crate) mod plots;
 pub(crate) mod stream;
 pub(crate) mod study;
-pub(crate) mod study_kind;
 pub(crate) mod summary;
 pub(crate) mod table;
 pub(crate) mod visit_folder;

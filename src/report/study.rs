@@ -197,12 +197,6 @@ pub fn kind(dir: &Path) -> Option<String> {
         .kind
 }
 
-/// Which study wrote `dir`, as its marker says; `None` without a readable marker or for a
-/// kind this bytepath does not know.
-pub fn study_kind(dir: &Path) -> Option<super::study_kind::StudyKind> {
-    super::study_kind::StudyKind::from_marker(&kind(dir)?)
-}
-
 /// Every record in results.jsonl, in the order written.
 pub fn records<T: DeserializeOwned>(dir: &Path) -> Result<Vec<T>, Error> {
     let mut out = Vec::new();

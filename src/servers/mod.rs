@@ -9,6 +9,7 @@ pub(crate) mod host;
 pub(crate) mod line;
 pub(crate) mod load;
 pub(crate) mod model;
+pub(crate) mod openmetrics;
 pub(crate) mod point;
 pub(crate) mod process;
 pub(crate) mod profile_points;
@@ -26,7 +27,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 pub use spec::{connection_name, Placement, ServersSpec};
-pub use study::Servers;
+pub use study::{Servers, KIND};
 
 /// Descriptors a select server holds besides its clients' (standard streams, listener,
 /// control pipes, perf counters): a point whose clients need more than FD_SETSIZE minus these

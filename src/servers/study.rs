@@ -13,11 +13,12 @@ use crate::environment::Environment;
 use crate::error::Error;
 use crate::record::SweepPoint;
 use crate::report::folder::{Prior, ResultsFolder, Saved, StreamAs};
-use crate::report::study_kind::StudyKind;
 use crate::stats::schedule::{PlannedVisit, Schedule};
 use crate::study::folder::Records;
 use crate::study::rounds::{self, Made, Visits};
-use crate::study::{Ending, Outcome, Plan, ReportOptions, Study, Underway, Watching};
+use crate::study::{
+    Ending, Outcome, Plan, ReportOptions, Study, StudyDescriptor, StudyKind, Underway, Watching,
+};
 use crate::transport::Link;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -73,12 +74,25 @@ impl<'a> Servers<'a> {
     }
 }
 
+/// The servers study as the commands that read its folders know it.
+static DESCRIPTOR: StudyDescriptor = StudyDescriptor {
+    marker: "bytepath servers results",
+    name: "servers study",
+    command: "servers",
+    render: Servers::render,
+    csv_columns: super::record::csv_columns,
+    samples: super::openmetrics::samples,
+};
+
+/// The servers study (`studies::STUDIES` lists it).
+pub const KIND: StudyKind = StudyKind::new(&DESCRIPTOR);
+
 impl Study for Servers<'_> {
     type Folder = ResultsFolder;
     type Point = Value;
 
     fn kind(&self) -> StudyKind {
-        StudyKind::Servers
+        KIND
     }
 
     fn plan(&self) -> Plan {
@@ -152,7 +166,7 @@ impl Study for Servers<'_> {
     /// gives the same page byte for byte (serde_json reads some floats back one ulp off what
     /// it wrote).
     fn render(dir: &Path, options: &ReportOptions) -> Result<PathBuf, Error> {
-        options.folder_only(StudyKind::Servers)?;
+        options.folder_only(KIND)?;
         super::report::rerender(dir)
     }
 

@@ -13,6 +13,7 @@
 //! reached through `machine::Machine` and every point through `engine::PointRunner`, so the
 //! unit tests run the studies with doubles of both (`scripted`) and measure nothing.
 pub(crate) mod folder;
+pub(crate) mod kind;
 pub(crate) mod machine;
 pub(crate) mod rounds;
 #[cfg(test)]
@@ -21,8 +22,8 @@ pub(crate) mod scripted;
 use crate::config::watch::Watch;
 use crate::error::{Error, Status};
 use crate::report::folder::{Marker, StudyOutput, PROBE_JSON, RESULTS_CSV};
-use crate::report::study_kind::StudyKind;
 use folder::StudyFolder;
+pub use kind::{StudyDescriptor, StudyKind};
 use machine::Machine;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -35,7 +36,8 @@ pub trait Study {
     /// One point's record, as the stream's point line carries it.
     type Point: serde::Serialize;
 
-    /// Which study this is: the marker's kind and the stream's command.
+    /// Which study this is (its descriptor, in its folder): the marker's kind and the
+    /// stream's command.
     fn kind(&self) -> StudyKind;
 
     /// What the marker records of it: its spec, how many points (or runs) it plans, its order.
@@ -209,7 +211,7 @@ pub fn drive_on<S: Study>(
     let kind = study.kind();
     let plan = study.plan();
     let marker = Marker::new(
-        kind,
+        kind.marker(),
         plan.spec,
         output.arguments.clone(),
         plan.points,

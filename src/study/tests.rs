@@ -10,6 +10,18 @@ use serde_json::{json, Value};
 use std::io::Write;
 use std::sync::{Arc, Mutex};
 
+/// The test's study as the commands that read folders would know it.
+static DESCRIPTOR: StudyDescriptor = StudyDescriptor {
+    marker: "bytepath counting results",
+    name: "counting study",
+    command: "counting",
+    render: Counting::render,
+    csv_columns: Vec::new,
+    samples: |_, _| Ok(Vec::new()),
+};
+
+const COUNTING: StudyKind = StudyKind::new(&DESCRIPTOR);
+
 /// A study of `rounds` rounds of one record each, whose last `failing` records fail.
 struct Counting {
     rounds: usize,
@@ -24,7 +36,7 @@ impl Study for Counting {
     type Point = Value;
 
     fn kind(&self) -> StudyKind {
-        StudyKind::Servers
+        COUNTING
     }
 
     fn plan(&self) -> Plan {
@@ -165,7 +177,7 @@ fn the_driver_writes_the_marker_streams_each_record_and_point_and_asks_the_machi
         .collect();
     let kinds: Vec<&str> = lines.iter().map(|l| l.kind.as_str()).collect();
     assert_eq!(kinds, ["start", "visit", "visit", "visit", "point", "end"]);
-    assert_eq!(lines[0].command.as_deref(), Some("servers"));
+    assert_eq!(lines[0].command.as_deref(), Some("counting"));
     #[derive(Deserialize)]
     struct Written {
         kind: String,
@@ -174,7 +186,7 @@ fn the_driver_writes_the_marker_streams_each_record_and_point_and_asks_the_machi
     }
     let marker: Written =
         serde_json::from_str(&std::fs::read_to_string(dir.join(MARKER)).unwrap()).unwrap();
-    assert_eq!(marker.kind, StudyKind::Servers.marker());
+    assert_eq!(marker.kind, "bytepath counting results");
     assert_eq!((marker.points, marker.spec), (3, json!({"rounds": 3})));
     assert!(dir.join("report.html").is_file());
 }

@@ -24,7 +24,7 @@ mod watch;
 
 use crate::report::folder::PROBE_JSON;
 use spec::SweepSpec;
-pub use study::Sweep;
+pub use study::{Sweep, KIND};
 
 /// How the visits are ordered, as the marker records it.
 const ORDER: &str = "rounds of visits: in each round the groups of (pattern, threads, size) in \

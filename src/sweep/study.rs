@@ -11,11 +11,13 @@ use crate::engine::PointRunner;
 use crate::environment::Environment;
 use crate::error::Error;
 use crate::record::RunRecord;
-use crate::report::study_kind::StudyKind;
+use crate::report::marker::SWEEP_KIND;
 use crate::report::visit_folder::{PriorVisits, VisitFolder};
 use crate::stats::schedule::{PlannedVisit, Schedule};
 use crate::study::rounds::{self as visiting, Made, Step, Visits};
-use crate::study::{Ending, Outcome, Plan, ReportOptions, Study, Underway, Watching};
+use crate::study::{
+    Ending, Outcome, Plan, ReportOptions, Study, StudyDescriptor, StudyKind, Underway, Watching,
+};
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
@@ -91,12 +93,26 @@ impl<'a> Sweep<'a> {
     }
 }
 
+/// The sweep as the commands that read its folders know it: its records are run records, one
+/// per point, exported as such.
+static DESCRIPTOR: StudyDescriptor = StudyDescriptor {
+    marker: SWEEP_KIND,
+    name: "sweep",
+    command: "sweep",
+    render: Sweep::render,
+    csv_columns: crate::report::csv::columns,
+    samples: crate::report::openmetrics::run::samples,
+};
+
+/// The sweep study (`studies::STUDIES` lists it).
+pub const KIND: StudyKind = StudyKind::new(&DESCRIPTOR);
+
 impl Study for Sweep<'_> {
     type Folder = VisitFolder;
     type Point = RunRecord;
 
     fn kind(&self) -> StudyKind {
-        StudyKind::Sweep
+        KIND
     }
 
     fn plan(&self) -> Plan {

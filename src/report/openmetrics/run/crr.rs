@@ -1,9 +1,10 @@
 //! The `crr` block of run records as OpenMetrics families: the split of a transaction, each
 //! side's CPU and context switches per transaction, and the client's TIME_WAIT at the end.
-use super::openmetrics::{Family, Sample};
-use super::{labels, run_labels};
+use super::run_labels;
 use crate::record::crr::CrrReport;
 use crate::record::view::RunView;
+use crate::report::openmetrics::point::labels;
+use crate::report::openmetrics::{Family, Sample};
 
 /// A figure of a crr block.
 type Figure = fn(&CrrReport) -> Option<f64>;

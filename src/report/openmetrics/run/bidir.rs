@@ -1,8 +1,9 @@
 //! The `bidir` block of run records (`--bidir`) as OpenMetrics families: Gbit/s received whole
 //! and bytes sent and received, per direction, and the two directions' sum.
-use super::openmetrics::{Family, Sample};
-use super::{labels, run_labels};
+use super::run_labels;
 use crate::record::view::{BidirView, RunView};
+use crate::report::openmetrics::point::labels;
+use crate::report::openmetrics::{Family, Sample};
 
 const THROUGHPUT: Family = Family {
     name: "bidir_throughput",

@@ -5,6 +5,16 @@
 //! out in a different order on every run; an export should be the same bytes for the same
 //! folder. Checked against the specification's examples below and, in tests/export.rs, by an
 //! independent parser.
+//!
+//! Beside the encoder, what the samples of more than one study are built from: the families
+//! they share (`families`), a point's labels and its latest record (`point`), and the samples
+//! of run records (`run`: sweep and ipc folders hold them, a mesh's visits are them). Here in
+//! the exporters' layer so that each study's own samples can be built in its folder, which
+//! `export` asks for them.
+pub(crate) mod families;
+pub(crate) mod point;
+pub(crate) mod run;
+
 use std::fmt::Write;
 
 /// Every family's name starts with this (`bytepath_throughput_gbit_per_second`).
