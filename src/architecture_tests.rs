@@ -58,7 +58,7 @@ fn the_vocabulary_lists_every_transport_mechanism_receive_path_and_pattern() {
 
 #[test]
 fn the_vocabulary_lists_every_study_that_writes_a_folder() {
-    let studies = names(crate::studies::STUDIES.iter().map(|s| s.kind.command()));
+    let studies = names(crate::studies::STUDIES.iter().map(|s| s.command()));
     assert_eq!(listed("study"), studies);
 }
 
