@@ -1,31 +1,16 @@
 //! `copy` (two-copy): serialize the 8 heap fields into one contiguous buffer (copy 1), then
 //! send(2) it (copy 2, into the kernel).
 use super::buffer::MessageBuffer;
-use super::descriptor::{two_messages, MechanismDescriptor, MechanismKind};
-use super::descriptor::{Patterns, Reuse, Transports};
+use super::descriptor::{MechanismDescriptor, MechanismKind};
 use super::message::Message;
 use super::{pattern, send_all, FlowContext, SendMechanism};
 use crate::transport::Endpoint;
 use std::io;
 
-static DESCRIPTOR: MechanismDescriptor = MechanismDescriptor {
-    name: "copy",
-    help: "serialize 8 fields, send",
-    transports: Transports::Any,
-    patterns: Patterns {
-        crr: Ok(()),
-        bidir: true,
-    },
-    probe: || Ok(()),
-    build: |ctx| Ok(Box::new(TwoCopy::new(ctx))),
-    reuse: Reuse::OnReturn,
-    buffers: two_messages,
-    zerocopy_socket: false,
-    nodelay: false,
-    uses_queue_depth: false,
-    zero_copy: None,
-    crossover: None,
-};
+static DESCRIPTOR: MechanismDescriptor =
+    MechanismDescriptor::copying("copy", "serialize 8 fields, send", |ctx| {
+        Ok(Box::new(TwoCopy::new(ctx)))
+    });
 
 impl MechanismKind {
     /// `copy`: two copies, the baseline the one-copy and zero-copy paths are set against.

@@ -44,6 +44,38 @@ pub struct MechanismDescriptor {
     pub crossover: Option<Crossover>,
 }
 
+impl MechanismDescriptor {
+    /// A mechanism whose call copies the message into the kernel: it sends on any transport
+    /// and carries every pattern, needs nothing of the kernel beyond the call, may write its
+    /// memory again when the call returns, holds two messages, sets no socket option, keeps no
+    /// queue and asks no question of its own. The plain paths are this; a mechanism that
+    /// differs says how with `..MechanismDescriptor::copying(…)`.
+    pub const fn copying(
+        name: &'static str,
+        help: &'static str,
+        build: fn(FlowContext) -> io::Result<Box<dyn SendMechanism>>,
+    ) -> MechanismDescriptor {
+        MechanismDescriptor {
+            name,
+            help,
+            transports: Transports::Any,
+            patterns: Patterns {
+                crr: Ok(()),
+                bidir: true,
+            },
+            probe: || Ok(()),
+            build,
+            reuse: Reuse::OnReturn,
+            buffers: two_messages,
+            zerocopy_socket: false,
+            nodelay: false,
+            uses_queue_depth: false,
+            zero_copy: None,
+            crossover: None,
+        }
+    }
+}
+
 /// The transports a mechanism can send on.
 pub enum Transports {
     /// Any: it writes through the transport's endpoint.

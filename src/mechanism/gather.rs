@@ -1,33 +1,20 @@
 //! `gather` (one-copy): sendmsg(2) with an 8-entry iovec over the fields; the only copy is the
 //! kernel's.
-use super::descriptor::{two_messages, Crossover, MechanismDescriptor, MechanismKind};
-use super::descriptor::{Patterns, Reuse, Transports};
+use super::descriptor::{Crossover, MechanismDescriptor, MechanismKind};
 use super::message::Message;
 use super::{pattern, send_all_vectored, FlowContext, SendMechanism};
 use crate::transport::Endpoint;
 use std::io;
 
 static DESCRIPTOR: MechanismDescriptor = MechanismDescriptor {
-    name: "gather",
-    help: "sendmsg over 8 fields",
-    transports: Transports::Any,
-    patterns: Patterns {
-        crr: Ok(()),
-        bidir: true,
-    },
-    probe: || Ok(()),
-    build: |ctx| Ok(Box::new(Gather::new(ctx))),
-    reuse: Reuse::OnReturn,
-    buffers: two_messages,
-    zerocopy_socket: false,
-    nodelay: false,
-    uses_queue_depth: false,
-    zero_copy: None,
     crossover: Some(Crossover {
         against: MechanismKind::COPY,
         question: "From which message size does gather (one copy) beat copy (two copies)?",
         always: true,
     }),
+    ..MechanismDescriptor::copying("gather", "sendmsg over 8 fields", |ctx| {
+        Ok(Box::new(Gather::new(ctx)))
+    })
 };
 
 impl MechanismKind {

@@ -1,30 +1,15 @@
 //! `send`: the reference path. One prebuilt contiguous buffer handed to send(2), as iperf3 and
 //! netperf do; `copy − send` is what serialization alone costs.
 use super::buffer::MessageBuffer;
-use super::descriptor::{two_messages, MechanismDescriptor, MechanismKind};
-use super::descriptor::{Patterns, Reuse, Transports};
+use super::descriptor::{MechanismDescriptor, MechanismKind};
 use super::{pattern, send_all, FlowContext, SendMechanism};
 use crate::transport::Endpoint;
 use std::io;
 
-static DESCRIPTOR: MechanismDescriptor = MechanismDescriptor {
-    name: "send",
-    help: "reference, one prebuilt buffer",
-    transports: Transports::Any,
-    patterns: Patterns {
-        crr: Ok(()),
-        bidir: true,
-    },
-    probe: || Ok(()),
-    build: |ctx| Ok(Box::new(SendReference::new(ctx))),
-    reuse: Reuse::OnReturn,
-    buffers: two_messages,
-    zerocopy_socket: false,
-    nodelay: false,
-    uses_queue_depth: false,
-    zero_copy: None,
-    crossover: None,
-};
+static DESCRIPTOR: MechanismDescriptor =
+    MechanismDescriptor::copying("send", "reference, one prebuilt buffer", |ctx| {
+        Ok(Box::new(SendReference::new(ctx)))
+    });
 
 impl MechanismKind {
     /// `send`: the reference the other paths are set against.
