@@ -389,3 +389,7 @@ mod tests {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "ipc_study_tests.rs"]
+mod study_tests;

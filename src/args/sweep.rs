@@ -524,3 +524,7 @@ mod tests {
 #[cfg(test)]
 #[path = "sweep_added_mechanism_tests.rs"]
 mod added_mechanism_tests;
+
+#[cfg(test)]
+#[path = "sweep_study_tests.rs"]
+mod study_tests;

@@ -305,7 +305,3 @@ fn figures(measure: Measure, r: &RunRecord) -> String {
         ),
     }
 }
-
-#[cfg(test)]
-#[path = "study_tests.rs"]
-mod tests;

@@ -368,7 +368,3 @@ impl Visits<VisitFolder> for Sweep<'_> {
         self.make_visit(run, planned)
     }
 }
-
-#[cfg(test)]
-#[path = "study_tests.rs"]
-mod tests;

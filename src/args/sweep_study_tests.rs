@@ -1,13 +1,14 @@
-//! The sweep through the study driver with scripted figures and a scripted machine: the visit
-//! schedule, the budget and the adaptive rounds, `--resume`, the disturbed visit made again and
-//! the answers, all without measuring anything.
-use super::Sweep;
+//! The sweep, from its command line, through the study driver with scripted figures and a
+//! scripted machine: the visit schedule, the budget and the adaptive rounds, `--resume`, the
+//! disturbed visit made again and the answers, all without measuring anything. They sit with
+//! the flags (layer 10) because they build their specs from a command line, as a user would.
 use crate::config::RunSpec;
 use crate::error::Status;
 use crate::record::{RunRecord, VisitKind};
 use crate::report::folder::StudyOutput;
 use crate::study::scripted::{Figure, ScriptedMachine, ScriptedRunner};
 use crate::sweep::spec::SweepSpec;
+use crate::sweep::Sweep;
 use clap::Parser;
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -25,7 +26,7 @@ fn spec(flags: &[&str]) -> SweepSpec {
     let crate::cli::Command::Sweep(args) = crate::cli::Cli::parse_from(line).command else {
         unreachable!("a sweep's command line")
     };
-    crate::args::sweep::sweep_spec(&args, &[0, 1]).unwrap()
+    super::sweep_spec(&args, &[0, 1]).unwrap()
 }
 
 /// Each mechanism's headline figure (Gbit/s) at a size, by how many visits of its point came

@@ -1,9 +1,9 @@
-//! The ipc study through the study driver with scripted figures and a scripted machine: its
-//! rounds, the disturbed visit made again in place, the failure status and the fastest
-//! transport, without measuring anything.
-use super::Ipc;
+//! The ipc study, from its command line, through the study driver with scripted figures and a
+//! scripted machine: its rounds, the disturbed visit made again in place, the failure status
+//! and the fastest transport, without measuring anything.
 use crate::config::RunSpec;
 use crate::error::Status;
+use crate::ipc::Ipc;
 use crate::ipc::IpcSpec;
 use crate::record::RunRecord;
 use crate::report::folder::StudyOutput;
@@ -21,7 +21,7 @@ fn spec(flags: &[&str]) -> IpcSpec {
     let crate::cli::Command::Ipc(args) = crate::cli::Cli::parse_from(line).command else {
         unreachable!("an ipc command line")
     };
-    crate::args::ipc::ipc_spec(&args, &[0, 1]).unwrap()
+    super::ipc_spec(&args, &[0, 1]).unwrap()
 }
 
 fn ipc(spec: &IpcSpec, runner: &ScriptedRunner, machine: &ScriptedMachine, dir: &Path) -> Status {
