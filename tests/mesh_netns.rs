@@ -110,6 +110,13 @@ fn assert_report_names_the_slow_host(
         .filter(|l| l.starts_with("| 10.77.0.") && l.trim_end().ends_with("| slow |"))
         .map(|l| cells(l)[0].clone())
         .collect();
+    assert_records_put_the_slow_host_below(records, slow);
+    if slow_hosts.is_empty() {
+        if let Some(moved) = machine_moved(&report) {
+            // Undecided is the right answer when the machine itself moved severalfold.
+            return common::skip_part("the slow-host verdict", moved);
+        }
+    }
     assert_eq!(slow_hosts, [slow], "{report}");
     let sentence = report
         .lines()
@@ -147,8 +154,32 @@ fn assert_report_names_the_slow_host(
             "blames the wrong host: {row:?}"
         );
     }
-    // And the records behind it, read here rather than through the report: the visits of
-    // host 4's pairs are below the others' as a whole (each pair alone is too noisy to say).
+    let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
+    assert_eq!(
+        html.matches("class=\"cell flagged\"").count(),
+        flagged.len()
+    );
+    // The pairs through the slow host not flagged on their own are outlined in the heatmap.
+    assert_eq!(
+        html.matches("stroke-dasharray=\"5 3\"").count(),
+        6 - flagged.len()
+    );
+}
+
+/// The canary line of a report whose getpid cost moved more than twofold during the study: a
+/// machine shared so unevenly that host-level intervals of ten visits cannot decide.
+fn machine_moved(report: &str) -> Option<String> {
+    let line = report
+        .lines()
+        .find(|l| l.contains("largest over smallest cost: getpid +"))?;
+    let after = line.split("getpid +").nth(1)?;
+    let percent: f64 = after.split(' ').next()?.parse().ok()?;
+    (percent > 100.0).then(|| format!("the machine moved during the mesh: {line}"))
+}
+
+/// The records behind the verdict, read here rather than through the report: the visits of
+/// the slow host's pairs are below the others' as a whole (each pair alone is too noisy).
+fn assert_records_put_the_slow_host_below(records: &[Value], slow: &str) {
     let geometric_mean = |through: bool| {
         let logs: Vec<f64> = records
             .iter()
@@ -164,16 +195,6 @@ fn assert_report_names_the_slow_host(
     assert!(
         slow_pairs < other_pairs,
         "{slow_pairs} vs {other_pairs} Gbit/s"
-    );
-    let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
-    assert_eq!(
-        html.matches("class=\"cell flagged\"").count(),
-        flagged.len()
-    );
-    // The pairs through the slow host not flagged on their own are outlined in the heatmap.
-    assert_eq!(
-        html.matches("stroke-dasharray=\"5 3\"").count(),
-        6 - flagged.len()
     );
 }
 
