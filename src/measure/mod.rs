@@ -1,5 +1,7 @@
 //! What bytepath measures besides bytes: latency histograms, perf counters, machine-wide CPU,
-//! and where a side's CPU goes (sampled profiles).
+//! where a side's CPU goes (sampled profiles), and the kernel's own count of the bytes it
+//! copied, dropped and transmitted (tracepoints).
+pub(crate) mod copies;
 pub mod counters;
 pub(crate) mod histogram;
 pub mod interference;

@@ -3,8 +3,9 @@
 //! fork and shared memory for `--processes`, readiness (select, poll, epoll) and io_uring for
 //! `servers`, io_uring sends for the uring mechanisms, setns(2) for `--netns`, and the
 //! page-referencing calls of the `splice` and `sendfile` senders: vmsplice(2), madvise(2),
-//! memfd_create(2), fallocate(2)), the perf sampling ioctl the perf-event2 crate lacks, and
-//! mallopt(3) for the server.
+//! memfd_create(2), fallocate(2)), the perf sampling ioctl the perf-event2 crate lacks,
+//! mallopt(3) for the server, and tracefs (mount(2) where it is not mounted; its event ids and
+//! format files) with the kernel tracepoints it lists, read through perf rings.
 //! Each wrapper turns `-1` into `io::Error::last_os_error()` in one place (`cvt`).
 #![allow(unsafe_code)]
 
@@ -26,6 +27,8 @@ pub(crate) mod socket;
 pub(crate) mod stdio;
 pub(crate) mod support;
 pub(crate) mod tcp_info;
+pub(crate) mod tracefs;
+pub(crate) mod tracepoint;
 pub(crate) mod uring_recv;
 pub(crate) mod uring_send;
 pub mod usage;
