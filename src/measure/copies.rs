@@ -190,18 +190,18 @@ fn tracefs_said(fs: &Tracefs) -> String {
 
 /// The fields each record is read by, found by name in the events' formats.
 fn events_of(copy: &EventFormat, drop: &EventFormat, xmit: &EventFormat) -> Result<Events, String> {
+    let device = field(xmit, "name")?;
+    if !device.is_data_loc() {
+        return Err(format!(
+            "net_dev_xmit's name is `{}`, not the __data_loc string this build reads",
+            device.c_type
+        ));
+    }
     Ok(Events {
         kind: field(copy, "common_type")?,
         copy: (copy.id, field(copy, "len")?),
         drop: (drop.id, field(drop, "reason")?, drop.symbols("reason")),
-        xmit: (
-            xmit.id,
-            [
-                field(xmit, "len")?,
-                field(xmit, "rc")?,
-                field(xmit, "name")?,
-            ],
-        ),
+        xmit: (xmit.id, [field(xmit, "len")?, field(xmit, "rc")?, device]),
     })
 }
 

@@ -76,6 +76,8 @@ pub fn point_record(
     if let Some(profiled) = profiled {
         attach_profile(&mut record, profiled, plan);
     }
+    let copies = visits.iter().find(|r| kind(r) == Some(VisitKind::Copies));
+    record.copies = copies.and_then(|c| c.copies.clone());
     record.environment = env;
     Some(record)
 }

@@ -65,6 +65,7 @@ pub fn build(spec: &RunSpec, outcome: &RunOutcome, env: Environment) -> RunRecor
         skipped_reason: outcome.skipped.clone(),
         profiled_visit: None,
         counter_run: None,
+        copies: None,
         crr,
         bidir,
     }

@@ -23,6 +23,7 @@ pub(crate) mod bidir;
 mod blocks;
 mod build;
 pub(crate) mod compat;
+pub(crate) mod copies;
 pub(crate) mod counter_run;
 pub(crate) mod crr;
 pub(crate) mod probe_view;
@@ -298,6 +299,9 @@ pub struct RunRecord {
     /// run opens none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub counter_run: Option<counter_run::CounterRun>,
+    /// `--count-copies`: what the kernel's tracepoints counted in a run or visit of their own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub copies: Option<copies::CopiesReport>,
     /// Why a skipped point was not run: what this kernel lacks, from the run-time probe.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub skipped_reason: Option<String>,

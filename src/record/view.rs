@@ -7,6 +7,7 @@
 //! without building them. A figure a reader shows as the record wrote it (a count in a key or a
 //! table) is kept as a `serde_json::Number`, so it prints as written (`4096`, not `4096.0`).
 use crate::measure::profile::Profile;
+use crate::record::copies::CopiesReport;
 use crate::record::crr::CrrReport;
 use crate::record::MetricSet;
 use crate::stats::point::VisitStatistics;
@@ -54,6 +55,9 @@ pub struct RunView {
     #[serde(deserialize_with = "lenient")]
     pub crr: Option<CrrReport>,
     pub bidir: Option<BidirView>,
+    /// `--count-copies`: what the tracepoints counted in the point's copies visit.
+    #[serde(deserialize_with = "lenient")]
+    pub copies: Option<CopiesReport>,
 }
 
 impl RunView {

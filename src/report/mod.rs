@@ -7,6 +7,7 @@ pub(crate) mod bidir;
 pub(crate) mod breakdown;
 pub(crate) mod canary;
 mod ci_rule;
+pub(crate) mod copies;
 pub(crate) mod crr;
 pub mod csv;
 pub(crate) mod csv_cell;
