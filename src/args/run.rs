@@ -189,6 +189,7 @@ pub fn command(args: &RunArgs, interrupt: &AtomicBool) -> Result<Status, Error> 
         let study = RunStudy {
             cpus: &cpus,
             profile: args.profile.profile,
+            count_copies: args.count_copies.count_copies,
             theirs: remote
                 .as_ref()
                 .map(|r| crate::remote::remote_role(spec.pattern, r.reverse)),

@@ -144,6 +144,7 @@ fn sweep_spec_among(
         queue_depth,
         recv_path,
         profile: args.profile.profile,
+        count_copies: args.count_copies.count_copies,
         bidir: args.bidir.bidir,
         watch: super::watch::watch(&args.watch)?,
         margin: args.margin.share()?,

@@ -25,7 +25,8 @@ pub use hosts::{MeshArgs, ServerArgs};
 pub use keygen::KeygenArgs;
 pub use margin::MarginArgs;
 pub use point::{
-    CountersArgs, PipeSizeArgs, ProcessesArgs, QueueDepthArgs, ReceiveArgs, UdpSplitArgs,
+    CountCopiesArgs, CountersArgs, PipeSizeArgs, ProcessesArgs, QueueDepthArgs, ReceiveArgs,
+    UdpSplitArgs,
 };
 pub use readers::{CompareArgs, ExportArgs, ReportArgs};
 pub use shared::{
@@ -160,6 +161,10 @@ pub struct SweepArgs {
     #[command(flatten)]
     #[serde(flatten)]
     pub profile: ProfileArgs,
+    // One more visit of every point, with the kernel's tracepoints open.
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub count_copies: CountCopiesArgs,
     #[command(flatten)]
     #[serde(flatten)]
     pub watch: watch::WatchArgs,
@@ -383,6 +388,10 @@ pub struct RunArgs {
     #[command(flatten)]
     #[serde(flatten)]
     pub profile: ProfileArgs,
+    // After the headline run, one more run with the kernel's tracepoints open.
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub count_copies: CountCopiesArgs,
     #[command(flatten)]
     #[serde(flatten)]
     pub network: NetworkArgs,

@@ -1,5 +1,6 @@
 //! How one point is carried and counted: the flags `run` shares with the studies that measure
-//! the same kind of point (sweep: the io_uring queue, the receive path and the counters; ipc:
+//! the same kind of point (sweep: the io_uring queue, the receive path, the counters and the
+//! copies count; ipc:
 //! the pipe size, datagram splitting and processes; file: the counters). Each is declared
 //! once, with its help and its parse, and flattened into every command that takes it.
 use super::mechanisms::queue_depth_help;
@@ -25,6 +26,20 @@ impl CountersArgs {
     pub fn selection(&self, pattern: Pattern) -> Result<CounterSelection, ConfigError> {
         parse_counters(&self.counters, pattern)
     }
+}
+
+/// `--count-copies`: run and sweep.
+#[derive(Debug, Clone, Copy, Default, Args, serde::Serialize, serde::Deserialize)]
+pub struct CountCopiesArgs {
+    /// Count what the kernel copied, dropped and sent (root): its tracepoints
+    /// skb:skb_copy_datagram_iovec, skb:kfree_skb and net:net_dev_xmit, opened with
+    /// perf_event_open (tracefs mounted for the moment if it is not), in a run (run) or a
+    /// visit of every point (sweep) of its own after the measured ones: bytes copied to user
+    /// space per byte delivered, drops by reason, bytes per device. Without root or
+    /// tracepoints the counts are unavailable, with the reason.
+    #[arg(long)]
+    #[serde(default)]
+    pub count_copies: bool,
 }
 
 /// `--queue-depth`: run and sweep.

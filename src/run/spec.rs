@@ -9,6 +9,8 @@ pub struct RunStudy<'a> {
     pub cpus: &'a [usize],
     /// `--profile`: the profiled rerun after the headline run.
     pub profile: bool,
+    /// `--count-copies`: a run with the kernel's tracepoints open after the headline run.
+    pub count_copies: bool,
     /// With `--remote`: the side the server runs, which this host cannot sample.
     pub theirs: Option<Role>,
     pub stream: &'a JsonStream,

@@ -1,5 +1,5 @@
-//! Measuring `bytepath run`'s point: the headline run with nothing open, then the counter run
-//! and the profiled rerun where asked.
+//! Measuring `bytepath run`'s point: the headline run with nothing open, then the counter run,
+//! the copies run and the profiled rerun where asked.
 use crate::config::{Pattern, RunSpec};
 use crate::engine::slices::SliceSeen;
 use crate::engine::worker::Role;
@@ -31,6 +31,17 @@ pub fn measure_point(
             counters::counter_run(runner, spec, &mut record, (env, interrupt))?;
         } else {
             counters::not_counted(&mut record, "the headline run did not run to its end");
+        }
+    }
+    if study.count_copies {
+        if headline_ran {
+            let env = Environment::detect(study.cpus);
+            super::copies::copies_run(runner, spec, &mut record, (env, interrupt));
+        } else {
+            record.copies = Some(crate::record::copies::not_counted(
+                "no run".into(),
+                "the headline run did not run to its end",
+            ));
         }
     }
     if study.profile && headline_ran {

@@ -18,6 +18,8 @@ pub enum VisitKind {
     Counters,
     /// Every side's threads sampled (`--profile`): the CPU breakdown only.
     Profile,
+    /// The kernel's tracepoints open (`--count-copies`): the copies block only.
+    Copies,
 }
 
 /// One visit to make: which point (its index in the matrix), in which round, for what.
@@ -99,6 +101,11 @@ impl Schedule {
     /// A profile round (`--profile`): one profiled visit of every point, groups shuffled.
     pub fn profile_round(&mut self, round: usize) -> Vec<PlannedVisit> {
         self.extra_round(round, VisitKind::Profile)
+    }
+
+    /// A copies round (`--count-copies`): one visit of every point with the tracepoints open.
+    pub fn copies_round(&mut self, round: usize) -> Vec<PlannedVisit> {
+        self.extra_round(round, VisitKind::Copies)
     }
 
     fn extra_round(&mut self, round: usize, kind: VisitKind) -> Vec<PlannedVisit> {

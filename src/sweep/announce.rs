@@ -31,7 +31,7 @@ pub fn print_plan(spec: &SweepSpec, dir: &Path, prior: &PriorVisits) {
         spec.min_visits,
         spec.visit.as_secs_f64() * 1e3,
         spec.warmup.as_secs_f64() * 1e3,
-        if spec.counter_visits() { ", plus one with perf counters open" } else { "" },
+        extra_visits(spec),
         crate::stats::verdict::percent(spec.margin),
         spec.ci_target * 100.0,
         spec.total_budget().as_secs_f64(),
@@ -48,5 +48,20 @@ pub fn print_plan(spec: &SweepSpec, dir: &Path, prior: &PriorVisits) {
     }
     if prior.truncated_line {
         eprintln!("bytepath: the last line of visits.jsonl was cut short (a crash while writing it); that visit is made again");
+    }
+}
+
+/// The visits each point gets beside the headline ones, as the start line says them.
+fn extra_visits(spec: &SweepSpec) -> String {
+    let mut extra = Vec::new();
+    if spec.counter_visits() {
+        extra.push("one with perf counters open");
+    }
+    if spec.count_copies {
+        extra.push("one with the kernel's tracepoints open (--count-copies)");
+    }
+    match extra.is_empty() {
+        true => String::new(),
+        false => format!(", plus {}", extra.join(", ")),
     }
 }

@@ -34,10 +34,14 @@ const ORDER: &str = "rounds of visits: in each round the groups of (pattern, thr
      to its equal share of the rounds the budget leaves (see rounds.json), furthest short \
      first, until the budget is spent";
 
-/// Visits the minimum rounds and the counter round hold: the bar's first length.
+/// Visits the minimum rounds and the counter, profile and copies rounds hold: the bar's first
+/// length.
 fn planned_visits(spec: &SweepSpec) -> usize {
     spec.total()
-        * (spec.min_visits + usize::from(spec.counter_visits()) + usize::from(spec.profile))
+        * (spec.min_visits
+            + usize::from(spec.counter_visits())
+            + usize::from(spec.profile)
+            + usize::from(spec.count_copies))
 }
 
 /// The memcpy cost per byte from the probe this folder recorded.

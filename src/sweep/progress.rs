@@ -69,6 +69,7 @@ fn round_label(planned: &PlannedVisit) -> String {
         VisitKind::Headline => format!("round {}", planned.round + 1),
         VisitKind::Counters => "counters".into(),
         VisitKind::Profile => "profile".into(),
+        VisitKind::Copies => "copies".into(),
     }
 }
 
@@ -99,6 +100,13 @@ pub fn visit_line(planned: &PlannedVisit, total: usize, record: &Value) -> Strin
         None if planned.kind == VisitKind::Profile => {
             format!("{head}  sides sampled (kept apart from the headline figures)")
         }
+        None if planned.kind == VisitKind::Copies => format!(
+            "{head}  tracepoints open (kept apart from the headline figures): {}",
+            record
+                .copies
+                .as_ref()
+                .map_or("no copies block".into(), crate::report::copies::in_brief)
+        ),
         None => format!("{head}  {}", visit_figure(&record)),
     }
 }

@@ -74,6 +74,10 @@ pub struct SweepSpec {
     /// `--profile`: one profiled visit of every point after the counter round.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub profile: bool,
+    /// `--count-copies`: one visit of every point with the kernel's tracepoints open, after
+    /// the profile round. Absent from markers written before it existed, so they resume.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub count_copies: bool,
     /// `--bidir`: every point also has a twin whose flows go both ways, in the same group of
     /// visits as its one-way point (so the two pair per round).
     #[serde(skip_serializing_if = "std::ops::Not::not")]

@@ -222,7 +222,8 @@ impl Sweep<'_> {
         self.progress.as_ref().expect("the rounds have begun")
     }
 
-    /// The minimum rounds, the counter round, then adaptive rounds while the budget lasts.
+    /// The minimum rounds, the counter, profile and copies rounds (those asked for), then
+    /// adaptive rounds while the budget lasts.
     fn rounds(&mut self, run: &mut Underway<'_, VisitFolder>) -> Result<Stopped, Error> {
         let mut schedule = Schedule::new(self.groups.clone(), self.spec.seed);
         let all: Vec<usize> = (0..schedule.group_count()).collect();
@@ -241,6 +242,12 @@ impl Sweep<'_> {
         }
         if self.spec.profile {
             if self.run_round(run, schedule.profile_round(round), false)? {
+                return Ok(Stopped::Interrupted);
+            }
+            round += 1;
+        }
+        if self.spec.count_copies {
+            if self.run_round(run, schedule.copies_round(round), false)? {
                 return Ok(Stopped::Interrupted);
             }
             round += 1;

@@ -1,11 +1,13 @@
 //! One visit of a sweep: the point's run in its placement, with the machine watched around
-//! it, saved to visits.jsonl as it ends; a visit that fails is made once more at once.
+//! it (and, in a copies visit, the kernel's tracepoints open around it), saved to
+//! visits.jsonl as it ends; a visit that fails is made once more at once.
 use super::study::Sweep;
 use super::watch;
 use crate::config::watch::run_cpus;
 use crate::engine::RunOutcome;
 use crate::environment::mem_available;
 use crate::error::Error;
+use crate::measure::copies::CopyCounter;
 use crate::record::{self, RunRecord, SweepPoint, VisitInfo, VisitKind};
 use crate::report::visit_folder::VisitFolder;
 use crate::stats::schedule::PlannedVisit;
@@ -54,16 +56,22 @@ impl Sweep<'_> {
         spec.profile = planned.kind == VisitKind::Profile;
         let cpus = run_cpus(&self.spec.pinning, point.threads, &self.spec.cpus);
         let watch = run.machine.watch(&cpus);
+        // `--count-copies`: the tracepoints open in the copies visit only.
+        let counter = (planned.kind == VisitKind::Copies).then(|| CopyCounter::start(&cpus));
         let outcome = match mem_available() {
             Some(available) => spec.check_memory(available).map_err(Error::from),
             None => Ok(()),
         }
         .and_then(|()| self.sides.run(&spec, run.interrupt));
+        let counts = counter.map(|c| c.and_then(CopyCounter::stop));
         let outcome = outcome.unwrap_or_else(|e| RunOutcome::not_run(&spec, e.to_string()));
         let (wall_s, interference) = watch.end(self.spec.watch.quiet_threshold);
         // The visit's threads are gone; what they freed would stay in their arenas.
         crate::sys::release_free_memory();
         let mut record = record::build(&spec, &outcome, self.env.clone());
+        if let Some(counts) = counts {
+            record.copies = Some(copies_block(&spec, &record, counts, planned.round));
+        }
         record.command = "sweep".into();
         record.sweep_point = Some(self.sweep_point(planned.point));
         record.visit = Some(VisitInfo {
@@ -86,4 +94,20 @@ impl Sweep<'_> {
             key: self.points[index].key(),
         }
     }
+}
+
+/// A copies visit's block: what the tracepoints counted over the visit, or why nothing.
+fn copies_block(
+    spec: &crate::config::RunSpec,
+    record: &RunRecord,
+    counts: Result<crate::measure::copies::CopyCounts, String>,
+    round: usize,
+) -> crate::record::copies::CopiesReport {
+    let about = format!(
+        "the point's copies visit (round {}, {:.1} s measured) with the kernel's tracepoints \
+         open; the point's other figures come from its headline visits, which opened none",
+        round + 1,
+        record.measured_s
+    );
+    crate::record::copies::report(spec, record, counts, about)
 }
