@@ -15,9 +15,10 @@
 //! so they cannot be tied to the run's threads: those counts include every task on those
 //! CPUs. The receive copies of other processes on the same CPUs are counted apart.
 //!
-//! Not seen by the copy event: a datagram copied while its checksum is computed
-//! (skb_copy_and_csum_datagram, UDP without checksum offload) and copies outside sockets
-//! (pipe_read(), a shared ring). Every hit costs a sample record (about 40 bytes); a thread
+//! Not seen by the copy event: UDP's copy of a datagram held in one linear buffer
+//! (copy_linear_skb(), every small datagram on loopback), a datagram copied while its checksum
+//! is computed (skb_copy_and_csum_datagram, UDP without checksum offload) and copies outside
+//! sockets (pipe_read(), a shared ring). Every hit costs a sample record (about 40 bytes); a thread
 //! drains the rings every `DRAIN_EVERY`, and what a full ring dropped is counted as lost.
 use crate::sys::tracefs::{is_mounted_at, EventFormat, Field, Tracefs, TRACEFS};
 use crate::sys::tracepoint::{CpuTracepoints, RingRecord};
@@ -116,6 +117,9 @@ impl CopyCounter {
     /// Opens the three tracepoints on `cpus` and starts counting. `Err` says why there is no
     /// count (no root, no tracefs, a kernel without the events).
     pub fn start(cpus: &[usize]) -> Result<CopyCounter, String> {
+        if cpus.is_empty() {
+            return Err("no CPU was named to open the tracepoints on".into());
+        }
         let (events, tracefs) = read_events()?;
         let ids = [events.copy.0, events.drop.0, events.xmit.0];
         let mut rings = Vec::with_capacity(cpus.len());

@@ -119,6 +119,8 @@ fn copied(block: &mut CopiesReport, spec: &RunSpec, counted: &RunRecord, counts:
             spec.recv_path.name(),
             block.delivered_bytes
         ));
+    } else if let Some(why) = udp_unseen(spec, bytes, block.delivered_bytes) {
+        block.copied_per_byte_delivered_unavailable_reason = Some(why);
     } else if block.delivered_bytes == 0 {
         block.copied_per_byte_delivered_unavailable_reason =
             Some("no byte was delivered in the counted run".into());
@@ -150,6 +152,22 @@ fn copies_unseen(spec: &RunSpec) -> Option<String> {
     }
 }
 
+/// UDP copies some datagrams where the tracepoint does not fire (udp_recvmsg() in
+/// net/ipv4/udp.c): one held in a single linear buffer with copy_linear_skb(), one whose
+/// checksum is still to check with skb_copy_and_csum_datagram_msg(). On loopback that is every
+/// datagram that fits in a page or so. Where fewer bytes were seen than delivered, the rest
+/// were copied unseen, so no ratio is given; where all were seen, it is.
+fn udp_unseen(spec: &RunSpec, seen: u64, delivered: u64) -> Option<String> {
+    (spec.transport == Transport::Udp && seen < delivered).then(|| {
+        format!(
+            "the tracepoint saw {seen} of the {delivered} B delivered: UDP copies a datagram \
+             held in one linear buffer with copy_linear_skb() (and one whose checksum it still \
+             checks with skb_copy_and_csum_datagram_msg()), neither of which fires \
+             skb:skb_copy_datagram_iovec, so those copies were made unseen"
+        )
+    })
+}
+
 /// The counted run's failure, which leaves its counts meaningless.
 fn run_failed(counted: &RunRecord) -> Option<String> {
     if let Some(skipped) = &counted.skipped_reason {
@@ -172,6 +190,23 @@ fn mapped_share(spec: &RunSpec, counted: &RunRecord) -> Option<f64> {
         .as_ref()
         .and_then(|r| r.mapped_percent)
         .map(|p| p / 100.0)
+}
+
+impl CopiesReport {
+    /// Why nothing at all was counted (no tracepoint opened, the counted run failed or lost
+    /// hits), when that is so: the one reason every figure gives.
+    pub fn nothing_counted(&self) -> Option<&str> {
+        let counted =
+            self.copied_to_user_bytes.is_some() || self.drops.is_some() || self.transmit.is_some();
+        let why = self.drops_unavailable_reason.as_deref()?;
+        let same = [
+            &self.copied_to_user_bytes_unavailable_reason,
+            &self.transmit_unavailable_reason,
+        ]
+        .iter()
+        .all(|r| r.as_deref() == Some(why));
+        (!counted && same).then_some(why)
+    }
 }
 
 /// Every figure of `block` null for `why`.

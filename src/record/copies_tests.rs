@@ -158,3 +158,23 @@ fn a_block_reads_back_as_written() {
         Some("interrupted")
     );
 }
+
+#[test]
+fn udp_copies_the_tracepoint_misses_give_no_ratio_and_say_so() {
+    let s = spec(Transport::Udp, RecvPath::Recv);
+    let short = block(&s, &counted(&s, 8000), Ok(counts(&[(10, 0)])));
+    assert_eq!(short.copied_to_user_bytes, Some(0));
+    assert_eq!(short.copied_per_byte_delivered, None);
+    let why = short
+        .copied_per_byte_delivered_unavailable_reason
+        .as_deref()
+        .unwrap();
+    assert!(
+        why.starts_with("the tracepoint saw 0 of the 8000 B delivered"),
+        "{why}"
+    );
+    assert!(why.contains("copy_linear_skb()"), "{why}");
+    // Large datagrams, every copy seen: the ratio is given.
+    let seen = block(&s, &counted(&s, 8000), Ok(counts(&[(10, 8000)])));
+    assert_eq!(seen.copied_per_byte_delivered, Some(1.0));
+}

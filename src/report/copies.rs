@@ -127,6 +127,9 @@ fn transmit_text(transmit: &Option<Vec<DeviceTransmit>>, reason: &Option<String>
 
 /// One line: the ratio, the drops and the transmits (a sweep visit's progress line).
 pub fn in_brief(c: &CopiesReport) -> String {
+    if let Some(why) = c.nothing_counted() {
+        return format!("copies not counted: {why}");
+    }
     format!(
         "{}; {}; {}",
         ratio_text(c),
@@ -135,8 +138,13 @@ pub fn in_brief(c: &CopiesReport) -> String {
     )
 }
 
-/// The copies block's lines in a run's table; `unit` is the headline figure's.
+/// The copies block's lines in a run's table; `unit` is the headline figure's. Nothing
+/// counted: one line, the reason.
 pub fn lines(out: &mut String, c: &CopiesReport, unit: &str) {
+    if let Some(why) = c.nothing_counted() {
+        let _ = writeln!(out, "copies (kernel tracepoints): not counted: {why}");
+        return;
+    }
     let _ = writeln!(out, "copies (kernel tracepoints): {}", ratio_text(c));
     let _ = writeln!(
         out,
@@ -195,6 +203,14 @@ fn groups(data: &Dataset) -> Vec<(String, Vec<&CopiesReport>)> {
 
 /// A group's line: the range of its points' ratios, summed drops and transmits.
 fn group_line(blocks: &[&CopiesReport]) -> String {
+    let nothing: Vec<&str> = blocks.iter().filter_map(|c| c.nothing_counted()).collect();
+    if nothing.len() == blocks.len() {
+        return format!(
+            "not counted in any of its {} points: {}",
+            blocks.len(),
+            nothing[0]
+        );
+    }
     let ratios: Vec<f64> = blocks
         .iter()
         .filter_map(|c| c.copied_per_byte_delivered)

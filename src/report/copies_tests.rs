@@ -41,18 +41,31 @@ fn a_measured_block_reads_as_a_ratio_with_its_drops_and_devices() {
 }
 
 #[test]
-fn an_unmeasured_block_says_why_in_every_place() {
+fn a_block_with_nothing_counted_is_one_line_with_the_reason() {
     let mut out = String::new();
     lines(&mut out, &block(None, None), "Gbit/s");
+    assert_eq!(out, "copies (kernel tracepoints): not counted: no root\n");
+    assert_eq!(in_brief(&block(None, None)), "copies not counted: no root");
+}
+
+#[test]
+fn a_figure_missing_beside_counted_ones_says_why_in_its_place() {
+    // A pipe: drops and transmits counted, no socket receive to see.
+    let mut b = block(None, Some(Vec::new()));
+    b.copied_to_user_bytes_unavailable_reason = Some("--transport pipe".into());
+    b.copied_per_byte_delivered_unavailable_reason = Some("--transport pipe".into());
+    b.headline_value = Some(1.5);
+    let mut out = String::new();
+    lines(&mut out, &b, "Gbit/s");
     assert!(
-        out.contains("bytes copied to user space n/a (no root)"),
+        out.contains("bytes copied to user space n/a (--transport pipe)"),
         "{out}"
     );
     assert!(
-        out.contains("drops n/a (no root); transmit n/a (no root)"),
+        out.contains("no packet dropped; transmitted: lo 2.00 KiB in 2 packets"),
         "{out}"
     );
-    assert!(out.contains("that run's own figure: none"), "{out}");
+    assert!(out.contains("that run's own figure: 1.500 Gbit/s"), "{out}");
 }
 
 #[test]

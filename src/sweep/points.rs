@@ -36,6 +36,10 @@ impl Sweep<'_> {
         let run = self.sides.place(self.spec.run_spec(point, false));
         let mut record = record::aggregate::point_record(&run, self.env.clone(), &visits, &plan)?;
         record.sweep_point = Some(self.sweep_point(i));
+        if let (None, Some(why)) = (&record.copies, &self.copies_unavailable) {
+            let about = "no copies visit: the tracepoints could not be opened".into();
+            record.copies = Some(record::copies::not_counted(about, why));
+        }
         if record.profiled_visit.is_some() {
             let remote = self.spec.remote.as_ref().map(|_| remote_role(point));
             record::profile::apply_memcpy(&mut record, self.memcpy.clone(), remote);

@@ -58,6 +58,9 @@ pub struct Sweep<'a> {
     pub(super) position: usize,
     /// `--profile`: the memcpy cost per byte from the folder's probe, or why there is none.
     pub(super) memcpy: Result<(f64, String), String>,
+    /// `--count-copies`: why the tracepoints cannot be opened here, when they cannot (the
+    /// copies round is then not made, and every point says why).
+    pub(super) copies_unavailable: Option<String>,
     /// Each group's rounds, fixed once after the pilot (`None` until then, or when the pilot
     /// spent the budget).
     pub(super) plan: Option<Vec<adaptive::GroupRounds>>,
@@ -84,6 +87,7 @@ impl<'a> Sweep<'a> {
             progress: None,
             position: 0,
             memcpy: Err("no probe read yet".into()),
+            copies_unavailable: None,
             plan: None,
             stopped: Stopped::TargetMet,
             redo: HashSet::new(),
@@ -247,7 +251,11 @@ impl Sweep<'_> {
             round += 1;
         }
         if self.spec.count_copies {
-            if self.run_round(run, schedule.copies_round(round), false)? {
+            // Numbered alike whether made or not, so a resumed sweep's rounds line up.
+            self.copies_unavailable = self.tracepoints_refused();
+            if self.copies_unavailable.is_none()
+                && self.run_round(run, schedule.copies_round(round), false)?
+            {
                 return Ok(Stopped::Interrupted);
             }
             round += 1;

@@ -87,6 +87,21 @@ impl Sweep<'_> {
         record
     }
 
+    /// `--count-copies`: why the tracepoints cannot be opened here, if they cannot: opened
+    /// (tracefs mounted and unmounted where bytepath mounts it) and closed once before the
+    /// copies round, and said on one line.
+    pub(super) fn tracepoints_refused(&self) -> Option<String> {
+        let cpus = run_cpus(&self.spec.pinning, 1, &self.spec.cpus);
+        let why = CopyCounter::start(&cpus)
+            .and_then(CopyCounter::stop)
+            .err()?;
+        eprintln!(
+            "bytepath: --count-copies: copies not counted: {why}; the sweep goes on without \
+             its copies visits"
+        );
+        Some(why)
+    }
+
     pub(super) fn sweep_point(&self, index: usize) -> SweepPoint {
         SweepPoint {
             index,
