@@ -12,6 +12,12 @@
 #   ipc pipe 64   `bytepath ipc --transports pipe --sizes 64 --measure latency` vs `bare rr pipe`;
 #   ipc unix 64   the same over an AF_UNIX stream socket pair: round trip p50 (target <= 1.03x)
 #                 and mean (info), TRIALS round trips each.
+#   copies SIZE   (not in the default CASES; root) `bytepath run -m send -p stream -s SIZE
+#                 --count-copies` vs `bare stream tcp`: the headline run (nothing open) against
+#                 the bare loop, and what the kernel's tracepoints cost: the run with them open,
+#                 which --count-copies makes right after the headline run in the same
+#                 invocation, against that headline run (ratio = open / closed, info).
+#                 COMPARE binaries skip this case (an older build has no --count-copies).
 # Every run has the same warm-up (excluded), and the same measured time or round-trip count.
 #
 # Interleaving: this VM drifts in regimes lasting seconds, so each case is measured ROUNDS
@@ -30,6 +36,7 @@
 #   ROUNDS=5  DURATION=3 (measured seconds, stream and rr tcp)  WARMUP=1 (seconds, every run;
 #   both may have decimals: many short rounds pair the tools closer in time)
 #   TRIALS=50000 (round trips, ipc)  SIZES="64 256 4K 64K"  CASES="stream rr pipe unix"
+#   (add copies: CASES="stream copies", its sizes COPIES_SIZES="4K 64K")
 #   SENDER_CPU=0 RECEIVER_CPU=1  BYTEPATH=<binary> (default: cargo build --release here)
 #   COMPARE=<binary>  OUT=<dir> (keeps every run's output and rounds.tsv; default: a temp dir)
 #   COUNTERS=none  EXTRA_ARGS="" (more `bytepath run` flags, e.g. --verify): the stream and rr
@@ -43,6 +50,7 @@ WARMUP="${WARMUP:-1}"
 TRIALS="${TRIALS:-50000}"
 SIZES="${SIZES:-64 256 4K 64K}"
 CASES="${CASES:-stream rr pipe unix}"
+COPIES_SIZES="${COPIES_SIZES:-4K 64K}"
 SENDER_CPU="${SENDER_CPU:-0}"
 RECEIVER_CPU="${RECEIVER_CPU:-1}"
 COMPARE="${COMPARE:-}"
@@ -102,7 +110,7 @@ fail() { cat "$1" >&2; die "$2"; }
 bare_run() { # case size
   local out="$OUT/run-$RUN_NO-bare"
   case "$1" in
-    stream) timeout "$RUN_LIMIT" "$BARE" stream tcp "$(bytes_of "$2")" "$WARMUP_MS" \
+    stream | copies) timeout "$RUN_LIMIT" "$BARE" stream tcp "$(bytes_of "$2")" "$WARMUP_MS" \
         "$DURATION_MS" "$SENDER_CPU" "$RECEIVER_CPU" >"$out" 2>&1 || fail "$out" "bare stream $2 failed" ;;
     rr) timeout "$RUN_LIMIT" "$BARE" rr tcp "$2" "$WARMUP_MS" "$DURATION_MS" 0 \
         "$SENDER_CPU" "$RECEIVER_CPU" >"$out" 2>&1 || fail "$out" "bare rr tcp failed" ;;
@@ -113,7 +121,7 @@ bare_run() { # case size
 import re, sys
 text, case = open(sys.argv[1]).read(), sys.argv[2]
 f = dict(re.findall(r"(\w+)=([0-9.]+)", text))
-if case == "stream":
+if case in ("stream", "copies"):
     print(f["gbps"])
 else:
     print(float(f["p50_ns"]) / 1e3, float(f["mean_ns"]) / 1e3)
@@ -129,6 +137,10 @@ bytepath_run() { # binary case size
       result="$out" ;;
     rr) timeout "$RUN_LIMIT" "$bin" run -m send -p rr -s "$3" -d "${DURATION_MS}ms" \
         "${run_flags[@]}" "${common[@]}" --json >"$out" 2>"$out.err" || fail "$out.err" "bytepath rr tcp failed"
+      result="$out" ;;
+    copies) timeout "$((2 * RUN_LIMIT))" "$bin" run -m send -p stream -s "$3" -d "${DURATION_MS}ms" \
+        "${run_flags[@]}" "${common[@]}" --count-copies --json >"$out" 2>"$out.err" ||
+        fail "$out.err" "bytepath stream $3 --count-copies failed"
       result="$out" ;;
     pipe | unix) timeout "$RUN_LIMIT" "$bin" ipc --transports "$2" --sizes "$3" --measure latency \
         --trials "$TRIALS" "${common[@]}" --out "$out.d" >"$out.err" 2>&1 || fail "$out.err" "bytepath ipc $2 failed"
@@ -148,6 +160,13 @@ if d.get("status") != "completed" or d.get("errors"):
     sys.exit(f"status {d.get('status')!r}, errors {d.get('errors')}")
 if sys.argv[2] == "stream":
     print(d["sides"][1]["throughput_gbps"])  # the receiver, as the bare loop counts
+elif sys.argv[2] == "copies":
+    # The headline run's receiver, then the counted run's own figure (nan: not counted).
+    c = d.get("copies") or {}
+    counted = c.get("headline_value")
+    if counted is None:
+        print("not counted:", c.get("drops_unavailable_reason", "no copies block"), file=sys.stderr)
+    print(d["sides"][1]["throughput_gbps"], "nan" if counted is None else counted)
 else:
     lat = d["sides"][0]["latency_ns"]  # the client: full round trips
     print(lat["p50"] / 1e3, lat["mean"] / 1e3)
@@ -161,8 +180,9 @@ CASE_LIST=()
 for c in $CASES; do
   case "$c" in
     stream) for s in $SIZES; do CASE_LIST+=("stream:$s"); done ;;
+    copies) for s in $COPIES_SIZES; do CASE_LIST+=("copies:$s"); done ;;
     rr | pipe | unix) CASE_LIST+=("$c:$RR_SIZE") ;;
-    *) die "CASES: unknown case '$c' (stream, rr, pipe, unix)" ;;
+    *) die "CASES: unknown case '$c' (stream, rr, pipe, unix, copies)" ;;
   esac
 done
 ((${#CASE_LIST[@]})) || die "CASES is empty"
@@ -177,6 +197,7 @@ for ((round = 1; round <= ROUNDS; round++)); do
     n=${#TOOLS[@]}
     for ((i = 0; i < n; i++)); do
       tool="${TOOLS[$(((i + round - 1) % n))]}" # the order rotates from round to round
+      [[ "$c" == copies && "$tool" == compare ]] && continue
       log "round $round/$ROUNDS: $c $size: $tool"
       RUN_NO=$((RUN_NO + 1))
       case "$tool" in
@@ -195,6 +216,7 @@ echo "bytepath's floor: $ROUNDS interleaved rounds (tool order rotated each roun
 echo "  sender/client on CPU $SENDER_CPU, receiver/server on CPU $RECEIVER_CPU; ${WARMUP}s warm-up every run;"
 echo "  stream: receiver payload Gbit/s over ${DURATION}s, send mechanism, --counters $COUNTERS ${EXTRA_ARGS:-};"
 echo "  rr tcp: round trip over ${DURATION}s; ipc pipe/unix: $TRIALS round trips (bytepath ipc)."
+grep -q '^copies' "$ROUNDS_TSV" && echo "  copies: as stream, with --count-copies (its headline run opens nothing)."
 echo "  ratio = bytepath / bare within each round: median [min..max] over the rounds."
 echo
 python3 - "$ROUNDS_TSV" "${TOOLS[@]}" <<'EOF' | print_table 0 1 "$((${#TOOLS[@]} * 3 + 1))"
@@ -214,19 +236,24 @@ for t in others:
     head += [t, "ratio", "spread"]
 print("|".join(head + ["target", "result"]))
 for c, size in cases:
-    figures = [("Gbit/s", 0)] if c == "stream" else [("p50 us", 0), ("mean us", 1)]
+    figures = [("Gbit/s", 0)] if c in ("stream", "copies") else [("p50 us", 0), ("mean us", 1)]
     for name, k in figures:
         def series(tool):
-            return [val[(c, size, r, tool)][k] for r in rounds]
+            return [val[(c, size, r, tool)][k] for r in rounds if (c, size, r, tool) in val]
         bare = series("bare")
         line = [f"{c} {size}" + (" B" if size.isdigit() else ""), name, f"{st.median(bare):.3f}"]
         ratios = {}
         for t in others:
+            if not series(t):
+                line += ["-", "-", "-"]
+                continue
             ratios[t] = [a / b for a, b in zip(series(t), bare)]
             line += [f"{st.median(series(t)):.3f}", f"{st.median(ratios[t]):.3f}",
                      f"{min(ratios[t]):.3f}..{max(ratios[t]):.3f}"]
         judged = ratios["bytepath"]
-        if c == "stream":
+        if c == "copies":
+            target, ok = "info", None
+        elif c == "stream":
             t = 0.99 if size_bytes(size) >= 64 << 10 else 0.97
             target, ok = f">= {t}", st.median(judged) >= t
         elif k == 0:
@@ -236,6 +263,25 @@ for c, size in cases:
         line += [target, "" if ok is None else ("MET" if ok else "MISSED")]
         print("|".join(line))
 EOF
+if grep -q '^copies' "$ROUNDS_TSV"; then
+  echo
+  echo "--count-copies: the run with the kernel's tracepoints open against the headline run with"
+  echo "  none open, in the same invocation back to back (ratio = open / closed, per round):"
+  python3 - "$ROUNDS_TSV" <<'EOF'
+import math, statistics as st, sys
+rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1]) if l.startswith("copies\t")]
+for size in dict.fromkeys(r[1] for r in rows):
+    pairs = [(float(r[4]), float(r[5])) for r in rows if r[1] == size and r[3] == "bytepath"]
+    ratios = [o / c for c, o in pairs if not math.isnan(o) and c > 0]
+    closed = st.median(c for c, _ in pairs)
+    if not ratios:
+        print(f"  copies {size}: closed {closed:.3f} Gbit/s; open: not counted (see the runs' stderr)")
+        continue
+    opened = st.median(o for _, o in pairs if not math.isnan(o))
+    print(f"  copies {size}: closed {closed:.3f} Gbit/s, open {opened:.3f} Gbit/s: ratio "
+          f"{st.median(ratios):.3f} [{min(ratios):.3f}..{max(ratios):.3f}] over {len(ratios)} rounds")
+EOF
+fi
 echo
 if [[ "$OUT" == "$WORK"/* ]]; then
   echo "per-round figures (case, size, round, tool, figures):"
