@@ -138,6 +138,19 @@ pub fn in_brief(c: &CopiesReport) -> String {
     )
 }
 
+/// A run table's copies lines, where the record has the block.
+pub fn run_lines(out: &mut String, r: &crate::record::RunRecord) {
+    let Some(c) = &r.copies else {
+        return;
+    };
+    let unit = match r.config.pattern {
+        crate::config::Pattern::Stream => "Gbit/s",
+        crate::config::Pattern::Rr => "round trips/s",
+        crate::config::Pattern::Crr => "transactions/s",
+    };
+    lines(out, c, unit);
+}
+
 /// The copies block's lines in a run's table; `unit` is the headline figure's. Nothing
 /// counted: one line, the reason.
 pub fn lines(out: &mut String, c: &CopiesReport, unit: &str) {
@@ -267,7 +280,7 @@ fn summed_drops(blocks: &[&CopiesReport]) -> Option<Vec<DropCount>> {
             }
         }
     }
-    out.sort_by(|a, b| b.packets.cmp(&a.packets));
+    out.sort_by_key(|d| std::cmp::Reverse(d.packets));
     Some(out)
 }
 

@@ -393,14 +393,7 @@ fn footer(out: &mut String, r: &RunRecord) {
     if let Some(d) = &r.datagrams {
         let _ = writeln!(out, "datagrams: {}", d.summary);
     }
-    if let Some(c) = &r.copies {
-        let unit = match r.config.pattern {
-            crate::config::Pattern::Stream => "Gbit/s",
-            crate::config::Pattern::Rr => "round trips/s",
-            crate::config::Pattern::Crr => "transactions/s",
-        };
-        super::copies::lines(out, c, unit);
-    }
+    super::copies::run_lines(out, r);
     transfer_line(out, r);
     verify_lines(out, r);
     if let Some(reason) = &r.machine_wide_cpu_unavailable_reason {
