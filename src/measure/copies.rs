@@ -31,8 +31,13 @@ use std::time::Duration;
 
 /// How often the drain thread empties the rings.
 const DRAIN_EVERY: Duration = Duration::from_millis(10);
-/// Ring per CPU: 10 ms of the busiest receive (1 MB at 100 MB/s of sample records) twice over.
-const RING_BYTES: usize = 2 << 20;
+/// The rings of all CPUs together: a sample record is about 40 bytes, and 64-byte messages
+/// over loopback make about 1.5 million hits a second (70 MB/s of records); on a small machine
+/// whose CPUs the run keeps busy the drain thread may wait well past `DRAIN_EVERY` for one, so
+/// each ring holds a few hundred milliseconds of that where the CPUs are few.
+const RINGS_BYTES: usize = 64 << 20;
+/// One CPU's ring at most and at least (a power of two each, as perf requires).
+const MAX_RING_BYTES: usize = 16 << 20;
 const MIN_RING_BYTES: usize = 256 << 10;
 
 /// The receive copies of one process.
@@ -124,7 +129,7 @@ impl CopyCounter {
         let ids = [events.copy.0, events.drop.0, events.xmit.0];
         let mut rings = Vec::with_capacity(cpus.len());
         for &cpu in cpus {
-            rings.push(open_cpu(&ids, cpu)?);
+            rings.push(open_cpu(&ids, cpu, ring_bytes(cpus.len()))?);
         }
         for ring in &mut rings {
             ring.enable()
@@ -213,9 +218,15 @@ fn field(event: &EventFormat, name: &str) -> Result<Field, String> {
     event.field(name).cloned()
 }
 
-/// One CPU's ring, halved while the locked-memory limit refuses it.
-fn open_cpu(ids: &[u64], cpu: usize) -> Result<CpuTracepoints, String> {
-    let mut bytes = RING_BYTES;
+/// Each CPU's share of [`RINGS_BYTES`], within the bounds, rounded down to a power of two.
+fn ring_bytes(cpus: usize) -> usize {
+    let share = (RINGS_BYTES / cpus.max(1)).clamp(MIN_RING_BYTES, MAX_RING_BYTES);
+    1 << share.ilog2()
+}
+
+/// One CPU's ring of `bytes`, halved while the locked-memory limit refuses it.
+fn open_cpu(ids: &[u64], cpu: usize, bytes: usize) -> Result<CpuTracepoints, String> {
+    let mut bytes = bytes;
     loop {
         match CpuTracepoints::open(ids, cpu, bytes) {
             Ok(ring) => return Ok(ring),

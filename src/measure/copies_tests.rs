@@ -146,3 +146,12 @@ fn datagrams_to_a_closed_port_are_dropped_for_want_of_a_socket() {
     );
     assert_eq!(counts.copied_by(&[std::process::id()]).0, 0);
 }
+
+#[test]
+fn rings_share_their_memory_among_the_cpus_within_bounds() {
+    assert_eq!(ring_bytes(2), 16 << 20, "a small machine: the largest ring");
+    assert_eq!(ring_bytes(16), 4 << 20);
+    assert_eq!(ring_bytes(24), 2 << 20, "rounded down to a power of two");
+    assert_eq!(ring_bytes(4096), 256 << 10, "never below the least");
+    assert_eq!(ring_bytes(0), 16 << 20);
+}
