@@ -1,7 +1,7 @@
 //! `bytepath sweep`'s flags -> a validated `SweepSpec`, the placement every point runs in, and
 //! the sweep itself. Single values are parsed by `spec`'s parsers; this file only adds the
 //! sweep's own (the CI target, visits, seed) and the checks across flags.
-use super::network::network;
+use super::network::{check_sweep_sink, check_sweep_sink_sizes, placement};
 use super::remote::remote_run;
 use crate::cli::SweepArgs;
 use crate::config::{
@@ -103,7 +103,8 @@ fn sweep_spec_among(
         args.counters.selection(pattern)?;
     }
     let (visit, slice) = parse_times(args)?;
-    let network = network(&args.network)?;
+    // `--gso` (UDP GSO, issue 34) sets the sink's default MTU: pass whether it was given.
+    let network = placement(&args.network, &args.sink, false)?;
     let remote = remote_run(&args.remote, &network)?;
     if remote.as_ref().is_some_and(|r| r.reverse) {
         return Err(ConfigError(
@@ -113,6 +114,9 @@ fn sweep_spec_among(
     let mechanisms = mechanisms(&args.mechanisms, known)?;
     let queue_depth = queue_depth(args, &mechanisms, known)?;
     let recv_path = args.receive.path()?;
+    if network.is_sink() {
+        check_sweep_sink(&patterns, &mechanisms, known)?;
+    }
     check_paths(&mechanisms, recv_path, args.verify.verify)?;
     if patterns.contains(&Pattern::Crr) {
         let (netns, is_remote) = (network.is_netns(), remote.is_some());
@@ -148,6 +152,12 @@ fn sweep_spec_among(
         watch: super::watch::watch(&args.watch)?,
         margin: args.margin.share()?,
     };
+    if spec.network.is_sink() {
+        check_sweep_sink_sizes(&spec.sizes)?;
+        for point in spec.points() {
+            crate::config::network::check_sink(&spec.run_spec(&point, false))?;
+        }
+    }
     check_bidir(&spec, known)?;
     Ok(spec)
 }

@@ -188,7 +188,7 @@ impl Link {
 
     /// The connector for `transport` in this placement: the one place that picks it, for
     /// every command. A transport that cannot cross namespaces is refused with the reason; a
-    /// sink has sending ends only (`sink_connector`).
+    /// sink has sending ends only (`sink::SinkFlows`).
     pub fn connector(
         &self,
         transport: Transport,
@@ -213,29 +213,11 @@ impl Link {
                 Some(pair.mtu),
                 pair.netem.clone(),
             )),
+            (Link::Sink(_), Transport::Udp) => Err(LinkError::Failed(
+                "a sink has sending ends only, so no flow with two ends runs on it".into(),
+            )),
             (Link::Sink(sink), _) => Err(refused(network::Placement::Sink, Some(sink.mtu()), None)),
         }
-    }
-
-    /// The sink's connector for `transport` (udp only), or `None` for a link with two sides.
-    pub fn sink_connector(
-        &self,
-        transport: Transport,
-    ) -> Option<Result<sink::SinkFlows<'_>, LinkError>> {
-        let Link::Sink(sink) = self else {
-            return None;
-        };
-        Some(match transport {
-            Transport::Udp => Ok(sink::SinkFlows(sink)),
-            t => Err(LinkError::Refused(
-                Network {
-                    placement: network::Placement::Sink,
-                    ..Network::default()
-                }
-                .refusal(t)
-                .unwrap_or_default(),
-            )),
-        })
     }
 }
 
