@@ -64,8 +64,13 @@ const PACKET_HEADERS: u64 = ETHERNET_HEADER + IPV4_HEADER;
 /// of 8, of the UDP datagram).
 pub fn on_the_veth(payload: u64, mtu: u32) -> (u64, u64) {
     let datagram = payload + UDP_HEADER;
-    let per_fragment = ((u64::from(mtu).saturating_sub(IPV4_HEADER)) / 8 * 8).max(8);
-    let packets = datagram.div_ceil(per_fragment).max(1);
+    let room = u64::from(mtu).saturating_sub(IPV4_HEADER);
+    // A datagram that fits goes whole; only fragments (all but the last) carry a multiple of 8.
+    let per_fragment = (room / 8 * 8).max(8);
+    let packets = match datagram <= room {
+        true => 1,
+        false => datagram.div_ceil(per_fragment),
+    };
     (packets, datagram + packets * PACKET_HEADERS)
 }
 
@@ -181,6 +186,55 @@ impl SinkReport {
     }
 }
 
+/// A point's sink block from its visits': each visit's block with the payload bytes of its
+/// measured phase (the sender side's). Every count is summed (each visit's counters were read
+/// around that visit alone), the softirq over the same measured phases and divided by their
+/// bytes; `None` off a sink.
+pub fn combine(visits: &[(&SinkReport, u64)]) -> Option<SinkReport> {
+    let ((first, _), rest) = visits.split_first()?;
+    let mut total = (*first).clone();
+    for (b, _) in rest {
+        total.messages_sent += b.messages_sent;
+        total.payload_bytes_sent += b.payload_bytes_sent;
+        total.datagrams_expected += b.datagrams_expected;
+        total.packets_expected += b.packets_expected;
+        total.veth_bytes_expected += b.veth_bytes_expected;
+        total.peer_rx_bytes = add(total.peer_rx_bytes, b.peer_rx_bytes);
+        total.peer_rx_packets = add(total.peer_rx_packets, b.peer_rx_packets);
+        total.peer_rx_dropped = add(total.peer_rx_dropped, b.peer_rx_dropped);
+        total.sender_tx_dropped = add(total.sender_tx_dropped, b.sender_tx_dropped);
+        total.counters_unavailable_reason = total
+            .counters_unavailable_reason
+            .or_else(|| b.counters_unavailable_reason.clone());
+        total.sender_cpus_softirq_s = total
+            .sender_cpus_softirq_s
+            .zip(b.sender_cpus_softirq_s)
+            .map(|(a, b)| a + b);
+        total.softirq_unavailable_reason = total
+            .softirq_unavailable_reason
+            .or_else(|| b.softirq_unavailable_reason.clone());
+    }
+    let measured: u64 = visits.iter().map(|(_, bytes)| bytes).sum();
+    total.sender_cpus_softirq_ns_per_byte = total
+        .sender_cpus_softirq_s
+        .filter(|_| measured > 0)
+        .map(|s| s * 1e9 / measured as f64);
+    total.every_byte_reached_the_sink =
+        total
+            .peer_rx_bytes
+            .zip(total.peer_rx_packets)
+            .map(|(bytes, packets)| {
+                bytes == total.veth_bytes_expected && packets == total.packets_expected
+            });
+    total.summary = total.describe();
+    Some(total)
+}
+
+/// Two counts summed; unknown when either is.
+fn add(a: Option<u64>, b: Option<u64>) -> Option<u64> {
+    Some(a? + b?)
+}
+
 /// A zero-copy summary that holds on a sink, where no local socket receives: copied 0 % is
 /// zero copy done; a copy is reported with the reason it has here.
 pub fn zerocopy_summary(zerocopy: &ZerocopyReport, spec: &RunSpec) -> String {
@@ -229,6 +283,39 @@ mod tests {
         assert_eq!(on_the_veth(0, 65_535), (1, 42));
         assert_eq!(on_the_veth(65_507, 65_535), (1, 65_549));
         assert_eq!(on_the_veth(1_472, 1_500), (1, 1_514));
+    }
+
+    #[test]
+    fn a_points_block_sums_its_visits_and_divides_the_softirq_by_their_measured_bytes() {
+        let visit = |sent: u64, rx: u64, softirq: f64| SinkReport {
+            messages_sent: 10,
+            payload_bytes_sent: sent,
+            datagrams_expected: 11,
+            packets_expected: 11,
+            veth_bytes_expected: sent + 11 * 42,
+            peer_rx_bytes: Some(rx + 11 * 42),
+            peer_rx_packets: Some(11),
+            sender_cpus_softirq_s: Some(softirq),
+            ..SinkReport::default()
+        };
+        let (a, b) = (visit(1000, 1000, 1e-6), visit(3000, 3000, 3e-6));
+        let both = combine(&[(&a, 500), (&b, 1500)]).unwrap();
+        assert_eq!(both.payload_bytes_sent, 4000);
+        assert_eq!(both.veth_bytes_expected, 4000 + 22 * 42);
+        assert_eq!(both.peer_rx_bytes, Some(4000 + 22 * 42));
+        assert_eq!(both.every_byte_reached_the_sink, Some(true));
+        let per_byte = both.sender_cpus_softirq_ns_per_byte.unwrap();
+        assert!((per_byte - 4e3 / 2000.0).abs() < 1e-9, "{per_byte}");
+        // One byte short at the peer in one visit: the point says so.
+        let short = visit(3000, 2999, 3e-6);
+        let point = combine(&[(&a, 500), (&short, 1500)]).unwrap();
+        assert_eq!(point.every_byte_reached_the_sink, Some(false));
+        assert!(
+            point.summary.contains("NOT every byte"),
+            "{}",
+            point.summary
+        );
+        assert_eq!(combine(&[]), None);
     }
 
     #[test]

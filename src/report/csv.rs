@@ -364,8 +364,10 @@ pub fn columns() -> Vec<Column> {
     }
     // `--pattern crr` columns after those, for the same reason.
     out.extend(fixed(super::crr::CSV));
-    // `--bidir` columns last of all.
+    // `--bidir` columns after those.
     out.extend(fixed(super::bidir::CSV));
+    // `--sink` columns last of all.
+    out.extend(fixed(super::sink::CSV));
     out
 }
 
