@@ -103,7 +103,6 @@ fn sweep_spec_among(
         args.counters.selection(pattern)?;
     }
     let (visit, slice) = parse_times(args)?;
-    // `--gso` (UDP GSO, issue 34) sets the sink's default MTU: pass whether it was given.
     let network = placement(&args.network, &args.sink, false)?;
     let remote = remote_run(&args.remote, &network)?;
     if remote.as_ref().is_some_and(|r| r.reverse) {
@@ -114,9 +113,6 @@ fn sweep_spec_among(
     let mechanisms = mechanisms(&args.mechanisms, known)?;
     let queue_depth = queue_depth(args, &mechanisms, known)?;
     let recv_path = args.receive.path()?;
-    if network.is_sink() {
-        check_sweep_sink(&patterns, &mechanisms, known)?;
-    }
     check_paths(&mechanisms, recv_path, args.verify.verify)?;
     if patterns.contains(&Pattern::Crr) {
         let (netns, is_remote) = (network.is_netns(), remote.is_some());
@@ -152,14 +148,23 @@ fn sweep_spec_among(
         watch: super::watch::watch(&args.watch)?,
         margin: args.margin.share()?,
     };
-    if spec.network.is_sink() {
-        check_sweep_sink_sizes(&spec.sizes)?;
-        for point in spec.points() {
-            crate::config::network::check_sink(&spec.run_spec(&point, false))?;
-        }
-    }
+    check_sink_points(&spec, known)?;
     check_bidir(&spec, known)?;
     Ok(spec)
+}
+
+/// `--sink`: the patterns and mechanisms a sink carries, the sizes a datagram holds, then
+/// every point as a run would check it (nothing off a sink).
+fn check_sink_points(spec: &SweepSpec, known: &[MechanismKind]) -> Result<(), ConfigError> {
+    if !spec.network.is_sink() {
+        return Ok(());
+    }
+    check_sweep_sink(&spec.patterns, &spec.mechanisms, known)?;
+    check_sweep_sink_sizes(&spec.sizes)?;
+    for point in spec.points() {
+        crate::config::network::check_sink(&spec.run_spec(&point, false))?;
+    }
+    Ok(())
 }
 
 /// Every point's mechanism and receive path on tcp, the transport a sweep measures.

@@ -216,13 +216,7 @@ fn measure(
     interrupt: &AtomicBool,
     slice_watch: slices::SliceWatch,
 ) -> Result<RunOutcome, Error> {
-    let Prepared {
-        workers,
-        shared,
-        placement,
-        send_buffer_bytes,
-        split,
-    } = prepared;
+    let (shared, workers, split) = (prepared.shared, prepared.workers, prepared.split);
     let (start, board, control) = (shared.start, shared.board, shared.control);
     let (workers, child) = match split {
         Some(role) => {
@@ -233,10 +227,7 @@ fn measure(
     };
     let local = local_roles(&workers);
     let (handles, endpoints) = spawn(workers).map_err(Error::Setup)?;
-    let watch = match child {
-        Some(child) => Some(child.watch(&endpoints, &control)?),
-        None => None,
-    };
+    let watch = child.map(|c| c.watch(&endpoints, &control)).transpose()?;
     let mut phases = phases::run_phases(
         spec,
         &control,
@@ -258,8 +249,8 @@ fn measure(
         phases,
         samples,
         watchdog_fired,
-        placement,
-        send_buffer_bytes,
+        prepared.placement,
+        prepared.send_buffer_bytes,
         (spec.stopping.slice, bytes, messages),
     );
     outcome.profiles = profiles;

@@ -144,10 +144,7 @@ pub fn run_phases(
     let machine = machine_cpu(first, last, (from, end));
     Phases {
         measured: end.saturating_duration_since(from),
-        softirq_by_cpu: match (first_softirq, last_softirq, &machine) {
-            (Some(a), Some(b), Ok(_)) => Some(softirq_since(&a, &b)),
-            _ => None,
-        },
+        softirq_by_cpu: softirq_since(first_softirq, last_softirq, machine.is_ok()),
         machine,
         interrupted: stop == StopReason::Interrupted,
         slices_used,
@@ -257,14 +254,20 @@ fn sleep_until(deadline: Instant, interrupt: &AtomicBool, control: &Control) -> 
     }
 }
 
-/// Each CPU's softirq time from reading `a` to reading `b`.
-fn softirq_since(a: &[(usize, f64)], b: &[(usize, f64)]) -> Vec<(usize, f64)> {
-    b.iter()
-        .filter_map(|&(cpu, late)| {
-            let (_, early) = a.iter().find(|(c, _)| *c == cpu)?;
-            Some((cpu, late - early))
-        })
-        .collect()
+/// Each CPU's softirq time from reading `a` to reading `b`, where both were read and close
+/// enough to the window (`in_time`: the machine-wide CPU read with them was kept).
+type SoftirqByCpu = Vec<(usize, f64)>;
+fn softirq_since(
+    a: Option<SoftirqByCpu>,
+    b: Option<SoftirqByCpu>,
+    in_time: bool,
+) -> Option<SoftirqByCpu> {
+    let (a, b) = (a?, b?);
+    let since = b.iter().filter_map(|&(cpu, late)| {
+        let (_, early) = a.iter().find(|(c, _)| *c == cpu)?;
+        Some((cpu, late - early))
+    });
+    in_time.then(|| since.collect())
 }
 
 /// Machine-wide CPU between two readings, if they were taken close enough to the window.
