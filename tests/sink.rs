@@ -370,3 +370,36 @@ fn zerocopy_on_a_sink_is_not_copied() {
         "{summary}"
     );
 }
+
+/// Short of file descriptors, a run may finish yet be unable to start `ip` to delete its
+/// namespaces; it unmounts them directly instead. Whatever the limit does to the run (set-up
+/// refused, or a run completed), no namespace of it is left.
+#[test]
+fn a_run_short_of_file_descriptors_leaves_no_namespace() {
+    needs_sink!();
+    for limit in 6..=12 {
+        let command = format!(
+            "ulimit -n {limit}; exec {} run --sink --transport udp -m send --size 1K -d 100ms --warmup 50ms",
+            env!("CARGO_BIN_EXE_bytepath")
+        );
+        let child = Command::new("sh")
+            .args(["-c", &command])
+            .env("BYTEPATH_SETTLE", "off")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            names_of(pid),
+            Vec::<String>::new(),
+            "ulimit -n {limit}: {err}"
+        );
+        assert!(
+            !err.contains("could not remove"),
+            "ulimit -n {limit}: {err}"
+        );
+    }
+}

@@ -316,10 +316,15 @@ impl Drop for Building {
     }
 }
 
-/// Deleting a namespace removes the veth end inside it, and with it the peer.
+/// Deleting a namespace removes the veth end inside it, and with it the peer. Where `ip`
+/// cannot even start (a process out of file descriptors), the name is unmounted directly.
 fn delete(names: &[String]) {
     for name in names {
-        if let Err(e) = ip(&["netns", "del", name]) {
+        let removed = ip(&["netns", "del", name]).map(drop).or_else(|e| {
+            crate::sys::netns::remove_named(name)
+                .map_err(|direct| format!("{e}; unmounting it directly: {direct}"))
+        });
+        if let Err(e) = removed {
             eprintln!("bytepath: could not remove network namespace {name} ({e}); remove it with `ip netns del {name}`");
         }
     }
