@@ -403,3 +403,24 @@ fn a_run_short_of_file_descriptors_leaves_no_namespace() {
         );
     }
 }
+
+#[test]
+fn probe_says_a_sink_works_here_and_its_zero_copy_send_was_not_copied() {
+    needs_sink!();
+    let out = bytepath()
+        .args(["probe", "--quick", "--json"])
+        .output()
+        .unwrap();
+    common::assert_success(&out);
+    let sink = &json_of(&out)["sink"];
+    assert_eq!(sink["available"], true, "{sink}");
+    assert_eq!(sink["zero_copy_copied"], false, "{sink}");
+    assert_eq!(u(&sink["peer_rx_bytes"]), 8192 + HEADERS, "{sink}");
+    let out = bytepath().args(["probe", "--quick"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.lines().any(|l| l.trim_start().starts_with("--sink")
+            && l.ends_with("yes (a zero-copy send reached the sink and was not copied)")),
+        "{text}"
+    );
+}
