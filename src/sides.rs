@@ -1,6 +1,7 @@
 //! Where the two sides of every flow run, chosen once per command: both on this host (over
-//! loopback, or in two network namespaces joined by a veth pair: a `Link`), or the other side
-//! on `bytepath server` on another host (a `Peer`). `run`, `sweep` and `ipc` are handed one
+//! loopback, or in two network namespaces joined by a veth pair: a `Link`), the sending side
+//! alone on a sink (`--sink`, also a `Link`), or the other side on `bytepath server` on
+//! another host (a `Peer`). `run`, `sweep` and `ipc` are handed one
 //! `Sides`, opened from their arguments, and run every point through it as a `PointRunner`,
 //! so no command picks a placement itself.
 use crate::config::network::Placement;
@@ -9,6 +10,7 @@ use crate::engine::slices::{SliceSeen, SliceWatch};
 use crate::engine::{self, PointRunner, RunOutcome};
 use crate::error::Error;
 use crate::remote::client::RemotePeer;
+use crate::transport::sink::{SinkFlows, SinkLink};
 use crate::transport::Link;
 use std::sync::atomic::AtomicBool;
 
@@ -94,6 +96,7 @@ impl Sides {
             return Ok(RunOutcome::skipped(spec, reason));
         }
         match self {
+            Sides::Here(Link::Sink(sink)) => run_on_sink(sink, spec, interrupt, watch),
             Sides::Here(link) => {
                 let connector = link.connector(spec.transport)?;
                 engine::run_watched(spec, &*connector, interrupt, watch)
@@ -106,6 +109,23 @@ impl Sides {
             }
         }
     }
+}
+
+/// One point on a sink, with what both veth ends counted from before its flows opened to after
+/// they closed: the proof of where the bytes went.
+fn run_on_sink(
+    sink: &SinkLink,
+    spec: &RunSpec,
+    interrupt: &AtomicBool,
+    watch: SliceWatch,
+) -> Result<RunOutcome, Error> {
+    let before = sink.counters();
+    let mut outcome = engine::sink::run_watched(spec, &SinkFlows(sink), interrupt, watch)?;
+    outcome.sink = Some(match (before, sink.counters()) {
+        (Ok(before), Ok(after)) => Ok(after.since(&before)),
+        (Err(e), _) | (_, Err(e)) => Err(format!("reading the veth counters: {e}")),
+    });
+    Ok(outcome)
 }
 
 /// The environment variable that makes this kernel look as if it lacked the named sending

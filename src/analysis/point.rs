@@ -84,6 +84,11 @@ pub struct Point {
     pub stop_reason: Option<String>,
     /// `--pattern crr`: the record's split of a transaction and its cost per side.
     pub crr: Option<CrrReport>,
+    /// Made on a sink (`--sink`): the sender is the only side, and its figures are the point's.
+    pub sink: bool,
+    /// The sink block (`--sink`): the peer veth's counters against the bytes sent, and the
+    /// softirq on the sending CPUs.
+    pub sink_report: Option<crate::record::sink::SinkReport>,
 }
 
 impl Point {
@@ -131,9 +136,13 @@ impl Point {
         }
     }
 
-    /// Both sides' CPU-ns per byte, summed.
+    /// Both sides' CPU-ns per byte, summed (on a sink the sender's, its one side).
     pub fn cpu_ns_per_byte(&self) -> Option<f64> {
-        Some(self.sender_cpu_ns_per_byte? + self.receiver_cpu_ns_per_byte?)
+        let receiver = match self.sink {
+            true => 0.0,
+            false => self.receiver_cpu_ns_per_byte?,
+        };
+        Some(self.sender_cpu_ns_per_byte? + receiver)
     }
 }
 
@@ -153,11 +162,14 @@ fn number(v: &Option<Number>, name: &str) -> Result<f64, String> {
 /// Two sides with no figures: what a failed or interrupted point without sides reads as.
 static NO_SIDES: [SideView; 2] = [SideView::EMPTY, SideView::EMPTY];
 
-/// The record's two sides (sender and receiver); a point that did not complete may lack them.
+/// The record's two sides (sender and receiver), or on a sink its one (the sender); a point
+/// that did not complete may lack them.
 fn sides_of(record: &RunView, completed: bool) -> Result<&[SideView], String> {
-    match record.sides.as_deref().filter(|s| s.len() == 2) {
+    let count = if record.config().is_sink() { 1 } else { 2 };
+    match record.sides.as_deref().filter(|s| s.len() == count) {
         Some(sides) => Ok(sides),
-        None if !completed => Ok(&NO_SIDES),
+        None if !completed => Ok(&NO_SIDES[..count]),
+        None if count == 1 => Err("sides must hold one side (the sender) on a sink".into()),
         None => Err("sides must hold two sides (sender and receiver)".into()),
     }
 }
@@ -190,8 +202,9 @@ pub fn from_record(record: &RunView, line: usize) -> Result<Point, String> {
     // A failed or interrupted point may lack figures; it only appears in the table.
     let completed = record.completed();
     let sides = sides_of(record, completed)?;
-    // rr's figures are the client's (side 0), a stream's the receiver's (side 1).
-    let main_side = &sides[usize::from(pattern != "rr")];
+    // rr's figures are the client's (side 0), a stream's the receiver's (side 1), a sink's the
+    // sender's (its one side).
+    let main_side = &sides[usize::from(pattern != "rr").min(sides.len() - 1)];
     let figure = |name: &str, value: Option<f64>| match value {
         Some(v) => Ok(v),
         None if !completed => Ok(0.0),
@@ -221,7 +234,9 @@ pub fn from_record(record: &RunView, line: usize) -> Result<Point, String> {
         messages_per_s: figure("messages_per_s", main_side.messages_per_s)?,
         latency: latency(main_side),
         sender_cpu_ns_per_byte: sides[0].cpu_ns_per_byte,
-        receiver_cpu_ns_per_byte: sides[1].cpu_ns_per_byte,
+        receiver_cpu_ns_per_byte: sides.get(1).and_then(|s| s.cpu_ns_per_byte),
+        sink: config.is_sink(),
+        sink_report: record.sink.clone(),
         cycles_per_byte: per_byte(sides, "cycles", 1.0),
         l1d_misses_per_kib: per_byte(sides, "l1d_load_misses", 1024.0),
         llc_misses_per_kib: per_byte(sides, "llc_load_misses", 1024.0),
@@ -323,10 +338,15 @@ fn per_byte(sides: &[SideView], counter: &str, scale: f64) -> Metric {
             missing => return missing,
         }
     }
-    match sides[1].payload_bytes {
+    match measured_payload(sides) {
         Some(bytes) if bytes > 0.0 => Metric::Value(total * scale / bytes),
         _ => Metric::Unavailable("no payload bytes measured".into()),
     }
+}
+
+/// The payload the per-byte figures divide by: the receiver's, or on a sink the sender's.
+fn measured_payload(sides: &[SideView]) -> Option<f64> {
+    sides.last()?.payload_bytes
 }
 
 fn switches_per_mib(sides: &[SideView]) -> Option<f64> {
@@ -335,7 +355,7 @@ fn switches_per_mib(sides: &[SideView]) -> Option<f64> {
         switches += side.voluntary_context_switches?;
         switches += side.involuntary_context_switches?;
     }
-    let bytes = sides[1].payload_bytes.filter(|b| *b > 0.0)?;
+    let bytes = measured_payload(sides).filter(|b| *b > 0.0)?;
     Some(switches * (1 << 20) as f64 / bytes)
 }
 

@@ -15,7 +15,8 @@ pub fn command(args: &ProbeArgs) -> Result<Status, Error> {
     } else {
         Effort::full()
     };
-    let probe = probe(&effort, &cpus);
+    let mut probe = probe(&effort, &cpus);
+    probe.sink = Some(crate::probe::sink::measure());
     if args.json.json {
         let json = serde_json::to_string_pretty(&probe)
             .map_err(|e| Error::Failed(format!("serializing the probe: {e}")))?;

@@ -27,6 +27,11 @@ pub fn remote_run(args: &RemoteArgs, network: &Network) -> Result<Option<RemoteR
             "--netns with --remote: two placements at once; the sides are either in two namespaces on this host or on two hosts",
         ));
     }
+    if network.is_sink() {
+        return Err(bad(
+            "--sink with --remote: a sink sends to no receiver at all, and a remote server would be one; give one of them",
+        ));
+    }
     Ok(Some(RemoteRun {
         target,
         token: args.token.token()?,

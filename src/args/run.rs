@@ -1,7 +1,7 @@
 //! `bytepath run`'s flags -> a validated `RunSpec` and, with `--remote`, where the other side
 //! runs. All of `run`'s input checking lives here, and every error is one line that names the
 //! value and says what is allowed.
-use super::network::network;
+use super::network::placement;
 use super::remote::remote_run;
 use crate::cli::RunArgs;
 use crate::config::remote::remote_carries;
@@ -35,7 +35,8 @@ pub fn run_spec(args: &RunArgs, cpus: &[usize]) -> Result<RunSpec, ConfigError> 
     let queue_depth = queue_depth(args, mechanism)?;
     let recv_path = args.receive.path()?;
     check_recv_path(recv_path, transport, args.verify.verify)?;
-    let network = network(&args.network)?;
+    // `--gso` (UDP GSO, issue 34) sets the sink's default MTU: pass whether it was given.
+    let network = placement(&args.network, &args.sink, false)?;
     network.check_transport(transport)?;
     check_datagram_size(transport, message_size, args.udp_split.udp_split)?;
     if transport.is_datagram() && recv_size.is_some() {
@@ -73,6 +74,7 @@ pub fn run_spec(args: &RunArgs, cpus: &[usize]) -> Result<RunSpec, ConfigError> 
         crr: crate::cli::crr::crr_options(&args.crr),
         bidir: args.bidir.bidir,
     };
+    crate::config::network::check_sink(&spec)?;
     crate::config::crr::check(&spec, MechanismKind::ALL)?;
     crate::config::bidir::check(&spec, MechanismKind::ALL)?;
     Ok(spec)

@@ -1,7 +1,7 @@
 //! `bytepath sweep`'s flags -> a validated `SweepSpec`, the placement every point runs in, and
 //! the sweep itself. Single values are parsed by `spec`'s parsers; this file only adds the
 //! sweep's own (the CI target, visits, seed) and the checks across flags.
-use super::network::network;
+use super::network::{check_sweep_sink, check_sweep_sink_sizes, placement};
 use super::remote::remote_run;
 use crate::cli::SweepArgs;
 use crate::config::{
@@ -103,7 +103,7 @@ fn sweep_spec_among(
         args.counters.selection(pattern)?;
     }
     let (visit, slice) = parse_times(args)?;
-    let network = network(&args.network)?;
+    let network = placement(&args.network, &args.sink, false)?;
     let remote = remote_run(&args.remote, &network)?;
     if remote.as_ref().is_some_and(|r| r.reverse) {
         return Err(ConfigError(
@@ -149,8 +149,23 @@ fn sweep_spec_among(
         watch: super::watch::watch(&args.watch)?,
         margin: args.margin.share()?,
     };
+    check_sink_points(&spec, known)?;
     check_bidir(&spec, known)?;
     Ok(spec)
+}
+
+/// `--sink`: the patterns and mechanisms a sink carries, the sizes a datagram holds, then
+/// every point as a run would check it (nothing off a sink).
+fn check_sink_points(spec: &SweepSpec, known: &[MechanismKind]) -> Result<(), ConfigError> {
+    if !spec.network.is_sink() {
+        return Ok(());
+    }
+    check_sweep_sink(&spec.patterns, &spec.mechanisms, known)?;
+    check_sweep_sink_sizes(&spec.sizes)?;
+    for point in spec.points() {
+        crate::config::network::check_sink(&spec.run_spec(&point, false))?;
+    }
+    Ok(())
 }
 
 /// Every point's mechanism and receive path on tcp, the transport a sweep measures.

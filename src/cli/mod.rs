@@ -31,7 +31,7 @@ pub use point::{
 pub use readers::{CompareArgs, ExportArgs, ReportArgs};
 pub use shared::{
     FolderArgs, JsonArgs, NetworkArgs, PinArgs, ProfileArgs, RemoteArgs, ResumableFolderArgs,
-    SeedArgs, StreamArgs, TokenArgs, VerifyArgs, VisitsArgs, WarmupArgs,
+    SeedArgs, SinkArgs, StreamArgs, TokenArgs, VerifyArgs, VisitsArgs, WarmupArgs,
 };
 
 #[derive(Debug, Parser)]
@@ -174,6 +174,9 @@ pub struct SweepArgs {
     #[command(flatten)]
     #[serde(flatten)]
     pub network: NetworkArgs,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub sink: SinkArgs,
     #[command(flatten)]
     #[serde(flatten)]
     pub remote: RemoteArgs,
@@ -395,6 +398,9 @@ pub struct RunArgs {
     #[command(flatten)]
     #[serde(flatten)]
     pub network: NetworkArgs,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub sink: SinkArgs,
     #[command(flatten)]
     #[serde(flatten)]
     pub remote: RemoteArgs,

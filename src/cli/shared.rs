@@ -24,13 +24,25 @@ pub struct NetworkArgs {
     /// addresses (needs root and the ip command); tcp and udp only.
     #[arg(long)]
     pub netns: bool,
-    /// With --netns: the veth MTU in bytes, 68 to 65535 (default 1500, like Ethernet).
+    /// With --netns (or run's and sweep's --sink): the veth MTU in bytes, 68 to 65535 (default
+    /// 1500, like Ethernet; with --sink 65535, so every datagram leaves whole).
     #[arg(long)]
     pub mtu: Option<String>,
     /// With --netns: tc netem parameters for both veth ends, such as
     /// "delay 1ms rate 10gbit loss 0.1%" (needs the sch_netem kernel module).
     #[arg(long)]
     pub netem: Option<String>,
+}
+
+/// `--sink`: the sending side alone, its datagrams dropped past a veth pair; run and sweep.
+#[derive(Debug, Clone, Copy, Default, Args, serde::Serialize, serde::Deserialize)]
+pub struct SinkArgs {
+    /// Send with no receiver (udp, stream only): the sending side runs in a network namespace
+    /// of its own whose datagrams cross a veth pair into a peer namespace where no socket
+    /// listens and are dropped there, so the kernel copies no zero-copy send for a receiver.
+    /// No route leads off the machine. Needs root and the ip command; see docs/sink.md.
+    #[arg(long)]
+    pub sink: bool,
 }
 
 /// Whether the other side runs on `bytepath server` on another host; shared by run, sweep and
@@ -249,7 +261,7 @@ mod tests {
     use std::collections::BTreeMap;
 
     /// The flags more than one command takes, each declared once.
-    const SHARED: [&str; 27] = [
+    const SHARED: [&str; 28] = [
         "seed",
         "visits",
         "out",
@@ -263,6 +275,7 @@ mod tests {
         "netns",
         "mtu",
         "netem",
+        "sink",
         "remote",
         "token-file",
         "reverse",

@@ -1,7 +1,8 @@
 //! Runs one experiment point: connects the flows, starts a sending and a receiving thread per
 //! flow, holds them at a start barrier, runs the warm-up, opens the measured phase, stops, and
 //! collects each thread's sample. A watchdog shuts the sockets down if a side hangs. With
-//! `--processes` one side of every flow runs in a forked child (`processes`).
+//! `--processes` one side of every flow runs in a forked child (`processes`); on a sink
+//! (`--sink`) every flow has its sending side only (`sink`).
 pub(crate) mod batch;
 pub(crate) mod bidir;
 pub(crate) mod control;
@@ -13,6 +14,7 @@ pub mod phases;
 pub(crate) mod processes;
 pub(crate) mod profiling;
 pub(crate) mod runner;
+pub(crate) mod sink;
 pub(crate) mod slices;
 pub(crate) mod window;
 pub(crate) mod worker;
@@ -62,6 +64,12 @@ pub struct RunOutcome {
     pub skipped: Option<String>,
     /// `--profile`: each side's CPU breakdown over the measured phase, or why there is none.
     pub profiles: Vec<(Role, Profile)>,
+    /// `--sink`: what both veth ends counted over the whole run (set-up to tear-down), or why
+    /// they could not be read; `None` off a sink.
+    pub sink: Option<Result<crate::transport::sink::SinkCounters, String>>,
+    /// On a sink: each CPU's softirq time over the measured phase; `None` elsewhere or when
+    /// /proc/stat could not be read in time.
+    pub softirq_by_cpu: Option<Vec<(usize, f64)>>,
 }
 
 impl RunOutcome {
@@ -76,6 +84,7 @@ impl RunOutcome {
         (length, bytes, messages): (Duration, Vec<u64>, Vec<u64>),
     ) -> RunOutcome {
         RunOutcome {
+            softirq_by_cpu: phases.softirq_by_cpu,
             samples,
             machine: phases.machine,
             measured: phases.measured,
@@ -92,6 +101,7 @@ impl RunOutcome {
             not_run: None,
             skipped: None,
             profiles: Vec::new(),
+            sink: None,
         }
     }
 
@@ -123,6 +133,8 @@ impl RunOutcome {
             not_run: Some(reason),
             skipped: None,
             profiles: Vec::new(),
+            sink: None,
+            softirq_by_cpu: None,
         }
     }
 }
@@ -173,9 +185,39 @@ pub fn run_watched(
     // With `--processes` only one side of each flow waits at this barrier with the controller.
     let split = spec.processes.then(|| processes::child_role(spec.pattern));
     let shared = shared(spec, split, &control);
-    let (start, board) = (shared.start.clone(), shared.board.clone());
     let workers = all_workers(spec, flows, &shared).map_err(Error::Setup)?;
-    let placement = placement(spec, connector, split);
+    let prepared = Prepared {
+        workers,
+        shared,
+        placement: placement(spec, connector, split),
+        send_buffer_bytes,
+        split,
+    };
+    measure(spec, prepared, interrupt, slice_watch)
+}
+
+/// A run whose workers are made and not yet started.
+struct Prepared {
+    workers: Vec<(Worker, Job)>,
+    shared: Shared,
+    /// Where the sides run, in words.
+    placement: String,
+    /// What flow 0's sending side can hold in the kernel.
+    send_buffer_bytes: usize,
+    /// `--processes`: the role of the side every flow's child runs.
+    split: Option<Role>,
+}
+
+/// Starts the workers (forking a side with `--processes`), runs the phases, joins them and
+/// gathers the outcome: what every run shares, whatever its flows' ends.
+fn measure(
+    spec: &RunSpec,
+    prepared: Prepared,
+    interrupt: &AtomicBool,
+    slice_watch: slices::SliceWatch,
+) -> Result<RunOutcome, Error> {
+    let (shared, workers, split) = (prepared.shared, prepared.workers, prepared.split);
+    let (start, board, control) = (shared.start, shared.board, shared.control);
     let (workers, child) = match split {
         Some(role) => {
             let (mine, child) = processes::fork_side(workers, role, &control)?;
@@ -183,22 +225,16 @@ pub fn run_watched(
         }
         None => (workers, None),
     };
+    let local = local_roles(&workers);
     let (handles, endpoints) = spawn(workers).map_err(Error::Setup)?;
-    let watch = match child {
-        Some(child) => Some(child.watch(&endpoints, &control)?),
-        None => None,
-    };
-    let local: &[Role] = match split {
-        Some(child) => &[child.other()],
-        None => &[Role::Sender, Role::Receiver],
-    };
+    let watch = child.map(|c| c.watch(&endpoints, &control)).transpose()?;
     let mut phases = phases::run_phases(
         spec,
         &control,
         &start,
         &board,
         interrupt,
-        local,
+        &local,
         slice_watch,
     );
     let deadline = Instant::now() + STOP_GRACE;
@@ -213,12 +249,20 @@ pub fn run_watched(
         phases,
         samples,
         watchdog_fired,
-        placement,
-        send_buffer_bytes,
+        prepared.placement,
+        prepared.send_buffer_bytes,
         (spec.stopping.slice, bytes, messages),
     );
     outcome.profiles = profiles;
     Ok(outcome)
+}
+
+/// The roles whose threads run in this process: both, or with `--processes` the side not
+/// forked, or on a sink the sender alone.
+fn local_roles(workers: &[(Worker, Job)]) -> Vec<Role> {
+    let mut roles = vec![Role::Sender, Role::Receiver];
+    roles.retain(|r| workers.iter().any(|(w, _)| w.role == *r));
+    roles
 }
 
 /// Where the sides run, in words: the connector's (crr's own listener), and with
@@ -366,7 +410,7 @@ pub fn side_worker(
         flush_each: spec.pattern != Pattern::Stream,
     };
     let job = jobs::job(spec, role, ctx, &endpoint)?;
-    let measured = role == measured_role(spec.pattern);
+    let measured = role == measured_side(spec);
     let worker = Worker {
         flow: ctx.flow,
         role,
@@ -392,6 +436,15 @@ pub fn side_worker(
         reverse: false,
     };
     Ok((worker, job))
+}
+
+/// The side a run's statistics follow: `measured_role`'s, except on a sink, which has no
+/// receiver: there the stream sender's throughput, what the kernel accepted.
+pub fn measured_side(spec: &RunSpec) -> Role {
+    match spec.network.is_sink() {
+        true => Role::Sender,
+        false => measured_role(spec.pattern),
+    }
 }
 
 /// The side the statistics follow: the stream receiver's throughput, the rr client's round

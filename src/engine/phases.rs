@@ -12,7 +12,7 @@ use super::profiling::{ProfileWindow, StoppedWindow};
 use super::slices::{SliceBoard, SliceWatch};
 use super::worker::Role;
 use crate::config::{Pattern, RunSpec};
-use crate::measure::machine::MachineCpu;
+use crate::measure::machine::{softirq_per_cpu, MachineCpu};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Barrier;
 use std::time::{Duration, Instant};
@@ -73,6 +73,9 @@ pub struct Phases {
     pub stop: StopReason,
     /// `--profile`: the local sides' sampling over the measured phase, stopped at its end.
     pub sampling: Option<StoppedWindow>,
+    /// On a sink: each CPU's softirq time over the measured phase (read beside the
+    /// machine-wide CPU and kept only where it was), so the sender's CPUs can be picked out.
+    pub softirq_by_cpu: Option<Vec<(usize, f64)>>,
 }
 
 /// The per-slice figure the CI follows: receiver Gbit/s for stream, round trips/s for rr.
@@ -112,12 +115,15 @@ pub fn run_phases(
             slices_told: 0,
             stop: StopReason::Interrupted,
             sampling: None,
+            softirq_by_cpu: None,
         };
     }
     let window = spec
         .profile
         .then(|| ProfileWindow::open(local, spec.duration));
+    let per_cpu = || spec.network.is_sink().then(softirq_per_cpu).flatten();
     let first = (Instant::now(), MachineCpu::read());
+    let first_softirq = per_cpu();
     let (slices_used, stop, slices_told) = match watch {
         None => {
             let (used, stop) = follow_slices(spec, from, board, interrupt, control);
@@ -130,13 +136,16 @@ pub fn run_phases(
         control.stop();
     }
     let last = (Instant::now(), MachineCpu::read());
+    let last_softirq = per_cpu();
     let end = match stop {
         StopReason::MaxTime | StopReason::FixedDuration => until,
         _ => last.0.min(until),
     };
+    let machine = machine_cpu(first, last, (from, end));
     Phases {
         measured: end.saturating_duration_since(from),
-        machine: machine_cpu(first, last, (from, end)),
+        softirq_by_cpu: softirq_since(first_softirq, last_softirq, machine.is_ok()),
+        machine,
         interrupted: stop == StopReason::Interrupted,
         slices_used,
         slices_told,
@@ -243,6 +252,22 @@ fn sleep_until(deadline: Instant, interrupt: &AtomicBool, control: &Control) -> 
         }
         control.wait_for_stop((deadline - now).min(INTERRUPT_POLL));
     }
+}
+
+/// Each CPU's softirq time from reading `a` to reading `b`, where both were read and close
+/// enough to the window (`in_time`: the machine-wide CPU read with them was kept).
+type SoftirqByCpu = Vec<(usize, f64)>;
+fn softirq_since(
+    a: Option<SoftirqByCpu>,
+    b: Option<SoftirqByCpu>,
+    in_time: bool,
+) -> Option<SoftirqByCpu> {
+    let (a, b) = (a?, b?);
+    let since = b.iter().filter_map(|&(cpu, late)| {
+        let (_, early) = a.iter().find(|(c, _)| *c == cpu)?;
+        Some((cpu, late - early))
+    });
+    in_time.then(|| since.collect())
 }
 
 /// Machine-wide CPU between two readings, if they were taken close enough to the window.

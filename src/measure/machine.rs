@@ -50,9 +50,34 @@ pub fn parse_proc_stat(text: &str, ticks_per_s: u64) -> Option<MachineCpu> {
     })
 }
 
+/// Softirq time of each CPU so far, in seconds (the "cpuN" lines of /proc/stat), by CPU
+/// number; `None` when /proc/stat cannot be read.
+pub fn softirq_per_cpu() -> Option<Vec<(usize, f64)>> {
+    let text = std::fs::read_to_string("/proc/stat").ok()?;
+    Some(parse_softirq_per_cpu(&text, clock_ticks_per_second()))
+}
+
+/// The seventh field (softirq) of every "cpuN" line.
+pub fn parse_softirq_per_cpu(text: &str, ticks_per_s: u64) -> Vec<(usize, f64)> {
+    text.lines()
+        .filter_map(|line| {
+            let mut fields = line.split_whitespace();
+            let cpu = fields.next()?.strip_prefix("cpu")?.parse().ok()?;
+            let softirq: u64 = fields.nth(6)?.parse().ok()?;
+            Some((cpu, softirq as f64 / ticks_per_s as f64))
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn softirq_is_read_per_cpu_and_the_aggregate_line_is_left_out() {
+        let text = "cpu  100 20 300 4000 50 6 70 0 0 0\ncpu0 1 2 3 4 5 6 7 0 0 0\ncpu1 1 2 3 4 5 6 63 0\nintr 5\n";
+        assert_eq!(parse_softirq_per_cpu(text, 100), vec![(0, 0.07), (1, 0.63)]);
+    }
 
     #[test]
     fn parses_the_aggregate_cpu_line() {

@@ -10,6 +10,7 @@ pub(crate) mod features;
 pub(crate) mod ports;
 pub(crate) mod roofline;
 pub(crate) mod settle;
+pub(crate) mod sink;
 pub(crate) mod summary;
 pub(crate) mod syscalls;
 pub(crate) mod text;
@@ -86,6 +87,10 @@ pub struct Probe {
     pub kernel_limits: features::KernelLimits,
     /// What a long `--pattern crr` run has to connect with.
     pub crr_ports: ports::CrrPorts,
+    /// Whether `--sink` works here (`bytepath probe` alone: a study's probe runs while its own
+    /// sink may stand, and one process holds one such link at a time).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sink: Option<sink::SinkProbe>,
     pub elapsed_s: f64,
 }
 
@@ -112,6 +117,7 @@ pub fn probe(effort: &Effort, allowed_cpus: &[usize]) -> Probe {
         kernel_features: features::measure(),
         kernel_limits: features::limits(),
         crr_ports: ports::measure(),
+        sink: None,
         elapsed_s: start.elapsed().as_secs_f64(),
     }
 }

@@ -3,7 +3,7 @@
 //! features; every figure with its unit and how many trials it came from.
 use super::clocks::{ClockFigures, Clocks, TscFigures};
 use super::counters::Counters;
-use super::features::{Feature, Features, KernelLimits, PathFeature};
+use super::features::{Feature, KernelLimits, PathFeature};
 use super::roofline::Roofline;
 use super::summary::Timing;
 use super::syscalls::Syscalls;
@@ -28,7 +28,7 @@ pub fn render(p: &Probe) -> String {
     syscalls(&mut out, &p.syscalls);
     roofline(&mut out, &p.memcpy_roofline);
     counters(&mut out, &p.counters);
-    features(&mut out, &p.kernel_features, &p.kernel_limits);
+    features(&mut out, p);
     crr_ports(&mut out, &p.crr_ports);
     let _ = writeln!(out, "\nprobe took {:.2} s", p.elapsed_s);
     out
@@ -263,7 +263,8 @@ fn feature_line(out: &mut String, name: &str, f: &Feature) {
     let _ = writeln!(out, "  {name:<22}{state}");
 }
 
-fn features(out: &mut String, f: &Features, l: &KernelLimits) {
+fn features(out: &mut String, p: &Probe) {
+    let (f, l) = (&p.kernel_features, &p.kernel_limits);
     let _ = writeln!(out, "kernel features (each tried once on loopback)");
     feature_line(out, "MSG_ZEROCOPY", &f.msg_zerocopy);
     feature_line(out, "io_uring", &f.io_uring);
@@ -271,6 +272,10 @@ fn features(out: &mut String, f: &Features, l: &KernelLimits) {
     feature_line(out, "splice", &f.splice);
     feature_line(out, "TCP_ZEROCOPY_RECEIVE", &f.tcp_zerocopy_receive);
     path_lines(out, &f.paths);
+    if let Some(sink) = &p.sink {
+        // Not on loopback: into a sink's veth pair, as `--sink` sends.
+        let _ = writeln!(out, "  {:<22}{}", "--sink", super::sink::describe(sink));
+    }
     limits(out, l);
 }
 

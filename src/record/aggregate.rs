@@ -55,7 +55,8 @@ pub fn point_record(
     record.timestamp_unix_s = visits.iter().map(|r| r.timestamp_unix_s).max().unwrap_or(0);
     record.measured_s = measured.iter().map(|r| r.measured_s).sum();
     record.statistics = visit_statistics(spec.pattern, &visit_values(&measured), plan);
-    record.sides = (0..2)
+    // Two sides, or on a sink (`--sink`) the sender alone.
+    record.sides = (0..first.sides.len())
         .map(|i| side(&measured, counters.map(|c| &c.sides[i]), i, &first.sides[i]))
         .collect();
     sum_reports(&mut record, spec, &measured);
@@ -79,6 +80,7 @@ pub fn point_record(
     let copies = visits.iter().find(|r| kind(r) == Some(VisitKind::Copies));
     record.copies = copies.and_then(|c| c.copies.clone());
     record.environment = env;
+    super::sink::restate(&mut record, spec);
     Some(record)
 }
 
@@ -324,6 +326,11 @@ fn sum_reports(record: &mut RunRecord, spec: &RunSpec, measured: &[&RunRecord]) 
         Some(super::receive::from_stats(spec, stats))
     });
     record.datagrams = sum_datagrams(measured);
+    let sinks: Vec<_> = measured
+        .iter()
+        .filter_map(|r| Some((r.sink.as_ref()?, r.sides[0].payload_bytes)))
+        .collect();
+    record.sink = super::sink::combine(&sinks);
     record.verify = sum_verify(spec, measured);
     let mut transfer = super::TransferTotals {
         all_delivered: !measured.is_empty(),

@@ -26,8 +26,8 @@ pub struct BidirReport {
 /// direction's, built as they were.
 pub fn report(
     outcome: &RunOutcome,
-    forward: &[SideMetrics; 2],
-    reverse: [SideMetrics; 2],
+    forward: &[SideMetrics],
+    reverse: Vec<SideMetrics>,
     no_errors: bool,
 ) -> BidirReport {
     let sum = |reverse: bool, role: Role, f: fn(&ThreadSample) -> u64| -> u64 {
@@ -51,6 +51,6 @@ pub fn report(
         forward_gbps,
         reverse_gbps,
         sum_gbps: forward_gbps + reverse_gbps,
-        reverse_sides: reverse.into(),
+        reverse_sides: reverse,
     }
 }

@@ -26,6 +26,7 @@ pub fn build(spec: &RunSpec, outcome: &RunOutcome, env: Environment) -> RunRecor
     // trunc: the kernel counted the bytes and discarded them; none reached the process.
     transfer.all_delivered &= spec.recv_path.delivers_data();
     let zerocopy = zerocopy_report(spec.mechanism, outcome);
+    let sink = super::sink::report(spec, outcome, sides[0].payload_bytes);
     let tcp = spec.transport == crate::transport::Transport::Tcp;
     let crr = super::crr::report(outcome, &sides, tcp);
     let bidir = spec.bidir.then(|| {
@@ -34,7 +35,7 @@ pub fn build(spec: &RunSpec, outcome: &RunOutcome, env: Environment) -> RunRecor
     });
     let receive = receive::report(spec, outcome);
     let status = run_status(&errors, skipped, outcome.interrupted);
-    RunRecord {
+    let mut record = RunRecord {
         schema_version: SCHEMA_VERSION,
         sweep_point: None,
         visit: None,
@@ -53,11 +54,14 @@ pub fn build(spec: &RunSpec, outcome: &RunOutcome, env: Environment) -> RunRecor
         environment: env,
         measured_s: outcome.measured.as_secs_f64(),
         statistics: crate::stats::point::point_statistics(spec, &outcome.slices),
-        sides: sides.into(),
+        sides,
         zerocopy,
         page_refs: page_refs_report(outcome),
         receive,
-        datagrams: datagram_report(spec, outcome),
+        // On a sink nothing receives, so there is no loss to count: the sink block says
+        // where every datagram went.
+        datagrams: datagram_report(spec, outcome).filter(|_| sink.is_none()),
+        sink,
         verify: verify_report(spec, outcome),
         transfer,
         machine_wide_cpu: outcome.machine.clone().ok(),
@@ -68,28 +72,39 @@ pub fn build(spec: &RunSpec, outcome: &RunOutcome, env: Environment) -> RunRecor
         copies: None,
         crr,
         bidir,
+    };
+    super::sink::restate(&mut record, spec);
+    record
+}
+
+/// The sides a run has: both, or on a sink the sender alone.
+fn roles(spec: &RunSpec) -> &'static [Role] {
+    match spec.network.is_sink() {
+        true => &[Role::Sender],
+        false => &[Role::Sender, Role::Receiver],
     }
 }
 
-/// Both sides' metrics of one direction (`reverse`: a bidir run's second direction).
-fn direction(spec: &RunSpec, outcome: &RunOutcome, reverse: bool) -> [SideMetrics; 2] {
+/// Every side's metrics of one direction (`reverse`: a bidir run's second direction): both
+/// sides, or on a sink the sender alone.
+fn direction(spec: &RunSpec, outcome: &RunOutcome, reverse: bool) -> Vec<SideMetrics> {
     let names = side_names(spec.pattern);
-    [Role::Sender, Role::Receiver].map(|role| {
-        let of = |s: &&ThreadSample| s.role == role && s.reverse == reverse;
-        let samples: Vec<&ThreadSample> = outcome.samples.iter().filter(of).collect();
-        let (definition, missing) = latency_definition(spec, role);
-        let mut side = side_metrics(names[role as usize], &samples, definition, missing);
-        side.profile = super::profile::side_profile(outcome, role, side.cpu_ns_per_byte);
-        side
-    })
+    roles(spec)
+        .iter()
+        .map(|&role| {
+            let of = |s: &&ThreadSample| s.role == role && s.reverse == reverse;
+            let samples: Vec<&ThreadSample> = outcome.samples.iter().filter(of).collect();
+            let (definition, missing) = latency_definition(spec, role);
+            let mut side = side_metrics(names[role as usize], &samples, definition, missing);
+            side.profile = super::profile::side_profile(outcome, role, side.cpu_ns_per_byte);
+            side
+        })
+        .collect()
 }
 
 /// The error of a run whose measuring side completed no message: its figures measure nothing.
-fn nothing_measured(spec: &RunSpec, sides: &[SideMetrics; 2]) -> Option<String> {
-    let measured = match spec.pattern {
-        Pattern::Stream => &sides[Role::Receiver as usize],
-        Pattern::Rr | Pattern::Crr => &sides[Role::Sender as usize],
-    };
+fn nothing_measured(spec: &RunSpec, sides: &[SideMetrics]) -> Option<String> {
+    let measured = &sides[crate::engine::measured_side(spec) as usize];
     (measured.messages == 0).then(|| {
         format!(
             "no message completed on the {} side in the measured phase: its figures are not a measurement",
@@ -332,7 +347,7 @@ fn run_errors(spec: &RunSpec, outcome: &RunOutcome) -> Vec<String> {
     if outcome.skipped.is_some() {
         return errors;
     }
-    let expected = 2 * spec.threads;
+    let expected = roles(spec).len() * spec.threads;
     if outcome.samples.len() < expected {
         errors.push(format!(
             "{} worker threads panicked",
@@ -397,6 +412,9 @@ fn verify_report(spec: &RunSpec, outcome: &RunOutcome) -> VerifyReport {
     report
 }
 
+/// What a sink record's figures are, said in every one.
+const SINK_NOTE: &str = "--sink: the sending side alone, its datagrams dropped past a veth pair in a peer namespace where nothing receives; its figures are what the kernel accepted from the sending threads (and, for zero copy, completed) and what handing bytes to a device cost them, with no receiver, no wire and no NIC DMA; the sink block says where every byte went";
+
 pub(crate) fn notes(
     spec: &RunSpec,
     env: &Environment,
@@ -435,7 +453,9 @@ pub(crate) fn notes(
     if let Some(r) = receive {
         notes.push(r.summary.clone());
     }
-    if spec.transport.is_datagram() {
+    if spec.network.is_sink() {
+        notes.push(SINK_NOTE.into());
+    } else if spec.transport.is_datagram() {
         notes.push(format!(
             "{}: every datagram's first {} bytes carry its sequence number (inside the message size, as sockperf's header is); throughput counts only whole messages received, and loss is reported beside it",
             spec.transport.name(),

@@ -55,7 +55,7 @@ const SPLIT: &str = "client clock (read five times per transaction: start, conne
     byte); close = close(2) and the bookkeeping before the next transaction";
 
 /// The block of a crr run, or `None` for other patterns.
-pub fn report(outcome: &RunOutcome, sides: &[SideMetrics; 2], tcp: bool) -> Option<CrrReport> {
+pub fn report(outcome: &RunOutcome, sides: &[SideMetrics], tcp: bool) -> Option<CrrReport> {
     let of = |role: Role| {
         outcome
             .samples

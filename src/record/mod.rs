@@ -30,6 +30,7 @@ pub(crate) mod probe_view;
 pub(crate) mod profile;
 pub(crate) mod receive;
 mod results;
+pub(crate) mod sink;
 pub(crate) mod view;
 pub(crate) mod wire;
 pub use blocks::{DatagramDirection, DatagramReport, PageRefsReport, ZerocopyReport};
@@ -287,6 +288,10 @@ pub struct RunRecord {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub receive: Option<ReceiveReport>,
     pub datagrams: Option<DatagramReport>,
+    /// `--sink`: where the sender's bytes went (the peer veth's counters against what was
+    /// sent) and the softirq on the sending threads' CPUs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sink: Option<sink::SinkReport>,
     pub verify: VerifyReport,
     pub transfer: TransferTotals,
     pub machine_wide_cpu: Option<MachineCpu>,
@@ -319,10 +324,12 @@ impl RunRecord {
         &self.sides[role as usize]
     }
 
-    /// The figure a study's statistics follow: the stream receiver's Gbit/s, the rr client's
-    /// round trips per second (whole measured window).
+    /// The figure a study's statistics follow: the stream receiver's Gbit/s (on a sink, which
+    /// has no receiver, the sender's), the rr client's round trips per second (whole measured
+    /// window).
     pub fn headline_value(&self) -> f64 {
         match self.config.pattern {
+            Pattern::Stream if self.config.network.is_sink() => self.sides[0].throughput_gbps,
             Pattern::Stream => self.sides[1].throughput_gbps,
             Pattern::Rr | Pattern::Crr => self.sides[0].messages_per_s,
         }

@@ -58,6 +58,9 @@ pub struct RunView {
     /// `--count-copies`: what the tracepoints counted in the point's copies visit.
     #[serde(deserialize_with = "lenient")]
     pub copies: Option<CopiesReport>,
+    /// `--sink`: where the sender's bytes went and what the sink cost.
+    #[serde(deserialize_with = "lenient")]
+    pub sink: Option<crate::record::sink::SinkReport>,
 }
 
 impl RunView {
@@ -167,6 +170,13 @@ impl ConfigView {
 
     pub fn pattern(&self) -> &str {
         self.pattern.as_deref().unwrap_or("")
+    }
+
+    /// A record made on a sink (`--sink`): the sender is its one side.
+    pub fn is_sink(&self) -> bool {
+        self.network
+            .as_ref()
+            .is_some_and(|n| n.placement.as_deref() == Some("sink"))
     }
 
     /// The key that identifies a point across sweeps: mechanism/pattern/size/threads, plus the

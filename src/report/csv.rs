@@ -366,8 +366,9 @@ pub fn columns() -> Vec<Column> {
     out.extend(fixed(super::crr::CSV));
     // `--bidir` columns after those.
     out.extend(fixed(super::bidir::CSV));
-    // `--count-copies` columns last of all.
+    // `--count-copies` columns, then `--sink` columns, last of all.
     out.extend(fixed(super::copies::CSV));
+    out.extend(fixed(super::sink::CSV));
     out
 }
 

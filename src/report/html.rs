@@ -72,6 +72,30 @@ fn points_table(out: &mut String, data: &Dataset) {
     out.push_str("</table>");
 }
 
+/// The points made on a sink (`--sink`), where the results hold any.
+fn sink_table(out: &mut String, data: &Dataset) {
+    let Some((header, rows)) = super::sink::points_table(data) else {
+        return;
+    };
+    let _ = write!(
+        out,
+        "<h2 id=\"sink\">The sink</h2><p>{}</p><table class=\"sink\"><tr>",
+        escape(super::sink::POINTS_INTRO)
+    );
+    for h in header {
+        let _ = write!(out, "<th>{}</th>", escape(h));
+    }
+    out.push_str("</tr>");
+    for row in rows {
+        out.push_str("<tr>");
+        for cell in row {
+            let _ = write!(out, "<td>{}</td>", escape(&cell));
+        }
+        out.push_str("</tr>");
+    }
+    out.push_str("</table>");
+}
+
 /// The whole page; `source` names the results file in the text; `questions` are the study's.
 pub fn page(data: &Dataset, source: &str, questions: &Questions) -> String {
     let mut out = format!(
@@ -98,6 +122,7 @@ pub fn page(data: &Dataset, source: &str, questions: &Questions) -> String {
     rows_table(&mut out, "method", &summary::method(data, questions));
     out.push_str("<h2 id=\"points\">Points</h2>");
     points_table(&mut out, data);
+    sink_table(&mut out, data);
     let _ = writeln!(
         out,
         "<p class=\"meta\">Written by bytepath {} from {}.</p></body></html>",

@@ -33,13 +33,21 @@ pub fn document(data: &Dataset, source: &str, questions: &Questions) -> String {
     rows_list(&mut out, &summary::method(data, questions));
     out.push_str("\n## Points\n\n");
     let (header, rows) = summary::table(data);
+    table(&mut out, &header, rows);
+    if let Some((header, rows)) = super::sink::points_table(data) {
+        let _ = writeln!(out, "\n## The sink\n\n{}\n", super::sink::POINTS_INTRO);
+        table(&mut out, &header, rows);
+    }
+    out
+}
+
+fn table(out: &mut String, header: &[&str], rows: Vec<Vec<String>>) {
     let _ = writeln!(out, "| {} |", header.join(" | "));
     let _ = writeln!(out, "|{}", "---|".repeat(header.len()));
     for row in rows {
         let cells: Vec<String> = row.iter().map(|c| cell(c)).collect();
         let _ = writeln!(out, "| {} |", cells.join(" | "));
     }
-    out
 }
 
 #[cfg(test)]

@@ -21,6 +21,7 @@ pub(crate) mod marker;
 pub(crate) mod openmetrics;
 pub mod plot;
 pub(crate) mod plots;
+mod sink;
 pub(crate) mod stream;
 pub(crate) mod study;
 pub(crate) mod summary;

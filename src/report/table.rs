@@ -1,5 +1,6 @@
 //! The readable run summary: a header that states how the figures were measured, then one line
-//! per metric with the two sides in columns, then zero-copy, verify and notes.
+//! per metric with the sides in columns (two, or on a sink the sender alone), then zero-copy,
+//! the sink, verify and notes.
 use super::units::{bytes, count, duration_ns};
 use super::Exporter;
 use crate::measure::histogram::LatencySummary;
@@ -53,11 +54,13 @@ fn header(out: &mut String, r: &RunRecord) {
         );
     }
     let _ = writeln!(out, "  placement: {}", placement(r));
-    let _ = writeln!(
-        out,
-        "  receive size: {} B per recv ({})",
-        c.recv_size_bytes, c.recv_mode
-    );
+    if !c.network.is_sink() {
+        let _ = writeln!(
+            out,
+            "  receive size: {} B per recv ({})",
+            c.recv_size_bytes, c.recv_mode
+        );
+    }
     modes(out, c);
     let _ = writeln!(out);
 }
@@ -136,6 +139,9 @@ fn headline(out: &mut String, r: &RunRecord) {
 /// The headline figure in words: round trips, transactions or Gbit/s, from the side that
 /// measured it.
 fn result_line(r: &RunRecord) -> String {
+    if r.config.network.is_sink() {
+        return super::sink::result_line(r);
+    }
     let (client, receiver) = (&r.sides[0], &r.sides[1]);
     match (r.config.pattern, &client.latency_ns) {
         (crate::config::Pattern::Rr, Some(l)) => format!(
@@ -177,14 +183,15 @@ fn placement(r: &RunRecord) -> String {
         .iter()
         .enumerate()
         .take(4)
-        .map(|(i, p)| {
-            format!(
+        .map(|(i, p)| match r.config.network.is_sink() {
+            true => format!("flow {i}: {} {}", names[0], cpu(p.sender_cpu)),
+            false => format!(
                 "flow {i}: {} {}, {} {}",
                 names[0],
                 cpu(p.sender_cpu),
                 names[1],
                 cpu(p.receiver_cpu)
-            )
+            ),
         })
         .collect();
     let more = if r.config.placement.len() > 4 {
@@ -195,16 +202,20 @@ fn placement(r: &RunRecord) -> String {
     format!("pinned {} — {}{more}", r.config.pin, flows.join("; "))
 }
 
-fn row(out: &mut String, label: &str, cells: [String; 2]) {
+fn row(out: &mut String, label: &str, cells: Vec<String>) {
     // A cell wider than its column (a long n/a reason) keeps two spaces before it rather than
     // running into its neighbour.
-    let width = |cell: &str| COLUMN.max(cell.chars().count() + 2);
-    let (a, b) = (width(&cells[0]), width(&cells[1]));
-    let _ = writeln!(out, "{label:<LABEL$}{:>a$}{:>b$}", cells[0], cells[1]);
+    let _ = write!(out, "{label:<LABEL$}");
+    for cell in &cells {
+        let width = COLUMN.max(cell.chars().count() + 2);
+        let _ = write!(out, "{cell:>width$}");
+    }
+    out.push('\n');
 }
 
-fn both(r: &RunRecord, f: impl Fn(&SideMetrics) -> String) -> [String; 2] {
-    [f(&r.sides[0]), f(&r.sides[1])]
+/// One cell per side the record has: both, or on a sink the sender alone.
+fn both(r: &RunRecord, f: impl Fn(&SideMetrics) -> String) -> Vec<String> {
+    r.sides.iter().map(f).collect()
 }
 
 fn metric(m: Option<&Metric>, fmt: impl Fn(f64) -> String) -> String {
@@ -344,7 +355,12 @@ fn latency_rows(out: &mut String, r: &RunRecord) {
             }),
         );
     }
-    if r.config.pattern == crate::config::Pattern::Stream {
+    if r.config.network.is_sink() {
+        let _ = writeln!(
+            out,
+            "  (on a sink the sender is the only side: its figures count bytes the kernel accepted)"
+        );
+    } else if r.config.pattern == crate::config::Pattern::Stream {
         let _ = writeln!(
             out,
             "  (sender figures count bytes handed to the kernel; receiver figures count bytes {})",
@@ -394,7 +410,10 @@ fn footer(out: &mut String, r: &RunRecord) {
         let _ = writeln!(out, "datagrams: {}", d.summary);
     }
     super::copies::run_lines(out, r);
-    transfer_line(out, r);
+    match &r.sink {
+        Some(sink) => super::sink::lines(out, sink),
+        None => transfer_line(out, r),
+    }
     verify_lines(out, r);
     if let Some(reason) = &r.machine_wide_cpu_unavailable_reason {
         let _ = writeln!(out, "machine-wide CPU: n/a ({reason})");

@@ -173,6 +173,8 @@ fn measured(spec: &RunSpec, headline: f64, cpu_ns_per_byte: f64) -> RunOutcome {
         not_run: None,
         skipped: None,
         profiles: Vec::new(),
+        sink: None,
+        softirq_by_cpu: None,
     }
 }
 

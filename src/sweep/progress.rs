@@ -129,8 +129,10 @@ fn outcome(record: &RunView) -> Option<String> {
 fn messages_per_s(record: &RunView) -> Option<f64> {
     record.side(0)?.messages_per_s
 }
+/// A stream's measured side: the receiver, or on a sink the sender (its one side).
 fn receiver_gbps(record: &RunView) -> Option<f64> {
-    record.side(1)?.throughput_gbps
+    let measured = usize::from(!record.config().is_sink());
+    record.side(measured)?.throughput_gbps
 }
 
 /// A visit's whole-window figure of the measured side.

@@ -58,8 +58,8 @@ pub struct SweepSpec {
     /// The `--counters` text; resolved per pattern (`auto` differs between stream and rr).
     pub counters: String,
     pub verify: bool,
-    /// Where every point's sides run (`--netns`, `--mtu`, `--netem`); recorded only when not
-    /// loopback.
+    /// Where every point's sides run (`--netns`, `--sink`, `--mtu`, `--netem`); recorded only
+    /// when not loopback.
     #[serde(skip_serializing_if = "on_loopback")]
     pub network: Network,
     /// `--remote`: every point's other side runs on `bytepath server` there. Recorded as the
@@ -98,7 +98,7 @@ fn default_margin(margin: &f64) -> bool {
 }
 
 fn on_loopback(network: &Network) -> bool {
-    !network.is_netns()
+    network.placement == crate::config::network::Placement::Loopback
 }
 
 fn plain_recv(path: &RecvPath) -> bool {
@@ -171,7 +171,7 @@ impl SweepSpec {
     /// headline figures come from.
     pub fn run_spec(&self, point: &Point, counters: bool) -> RunSpec {
         RunSpec {
-            transport: crate::transport::Transport::Tcp,
+            transport: self.transport(),
             pipe_size: None,
             mechanism: point.mechanism,
             pattern: point.pattern,
@@ -201,6 +201,15 @@ impl SweepSpec {
             profile: false,
             crr: Default::default(),
             bidir: point.bidir,
+        }
+    }
+
+    /// What every point is carried by: tcp, or on a sink (`--sink`) udp, the one transport a
+    /// sink carries.
+    pub fn transport(&self) -> crate::transport::Transport {
+        match self.network.is_sink() {
+            true => crate::transport::Transport::Udp,
+            false => crate::transport::Transport::Tcp,
         }
     }
 

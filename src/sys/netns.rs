@@ -46,6 +46,19 @@ impl NetnsHandle {
     }
 }
 
+/// Removes the name of a namespace as `ip netns del NAME` does (a lazy unmount of its bind
+/// mount, then the file), with no process to start: the way out when `ip` cannot be started
+/// (no file descriptor or process left). The namespace itself goes with its last reference.
+pub fn remove_named(name: &str) -> io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let path = PathBuf::from(NETNS_RUN_DIR).join(name);
+    let c_path = std::ffi::CString::new(path.as_os_str().as_bytes())
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+    // SAFETY: umount2 reads the NUL-terminated path, which lives for the call's duration.
+    cvt(unsafe { libc::umount2(c_path.as_ptr(), libc::MNT_DETACH) })?;
+    std::fs::remove_file(&path)
+}
+
 /// Runs `f` on a short-lived thread inside `netns` and returns its result: the caller's own
 /// thread never changes namespace, so nothing else it does later lands in the wrong one.
 pub fn in_netns<T: Send>(

@@ -2,12 +2,15 @@
 //! flows and works on `Endpoint`s, whatever is behind them: a TCP or Unix socket (one
 //! descriptor, send/recv with flags) or a pair of pipes (a read end and a write end,
 //! read/write), a datagram socket (each message one or more numbered datagrams) or a pair of
-//! shared-memory rings. `Link` is where the two sides run (loopback, or two network namespaces
-//! joined by a veth pair with `--netns`); every command gets its connectors from it.
+//! shared-memory rings. `Link` is where the two sides run (loopback, two network namespaces
+//! joined by a veth pair with `--netns`, or with `--sink` the sending side alone, its datagrams
+//! dropped past a veth pair); every command gets its connectors from it: a `FlowConnector`
+//! for flows with two ends, a `SinkConnector` for the sink's sending ends.
 pub(crate) mod datagram;
 pub(crate) mod local;
 pub(crate) mod netns;
 pub(crate) mod network;
+pub(crate) mod sink;
 pub mod tcp;
 pub(crate) mod veth;
 
@@ -84,27 +87,39 @@ pub enum LinkError {
 }
 
 /// Where the two sides of every flow run, for the whole of one command: nothing to hold for
-/// loopback; for `--netns` the veth pair, whose namespaces are deleted when the link drops
-/// (also after a failed run or Ctrl-C, which only sets a flag so commands return normally).
+/// loopback; for `--netns` the veth pair and for `--sink` the sink, whose namespaces are
+/// deleted when the link drops (also after a failed run or Ctrl-C, which only sets a flag so
+/// commands return normally).
 pub enum Link {
     Loopback,
     Veth(Box<veth::VethPair>),
+    Sink(Box<sink::SinkLink>),
+}
+
+/// The sink's set-up error as a `LinkError`, naming the flag.
+fn link_error(flag: &str, e: veth::VethError) -> LinkError {
+    match e {
+        veth::VethError::Missing(why) => LinkError::Refused(why),
+        veth::VethError::Failed(why) => LinkError::Failed(format!("setting up {flag}: {why}")),
+    }
 }
 
 impl Link {
     /// Sets up the placement `network` asks for.
     pub fn open(network: &Network) -> Result<Link, LinkError> {
+        if network.is_sink() {
+            let mtu = network.mtu.unwrap_or(network::SINK_MTU);
+            return sink::SinkLink::create(mtu)
+                .map(|sink| Link::Sink(Box::new(sink)))
+                .map_err(|e| link_error("--sink", e));
+        }
         if !network.is_netns() {
             return Ok(Link::Loopback);
         }
         let mtu = network.mtu.unwrap_or(network::DEFAULT_MTU);
-        match veth::VethPair::create(mtu, network.netem.as_deref()) {
-            Ok(pair) => Ok(Link::Veth(Box::new(pair))),
-            Err(veth::VethError::Missing(why)) => Err(LinkError::Refused(why)),
-            Err(veth::VethError::Failed(why)) => {
-                Err(LinkError::Failed(format!("setting up --netns: {why}")))
-            }
-        }
+        veth::VethPair::create(mtu, network.netem.as_deref())
+            .map(|pair| Link::Veth(Box::new(pair)))
+            .map_err(|e| link_error("--netns", e))
     }
 
     /// Where the sides run, in words: the link alone, without a transport.
@@ -112,19 +127,29 @@ impl Link {
         match self {
             Link::Loopback => "loopback (127.0.0.1)".into(),
             Link::Veth(pair) => pair.describe(),
+            Link::Sink(sink) => sink.describe(),
         }
     }
 
-    /// The address a server listens on: 127.0.0.1, or the receiving side's veth address.
-    pub fn server_addr(&self) -> std::net::Ipv4Addr {
+    /// The veth pair the sides' namespaces are joined by, where there is one.
+    fn pair(&self) -> Option<&veth::VethPair> {
         match self {
-            Link::Loopback => std::net::Ipv4Addr::LOCALHOST,
-            Link::Veth(pair) => pair.names.receiver_addr,
+            Link::Loopback => None,
+            Link::Veth(pair) => Some(pair),
+            Link::Sink(sink) => Some(&sink.pair),
         }
+    }
+
+    /// The address a server listens on: 127.0.0.1, or the receiving side's veth address (on
+    /// a sink, the address past the veth that nobody owns).
+    pub fn server_addr(&self) -> std::net::Ipv4Addr {
+        self.pair()
+            .map_or(std::net::Ipv4Addr::LOCALHOST, |p| p.names.receiver_addr)
     }
 
     /// Runs `f` where the receiving (server) side's sockets belong: here for loopback, on a
-    /// short-lived thread inside the receiver's namespace for `--netns`.
+    /// short-lived thread inside the receiver's namespace for `--netns`. A sink has no
+    /// receiving side: refused.
     pub fn on_receiving_side<T: Send>(
         &self,
         f: impl FnOnce() -> io::Result<T> + Send,
@@ -132,6 +157,10 @@ impl Link {
         match self {
             Link::Loopback => f(),
             Link::Veth(pair) => crate::sys::netns::in_netns(&pair.receiver_ns, f),
+            Link::Sink(_) => Err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                "a sink has no receiving side: nothing may listen in its peer namespace",
+            )),
         }
     }
 
@@ -140,44 +169,54 @@ impl Link {
         &self,
         f: impl FnOnce() -> io::Result<T> + Send,
     ) -> io::Result<T> {
-        match self {
-            Link::Loopback => f(),
-            Link::Veth(pair) => crate::sys::netns::in_netns(&pair.sender_ns, f),
+        match self.pair() {
+            None => f(),
+            Some(pair) => crate::sys::netns::in_netns(&pair.sender_ns, f),
         }
     }
 
     /// For a dedicated client thread that enters the sending side's namespace itself and
     /// stays there (`servers`' load generator): `None` for loopback.
     pub fn sending_netns(&self) -> io::Result<Option<Arc<crate::sys::netns::NetnsHandle>>> {
-        match self {
-            Link::Loopback => Ok(None),
-            Link::Veth(pair) => Ok(Some(Arc::new(crate::sys::netns::NetnsHandle::open(
+        match self.pair() {
+            None => Ok(None),
+            Some(pair) => Ok(Some(Arc::new(crate::sys::netns::NetnsHandle::open(
                 &pair.names.sender_netns,
             )?))),
         }
     }
 
     /// The connector for `transport` in this placement: the one place that picks it, for
-    /// every command. A transport that cannot cross namespaces is refused with the reason.
+    /// every command. A transport that cannot cross namespaces is refused with the reason; a
+    /// sink has sending ends only (`sink::SinkFlows`).
     pub fn connector(
         &self,
         transport: Transport,
     ) -> Result<Box<dyn FlowConnector + '_>, LinkError> {
+        let refused = |placement, mtu, netem| {
+            let network = Network {
+                placement,
+                mtu,
+                netem,
+            };
+            network.refusal(transport).map_or_else(
+                || LinkError::Failed(format!("no connector for {} here", transport.name())),
+                LinkError::Refused,
+            )
+        };
         match (self, transport) {
             (Link::Loopback, t) => Ok(connector(t)),
             (Link::Veth(pair), Transport::Tcp) => Ok(Box::new(netns::NetnsTcp(pair))),
             (Link::Veth(pair), Transport::Udp) => Ok(Box::new(netns::NetnsUdp(pair))),
-            (Link::Veth(pair), t) => {
-                let network = Network {
-                    placement: network::Placement::Netns,
-                    mtu: Some(pair.mtu),
-                    netem: pair.netem.clone(),
-                };
-                Err(network.refusal(t).map_or_else(
-                    || LinkError::Failed(format!("--netns has no connector for {}", t.name())),
-                    LinkError::Refused,
-                ))
-            }
+            (Link::Veth(pair), _) => Err(refused(
+                network::Placement::Netns,
+                Some(pair.mtu),
+                pair.netem.clone(),
+            )),
+            (Link::Sink(_), Transport::Udp) => Err(LinkError::Failed(
+                "a sink has sending ends only, so no flow with two ends runs on it".into(),
+            )),
+            (Link::Sink(sink), _) => Err(refused(network::Placement::Sink, Some(sink.mtu()), None)),
         }
     }
 }
@@ -351,6 +390,21 @@ pub struct FlowEnds {
 pub trait FlowConnector {
     /// Opens `flows` connected flows with `options` applied.
     fn connect(&self, flows: usize, options: SocketOptions) -> io::Result<Vec<FlowEnds>>;
+    /// Where the flows run, as the output states it.
+    fn describe(&self) -> String;
+}
+
+/// One flow of a placement with no receiving side (`--sink`): its sending end, and how many
+/// bytes that end can hold in the kernel.
+pub struct SendingEnd {
+    pub sender: Endpoint,
+    pub send_buffer: usize,
+}
+
+/// What a `FlowConnector` is for flows without a receiving end: the sink's.
+pub trait SinkConnector {
+    /// Opens the sending ends of `flows` flows with `options` applied.
+    fn connect_senders(&self, flows: usize, options: SocketOptions) -> io::Result<Vec<SendingEnd>>;
     /// Where the flows run, as the output states it.
     fn describe(&self) -> String;
 }

@@ -1,7 +1,9 @@
 //! The link `--netns` measures across: two network namespaces joined by a veth pair, set up
 //! with the iproute2 commands (ip-netns(8), ip-link(8), veth(4), tc-netem(8)) and removed when
 //! the `VethPair` drops. Names carry this process's pid, so a later run recognises the
-//! leftovers of one that was killed before it could clean up and removes them.
+//! leftovers of one that was killed before it could clean up and removes them. `--sink` builds
+//! its own shape of the same pair (`sink`), and so shares the names, the clean-up and the
+//! one-pair-per-process rule.
 use crate::sys::netns::NetnsHandle;
 use std::io;
 use std::net::Ipv4Addr;
@@ -110,6 +112,29 @@ pub fn cleanup_leftovers() -> Result<Vec<String>, VethError> {
     Ok(stale)
 }
 
+/// Sets up the veth pair inside two namespaces already added (`Building::add_namespaces`).
+pub(super) type Build = fn(&mut Building, u32) -> Result<(), VethError>;
+
+/// What is built between the two namespaces.
+#[derive(Clone, Copy)]
+pub(super) enum Shape<'a> {
+    /// `--netns`: an address on each end, both `lo` up, and netem on both ends when asked.
+    Pair { netem: Option<&'a str> },
+    /// Another link over the same namespaces and names (`--sink`'s, built by `sink`), named
+    /// by the flag that asks for it.
+    Other { flag: &'static str, build: Build },
+}
+
+impl Shape<'_> {
+    /// The flag that asked for it, as refusals name it.
+    fn flag(self) -> &'static str {
+        match self {
+            Shape::Pair { .. } => "--netns",
+            Shape::Other { flag, .. } => flag,
+        }
+    }
+}
+
 /// Two namespaces joined by a veth pair; dropping it deletes both namespaces, which removes
 /// the veth pair with them.
 #[derive(Debug)]
@@ -127,25 +152,36 @@ impl VethPair {
     /// Checks root and `ip`, removes leftovers of crashed runs, then builds the link: addresses
     /// on a /30, MTU, both ends and both `lo` up, and netem on both veth ends when asked.
     pub fn create(mtu: u32, netem: Option<&str>) -> Result<VethPair, VethError> {
+        VethPair::create_shaped(mtu, Shape::Pair { netem })
+    }
+
+    /// As `create`, for the link `shape` names.
+    pub(super) fn create_shaped(mtu: u32, shape: Shape<'_>) -> Result<VethPair, VethError> {
+        let flag = shape.flag();
         if !crate::sys::is_root() {
-            return Err(VethError::Missing(
-                "--netns needs root (CAP_SYS_ADMIN and CAP_NET_ADMIN) to create network namespaces; run as root".into(),
-            ));
+            return Err(VethError::Missing(format!(
+                "{flag} needs root (CAP_SYS_ADMIN and CAP_NET_ADMIN) to create network namespaces; run as root"
+            )));
         }
-        ip(&["-V"])?;
+        ip(&["-V"]).map_err(|e| match e {
+            VethError::Missing(_) => {
+                VethError::Missing(format!("{flag} needs the ip command (iproute2)"))
+            }
+            failed => failed,
+        })?;
         if PAIR_EXISTS.swap(true, Ordering::SeqCst) {
-            return Err(VethError::Failed(
-                "one --netns link per process at a time: its names carry the pid".into(),
-            ));
+            return Err(VethError::Failed(format!(
+                "one {flag} link per process at a time: its names carry the pid"
+            )));
         }
-        let made = VethPair::build(mtu, netem);
+        let made = VethPair::build(mtu, shape);
         if made.is_err() {
             PAIR_EXISTS.store(false, Ordering::SeqCst);
         }
         made
     }
 
-    fn build(mtu: u32, netem: Option<&str>) -> Result<VethPair, VethError> {
+    fn build(mtu: u32, shape: Shape<'_>) -> Result<VethPair, VethError> {
         let mut pair = Building {
             names: VethNames::for_pid(std::process::id()),
             created: Vec::new(),
@@ -153,7 +189,16 @@ impl VethPair {
         for name in cleanup_leftovers()? {
             eprintln!("bytepath: removed network namespace {name} left by an earlier run that did not finish");
         }
-        pair.build(mtu)?;
+        let netem = match shape {
+            Shape::Pair { netem } => {
+                pair.build(mtu)?;
+                netem
+            }
+            Shape::Other { build, .. } => {
+                build(&mut pair, mtu)?;
+                None
+            }
+        };
         if let Some(netem) = netem {
             pair.apply_netem(netem)?;
         }
@@ -194,18 +239,25 @@ impl Drop for VethPair {
 }
 
 /// A pair being set up: whatever exists is deleted if a step fails.
-struct Building {
-    names: VethNames,
+pub(super) struct Building {
+    pub(super) names: VethNames,
     created: Vec<String>,
 }
 
 impl Building {
-    fn build(&mut self, mtu: u32) -> Result<(), VethError> {
+    /// The two namespaces, each remembered as soon as it exists.
+    pub(super) fn add_namespaces(&mut self) -> Result<(), VethError> {
         let n = self.names.clone();
         for ns in [&n.sender_netns, &n.receiver_netns] {
             ip(&["netns", "add", ns])?;
             self.created.push(ns.clone());
         }
+        Ok(())
+    }
+
+    fn build(&mut self, mtu: u32) -> Result<(), VethError> {
+        let n = self.names.clone();
+        self.add_namespaces()?;
         ip(&[
             "link",
             "add",
@@ -264,16 +316,21 @@ impl Drop for Building {
     }
 }
 
-/// Deleting a namespace removes the veth end inside it, and with it the peer.
+/// Deleting a namespace removes the veth end inside it, and with it the peer. Where `ip`
+/// cannot even start (a process out of file descriptors), the name is unmounted directly.
 fn delete(names: &[String]) {
     for name in names {
-        if let Err(e) = ip(&["netns", "del", name]) {
+        let removed = ip(&["netns", "del", name]).map(drop).or_else(|e| {
+            crate::sys::netns::remove_named(name)
+                .map_err(|direct| format!("{e}; unmounting it directly: {direct}"))
+        });
+        if let Err(e) = removed {
             eprintln!("bytepath: could not remove network namespace {name} ({e}); remove it with `ip netns del {name}`");
         }
     }
 }
 
-fn ip(args: &[&str]) -> Result<String, VethError> {
+pub(super) fn ip(args: &[&str]) -> Result<String, VethError> {
     run("ip", args)
 }
 
