@@ -44,6 +44,9 @@ pub struct Point {
     /// `--bidir`: the flows carried data both ways at once; the figures are the forward
     /// direction's (its receiver's), the record's `bidir` block has both.
     pub bidir: bool,
+    /// `--sink`: the sending side alone, its datagrams dropped past a veth pair; the figures
+    /// are the sender's (the record's one side).
+    pub sink: bool,
     /// The receive path (`--recv`), when it is not plain recv.
     pub recv: Option<String>,
     pub size: f64,
@@ -111,6 +114,9 @@ impl Point {
         if self.bidir {
             name += " (bidir)";
         }
+        if self.sink {
+            name += " on a sink";
+        }
         name
     }
 
@@ -153,11 +159,14 @@ fn number(v: &Option<Number>, name: &str) -> Result<f64, String> {
 /// Two sides with no figures: what a failed or interrupted point without sides reads as.
 static NO_SIDES: [SideView; 2] = [SideView::EMPTY, SideView::EMPTY];
 
-/// The record's two sides (sender and receiver); a point that did not complete may lack them.
-fn sides_of(record: &RunView, completed: bool) -> Result<&[SideView], String> {
-    match record.sides.as_deref().filter(|s| s.len() == 2) {
+/// The record's sides: two (sender and receiver), or on a sink the sender alone; a point that
+/// did not complete may lack them.
+fn sides_of(record: &RunView, completed: bool, sink: bool) -> Result<&[SideView], String> {
+    let expected = if sink { 1 } else { 2 };
+    match record.sides.as_deref().filter(|s| s.len() == expected) {
         Some(sides) => Ok(sides),
-        None if !completed => Ok(&NO_SIDES),
+        None if !completed => Ok(&NO_SIDES[..expected]),
+        None if sink => Err("sides must hold one side on a sink (the sender)".into()),
         None => Err("sides must hold two sides (sender and receiver)".into()),
     }
 }
@@ -189,9 +198,11 @@ pub fn from_record(record: &RunView, line: usize) -> Result<Point, String> {
     let threads = number(&config.threads, "config.threads")?;
     // A failed or interrupted point may lack figures; it only appears in the table.
     let completed = record.completed();
-    let sides = sides_of(record, completed)?;
-    // rr's figures are the client's (side 0), a stream's the receiver's (side 1).
-    let main_side = &sides[usize::from(pattern != "rr")];
+    let sink = record.config().network_placement() == Some("sink");
+    let sides = sides_of(record, completed, sink)?;
+    // rr's figures are the client's (side 0), a stream's the receiver's (side 1), a sink's
+    // the sender's (its one side).
+    let main_side = &sides[usize::from(pattern != "rr" && !sink)];
     let figure = |name: &str, value: Option<f64>| match value {
         Some(v) => Ok(v),
         None if !completed => Ok(0.0),
@@ -205,6 +216,7 @@ pub fn from_record(record: &RunView, line: usize) -> Result<Point, String> {
         key,
         spin: config.spin.unwrap_or(false),
         bidir: record.bidir.is_some(),
+        sink,
         recv: config.recv.clone().filter(|r| r != "recv"),
         buffer: is_ipc(record)
             .then_some(config.channel_buffer_bytes)
@@ -221,7 +233,7 @@ pub fn from_record(record: &RunView, line: usize) -> Result<Point, String> {
         messages_per_s: figure("messages_per_s", main_side.messages_per_s)?,
         latency: latency(main_side),
         sender_cpu_ns_per_byte: sides[0].cpu_ns_per_byte,
-        receiver_cpu_ns_per_byte: sides[1].cpu_ns_per_byte,
+        receiver_cpu_ns_per_byte: sides.get(1).and_then(|s| s.cpu_ns_per_byte),
         cycles_per_byte: per_byte(sides, "cycles", 1.0),
         l1d_misses_per_kib: per_byte(sides, "l1d_load_misses", 1024.0),
         llc_misses_per_kib: per_byte(sides, "llc_load_misses", 1024.0),
@@ -323,7 +335,7 @@ fn per_byte(sides: &[SideView], counter: &str, scale: f64) -> Metric {
             missing => return missing,
         }
     }
-    match sides[1].payload_bytes {
+    match delivered(sides) {
         Some(bytes) if bytes > 0.0 => Metric::Value(total * scale / bytes),
         _ => Metric::Unavailable("no payload bytes measured".into()),
     }
@@ -335,8 +347,14 @@ fn switches_per_mib(sides: &[SideView]) -> Option<f64> {
         switches += side.voluntary_context_switches?;
         switches += side.involuntary_context_switches?;
     }
-    let bytes = sides[1].payload_bytes.filter(|b| *b > 0.0)?;
+    let bytes = delivered(sides).filter(|b| *b > 0.0)?;
     Some(switches * (1 << 20) as f64 / bytes)
+}
+
+/// The payload bytes per-byte figures are over: the receiver's, or on a sink (one side) the
+/// sender's.
+fn delivered(sides: &[SideView]) -> Option<f64> {
+    sides.last()?.payload_bytes
 }
 
 fn datagrams_lost_percent(d: &DatagramsView) -> Option<f64> {

@@ -55,7 +55,8 @@ pub fn point_record(
     record.timestamp_unix_s = visits.iter().map(|r| r.timestamp_unix_s).max().unwrap_or(0);
     record.measured_s = measured.iter().map(|r| r.measured_s).sum();
     record.statistics = visit_statistics(spec.pattern, &visit_values(&measured), plan);
-    record.sides = (0..2)
+    // Two sides, or on a sink the sender alone.
+    record.sides = (0..first.sides.len())
         .map(|i| side(&measured, counters.map(|c| &c.sides[i]), i, &first.sides[i]))
         .collect();
     sum_reports(&mut record, spec, &measured);

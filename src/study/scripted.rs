@@ -172,6 +172,8 @@ fn measured(spec: &RunSpec, headline: f64, cpu_ns_per_byte: f64) -> RunOutcome {
         },
         not_run: None,
         skipped: None,
+        sink: None,
+        softirq_by_cpu: None,
         profiles: Vec::new(),
     }
 }

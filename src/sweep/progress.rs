@@ -121,8 +121,10 @@ fn outcome(record: &RunView) -> Option<String> {
 fn messages_per_s(record: &RunView) -> Option<f64> {
     record.side(0)?.messages_per_s
 }
+/// A stream's measured side: the receiver, or on a sink (one side) the sender.
 fn receiver_gbps(record: &RunView) -> Option<f64> {
-    record.side(1)?.throughput_gbps
+    let sink = record.config().network_placement() == Some("sink");
+    record.side(usize::from(!sink))?.throughput_gbps
 }
 
 /// A visit's whole-window figure of the measured side.
