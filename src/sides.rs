@@ -96,11 +96,12 @@ impl Sides {
             return Ok(RunOutcome::skipped(spec, reason));
         }
         match self {
-            Sides::Here(Link::Sink(sink)) => run_on_sink(sink, spec, interrupt, watch),
-            Sides::Here(link) => {
-                let connector = link.connector(spec.transport)?;
-                engine::run_watched(spec, &*connector, interrupt, watch)
+            Sides::Here(Link::Sink(sink)) if spec.network.is_sink() => {
+                run_on_sink(sink, spec, interrupt, watch)
             }
+            // `sweep --beside-loopback`: a sink point's loopback twin, with its receiver here.
+            Sides::Here(Link::Sink(_)) => run_over(&Link::Loopback, spec, interrupt, watch),
+            Sides::Here(link) => run_over(link, spec, interrupt, watch),
             Sides::Remote(remote) => {
                 // One control session per run: the server serves one run at a time.
                 let peer =
@@ -109,6 +110,17 @@ impl Sides {
             }
         }
     }
+}
+
+/// One point over `link`'s connector for its transport.
+fn run_over(
+    link: &Link,
+    spec: &RunSpec,
+    interrupt: &AtomicBool,
+    watch: SliceWatch,
+) -> Result<RunOutcome, Error> {
+    let connector = link.connector(spec.transport)?;
+    engine::run_watched(spec, &*connector, interrupt, watch)
 }
 
 /// One point on a sink, with what both veth ends counted from before its flows opened to after

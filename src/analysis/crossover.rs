@@ -16,6 +16,7 @@ use super::{
 };
 use crate::mechanism::MechanismKind;
 use crate::stats::verdict::{self, Correction, Family, Judged, LogEstimate, Verdict};
+use crate::stats::visits::RatioInterval;
 
 /// How a challenger compares with a baseline across the sizes of one thread count.
 #[derive(Debug, Clone, PartialEq)]
@@ -74,6 +75,20 @@ pub fn compare(
 /// One thread count's cells: (size, the paired estimate or why there is none).
 type ThreadCells = (f64, Vec<(f64, Result<LogEstimate, String>)>);
 
+/// What a crossover is judged on: the paired ratio of a challenger's point over a baseline's,
+/// above 1 where the challenger does better.
+#[derive(Clone, Copy)]
+pub struct Figure {
+    pub name: &'static str,
+    pub ratio: fn(&Point, &Point) -> Result<RatioInterval, String>,
+}
+
+/// The headline figure (receiver Gbit/s of a stream; a sink's sender Gbit/s).
+pub const HEADLINE: Figure = Figure {
+    name: "throughput",
+    ratio: paired::ratio,
+};
+
 /// Every cell's paired ratio, judged as one Holm family, then classified per thread count.
 pub fn judge(
     points: &[&Point],
@@ -81,24 +96,26 @@ pub fn judge(
     baseline: &str,
     settings: Settings,
 ) -> (Vec<PerThreads>, Family) {
-    let groups: Vec<ThreadCells> = distinct(points, |p| p.threads)
-        .into_iter()
-        .map(|threads| {
-            let cells = distinct(points, |p| p.size)
-                .into_iter()
-                .filter_map(|size| {
-                    let c = find(points, challenger, size, threads)?;
-                    let b = find(points, baseline, size, threads)?;
-                    let r = paired::ratio(c, b).map(|r| LogEstimate::from_interval(&r));
-                    Some((size, r))
-                })
-                .collect();
-            (threads, cells)
-        })
-        .filter(|(_, cells): &(f64, Vec<_>)| !cells.is_empty())
+    let (mut per_figure, family) =
+        judge_figures(points, (challenger, baseline), settings, &[HEADLINE]);
+    (per_figure.remove(0), family)
+}
+
+/// `judge` on several figures at once: every cell of every figure is one test of the one Holm
+/// family (a claim on either figure moves the answer); one classification per figure.
+pub fn judge_figures(
+    points: &[&Point],
+    (challenger, baseline): (&str, &str),
+    settings: Settings,
+    figures: &[Figure],
+) -> (Vec<Vec<PerThreads>>, Family) {
+    let groups: Vec<Vec<ThreadCells>> = figures
+        .iter()
+        .map(|figure| cells_of(points, challenger, baseline, figure))
         .collect();
     let estimates: Vec<LogEstimate> = groups
         .iter()
+        .flatten()
         .flat_map(|(_, cells)| cells.iter().filter_map(|(_, r)| r.as_ref().ok().copied()))
         .collect();
     let family = verdict::judge_at(
@@ -108,26 +125,62 @@ pub fn judge(
         settings.alpha(),
     );
     let mut judged = family.judged.iter().copied();
-    let per_threads = groups
+    let per_figure = groups
         .into_iter()
-        .map(|(threads, cells)| {
-            let cells: Vec<(f64, Result<Judged, String>)> = cells
+        .map(|groups| {
+            groups
                 .into_iter()
-                .map(|(size, r)| (size, r.map(|_| judged.next().expect("one per estimate"))))
-                .collect();
-            PerThreads {
-                threads,
-                outcome: classify(&cells),
-                sizes: cells.iter().map(|(s, _)| *s).collect(),
-                cells: cells
-                    .iter()
-                    .map(|(s, j)| (*s, j.as_ref().ok().copied()))
-                    .collect(),
-                margin: settings.margin,
-            }
+                .map(|(threads, cells)| {
+                    let cells: Vec<(f64, Result<Judged, String>)> = cells
+                        .into_iter()
+                        .map(|(size, r)| {
+                            (size, r.map(|_| judged.next().expect("one per estimate")))
+                        })
+                        .collect();
+                    per_threads(threads, cells, settings.margin)
+                })
+                .collect()
         })
         .collect();
-    (per_threads, family)
+    (per_figure, family)
+}
+
+/// The paired estimate of every (size, thread count) cell both mechanisms were measured in.
+fn cells_of(
+    points: &[&Point],
+    challenger: &str,
+    baseline: &str,
+    figure: &Figure,
+) -> Vec<ThreadCells> {
+    distinct(points, |p| p.threads)
+        .into_iter()
+        .map(|threads| {
+            let cells = distinct(points, |p| p.size)
+                .into_iter()
+                .filter_map(|size| {
+                    let c = find(points, challenger, size, threads)?;
+                    let b = find(points, baseline, size, threads)?;
+                    let r = (figure.ratio)(c, b).map(|r| LogEstimate::from_interval(&r));
+                    Some((size, r))
+                })
+                .collect();
+            (threads, cells)
+        })
+        .filter(|(_, cells): &(f64, Vec<_>)| !cells.is_empty())
+        .collect()
+}
+
+fn per_threads(threads: f64, cells: Vec<(f64, Result<Judged, String>)>, margin: f64) -> PerThreads {
+    PerThreads {
+        threads,
+        outcome: classify(&cells),
+        sizes: cells.iter().map(|(s, _)| *s).collect(),
+        cells: cells
+            .iter()
+            .map(|(s, j)| (*s, j.as_ref().ok().copied()))
+            .collect(),
+        margin,
+    }
 }
 
 fn classify(cells: &[(f64, Result<Judged, String>)]) -> Crossover {
@@ -205,7 +258,7 @@ fn sizes(list: &[f64], measured: &[f64]) -> String {
 /// at one thread count, without figures. Sizes where the baseline is faster belong to the
 /// finding, not to this verdict: they answer the reverse question. "Does not beat" is said only
 /// where every size is slower or equivalent; an undecided size keeps the answer open.
-fn verdict(c: &PerThreads) -> String {
+pub(super) fn verdict(c: &PerThreads) -> String {
     let at = threads_label(c.threads);
     let list = |v: &[f64]| {
         v.iter()
@@ -318,7 +371,7 @@ pub fn answer(points: &[&Point], challenger: &str, baseline: &str, settings: Set
 }
 
 /// Why the crossover family is held by Holm rather than Benjamini–Hochberg.
-const WHY_HOLM: &str = "Holm (family-wise) for beats and slower: one false \"beats\" at any size changes where the crossover is said to start, so the chance of any false claim is held to 5 %; Benjamini–Hochberg for equivalence: where the two are alike reads as a share of cells, whose expected share of false equivalences is held to 5 %";
+pub(super) const WHY_HOLM: &str = "Holm (family-wise) for beats and slower: one false \"beats\" at any size changes where the crossover is said to start, so the chance of any false claim is held to 5 %; Benjamini–Hochberg for equivalence: where the two are alike reads as a share of cells, whose expected share of false equivalences is held to 5 %";
 
 /// Each cell's state and interval, with the family's count and correction.
 pub fn tested(

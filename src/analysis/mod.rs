@@ -15,6 +15,7 @@ pub(crate) mod questions;
 pub(crate) mod scaling;
 pub(crate) mod separated;
 pub(crate) mod serialization;
+pub(crate) mod sink;
 pub(crate) mod surprise;
 pub mod synthetic;
 pub(crate) mod tested;
@@ -98,6 +99,7 @@ pub fn answers(data: &Dataset) -> Vec<Answer> {
             crossover::answer(&stream, challenger, baseline, data.verdicts)
         })
         .collect();
+    answers.extend(sink::answers(&stream, data.verdicts));
     answers.extend([
         costs::zerocopy_answer(&data.completed()),
         serialization::answer(&stream, data.margin()),
@@ -121,14 +123,19 @@ pub fn tested_answers(data: &Dataset) -> Vec<tested::TestedAnswer> {
             crossover::tested(&stream, challenger, baseline, data.verdicts)
         })
         .collect();
+    tested.extend(sink::tested(&stream, data.verdicts));
     tested.extend(serialization::tested(&stream, data.margin()));
     tested
 }
 
 /// The crossover questions asked, as the mechanisms' descriptors set them: those marked
 /// `always` (gather and zerocopy against copy) always, the others only where the results
-/// hold the mechanism.
+/// hold the mechanism. A sink's sweep asks its own (`sink`): its points are udp, on a sink or
+/// beside it.
 fn crossover_pairs(stream: &[&Point]) -> Vec<(&'static str, &'static str)> {
+    if stream.iter().any(|p| p.sink) {
+        return Vec::new();
+    }
     MechanismKind::ALL
         .iter()
         .filter_map(|m| {

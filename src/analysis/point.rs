@@ -116,6 +116,9 @@ impl Point {
         if self.bidir {
             name += " (bidir)";
         }
+        if self.sink {
+            name += " on a sink";
+        }
         name
     }
 

@@ -32,6 +32,9 @@ pub struct Shape {
     /// Fraction of zero-copy completions the kernel copied (zerocopy only).
     pub copied_fraction: f64,
     pub status: &'static str,
+    /// Where the point ran: tcp over loopback (`None`), or udp over loopback or on a sink
+    /// (`Some(false)`, `Some(true)`): a sink's record has the sender's side alone.
+    pub udp_sink: Option<bool>,
 }
 
 impl Shape {
@@ -58,6 +61,16 @@ impl Shape {
             p50_ns: 1000.0 + size as f64 / 4.0,
             copied_fraction: 1.0,
             status: "completed",
+            udp_sink: None,
+        }
+    }
+
+    /// A udp stream point on a sink (`on_sink`) or over loopback beside it.
+    pub fn udp(mechanism: &'static str, size: u64, gbps: f64, on_sink: bool) -> Shape {
+        Shape {
+            udp_sink: Some(on_sink),
+            copied_fraction: if on_sink { 0.0 } else { 1.0 },
+            ..Shape::stream(mechanism, size, 1, gbps)
         }
     }
 
@@ -231,8 +244,16 @@ fn record_at(shape: &Shape, index: usize, total: usize) -> Value {
         ["sender", "receiver"]
     };
     let key = format!(
-        "{}/{}/{}/{}",
-        shape.mechanism, shape.pattern, shape.size, shape.threads
+        "{}/{}/{}/{}{}",
+        shape.mechanism,
+        shape.pattern,
+        shape.size,
+        shape.threads,
+        if shape.udp_sink == Some(false) {
+            "/loopback"
+        } else {
+            ""
+        }
     );
     let zero_copy = MechanismKind::by_name(shape.mechanism).is_some_and(|m| m.zero_copy.is_some());
     let zerocopy = zero_copy.then(|| {
@@ -269,6 +290,13 @@ fn record_at(shape: &Shape, index: usize, total: usize) -> Value {
     });
     if let (true, Value::Object(fields)) = (shape.statistics, &mut r) {
         fields.insert("statistics".into(), statistics(shape));
+    }
+    if let Some(on_sink) = shape.udp_sink {
+        r["config"]["transport"] = json!("udp");
+        if on_sink {
+            r["config"]["network"] = json!({"placement": "sink", "mtu": 65535});
+            r["sides"] = json!([side(shape, "sender", shape.sender_cpu_ns_per_byte)]);
+        }
     }
     r
 }

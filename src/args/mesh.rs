@@ -204,6 +204,7 @@ fn points(args: &MeshArgs) -> Result<Vec<MeshPoint>, ConfigError> {
                         message_size,
                         threads,
                         bidir: false,
+                        loopback_twin: false,
                     });
                 }
             }

@@ -6,7 +6,8 @@ use super::remote::remote_run;
 use crate::cli::SweepArgs;
 use crate::config::{
     check_recv_path, check_transport, mechanism_among, parse_duration, parse_list,
-    parse_message_size, parse_percent, parse_queue_depth, parse_threads, Pattern, LIST_ENTRY,
+    parse_message_size, parse_percent, parse_queue_depth, parse_threads, Network, Pattern,
+    LIST_ENTRY,
 };
 use crate::error::{bad, ConfigError, Error, Status};
 use crate::mechanism::descriptor::{in_words, names};
@@ -118,6 +119,7 @@ fn sweep_spec_among(
         let (netns, is_remote) = (network.is_netns(), remote.is_some());
         crate::config::crr::check_sweep(&mechanisms, known, recv_path, netns, is_remote)?;
     }
+    let beside_loopback = beside_loopback(args, &network)?;
     let spec = SweepSpec {
         mechanisms,
         patterns,
@@ -146,6 +148,7 @@ fn sweep_spec_among(
         profile: args.profile.profile,
         count_copies: args.count_copies.count_copies,
         bidir: args.bidir.bidir,
+        beside_loopback,
         watch: super::watch::watch(&args.watch)?,
         margin: args.margin.share()?,
     };
@@ -178,6 +181,16 @@ fn check_paths(
         check_transport(Transport::Tcp, m)?;
     }
     check_recv_path(recv_path, Transport::Tcp, verify)
+}
+
+/// `--beside-loopback`: loopback twins of a sink's points; nothing to stand beside without one.
+fn beside_loopback(args: &SweepArgs, network: &Network) -> Result<bool, ConfigError> {
+    match (args.beside_loopback, network.is_sink()) {
+        (true, false) => Err(bad(
+            "--beside-loopback without --sink: it visits a sink's points over loopback UDP too; add --sink, or leave it out",
+        )),
+        (given, _) => Ok(given),
+    }
 }
 
 /// `sweep --bidir`: what `run --bidir` refuses, refused for the whole sweep in one line (the
@@ -400,6 +413,7 @@ mod tests {
                 message_size: 64,
                 threads: 1,
                 bidir: false,
+                loopback_twin: false,
             };
             assert_eq!(s.run_spec(&point, false).counters, CounterSelection::None);
             assert_eq!(s.run_spec(&point, true).counters, CounterSelection::All);

@@ -177,6 +177,12 @@ pub struct SweepArgs {
     #[command(flatten)]
     #[serde(flatten)]
     pub sink: SinkArgs,
+    /// With --sink: visit every point over loopback UDP too, in the same rounds, so the
+    /// report answers the zero-copy crossover both where nothing is copied (the sink) and
+    /// where a local receiver makes the kernel copy (loopback).
+    #[arg(long)]
+    #[serde(default)]
+    pub beside_loopback: bool,
     #[command(flatten)]
     #[serde(flatten)]
     pub remote: RemoteArgs,

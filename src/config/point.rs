@@ -13,19 +13,24 @@ pub struct Point {
     /// `sweep --bidir`: the point's flows carry data both ways at once (its one-way twin is
     /// the same point with this false).
     pub bidir: bool,
+    /// `sweep --sink --beside-loopback`: the point visited over loopback UDP, beside its twin
+    /// on the sink (a local receiver, so the kernel copies what zero copy lends).
+    pub loopback_twin: bool,
 }
 
 impl Point {
-    /// Identifies the point across sweeps: `mechanism/pattern/size/threads`, and `/bidir`
-    /// last for a point whose flows go both ways (one-way keys stay as they always were).
+    /// Identifies the point across sweeps: `mechanism/pattern/size/threads`, then `/bidir`
+    /// for a point whose flows go both ways and `/loopback` for a sink's loopback twin (other
+    /// keys stay as they always were).
     pub fn key(&self) -> String {
         format!(
-            "{}/{}/{}/{}{}",
+            "{}/{}/{}/{}{}{}",
             self.mechanism.name(),
             self.pattern.name(),
             self.message_size,
             self.threads,
-            if self.bidir { "/bidir" } else { "" }
+            if self.bidir { "/bidir" } else { "" },
+            if self.loopback_twin { "/loopback" } else { "" }
         )
     }
 }

@@ -178,6 +178,7 @@ mod tests {
             message_size: 4096,
             threads: 1,
             bidir: false,
+            loopback_twin: false,
         };
         let rounds = rounds(3, PairSet::All);
         let plan = plan(&rounds, &[point, point], 2);

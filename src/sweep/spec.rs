@@ -82,6 +82,11 @@ pub struct SweepSpec {
     /// visits as its one-way point (so the two pair per round).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub bidir: bool,
+    /// `--beside-loopback` (with `--sink`): every point also has a twin over loopback UDP, in
+    /// the same group of visits as its sink point, so the two places' answers stand side by
+    /// side on the same rounds.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub beside_loopback: bool,
     /// `--quiet-threshold`, `--settle`: how the sweep watches the machine.
     // Recorded through the arguments block (--settle, --quiet-threshold), so the spec
     // block, which --resume reads back, keeps its keys.
@@ -124,18 +129,21 @@ impl SweepSpec {
     /// How many points the matrix holds.
     pub fn total(&self) -> usize {
         let directions = if self.bidir { 2 } else { 1 };
+        let places = if self.beside_loopback { 2 } else { 1 };
         self.mechanisms.len()
             * self.patterns.len()
             * self.sizes.len()
             * self.threads.len()
             * directions
+            * places
     }
 
     /// Every point exactly once, interleaved: the points are taken in (pattern, threads, size)
     /// groups, and within group `g` the mechanism order is rotated by `g`, so every mechanism
     /// runs early and late in a group equally often and slow machine drift spreads over all
     /// mechanisms instead of masquerading as a difference between them. With `--bidir` each
-    /// one-way point is followed by its bidir twin, in the same group.
+    /// one-way point is followed by its bidir twin, in the same group; with
+    /// `--beside-loopback` each sink point by its loopback twin.
     pub fn points(&self) -> Vec<Point> {
         let m = self.mechanisms.len();
         let mut out = Vec::with_capacity(self.total());
@@ -150,11 +158,18 @@ impl SweepSpec {
                             message_size,
                             threads,
                             bidir: false,
+                            loopback_twin: false,
                         };
                         out.push(one_way);
                         if self.bidir {
                             out.push(Point {
                                 bidir: true,
+                                ..one_way
+                            });
+                        }
+                        if self.beside_loopback {
+                            out.push(Point {
+                                loopback_twin: true,
                                 ..one_way
                             });
                         }
@@ -195,7 +210,11 @@ impl SweepSpec {
             },
             udp_split: false,
             processes: false,
-            network: self.network.clone(),
+            // A loopback twin's flows stay in this namespace, with their receiver.
+            network: match point.loopback_twin {
+                true => Network::default(),
+                false => self.network.clone(),
+            },
             queue_depth: self.queue_depth.unwrap_or(config::DEFAULT_QUEUE_DEPTH),
             recv_path: self.recv_path,
             profile: false,
