@@ -5,6 +5,7 @@
 //! shared-memory rings. `Link` is where the two sides run (loopback, or two network namespaces
 //! joined by a veth pair with `--netns`); every command gets its connectors from it.
 pub(crate) mod datagram;
+pub(crate) mod framing;
 pub(crate) mod local;
 pub(crate) mod netns;
 pub(crate) mod network;
@@ -248,6 +249,15 @@ impl Endpoint {
         match &self.inner {
             Inner::Socket(fd) => Some(fd.as_fd()),
             Inner::Datagram(d) => Some(d.fd()),
+            _ => None,
+        }
+    }
+
+    /// The datagram socket behind this endpoint, for senders that number datagrams in their
+    /// own memory or hand several to the kernel at once (datagram transports only).
+    pub fn datagram_socket(&self) -> Option<&datagram::DatagramSocket> {
+        match &self.inner {
+            Inner::Datagram(d) => Some(d),
             _ => None,
         }
     }
