@@ -176,6 +176,7 @@ fn the_tenth_sends_through_the_same_build_as_every_mechanism() {
         send_buffer: 1 << 16,
         queue_depth: 1,
         flush_each: true,
+        framing: None,
     };
     let mut sender = crate::mechanism::build(TENTH, ctx).unwrap();
     sender.send_message(&flows[0].sender, 0).unwrap();

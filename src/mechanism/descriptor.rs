@@ -321,6 +321,7 @@ mod tests {
                 send_buffer: SIZE,
                 queue_depth: 4,
                 flush_each: false,
+                framing: None,
             };
             let mut sender = (m.build)(ctx).unwrap();
             for seq in 0..MESSAGES {
