@@ -95,7 +95,11 @@ mod tests {
         msg.write_at(3, &[9, 8, 7, 6]);
         let mut out = vec![0u8; 16];
         msg.serialize_into(&mut out);
-        assert_eq!(out[3..7], [9, 8, 7, 6], "fields of 2 B: the bytes span three of them");
+        assert_eq!(
+            out[3..7],
+            [9, 8, 7, 6],
+            "fields of 2 B: the bytes span three of them"
+        );
         let mut fresh = vec![0u8; 16];
         Message::new(16, 0).serialize_into(&mut fresh);
         assert_eq!((&out[..3], &out[7..]), (&fresh[..3], &fresh[7..]));

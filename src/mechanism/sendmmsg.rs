@@ -178,9 +178,7 @@ fn two_datagrams_in_one_call() -> Result<(), String> {
         Ok(lengths) => Err(format!(
             "sendmmsg(2) of datagrams of 1 and 2 B on loopback UDP delivered {lengths:?} B"
         )),
-        Err(e) => Err(format!(
-            "sendmmsg(2) of two datagrams on loopback UDP: {e}"
-        )),
+        Err(e) => Err(format!("sendmmsg(2) of two datagrams on loopback UDP: {e}")),
     }
 }
 
@@ -205,7 +203,10 @@ mod tests {
             sender,
             receiver,
             send_buffer,
-        } = connector(Transport::Udp).connect(1, options).unwrap().remove(0);
+        } = connector(Transport::Udp)
+            .connect(1, options)
+            .unwrap()
+            .remove(0);
         udp_options(sender.socket_fd().unwrap(), &options, false).unwrap();
         let size = framing.message_size;
         let ctx = FlowContext {
@@ -236,7 +237,11 @@ mod tests {
         let datagrams = count * u64::from(framing.parts);
         let stats = rx.datagram_stats().unwrap();
         assert_eq!((sent, stats.received), (datagrams, datagrams), "{what}");
-        assert_eq!((stats.reordered, stats.incomplete_messages), (0, 0), "{what}");
+        assert_eq!(
+            (stats.reordered, stats.incomplete_messages),
+            (0, 0),
+            "{what}"
+        );
         let v = rx.verifier.as_ref().unwrap();
         let payload = framing.message_size - framing.parts as usize * SEQ_BYTES;
         assert_eq!(v.checked_bytes, count * payload as u64, "{what}");

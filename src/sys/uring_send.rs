@@ -224,7 +224,10 @@ impl<M: LentMemory> SendRing<M> {
         // A slot whose SEND_ZC ended short is pushed again for the rest while the kernel
         // still holds its pages for reading: that is fine, rewriting them is not.
         if self.op == SendOp::SendMsg {
-            assert_eq!(self.slots[slot].results, 0, "one SENDMSG per slot at a time");
+            assert_eq!(
+                self.slots[slot].results, 0,
+                "one SENDMSG per slot at a time"
+            );
         }
         let entry = self.entry(fd, slot, range);
         let entry = entry.user_data((tag as u64) << 32 | slot as u64);

@@ -8,9 +8,7 @@
 //! the receiver gets carry their own numbers, exactly as without GSO. A zero-length datagram
 //! marks the end of a flow; as it may be lost, receivers also give up after `RECEIVE_TIMEOUT`
 //! of silence once the run has stopped.
-pub use super::framing::{
-    Framing, MAX_GSO_SEGMENTS, SEQ_BYTES,
-};
+pub use super::framing::{Framing, MAX_GSO_SEGMENTS, SEQ_BYTES};
 use super::{Endpoint, FlowConnector, FlowEnds, SocketOptions};
 use crate::sys::socket;
 use std::io::{self, IoSlice};
@@ -70,7 +68,11 @@ pub fn send_iov<'s>(
         *out.get_mut(used)? = IoSlice::new(header);
         used += 1;
         let range = framing.part_range(part);
-        used += sub_iov(iov, range.start + SEQ_BYTES..range.end, out.get_mut(used..)?)?;
+        used += sub_iov(
+            iov,
+            range.start + SEQ_BYTES..range.end,
+            out.get_mut(used..)?,
+        )?;
     }
     Some(used)
 }

@@ -212,7 +212,9 @@ impl<M: SlotMemory> UringSender<M> {
     pub(super) fn new(op: SendOp, ctx: FlowContext) -> io::Result<UringSender<M>> {
         let depth = ctx.queue_depth.max(1) as usize;
         let slots = match op {
-            SendOp::SendZc => super::zerocopy_pool_size(ctx.message_size, ctx.send_buffer).max(depth),
+            SendOp::SendZc => {
+                super::zerocopy_pool_size(ctx.message_size, ctx.send_buffer).max(depth)
+            }
             SendOp::Send | SendOp::SendMsg => depth,
         };
         let sends = ctx.framing.map_or(1, |f| f.sends() as usize);
