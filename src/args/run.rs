@@ -37,7 +37,11 @@ pub fn run_spec(args: &RunArgs, cpus: &[usize]) -> Result<RunSpec, ConfigError> 
     check_recv_path(recv_path, transport, args.verify.verify)?;
     let network = network(&args.network)?;
     network.check_transport(transport)?;
-    check_datagram_size(transport, message_size, args.udp_split.udp_split)?;
+    let split = args.udp_split.udp_split;
+    let gso = super::gso::gso(&args.gso, transport, &network, &[message_size], split)?;
+    if gso.is_none() {
+        check_datagram_size(transport, message_size, split)?;
+    }
     if transport.is_datagram() && recv_size.is_some() {
         return Err(bad(format!(
             "--recv-size with --transport {}: a datagram is received whole, one per call; allowed only with tcp, unix, pipe and shm",
@@ -65,6 +69,7 @@ pub fn run_spec(args: &RunArgs, cpus: &[usize]) -> Result<RunSpec, ConfigError> 
         verify: args.verify.verify,
         counters: args.counters.selection(pattern)?,
         udp_split: args.udp_split.udp_split,
+        gso,
         processes: args.processes.processes,
         network,
         queue_depth,
@@ -132,6 +137,11 @@ pub fn remote(args: &RunArgs, spec: &RunSpec) -> Result<Option<RemoteRun>, Confi
     }
     if spec.bidir {
         return Err(bad(crate::config::bidir::REMOTE_REFUSAL));
+    }
+    if let Some(segment) = spec.gso {
+        return Err(bad(format!(
+            "--gso {segment} with --remote: the server's protocol does not carry a segment size, so its side would not cut datagrams alike; run --gso on this host"
+        )));
     }
     if args.processes.processes {
         return Err(bad(

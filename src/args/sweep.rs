@@ -118,12 +118,15 @@ fn sweep_spec_among(
         let (netns, is_remote) = (network.is_netns(), remote.is_some());
         crate::config::crr::check_sweep(&mechanisms, known, recv_path, netns, is_remote)?;
     }
+    let sizes = parse_list("--sizes", &args.sizes, |t| {
+        parse_message_size(LIST_ENTRY, t)
+    })?;
+    // Every point of a sweep is tcp (`SweepSpec::run_spec`), which --gso refuses.
+    let gso = super::gso::gso(&args.gso, Transport::Tcp, &network, &sizes, false)?;
     let spec = SweepSpec {
         mechanisms,
         patterns,
-        sizes: parse_list("--sizes", &args.sizes, |t| {
-            parse_message_size(LIST_ENTRY, t)
-        })?,
+        sizes,
         threads: parse_list("--threads", &args.threads, |t| parse_threads(LIST_ENTRY, t))?,
         ci_target: parse_ci(&args.ci)?,
         min_visits: parse_min_visits(&args.min_visits)?,
@@ -145,6 +148,7 @@ fn sweep_spec_among(
         recv_path,
         profile: args.profile.profile,
         bidir: args.bidir.bidir,
+        gso,
         watch: super::watch::watch(&args.watch)?,
         margin: args.margin.share()?,
     };

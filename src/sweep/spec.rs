@@ -78,6 +78,9 @@ pub struct SweepSpec {
     /// visits as its one-way point (so the two pair per round).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub bidir: bool,
+    /// `--gso`: every point's UDP GSO segment size; absent without it.
+    #[serde(rename = "gso_segment_bytes", skip_serializing_if = "Option::is_none")]
+    pub gso: Option<usize>,
     /// `--quiet-threshold`, `--settle`: how the sweep watches the machine.
     // Recorded through the arguments block (--settle, --quiet-threshold), so the spec
     // block, which --resume reads back, keeps its keys.
@@ -190,6 +193,7 @@ impl SweepSpec {
                 CounterSelection::None
             },
             udp_split: false,
+            gso: self.gso,
             processes: false,
             network: self.network.clone(),
             queue_depth: self.queue_depth.unwrap_or(config::DEFAULT_QUEUE_DEPTH),

@@ -103,7 +103,9 @@ impl Framing {
                  multiple of {segment}"
             ));
         }
-        let per_send = (UDP_MAX_PAYLOAD / segment).min(max_segments as usize).max(1);
+        let per_send = (UDP_MAX_PAYLOAD / segment)
+            .min(max_segments as usize)
+            .max(1);
         let sends = parts.div_ceil(per_send);
         if sends > 1 && !split {
             return Err(format!(
@@ -132,6 +134,20 @@ impl Framing {
         split: bool,
     ) -> Result<Framing, String> {
         Framing::new(transport, message_size, datagram_limit(transport), split)
+    }
+
+    /// The framing of a run: with `gso` (UDP only) segments of that size, sent as many to a
+    /// send as this kernel takes; without, the transport's datagrams.
+    pub fn for_run(
+        transport: Transport,
+        message_size: usize,
+        split: bool,
+        gso: Option<usize>,
+    ) -> Result<Framing, String> {
+        match gso {
+            Some(segment) => Framing::segmented(message_size, segment, gso_max_segments(), split),
+            None => Framing::for_transport(transport, message_size, split),
+        }
     }
 
     /// Byte range of part `part` within the message. Without GSO the first `size % parts`
@@ -297,7 +313,10 @@ mod tests {
         assert!(e.contains("last datagram would carry 2 B"), "{e}");
         let e = Framing::segmented(1 << 20, 1472, 64, false).unwrap_err();
         assert!(e.contains("at most 44 segments, 64768 B"), "{e}");
-        assert!(e.contains("--udp-split") && e.contains("as 17 sends"), "{e}");
+        assert!(
+            e.contains("--udp-split") && e.contains("as 17 sends"),
+            "{e}"
+        );
         for segment in [0, 3, 65_508] {
             let e = Framing::segmented(4096, segment, 64, false).unwrap_err();
             assert!(e.contains("allowed: 4 to 65507 B"), "{e}");
