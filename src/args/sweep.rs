@@ -56,10 +56,15 @@ pub fn command(args: &SweepArgs, interrupt: &AtomicBool) -> Result<Status, Error
     )
 }
 
-/// `--mechanisms` among the mechanisms `known` (`all` for every one).
+/// `--mechanisms` among the mechanisms `known` (`all` for every one that sends on tcp, the
+/// transport a sweep measures: not sendmmsg, which sends datagrams).
 fn mechanisms(text: &str, known: &[MechanismKind]) -> Result<Vec<MechanismKind>, ConfigError> {
     match text.trim() {
-        "all" => Ok(known.to_vec()),
+        "all" => Ok(known
+            .iter()
+            .copied()
+            .filter(|&m| check_transport(Transport::Tcp, m).is_ok())
+            .collect()),
         text => parse_list("--mechanisms", text, |t| mechanism_among(known, t)),
     }
 }
@@ -76,7 +81,7 @@ fn queue_depth(
     if depth.is_some() && !uring {
         let batched = names(known, |d| d.uses_queue_depth);
         return Err(bad(format!(
-            "--queue-depth without an io_uring mechanism: applies to {} only",
+            "--queue-depth without an io_uring mechanism or sendmmsg: applies to {} only",
             in_words(&batched)
         )));
     }

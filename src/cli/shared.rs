@@ -249,7 +249,7 @@ mod tests {
     use std::collections::BTreeMap;
 
     /// The flags more than one command takes, each declared once.
-    const SHARED: [&str; 27] = [
+    const SHARED: [&str; 28] = [
         "seed",
         "visits",
         "out",
@@ -272,6 +272,7 @@ mod tests {
         "recv-size",
         "pipe-size",
         "udp-split",
+        "gso",
         "processes",
         "settle",
         "settle-limit",
