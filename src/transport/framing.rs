@@ -88,7 +88,7 @@ impl Framing {
         split: bool,
     ) -> Result<Framing, String> {
         let said = format!("{message_size} B with --gso {segment}");
-        if segment < SEQ_BYTES || segment > UDP_MAX_PAYLOAD {
+        if !(SEQ_BYTES..=UDP_MAX_PAYLOAD).contains(&segment) {
             return Err(format!(
                 "{said}: a segment is one datagram's payload, its {SEQ_BYTES}-byte sequence \
                  number included; allowed: {SEQ_BYTES} to {UDP_MAX_PAYLOAD} B"
