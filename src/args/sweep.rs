@@ -123,11 +123,7 @@ fn sweep_spec_among(
         let (netns, is_remote) = (network.is_netns(), remote.is_some());
         crate::config::crr::check_sweep(&mechanisms, known, recv_path, netns, is_remote)?;
     }
-    let sizes = parse_list("--sizes", &args.sizes, |t| {
-        parse_message_size(LIST_ENTRY, t)
-    })?;
-    // Every point of a sweep is tcp (`SweepSpec::run_spec`), which --gso refuses.
-    let gso = super::gso::gso(&args.gso, Transport::Tcp, &network, &sizes, false)?;
+    let (sizes, gso) = sizes_and_gso(args, &network)?;
     let spec = SweepSpec {
         mechanisms,
         patterns,
@@ -159,6 +155,19 @@ fn sweep_spec_among(
     };
     check_bidir(&spec, known)?;
     Ok(spec)
+}
+
+/// `--sizes`, and `--gso` checked against them. Every point of a sweep is tcp
+/// (`SweepSpec::run_spec`), which --gso refuses.
+fn sizes_and_gso(
+    args: &SweepArgs,
+    network: &crate::config::Network,
+) -> Result<(Vec<usize>, Option<usize>), ConfigError> {
+    let sizes = parse_list("--sizes", &args.sizes, |t| {
+        parse_message_size(LIST_ENTRY, t)
+    })?;
+    let gso = super::gso::gso(&args.gso, Transport::Tcp, network, &sizes, false)?;
+    Ok((sizes, gso))
 }
 
 /// Every point's mechanism and receive path on tcp, the transport a sweep measures.

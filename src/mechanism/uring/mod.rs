@@ -33,8 +33,9 @@ const STREAM_SOCKETS_ONLY: &str = "io_uring sendmsg here goes to stream sockets 
 const SEND_SOCKETS: &[Transport] = &[Transport::Tcp, Transport::Unix, Transport::Udp];
 const SEND_SOCKETS_ONLY: &str = "io_uring sends here go to stream sockets and UDP";
 /// The most entries a ring's submission queue is built with (a batch of datagrams of big
-/// split messages would ask for more): `--queue-depth`'s own bound.
-const MAX_RING_ENTRIES: usize = crate::config::MAX_QUEUE_DEPTH as usize;
+/// split messages would ask for more): the same bound as `--queue-depth`'s
+/// (`config::MAX_QUEUE_DEPTH`, a layer above, so restated here).
+const MAX_RING_ENTRIES: usize = 4096;
 
 /// `uring` and `uring-gather` hold one message per queue-depth slot.
 fn slot_per_queue_entry(_message_size: usize, queue_depth: u32) -> usize {

@@ -79,7 +79,6 @@ pub(in crate::remote) fn spec_for(
         verify: request.verify,
         counters: config::parse_counters(&request.counters, pattern).map_err(invalid)?,
         udp_split: request.udp_split,
-        // The protocol carries no segment size: `run --remote` refuses --gso.
         gso: None,
         processes: false,
         // Across hosts the network is whatever joins them; loopback is the record's default.
