@@ -198,7 +198,9 @@ fn every_kernel_feature_is_a_yes_or_a_no_with_a_reason() {
         .map(|p| (p["flag"].as_str().unwrap(), p["name"].as_str().unwrap()))
         .collect();
     assert_eq!(names.len(), 14, "{names:?}");
-    for name in ["send", "sendmmsg", "zerocopy", "uring-zc", "splice", "sendfile"] {
+    for name in [
+        "send", "sendmmsg", "zerocopy", "uring-zc", "splice", "sendfile",
+    ] {
         assert!(names.contains(&("--mechanism", name)), "{name}");
     }
     for name in ["recv", "uring-recv", "zc-recv", "trunc"] {
