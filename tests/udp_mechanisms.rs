@@ -172,7 +172,7 @@ fn with_gso_every_message_arrives_as_segment_sized_datagrams() {
 
 #[test]
 fn gso_bounds_are_refused_in_one_line_with_the_reason() {
-    let cases: [(&[&str], &str); 5] = [
+    let cases: [(&[&str], &str); 6] = [
         (
             &["--transport", "tcp", "--gso", "1472"],
             "allowed only with udp",
@@ -193,6 +193,17 @@ fn gso_bounds_are_refused_in_one_line_with_the_reason() {
             &["--transport", "udp", "--gso", "1003", "-s", "2008"],
             "last datagram would carry 2 B",
         ),
+        (
+            &[
+                "--transport",
+                "udp",
+                "--gso",
+                "1472",
+                "--remote",
+                "127.0.0.1:9",
+            ],
+            "protocol does not carry a segment size",
+        ),
     ];
     for (args, reason) in cases {
         let out = bytepath()
@@ -208,6 +219,17 @@ fn gso_bounds_are_refused_in_one_line_with_the_reason() {
             "{args:?}: {err}"
         );
     }
+    let out = bytepath()
+        .args(["run", "-m", "zerocopy", "--transport", "udp"])
+        .args(["--remote", "127.0.0.1:9"])
+        .output()
+        .expect("bytepath ran");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("over udp with --remote: zero copy needs"),
+        "{err}"
+    );
     let out = bytepath()
         .args(["sweep", "--gso", "1472", "--mechanisms", "send"])
         .output()

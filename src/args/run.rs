@@ -138,6 +138,13 @@ pub fn remote(args: &RunArgs, spec: &RunSpec) -> Result<Option<RemoteRun>, Confi
     if spec.bidir {
         return Err(bad(crate::config::bidir::REMOTE_REFUSAL));
     }
+    if spec.transport == Transport::Udp && spec.mechanism.zerocopy_socket {
+        return Err(bad(format!(
+            "--mechanism {} {}",
+            spec.mechanism.name(),
+            crate::config::remote::ZEROCOPY_UDP_REFUSAL
+        )));
+    }
     if let Some(segment) = spec.gso {
         return Err(bad(format!(
             "--gso {segment} with --remote: the server's protocol does not carry a segment size, so its side would not cut datagrams alike; run --gso on this host"

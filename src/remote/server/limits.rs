@@ -117,6 +117,12 @@ fn transport_and_mechanism(request: &RunRequest) -> Result<(Transport, Mechanism
     }
     let mechanism: MechanismKind = request.mechanism.parse().map_err(invalid)?;
     config::check_transport(transport, mechanism).map_err(invalid)?;
+    if transport == Transport::Udp && mechanism.zerocopy_socket {
+        return Err(refuse(
+            ErrorCode::Refused,
+            config::remote::ZEROCOPY_UDP_REFUSAL,
+        ));
+    }
     Ok((transport, mechanism))
 }
 
