@@ -238,3 +238,22 @@ fn gso_bounds_are_refused_in_one_line_with_the_reason() {
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("--gso 1472 with --transport tcp"), "{err}");
 }
+
+#[test]
+fn zerocopy_over_udp_refuses_a_send_that_would_pin_more_pages_than_the_kernel_takes() {
+    let out = bytepath()
+        .args(["run", "-m", "zerocopy", "--transport", "udp", "-s", "40K"])
+        .output()
+        .expect("bytepath ran");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("may pin 24 pages") && err.contains("MAX_SKB_FRAGS"),
+        "{err}"
+    );
+    // 32 KiB in fields of 4 KiB pins 16 pages at most: the kernel takes it.
+    let (r, code) = udp_run("zerocopy", "32K", "16", &RR);
+    assert_eq!(code, 0, "{}", r["errors"]);
+    assert_all_arrived(&r, "zerocopy 32K over udp");
+}

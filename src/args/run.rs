@@ -79,6 +79,7 @@ pub fn run_spec(args: &RunArgs, cpus: &[usize]) -> Result<RunSpec, ConfigError> 
         bidir: args.bidir.bidir,
     };
     crate::config::crr::check(&spec, MechanismKind::ALL)?;
+    super::gso::check_zerocopy_pages(&spec)?;
     crate::config::bidir::check(&spec, MechanismKind::ALL)?;
     Ok(spec)
 }
