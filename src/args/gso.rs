@@ -9,6 +9,22 @@ use crate::error::{bad, ConfigError};
 use crate::transport::framing::{Framing, SEQ_BYTES, UDP_MAX_PAYLOAD};
 use crate::transport::Transport;
 
+/// `run`'s `--gso` and message size: with GSO the size is checked against the segments, without
+/// it against one datagram (`config::check_datagram_size`).
+pub fn run_gso(
+    args: &GsoArgs,
+    transport: Transport,
+    network: &Network,
+    message_size: usize,
+    split: bool,
+) -> Result<Option<usize>, ConfigError> {
+    let gso = gso(args, transport, network, &[message_size], split)?;
+    if gso.is_none() {
+        crate::config::check_datagram_size(transport, message_size, split)?;
+    }
+    Ok(gso)
+}
+
 /// IPv4 and UDP header bytes every segment carries on the wire.
 const HEADERS: usize = 28;
 /// The most pages one zero-copy datagram (or GSO send) may pin: the kernel's MAX_SKB_FRAGS,

@@ -6,9 +6,9 @@ use super::remote::remote_run;
 use crate::cli::RunArgs;
 use crate::config::remote::remote_carries;
 use crate::config::{
-    check_datagram_size, check_recv_path, check_transport, parse_bytes, parse_duration,
-    parse_message_size, parse_pipe_size, parse_queue_depth, parse_threads, Count, Pattern,
-    RemoteRun, RunSpec, Stopping, COUNTED_RUN_CAP,
+    check_recv_path, check_transport, parse_bytes, parse_duration, parse_message_size,
+    parse_pipe_size, parse_queue_depth, parse_threads, Count, Pattern, RemoteRun, RunSpec,
+    Stopping, COUNTED_RUN_CAP,
 };
 use crate::engine::PointRunner;
 use crate::environment::mem_available;
@@ -38,10 +38,7 @@ pub fn run_spec(args: &RunArgs, cpus: &[usize]) -> Result<RunSpec, ConfigError> 
     let network = network(&args.network)?;
     network.check_transport(transport)?;
     let split = args.udp_split.udp_split;
-    let gso = super::gso::gso(&args.gso, transport, &network, &[message_size], split)?;
-    if gso.is_none() {
-        check_datagram_size(transport, message_size, split)?;
-    }
+    let gso = super::gso::run_gso(&args.gso, transport, &network, message_size, split)?;
     if transport.is_datagram() && recv_size.is_some() {
         return Err(bad(format!(
             "--recv-size with --transport {}: a datagram is received whole, one per call; allowed only with tcp, unix, pipe and shm",
