@@ -67,7 +67,7 @@ fn unknown_mechanism_and_pattern_are_refused() {
         &[
             "--mechanism",
             "\"teleport\"",
-            "send, copy, gather, zerocopy",
+            "send, copy, gather, sendmmsg, zerocopy",
         ],
     );
     refuse(

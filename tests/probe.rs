@@ -182,6 +182,8 @@ fn every_kernel_feature_is_a_yes_or_a_no_with_a_reason() {
         "sendfile",
         "splice",
         "tcp_zerocopy_receive",
+        "udp_gso",
+        "udp_zerocopy",
     ] {
         let f = &features[name];
         let available = f["available"]
@@ -195,8 +197,10 @@ fn every_kernel_feature_is_a_yes_or_a_no_with_a_reason() {
         .iter()
         .map(|p| (p["flag"].as_str().unwrap(), p["name"].as_str().unwrap()))
         .collect();
-    assert_eq!(names.len(), 13, "{names:?}");
-    for name in ["send", "zerocopy", "uring-zc", "splice", "sendfile"] {
+    assert_eq!(names.len(), 14, "{names:?}");
+    for name in [
+        "send", "sendmmsg", "zerocopy", "uring-zc", "splice", "sendfile",
+    ] {
         assert!(names.contains(&("--mechanism", name)), "{name}");
     }
     for name in ["recv", "uring-recv", "zc-recv", "trunc"] {

@@ -1,6 +1,6 @@
 //! The same engine over other transports: AF_UNIX socket pairs, pipe pairs, shared-memory
 //! rings and datagram sockets carry every copying mechanism in stream and rr with every byte
-//! verified; datagrams are numbered and their loss counted; zero copy stays TCP-only.
+//! verified; datagrams are numbered and their loss counted; zero copy is refused off TCP and UDP.
 mod common;
 use common::{assert_delivered, bytepath, run_json, u};
 
@@ -67,7 +67,7 @@ fn spinning_reads_work_on_pipes_and_rings_too() {
 }
 
 #[test]
-fn zerocopy_off_tcp_and_unknown_transports_are_refused() {
+fn zerocopy_off_tcp_and_udp_and_unknown_transports_are_refused() {
     let out = bytepath()
         .args(["run", "-m", "zerocopy", "--transport", "pipe"])
         .output()
@@ -75,7 +75,7 @@ fn zerocopy_off_tcp_and_unknown_transports_are_refused() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("MSG_ZEROCOPY works on TCP sockets only"),
+        err.contains("MSG_ZEROCOPY works on TCP and UDP sockets only"),
         "{err}"
     );
     let out = bytepath()

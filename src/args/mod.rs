@@ -6,6 +6,7 @@
 pub mod compare;
 pub mod export;
 pub mod file;
+pub(crate) mod gso;
 pub(crate) mod health;
 pub mod ipc;
 pub mod keygen;

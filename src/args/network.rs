@@ -9,7 +9,7 @@ use crate::config::network::{
 use crate::config::Pattern;
 use crate::error::ConfigError;
 use crate::mechanism::{MechanismKind, Transports};
-use crate::transport::datagram::{SEQ_BYTES, UDP_MAX_PAYLOAD};
+use crate::transport::framing::{SEQ_BYTES, UDP_MAX_PAYLOAD};
 use crate::transport::Transport;
 
 /// The placement run and sweep ask for: `--sink`, or what `network` makes of the other flags.

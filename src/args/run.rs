@@ -6,9 +6,9 @@ use super::remote::remote_run;
 use crate::cli::RunArgs;
 use crate::config::remote::remote_carries;
 use crate::config::{
-    check_datagram_size, check_recv_path, check_transport, parse_bytes, parse_duration,
-    parse_message_size, parse_pipe_size, parse_queue_depth, parse_threads, Count, Pattern,
-    RemoteRun, RunSpec, Stopping, COUNTED_RUN_CAP,
+    check_recv_path, check_transport, parse_bytes, parse_duration, parse_message_size,
+    parse_pipe_size, parse_queue_depth, parse_threads, Count, Pattern, RemoteRun, RunSpec,
+    Stopping, COUNTED_RUN_CAP,
 };
 use crate::engine::PointRunner;
 use crate::environment::mem_available;
@@ -35,10 +35,11 @@ pub fn run_spec(args: &RunArgs, cpus: &[usize]) -> Result<RunSpec, ConfigError> 
     let queue_depth = queue_depth(args, mechanism)?;
     let recv_path = args.receive.path()?;
     check_recv_path(recv_path, transport, args.verify.verify)?;
-    // `--gso` (UDP GSO, issue 34) sets the sink's default MTU: pass whether it was given.
-    let network = placement(&args.network, &args.sink, false)?;
+    // `--gso` sets the sink's default MTU (1500, so the kernel's segments are a NIC's frames).
+    let network = placement(&args.network, &args.sink, args.gso.given())?;
     network.check_transport(transport)?;
-    check_datagram_size(transport, message_size, args.udp_split.udp_split)?;
+    let split = args.udp_split.udp_split;
+    let gso = super::gso::run_gso(&args.gso, transport, &network, message_size, split)?;
     if transport.is_datagram() && recv_size.is_some() {
         return Err(bad(format!(
             "--recv-size with --transport {}: a datagram is received whole, one per call; allowed only with tcp, unix, pipe and shm",
@@ -66,6 +67,7 @@ pub fn run_spec(args: &RunArgs, cpus: &[usize]) -> Result<RunSpec, ConfigError> 
         verify: args.verify.verify,
         counters: args.counters.selection(pattern)?,
         udp_split: args.udp_split.udp_split,
+        gso,
         processes: args.processes.processes,
         network,
         queue_depth,
@@ -76,6 +78,7 @@ pub fn run_spec(args: &RunArgs, cpus: &[usize]) -> Result<RunSpec, ConfigError> 
     };
     crate::config::network::check_sink(&spec)?;
     crate::config::crr::check(&spec, MechanismKind::ALL)?;
+    super::gso::check_zerocopy_pages(&spec)?;
     crate::config::bidir::check(&spec, MechanismKind::ALL)?;
     Ok(spec)
 }
@@ -134,6 +137,18 @@ pub fn remote(args: &RunArgs, spec: &RunSpec) -> Result<Option<RemoteRun>, Confi
     }
     if spec.bidir {
         return Err(bad(crate::config::bidir::REMOTE_REFUSAL));
+    }
+    if spec.transport == Transport::Udp && spec.mechanism.zerocopy_socket {
+        return Err(bad(format!(
+            "--mechanism {} {}",
+            spec.mechanism.name(),
+            crate::config::remote::ZEROCOPY_UDP_REFUSAL
+        )));
+    }
+    if let Some(segment) = spec.gso {
+        return Err(bad(format!(
+            "--gso {segment} with --remote: the server's protocol does not carry a segment size, so its side would not cut datagrams alike; run --gso on this host"
+        )));
     }
     if args.processes.processes {
         return Err(bad(

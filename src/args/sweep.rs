@@ -57,10 +57,19 @@ pub fn command(args: &SweepArgs, interrupt: &AtomicBool) -> Result<Status, Error
     )
 }
 
-/// `--mechanisms` among the mechanisms `known` (`all` for every one).
-fn mechanisms(text: &str, known: &[MechanismKind]) -> Result<Vec<MechanismKind>, ConfigError> {
+/// `--mechanisms` among the mechanisms `known` (`all` for every one that sends on the sweep's
+/// transport: tcp, where sendmmsg, which sends datagrams, is not one; on a sink udp).
+fn mechanisms(
+    text: &str,
+    known: &[MechanismKind],
+    transport: Transport,
+) -> Result<Vec<MechanismKind>, ConfigError> {
     match text.trim() {
-        "all" => Ok(known.to_vec()),
+        "all" => Ok(known
+            .iter()
+            .copied()
+            .filter(|&m| check_transport(transport, m).is_ok())
+            .collect()),
         text => parse_list("--mechanisms", text, |t| mechanism_among(known, t)),
     }
 }
@@ -77,7 +86,7 @@ fn queue_depth(
     if depth.is_some() && !uring {
         let batched = names(known, |d| d.uses_queue_depth);
         return Err(bad(format!(
-            "--queue-depth without an io_uring mechanism: applies to {} only",
+            "--queue-depth without an io_uring mechanism or sendmmsg: applies to {} only",
             in_words(&batched)
         )));
     }
@@ -104,28 +113,28 @@ fn sweep_spec_among(
         args.counters.selection(pattern)?;
     }
     let (visit, slice) = parse_times(args)?;
-    let network = placement(&args.network, &args.sink, false)?;
+    let network = placement(&args.network, &args.sink, args.gso.given())?;
     let remote = remote_run(&args.remote, &network)?;
     if remote.as_ref().is_some_and(|r| r.reverse) {
         return Err(ConfigError(
             "--reverse with sweep: a sweep reads each visit's figures on this host, which --reverse would leave on the server; --reverse is for `run` (stream) only".into(),
         ));
     }
-    let mechanisms = mechanisms(&args.mechanisms, known)?;
+    let transport = crate::sweep::spec::transport_of(&network);
+    let mechanisms = mechanisms(&args.mechanisms, known, transport)?;
     let queue_depth = queue_depth(args, &mechanisms, known)?;
     let recv_path = args.receive.path()?;
-    check_paths(&mechanisms, recv_path, args.verify.verify)?;
+    check_paths(&mechanisms, recv_path, args.verify.verify, transport)?;
     if patterns.contains(&Pattern::Crr) {
         let (netns, is_remote) = (network.is_netns(), remote.is_some());
         crate::config::crr::check_sweep(&mechanisms, known, recv_path, netns, is_remote)?;
     }
     let beside_loopback = beside_loopback(args, &network)?;
+    let (sizes, gso) = sizes_and_gso(args, &network)?;
     let spec = SweepSpec {
         mechanisms,
         patterns,
-        sizes: parse_list("--sizes", &args.sizes, |t| {
-            parse_message_size(LIST_ENTRY, t)
-        })?,
+        sizes,
         threads: parse_list("--threads", &args.threads, |t| parse_threads(LIST_ENTRY, t))?,
         ci_target: parse_ci(&args.ci)?,
         min_visits: parse_min_visits(&args.min_visits)?,
@@ -149,6 +158,7 @@ fn sweep_spec_among(
         count_copies: args.count_copies.count_copies,
         bidir: args.bidir.bidir,
         beside_loopback,
+        gso,
         watch: super::watch::watch(&args.watch)?,
         margin: args.margin.share()?,
     };
@@ -166,21 +176,38 @@ fn check_sink_points(spec: &SweepSpec, known: &[MechanismKind]) -> Result<(), Co
     check_sweep_sink(&spec.patterns, &spec.mechanisms, known)?;
     check_sweep_sink_sizes(&spec.sizes)?;
     for point in spec.points() {
-        crate::config::network::check_sink(&spec.run_spec(&point, false))?;
+        let run = spec.run_spec(&point, false);
+        crate::config::network::check_sink(&run)?;
+        super::gso::check_zerocopy_pages(&run)?;
     }
     Ok(())
 }
 
-/// Every point's mechanism and receive path on tcp, the transport a sweep measures.
+/// `--sizes`, and `--gso` checked against them for the sweep's transport: tcp, which --gso
+/// refuses, or on a sink udp (`SweepSpec::transport`).
+fn sizes_and_gso(
+    args: &SweepArgs,
+    network: &crate::config::Network,
+) -> Result<(Vec<usize>, Option<usize>), ConfigError> {
+    let sizes = parse_list("--sizes", &args.sizes, |t| {
+        parse_message_size(LIST_ENTRY, t)
+    })?;
+    let transport = crate::sweep::spec::transport_of(network);
+    let gso = super::gso::gso(&args.gso, transport, network, &sizes, false)?;
+    Ok((sizes, gso))
+}
+
+/// Every point's mechanism and receive path on the sweep's transport (tcp; on a sink udp).
 fn check_paths(
     mechanisms: &[MechanismKind],
     recv_path: RecvPath,
     verify: bool,
+    transport: Transport,
 ) -> Result<(), ConfigError> {
     for &m in mechanisms {
-        check_transport(Transport::Tcp, m)?;
+        check_transport(transport, m)?;
     }
-    check_recv_path(recv_path, Transport::Tcp, verify)
+    check_recv_path(recv_path, transport, verify)
 }
 
 /// `--beside-loopback`: loopback twins of a sink's points; nothing to stand beside without one.

@@ -87,7 +87,7 @@ fn the_help_lists_a_mechanism_by_its_descriptor() {
     );
     let queue = queue_depth_help(&with_tenth());
     assert!(
-        queue.starts_with("io_uring mechanisms (uring, uring-gather, uring-zc, tenth): "),
+        queue.starts_with("Batching mechanisms (sendmmsg, uring, uring-gather, uring-zc, tenth): "),
         "{queue}"
     );
     let sweep = sweep_help(&with_tenth());
@@ -141,7 +141,7 @@ fn a_sweeps_refusals_name_a_mechanism_by_its_descriptor() {
     );
     let queue = refusal(&["--mechanisms", "send", "--queue-depth", "8"]);
     assert!(
-        queue.ends_with("applies to uring, uring-gather, uring-zc and tenth only"),
+        queue.ends_with("applies to sendmmsg, uring, uring-gather, uring-zc and tenth only"),
         "{queue}"
     );
     let crr = refusal(&["--mechanisms", "splice", "--patterns", "crr"]);
@@ -176,6 +176,7 @@ fn the_tenth_sends_through_the_same_build_as_every_mechanism() {
         send_buffer: 1 << 16,
         queue_depth: 1,
         flush_each: true,
+        framing: None,
     };
     let mut sender = crate::mechanism::build(TENTH, ctx).unwrap();
     sender.send_message(&flows[0].sender, 0).unwrap();

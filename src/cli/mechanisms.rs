@@ -28,8 +28,9 @@ pub fn sweep_help(mechanisms: &[MechanismKind]) -> String {
 pub fn queue_depth_help(mechanisms: &[MechanismKind]) -> String {
     let batched = names(mechanisms, |m| m.uses_queue_depth);
     format!(
-        "io_uring mechanisms ({}): sends submitted together, linked so they go out in order; 1 \
-         to 4096, default 16. Refused without such a mechanism",
+        "Batching mechanisms ({}): messages handed to the kernel together (io_uring: sends \
+         linked so they go out in order; sendmmsg: one call); 1 to 4096, default 16. Refused \
+         without such a mechanism",
         batched.join(", ")
     )
 }

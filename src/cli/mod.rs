@@ -25,8 +25,8 @@ pub use hosts::{MeshArgs, ServerArgs};
 pub use keygen::KeygenArgs;
 pub use margin::MarginArgs;
 pub use point::{
-    CountCopiesArgs, CountersArgs, PipeSizeArgs, ProcessesArgs, QueueDepthArgs, ReceiveArgs,
-    UdpSplitArgs,
+    CountCopiesArgs, CountersArgs, GsoArgs, PipeSizeArgs, ProcessesArgs, QueueDepthArgs,
+    ReceiveArgs, UdpSplitArgs,
 };
 pub use readers::{CompareArgs, ExportArgs, ReportArgs};
 pub use shared::{
@@ -114,6 +114,9 @@ pub struct SweepArgs {
     #[command(flatten)]
     #[serde(flatten)]
     pub receive: ReceiveArgs,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub gso: GsoArgs,
     /// Message sizes, comma-separated (256, 1K, 4KiB, 512k …).
     #[arg(long, default_value = "256,1K,4K,16K,64K,512K")]
     pub sizes: String,
@@ -387,6 +390,9 @@ pub struct RunArgs {
     #[command(flatten)]
     #[serde(flatten)]
     pub udp_split: UdpSplitArgs,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub gso: GsoArgs,
     #[command(flatten)]
     #[serde(flatten)]
     pub processes: ProcessesArgs,

@@ -106,3 +106,20 @@ pub struct ProcessesArgs {
     #[arg(long)]
     pub processes: bool,
 }
+
+/// `--gso`: run and sweep.
+#[derive(Debug, Clone, Default, Args, serde::Serialize, serde::Deserialize)]
+pub struct GsoArgs {
+    /// udp: UDP GSO (UDP_SEGMENT), the segment size in bytes: every send of a message (up to
+    /// 64 KiB) is cut by the kernel into datagrams of this size, each numbered, the last one
+    /// shorter. With a message above one send, add --udp-split.
+    #[arg(long)]
+    pub gso: Option<String>,
+}
+
+impl GsoArgs {
+    /// Whether `--gso` was given (the defaults that differ with GSO read this).
+    pub fn given(&self) -> bool {
+        self.gso.is_some()
+    }
+}

@@ -261,7 +261,7 @@ mod tests {
     use std::collections::BTreeMap;
 
     /// The flags more than one command takes, each declared once.
-    const SHARED: [&str; 28] = [
+    const SHARED: [&str; 29] = [
         "seed",
         "visits",
         "out",
@@ -285,6 +285,7 @@ mod tests {
         "recv-size",
         "pipe-size",
         "udp-split",
+        "gso",
         "processes",
         "settle",
         "settle-limit",

@@ -181,6 +181,8 @@ pub struct RunSpec {
     pub counters: CounterSelection,
     /// Datagram transports: send a message larger than one datagram as several.
     pub udp_split: bool,
+    /// UDP GSO (`--gso`): the segment size the kernel cuts every send into.
+    pub gso: Option<usize>,
     /// `--processes`: the two sides of every flow run in two processes (fork), not two threads.
     pub processes: bool,
     /// Where the sides run: loopback, or two network namespaces (`--netns`).
@@ -261,6 +263,7 @@ impl RunSpec {
             verify: false,
             counters: CounterSelection::None,
             udp_split: false,
+            gso: None,
             processes: false,
             network: Default::default(),
             queue_depth: DEFAULT_QUEUE_DEPTH,
@@ -274,8 +277,8 @@ impl RunSpec {
     /// How messages map onto datagrams (datagram transports; the size was checked at parse).
     pub fn framing(&self) -> Option<Framing> {
         self.transport.is_datagram().then(|| {
-            Framing::for_transport(self.transport, self.message_size, self.udp_split)
-                .expect("the message size was checked against the datagram limit")
+            Framing::for_run(self.transport, self.message_size, self.udp_split, self.gso)
+                .expect("the message size was checked against the datagram limit and --gso")
         })
     }
 

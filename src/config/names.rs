@@ -72,8 +72,8 @@ mod tests {
         let err = "zero".parse::<MechanismKind>().unwrap_err().0;
         assert_eq!(
             err,
-            "--mechanism \"zero\": unknown mechanism; allowed: send, copy, gather, zerocopy, \
-             uring, uring-gather, uring-zc, splice, sendfile"
+            "--mechanism \"zero\": unknown mechanism; allowed: send, copy, gather, sendmmsg, \
+             zerocopy, uring, uring-gather, uring-zc, splice, sendfile"
         );
         let err = "mmap".parse::<RecvPath>().unwrap_err().0;
         assert_eq!(

@@ -106,3 +106,7 @@ pub fn remote_carries(transport: Transport) -> Result<(), String> {
         )),
     }
 }
+
+/// Zero copy over udp needs SO_ZEROCOPY on both ends' udp sockets, which neither a server's nor
+/// a client's udp flows are set up with: `run --remote` and the server refuse it alike.
+pub const ZEROCOPY_UDP_REFUSAL: &str = "over udp with --remote: zero copy needs SO_ZEROCOPY on the udp sockets, which the server's and the client's udp flows are not set up with; run it on this host, or over tcp";

@@ -408,6 +408,7 @@ pub fn side_worker(
         send_buffer,
         queue_depth: spec.queue_depth,
         flush_each: spec.pattern != Pattern::Stream,
+        framing: spec.framing(),
     };
     let job = jobs::job(spec, role, ctx, &endpoint)?;
     let measured = role == measured_side(spec);

@@ -444,6 +444,7 @@ mod tests {
             send_buffer: 1 << 16,
             queue_depth: 1,
             flush_each: false,
+            framing: None,
         };
         let sender = worker(Role::Sender, a, None);
         let job = Job::StreamSend(mechanism::build(MechanismKind::SEND, ctx).unwrap());
@@ -490,6 +491,7 @@ mod tests {
             send_buffer: 1 << 16,
             queue_depth: 1,
             flush_each: true,
+            framing: None,
         };
         let receiver = || {
             let mode = RecvMode::WholeMessage { max_call: 64 };

@@ -146,6 +146,7 @@ impl IpcSpec {
             verify: false,
             counters: CounterSelection::None,
             udp_split: self.udp_split,
+            gso: None,
             processes: self.processes,
             network: self.network.clone(),
             queue_depth: crate::config::DEFAULT_QUEUE_DEPTH,

@@ -38,6 +38,15 @@ impl Message {
         }
     }
 
+    /// Writes `bytes` at `offset` of the message, as if its fields were contiguous: a
+    /// datagram's sequence number over the first bytes of its part (a few bytes a datagram).
+    pub fn write_at(&mut self, offset: usize, bytes: &[u8]) {
+        let field_size = self.field_size();
+        for (at, &byte) in (offset..).zip(bytes) {
+            self.fields[at / field_size][at % field_size] = byte;
+        }
+    }
+
     /// Serializes the fields into `out` (the two-copy path's first copy).
     pub fn serialize_into(&self, out: &mut [u8]) {
         for (field, dst) in self
@@ -78,6 +87,22 @@ mod tests {
         assert_eq!(iov.len(), 8);
         assert!(iov.iter().all(|s| s.len() == 8));
         assert_ne!(iov[0].as_ptr(), iov[1].as_ptr());
+    }
+
+    #[test]
+    fn bytes_written_at_an_offset_land_there_across_fields() {
+        let mut msg = Message::new(16, 0);
+        msg.write_at(3, &[9, 8, 7, 6]);
+        let mut out = vec![0u8; 16];
+        msg.serialize_into(&mut out);
+        assert_eq!(
+            out[3..7],
+            [9, 8, 7, 6],
+            "fields of 2 B: the bytes span three of them"
+        );
+        let mut fresh = vec![0u8; 16];
+        Message::new(16, 0).serialize_into(&mut fresh);
+        assert_eq!((&out[..3], &out[7..]), (&fresh[..3], &fresh[7..]));
     }
 
     #[test]

@@ -13,11 +13,13 @@ pub(crate) mod pattern;
 pub(crate) mod receive;
 mod send;
 mod sendfile;
+mod sendmmsg;
 mod splice;
 mod uring;
 pub(crate) mod verify;
 mod zerocopy;
 
+use crate::transport::datagram::Framing;
 use crate::transport::Endpoint;
 use std::io::{self, IoSlice};
 
@@ -27,13 +29,14 @@ pub use zerocopy::{pool_size as zerocopy_pool_size, ZerocopyStats};
 
 impl MechanismKind {
     /// Every send mechanism, in the order the command line lists them and the reports sort
-    /// them: the reference, the copies, zero copy, io_uring, then the pipe and page-cache
-    /// paths. A new mechanism is a file of its own (its descriptor and its sender) and a line
+    /// them: the reference, the copies, the batch of copies (sendmmsg), zero copy, io_uring,
+    /// then the pipe and page-cache paths. A new mechanism is a file of its own (its descriptor and its sender) and a line
     /// here.
     pub const ALL: &'static [MechanismKind] = &[
         MechanismKind::SEND,
         MechanismKind::COPY,
         MechanismKind::GATHER,
+        MechanismKind::SENDMMSG,
         MechanismKind::ZEROCOPY,
         MechanismKind::URING,
         MechanismKind::URING_GATHER,
@@ -58,6 +61,9 @@ pub struct FlowContext {
     /// Every message must be on its way when `send_message` returns (rr: the peer answers only
     /// a whole request). Stream lets a batching mechanism hold messages until its batch is full.
     pub flush_each: bool,
+    /// Datagram transports: how each message maps onto datagrams and sends, so a mechanism
+    /// sizes what it hands the kernel at set-up, not on the first message.
+    pub framing: Option<Framing>,
 }
 
 /// One flow's sender. Buffers handed to the kernel by reference stay owned by the mechanism

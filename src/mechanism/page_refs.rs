@@ -175,6 +175,7 @@ pub(crate) mod testing {
             send_buffer: 1 << 20,
             queue_depth: 1,
             flush_each: false,
+            framing: None,
         }
     }
 

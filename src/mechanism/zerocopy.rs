@@ -5,16 +5,21 @@
 //! only once every send call that carried it is complete (the sender waits for it otherwise,
 //! and counts the wait). Completions are reaped without stalling the send path: every
 //! `REAP_EVERY` sends, whenever the socket is not writable, and on ENOBUFS (option memory used
-//! up by pending notifications: nothing was queued, so the call is simply retried).
+//! up by pending notifications: nothing was queued, so the call is simply retried). On UDP
+//! (SO_ZEROCOPY on a UDP socket) every datagram or GSO send is one call and gets its own
+//! completion id; the kernel may still merge neighbouring ids into one range. Datagram numbers
+//! are written into the message's fields, lent with the rest.
 use super::completions::CompletionTracker;
 use super::descriptor::{Crossover, MechanismDescriptor, MechanismKind};
 use super::descriptor::{Patterns, Reuse, Transports};
-use super::message::Message;
+use super::message::{Message, FIELDS};
 use super::{pattern, send_all_vectored, FlowContext, SendMechanism};
 use crate::sys::socket::{self, MSG_DONTWAIT, MSG_ZEROCOPY, POLLOUT};
 use crate::sys::zerocopy::{read_error_queue, ErrorQueueEntry};
+use crate::transport::datagram::{sub_iov, DatagramSocket};
 use crate::transport::{Endpoint, Transport};
 use std::io::{self, IoSlice};
+use std::ops::Range;
 use std::os::fd::BorrowedFd;
 use std::time::{Duration, Instant};
 
@@ -35,8 +40,8 @@ static DESCRIPTOR: MechanismDescriptor = MechanismDescriptor {
     name: "zerocopy",
     help: "MSG_ZEROCOPY",
     transports: Transports::Only {
-        transports: &[Transport::Tcp],
-        because: "MSG_ZEROCOPY works on TCP sockets only",
+        transports: &[Transport::Tcp, Transport::Udp],
+        because: "MSG_ZEROCOPY works on TCP and UDP sockets only",
     },
     patterns: Patterns {
         crr: Err(CRR_REFUSAL),
@@ -110,8 +115,9 @@ impl ZerocopyStats {
 
 struct Slot {
     message: Message,
-    /// Id of the last send call that carried this message; reusable once it is complete.
-    last_id: Option<u64>,
+    /// Ids of the send calls that carried this message (several when a stream send was
+    /// short, or a message is several datagrams); reusable once every one is complete.
+    ids: Range<u64>,
 }
 
 /// Everything but the pool, so the pool can be borrowed by the iovec while this is mutated.
@@ -147,7 +153,7 @@ impl Zerocopy {
         let pool = (0..n)
             .map(|_| Slot {
                 message: Message::new(ctx.message_size, ctx.flow),
-                last_id: None,
+                ids: 0..0,
             })
             .collect();
         let stats = ZerocopyStats {
@@ -174,19 +180,20 @@ impl SendMechanism for Zerocopy {
         let idx = self.next_slot;
         self.next_slot = (idx + 1) % self.pool.len();
         let slot = &mut self.pool[idx];
-        if let Some(id) = slot.last_id {
-            if !self.state.tracker.is_complete(id) {
-                self.state.stats.slot_waits += 1;
-                self.state.wait_until_complete(fd, id)?;
-            }
-        }
+        self.state.wait_for_slot(fd, slot.ids.clone())?;
         if self.ctx.fill_pattern {
             slot.message.fill(pattern::message_seed(self.ctx.flow, seq));
         }
         let state = &mut self.state;
-        let mut iov = slot.message.iov();
-        send_all_vectored(&mut iov, |iov| state.send_call(fd, iov))?;
-        slot.last_id = state.tracker.issued_ids().checked_sub(1);
+        let first_id = state.tracker.issued_ids();
+        match ep.datagram_socket() {
+            None => {
+                let mut iov = slot.message.iov();
+                send_all_vectored(&mut iov, |iov| state.send_call(fd, iov))?;
+            }
+            Some(socket) => send_datagrams(state, fd, socket, &mut slot.message)?,
+        }
+        slot.ids = first_id..state.tracker.issued_ids();
         Ok(())
     }
 
@@ -209,6 +216,30 @@ impl SendMechanism for Zerocopy {
         stats.copied = t.copied();
         Some(stats)
     }
+}
+
+/// One message over a datagram socket: its numbers written into the message's own memory
+/// (which the kernel reads until the completion, so no separate header may be), then one
+/// zero-copy send call per datagram or GSO send. A datagram send is whole or fails.
+fn send_datagrams(
+    state: &mut State,
+    fd: BorrowedFd<'_>,
+    socket: &DatagramSocket,
+    message: &mut Message,
+) -> io::Result<()> {
+    let framing = *socket.framing();
+    framing.number_parts(socket.number_message(), |at, bytes| {
+        message.write_at(at, &bytes)
+    });
+    let iov = message.iov();
+    for send in 0..framing.sends() {
+        let mut list = [IoSlice::new(&[]); FIELDS];
+        let used = sub_iov(&iov, framing.send_range(send), &mut list)
+            .expect("a send's bytes lie in the message's fields, one entry each at most");
+        state.send_call(fd, &list[..used])?;
+        socket.count_sent(framing.send_parts(send).len() as u32);
+    }
+    Ok(())
 }
 
 /// Zero copy is a socket feature; config refuses it on other transports.
@@ -267,6 +298,22 @@ impl State {
             }
         }
         Ok(completed)
+    }
+
+    /// Waits until every send call of a slot's last use is complete (counted once in
+    /// `slot_waits` when any is not).
+    fn wait_for_slot(&mut self, fd: BorrowedFd<'_>, ids: Range<u64>) -> io::Result<()> {
+        let mut waited = false;
+        for id in ids {
+            if !self.tracker.is_complete(id) {
+                if !waited {
+                    self.stats.slot_waits += 1;
+                    waited = true;
+                }
+                self.wait_until_complete(fd, id)?;
+            }
+        }
+        Ok(())
     }
 
     fn wait_until_complete(&mut self, fd: BorrowedFd<'_>, id: u64) -> io::Result<()> {

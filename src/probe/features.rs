@@ -22,6 +22,10 @@ pub struct Features {
     pub sendfile: Feature,
     pub splice: Feature,
     pub tcp_zerocopy_receive: Feature,
+    /// UDP GSO (`--gso`): UDP_SEGMENT accepted and a send cut into segments.
+    pub udp_gso: Feature,
+    /// MSG_ZEROCOPY on a UDP socket (zerocopy over udp): a send and its completion.
+    pub udp_zerocopy: Feature,
     /// Each sending mechanism and receive path, by the probe a run makes before it starts.
     pub paths: Vec<PathFeature>,
 }
@@ -120,7 +124,51 @@ pub fn measure() -> Features {
              connected loopback TCP socket",
             tcp_zerocopy_receive(),
         ),
+        udp_gso: Feature::from_result(
+            "setsockopt(UDP_SEGMENT, 1000) on a loopback UDP socket, one send of 3500 B, \
+             datagrams of 1000, 1000, 1000 and 500 B expected",
+            udp_gso(),
+        ),
+        udp_zerocopy: Feature::from_result(
+            "SO_ZEROCOPY on a loopback UDP socket, one MSG_ZEROCOPY send of 4 KiB, its \
+             completion read from the error queue",
+            udp_zerocopy(),
+        ),
         paths: paths(MechanismKind::ALL),
+    }
+}
+
+fn udp_gso() -> Result<(), String> {
+    let want = [1000, 1000, 1000, 500];
+    match crate::transport::framing::gso_send(1000, 3500) {
+        Ok(got) if got == want => Ok(()),
+        Ok(got) => Err(format!(
+            "the kernel delivered datagrams of {got:?} B, not {want:?}"
+        )),
+        Err(e) => Err(format!("UDP_SEGMENT: {e}")),
+    }
+}
+
+fn udp_zerocopy() -> Result<(), String> {
+    use crate::sys::socket::{poll_one, sendmsg, MSG_ZEROCOPY};
+    use crate::sys::zerocopy::{read_error_queue, ErrorQueueEntry};
+    use std::net::{Ipv4Addr, UdpSocket};
+    let bind = || UdpSocket::bind((Ipv4Addr::LOCALHOST, 0)).map_err(context("loopback UDP"));
+    let (sender, receiver) = (bind()?, bind()?);
+    let address = receiver.local_addr().map_err(context("getsockname"))?;
+    sender.connect(address).map_err(context("connect"))?;
+    enable_zerocopy(sender.as_fd()).map_err(context("setsockopt(SO_ZEROCOPY)"))?;
+    let bytes = [7u8; PROBE_BYTES];
+    sendmsg(sender.as_fd(), &[io::IoSlice::new(&bytes)], MSG_ZEROCOPY)
+        .map_err(context("sendmsg(MSG_ZEROCOPY)"))?;
+    // The completion is queued as the datagram is delivered; POLLERR says it is there.
+    poll_one(sender.as_fd(), 0, 1000).map_err(context("poll for the completion"))?;
+    match read_error_queue(sender.as_fd()).map_err(context("recvmsg(MSG_ERRQUEUE)"))? {
+        Some(ErrorQueueEntry::Completion(range)) if range.first == 0 => Ok(()),
+        Some(other) => Err(format!(
+            "the error queue held {other:?}, not send 0's completion"
+        )),
+        None => Err("no completion within 1 s of the send".into()),
     }
 }
 

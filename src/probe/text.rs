@@ -271,6 +271,8 @@ fn features(out: &mut String, p: &Probe) {
     feature_line(out, "sendfile", &f.sendfile);
     feature_line(out, "splice", &f.splice);
     feature_line(out, "TCP_ZEROCOPY_RECEIVE", &f.tcp_zerocopy_receive);
+    feature_line(out, "UDP GSO (UDP_SEGMENT)", &f.udp_gso);
+    feature_line(out, "MSG_ZEROCOPY on UDP", &f.udp_zerocopy);
     path_lines(out, &f.paths);
     if let Some(sink) = &p.sink {
         // Not on loopback: into a sink's veth pair, as `--sink` sends.

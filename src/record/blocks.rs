@@ -94,6 +94,10 @@ pub struct DatagramReport {
     pub datagrams_per_message: u32,
     pub datagram_bytes: usize,
     pub sequence_number_bytes: usize,
+    /// UDP GSO (`--gso`): sends per message, each cut by the kernel into datagrams of
+    /// `datagram_bytes`; absent without GSO, where every send is one datagram.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gso_sends_per_message: Option<u32>,
     pub receive_timeout_ms: u64,
     /// Sender to receiver (stream data, rr requests).
     pub forward: DatagramDirection,
@@ -164,9 +168,16 @@ impl DatagramReport {
                 self.stale_answers
             );
         }
+        let how = match self.gso_sends_per_message {
+            Some(sends) => format!(
+                "--gso {} B: {sends} send(s) a message, cut by the kernel",
+                self.datagram_bytes
+            ),
+            None => "--udp-split".to_string(),
+        };
         if self.datagrams_per_message > 1 {
             summary += &format!(
-                "; each message split into {} datagrams (--udp-split), {} arrived incomplete (a part lost)",
+                "; each message split into {} datagrams ({how}), {} arrived incomplete (a part lost)",
                 self.datagrams_per_message, self.incomplete_messages
             );
         }
@@ -221,6 +232,7 @@ pub(super) fn datagram_report(spec: &RunSpec, outcome: &RunOutcome) -> Option<Da
         datagrams_per_message: framing.parts,
         datagram_bytes: framing.part_len,
         sequence_number_bytes: crate::transport::datagram::SEQ_BYTES,
+        gso_sends_per_message: framing.gso.map(|_| framing.sends()),
         receive_timeout_ms: crate::transport::datagram::RECEIVE_TIMEOUT.as_millis() as u64,
         forward,
         back,

@@ -157,6 +157,7 @@ fn run_config(spec: &RunSpec, outcome: &RunOutcome) -> RunConfig {
         counters: spec.counters,
         tcp_nodelay: spec.socket_options().nodelay,
         queue_depth: spec.mechanism.uses_queue_depth.then_some(spec.queue_depth),
+        gso_segment_bytes: spec.gso,
         recv: spec.recv_path,
         processes: spec.processes,
         where_sides_run: where_sides_run.to_string(),

@@ -159,6 +159,9 @@ pub struct RunConfig {
     pub tcp_nodelay: bool,
     /// io_uring mechanisms: sends submitted together (`--queue-depth`).
     pub queue_depth: Option<u32>,
+    /// UDP GSO (`--gso`): the segment size the kernel cut every send into; absent without.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gso_segment_bytes: Option<usize>,
     /// How the receiving sides took bytes from the kernel (`--recv`).
     pub recv: crate::mechanism::receive::path::RecvPath,
     /// `--processes`: the two sides ran in two processes.

@@ -85,10 +85,26 @@ fn modes(out: &mut String, c: &crate::record::RunConfig) {
             "  TCP_NODELAY: on (zero-copy buffers come back on ACK; Nagle with delayed ACKs would stall them), unlike the other stream mechanisms"
         );
     }
-    if let Some(depth) = c.queue_depth {
+    match c.queue_depth {
+        Some(depth) if c.mechanism == crate::mechanism::MechanismKind::SENDMMSG => {
+            let per_call = match c.pattern {
+                crate::config::Pattern::Stream => format!("{depth} messages per call"),
+                _ => "each message in a call of its own (the peer answers only a whole one)".into(),
+            };
+            let _ = writeln!(out, "  sendmmsg: {per_call}");
+        }
+        Some(depth) => {
+            let _ = writeln!(
+                out,
+                "  io_uring: {depth} sends per submission, linked so they go out in order"
+            );
+        }
+        None => {}
+    }
+    if let Some(segment) = c.gso_segment_bytes {
         let _ = writeln!(
             out,
-            "  io_uring: {depth} sends per submission, linked so they go out in order"
+            "  UDP GSO: --gso {segment}, every send cut by the kernel into datagrams of {segment} B"
         );
     }
     if c.spin {

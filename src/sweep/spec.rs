@@ -87,6 +87,9 @@ pub struct SweepSpec {
     /// side on the same rounds.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub beside_loopback: bool,
+    /// `--gso`: every point's UDP GSO segment size; absent without it.
+    #[serde(rename = "gso_segment_bytes", skip_serializing_if = "Option::is_none")]
+    pub gso: Option<usize>,
     /// `--quiet-threshold`, `--settle`: how the sweep watches the machine.
     // Recorded through the arguments block (--settle, --quiet-threshold), so the spec
     // block, which --resume reads back, keeps its keys.
@@ -209,6 +212,7 @@ impl SweepSpec {
                 CounterSelection::None
             },
             udp_split: false,
+            gso: self.gso,
             processes: false,
             // A loopback twin's flows stay in this namespace, with their receiver.
             network: match point.loopback_twin {
@@ -226,10 +230,7 @@ impl SweepSpec {
     /// What every point is carried by: tcp, or on a sink (`--sink`) udp, the one transport a
     /// sink carries.
     pub fn transport(&self) -> crate::transport::Transport {
-        match self.network.is_sink() {
-            true => crate::transport::Transport::Udp,
-            false => crate::transport::Transport::Tcp,
-        }
+        transport_of(&self.network)
     }
 
     /// What a counter visit opens: `auto` is every counter, for rr too (a counter visit's
@@ -246,5 +247,14 @@ impl SweepSpec {
     /// The whole sweep's visit budget: points × `--budget`.
     pub fn total_budget(&self) -> Duration {
         self.budget * self.total() as u32
+    }
+}
+
+/// What a sweep's points are carried by in `network`: tcp, or on a sink (`--sink`) udp, the
+/// one transport a sink carries.
+pub fn transport_of(network: &Network) -> crate::transport::Transport {
+    match network.is_sink() {
+        true => crate::transport::Transport::Udp,
+        false => crate::transport::Transport::Tcp,
     }
 }

@@ -1,11 +1,12 @@
 //! The only `unsafe` code in bytepath: thin wrappers over the Linux system calls that std does
 //! not expose (sendmsg with flags, the MSG_ZEROCOPY error queue, affinity, per-thread rusage,
 //! fork and shared memory for `--processes`, readiness (select, poll, epoll) and io_uring for
-//! `servers`, io_uring sends for the uring mechanisms, setns(2) for `--netns`, and the
-//! page-referencing calls of the `splice` and `sendfile` senders: vmsplice(2), madvise(2),
-//! memfd_create(2), fallocate(2)), the perf sampling ioctl the perf-event2 crate lacks,
-//! mallopt(3) for the server, and tracefs (mount(2) where it is not mounted; its event ids and
-//! format files) with the kernel tracepoints it lists, read through perf rings.
+//! `servers`, io_uring sends for the uring mechanisms, sendmmsg(2) and UDP_SEGMENT for the
+//! datagram senders, setns(2) for `--netns`, and the page-referencing calls of the `splice` and
+//! `sendfile` senders: vmsplice(2), madvise(2), memfd_create(2), fallocate(2)), the perf
+//! sampling ioctl the perf-event2 crate lacks, mallopt(3) for the server, and tracefs
+//! (mount(2) where it is not mounted; its event ids and format files) with the kernel
+//! tracepoints it lists, read through perf rings.
 //! Each wrapper turns `-1` into `io::Error::last_os_error()` in one place (`cvt`).
 #![allow(unsafe_code)]
 
@@ -16,6 +17,7 @@ pub(crate) mod events;
 pub(crate) mod fdio;
 pub(crate) mod file;
 pub mod malloc;
+pub(crate) mod mmsg;
 pub(crate) mod netns;
 pub(crate) mod pages;
 pub(crate) mod process;

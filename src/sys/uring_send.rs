@@ -6,6 +6,7 @@
 //! lent slot and `Drop` leaks one rather than free it under the kernel.
 use io_uring::{cqueue, opcode, squeue, types, IoUring, Probe};
 use std::io;
+use std::ops::Range;
 use std::os::fd::{AsRawFd, BorrowedFd};
 use std::time::Duration;
 
@@ -206,22 +207,29 @@ impl<M: LentMemory> SendRing<M> {
         Some(&mut self.slots[slot].memory)
     }
 
-    /// Pushes a send of the slot's bytes from `from` on, with MSG_WAITALL (a stream send
+    /// Pushes a send of bytes `range` of the slot's memory, with MSG_WAITALL (a stream send
     /// ends short only on an error or a signal) and MSG_NOSIGNAL; `link` chains the next
     /// push after this one (IOSQE_IO_LINK). `tag` comes back in the result. Pushes are
-    /// submitted by `wait`; the submission queue holds `batch` of them.
+    /// submitted by `wait`; the submission queue holds `batch` of them. A slot may carry
+    /// several sends at once (a message's datagrams), except with SENDMSG, whose one header
+    /// per slot a second send would overwrite.
     pub fn push(
         &mut self,
         fd: BorrowedFd<'_>,
         slot: usize,
-        from: usize,
+        range: Range<usize>,
         link: bool,
         tag: u32,
     ) -> io::Result<()> {
         // A slot whose SEND_ZC ended short is pushed again for the rest while the kernel
         // still holds its pages for reading: that is fine, rewriting them is not.
-        assert_eq!(self.slots[slot].results, 0, "one send per slot at a time");
-        let entry = self.entry(fd, slot, from);
+        if self.op == SendOp::SendMsg {
+            assert_eq!(
+                self.slots[slot].results, 0,
+                "one SENDMSG per slot at a time"
+            );
+        }
+        let entry = self.entry(fd, slot, range);
         let entry = entry.user_data((tag as u64) << 32 | slot as u64);
         let entry = if link {
             entry.flags(squeue::Flags::IO_LINK)
@@ -232,9 +240,10 @@ impl<M: LentMemory> SendRing<M> {
         // kernel only reads, and for SENDMSG its boxed header, which no other send of this
         // slot is using (asserted above). The slot is marked lent below before anything else
         // can run, and a lent slot's memory is neither handed out for writing (`memory_mut`)
-        // nor freed (`Drop` leaks it) until its result and any notification have been reaped
-        // (`complete`); `LentMemory` promises the bytes stay in place meanwhile. The socket is
-        // only named by number: io_uring takes its own reference to the file at submission.
+        // nor freed (`Drop` leaks it) until its results and any notifications have been
+        // reaped (`complete`); `LentMemory` promises the bytes stay in place meanwhile. The
+        // socket is only named by number: io_uring takes its own reference to the file at
+        // submission.
         unsafe { self.ring.submission().push(&entry) }.map_err(|_| {
             io::Error::new(
                 io::ErrorKind::OutOfMemory,
@@ -245,21 +254,21 @@ impl<M: LentMemory> SendRing<M> {
         Ok(())
     }
 
-    fn entry(&mut self, fd: BorrowedFd<'_>, slot: usize, from: usize) -> squeue::Entry {
+    fn entry(&mut self, fd: BorrowedFd<'_>, slot: usize, range: Range<usize>) -> squeue::Entry {
         let fd = types::Fd(fd.as_raw_fd());
         let flags = libc::MSG_WAITALL | libc::MSG_NOSIGNAL;
         let s = &mut self.slots[slot];
         match self.op {
             SendOp::Send | SendOp::SendZc => {
                 let part = s.memory.parts().next().expect("one part");
-                let rest = &part[from..];
-                let len = u32::try_from(rest.len()).expect("messages are below 4 GiB");
+                let bytes = &part[range];
+                let len = u32::try_from(bytes.len()).expect("messages are below 4 GiB");
                 if self.op == SendOp::Send {
-                    opcode::Send::new(fd, rest.as_ptr(), len)
+                    opcode::Send::new(fd, bytes.as_ptr(), len)
                         .flags(flags)
                         .build()
                 } else {
-                    opcode::SendZc::new(fd, rest.as_ptr(), len)
+                    opcode::SendZc::new(fd, bytes.as_ptr(), len)
                         .flags(flags)
                         .zc_flags(IORING_SEND_ZC_REPORT_USAGE)
                         .build()
@@ -270,18 +279,19 @@ impl<M: LentMemory> SendRing<M> {
                     .header
                     .as_deref_mut()
                     .expect("SENDMSG slots have a header");
-                let mut skip = from;
                 let mut n = 0;
+                let mut at = 0;
                 for part in s.memory.parts() {
-                    if skip >= part.len() {
-                        skip -= part.len();
+                    let (start, end) = (at, at + part.len());
+                    at = end;
+                    let (lo, hi) = (range.start.max(start), range.end.min(end));
+                    if lo >= hi {
                         continue;
                     }
-                    let rest = &part[skip..];
-                    skip = 0;
+                    let bytes = &part[lo - start..hi - start];
                     h.iov[n] = libc::iovec {
-                        iov_base: rest.as_ptr() as *mut libc::c_void,
-                        iov_len: rest.len(),
+                        iov_base: bytes.as_ptr() as *mut libc::c_void,
+                        iov_len: bytes.len(),
                     };
                     n += 1;
                 }

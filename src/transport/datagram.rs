@@ -2,10 +2,14 @@
 //! Every datagram starts with a 4-byte little-endian sequence number written over the first
 //! bytes of its part of the message (as sockperf puts its header inside the message size), so
 //! the receiver counts loss and reordering instead of hiding them. A message larger than one
-//! datagram is refused, or with `--udp-split` sent as several equal parts, each numbered. A
-//! zero-length datagram marks the end of a flow; as it may be lost, receivers also give up
-//! after `RECEIVE_TIMEOUT` of silence once the run has stopped.
-use super::{Endpoint, FlowConnector, FlowEnds, SocketOptions, Transport};
+//! datagram is refused, or with `--udp-split` sent as several equal parts, each numbered. With
+//! UDP GSO (`--gso`, UDP_SEGMENT) the kernel cuts each send into datagrams of the segment size
+//! itself, so the sender numbers every segment inside the payload it hands over: the datagrams
+//! the receiver gets carry their own numbers, exactly as without GSO. A zero-length datagram
+//! marks the end of a flow; as it may be lost, receivers also give up after `RECEIVE_TIMEOUT`
+//! of silence once the run has stopped.
+pub use super::framing::{Framing, MAX_GSO_SEGMENTS, SEQ_BYTES};
+use super::{Endpoint, FlowConnector, FlowEnds, SocketOptions};
 use crate::sys::socket;
 use std::io::{self, IoSlice};
 use std::net::{Ipv4Addr, UdpSocket};
@@ -13,117 +17,16 @@ use std::ops::Range;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::net::UnixDatagram;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
-use std::sync::OnceLock;
 use std::time::Duration;
 
-/// Bytes of sequence number at the start of every datagram.
-pub const SEQ_BYTES: usize = 4;
-/// The largest UDP payload over IPv4: 65535 minus the 20-byte IP and 8-byte UDP headers.
-pub const UDP_MAX_PAYLOAD: usize = 65_507;
 /// How long a receiver waits in silence before it asks whether the run is over (stream, rr
 /// server) or counts the round trip as lost (rr client).
 pub const RECEIVE_TIMEOUT: Duration = Duration::from_millis(200);
 /// Most gather entries one datagram part may span (8 fields, plus headroom).
 const MAX_PART_IOV: usize = 15;
-
-/// How a message maps onto datagrams.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-pub struct Framing {
-    pub message_size: usize,
-    /// Bytes of the largest part (parts differ by at most one byte).
-    pub part_len: usize,
-    pub parts: u32,
-}
-
-impl Framing {
-    /// Splits `message_size` into the fewest equal parts of at most `limit` bytes, or refuses.
-    pub fn new(
-        transport: Transport,
-        message_size: usize,
-        limit: usize,
-        split: bool,
-    ) -> Result<Framing, String> {
-        let name = transport.name();
-        if message_size < SEQ_BYTES {
-            return Err(format!(
-                "{message_size} B with --transport {name}: every datagram starts with a \
-                 {SEQ_BYTES}-byte sequence number (loss and reordering are counted); allowed: \
-                 {SEQ_BYTES} B and up"
-            ));
-        }
-        let parts = message_size.div_ceil(limit);
-        if parts > 1 && !split {
-            return Err(format!(
-                "{message_size} B with --transport {name}: one datagram carries at most \
-                 {limit} B ({}); allowed: up to {limit} B, or add --udp-split to send each \
-                 message as {parts} datagrams",
-                limit_reason(transport)
-            ));
-        }
-        // Parts differ by at most one byte, so none is too short for its number: the smallest
-        // holds more than half the limit.
-        Ok(Framing {
-            message_size,
-            part_len: message_size.div_ceil(parts),
-            parts: parts as u32,
-        })
-    }
-
-    /// The framing a run over `transport` uses, or why the size cannot be carried.
-    pub fn for_transport(
-        transport: Transport,
-        message_size: usize,
-        split: bool,
-    ) -> Result<Framing, String> {
-        Framing::new(transport, message_size, datagram_limit(transport), split)
-    }
-
-    /// Byte range of part `part` within the message: the first `size % parts` parts are one
-    /// byte longer than the rest.
-    pub fn part_range(&self, part: u32) -> Range<usize> {
-        let (parts, i) = (self.parts as usize, part as usize);
-        let (short, longer) = (self.message_size / parts, self.message_size % parts);
-        let start = i * short + i.min(longer);
-        start..start + short + usize::from(i < longer)
-    }
-}
-
-fn limit_reason(transport: Transport) -> &'static str {
-    match transport {
-        Transport::Udp => "the IPv4 limit: 65535 minus 20 B of IP and 8 B of UDP header",
-        _ => "the AF_UNIX datagram limit on this machine: the socket send buffer, net.core.wmem_default, less 32 B",
-    }
-}
-
-/// The largest datagram `transport` carries here. AF_UNIX's limit follows the send buffer, so it
-/// is measured once (a non-blocking send on a fresh pair answers EMSGSIZE when too large).
-pub fn datagram_limit(transport: Transport) -> usize {
-    static UNIX_LIMIT: OnceLock<usize> = OnceLock::new();
-    match transport {
-        Transport::UnixDgram => *UNIX_LIMIT.get_or_init(probe_unix_limit),
-        _ => UDP_MAX_PAYLOAD,
-    }
-}
-
-fn probe_unix_limit() -> usize {
-    let fits = |len: usize| -> bool {
-        let Ok((a, _b)) = UnixDatagram::pair() else {
-            return false;
-        };
-        let _ = a.set_nonblocking(true);
-        a.send(&vec![0u8; len]).is_ok()
-    };
-    let (mut lo, mut hi) = (SEQ_BYTES, 64 << 20);
-    while lo < hi {
-        let mid = lo + (hi - lo).div_ceil(2);
-        if fits(mid) {
-            lo = mid;
-        } else {
-            hi = mid - 1;
-        }
-    }
-    lo
-}
+/// Most gather entries of one GSO send: a header and a payload entry per segment, and one more
+/// wherever a field of the message ends inside the send.
+const MAX_SEND_IOV: usize = 2 * MAX_GSO_SEGMENTS + MAX_PART_IOV + 1;
 
 /// Fills `out` with the slices of `iov` that cover bytes `range` of their concatenation and
 /// returns how many it used, or `None` when that needs more than `out` holds.
@@ -146,6 +49,30 @@ pub fn sub_iov<'s>(
         if at >= range.end {
             break;
         }
+    }
+    Some(used)
+}
+
+/// The gather list of send `send` of the message whose bytes `iov` holds: for each part the
+/// send carries, its number from `headers` (one per part, in order) and the part's bytes after
+/// the number's. Returns how many entries of `out` it filled, or `None` when it needs more.
+pub fn send_iov<'s>(
+    framing: &Framing,
+    iov: &'s [IoSlice<'_>],
+    send: u32,
+    headers: &'s [[u8; SEQ_BYTES]],
+    out: &mut [IoSlice<'s>],
+) -> Option<usize> {
+    let mut used = 0;
+    for (header, part) in headers.iter().zip(framing.send_parts(send)) {
+        *out.get_mut(used)? = IoSlice::new(header);
+        used += 1;
+        let range = framing.part_range(part);
+        used += sub_iov(
+            iov,
+            range.start + SEQ_BYTES..range.end,
+            out.get_mut(used..)?,
+        )?;
     }
     Some(used)
 }
@@ -182,7 +109,31 @@ impl DatagramSocket {
         self.sent.load(Ordering::Relaxed)
     }
 
-    /// Sends one message as its datagrams, each with its sequence number over its first bytes.
+    /// Numbers the next message's datagrams: returns the first number, and the message after
+    /// it starts after its last. The senders that write numbers into their own memory
+    /// (`Framing::number_parts`) take them here.
+    #[inline]
+    pub fn number_message(&self) -> u32 {
+        let first = self.next_seq.load(Ordering::Relaxed);
+        let next = first.wrapping_add(self.framing.parts);
+        self.next_seq.store(next, Ordering::Relaxed);
+        first
+    }
+
+    /// Counts `datagrams` the kernel took.
+    #[inline]
+    pub fn count_sent(&self, datagrams: u32) {
+        let sent = self.sent.load(Ordering::Relaxed);
+        self.sent
+            .store(sent + u64::from(datagrams), Ordering::Relaxed);
+    }
+
+    pub fn framing(&self) -> &Framing {
+        &self.framing
+    }
+
+    /// Sends one message as its datagrams, each with its sequence number over its first bytes:
+    /// a header of its own in the gather list of the send that carries it.
     pub fn send(&self, iov: &[IoSlice<'_>]) -> io::Result<usize> {
         let total: usize = iov.iter().map(|s| s.len()).sum();
         if total != self.framing.message_size {
@@ -194,31 +145,42 @@ impl DatagramSocket {
                 ),
             ));
         }
-        let mut seq = self.next_seq.load(Ordering::Relaxed);
-        for part in 0..self.framing.parts {
-            let range = self.framing.part_range(part);
-            self.send_part(iov, seq, range.start + SEQ_BYTES..range.end)?;
-            seq = seq.wrapping_add(1);
+        let first = self.next_seq.load(Ordering::Relaxed);
+        for send in 0..self.framing.sends() {
+            // Without GSO a send is one part: a short list to build, as before GSO existed.
+            match self.framing.gso {
+                None => self.send_one::<1, { MAX_PART_IOV + 1 }>(iov, first, send)?,
+                Some(_) => self.send_one::<MAX_GSO_SEGMENTS, MAX_SEND_IOV>(iov, first, send)?,
+            }
         }
-        self.next_seq.store(seq, Ordering::Relaxed);
-        let sent = self.sent.load(Ordering::Relaxed);
-        self.sent
-            .store(sent + u64::from(self.framing.parts), Ordering::Relaxed);
+        self.number_message();
+        self.count_sent(self.framing.parts);
         Ok(total)
     }
 
-    fn send_part(&self, iov: &[IoSlice<'_>], seq: u32, payload: Range<usize>) -> io::Result<()> {
-        let header = seq.to_le_bytes();
-        let mut list = [IoSlice::new(&[]); MAX_PART_IOV + 1];
-        list[0] = IoSlice::new(&header);
-        let used = sub_iov(iov, payload, &mut list[1..]).ok_or_else(|| {
+    /// One send of message `iov`, whose first datagram is numbered `first`: `H` headers and
+    /// `N` gather entries at most, on the stack.
+    fn send_one<const H: usize, const N: usize>(
+        &self,
+        iov: &[IoSlice<'_>],
+        first: u32,
+        send: u32,
+    ) -> io::Result<()> {
+        let parts = self.framing.send_parts(send);
+        let mut headers = [[0u8; SEQ_BYTES]; H];
+        for (header, part) in headers.iter_mut().zip(parts.clone()) {
+            *header = first.wrapping_add(part).to_le_bytes();
+        }
+        let mut list = [IoSlice::new(&[]); N];
+        let headers = &headers[..parts.len()];
+        let used = send_iov(&self.framing, iov, send, headers, &mut list).ok_or_else(|| {
             io::Error::new(
                 io::ErrorKind::InvalidInput,
-                format!("a datagram may span at most {MAX_PART_IOV} gather entries"),
+                format!("a send may span at most {N} gather entries"),
             )
         })?;
         loop {
-            match socket::sendmsg(self.fd.as_fd(), &list[..=used], 0) {
+            match socket::sendmsg(self.fd.as_fd(), &list[..used], 0) {
                 Ok(_) => return Ok(()),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(e),
@@ -269,6 +231,23 @@ fn datagram_flows<S: AsFd + Into<OwnedFd>>(
         .collect()
 }
 
+/// What a UDP socket of a run needs before its first send: SO_ZEROCOPY where its side sends
+/// with MSG_ZEROCOPY (without it the flag is silently ignored and no completion ever comes),
+/// and UDP_SEGMENT where the framing has GSO (both sides: an rr server answers in the same
+/// framing). Every placement that makes UDP flows calls this.
+pub fn udp_options(fd: BorrowedFd<'_>, options: &SocketOptions, zerocopy: bool) -> io::Result<()> {
+    if zerocopy {
+        socket::enable_zerocopy(fd)?;
+    }
+    if let Some(gso) = options.framing.and_then(|f| f.gso) {
+        let segment = u16::try_from(gso.segment).map_err(|_| {
+            io::Error::new(io::ErrorKind::InvalidInput, "a GSO segment is below 64 KiB")
+        })?;
+        crate::sys::mmsg::set_gso_segment(fd, segment)?;
+    }
+    Ok(())
+}
+
 /// Opens `flows` UDP flows: each a sender socket from `bind_sender` and a receiver socket from
 /// `bind_receiver`, connected to each other. Every placement shares this; only where the two
 /// sockets are created differs.
@@ -283,6 +262,8 @@ pub fn udp_flows(
         let b = bind_receiver()?;
         a.connect(b.local_addr()?)?;
         b.connect(a.local_addr()?)?;
+        udp_options(a.as_fd(), options, options.zerocopy_sender)?;
+        udp_options(b.as_fd(), options, options.zerocopy_receiver)?;
         a.set_read_timeout(Some(RECEIVE_TIMEOUT))?;
         b.set_read_timeout(Some(RECEIVE_TIMEOUT))?;
         Ok((a, b))
@@ -322,44 +303,10 @@ impl FlowConnector for UnixDgramPair {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::transport::Transport;
     use proptest::prelude::*;
 
-    #[test]
-    fn sizes_a_datagram_cannot_carry_are_refused_or_split() {
-        let e = Framing::new(Transport::Udp, 3, UDP_MAX_PAYLOAD, false).unwrap_err();
-        assert!(
-            e.starts_with("3 B with --transport udp") && e.contains("4 B and up"),
-            "{e}"
-        );
-        let e = Framing::new(Transport::Udp, 65_508, UDP_MAX_PAYLOAD, false).unwrap_err();
-        assert!(
-            e.contains("at most 65507 B") && e.contains("--udp-split"),
-            "{e}"
-        );
-        assert!(e.contains("as 2 datagrams"), "{e}");
-        let whole = Framing::new(Transport::Udp, 65_507, UDP_MAX_PAYLOAD, false).unwrap();
-        assert_eq!((whole.parts, whole.part_len), (1, 65_507));
-        let split = Framing::new(Transport::Udp, 65_508, UDP_MAX_PAYLOAD, true).unwrap();
-        assert_eq!((split.parts, split.part_len), (2, 32_754));
-    }
-
     proptest! {
-        #[test]
-        fn split_parts_cover_the_message_once_each_within_the_limit(
-            size in 4usize..2_000_000,
-            limit in 8usize..70_000,
-        ) {
-            let f = Framing::new(Transport::Udp, size, limit, true).unwrap();
-            let mut at = 0;
-            for part in 0..f.parts {
-                let r = f.part_range(part);
-                prop_assert_eq!(r.start, at);
-                prop_assert!(r.len() <= limit && r.len() >= SEQ_BYTES);
-                at = r.end;
-            }
-            prop_assert_eq!(at, size);
-        }
-
         #[test]
         fn sub_iov_covers_exactly_the_asked_range(
             lens in proptest::collection::vec(0usize..40, 1..9),
@@ -380,16 +327,6 @@ mod tests {
             prop_assert_eq!(&joined[..], &data[lo..hi]);
             prop_assert!(out[..used].iter().all(|s| !s.is_empty()));
         }
-    }
-
-    #[test]
-    fn the_measured_unix_limit_is_the_largest_datagram_that_goes_through() {
-        let limit = datagram_limit(Transport::UnixDgram);
-        let (a, _b) = UnixDatagram::pair().unwrap();
-        a.set_nonblocking(true).unwrap();
-        a.send(&vec![0u8; limit]).unwrap();
-        let too_big = a.send(&vec![0u8; limit + 1]).unwrap_err();
-        assert_eq!(too_big.raw_os_error(), Some(libc::EMSGSIZE));
     }
 
     #[test]

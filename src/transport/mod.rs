@@ -7,6 +7,7 @@
 //! dropped past a veth pair); every command gets its connectors from it: a `FlowConnector`
 //! for flows with two ends, a `SinkConnector` for the sink's sending ends.
 pub(crate) mod datagram;
+pub(crate) mod framing;
 pub(crate) mod local;
 pub(crate) mod netns;
 pub(crate) mod network;
@@ -287,6 +288,15 @@ impl Endpoint {
         match &self.inner {
             Inner::Socket(fd) => Some(fd.as_fd()),
             Inner::Datagram(d) => Some(d.fd()),
+            _ => None,
+        }
+    }
+
+    /// The datagram socket behind this endpoint, for senders that number datagrams in their
+    /// own memory or hand several to the kernel at once (datagram transports only).
+    pub fn datagram_socket(&self) -> Option<&datagram::DatagramSocket> {
+        match &self.inner {
+            Inner::Datagram(d) => Some(d),
             _ => None,
         }
     }

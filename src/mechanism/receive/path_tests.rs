@@ -30,6 +30,7 @@ fn send(
             send_buffer,
             queue_depth: 16,
             flush_each: false,
+            framing: None,
         };
         let mut mech = super::super::build(kind, ctx).unwrap();
         for seq in 0..count {

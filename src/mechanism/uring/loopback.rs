@@ -64,6 +64,7 @@ pub fn context(size: usize, queue_depth: u32, flush_each: bool) -> FlowContext {
         send_buffer: 256 << 10,
         queue_depth,
         flush_each,
+        framing: None,
     }
 }
 

@@ -6,8 +6,11 @@
 //! A batch is submitted when full, or at once when every message must be on its way (rr), and
 //! the next one only after every result of this one is in. A send that still ends short fails
 //! the link: it and the cancelled rest are resubmitted from where each stopped, in order.
-//! Buffers stay with the ring (`sys::uring_send`) until the kernel is done with them; the
-//! zero-copy side (notifications, buffer pool) is in `zc`.
+//! On UDP (`uring`, `uring-zc`) a message is several sends, one per datagram or GSO send,
+//! its numbers written into the slot's memory; a batch holds `--queue-depth` messages' sends,
+//! and a datagram send is whole or fails. Buffers stay with the ring (`sys::uring_send`)
+//! until the kernel is done with them; the zero-copy side (notifications, buffer pool) is in
+//! `zc`.
 mod gather;
 mod send;
 mod zc;
@@ -15,15 +18,24 @@ mod zc;
 use super::message::Message;
 use super::{pattern, FlowContext, SendMechanism, ZerocopyStats};
 use crate::sys::uring_send::{self, Completion, LentMemory, SendOp, SendRing};
+use crate::transport::datagram::DatagramSocket;
 use crate::transport::{Endpoint, Transport};
 use std::io;
 use std::os::fd::BorrowedFd;
 use std::time::Instant;
 use zc::Notifications;
 
-/// The sockets io_uring sends go to here, and why (the refusal of the other transports).
+/// The sockets io_uring sendmsg goes to here, and why (the refusal of the other transports):
+/// a slot has one msghdr, so one send of it at a time, where a message of datagrams is several.
 const STREAM_SOCKETS: &[Transport] = &[Transport::Tcp, Transport::Unix];
-const STREAM_SOCKETS_ONLY: &str = "io_uring sends here go to stream sockets";
+const STREAM_SOCKETS_ONLY: &str = "io_uring sendmsg here goes to stream sockets (one msghdr per message, where a message of datagrams needs one per datagram)";
+/// The sockets io_uring send goes to here, and why.
+const SEND_SOCKETS: &[Transport] = &[Transport::Tcp, Transport::Unix, Transport::Udp];
+const SEND_SOCKETS_ONLY: &str = "io_uring sends here go to stream sockets and UDP";
+/// The most entries a ring's submission queue is built with (a batch of datagrams of big
+/// split messages would ask for more): the same bound as `--queue-depth`'s
+/// (`config::MAX_QUEUE_DEPTH`, a layer above, so restated here).
+const MAX_RING_ENTRIES: usize = 4096;
 
 /// `uring` and `uring-gather` hold one message per queue-depth slot.
 fn slot_per_queue_entry(_message_size: usize, queue_depth: u32) -> usize {
@@ -36,6 +48,8 @@ pub(super) trait SlotMemory: LentMemory + Sized {
     fn allocate(ctx: &FlowContext) -> Self;
     /// Writes the pattern of message `seed`.
     fn fill(&mut self, seed: u64);
+    /// Writes `bytes` at `offset` of the message (a datagram's number).
+    fn write_at(&mut self, offset: usize, bytes: &[u8]);
 }
 
 /// `uring` and `uring-zc`: one contiguous buffer.
@@ -49,6 +63,10 @@ impl SlotMemory for Box<[u8]> {
     fn fill(&mut self, seed: u64) {
         pattern::fill(seed, 0, self);
     }
+
+    fn write_at(&mut self, offset: usize, bytes: &[u8]) {
+        self[offset..offset + bytes.len()].copy_from_slice(bytes);
+    }
 }
 
 /// `uring-gather`: the 8 separately allocated fields.
@@ -60,25 +78,44 @@ impl SlotMemory for Message {
     fn fill(&mut self, seed: u64) {
         Message::fill(self, seed);
     }
+
+    fn write_at(&mut self, offset: usize, bytes: &[u8]) {
+        Message::write_at(self, offset, bytes);
+    }
 }
 
-/// One message of a batch: its slot, its length, how much the kernel has taken, and the
-/// result of its latest submission.
+/// One send of a batch: its slot, where its bytes start in the slot and how many, how much
+/// the kernel has taken, the result of its latest submission, and the datagrams it carries
+/// (0 on a stream, where a send is a whole message and may end short).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Pending {
     pub slot: usize,
+    pub start: usize,
     pub len: usize,
     pub done: usize,
     pub result: Option<i32>,
+    pub datagrams: u32,
 }
 
 impl Pending {
+    /// A whole message of a stream.
     pub fn new(slot: usize, len: usize) -> Pending {
         Pending {
             slot,
+            start: 0,
             len,
             done: 0,
             result: None,
+            datagrams: 0,
+        }
+    }
+
+    /// One datagram, or one GSO send of `datagrams`: bytes `range` of the slot's message.
+    pub fn datagrams(slot: usize, range: std::ops::Range<usize>, datagrams: u32) -> Pending {
+        Pending {
+            start: range.start,
+            datagrams,
+            ..Pending::new(slot, range.len())
         }
     }
 }
@@ -100,6 +137,15 @@ pub(crate) fn settle(chain: &mut [Pending]) -> io::Result<Option<usize>> {
                 ));
             }
             p.done += res as usize;
+            if p.datagrams > 0 && p.done != p.len {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!(
+                        "io_uring send of a datagram took {} bytes of {}",
+                        p.done, p.len
+                    ),
+                ));
+            }
             if p.done > p.len {
                 return Err(io::Error::new(
                     io::ErrorKind::InvalidData,
@@ -147,8 +193,14 @@ pub(crate) fn send_in_order(
 /// One flow's io_uring sender.
 pub(super) struct UringSender<M: SlotMemory> {
     pub(super) ring: SendRing<M>,
-    /// Messages appended since the last submission (capacity `queue_depth`).
+    /// Sends appended since the last submission: a message each on a stream, a datagram (or
+    /// GSO send) each on UDP; at most `capacity`.
     pub(super) batch: Vec<Pending>,
+    /// Messages in `batch` (a batch is submitted at `--queue-depth` of them).
+    in_batch: usize,
+    /// Entries of the ring's submission queue: the sends of `--queue-depth` messages, within
+    /// `MAX_RING_ENTRIES`.
+    capacity: usize,
     pub(super) ctx: FlowContext,
     /// SEND_ZC: slots are reused round-robin, each once its notification came.
     zc: Option<Notifications>,
@@ -159,28 +211,32 @@ impl<M: SlotMemory> UringSender<M> {
     /// `queue_depth` slots for SEND and SENDMSG (a slot is free again at its result); for
     /// SEND_ZC the zero-copy pool, at least `queue_depth`.
     pub(super) fn new(op: SendOp, ctx: FlowContext) -> io::Result<UringSender<M>> {
-        let depth = ctx.queue_depth.max(1);
+        let depth = ctx.queue_depth.max(1) as usize;
         let slots = match op {
             SendOp::SendZc => {
-                super::zerocopy_pool_size(ctx.message_size, ctx.send_buffer).max(depth as usize)
+                super::zerocopy_pool_size(ctx.message_size, ctx.send_buffer).max(depth)
             }
-            SendOp::Send | SendOp::SendMsg => depth as usize,
+            SendOp::Send | SendOp::SendMsg => depth,
         };
+        let sends = ctx.framing.map_or(1, |f| f.sends() as usize);
+        let capacity = depth.saturating_mul(sends).min(MAX_RING_ENTRIES);
         let memory = (0..slots).map(|_| M::allocate(&ctx)).collect();
         Ok(UringSender {
-            ring: SendRing::new(op, memory, depth)?,
-            batch: Vec::with_capacity(depth as usize),
+            ring: SendRing::new(op, memory, capacity as u32)?,
+            batch: Vec::with_capacity(capacity),
+            in_batch: 0,
+            capacity,
             ctx,
             zc: (op == SendOp::SendZc).then(|| Notifications::new(slots)),
             next_slot: 0,
         })
     }
 
-    /// The slot for the next message: its place in the batch, or for SEND_ZC the next of the
-    /// pool once the kernel has released it.
+    /// The slot for the next message: its place among the batch's messages, or for SEND_ZC
+    /// the next of the pool once the kernel has released it.
     fn take_slot(&mut self, seq: u64) -> io::Result<usize> {
         if self.zc.is_none() {
-            return Ok(self.batch.len());
+            return Ok(self.in_batch);
         }
         let slot = self.next_slot;
         self.next_slot = (slot + 1) % self.ring.slots();
@@ -188,15 +244,44 @@ impl<M: SlotMemory> UringSender<M> {
         Ok(slot)
     }
 
-    /// Submits the batch and waits for all of it, resubmitting what ended short.
-    fn flush(&mut self, fd: BorrowedFd<'_>) -> io::Result<()> {
+    /// Appends the sends of one message of datagrams, numbered in the slot's memory: one per
+    /// datagram, or per GSO send. Returns whether the batch filled up on the way and was
+    /// submitted (a message of more sends than the ring holds).
+    fn push_datagrams(
+        &mut self,
+        fd: BorrowedFd<'_>,
+        socket: &DatagramSocket,
+        slot: usize,
+    ) -> io::Result<bool> {
+        let framing = *socket.framing();
+        let memory = self.ring.memory_mut(slot).expect("a taken slot is free");
+        framing.number_parts(socket.number_message(), |at, bytes| {
+            memory.write_at(at, &bytes)
+        });
+        let mut overflowed = false;
+        for send in 0..framing.sends() {
+            if self.batch.len() == self.capacity {
+                self.flush(fd, Some(socket))?;
+                overflowed = true;
+            }
+            let datagrams = framing.send_parts(send).len() as u32;
+            let range = framing.send_range(send);
+            self.batch.push(Pending::datagrams(slot, range, datagrams));
+        }
+        Ok(overflowed)
+    }
+
+    /// Submits the batch and waits for all of it, resubmitting what ended short; counts the
+    /// datagrams it carried once the kernel took them.
+    fn flush(&mut self, fd: BorrowedFd<'_>, socket: Option<&DatagramSocket>) -> io::Result<()> {
         let UringSender {
             ring, batch, zc, ..
         } = self;
         let sent = send_in_order(batch, |chain| {
             let last = chain.len() - 1;
             for (i, p) in chain.iter().enumerate() {
-                ring.push(fd, p.slot, p.done, i < last, i as u32)?;
+                let range = p.start + p.done..p.start + p.len;
+                ring.push(fd, p.slot, range, i < last, i as u32)?;
             }
             let mut results = 0;
             while results < chain.len() {
@@ -205,7 +290,11 @@ impl<M: SlotMemory> UringSender<M> {
             }
             Ok(())
         });
+        if let (Ok(_), Some(socket)) = (&sent, socket) {
+            socket.count_sent(self.batch.iter().map(|p| p.datagrams).sum());
+        }
         self.batch.clear();
+        self.in_batch = 0;
         sent.map(drop)
     }
 }
@@ -233,6 +322,11 @@ fn reap<M: LentMemory>(
 impl<M: SlotMemory> SendMechanism for UringSender<M> {
     fn send_message(&mut self, ep: &Endpoint, seq: u64) -> io::Result<()> {
         let fd = socket_of(ep)?;
+        let socket = ep.datagram_socket();
+        let sends = socket.map_or(1, |d| d.framing().sends() as usize);
+        if !self.batch.is_empty() && self.batch.len() + sends > self.capacity {
+            self.flush(fd, socket)?;
+        }
         let slot = self.take_slot(seq)?;
         if self.ctx.fill_pattern {
             let seed = pattern::message_seed(self.ctx.flow, seq);
@@ -241,9 +335,17 @@ impl<M: SlotMemory> SendMechanism for UringSender<M> {
                 .expect("a taken slot is free")
                 .fill(seed);
         }
-        self.batch.push(Pending::new(slot, self.ctx.message_size));
-        if self.ctx.flush_each || self.batch.len() >= self.ctx.queue_depth.max(1) as usize {
-            self.flush(fd)?;
+        let overflowed = match socket {
+            None => {
+                self.batch.push(Pending::new(slot, self.ctx.message_size));
+                false
+            }
+            Some(socket) => self.push_datagrams(fd, socket, slot)?,
+        };
+        self.in_batch += 1;
+        let full = self.in_batch >= self.ctx.queue_depth.max(1) as usize;
+        if self.ctx.flush_each || full || overflowed {
+            self.flush(fd, socket)?;
         }
         Ok(())
     }
@@ -251,7 +353,7 @@ impl<M: SlotMemory> SendMechanism for UringSender<M> {
     fn finish(&mut self, ep: &Endpoint, deadline: Instant) -> io::Result<()> {
         let fd = socket_of(ep)?;
         if !self.batch.is_empty() {
-            self.flush(fd)?;
+            self.flush(fd, ep.datagram_socket())?;
         }
         self.wait_all_released(deadline)
     }

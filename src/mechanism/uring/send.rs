@@ -2,15 +2,15 @@
 //! sends linked per submission (io_uring_prep_send(3)); the ring is `uring`'s shared code.
 use super::super::descriptor::{Crossover, MechanismDescriptor, MechanismKind};
 use super::super::descriptor::{Patterns, Reuse, Transports};
-use super::{build, slot_per_queue_entry, supported, STREAM_SOCKETS, STREAM_SOCKETS_ONLY};
+use super::{build, slot_per_queue_entry, supported, SEND_SOCKETS, SEND_SOCKETS_ONLY};
 use crate::sys::uring_send::SendOp;
 
 static DESCRIPTOR: MechanismDescriptor = MechanismDescriptor {
     name: "uring",
     help: "io_uring send",
     transports: Transports::Only {
-        transports: STREAM_SOCKETS,
-        because: STREAM_SOCKETS_ONLY,
+        transports: SEND_SOCKETS,
+        because: SEND_SOCKETS_ONLY,
     },
     patterns: Patterns {
         crr: Ok(()),

@@ -18,8 +18,8 @@ static DESCRIPTOR: MechanismDescriptor = MechanismDescriptor {
     name: "uring-zc",
     help: "io_uring send-zc",
     transports: Transports::Only {
-        transports: &[Transport::Tcp],
-        because: "io_uring SEND_ZC sends zero copy on TCP sockets only",
+        transports: &[Transport::Tcp, Transport::Udp],
+        because: "io_uring SEND_ZC sends zero copy on TCP and UDP sockets only",
     },
     patterns: Patterns {
         crr: Err(CRR_REFUSAL),
@@ -67,6 +67,7 @@ fn one_zero_copy_send() -> io::Result<()> {
         send_buffer: 4096,
         queue_depth: 1,
         flush_each: true,
+        framing: None,
     };
     let mut mech = UringSender::<Box<[u8]>>::new(SendOp::SendZc, ctx)?;
     mech.send_message(&ep, 0)?;

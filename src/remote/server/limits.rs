@@ -79,6 +79,7 @@ pub(in crate::remote) fn spec_for(
         verify: request.verify,
         counters: config::parse_counters(&request.counters, pattern).map_err(invalid)?,
         udp_split: request.udp_split,
+        gso: None,
         processes: false,
         // Across hosts the network is whatever joins them; loopback is the record's default.
         network: config::Network::default(),
@@ -116,6 +117,12 @@ fn transport_and_mechanism(request: &RunRequest) -> Result<(Transport, Mechanism
     }
     let mechanism: MechanismKind = request.mechanism.parse().map_err(invalid)?;
     config::check_transport(transport, mechanism).map_err(invalid)?;
+    if transport == Transport::Udp && mechanism.zerocopy_socket {
+        return Err(refuse(
+            ErrorCode::Refused,
+            config::remote::ZEROCOPY_UDP_REFUSAL,
+        ));
+    }
     Ok((transport, mechanism))
 }
 

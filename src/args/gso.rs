@@ -1,0 +1,225 @@
+//! `--gso SIZE` (run, sweep): UDP GSO's segment size, checked against what the kernel takes
+//! (UDP_SEGMENT in udp(7)): a segment is one datagram's payload, so at most the IPv4 limit and,
+//! in a network namespace, what fits the veth's MTU; one send carries at most 65507 B and the
+//! kernel's UDP_MAX_SEGMENTS segments (more needs --udp-split); and every datagram, the last
+//! one included, must hold its 4-byte sequence number. And what zero copy over udp may pin.
+use crate::cli::GsoArgs;
+use crate::config::{parse_bytes, Network};
+use crate::error::{bad, ConfigError};
+use crate::transport::framing::{Framing, SEQ_BYTES, UDP_MAX_PAYLOAD};
+use crate::transport::Transport;
+
+/// `run`'s `--gso` and message size: with GSO the size is checked against the segments, without
+/// it against one datagram (`config::check_datagram_size`).
+pub fn run_gso(
+    args: &GsoArgs,
+    transport: Transport,
+    network: &Network,
+    message_size: usize,
+    split: bool,
+) -> Result<Option<usize>, ConfigError> {
+    let gso = gso(args, transport, network, &[message_size], split)?;
+    if gso.is_none() {
+        crate::config::check_datagram_size(transport, message_size, split)?;
+    }
+    Ok(gso)
+}
+
+/// IPv4 and UDP header bytes every segment carries on the wire.
+const HEADERS: usize = 28;
+/// The most pages one zero-copy datagram (or GSO send) may pin: the kernel's MAX_SKB_FRAGS,
+/// 17 unless built otherwise; a send that needs more fails with EMSGSIZE.
+const MAX_SKB_FRAGS: usize = 17;
+const PAGE: usize = 4096;
+
+/// `zerocopy` over udp: every send pins the pages its bytes lie in, and the message's 8
+/// separately allocated fields each start anywhere in a page, so a send of 40 KiB (fields of
+/// 5 KiB, 3 pages each at worst) needs 24 and the kernel refuses it. Refused here instead, with
+/// what fits. (`uring-zc` sends from one contiguous buffer: 65507 B pin at most 17 pages.)
+pub fn check_zerocopy_pages(spec: &crate::config::RunSpec) -> Result<(), ConfigError> {
+    let zerocopy = spec.mechanism == crate::mechanism::MechanismKind::ZEROCOPY;
+    let Some(framing) = spec.framing().filter(|_| zerocopy) else {
+        return Ok(());
+    };
+    let field = spec.message_size / crate::mechanism::message::FIELDS;
+    let worst = (0..framing.sends())
+        .map(|send| pages_pinned(framing.send_range(send), field))
+        .max()
+        .unwrap_or(0);
+    if worst <= MAX_SKB_FRAGS {
+        return Ok(());
+    }
+    Err(bad(format!(
+        "--mechanism zerocopy with --transport udp and --size {}: one send of the message's \
+         fields may pin {worst} pages, and the kernel takes at most {MAX_SKB_FRAGS} in a \
+         zero-copy datagram (MAX_SKB_FRAGS; EMSGSIZE); allowed: a --size whose sends pin at \
+         most {MAX_SKB_FRAGS} pages (32 KiB always does), or uring-zc, whose buffer is one piece",
+        spec.message_size
+    )))
+}
+
+/// Pages bytes `range` of a message of fields of `field` bytes may lie in, each field starting
+/// anywhere in a page.
+fn pages_pinned(range: std::ops::Range<usize>, field: usize) -> usize {
+    let mut pages = 0;
+    let mut at = range.start;
+    while at < range.end {
+        let end = ((at / field + 1) * field).min(range.end);
+        pages += (end - at + PAGE - 2) / PAGE + 1;
+        at = end;
+    }
+    pages
+}
+
+/// The segment size `--gso` asks for, checked for `transport` and every message size, or
+/// `None` without the flag.
+pub fn gso(
+    args: &GsoArgs,
+    transport: Transport,
+    network: &Network,
+    sizes: &[usize],
+    split: bool,
+) -> Result<Option<usize>, ConfigError> {
+    let Some(text) = args.gso.as_deref() else {
+        return Ok(None);
+    };
+    let segment = parse_bytes(text)
+        .and_then(|n| usize::try_from(n).ok())
+        .ok_or_else(|| {
+            bad::<ConfigError>(format!(
+                "--gso {text:?}: not a size; allowed: {SEQ_BYTES} to {UDP_MAX_PAYLOAD} B (e.g. 1472, 8K)"
+            ))
+        })?;
+    if transport != Transport::Udp {
+        return Err(bad(format!(
+            "--gso {text} with --transport {}: UDP GSO (UDP_SEGMENT) cuts UDP sends into datagrams; allowed only with udp",
+            transport.name()
+        )));
+    }
+    let mtu = network
+        .is_netns()
+        .then(|| network.mtu.unwrap_or(crate::config::network::DEFAULT_MTU) as usize);
+    if let Some(mtu) = mtu.filter(|&mtu| segment + HEADERS > mtu) {
+        return Err(bad(format!(
+            "--gso {text} with --netns at MTU {mtu}: a segment leaves as one datagram, {HEADERS} B of IPv4 and UDP header included, and the kernel refuses one above the MTU (EINVAL); allowed: {SEQ_BYTES} to {} B, or a larger --mtu",
+            mtu - HEADERS
+        )));
+    }
+    for &size in sizes {
+        Framing::segmented(
+            size,
+            segment,
+            crate::transport::framing::gso_max_segments(),
+            split,
+        )
+        .map_err(|e| bad::<ConfigError>(format!("--size {e}")))?;
+    }
+    Ok(Some(segment))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn gso_of(text: &str, transport: Transport, sizes: &[usize]) -> Result<Option<usize>, String> {
+        let args = GsoArgs {
+            gso: Some(text.into()),
+        };
+        gso(&args, transport, &Network::default(), sizes, false).map_err(|e| e.0)
+    }
+
+    #[test]
+    fn a_segment_size_is_taken_for_udp_and_every_size() {
+        assert_eq!(
+            gso_of("1472", Transport::Udp, &[4096, 65_536 - 1472 * 3]),
+            Ok(Some(1472))
+        );
+        // 64 KiB in 8 KiB segments is two sends (7 segments fit 65507 B): refused without
+        // --udp-split, as the line says.
+        let e = gso_of("8K", Transport::Udp, &[64 << 10]).unwrap_err();
+        assert!(
+            e.contains("at most 7 segments") && e.contains("as 2 sends"),
+            "{e}"
+        );
+        let none = gso(
+            &GsoArgs::default(),
+            Transport::Tcp,
+            &Network::default(),
+            &[8],
+            false,
+        );
+        assert_eq!(none.unwrap(), None);
+    }
+
+    #[test]
+    fn bounds_are_refused_with_the_reason() {
+        let e = gso_of("1472", Transport::Tcp, &[4096]).unwrap_err();
+        assert!(
+            e.contains("--transport tcp") && e.contains("allowed only with udp"),
+            "{e}"
+        );
+        let e = gso_of("65508", Transport::Udp, &[4096]).unwrap_err();
+        assert!(e.contains("allowed: 4 to 65507 B"), "{e}");
+        let e = gso_of("ten", Transport::Udp, &[4096]).unwrap_err();
+        assert!(e.starts_with("--gso \"ten\": not a size"), "{e}");
+        let e = gso_of("1472", Transport::Udp, &[1 << 20]).unwrap_err();
+        assert!(
+            e.starts_with("--size 1048576 B with --gso 1472") && e.contains("--udp-split"),
+            "{e}"
+        );
+        let e = gso_of("1000", Transport::Udp, &[2002]).unwrap_err();
+        assert!(e.contains("last datagram would carry 2 B"), "{e}");
+    }
+
+    #[test]
+    fn zerocopy_sends_that_would_pin_more_pages_than_the_kernel_takes_are_refused() {
+        // Fields of 4 KiB: two pages each at worst, 16 in all; 5 KiB: three each.
+        assert_eq!(pages_pinned(0..32 << 10, 4 << 10), 16);
+        assert_eq!(pages_pinned(0..40 << 10, 5 << 10), 24);
+        assert_eq!(pages_pinned(1..2, 8), 1);
+        let udp = |size: usize, gso: Option<usize>| crate::config::RunSpec {
+            transport: Transport::Udp,
+            mechanism: crate::mechanism::MechanismKind::ZEROCOPY,
+            gso,
+            ..crate::config::RunSpec::plain(size, std::time::Duration::from_secs(1))
+        };
+        assert!(check_zerocopy_pages(&udp(32 << 10, None)).is_ok());
+        let e = check_zerocopy_pages(&udp(40 << 10, None)).unwrap_err().0;
+        assert!(
+            e.contains("may pin 24 pages") && e.contains("at most 17"),
+            "{e}"
+        );
+        assert!(check_zerocopy_pages(&udp(40 << 10, Some(1472))).is_err());
+        let tcp = crate::config::RunSpec {
+            mechanism: crate::mechanism::MechanismKind::ZEROCOPY,
+            ..crate::config::RunSpec::plain(1 << 20, std::time::Duration::from_secs(1))
+        };
+        assert!(check_zerocopy_pages(&tcp).is_ok());
+    }
+
+    #[test]
+    fn in_a_namespace_a_segment_must_fit_the_veth_mtu() {
+        let netns = Network {
+            placement: crate::transport::network::Placement::Netns,
+            mtu: Some(1500),
+            netem: None,
+        };
+        let args = GsoArgs {
+            gso: Some("1473".into()),
+        };
+        let e = gso(&args, Transport::Udp, &netns, &[4096], false)
+            .unwrap_err()
+            .0;
+        assert!(
+            e.contains("MTU 1500") && e.contains("allowed: 4 to 1472 B"),
+            "{e}"
+        );
+        let args = GsoArgs {
+            gso: Some("1472".into()),
+        };
+        assert_eq!(
+            gso(&args, Transport::Udp, &netns, &[4096], false).unwrap(),
+            Some(1472)
+        );
+    }
+}
