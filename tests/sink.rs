@@ -79,7 +79,12 @@ fn json_of(out: &Output) -> Value {
 }
 
 /// A sink run of `mechanism` with 1 KiB messages; its record, its namespaces checked gone.
+/// A sink run of `mechanism`, 1 KiB messages unless `extra` gives `--size`.
 fn sink_run(mechanism: &str, extra: &[&str]) -> (Value, Output) {
+    let size: &[&str] = match extra.contains(&"--size") {
+        true => &[],
+        false => &["--size", "1K"],
+    };
     let args = [
         &[
             "run",
@@ -88,8 +93,9 @@ fn sink_run(mechanism: &str, extra: &[&str]) -> (Value, Output) {
             "udp",
             "--mechanism",
             mechanism,
-            "--size",
-            "1K",
+        ][..],
+        size,
+        &[
             "--duration",
             "300ms",
             "--warmup",
@@ -355,20 +361,53 @@ fn a_set_up_that_fails_after_the_namespaces_exist_removes_them() {
 }
 
 #[test]
-#[ignore = "needs zerocopy over udp (h34-udpmech)"]
-fn zerocopy_on_a_sink_is_not_copied() {
+fn zerocopy_and_uring_zc_on_a_sink_are_not_copied() {
     needs_sink!();
-    let (r, _) = sink_run("zerocopy", &[]);
-    assert_every_byte_reached_the_sink(&r);
+    for mechanism in ["zerocopy", "uring-zc"] {
+        let kind: bytepath::mechanism::MechanismKind = mechanism.parse().unwrap();
+        if let Err(reason) = bytepath::mechanism::supported(kind) {
+            common::skip_part(&format!("{mechanism} on a sink"), reason);
+            continue;
+        }
+        let (r, _) = sink_run(mechanism, &[]);
+        assert_every_byte_reached_the_sink(&r);
+        assert_not_copied(&r, mechanism);
+    }
+}
+
+/// Every zero-copy completion of the run came back, none flagged copied.
+fn assert_not_copied(r: &Value, mechanism: &str) {
     let z = &r["zerocopy"];
-    assert!(u(&z["completions"]) > 0, "{z}");
-    assert_eq!(u(&z["copied"]), 0, "{z}");
+    assert!(u(&z["completions"]) > 0, "{mechanism}: {z}");
+    assert_eq!(u(&z["copied"]), 0, "{mechanism}: {z}");
     assert_eq!(z["copied_anyway_percent"].as_f64(), Some(0.0), "{z}");
     let summary = z["summary"].as_str().unwrap();
     assert!(
         summary.starts_with("copied anyway: 0.0 % — on a sink no local socket receives"),
         "{summary}"
     );
+}
+
+/// With UDP GSO the sink's link is a NIC's 1500 B, each send of 16 KiB is 12 datagrams of
+/// 1472 B (the last 192 B) that cross the veth as one packet, and zero copy stays uncopied.
+#[test]
+fn gso_sends_cross_the_sink_whole_and_zero_copy_stays_uncopied() {
+    needs_sink!();
+    for mechanism in ["copy", "zerocopy", "sendmmsg"] {
+        let (r, _) = sink_run(mechanism, &["--size", "16K", "--gso", "1472"]);
+        assert_eq!(r["status"], "completed", "{:?}", r["errors"]);
+        let sink = &r["sink"];
+        assert_eq!(u(&sink["mtu_bytes"]), 1_500, "{sink}");
+        let messages = u(&sink["messages_sent"]);
+        assert_eq!(u(&sink["payload_bytes_sent"]), messages * 16_384, "{sink}");
+        assert_eq!(u(&sink["datagrams_expected"]), messages * 12 + 1, "{sink}");
+        assert_eq!(u(&sink["peer_rx_packets"]), messages + 1, "{sink}");
+        assert_eq!(u(&sink["peer_rx_bytes"]), messages * (16_384 + HEADERS) + HEADERS);
+        assert_eq!(sink["every_byte_reached_the_sink"], true, "{sink}");
+        if mechanism == "zerocopy" {
+            assert_not_copied(&r, mechanism);
+        }
+    }
 }
 
 /// Short of file descriptors, a run may finish yet be unable to start `ip` to delete its
@@ -423,4 +462,15 @@ fn probe_says_a_sink_works_here_and_its_zero_copy_send_was_not_copied() {
             && l.ends_with("yes (a zero-copy send reached the sink and was not copied)")),
         "{text}"
     );
+}
+
+/// `--sink` without `--transport` runs udp, the one transport a sink carries.
+#[test]
+fn a_sink_run_without_a_transport_sends_udp() {
+    needs_sink!();
+    let child = spawn(&["run", "--sink", "-m", "send", "-s", "1K", "-d", "200ms", "--json"]);
+    let out = child.wait_with_output().unwrap();
+    let r = json_of(&out);
+    assert_eq!(r["config"]["transport"], "udp", "{:?}", r["errors"]);
+    assert_eq!(r["status"], "completed", "{:?}", r["errors"]);
 }

@@ -22,6 +22,15 @@ use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 /// `bytepath run`'s flags -> the run's spec, every input checked.
+/// `--transport`, or without it tcp, and on a sink (`--sink`) udp, the one a sink carries.
+fn transport_named(args: &RunArgs) -> Result<Transport, ConfigError> {
+    match (&args.transport, args.sink.sink) {
+        (Some(text), _) => text.parse(),
+        (None, true) => Ok(Transport::Udp),
+        (None, false) => Ok(Transport::Tcp),
+    }
+}
+
 pub fn run_spec(args: &RunArgs, cpus: &[usize]) -> Result<RunSpec, ConfigError> {
     let message_size = parse_message_size("--size", &args.size)?;
     let pattern: Pattern = args.pattern.parse()?;
@@ -29,7 +38,7 @@ pub fn run_spec(args: &RunArgs, cpus: &[usize]) -> Result<RunSpec, ConfigError> 
     let threads = parse_threads("--threads", &args.threads)?;
     let count = parse_count(args)?;
     let duration = run_duration(args, count.is_some())?;
-    let transport: Transport = args.transport.parse()?;
+    let transport: Transport = transport_named(args)?;
     let mechanism: MechanismKind = args.mechanism.parse()?;
     check_transport(transport, mechanism)?;
     let queue_depth = queue_depth(args, mechanism)?;
@@ -128,7 +137,7 @@ pub fn remote(args: &RunArgs, spec: &RunSpec) -> Result<Option<RemoteRun>, Confi
     if !matches!(spec.transport, Transport::Tcp | Transport::Udp) {
         return Err(bad(format!(
             "--transport {} with --remote: {}",
-            args.transport,
+            spec.transport.name(),
             remote_carries(spec.transport).unwrap_err()
         )));
     }

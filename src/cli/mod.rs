@@ -341,9 +341,10 @@ pub struct IpcArgs {
 #[derive(Debug, Args, serde::Serialize, serde::Deserialize)]
 pub struct RunArgs {
     /// What carries the bytes: tcp (loopback), unix (AF_UNIX stream socket pair), pipe (two
-    /// pipes per flow), shm (two shared-memory rings per flow, spin-then-futex).
-    #[arg(long, default_value = "tcp")]
-    pub transport: String,
+    /// pipes per flow), shm (two shared-memory rings per flow, spin-then-futex) [default: tcp;
+    /// with --sink udp, the one transport a sink carries].
+    #[arg(long)]
+    pub transport: Option<String>,
     #[command(flatten)]
     #[serde(flatten)]
     pub pipe_size: PipeSizeArgs,

@@ -74,8 +74,18 @@ pub fn on_the_veth(payload: u64, mtu: u32) -> (u64, u64) {
     (packets, datagram + packets * PACKET_HEADERS)
 }
 
-/// The datagrams, packets and veth bytes one message makes.
+/// The datagrams, packets and veth bytes one message makes. With UDP GSO (`--gso`) a send
+/// crosses the veth whole, as one packet with one set of headers (the peer counts it so, and
+/// drops it before anything would cut it into its datagrams), though it stands for a datagram
+/// per segment.
 fn per_message(framing: &Framing, mtu: u32) -> (u64, u64, u64) {
+    if framing.gso.is_some() {
+        return (0..framing.sends()).fold((0, 0, 0), |(d, p, b), send| {
+            let payload = framing.send_range(send).len() as u64;
+            let datagrams = framing.send_parts(send).len() as u64;
+            (d + datagrams, p + 1, b + payload + UDP_HEADER + PACKET_HEADERS)
+        });
+    }
     (0..framing.parts).fold((0, 0, 0), |(d, p, b), part| {
         let (packets, bytes) = on_the_veth(framing.part_range(part).len() as u64, mtu);
         (d + 1, p + packets, b + bytes)
@@ -283,6 +293,17 @@ mod tests {
         assert_eq!(on_the_veth(0, 65_535), (1, 42));
         assert_eq!(on_the_veth(65_507, 65_535), (1, 65_549));
         assert_eq!(on_the_veth(1_472, 1_500), (1, 1_514));
+    }
+
+    #[test]
+    fn a_gso_send_crosses_the_veth_as_one_packet_standing_for_its_datagrams() {
+        // 16 KiB in segments of 1472 B: one send of 11 full segments and one of 192 B.
+        let framing = Framing::segmented(16_384, 1_472, 64, false).unwrap();
+        assert_eq!(per_message(&framing, 1_500), (12, 1, 16_384 + 42));
+        // 64 KiB takes two sends (at most 65507 B each): two packets.
+        let framing = Framing::segmented(65_536, 1_472, 64, true).unwrap();
+        let (datagrams, packets, bytes) = per_message(&framing, 1_500);
+        assert_eq!((datagrams, packets, bytes), (45, 2, 65_536 + 2 * 42));
     }
 
     #[test]

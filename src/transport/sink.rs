@@ -13,7 +13,6 @@ use super::datagram::{self, RECEIVE_TIMEOUT};
 use super::veth::{ip, Building, Shape, VethError, VethNames, VethPair};
 use super::{Endpoint, SendingEnd, SinkConnector, SocketOptions};
 use crate::sys::netns::{in_netns, NetnsHandle};
-use crate::sys::socket;
 use std::io;
 use std::net::UdpSocket;
 use std::os::fd::AsFd;
@@ -284,11 +283,8 @@ impl SinkConnector for SinkFlows<'_> {
                 })?;
                 sock.connect((n.receiver_addr, DISCARD_PORT))?;
                 sock.set_read_timeout(Some(RECEIVE_TIMEOUT))?;
-                if options.zerocopy_sender {
-                    socket::enable_zerocopy(sock.as_fd()).map_err(|e| {
-                        io::Error::new(e.kind(), format!("SO_ZEROCOPY on a UDP socket: {e}"))
-                    })?;
-                }
+                // SO_ZEROCOPY and UDP_SEGMENT (`--gso`) as every placement's UDP flows get them.
+                datagram::udp_options(sock.as_fd(), &options, options.zerocopy_sender)?;
                 Ok(SendingEnd {
                     send_buffer: datagram::send_buffer(sock.as_fd())?,
                     sender: Endpoint::datagram(sock, framing),
