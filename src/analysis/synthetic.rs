@@ -291,14 +291,20 @@ fn record_at(shape: &Shape, index: usize, total: usize) -> Value {
     if let (true, Value::Object(fields)) = (shape.statistics, &mut r) {
         fields.insert("statistics".into(), statistics(shape));
     }
-    if let Some(on_sink) = shape.udp_sink {
-        r["config"]["transport"] = json!("udp");
-        if on_sink {
-            r["config"]["network"] = json!({"placement": "sink", "mtu": 65535});
-            r["sides"] = json!([side(shape, "sender", shape.sender_cpu_ns_per_byte)]);
-        }
-    }
+    place_udp(shape, &mut r);
     r
+}
+
+/// A udp point's record: its transport, and on a sink its placement and its one side.
+fn place_udp(shape: &Shape, r: &mut Value) {
+    let Some(on_sink) = shape.udp_sink else {
+        return;
+    };
+    r["config"]["transport"] = json!("udp");
+    if on_sink {
+        r["config"]["network"] = json!({"placement": "sink", "mtu": 65535});
+        r["sides"] = json!([side(shape, "sender", shape.sender_cpu_ns_per_byte)]);
+    }
 }
 
 /// Records as results.jsonl text, one per line, with their sweep positions filled in.

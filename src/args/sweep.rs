@@ -7,7 +7,7 @@ use crate::cli::SweepArgs;
 use crate::config::{
     check_recv_path, check_transport, mechanism_among, parse_duration, parse_list,
     parse_message_size, parse_percent, parse_queue_depth, parse_threads, Network, Pattern,
-    LIST_ENTRY,
+    RemoteRun, LIST_ENTRY,
 };
 use crate::error::{bad, ConfigError, Error, Status};
 use crate::mechanism::descriptor::{in_words, names};
@@ -113,13 +113,7 @@ fn sweep_spec_among(
         args.counters.selection(pattern)?;
     }
     let (visit, slice) = parse_times(args)?;
-    let network = placement(&args.network, &args.sink, args.gso.given())?;
-    let remote = remote_run(&args.remote, &network)?;
-    if remote.as_ref().is_some_and(|r| r.reverse) {
-        return Err(ConfigError(
-            "--reverse with sweep: a sweep reads each visit's figures on this host, which --reverse would leave on the server; --reverse is for `run` (stream) only".into(),
-        ));
-    }
+    let (network, remote) = network_and_remote(args)?;
     let transport = crate::sweep::spec::transport_of(&network);
     let mechanisms = mechanisms(&args.mechanisms, known, transport)?;
     let queue_depth = queue_depth(args, &mechanisms, known)?;
@@ -165,6 +159,19 @@ fn sweep_spec_among(
     check_sink_points(&spec, known)?;
     check_bidir(&spec, known)?;
     Ok(spec)
+}
+
+/// Where the points run: `--netns`, `--sink` (whose MTU `--gso` sets) or `--remote`, which
+/// a sweep takes without `--reverse`.
+fn network_and_remote(args: &SweepArgs) -> Result<(Network, Option<RemoteRun>), ConfigError> {
+    let network = placement(&args.network, &args.sink, args.gso.given())?;
+    let remote = remote_run(&args.remote, &network)?;
+    if remote.as_ref().is_some_and(|r| r.reverse) {
+        return Err(ConfigError(
+            "--reverse with sweep: a sweep reads each visit's figures on this host, which --reverse would leave on the server; --reverse is for `run` (stream) only".into(),
+        ));
+    }
+    Ok((network, remote))
 }
 
 /// `--sink`: the patterns and mechanisms a sink carries, the sizes a datagram holds, then

@@ -43,9 +43,7 @@ pub fn build(spec: &RunSpec, outcome: &RunOutcome, env: Environment) -> RunRecor
         command: "run".into(),
         src: None,
         dst: None,
-        timestamp_unix_s: std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs()),
+        timestamp_unix_s: now_unix_s(),
         status: status.into(),
         interrupted: outcome.interrupted,
         errors,
@@ -75,6 +73,12 @@ pub fn build(spec: &RunSpec, outcome: &RunOutcome, env: Environment) -> RunRecor
     };
     super::sink::restate(&mut record, spec);
     record
+}
+
+fn now_unix_s() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
 }
 
 /// The sides a run has: both, or on a sink the sender alone.

@@ -11,6 +11,7 @@ pub(crate) mod copies;
 pub(crate) mod crr;
 pub mod csv;
 pub(crate) mod csv_cell;
+pub(crate) mod delivery;
 mod csv_profile;
 pub(crate) mod folder;
 pub(crate) mod html;
