@@ -95,13 +95,7 @@ fn sink_run(mechanism: &str, extra: &[&str]) -> (Value, Output) {
             mechanism,
         ][..],
         size,
-        &[
-            "--duration",
-            "300ms",
-            "--warmup",
-            "100ms",
-            "--json",
-        ][..],
+        &["--duration", "300ms", "--warmup", "100ms", "--json"][..],
         extra,
     ]
     .concat();
@@ -402,7 +396,10 @@ fn gso_sends_cross_the_sink_whole_and_zero_copy_stays_uncopied() {
         assert_eq!(u(&sink["payload_bytes_sent"]), messages * 16_384, "{sink}");
         assert_eq!(u(&sink["datagrams_expected"]), messages * 12 + 1, "{sink}");
         assert_eq!(u(&sink["peer_rx_packets"]), messages + 1, "{sink}");
-        assert_eq!(u(&sink["peer_rx_bytes"]), messages * (16_384 + HEADERS) + HEADERS);
+        assert_eq!(
+            u(&sink["peer_rx_bytes"]),
+            messages * (16_384 + HEADERS) + HEADERS
+        );
         assert_eq!(sink["every_byte_reached_the_sink"], true, "{sink}");
         if mechanism == "zerocopy" {
             assert_not_copied(&r, mechanism);
@@ -468,7 +465,9 @@ fn probe_says_a_sink_works_here_and_its_zero_copy_send_was_not_copied() {
 #[test]
 fn a_sink_run_without_a_transport_sends_udp() {
     needs_sink!();
-    let child = spawn(&["run", "--sink", "-m", "send", "-s", "1K", "-d", "200ms", "--json"]);
+    let child = spawn(&[
+        "run", "--sink", "-m", "send", "-s", "1K", "-d", "200ms", "--json",
+    ]);
     let out = child.wait_with_output().unwrap();
     let r = json_of(&out);
     assert_eq!(r["config"]["transport"], "udp", "{:?}", r["errors"]);

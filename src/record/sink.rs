@@ -83,7 +83,11 @@ fn per_message(framing: &Framing, mtu: u32) -> (u64, u64, u64) {
         return (0..framing.sends()).fold((0, 0, 0), |(d, p, b), send| {
             let payload = framing.send_range(send).len() as u64;
             let datagrams = framing.send_parts(send).len() as u64;
-            (d + datagrams, p + 1, b + payload + UDP_HEADER + PACKET_HEADERS)
+            (
+                d + datagrams,
+                p + 1,
+                b + payload + UDP_HEADER + PACKET_HEADERS,
+            )
         });
     }
     (0..framing.parts).fold((0, 0, 0), |(d, p, b), part| {
