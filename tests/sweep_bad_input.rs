@@ -67,6 +67,18 @@ fn malformed_lists_and_values_are_refused_with_exit_code_2() {
         ),
         (&["--recv", "mmap"], "--recv \"mmap\": unknown receive path"),
         (&["--recv", "trunc", "--verify"], "nothing to check"),
+        (&["--beside-loopback"], "--beside-loopback without --sink"),
+        (&["--udp-split"], "--udp-split without --sink"),
+        (&["--gso", "1472"], "--gso 1472 with --transport tcp"),
+        (&["--sink", "--sizes", "64K"], "or add --udp-split"),
+        (
+            &["--sink", "--mechanisms", "copy,zerocopy", "--sizes", "40K"],
+            "may pin 24 pages",
+        ),
+        (
+            &["--sink", "--gso", "8000"],
+            "--gso 8000 with --sink at MTU 1500",
+        ),
     ];
     for (args, expected) in cases {
         refused(args, None, expected);

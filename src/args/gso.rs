@@ -96,12 +96,16 @@ pub fn gso(
             transport.name()
         )));
     }
-    let mtu = network
-        .is_netns()
-        .then(|| network.mtu.unwrap_or(crate::config::network::DEFAULT_MTU) as usize);
+    let veth = match (network.is_netns(), network.is_sink()) {
+        (true, _) => Some("--netns"),
+        (_, true) => Some("--sink"),
+        _ => None,
+    };
+    let mtu = veth.map(|_| network.mtu.unwrap_or(crate::config::network::DEFAULT_MTU) as usize);
     if let Some(mtu) = mtu.filter(|&mtu| segment + HEADERS > mtu) {
+        let veth = veth.unwrap_or_default();
         return Err(bad(format!(
-            "--gso {text} with --netns at MTU {mtu}: a segment leaves as one datagram, {HEADERS} B of IPv4 and UDP header included, and the kernel refuses one above the MTU (EINVAL); allowed: {SEQ_BYTES} to {} B, or a larger --mtu",
+            "--gso {text} with {veth} at MTU {mtu}: a segment leaves as one datagram, {HEADERS} B of IPv4 and UDP header included, and the kernel refuses one above the MTU (EINVAL); allowed: {SEQ_BYTES} to {} B, or a larger --mtu",
             mtu - HEADERS
         )));
     }

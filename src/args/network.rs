@@ -114,7 +114,7 @@ pub fn check_sweep_sink_sizes(sizes: &[usize]) -> Result<(), ConfigError> {
     let carried = SEQ_BYTES..=UDP_MAX_PAYLOAD;
     match sizes.iter().find(|s| !carried.contains(s)) {
         Some(size) => Err(ConfigError(format!(
-            "--sizes {size} with --sink: one UDP datagram carries a message whole, and holds {SEQ_BYTES} B (its sequence number) to {UDP_MAX_PAYLOAD} B (65535 less 28 B of IP and UDP header); allowed with --sink: sizes from {SEQ_BYTES} to {UDP_MAX_PAYLOAD} B"
+            "--sizes {size} with --sink: one UDP datagram carries a message whole, and holds {SEQ_BYTES} B (its sequence number) to {UDP_MAX_PAYLOAD} B (65535 less 28 B of IP and UDP header); allowed with --sink: sizes from {SEQ_BYTES} to {UDP_MAX_PAYLOAD} B, or add --udp-split to send a larger message as several datagrams"
         ))),
         None => Ok(()),
     }

@@ -125,6 +125,7 @@ fn sweep_spec_among(
     }
     let beside_loopback = beside_loopback(args, &network)?;
     let (sizes, gso) = sizes_and_gso(args, &network)?;
+    let udp_split = udp_split(args, &network)?;
     let spec = SweepSpec {
         mechanisms,
         patterns,
@@ -153,6 +154,7 @@ fn sweep_spec_among(
         bidir: args.bidir.bidir,
         beside_loopback,
         gso,
+        udp_split,
         watch: super::watch::watch(&args.watch)?,
         margin: args.margin.share()?,
     };
@@ -181,7 +183,9 @@ fn check_sink_points(spec: &SweepSpec, known: &[MechanismKind]) -> Result<(), Co
         return Ok(());
     }
     check_sweep_sink(&spec.patterns, &spec.mechanisms, known)?;
-    check_sweep_sink_sizes(&spec.sizes)?;
+    if !spec.udp_split {
+        check_sweep_sink_sizes(&spec.sizes)?;
+    }
     for point in spec.points() {
         let run = spec.run_spec(&point, false);
         crate::config::network::check_sink(&run)?;
@@ -200,7 +204,8 @@ fn sizes_and_gso(
         parse_message_size(LIST_ENTRY, t)
     })?;
     let transport = crate::sweep::spec::transport_of(network);
-    let gso = super::gso::gso(&args.gso, transport, network, &sizes, false)?;
+    let split = args.udp_split.udp_split;
+    let gso = super::gso::gso(&args.gso, transport, network, &sizes, split)?;
     Ok((sizes, gso))
 }
 
@@ -215,6 +220,16 @@ fn check_paths(
         check_transport(transport, m)?;
     }
     check_recv_path(recv_path, transport, verify)
+}
+
+/// `--udp-split`: a sweep's points are udp on a sink alone.
+fn udp_split(args: &SweepArgs, network: &Network) -> Result<bool, ConfigError> {
+    match (args.udp_split.udp_split, network.is_sink()) {
+        (true, false) => Err(bad(
+            "--udp-split without --sink: a sweep's points are tcp, which has no datagrams to split; add --sink, or leave it out",
+        )),
+        (given, _) => Ok(given),
+    }
 }
 
 /// `--beside-loopback`: loopback twins of a sink's points; nothing to stand beside without one.

@@ -119,6 +119,10 @@ pub struct SweepArgs {
     #[command(flatten)]
     #[serde(flatten)]
     pub gso: GsoArgs,
+    // With --sink, whose points are udp.
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub udp_split: UdpSplitArgs,
     /// Message sizes, comma-separated (256, 1K, 4KiB, 512k …).
     #[arg(long, default_value = "256,1K,4K,16K,64K,512K")]
     pub sizes: String,

@@ -87,6 +87,9 @@ pub struct SweepSpec {
     /// side on the same rounds.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub beside_loopback: bool,
+    /// `--udp-split` (on a sink): a message above one datagram or send goes as several.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub udp_split: bool,
     /// `--gso`: every point's UDP GSO segment size; absent without it.
     #[serde(rename = "gso_segment_bytes", skip_serializing_if = "Option::is_none")]
     pub gso: Option<usize>,
@@ -211,7 +214,7 @@ impl SweepSpec {
             } else {
                 CounterSelection::None
             },
-            udp_split: false,
+            udp_split: self.udp_split,
             gso: self.gso,
             processes: false,
             // A loopback twin's flows stay in this namespace, with their receiver.
