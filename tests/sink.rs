@@ -473,3 +473,74 @@ fn a_sink_run_without_a_transport_sends_udp() {
     assert_eq!(r["config"]["transport"], "udp", "{:?}", r["errors"]);
     assert_eq!(r["status"], "completed", "{:?}", r["errors"]);
 }
+
+/// A sink's sweep with its loopback twins (`--beside-loopback`) answers the seeds' crossover in
+/// both places, and its records say why they differ: on the sink no zero-copy send is copied,
+/// beside it over loopback every one is.
+#[test]
+fn a_sink_sweep_beside_loopback_answers_in_both_places() {
+    needs_sink!();
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = dir.path().join("sweep");
+    let child = spawn(&[
+        "sweep",
+        "--sink",
+        "--beside-loopback",
+        "--mechanisms",
+        "copy,zerocopy",
+        "--sizes",
+        "1K,16K",
+        "--threads",
+        "1",
+        "--visit",
+        "50ms",
+        "--min-visits",
+        "2",
+        "--budget",
+        "0.2s",
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]);
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let results = std::fs::read_to_string(out_dir.join("results.jsonl")).unwrap();
+    let records: Vec<Value> = results
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(records.len(), 8, "4 points on the sink, 4 beside it");
+    for r in records
+        .iter()
+        .filter(|r| r["config"]["mechanism"] == "zerocopy")
+    {
+        let key = r["sweep_point"]["key"].as_str().unwrap();
+        let z = &r["zerocopy"];
+        let expected = match key.ends_with("/loopback") {
+            true => u(&z["completions"]),
+            false => 0,
+        };
+        assert!(u(&z["completions"]) > 0, "{key}: {z}");
+        assert_eq!(u(&z["copied"]), expected, "{key}: {z}");
+    }
+    let report = std::fs::read_to_string(out_dir.join("report.md")).unwrap();
+    let sink = report.find("### On the sending side, with zero copy that is not copied");
+    let beside = report.find("### Beside it, over loopback UDP");
+    let (Some(sink), Some(beside)) = (sink, beside) else {
+        panic!("both questions asked: {report}");
+    };
+    assert!(sink < beside, "the sink's answer first");
+    assert!(
+        report[sink..beside].contains("copied 0.0 %"),
+        "{}",
+        &report[sink..beside]
+    );
+    assert!(
+        report[beside..].contains("copied 100.0 %"),
+        "{}",
+        &report[beside..]
+    );
+}
