@@ -29,7 +29,7 @@ pub struct SinkReport {
     /// 20 B of IPv4 and 14 B of Ethernet header per packet.
     pub veth_bytes_expected: u64,
     /// What the peer end of the veth received, read inside the peer namespace before and
-    /// after the run (the counters /sys/class/net/<dev>/statistics shows there).
+    /// after the run (the counters `/sys/class/net/<dev>/statistics` shows there).
     pub peer_rx_bytes: Option<u64>,
     pub peer_rx_packets: Option<u64>,
     /// Packets the peer end dropped on receive, and the sending end could not pass on.

@@ -184,7 +184,7 @@ fn routes_off_host(n: &VethNames) -> Result<Vec<String>, VethError> {
     Ok(found)
 }
 
-/// One device's counters, as /sys/class/net/<dev>/statistics gives them (both read
+/// One device's counters, as `/sys/class/net/<dev>/statistics` gives them (both read
 /// dev_get_stats).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct DeviceCounters {
