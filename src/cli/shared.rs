@@ -261,7 +261,7 @@ mod tests {
     use std::collections::BTreeMap;
 
     /// The flags more than one command takes, each declared once.
-    const SHARED: [&str; 29] = [
+    const SHARED: [&str; 30] = [
         "seed",
         "visits",
         "out",
@@ -286,6 +286,7 @@ mod tests {
         "pipe-size",
         "udp-split",
         "gso",
+        "count-copies",
         "processes",
         "settle",
         "settle-limit",
