@@ -10,20 +10,9 @@ use serde_json::Value;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// Why namespaces cannot be created here, if they cannot.
-fn cannot_create() -> Option<&'static str> {
-    if !common::is_root() {
-        Some("not root")
-    } else if !common::has_command("ip") {
-        Some("the ip command (iproute2) is missing")
-    } else {
-        None
-    }
-}
-
 macro_rules! needs_netns {
     () => {
-        if let Some(why) = cannot_create() {
+        if let Some(why) = common::namespaces_unavailable() {
             common::skip(format!("--netns needs root and ip: {why}"));
             return;
         }

@@ -15,20 +15,9 @@ use std::time::{Duration, Instant};
 /// payload of a datagram that leaves whole.
 const HEADERS: u64 = 42;
 
-/// Why a sink cannot be built here, if it cannot.
-fn cannot_build() -> Option<&'static str> {
-    if !common::is_root() {
-        Some("not root")
-    } else if !common::has_command("ip") {
-        Some("the ip command (iproute2) is missing")
-    } else {
-        None
-    }
-}
-
 macro_rules! needs_sink {
     () => {
-        if let Some(why) = cannot_build() {
+        if let Some(why) = common::namespaces_unavailable() {
             common::skip(format!("--sink needs root and ip: {why}"));
             return;
         }

@@ -263,47 +263,58 @@ fn record_at(shape: &Shape, index: usize, total: usize) -> Value {
                "copied_anyway_percent": copied / calls * 100.0, "pool_messages": 66,
                "summary": "synthetic"})
     });
-    let placement: Vec<Value> = (0..shape.threads)
-        .map(|_| json!({"sender_cpu": 0, "receiver_cpu": 1}))
-        .collect();
     let mut r = json!({
         "schema_version": crate::record::SCHEMA_VERSION, "bytepath_version": "0.1.0",
         "command": "sweep",
         "sweep_point": {"index": index, "total": total, "key": key},
         "status": shape.status, "interrupted": shape.status == "interrupted", "errors": [],
-        "config": {"transport": "tcp", "mechanism": shape.mechanism, "pattern": shape.pattern,
-            "message_size_bytes": shape.size, "field_size_bytes": shape.size / 8, "fields": 8,
-            "threads": shape.threads, "duration_s": 0.3, "warmup_s": 0.1, "pin": "cross",
-            "placement": placement, "recv_size_bytes": shape.size,
-            "recv_mode": "whole message: recv until the message is complete", "spin": false,
-            "verify": false, "counters": "none",
-            "tcp_nodelay": shape.pattern == "rr",
-            "where_sides_run": "loopback (127.0.0.1), both sides in one process"},
+        "config": config(shape),
         "environment": {"hostname": "synthetic", "kernel_release": "6.1.0-synthetic",
             "cpu_model": "Synthetic CPU @ 3.0GHz", "online_cpus": 2, "allowed_cpus": "0-1",
             "pmu_available": shape.pmu, "perf_event_paranoid": 2, "running_as_root": false,
             "optmem_max_bytes": 131072, "tcp_wmem_max_bytes": 4194304, "loopback_mtu": 65536,
             "clock": "CLOCK_MONOTONIC via vDSO, read once per round trip (rr client) or per batch of up to 64 messages, 256 KiB at most (stream sides, rr server)"},
         "measured_s": 1.0,
-        "sides": [side(shape, names[0], shape.sender_cpu_ns_per_byte), side(shape, names[1], 0.3)],
+        "sides": sides(shape, names),
         "zerocopy": zerocopy, "machine_wide_cpu": null, "notes": [],
     });
     if let (true, Value::Object(fields)) = (shape.statistics, &mut r) {
         fields.insert("statistics".into(), statistics(shape));
     }
-    place_udp(shape, &mut r);
     r
 }
 
-/// A udp point's record: its transport, and on a sink its placement and its one side.
-fn place_udp(shape: &Shape, r: &mut Value) {
-    let Some(on_sink) = shape.udp_sink else {
-        return;
+/// The record's `config`: tcp, or udp (`udp_sink`), on a sink with its placement.
+fn config(shape: &Shape) -> Value {
+    let placement: Vec<Value> = (0..shape.threads)
+        .map(|_| json!({"sender_cpu": 0, "receiver_cpu": 1}))
+        .collect();
+    let transport = if shape.udp_sink.is_some() {
+        "udp"
+    } else {
+        "tcp"
     };
-    r["config"]["transport"] = json!("udp");
-    if on_sink {
-        r["config"]["network"] = json!({"placement": "sink", "mtu": 65535});
-        r["sides"] = json!([side(shape, "sender", shape.sender_cpu_ns_per_byte)]);
+    let mut config = json!({"transport": transport, "mechanism": shape.mechanism,
+        "pattern": shape.pattern,
+        "message_size_bytes": shape.size, "field_size_bytes": shape.size / 8, "fields": 8,
+        "threads": shape.threads, "duration_s": 0.3, "warmup_s": 0.1, "pin": "cross",
+        "placement": placement, "recv_size_bytes": shape.size,
+        "recv_mode": "whole message: recv until the message is complete", "spin": false,
+        "verify": false, "counters": "none",
+        "tcp_nodelay": shape.pattern == "rr",
+        "where_sides_run": "loopback (127.0.0.1), both sides in one process"});
+    if let (Some(true), Value::Object(fields)) = (shape.udp_sink, &mut config) {
+        fields.insert("network".into(), json!({"placement": "sink", "mtu": 65535}));
+    }
+    config
+}
+
+/// Both sides, or on a sink the sender alone.
+fn sides(shape: &Shape, names: [&str; 2]) -> Value {
+    let sender = side(shape, names[0], shape.sender_cpu_ns_per_byte);
+    match shape.udp_sink {
+        Some(true) => json!([sender]),
+        _ => json!([sender, side(shape, names[1], 0.3)]),
     }
 }
 

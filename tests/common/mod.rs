@@ -107,6 +107,17 @@ pub fn is_root() -> bool {
         .unwrap_or(false)
 }
 
+/// Why network namespaces cannot be made here (they need root and the `ip` command), if not.
+pub fn namespaces_unavailable() -> Option<&'static str> {
+    if !is_root() {
+        Some("not root")
+    } else if !has_command("ip") {
+        Some("the ip command (iproute2) is missing")
+    } else {
+        None
+    }
+}
+
 pub fn has_command(name: &str) -> bool {
     std::process::Command::new("sh")
         .args(["-c", &format!("command -v {name}")])
