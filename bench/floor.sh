@@ -70,7 +70,6 @@ for v in DURATION WARMUP; do
   [[ "${!v}" =~ ^[0-9]+(\.[0-9]{1,3})?$ && ! "${!v}" =~ ^0+(\.0*)?$ ]] ||
     die "$v must be a positive number of seconds (up to 3 decimals), got '${!v}'"
 done
-ms_of() { python3 -c 'import sys; print(round(float(sys.argv[1]) * 1000))' "$1"; }
 DURATION_MS="$(ms_of "$DURATION")"
 WARMUP_MS="$(ms_of "$WARMUP")"
 for c in "$SENDER_CPU" "$RECEIVER_CPU"; do
@@ -92,14 +91,6 @@ fi
 BARE="$WORK/bare"
 cc -O2 -Wall -pthread -o "$BARE" "$(dirname "${BASH_SOURCE[0]}")/bare/bare.c" ||
   die "could not build bench/bare/bare.c"
-
-bytes_of() { # 4K -> 4096 (K/M = KiB/MiB, as bytepath reads them)
-  python3 -c '
-import sys
-s = sys.argv[1].upper().removesuffix("IB").removesuffix("B")
-m = {"K": 1 << 10, "M": 1 << 20}.get(s[-1:], 1)
-print(int(s[:-1] if m > 1 else s) * m)' "$1"
-}
 
 # ------------------------------------------------------------- runners ----
 # Each prints its figures on one line: "gbps" for stream, "p50_us mean_us" for round trips;

@@ -94,6 +94,17 @@ stop_server() { # pid
   SERVER_PIDS=("${keep[@]+"${keep[@]}"}")
 }
 
+# Seconds (decimals allowed) -> whole milliseconds.
+ms_of() { python3 -c 'import sys; print(round(float(sys.argv[1]) * 1000))' "$1"; }
+# A size as bytepath reads it -> bytes.
+bytes_of() { # 4K -> 4096 (K/M = KiB/MiB, as bytepath reads them)
+  python3 -c '
+import sys
+s = sys.argv[1].upper().removesuffix("IB").removesuffix("B")
+m = {"K": 1 << 10, "M": 1 << 20}.get(s[-1:], 1)
+print(int(s[:-1] if m > 1 else s) * m)' "$1"
+}
+
 fmt() { python3 -c "import sys; print(format(float(sys.argv[1]), sys.argv[2]))" "$1" "$2"; }
 # Prints "|"-separated rows from stdin (the first is the header) as aligned columns with a rule
 # under the header; the columns whose 0-based indexes are given are left-aligned, the rest

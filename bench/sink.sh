@@ -51,7 +51,6 @@ for m in $MECHANISMS; do
 done
 [[ $(id -u) -eq 0 ]] || { echo "$BENCH: --sink and the bare sink's namespaces need root" >&2; exit 2; }
 require_cmds ip cc python3 timeout
-ms_of() { python3 -c 'import sys; print(round(float(sys.argv[1]) * 1000))' "$1"; }
 DURATION_MS="$(ms_of "$DURATION")"
 WARMUP_MS="$(ms_of "$WARMUP")"
 RUN_LIMIT=$(((DURATION_MS + WARMUP_MS) / 1000 + 60))
@@ -66,14 +65,6 @@ fi
 BARE="$WORK/sink"
 cc -O2 -Wall -pthread -o "$BARE" "$(dirname "${BASH_SOURCE[0]}")/bare/sink.c" ||
   die "could not build bench/bare/sink.c"
-
-bytes_of() { # 4K -> 4096
-  python3 -c '
-import sys
-s = sys.argv[1].upper().removesuffix("IB").removesuffix("B")
-m = {"K": 1 << 10, "M": 1 << 20}.get(s[-1:], 1)
-print(int(s[:-1] if m > 1 else s) * m)' "$1"
-}
 
 # ------------------------------------------------------------ the bare sink ---
 # Names apart from bytepath's own (bytepath-<pid>-a/-b on 10.201.0.0/16).

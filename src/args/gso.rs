@@ -27,48 +27,13 @@ pub fn run_gso(
 
 /// IPv4 and UDP header bytes every segment carries on the wire.
 const HEADERS: usize = 28;
-/// The most pages one zero-copy datagram (or GSO send) may pin: the kernel's MAX_SKB_FRAGS,
-/// 17 unless built otherwise; a send that needs more fails with EMSGSIZE.
-const MAX_SKB_FRAGS: usize = 17;
-const PAGE: usize = 4096;
-
-/// `zerocopy` over udp: every send pins the pages its bytes lie in, and the message's 8
-/// separately allocated fields each start anywhere in a page, so a send of 40 KiB (fields of
-/// 5 KiB, 3 pages each at worst) needs 24 and the kernel refuses it. Refused here instead, with
-/// what fits. (`uring-zc` sends from one contiguous buffer: 65507 B pin at most 17 pages.)
-pub fn check_zerocopy_pages(spec: &crate::config::RunSpec) -> Result<(), ConfigError> {
-    let zerocopy = spec.mechanism == crate::mechanism::MechanismKind::ZEROCOPY;
-    let Some(framing) = spec.framing().filter(|_| zerocopy) else {
-        return Ok(());
-    };
-    let field = spec.message_size / crate::mechanism::message::FIELDS;
-    let worst = (0..framing.sends())
-        .map(|send| pages_pinned(framing.send_range(send), field))
-        .max()
-        .unwrap_or(0);
-    if worst <= MAX_SKB_FRAGS {
-        return Ok(());
+/// What the point's mechanism needs of its datagram sends (its descriptor's `datagram_sends`:
+/// zerocopy's pages), refused before the run in the mechanism's words.
+pub fn check_datagram_sends(spec: &crate::config::RunSpec) -> Result<(), ConfigError> {
+    match spec.framing() {
+        Some(framing) => (spec.mechanism.datagram_sends)(&framing, spec.message_size).map_err(bad),
+        None => Ok(()),
     }
-    Err(bad(format!(
-        "--mechanism zerocopy with --transport udp and --size {}: one send of the message's \
-         fields may pin {worst} pages, and the kernel takes at most {MAX_SKB_FRAGS} in a \
-         zero-copy datagram (MAX_SKB_FRAGS; EMSGSIZE); allowed: a --size whose sends pin at \
-         most {MAX_SKB_FRAGS} pages (32 KiB always does), or uring-zc, whose buffer is one piece",
-        spec.message_size
-    )))
-}
-
-/// Pages bytes `range` of a message of fields of `field` bytes may lie in, each field starting
-/// anywhere in a page.
-fn pages_pinned(range: std::ops::Range<usize>, field: usize) -> usize {
-    let mut pages = 0;
-    let mut at = range.start;
-    while at < range.end {
-        let end = ((at / field + 1) * field).min(range.end);
-        pages += (end - at + PAGE - 2) / PAGE + 1;
-        at = end;
-    }
-    pages
 }
 
 /// The segment size `--gso` asks for, checked for `transport` and every message size, or
@@ -177,28 +142,28 @@ mod tests {
 
     #[test]
     fn zerocopy_sends_that_would_pin_more_pages_than_the_kernel_takes_are_refused() {
-        // Fields of 4 KiB: two pages each at worst, 16 in all; 5 KiB: three each.
-        assert_eq!(pages_pinned(0..32 << 10, 4 << 10), 16);
-        assert_eq!(pages_pinned(0..40 << 10, 5 << 10), 24);
-        assert_eq!(pages_pinned(1..2, 8), 1);
-        let udp = |size: usize, gso: Option<usize>| crate::config::RunSpec {
+        let udp_with = |mechanism, size: usize, gso: Option<usize>| crate::config::RunSpec {
             transport: Transport::Udp,
-            mechanism: crate::mechanism::MechanismKind::ZEROCOPY,
+            mechanism,
             gso,
             ..crate::config::RunSpec::plain(size, std::time::Duration::from_secs(1))
         };
-        assert!(check_zerocopy_pages(&udp(32 << 10, None)).is_ok());
-        let e = check_zerocopy_pages(&udp(40 << 10, None)).unwrap_err().0;
+        let udp = |size, gso| udp_with(crate::mechanism::MechanismKind::ZEROCOPY, size, gso);
+        assert!(check_datagram_sends(&udp(32 << 10, None)).is_ok());
+        let e = check_datagram_sends(&udp(40 << 10, None)).unwrap_err().0;
         assert!(
             e.contains("may pin 24 pages") && e.contains("at most 17"),
             "{e}"
         );
-        assert!(check_zerocopy_pages(&udp(40 << 10, Some(1472))).is_err());
+        assert!(check_datagram_sends(&udp(40 << 10, Some(1472))).is_err());
+        // uring-zc's one buffer fits: the check is the mechanism's own.
+        let uring_zc = udp_with(crate::mechanism::MechanismKind::URING_ZC, 40 << 10, None);
+        assert!(check_datagram_sends(&uring_zc).is_ok());
         let tcp = crate::config::RunSpec {
             mechanism: crate::mechanism::MechanismKind::ZEROCOPY,
             ..crate::config::RunSpec::plain(1 << 20, std::time::Duration::from_secs(1))
         };
-        assert!(check_zerocopy_pages(&tcp).is_ok());
+        assert!(check_datagram_sends(&tcp).is_ok());
     }
 
     #[test]

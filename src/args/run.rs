@@ -87,7 +87,7 @@ pub fn run_spec(args: &RunArgs, cpus: &[usize]) -> Result<RunSpec, ConfigError> 
     };
     crate::config::network::check_sink(&spec)?;
     crate::config::crr::check(&spec, MechanismKind::ALL)?;
-    super::gso::check_zerocopy_pages(&spec)?;
+    super::gso::check_datagram_sends(&spec)?;
     crate::config::bidir::check(&spec, MechanismKind::ALL)?;
     Ok(spec)
 }

@@ -189,7 +189,7 @@ fn check_sink_points(spec: &SweepSpec, known: &[MechanismKind]) -> Result<(), Co
     for point in spec.points() {
         let run = spec.run_spec(&point, false);
         crate::config::network::check_sink(&run)?;
-        super::gso::check_zerocopy_pages(&run)?;
+        super::gso::check_datagram_sends(&run)?;
     }
     Ok(())
 }

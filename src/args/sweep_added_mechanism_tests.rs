@@ -43,6 +43,7 @@ static TENTH_DESCRIPTOR: MechanismDescriptor = MechanismDescriptor {
     nodelay: false,
     uses_queue_depth: true,
     zero_copy: None,
+    datagram_sends: crate::mechanism::descriptor::any_send,
     crossover: None,
 };
 

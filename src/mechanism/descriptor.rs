@@ -5,6 +5,7 @@
 //! line's help, the refusals, the probe's rows, the records, the report's questions) reads
 //! them from there. A mechanism is its descriptor: `MechanismKind` is a handle to one.
 use super::{FlowContext, SendMechanism};
+use crate::transport::datagram::Framing;
 use crate::transport::Transport;
 use std::io;
 
@@ -40,6 +41,10 @@ pub struct MechanismDescriptor {
     /// Zero-copy mechanisms: the call whose completions say whether the kernel copied anyway
     /// ("MSG_ZEROCOPY"), as the record's zero-copy summary names it. `None`: the kernel copies.
     pub zero_copy: Option<&'static str>,
+    /// What a datagram framing's sends must allow it, given the message size: the kernel
+    /// refuses some sends a mechanism could make (a zero-copy send pinning too many pages).
+    /// One line naming what is allowed, or `Ok`; checked before a run (`any_send` for most).
+    pub datagram_sends: fn(&Framing, usize) -> Result<(), String>,
     /// The crossover question the report asks about it, if any.
     pub crossover: Option<Crossover>,
 }
@@ -71,9 +76,15 @@ impl MechanismDescriptor {
             nodelay: false,
             uses_queue_depth: false,
             zero_copy: None,
+            datagram_sends: any_send,
             crossover: None,
         }
     }
+}
+
+/// A mechanism whose datagram sends the kernel takes at any size the framing allows.
+pub fn any_send(_: &Framing, _: usize) -> Result<(), String> {
+    Ok(())
 }
 
 /// The transports a mechanism can send on.

@@ -47,6 +47,7 @@ static DESCRIPTOR: MechanismDescriptor = MechanismDescriptor {
     nodelay: false,
     uses_queue_depth: false,
     zero_copy: None,
+    datagram_sends: crate::mechanism::descriptor::any_send,
     crossover: Some(Crossover {
         against: MechanismKind::SEND,
         question: "From which message size does sendfile from a memfd beat send()?",

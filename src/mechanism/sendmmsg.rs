@@ -36,6 +36,7 @@ static DESCRIPTOR: MechanismDescriptor = MechanismDescriptor {
     nodelay: false,
     uses_queue_depth: true,
     zero_copy: None,
+    datagram_sends: crate::mechanism::descriptor::any_send,
     crossover: None,
 };
 

@@ -69,6 +69,7 @@ static DESCRIPTOR: MechanismDescriptor = MechanismDescriptor {
     nodelay: false,
     uses_queue_depth: false,
     zero_copy: None,
+    datagram_sends: crate::mechanism::descriptor::any_send,
     crossover: Some(Crossover {
         against: MechanismKind::SEND,
         question: "From which message size does vmsplice+splice beat send()?",

@@ -16,7 +16,7 @@ use super::message::{Message, FIELDS};
 use super::{pattern, send_all_vectored, FlowContext, SendMechanism};
 use crate::sys::socket::{self, MSG_DONTWAIT, MSG_ZEROCOPY, POLLOUT};
 use crate::sys::zerocopy::{read_error_queue, ErrorQueueEntry};
-use crate::transport::datagram::{sub_iov, DatagramSocket};
+use crate::transport::datagram::{sub_iov, DatagramSocket, Framing};
 use crate::transport::{Endpoint, Transport};
 use std::io::{self, IoSlice};
 use std::ops::Range;
@@ -57,6 +57,7 @@ static DESCRIPTOR: MechanismDescriptor = MechanismDescriptor {
     nodelay: false,
     uses_queue_depth: false,
     zero_copy: Some("MSG_ZEROCOPY"),
+    datagram_sends: pages_fit,
     crossover: Some(Crossover {
         against: MechanismKind::COPY,
         question: "From which message size does zerocopy beat copy?",
@@ -67,6 +68,46 @@ static DESCRIPTOR: MechanismDescriptor = MechanismDescriptor {
 impl MechanismKind {
     /// `zerocopy`: sendmsg(MSG_ZEROCOPY), completions read from the error queue.
     pub const ZEROCOPY: MechanismKind = MechanismKind::new(&DESCRIPTOR);
+}
+
+/// The most pages one zero-copy datagram (or GSO send) may pin: the kernel's MAX_SKB_FRAGS,
+/// 17 unless built otherwise; a send that needs more fails with EMSGSIZE.
+const MAX_SKB_FRAGS: usize = 17;
+const PAGE: usize = 4096;
+
+/// Over udp every send pins the pages its bytes lie in, and the message's 8 separately
+/// allocated fields each start anywhere in a page, so a send of 40 KiB (fields of 5 KiB, 3
+/// pages each at worst) needs 24 and the kernel refuses it: refused before the run instead,
+/// with what fits. (`uring-zc` sends from one contiguous buffer: 65507 B pin at most 17 pages.)
+pub(crate) fn pages_fit(framing: &Framing, message_size: usize) -> Result<(), String> {
+    let field = message_size / FIELDS;
+    let worst = (0..framing.sends())
+        .map(|send| pages_pinned(framing.send_range(send), field))
+        .max()
+        .unwrap_or(0);
+    if worst <= MAX_SKB_FRAGS {
+        return Ok(());
+    }
+    Err(format!(
+        "--mechanism zerocopy with --transport udp and --size {message_size}: one send of the \
+         message's fields may pin {worst} pages, and the kernel takes at most {MAX_SKB_FRAGS} \
+         in a zero-copy datagram (MAX_SKB_FRAGS; EMSGSIZE); allowed: a --size whose sends pin \
+         at most {MAX_SKB_FRAGS} pages (32 KiB always does), or uring-zc, whose buffer is one \
+         piece"
+    ))
+}
+
+/// Pages bytes `range` of a message of fields of `field` bytes may lie in, each field starting
+/// anywhere in a page.
+fn pages_pinned(range: Range<usize>, field: usize) -> usize {
+    let mut pages = 0;
+    let mut at = range.start;
+    while at < range.end {
+        let end = ((at / field + 1) * field).min(range.end);
+        pages += (end - at + PAGE - 2) / PAGE + 1;
+        at = end;
+    }
+    pages
 }
 
 /// Why no zero-copy mechanism carries `--pattern crr`.
@@ -336,6 +377,13 @@ impl State {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_send_pins_two_pages_a_field_of_4_kib_and_three_of_5_kib_at_worst() {
+        assert_eq!(pages_pinned(0..32 << 10, 4 << 10), 16);
+        assert_eq!(pages_pinned(0..40 << 10, 5 << 10), 24);
+        assert_eq!(pages_pinned(1..2, 8), 1);
+    }
 
     #[test]
     fn pool_covers_the_send_buffer_within_the_memory_cap() {

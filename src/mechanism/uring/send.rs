@@ -24,6 +24,7 @@ static DESCRIPTOR: MechanismDescriptor = MechanismDescriptor {
     nodelay: false,
     uses_queue_depth: true,
     zero_copy: None,
+    datagram_sends: crate::mechanism::descriptor::any_send,
     crossover: Some(Crossover {
         against: MechanismKind::SEND,
         question: "From which message size does io_uring send (uring) beat send()?",

@@ -34,6 +34,7 @@ static DESCRIPTOR: MechanismDescriptor = MechanismDescriptor {
     nodelay: true,
     uses_queue_depth: true,
     zero_copy: Some("io_uring SEND_ZC"),
+    datagram_sends: crate::mechanism::descriptor::any_send,
     crossover: Some(Crossover {
         against: MechanismKind::URING,
         question: "From which message size does io_uring zero-copy send (uring-zc) beat io_uring send (uring)?",
