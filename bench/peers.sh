@@ -14,6 +14,19 @@
 # CPU 1) and same-CPU (everything on CPU 0), each bytepath run immediately
 # followed by its peer run so drift affects both alike.
 #
+# Pairing: every peer option that changes what is measured is matched, and
+# printed above the table:
+#   stream  iperf3 -l SIZE: its server reads SIZE per call too (the client
+#           sends it the length); bytepath receives SIZE per recv (the
+#           default --recv-size). Neither sets TCP_NODELAY or buffer sizes.
+#           iperf3 -O WARMUP drops its first seconds as bytepath's --warmup.
+#   rr      sockperf ping-pong sets TCP_NODELAY (its default outside
+#           throughput mode); bytepath sets it on every TCP rr flow. One
+#           request in flight on each (sockperf --mps max, bytepath rr).
+#           sockperf's latency is half the round trip (doubled here).
+# (crr's peer, neper, closes with a reset unless told otherwise: bench/crr.sh
+# measures both close modes.)
+#
 # Why: a measuring tool must not be slower than what it measures. If bytepath
 # moves fewer bytes than iperf3, or needs longer round trips than sockperf,
 # its own overhead would be part of every figure it reports.
@@ -173,6 +186,8 @@ echo "bytepath vs peers: ${DURATION}s measured per run, loopback TCP, 1 flow"
 echo "  cross = sender/client on CPU $SENDER_CPU, receiver/server on CPU $RECEIVER_CPU; same = all on CPU $SENDER_CPU"
 echo "  stream: receiver-side Gbit/s, ratio = bytepath / iperf3 (target >= 1.0)"
 echo "  rr: p50 full round trip, sockperf's half-RTT p50 doubled, ratio = bytepath / sockperf (target <= 1.0)"
+echo "  pairing: stream both read SIZE per call, no TCP_NODELAY, no buffer sizes set, warm-up dropped by both;"
+echo "           rr both TCP_NODELAY, one request in flight"
 echo
 {
   echo "case|bytepath|peer|ratio|target|result"

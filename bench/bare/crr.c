@@ -1,10 +1,12 @@
 /* bench/bare/crr.c — the floor of a crr transaction over loopback TCP: a client thread that
  * does socket, connect, send SIZE, recv SIZE, close in a loop, and a server thread that
- * accepts, recvs SIZE, sends SIZE, reads until the client's FIN, closes. Nothing else: no
- * options (as netperf's TCP_CRR), no timing inside the loop beyond one clock read per
+ * accepts, recvs SIZE, sends SIZE, reads until the client's FIN (or reset), closes. Nothing
+ * else: no options (as netperf's TCP_CRR) unless CLOSE is `reset`, which sets SO_LINGER 0 on
+ * the client so its close sends a RST and leaves no TIME_WAIT (neper tcp_crr's default);
+ * `fin` (the default) closes gracefully. No timing inside the loop beyond one clock read per
  * transaction to stop. Prints "transactions_per_s N" over the measured seconds after WARMUP.
  *
- * usage: crr SIZE WARMUP_S MEASURE_S CLIENT_CPU SERVER_CPU
+ * usage: crr SIZE WARMUP_S MEASURE_S CLIENT_CPU SERVER_CPU [fin|reset]
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -58,7 +60,10 @@ static void *server(void *arg) {
 }
 
 int main(int argc, char **argv) {
-    if (argc != 6) { fprintf(stderr, "usage: crr SIZE WARMUP_S MEASURE_S CLIENT_CPU SERVER_CPU\n"); return 2; }
+    if (argc != 6 && argc != 7) { fprintf(stderr, "usage: crr SIZE WARMUP_S MEASURE_S CLIENT_CPU SERVER_CPU [fin|reset]\n"); return 2; }
+    int reset = argc == 7 && strcmp(argv[6], "reset") == 0;
+    if (argc == 7 && !reset && strcmp(argv[6], "fin") != 0) { fprintf(stderr, "crr: CLOSE must be fin or reset, got %s\n", argv[6]); return 2; }
+    struct linger abortive = {.l_onoff = 1, .l_linger = 0};
     size = strtoul(argv[1], NULL, 10);
     double warmup = atof(argv[2]), measure = atof(argv[3]);
     int client_cpu = atoi(argv[4]), server_cpu = atoi(argv[5]);
@@ -75,7 +80,8 @@ int main(int argc, char **argv) {
     unsigned long counted = 0;
     for (;;) {
         int fd = socket(AF_INET, SOCK_STREAM, 0);
-        if (fd < 0 || connect(fd, (struct sockaddr *)&addr, sizeof addr)) { perror("connect"); return 1; }
+        if (fd < 0 || (reset && setsockopt(fd, SOL_SOCKET, SO_LINGER, &abortive, sizeof abortive)) ||
+            connect(fd, (struct sockaddr *)&addr, sizeof addr)) { perror("connect"); return 1; }
         if (full(fd, buf, size, 1) || full(fd, buf, size, 0)) { perror("exchange"); return 1; }
         close(fd);
         double t1 = now();
