@@ -16,7 +16,8 @@ pub struct Limits {
     /// Best single-thread memcpy at the DRAM-sized buffer, GB/s (decimal).
     pub memcpy_gb_per_s: f64,
     /// Best aggregate memcpy beyond the caches per thread count, (threads, GB/s), increasing in
-    /// threads; empty for a probe written before the curve was measured.
+    /// threads, each count at least any smaller count's (see `envelope`); empty for a probe
+    /// written before the curve was measured.
     pub curve: Vec<(u64, f64)>,
     /// The CPUs the probe was allowed: what unpinned threads share.
     pub allowed_cpus: Option<u64>,
@@ -31,7 +32,21 @@ pub const CEILING_RULE: &str = "a point is held against the memcpy bandwidth of 
     copy in it: each flow's sender and receiver (four per flow with --bidir; the sender alone on \
     a sink or beside a remote peer), at most as many as the distinct CPUs its placement names \
     (unpinned: the CPUs the probe was allowed); a count between two measured ones takes the \
-    straight line between them, a count beyond the curve its largest count's bandwidth";
+    straight line between them, a count beyond the curve its largest count's bandwidth, and no \
+    count less than a smaller count's (more threads can always copy as fewer do: a dip in the \
+    curve is a busy machine, not a lower ceiling)";
+
+/// The curve with every count raised to the best of the counts up to it.
+fn envelope(curve: Vec<(u64, f64)>) -> Vec<(u64, f64)> {
+    let mut best = 0.0_f64;
+    curve
+        .into_iter()
+        .map(|(n, v)| {
+            best = best.max(v);
+            (n, best)
+        })
+        .collect()
+}
 
 fn dram_bandwidth(probe: &ProbeView) -> Option<f64> {
     probe.dram()?.bandwidth?.best_gb_per_s.filter(|v| *v > 0.0)
@@ -42,7 +57,7 @@ pub fn limits(data: &Dataset) -> Option<Limits> {
     let roofline = probe.memcpy_roofline.as_ref();
     Some(Limits {
         memcpy_gb_per_s: dram_bandwidth(probe)?,
-        curve: probe.thread_curve(),
+        curve: envelope(probe.thread_curve()),
         allowed_cpus: roofline
             .and_then(|r| r.by_threads.as_ref()?.allowed_cpus)
             .filter(|n| *n > 0),

@@ -89,6 +89,17 @@ fn a_curve_without_its_smallest_counts_holds_fewer_threads_to_its_first() {
 }
 
 #[test]
+fn a_dip_in_the_curve_never_lowers_the_ceiling_of_more_threads() {
+    let mut probe = probe_with_curve();
+    // Two threads measured below one (a busy machine).
+    probe["memcpy_roofline"]["by_threads"]["points"][1]["aggregate"]["best_gb_per_s"] = json!(4.0);
+    let l = limits_of(probe);
+    assert_eq!(&l.curve[..3], [(1, 8.4), (2, 8.4), (4, 32.2)]);
+    assert_eq!(ceiling(&l, 2).gb_per_s, 8.4);
+    assert!((ceiling(&l, 3).gb_per_s - 20.3).abs() < 1e-9);
+}
+
+#[test]
 fn a_point_is_held_to_its_senders_and_receivers_capped_at_its_cpus() {
     let data = with_probe(
         &[
