@@ -153,6 +153,10 @@ fn syscalls_and_memcpy_cost_something() {
     }
 }
 
+fn p_json_dram() -> Value {
+    probe_json()["memcpy_roofline"]["points"][0].clone()
+}
+
 /// The curve doubles the threads up to the CPUs this process may run on and ends on them.
 #[test]
 fn the_memcpy_curve_runs_1_2_4_threads_up_to_the_allowed_cpus() {
@@ -180,6 +184,13 @@ fn the_memcpy_curve_runs_1_2_4_threads_up_to_the_allowed_cpus() {
         assert!(p["buffer_bytes_per_thread"].as_u64().unwrap() > 0);
         assert_eq!(p["trials"], 4, "--quick's trials");
     }
+    // One thread is the DRAM point, measured once.
+    let dram = &p_json_dram();
+    assert_eq!(points[0]["buffer_bytes_per_thread"], dram["buffer_bytes"]);
+    assert_eq!(
+        points[0]["aggregate"]["best_gb_per_s"],
+        dram["bandwidth"]["best_gb_per_s"]
+    );
     let method = curve["method"].as_str().unwrap();
     assert!(method.contains("divided by the thread count"), "{method}");
     positive(&curve["elapsed_s"], "the curve's elapsed_s");

@@ -3,7 +3,7 @@
 //! once: the ceilings any copying mechanism is measured against. L2's size comes from
 //! /sys/devices/system/cpu/cpu0/cache/index2 (Documentation/ABI/testing/sysfs-devices-system-cpu).
 use super::copy_buffers::CopyBuffers;
-use super::roofline_threads::{self, ThreadCurve};
+use super::roofline_threads::{self, ThreadCurve, ThreadsPoint};
 use super::summary::{gb_per_s, gib_per_s, timing, Timing};
 use super::Effort;
 use serde::Serialize;
@@ -101,11 +101,16 @@ fn dram_buffer(llc: Option<u64>) -> usize {
 /// pinned to each.
 pub fn measure_with_threads(effort: &Effort, allowed: &[usize]) -> Roofline {
     let mut roofline = measure(effort);
+    // The curve's one thread is the DRAM point: the same buffers and copy, measured once.
+    let one = roofline.points.iter().find(|p| p.level == "dram").map(|p| {
+        let bandwidth = p.bandwidth.map(|b| (b.best_gb_per_s, b.median_gb_per_s));
+        ThreadsPoint::one_thread(p.buffer_bytes, p.copy_time.trials, bandwidth)
+    });
     roofline.by_threads = Some(roofline_threads::measure(
         effort,
         allowed,
-        dram_buffer(roofline.llc_bytes),
-        roofline.l2_cache_bytes,
+        (dram_buffer(roofline.llc_bytes), roofline.l2_cache_bytes),
+        one,
     ));
     roofline
 }

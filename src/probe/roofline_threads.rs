@@ -15,7 +15,8 @@ use std::time::Instant;
 const FALLBACK_L2_BYTES: usize = 1 << 20;
 
 const METHOD: &str = "copy_from_slice (memcpy) in 1, 2, 4 … N threads at once (N: the CPUs \
-    this process may run on), thread i pinned to the i-th allowed CPU; each thread copies its \
+    this process may run on); one thread is the dram point (the same buffers and copy, on the \
+    probing thread); with more, thread i is pinned to the i-th allowed CPU and each copies its \
     own source into its own destination, both written before timing; the threads of a trial \
     start together at a barrier and the trial's aggregate bandwidth is the bytes all threads \
     copied over the trial's wall time (first start to last end); each thread's source (and \
@@ -30,7 +31,7 @@ pub struct ThreadCurve {
     /// How many CPUs this process may run on: the largest thread count measured.
     pub allowed_cpus: usize,
     pub points: Vec<ThreadsPoint>,
-    /// How long the whole curve took to measure.
+    /// How long the curve took to measure beyond its one thread (the DRAM point's figures).
     pub elapsed_s: f64,
 }
 
@@ -77,15 +78,47 @@ pub fn buffer_per_thread(dram: usize, l2: Option<u64>, threads: usize) -> usize 
     (dram / threads.max(1)).max(floor)
 }
 
-/// The curve on `allowed` CPUs: `dram` is the one-thread DRAM point's buffer (1.5 × the
-/// last-level cache for source and destination together), `l2` the L2 the probe read.
-pub fn measure(effort: &Effort, allowed: &[usize], dram: usize, l2: Option<u64>) -> ThreadCurve {
+impl ThreadsPoint {
+    /// The one-thread count from the DRAM point already measured: its buffer, trials and
+    /// (best, median) bandwidth.
+    pub fn one_thread(buffer_bytes: u64, trials: usize, bandwidth: Option<(f64, f64)>) -> Self {
+        let aggregate = bandwidth.map(|(best, median)| ThreadsBandwidth {
+            best_gb_per_s: best,
+            median_gb_per_s: median,
+            per_thread_best_gb_per_s: best,
+            per_thread_median_gb_per_s: median,
+        });
+        ThreadsPoint {
+            threads: 1,
+            buffer_bytes_per_thread: buffer_bytes,
+            trials,
+            aggregate_unavailable_reason: aggregate
+                .is_none()
+                .then(|| "the DRAM point has no bandwidth".to_string()),
+            aggregate,
+            pinning_unavailable_reason: None,
+        }
+    }
+}
+
+/// The curve on `allowed` CPUs. `(dram, l2)`: the one-thread DRAM point's buffer (1.5 × the
+/// last-level cache for source and destination together) and the L2 the probe read; `one`:
+/// that point as the curve's one thread, measured here where there is none.
+pub fn measure(
+    effort: &Effort,
+    allowed: &[usize],
+    (dram, l2): (usize, Option<u64>),
+    one: Option<ThreadsPoint>,
+) -> ThreadCurve {
     let start = Instant::now();
     let points = thread_counts(allowed.len())
         .into_iter()
-        .map(|threads| {
-            let bytes = buffer_per_thread(dram, l2, threads);
-            measure_threads(threads, allowed, bytes, effort.dram_trials.max(1))
+        .map(|threads| match (threads, &one) {
+            (1, Some(one)) => one.clone(),
+            _ => {
+                let bytes = buffer_per_thread(dram, l2, threads);
+                measure_threads(threads, allowed, bytes, effort.dram_trials.max(1))
+            }
         })
         .collect();
     ThreadCurve {
@@ -220,6 +253,22 @@ mod tests {
             (10.0, 5.0)
         );
         assert_eq!(aggregate(1, 1, &[0.0]), None);
+    }
+
+    #[test]
+    fn the_curves_one_thread_is_the_dram_point_it_is_given() {
+        let one = ThreadsPoint::one_thread(24 << 20, 20, Some((9.0, 8.0)));
+        let b = one.aggregate.unwrap();
+        assert_eq!(
+            (b.per_thread_best_gb_per_s, b.per_thread_median_gb_per_s),
+            (9.0, 8.0)
+        );
+        let curve = measure(&Effort::quick(), &[0], (24 << 20, None), Some(one));
+        assert_eq!(curve.points.len(), 1);
+        assert_eq!(curve.points[0].aggregate, Some(b));
+        assert_eq!(curve.points[0].buffer_bytes_per_thread, 24 << 20);
+        let none = ThreadsPoint::one_thread(1, 1, None);
+        assert!(none.aggregate_unavailable_reason.is_some());
     }
 
     #[test]
