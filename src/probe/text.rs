@@ -217,7 +217,7 @@ fn thread_curve(out: &mut String, c: &ThreadCurve) {
     let _ = writeln!(
         out,
         "  beyond the caches, threads copying at once (aggregate best / median, per thread \
-         median; {} allowed CPUs, measured in {:.2} s):",
+         median; {} allowed CPUs; beyond one thread, the dram point, measured in {:.2} s):",
         c.allowed_cpus, c.elapsed_s
     );
     for p in &c.points {
