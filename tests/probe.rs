@@ -153,6 +153,49 @@ fn syscalls_and_memcpy_cost_something() {
     }
 }
 
+fn p_json_dram() -> Value {
+    probe_json()["memcpy_roofline"]["points"][0].clone()
+}
+
+/// The curve doubles the threads up to the CPUs this process may run on and ends on them.
+#[test]
+fn the_memcpy_curve_runs_1_2_4_threads_up_to_the_allowed_cpus() {
+    let allowed = bytepath::sys::affinity::allowed_cpus().unwrap().len() as u64;
+    let mut expected: Vec<u64> = std::iter::successors(Some(1), |n| Some(n * 2))
+        .take_while(|n| *n < allowed)
+        .collect();
+    expected.push(allowed);
+    let curve = &probe_json()["memcpy_roofline"]["by_threads"];
+    assert_eq!(curve["allowed_cpus"], allowed);
+    let points = curve["points"].as_array().unwrap();
+    let threads: Vec<u64> = points
+        .iter()
+        .map(|p| p["threads"].as_u64().unwrap())
+        .collect();
+    assert_eq!(threads, expected);
+    for p in points {
+        let n = p["threads"].as_f64().unwrap();
+        let bw = &p["aggregate"];
+        let best = positive(&bw["best_gb_per_s"], "aggregate best_gb_per_s");
+        let median = positive(&bw["median_gb_per_s"], "aggregate median_gb_per_s");
+        assert!(best >= median, "{p}");
+        let per_thread = positive(&bw["per_thread_median_gb_per_s"], "per thread");
+        assert!((per_thread * n - median).abs() < 1e-6 * median, "{p}");
+        assert!(p["buffer_bytes_per_thread"].as_u64().unwrap() > 0);
+        assert_eq!(p["trials"], 4, "--quick's trials");
+    }
+    // One thread is the DRAM point, measured once.
+    let dram = &p_json_dram();
+    assert_eq!(points[0]["buffer_bytes_per_thread"], dram["buffer_bytes"]);
+    assert_eq!(
+        points[0]["aggregate"]["best_gb_per_s"],
+        dram["bandwidth"]["best_gb_per_s"]
+    );
+    let method = curve["method"].as_str().unwrap();
+    assert!(method.contains("divided by the thread count"), "{method}");
+    positive(&curve["elapsed_s"], "the curve's elapsed_s");
+}
+
 #[test]
 fn counters_list_task_clock_and_explain_missing_hardware_events() {
     let p = probe_json();
@@ -254,6 +297,22 @@ fn text_probe_has_every_section_heading() {
         );
     }
     assert!(text.contains("trials"), "trial counts are stated");
+    let allowed = bytepath::sys::affinity::allowed_cpus().unwrap().len();
+    let one = "    1 thread ";
+    let all = format!("{allowed:>5} thread");
+    let section: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("memcpy roofline"))
+        .take_while(|l| !l.is_empty())
+        .collect();
+    assert!(
+        section
+            .iter()
+            .any(|l| l.contains("threads copying at once")),
+        "{text}"
+    );
+    assert!(section.iter().any(|l| l.starts_with(one)), "{text}");
+    assert!(section.iter().any(|l| l.starts_with(&all)), "{text}");
 }
 
 #[test]

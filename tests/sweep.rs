@@ -312,16 +312,37 @@ fn the_sweep_records_a_probe_and_the_report_sets_points_against_it() {
         .find(|p| p["level"] == "dram")
         .unwrap();
     assert!(dram["bandwidth"]["best_gb_per_s"].as_f64().unwrap() > 0.0);
+    let curve = probe["memcpy_roofline"]["by_threads"]["points"]
+        .as_array()
+        .expect("the sweep's probe measures the curve");
     let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
     assert!(md.contains("## Machine limits (bytepath probe)"), "{md}");
-    assert!(md.contains("memcpy roofline**: "), "{md}");
+    assert!(
+        md.contains("memcpy roofline**: best aggregate GB/s by threads copying at once"),
+        "{md}"
+    );
+    // One flow: its sender and receiver copy, on two CPUs where the machine has two.
+    let allowed = probe["memcpy_roofline"]["by_threads"]["allowed_cpus"]
+        .as_u64()
+        .unwrap();
+    let threads = allowed.min(2);
+    assert_eq!(curve[threads as usize - 1]["threads"], threads);
     let row = md
         .lines()
         .find(|l| l.starts_with("| gather/stream/4096/1"))
         .unwrap();
+    let held_against = match threads {
+        1 => " % (1 thread)".to_string(),
+        n => format!(" % ({n} threads)"),
+    };
     assert!(
-        row.contains(" % |"),
-        "throughput as a share of the roofline: {row}"
+        row.contains(&held_against),
+        "throughput as a share of the roofline of the threads that copy: {row}"
+    );
+    let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
+    assert!(
+        html.contains("data-plot=\"roofline\""),
+        "the curve is plotted"
     );
 }
 

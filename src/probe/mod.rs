@@ -5,10 +5,12 @@
 //! sweep report can embed it.
 pub mod canary;
 pub(crate) mod clocks;
+pub(crate) mod copy_buffers;
 pub(crate) mod counters;
 pub(crate) mod features;
 pub(crate) mod ports;
 pub(crate) mod roofline;
+pub(crate) mod roofline_threads;
 pub(crate) mod settle;
 pub(crate) mod sink;
 pub(crate) mod summary;
@@ -34,7 +36,7 @@ pub struct Effort {
     pub step_budget: Duration,
     pub tsc_calibrations: usize,
     pub tsc_interval: Duration,
-    /// Timed copies of the DRAM-sized buffer.
+    /// Timed copies of the DRAM-sized buffer, and trials per thread count of the curve.
     pub dram_trials: usize,
     /// Timed batches of copies of the L2-sized buffer.
     pub cache_trials: usize,
@@ -102,7 +104,7 @@ pub fn probe(effort: &Effort, allowed_cpus: &[usize]) -> Probe {
     let clocks = clocks::measure(effort);
     let syscalls = syscalls::measure(effort);
     let wakeups = wakeups::measure(allowed_cpus, syscalls.getpid.min_ns);
-    let memcpy_roofline = roofline::measure(effort);
+    let memcpy_roofline = roofline::measure_with_threads(effort, allowed_cpus);
     Probe {
         schema_version: PROBE_SCHEMA_VERSION,
         bytepath_version: env!("CARGO_PKG_VERSION"),

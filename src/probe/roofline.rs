@@ -1,10 +1,12 @@
 //! The copy roofline: single-thread memcpy(3) bandwidth (`copy_from_slice`) from DRAM and from
-//! L2, the ceiling any copying mechanism is measured against. L2's size comes from
+//! L2, and (`by_threads`, in roofline_threads.rs) beyond the caches with 1, 2, 4 … N threads at
+//! once: the ceilings any copying mechanism is measured against. L2's size comes from
 //! /sys/devices/system/cpu/cpu0/cache/index2 (Documentation/ABI/testing/sysfs-devices-system-cpu).
+use super::copy_buffers::CopyBuffers;
+use super::roofline_threads::{self, ThreadCurve, ThreadsPoint};
 use super::summary::{gb_per_s, gib_per_s, timing, Timing};
 use super::Effort;
 use serde::Serialize;
-use std::hint::black_box;
 use std::time::Instant;
 
 /// The DRAM point when the last-level cache's size is unknown: beyond the LLC of the machines
@@ -26,6 +28,10 @@ pub struct Roofline {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub llc_bytes_unavailable_reason: Option<String>,
     pub points: Vec<CopyPoint>,
+    /// Bandwidth beyond the caches with 1, 2, 4 … N threads copying at once (`bytepath probe`
+    /// and a study's probe.json; `run --profile`'s quick probe measures one thread only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub by_threads: Option<ThreadCurve>,
 }
 
 impl Roofline {
@@ -84,13 +90,32 @@ impl Bandwidth {
 /// stream through more than the cache holds misses on every line (measured here: 24 MiB
 /// buffers copy within the run-to-run spread of 64 MiB ones), and a sweep's peak memory
 /// stays low.
-fn dram_buffer(llc: &Result<u64, String>) -> usize {
+fn dram_buffer(llc: Option<u64>) -> usize {
     match llc {
-        Ok(bytes) => (*bytes as usize * 3 / 4).max(8 << 20),
-        Err(_) => DRAM_BUFFER_BYTES,
+        Some(bytes) => (bytes as usize * 3 / 4).max(8 << 20),
+        None => DRAM_BUFFER_BYTES,
     }
 }
 
+/// The one-thread points and the curve over thread counts up to the `allowed` CPUs, one thread
+/// pinned to each.
+pub fn measure_with_threads(effort: &Effort, allowed: &[usize]) -> Roofline {
+    let mut roofline = measure(effort);
+    // The curve's one thread is the DRAM point: the same buffers and copy, measured once.
+    let one = roofline.points.iter().find(|p| p.level == "dram").map(|p| {
+        let bandwidth = p.bandwidth.map(|b| (b.best_gb_per_s, b.median_gb_per_s));
+        ThreadsPoint::one_thread(p.buffer_bytes, p.copy_time.trials, bandwidth)
+    });
+    roofline.by_threads = Some(roofline_threads::measure(
+        effort,
+        allowed,
+        (dram_buffer(roofline.llc_bytes), roofline.l2_cache_bytes),
+        one,
+    ));
+    roofline
+}
+
+/// The one-thread points (DRAM-sized and L2-sized buffers).
 pub fn measure(effort: &Effort) -> Roofline {
     let l2 = cache_bytes(2);
     let llc = cache_bytes(3);
@@ -105,31 +130,28 @@ pub fn measure(effort: &Effort) -> Roofline {
                  bandwidth = bytes copied / time (each byte read once and written once); the \
                  dram point's source and destination together hold 1.5 × the last-level cache",
         points: vec![
-            copy_point("dram", dram_buffer(&llc), 1, effort.dram_trials),
+            copy_point(
+                "dram",
+                dram_buffer(llc.as_ref().ok().copied()),
+                1,
+                effort.dram_trials,
+            ),
             copy_point("l2", cache_buffer, cache_copies, effort.cache_trials),
         ],
         l2_cache_bytes_unavailable_reason: l2.as_ref().err().cloned(),
         l2_cache_bytes: l2.ok(),
         llc_bytes_unavailable_reason: llc.as_ref().err().cloned(),
         llc_bytes: llc.ok(),
+        by_threads: None,
     }
 }
 
 fn copy_point(level: &'static str, bytes: usize, copies: usize, trials: usize) -> CopyPoint {
-    let mut src = vec![0u8; bytes];
-    let mut dst = vec![0u8; bytes];
-    // Touch every page of both buffers, then one untimed copy, so no trial pays page faults.
-    src.fill(0x5A);
-    dst.fill(0xA5);
-    dst.copy_from_slice(black_box(&src));
-    black_box(&mut dst);
+    let mut buffers = CopyBuffers::new(bytes);
     let per_copy: Vec<f64> = (0..trials.max(1))
         .map(|_| {
             let start = Instant::now();
-            for _ in 0..copies {
-                dst.copy_from_slice(black_box(&src));
-                black_box(&mut dst);
-            }
+            buffers.copy(copies);
             start.elapsed().as_nanos() as f64 / copies as f64
         })
         .collect();
@@ -208,6 +230,7 @@ mod tests {
             l2_cache_bytes_unavailable_reason: None,
             llc_bytes: None,
             llc_bytes_unavailable_reason: None,
+            by_threads: None,
             points: vec![
                 point("l2", 1 << 18, 10_000.0),
                 point("dram", 24 << 20, 1_000_000.0),
@@ -228,9 +251,9 @@ mod tests {
 
     #[test]
     fn the_dram_buffers_hold_one_and_a_half_llcs_together() {
-        assert_eq!(dram_buffer(&Ok(32 << 20)), 24 << 20);
-        assert_eq!(dram_buffer(&Ok(2 << 20)), 8 << 20, "at least 8 MiB each");
-        assert_eq!(dram_buffer(&Err("no L3".into())), DRAM_BUFFER_BYTES);
+        assert_eq!(dram_buffer(Some(32 << 20)), 24 << 20);
+        assert_eq!(dram_buffer(Some(2 << 20)), 8 << 20, "at least 8 MiB each");
+        assert_eq!(dram_buffer(None), DRAM_BUFFER_BYTES);
     }
 
     #[test]

@@ -5,6 +5,7 @@ use super::clocks::{ClockFigures, Clocks, TscFigures};
 use super::counters::Counters;
 use super::features::{Feature, KernelLimits, PathFeature};
 use super::roofline::Roofline;
+use super::roofline_threads::ThreadCurve;
 use super::summary::Timing;
 use super::syscalls::Syscalls;
 use super::Probe;
@@ -176,7 +177,8 @@ fn syscalls(out: &mut String, s: &Syscalls) {
 fn roofline(out: &mut String, r: &Roofline) {
     let _ = writeln!(
         out,
-        "memcpy roofline (copy_from_slice, one thread; bytes copied per second, best / median)"
+        "memcpy roofline (copy_from_slice; one thread, then threads at once; bytes copied per \
+         second, best / median)"
     );
     for p in &r.points {
         let bw = or_na(p.bandwidth, &p.bandwidth_unavailable_reason, |b| {
@@ -202,8 +204,42 @@ fn roofline(out: &mut String, r: &Roofline) {
     );
     let _ = writeln!(
         out,
-        "  L2 is {l2}; the l2 buffer is a quarter of it, so source and destination stay resident\n"
+        "  L2 is {l2}; the l2 buffer is a quarter of it, so source and destination stay resident"
     );
+    if let Some(curve) = &r.by_threads {
+        thread_curve(out, curve);
+    }
+    out.push('\n');
+}
+
+/// The curve: aggregate and per-thread bandwidth beyond the caches at each thread count.
+fn thread_curve(out: &mut String, c: &ThreadCurve) {
+    let _ = writeln!(
+        out,
+        "  beyond the caches, threads copying at once (aggregate best / median, per thread \
+         median; {} allowed CPUs; beyond one thread, the dram point, measured in {:.2} s):",
+        c.allowed_cpus, c.elapsed_s
+    );
+    for p in &c.points {
+        let bw = or_na(p.aggregate, &p.aggregate_unavailable_reason, |b| {
+            format!(
+                "{:.1} / {:.1} GB/s   ({:.1} GB/s per thread)",
+                b.best_gb_per_s, b.median_gb_per_s, b.per_thread_median_gb_per_s
+            )
+        });
+        let unpinned = p
+            .pinning_unavailable_reason
+            .as_ref()
+            .map_or(String::new(), |why| format!("; unpinned: {why}"));
+        let _ = writeln!(
+            out,
+            "  {:>3} thread{} {bw}   {} each, {} trials{unpinned}",
+            p.threads,
+            if p.threads == 1 { " " } else { "s" },
+            bytes(p.buffer_bytes_per_thread),
+            p.trials,
+        );
+    }
 }
 
 fn counters(out: &mut String, c: &Counters) {

@@ -18,6 +18,26 @@ pub struct ProbeView {
 #[serde(default)]
 pub struct RooflineView {
     pub points: Option<Vec<CopyPointView>>,
+    /// The last-level cache the probe read (bytes).
+    pub llc_bytes: Option<u64>,
+    /// Bandwidth with 1, 2, 4 … N threads copying at once; absent in a probe written before
+    /// the curve was measured.
+    pub by_threads: Option<ThreadCurveView>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct ThreadCurveView {
+    pub allowed_cpus: Option<u64>,
+    pub points: Option<Vec<ThreadsPointView>>,
+}
+
+/// One thread count of the curve: all its threads' bytes per second together.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct ThreadsPointView {
+    pub threads: Option<u64>,
+    pub aggregate: Option<BandwidthView>,
 }
 
 /// One buffer size of the roofline (`level`: `dram` or `l2`).
@@ -76,6 +96,26 @@ impl ProbeView {
         points.iter().find(|p| p.level.as_deref() == Some("dram"))
     }
 
+    /// The curve as (threads, best aggregate GB/s), increasing in threads, of the counts that
+    /// have a positive bandwidth; empty where the probe has no curve.
+    pub fn thread_curve(&self) -> Vec<(u64, f64)> {
+        let points = self
+            .memcpy_roofline
+            .as_ref()
+            .and_then(|r| r.by_threads.as_ref()?.points.as_ref());
+        let mut curve: Vec<(u64, f64)> = points
+            .into_iter()
+            .flatten()
+            .filter_map(|p| {
+                let gb_per_s = p.aggregate?.best_gb_per_s.filter(|v| *v > 0.0)?;
+                Some((p.threads.filter(|n| *n > 0)?, gb_per_s))
+            })
+            .collect();
+        curve.sort_by_key(|(threads, _)| *threads);
+        curve.dedup_by_key(|(threads, _)| *threads);
+        curve
+    }
+
     /// The cheapest raw getpid(2), ns.
     pub fn getpid_min_ns(&self) -> Option<f64> {
         self.syscalls.as_ref()?.getpid?.min_ns
@@ -112,5 +152,19 @@ mod tests {
         assert_eq!(probe.getpid_min_ns(), Some(50.0));
         assert_eq!(probe.clock_read_min_ns("CLOCK_MONOTONIC"), None);
         assert!(probe.wakeups.is_none());
+        assert_eq!(probe.thread_curve(), [], "a probe from before the curve");
+    }
+
+    #[test]
+    fn the_curve_reads_in_thread_order_without_unmeasured_counts() {
+        let probe: ProbeView = serde_json::from_value(json!({
+            "memcpy_roofline": {"by_threads": {"allowed_cpus": 8, "points": [
+                {"threads": 4, "aggregate": {"best_gb_per_s": 30.0}},
+                {"threads": 1, "aggregate": {"best_gb_per_s": 10.0, "median_gb_per_s": 9.0}},
+                {"threads": 2, "aggregate": null, "aggregate_unavailable_reason": "no time"},
+                {"threads": 8, "aggregate": {"best_gb_per_s": 40.0}}]}}
+        }))
+        .unwrap();
+        assert_eq!(probe.thread_curve(), [(1, 10.0), (4, 30.0), (8, 40.0)]);
     }
 }

@@ -1,6 +1,6 @@
 //! The report's figures, built from a `Dataset`: throughput vs size, latency vs threads, CPU
-//! cost per byte, cache misses and context switches per MiB. Each says what it shows and why
-//! a panel is empty.
+//! cost per byte, cache misses and context switches per MiB, and the probe's memcpy roofline
+//! against threads. Each says what it shows and why a panel is empty.
 use super::plot::axis::{Scale, TickFormat};
 use super::plot::{Datum, Panel, Plot, Series};
 use crate::analysis::point::Point;
@@ -396,16 +396,76 @@ fn context_switches(stream: &[&Point]) -> Figure {
     }
 }
 
-/// Every figure of the report, in page order.
+/// The probe's memcpy curve: aggregate bandwidth beyond the caches against the threads
+/// copying at once, beside what one thread's figure would give if it scaled; `None` where the
+/// folder's probe has no curve.
+fn roofline_curve(data: &Dataset) -> Option<Figure> {
+    let curve = data.probe.as_ref()?.thread_curve();
+    let &(_, one) = curve.first().filter(|(n, _)| *n == 1)?;
+    let datum = |n: u64, y: f64, what: &str| Datum {
+        x: n as f64,
+        y,
+        ci: None,
+        title: format!("{}: {y:.2} GB/s {what}", threads_label(n as f64)),
+    };
+    let measured = curve
+        .iter()
+        .map(|&(n, v)| datum(n, v, "copied together (best trial)"))
+        .collect();
+    let scaled = curve
+        .iter()
+        .map(|&(n, _)| datum(n, one * n as f64, "if one thread's memcpy scaled"))
+        .collect();
+    Some(Figure {
+        heading: "memcpy roofline vs threads".into(),
+        caption: format!(
+            "Bytes copied per second beyond the caches by 1, 2, 4 … N threads at once (bytepath \
+             probe, best trial; solid), against one thread's figure times the threads (dashed). \
+             Each point of the table is held against this curve: {}.",
+            super::limits::CEILING_RULE
+        ),
+        plot: Plot {
+            id: "roofline",
+            x_label: "threads copying at once".into(),
+            y_label: "GB/s".into(),
+            x_scale: Scale::Log2,
+            x_format: TickFormat::Number,
+            y_scale: Scale::Linear,
+            panels: vec![Panel {
+                title: "memcpy beyond the caches".into(),
+                series: vec![
+                    Series {
+                        name: "threads together".into(),
+                        color: "#1f77b4",
+                        dashed: false,
+                        data: measured,
+                    },
+                    Series {
+                        name: "one thread × threads".into(),
+                        color: "#555555",
+                        dashed: true,
+                        data: scaled,
+                    },
+                ],
+                note: None,
+            }],
+            columns: 1,
+        },
+    })
+}
+
+/// Every figure of the report, in page order (the memcpy curve last, where the probe has one).
 pub fn figures(data: &Dataset) -> Vec<Figure> {
     let stream = data.completed_with_pattern("stream");
-    vec![
+    let mut figures = vec![
         throughput(&stream),
         latency(data),
         cpu_cost(&stream),
         cache_misses(&stream),
         context_switches(&stream),
-    ]
+    ];
+    figures.extend(roofline_curve(data));
+    figures
 }
 
 #[cfg(test)]
@@ -478,6 +538,29 @@ mod tests {
         assert!(basis(&one_run).contains("per-slice mean of each point's one run"));
         let mixed = [visited[0].clone(), one_run[1].clone()];
         assert!(basis(&mixed).contains("or of the per-slice mean where"));
+    }
+
+    #[test]
+    fn the_probes_curve_is_plotted_against_threads_where_it_has_one() {
+        let mut data = parse(&jsonl(&[Shape::stream("copy", 4096, 1, 10.0)]), "r").unwrap();
+        assert_eq!(figures(&data).len(), 5, "no probe, no curve");
+        data.probe = Some(
+            serde_json::from_value(serde_json::json!({"memcpy_roofline": {"by_threads": {
+                "points": [{"threads": 1, "aggregate": {"best_gb_per_s": 8.0}},
+                           {"threads": 2, "aggregate": {"best_gb_per_s": 14.0}}]}}}))
+            .unwrap(),
+        );
+        let f = figures(&data).pop().unwrap();
+        assert_eq!(f.plot.id, "roofline");
+        let series = &f.plot.panels[0].series;
+        let xy = |s: &Series| s.data.iter().map(|d| (d.x, d.y)).collect::<Vec<_>>();
+        assert_eq!(xy(&series[0]), [(1.0, 8.0), (2.0, 14.0)]);
+        assert_eq!(
+            xy(&series[1]),
+            [(1.0, 8.0), (2.0, 16.0)],
+            "one thread's, scaled"
+        );
+        assert!(f.caption.contains("straight line between them"));
     }
 
     #[test]

@@ -349,13 +349,19 @@ pub fn table(data: &Dataset) -> (Vec<&'static str>, Vec<Vec<String>>) {
     let rows = data
         .points
         .iter()
-        .map(|p| row(p, limits.as_ref()))
+        .map(|p| {
+            let roofline = limits
+                .as_ref()
+                .and_then(|l| super::limits::roofline_cell(data, p, l));
+            row(p, limits.as_ref(), roofline)
+        })
         .collect();
     (header, rows)
 }
 
-fn row(p: &Point, limits: Option<&super::limits::Limits>) -> Vec<String> {
-    use super::limits::{message_cost_in_syscalls, roofline_share};
+/// One point's row; `roofline` is its share of the memcpy roofline (see `limits`).
+fn row(p: &Point, limits: Option<&super::limits::Limits>, roofline: Option<String>) -> Vec<String> {
+    use super::limits::message_cost_in_syscalls;
     let against = |f: &dyn Fn(&super::limits::Limits) -> Option<String>| {
         limits.and_then(f).unwrap_or_else(|| "n/a".into())
     };
@@ -401,7 +407,7 @@ fn row(p: &Point, limits: Option<&super::limits::Limits>) -> Vec<String> {
         latency(|l| l.p99_ns),
         p.cpu_ns_per_byte()
             .map_or("n/a".into(), |v| format!("{v:.3}")),
-        against(&|l| roofline_share(p, l).map(|s| format!("{:.0} %", s * 100.0))),
+        roofline.unwrap_or_else(|| "n/a".into()),
         against(&|l| message_cost_in_syscalls(p, l).map(|n| format!("{n:.1}"))),
         zero_copy,
         p.datagrams_lost_percent
