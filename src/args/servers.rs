@@ -7,6 +7,7 @@ use crate::config::{parse_bytes, parse_duration, parse_list, MAX_MESSAGE_SIZE};
 use crate::error::{bad, ConfigError, Error, Status};
 use crate::remote::client::RemoteServers;
 use crate::report::folder::StudyOutput;
+use crate::servers::client_threads::ClientThreads;
 use crate::servers::model::ServerModel;
 use crate::servers::{Placement, ServersSpec};
 use std::sync::atomic::AtomicBool;
@@ -71,7 +72,7 @@ pub fn servers_spec(args: &ServersArgs, cpus: &[usize]) -> Result<ServersSpec, C
         warmup: args.warmup.or(crate::cli::WarmupArgs::STUDY)?,
         rate,
         server_threads,
-        client_threads: positive("--client-threads", &args.client_threads)? as usize,
+        client_threads: client_threads(args, &placement, cpus, remote.is_some())?,
         requests_per_connection: args
             .requests_per_connection
             .as_deref()
@@ -90,6 +91,26 @@ pub fn servers_spec(args: &ServersArgs, cpus: &[usize]) -> Result<ServersSpec, C
         watch: super::watch::watch(&args.watch)?,
         margin: args.margin.share()?,
     })
+}
+
+/// `--client-threads N`, or one per CPU of the load side of the placement.
+fn client_threads(
+    args: &ServersArgs,
+    placement: &Placement,
+    cpus: &[usize],
+    remote: bool,
+) -> Result<ClientThreads, ConfigError> {
+    let given = args
+        .client_threads
+        .as_deref()
+        .map(|t| positive("--client-threads", t))
+        .transpose()?;
+    let (load_cpus, side) = placement.load_side(cpus, remote);
+    Ok(ClientThreads::new(
+        given.map(|n| n as usize),
+        &load_cpus,
+        side,
+    ))
 }
 
 /// One `--clients` value: 1 to a million.

@@ -78,8 +78,14 @@ fn one_mode_measured_gives_no_churn_answer_and_leaves_the_others_on_all_visits()
     );
     // epoll's persistent 20 000 against threaded's 10 000: per-request visits left out.
     assert!(
-        best.details[0].contains("epoll leads: epoll against threaded beats: 2.00×"),
+        best.details[0].starts_with("most requests/s: epoll leads at 8 clients"),
         "{:?}",
         best.details
+    );
+    let leaders = super::super::answers::leaders(&study(0.2, [0.02, -0.02, 0.0]), 0.05);
+    let row = &leaders[0].rows()[0];
+    assert_eq!(
+        (&row[..3], row[4].as_str()),
+        (&["epoll".to_string(), "threaded".into(), "2.00×".into()][..], "beats")
     );
 }
