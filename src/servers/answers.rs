@@ -156,7 +156,8 @@ fn leaders_at(
     most: bool,
     margin: f64,
 ) -> Option<Leaders> {
-    let (mut ranked, mut limited): (Vec<(String, Rounds)>, Vec<(String, f64)>) = (vec![], vec![]);
+    let mut ranked: Vec<(String, Rounds)> = Vec::new();
+    let mut limited: Vec<(String, f64)> = Vec::new();
     for m in v.models() {
         let r = v.rounds(&m, clients, f);
         match (r.is_empty(), v.limited(&m, clients)) {
@@ -224,7 +225,11 @@ fn knee(v: &Visits, margin: f64) -> Answer {
             basis(margin),
         );
     }
-    let details = v.models().iter().map(|m| knee_of(v, m, &clients, margin)).collect();
+    let details = v
+        .models()
+        .iter()
+        .map(|m| knee_of(v, m, &clients, margin))
+        .collect();
     Answer {
         question: KNEE,
         finding: format!("A knee is the client count beyond which requests/s is shown to stop growing (its paired ratio to the next count equivalent within ±{} or below 1; a ratio merely not shown above 1 is undecided, not a knee) while p99 keeps rising (its ratio is above 1):", percent(margin)),

@@ -54,17 +54,33 @@ fn a_leader_beats_every_other_model_and_an_open_first_place_names_no_leader() {
     let l = leaders(&r, 0.05);
     assert_eq!(l.len(), 2, "requests/s and CPU per request at 5 clients");
     let rps = &l[0].rows()[0];
-    assert_eq!((&rps[..3], rps[4].as_str()), (&["epoll".to_string(), "select".into(), "2.00×".into()][..], "beats"));
+    assert_eq!(
+        (&rps[..3], rps[4].as_str()),
+        (
+            &["epoll".to_string(), "select".into(), "2.00×".into()][..],
+            "beats"
+        )
+    );
     assert_eq!(
         l[1].rows()[0],
-        ["epoll", "select", "1.00×", "95 % CI 0.93 to 1.08", "undecided"]
+        [
+            "epoll",
+            "select",
+            "1.00×",
+            "95 % CI 0.93 to 1.08",
+            "undecided"
+        ]
     );
     // The same pair with quiet visits is shown tied.
     let mut r = visits("epoll", 5, 20_000.0, 1e5, 3000.0, [0.0; 3]);
     r.extend(visits("select", 5, 10_000.0, 1e5, 3010.0, QUIET));
     let l = leaders(&r, 0.05);
     assert_eq!(l[1].rows()[0][4], "equivalent within ±5 %");
-    assert!(l[1].rows()[0][3].starts_with("90 % CI"), "{:?}", l[1].rows());
+    assert!(
+        l[1].rows()[0][3].starts_with("90 % CI"),
+        "{:?}",
+        l[1].rows()
+    );
     assert!(answer(&answers(&r, 0.05), BEST)
         .rests_on
         .contains("placement: loopback"));
@@ -96,11 +112,22 @@ fn a_point_the_load_generator_limited_is_never_a_leader_and_the_answer_says_why(
         line.starts_with("most requests/s: epoll leads at 1000 clients; 1 of 1 pairs decided"),
         "threaded's 3× is the clients' limit, not a lead: {line}"
     );
-    assert_eq!(line.matches(why).count(), 2, "said for both figures: {line}");
+    assert_eq!(
+        line.matches(why).count(),
+        2,
+        "said for both figures: {line}"
+    );
     let l = leaders(&r, 0.05);
-    assert!(l.iter().all(|l| l.ranked.iter().all(|(m, _)| m != "threaded")));
-    assert!(l.iter().all(|l| l.rows().iter().all(|row| !row.contains(&"threaded".to_string()))));
-    assert!(answer(&a, BEST).rests_on.contains("never a leader, never a knee"));
+    assert!(l
+        .iter()
+        .all(|l| l.ranked.iter().all(|(m, _)| m != "threaded")));
+    assert!(l.iter().all(|l| l
+        .rows()
+        .iter()
+        .all(|row| !row.contains(&"threaded".to_string()))));
+    assert!(answer(&a, BEST)
+        .rests_on
+        .contains("never a leader, never a knee"));
 }
 
 #[test]
@@ -125,7 +152,10 @@ fn the_seeds_comparison_does_not_compare_a_limited_point() {
     let mut r = Vec::new();
     for c in [5, 15] {
         r.extend(visits("iterative", c, 5000.0, 1e5, 3000.0, [0.0; 3]));
-        r.extend(limited(visits("threaded", c, 10_000.0, 1e5, 3000.0, [0.0; 3]), 1.0));
+        r.extend(limited(
+            visits("threaded", c, 10_000.0, 1e5, 3000.0, [0.0; 3]),
+            1.0,
+        ));
         r.extend(visits("select", c, 15_000.0, 1e5, 3000.0, [0.0; 3]));
     }
     let a = answers(&r, 0.05);
@@ -190,7 +220,10 @@ fn the_studys_margin_judges_equivalence_and_is_stated() {
     let a = answers(&r, 0.2);
     let best = answer(&a, BEST);
     let cpu = &leaders(&r, 0.2)[1].rows()[0];
-    assert_eq!(cpu[4], "equivalent within ±20 %", "3 % noise is well inside ±20 %: {cpu:?}");
+    assert_eq!(
+        cpu[4], "equivalent within ±20 %",
+        "3 % noise is well inside ±20 %: {cpu:?}"
+    );
     assert!(best.details[0].contains("margin ±20 %"), "{best:?}");
     assert!(best.rests_on.contains("\"equivalent within ±20 %\""));
     assert!(answer(&a, KNEE).rests_on.contains("[0.800, 1.200]"));

@@ -86,6 +86,9 @@ fn one_mode_measured_gives_no_churn_answer_and_leaves_the_others_on_all_visits()
     let row = &leaders[0].rows()[0];
     assert_eq!(
         (&row[..3], row[4].as_str()),
-        (&["epoll".to_string(), "threaded".into(), "2.00×".into()][..], "beats")
+        (
+            &["epoll".to_string(), "threaded".into(), "2.00×".into()][..],
+            "beats"
+        )
     );
 }

@@ -82,8 +82,18 @@ mod tests {
         );
         // A 2-CPU machine split in halves: one client thread on the one load CPU.
         let two = ClientThreads::new(None, &[0], SPLIT);
-        assert_eq!((two.for_clients(5), two.chosen(5).as_str()), (1, "1: the default, one per CPU of the load side of --placement split (CPU 0)"));
-        assert_eq!(ClientThreads::new(None, &[], SPLIT).count, 1, "at least one");
+        assert_eq!(
+            (two.for_clients(5), two.chosen(5).as_str()),
+            (
+                1,
+                "1: the default, one per CPU of the load side of --placement split (CPU 0)"
+            )
+        );
+        assert_eq!(
+            ClientThreads::new(None, &[], SPLIT).count,
+            1,
+            "at least one"
+        );
     }
 
     #[test]

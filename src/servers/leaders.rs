@@ -40,7 +40,9 @@ pub fn limited_words(model: &str, clients: u64, share: f64) -> String {
 fn paired_rounds(a: &Rounds, b: &Rounds) -> usize {
     a.iter()
         .filter(|(round, va)| {
-            *va > 0.0 && b.iter().any(|(r, vb)| r == round && *vb > 0.0 && vb.is_finite())
+            *va > 0.0
+                && b.iter()
+                    .any(|(r, vb)| r == round && *vb > 0.0 && vb.is_finite())
         })
         .count()
 }
@@ -101,7 +103,10 @@ impl Leaders {
                     self.names(&l.top)
                 ),
             },
-            (None, [(only, _)]) => format!("{only} at {c} clients (the only model ranked)"),
+            (None, [(only, _)]) => match self.limited.is_empty() {
+                true => format!("{only} at {c} clients (the only model measured)"),
+                false => format!("{only} at {c} clients (the only model ranked)"),
+            },
             (None, _) => format!("no model ranked at {c} clients"),
         };
         if let Some(l) = &self.leadership {

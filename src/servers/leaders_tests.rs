@@ -31,9 +31,9 @@ fn the_summary_names_the_leader_the_pairs_decided_and_who_was_not_ranked() {
     );
     assert!(alone.leadership.is_none() && alone.table().is_none());
     assert!(
-        alone
-            .summary()
-            .starts_with("epoll at 15 clients (the only model ranked); at 15 clients threaded was limited"),
+        alone.summary().starts_with(
+            "epoll at 15 clients (the only model ranked); at 15 clients threaded was limited"
+        ),
         "{}",
         alone.summary()
     );
@@ -42,15 +42,25 @@ fn the_summary_names_the_leader_the_pairs_decided_and_who_was_not_ranked() {
 #[test]
 fn each_row_is_a_pair_read_from_the_leaders_side() {
     let rows = three_models().rows();
-    let heads: Vec<[&str; 2]> = rows.iter().map(|r| [r[0].as_str(), r[1].as_str()]).collect();
+    let heads: Vec<[&str; 2]> = rows
+        .iter()
+        .map(|r| [r[0].as_str(), r[1].as_str()])
+        .collect();
     assert_eq!(
         heads,
         [["uring", "epoll"], ["epoll", "select"], ["uring", "select"]],
         "epoll against uring turned to uring's side"
     );
-    assert_eq!(rows[0][2], "3.00×", "the geometric mean of 2.9, 3.0 and 3.1");
+    assert_eq!(
+        rows[0][2], "3.00×",
+        "the geometric mean of 2.9, 3.0 and 3.1"
+    );
     assert_eq!(rows[0][4], "beats");
-    assert!(rows[0][3].contains(" CI 2.") && rows[0][3].contains(" to 3."), "{:?}", rows[0]);
+    assert!(
+        rows[0][3].contains(" CI 2.") && rows[0][3].contains(" to 3."),
+        "{:?}",
+        rows[0]
+    );
     assert!(rows.iter().all(|r| r[4] == "beats"), "{rows:?}");
 }
 
@@ -81,13 +91,20 @@ fn an_interval_from_fewer_than_three_pairs_is_not_printed_as_numbers() {
         p_value: 0.5,
         p_adjusted: 0.5,
     };
-    assert_eq!(interval_cell(&j, 4), "90 % CI 0.98 to 1.03", "the TOST interval");
+    assert_eq!(
+        interval_cell(&j, 4),
+        "90 % CI 0.98 to 1.03",
+        "the TOST interval"
+    );
     let j = Judged {
         state: Verdict::Undecided,
         ..j
     };
     assert_eq!(interval_cell(&j, 3), "95 % CI 0.90 to 1.10");
-    assert_eq!(interval_cell(&j, 1), "too few rounds for an interval (1 pairs)");
+    assert_eq!(
+        interval_cell(&j, 1),
+        "too few rounds for an interval (1 pairs)"
+    );
 }
 
 #[test]
@@ -101,12 +118,24 @@ fn the_answer_renders_a_summary_and_a_table_per_figure() {
     };
     let md = answer_markdown(&a, &[three_models()]);
     assert!(md.starts_with("### Which leads?\n\nPer client count:\n\n**Most requests/s**: uring leads at 1000 clients; 3 of 3"), "{md}");
-    assert!(md.contains("| model | against | ratio | interval | state |\n"), "{md}");
+    assert!(
+        md.contains("| model | against | ratio | interval | state |\n"),
+        "{md}"
+    );
     assert!(md.contains("| uring | epoll | 3.00× |"), "{md}");
     assert!(md.ends_with("_Rests on: paired rounds._\n\n"), "{md}");
-    assert!(!md.contains("the short form"), "the table replaces the text");
+    assert!(
+        !md.contains("the short form"),
+        "the table replaces the text"
+    );
     let html = answer_html(&a, &[three_models()]);
-    assert!(html.contains("<p><strong>Most requests/s</strong>: uring leads"), "{html}");
-    assert!(html.contains("<td>uring</td><td>epoll</td><td>3.00×</td>"), "{html}");
+    assert!(
+        html.contains("<p><strong>Most requests/s</strong>: uring leads"),
+        "{html}"
+    );
+    assert!(
+        html.contains("<td>uring</td><td>epoll</td><td>3.00×</td>"),
+        "{html}"
+    );
     assert!(html.ends_with("</p></div>\n"), "{html}");
 }

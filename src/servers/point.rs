@@ -379,9 +379,9 @@ fn measured_record(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::servers::client_threads::ClientThreads;
     use crate::measure::counters::{CounterEvent, CounterSample, CounterValue, Scope};
     use crate::measure::histogram::LatencyHistogram;
+    use crate::servers::client_threads::ClientThreads;
 
     fn counted(v: f64) -> CounterValue {
         CounterValue::Counted {

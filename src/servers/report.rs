@@ -6,8 +6,8 @@
 //! report from the folder alone.
 use super::leaders::Leaders;
 use super::report_table::{clients_cell, hardware_note, label, status, study_table};
-use crate::analysis::Answer;
 use super::visits::{ServersConfig, ServersView};
+use crate::analysis::Answer;
 use crate::error::Error;
 use crate::record::view::shown;
 use crate::report::folder::MarkerHead;
@@ -161,7 +161,7 @@ fn method(records: &[ServersView], status: &str, margin: f64) -> String {
         .unwrap_or_else(|| "?".into());
     let limited = super::record::LOAD_LIMITED_SHARE * 100.0;
     format!(
-        "Every point forks a fresh server process on loopback TCP and drives it with {} B requests, each echoed whole and checked byte for byte; {load}. {} s warm-up, then {} s measured per visit.{visits} Load: client threads {client_threads} (at most one per client), in bytepath's own process, each with its own epoll over its share of the connections. Server threads: as the model has them (iterative one, threaded one per client, select/poll/uring one), epoll --server-threads {}.{extras} Server CPU per request: CPU time of the forked server process alone (all its threads, none of the load generator's), perf task-clock where counted, else getrusage(RUSAGE_SELF) user + system, over the measured window divided by the requests served; context switches per request likewise (perf, else getrusage voluntary + involuntary). Server peak RSS: the server's VmHWM, pages shared with bytepath since the fork included. Client CPU/thread: the client threads' CPU time as a share of the measured time, per thread; at {limited:.0} % or more in a visit the point is marked load-limited (the load generator, not the server, may have been the limit) and the answers rank it nowhere. Latency percentiles from an HDR histogram over every echo in the window, plus one sample per client that got no echo in it while a request of its waited (its wait to the window's end), so a model that leaves clients queued shows it. Environment: Linux {}, {}, {} online CPUs, allowed {}, RLIMIT_NOFILE {}. Status: {status}.{}",
+        "Every point forks a fresh server process on loopback TCP and drives it with {} B requests, each echoed whole and checked byte for byte; {load}. {} s warm-up, then {} s measured per visit.{visits} Load: client threads as each record states, at most one per client (the most: {client_threads}), in bytepath's own process, each with its own epoll over its share of the connections. Server threads: as the model has them (iterative one, threaded one per client, select/poll/uring one), epoll --server-threads {}.{extras} Server CPU per request: CPU time of the forked server process alone (all its threads, none of the load generator's), perf task-clock where counted, else getrusage(RUSAGE_SELF) user + system, over the measured window divided by the requests served; context switches per request likewise (perf, else getrusage voluntary + involuntary). Server peak RSS: the server's VmHWM, pages shared with bytepath since the fork included. Client CPU/thread: the client threads' CPU time as a share of the measured time, per thread; at {limited:.0} % or more in a visit the point is marked load-limited (the load generator, not the server, may have been the limit) and the answers rank it nowhere. Latency percentiles from an HDR histogram over every echo in the window, plus one sample per client that got no echo in it while a request of its waited (its wait to the window's end), so a model that leaves clients queued shows it. Environment: Linux {}, {}, {} online CPUs, allowed {}, RLIMIT_NOFILE {}. Status: {status}.{}",
         shown(&c.size_bytes),
         shown(&c.warmup_s),
         shown(&c.duration_s),

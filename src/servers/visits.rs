@@ -9,8 +9,8 @@
 //! since folders from before visits, connection modes or `--profile` lack theirs, and figures
 //! as `f64` (a folded point's means are fractions of the visits' counts). A figure a line shows
 //! as written keeps its JSON form (`serde_json::Number`).
-use crate::measure::profile::Profile;
 use super::record::LOAD_LIMITED_SHARE;
+use crate::measure::profile::Profile;
 use crate::record::view::{lenient, EnvironmentView, NetworkView, PlaceView};
 use serde::Deserialize;
 use serde_json::Number;
@@ -343,8 +343,7 @@ fn fold_metrics(m: &mut ServersMetrics, done: &[&ServersView]) {
     set(m, MIN_LATENCY, min);
     // Limited by the load generator at any visit: the point's figures may be the clients'.
     if let Some(client) = m.client.as_mut() {
-        let limited = done.iter().map(|r| r.load_limited().is_some());
-        client.load_limited = Some(limited.fold(false, |a, b| a || b));
+        client.load_limited = Some(done.iter().any(|r| r.load_limited().is_some()));
     }
 }
 
