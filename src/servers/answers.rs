@@ -340,6 +340,24 @@ fn costs(v: &Visits) -> Answer {
     }
 }
 
+/// `a` over `b` at `c` clients in requests/s, unless the load generator limited either.
+fn versus(v: &Visits, c: u64, (a, b): (&str, &str), margin: f64) -> String {
+    let limited = [a, b]
+        .into_iter()
+        .find_map(|m| Some(limited_words(m, c, v.limited(m, c)?)));
+    if let Some(why) = limited {
+        return format!("{a} over {b} not compared: {why}");
+    }
+    match ratio_of(
+        &v.rounds(a, c, rps),
+        &v.rounds(b, c, rps),
+        &format!("{a} and {b}"),
+    ) {
+        Ok(r) => format!("{a} over {b} {}", verdict_within(&r, margin)),
+        Err(why) => why,
+    }
+}
+
 fn seeds(v: &Visits, margin: f64) -> Answer {
     let wanted = ["iterative", "threaded", "select"];
     let models = v.models();
@@ -373,27 +391,11 @@ fn seeds(v: &Visits, margin: f64) -> Answer {
                 )
             })
             .collect();
-        let versus = |a: &str, b: &str| {
-            let limited = [a, b]
-                .into_iter()
-                .find_map(|m| Some(limited_words(m, c, v.limited(m, c)?)));
-            if let Some(why) = limited {
-                return format!("{a} over {b} not compared: {why}");
-            }
-            match ratio_of(
-                &v.rounds(a, c, rps),
-                &v.rounds(b, c, rps),
-                &format!("{a} and {b}"),
-            ) {
-                Ok(r) => format!("{a} over {b} {}", verdict_within(&r, margin)),
-                Err(why) => why,
-            }
-        };
         details.push(format!(
             "{c} clients: {}; {}; {}",
             figures.join(", "),
-            versus("threaded", "iterative"),
-            versus("select", "iterative")
+            versus(v, c, ("threaded", "iterative"), margin),
+            versus(v, c, ("select", "iterative"), margin)
         ));
     }
     Answer {
