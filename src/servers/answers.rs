@@ -40,7 +40,8 @@ pub const WATCHED: &str = "a point whose client CPU per thread reached 90 % at a
      limited by the load generator (its figures may be the clients', not the server's): it is \
      never a leader, never a knee and not compared, and the answer names it; latency counts \
      every client: one that got no echo in a visit's window (an iterative server's queue) adds \
-     its wait up to the window's end, so what a client of that server sees is in its p99";
+     its wait up to the window's end, so what a queued client of that server sees is in its \
+     latency (its upper percentiles and max, one sample per client against one per echo)";
 
 /// A figure of a visit.
 type Figure = fn(&ServersView) -> Option<f64>;
