@@ -36,7 +36,8 @@
 #   SEED_CLIENTS=5,15             client counts for (b)
 #   REQUESTS_PER_CONNECTION=2000  requests each client makes before closing, for (b)
 #   SIZE=64                       request size in bytes, both parts
-#   CLIENT_THREADS=2              load-generator threads
+#   CLIENT_THREADS=               load-generator threads; empty: bytepath's default, one per CPU
+#                                 of the load side (at most one per client)
 #   PORT_BASE=15301               unused here (bytepath binds its own ports); lib.sh wants it
 #
 # Only 127.0.0.1 is used. Every run is bounded by `timeout`.
@@ -49,7 +50,7 @@ SCALE_CLIENTS="${SCALE_CLIENTS:-10000}"
 SEED_CLIENTS="${SEED_CLIENTS:-5,15}"
 REQUESTS_PER_CONNECTION="${REQUESTS_PER_CONNECTION:-2000}"
 SIZE="${SIZE:-64}"
-CLIENT_THREADS="${CLIENT_THREADS:-2}"
+CLIENT_THREADS="${CLIENT_THREADS:-}"
 PORT_BASE="${PORT_BASE:-15301}"
 
 BENCH=servers
@@ -62,7 +63,10 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 [[ "$SEED_CLIENTS" =~ ^[1-9][0-9]*(,[1-9][0-9]*)*$ ]] || die "SEED_CLIENTS must be a list such as 5,15, got '$SEED_CLIENTS'"
 [[ "$REQUESTS_PER_CONNECTION" =~ ^[1-9][0-9]*$ ]] || die "REQUESTS_PER_CONNECTION must be a positive integer, got '$REQUESTS_PER_CONNECTION'"
 [[ "$SIZE" =~ ^[1-9][0-9]*$ ]] || die "SIZE must be a positive integer (bytes), got '$SIZE'"
-[[ "$CLIENT_THREADS" =~ ^[1-9][0-9]*$ ]] || die "CLIENT_THREADS must be a positive integer, got '$CLIENT_THREADS'"
+[[ -z "$CLIENT_THREADS" || "$CLIENT_THREADS" =~ ^[1-9][0-9]*$ ]] || die "CLIENT_THREADS must be empty or a positive integer, got '$CLIENT_THREADS'"
+# bytepath's default unless a count is given.
+THREAD_ARGS=()
+[[ -n "$CLIENT_THREADS" ]] && THREAD_ARGS=(--client-threads "$CLIENT_THREADS")
 require_cmds python3 timeout cargo
 build_bytepath
 
@@ -84,7 +88,7 @@ study() { # name part points args...
   out="$WORK/$name"
   log "$part: bytepath servers $*"
   timeout "$((POINT_LIMIT * points))" "$BYTEPATH" servers --out "$out" --record-connections \
-    --size "$SIZE" --duration "$DURATION" --client-threads "$CLIENT_THREADS" "$@" \
+    --size "$SIZE" --duration "$DURATION" "${THREAD_ARGS[@]}" "$@" \
     >"$out.log" 2>&1 || rc=$?
   if ((rc == 124)); then
     cat "$out.log" >&2
@@ -129,6 +133,8 @@ for line in open(path):
             verdict += (f"; status {status}, mismatched {m.get('mismatched_requests')},"
                         f" connection errors {m.get('connection_errors')},"
                         f" failed connects {m.get('failed_connects')}, errors {r.get('errors')}")
+        if (m.get("client") or {}).get("load_limited"):
+            verdict += "; load-limited (client CPU/thread >= 90 %)"
         if c.get("clients_capped_reason"):
             verdict += f"; {c['clients_capped_reason']}"
     print("|".join([part, c["model"], str(c["clients"]), status,
@@ -145,7 +151,7 @@ study seeds "b: seeds" $((3 * ${#seed_counts[@]})) --models iterative,threaded,s
   --clients "$SEED_CLIENTS" --warmup 0s --requests-per-connection "$REQUESTS_PER_CONNECTION"
 
 echo
-echo "bytepath servers: ${SIZE} B requests, closed loop, loopback, $CLIENT_THREADS client threads, DURATION $DURATION"
+echo "bytepath servers: ${SIZE} B requests, closed loop, loopback, ${CLIENT_THREADS:-one per load CPU (default)} client threads, DURATION $DURATION"
 echo "  a: epoll and uring holding $SCALE_CLIENTS clients after a $WARMUP warm-up; MET = every connection"
 echo "     accepted, connected and served, no capping, no error or mismatched echo"
 echo "  b: the seeds' models; each client closes after $REQUESTS_PER_CONNECTION requests so an iterative"

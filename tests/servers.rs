@@ -255,9 +255,15 @@ fn the_study_writes_its_report_and_report_re_renders_it() {
     assert!(page.contains("FD_SETSIZE (1024)"), "the refusal's reason");
     let md = std::fs::read_to_string(out_dir.join("report.md")).unwrap();
     assert_eq!(
-        md.matches("| epoll |").count(),
+        md.lines().filter(|l| l.starts_with("| epoll | 2")).count(),
         2,
         "one row per point: {md}"
+    );
+    // The leaders at 2 clients as a table of the pair, its interval withheld on 2 rounds.
+    assert!(
+        md.contains("| model | against | ratio | interval | state |")
+            && md.contains("| too few rounds for an interval (2 pairs) |"),
+        "{md}"
     );
     for text in [&page, &md] {
         assert!(
@@ -280,4 +286,72 @@ fn the_study_writes_its_report_and_report_re_renders_it() {
         assert_eq!(half[0]["config"]["clients"], half[1]["config"]["clients"]);
         assert_eq!(half[2]["config"]["clients"], half[3]["config"]["clients"]);
     }
+}
+
+/// The load generator's size and watch in every record: its thread count, by default one per
+/// CPU of the load side (at most one per client), with why; whether it was the limit; and the
+/// clients the model never served, whose waits are in its latency.
+#[test]
+fn each_record_states_its_client_threads_load_limit_and_unserved_clients() {
+    let records = servers(&[
+        "--models",
+        "iterative,epoll",
+        "--clients",
+        "3",
+        "--pin",
+        "none",
+    ]);
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    for r in &records {
+        let c = &r["config"];
+        let threads = cpus.min(3);
+        assert_eq!(u(&c["client_threads"]), threads as u64, "{}", what(r));
+        assert_eq!(c["client_threads_default"], true);
+        let chosen = c["client_threads_chosen"].as_str().unwrap();
+        assert!(
+            chosen.starts_with(&format!(
+                "{threads}: the default, one per CPU of the allowed CPUs"
+            )),
+            "{chosen}"
+        );
+        let client = &r["metrics"]["client"];
+        let share = client["cpu_share_per_thread"].as_f64().expect("measured");
+        assert_eq!(
+            client["load_limited"],
+            share >= 0.9,
+            "{}: {client}",
+            what(r)
+        );
+    }
+    let of = |m: &str| records.iter().find(|r| r["config"]["model"] == m).unwrap();
+    let epoll = &of("epoll")["metrics"];
+    assert_eq!(epoll["unserved_clients"], 0, "epoll serves every client");
+    // A closed loop on persistent connections: the iterative server keeps its first client,
+    // the other two wait the whole visit, and their waits are in its latency.
+    let iterative = &of("iterative")["metrics"];
+    assert_eq!(iterative["unserved_clients"], 2, "{iterative}");
+    let latency = &iterative["latency_ns"];
+    assert_eq!(u(&latency["count"]), u(&iterative["requests"]) + 2);
+    assert!(
+        u(&latency["max"]) >= 300_000_000,
+        "a wait of the whole window (300 ms) at least: {latency}"
+    );
+
+    let given = servers(&[
+        "--models",
+        "epoll",
+        "--clients",
+        "2",
+        "--client-threads",
+        "4",
+    ]);
+    let c = &given[0]["config"];
+    assert_eq!(
+        (u(&c["client_threads"]), &c["client_threads_default"]),
+        (2, &false.into())
+    );
+    assert_eq!(
+        c["client_threads_chosen"],
+        "2: --client-threads 4, at most one per client (2 clients)"
+    );
 }

@@ -7,6 +7,7 @@ use crate::config::{parse_bytes, parse_duration, parse_list, MAX_MESSAGE_SIZE};
 use crate::error::{bad, ConfigError, Error, Status};
 use crate::remote::client::RemoteServers;
 use crate::report::folder::StudyOutput;
+use crate::servers::client_threads::ClientThreads;
 use crate::servers::model::ServerModel;
 use crate::servers::{Placement, ServersSpec};
 use std::sync::atomic::AtomicBool;
@@ -71,7 +72,7 @@ pub fn servers_spec(args: &ServersArgs, cpus: &[usize]) -> Result<ServersSpec, C
         warmup: args.warmup.or(crate::cli::WarmupArgs::STUDY)?,
         rate,
         server_threads,
-        client_threads: positive("--client-threads", &args.client_threads)? as usize,
+        client_threads: client_threads(args, &placement, cpus, remote.is_some())?,
         requests_per_connection: args
             .requests_per_connection
             .as_deref()
@@ -90,6 +91,26 @@ pub fn servers_spec(args: &ServersArgs, cpus: &[usize]) -> Result<ServersSpec, C
         watch: super::watch::watch(&args.watch)?,
         margin: args.margin.share()?,
     })
+}
+
+/// `--client-threads N`, or one per CPU of the load side of the placement.
+fn client_threads(
+    args: &ServersArgs,
+    placement: &Placement,
+    cpus: &[usize],
+    remote: bool,
+) -> Result<ClientThreads, ConfigError> {
+    let given = args
+        .client_threads
+        .as_deref()
+        .map(|t| positive("--client-threads", t))
+        .transpose()?;
+    let (load_cpus, side) = placement.load_side(cpus, remote);
+    Ok(ClientThreads::new(
+        given.map(|n| n as usize),
+        &load_cpus,
+        side,
+    ))
 }
 
 /// One `--clients` value: 1 to a million.
@@ -154,11 +175,51 @@ mod tests {
     use clap::Parser;
 
     fn spec(extra: &[&str]) -> Result<ServersSpec, ConfigError> {
+        spec_on(extra, &[0, 1])
+    }
+
+    fn spec_on(extra: &[&str], cpus: &[usize]) -> Result<ServersSpec, ConfigError> {
         let cli = crate::cli::Cli::parse_from([&["bytepath", "servers"][..], extra].concat());
         match cli.command {
-            crate::cli::Command::Servers(args) => servers_spec(&args, &[0, 1]),
+            crate::cli::Command::Servers(args) => servers_spec(&args, cpus),
             _ => unreachable!("parsed a servers command"),
         }
+    }
+
+    /// One client thread per CPU of the load side, at most one per client; a given count
+    /// wins; the marker says which.
+    #[test]
+    fn client_threads_default_to_one_per_load_cpu() {
+        let sixteen: Vec<usize> = (0..16).collect();
+        let split = spec_on(&[], &sixteen).unwrap().client_threads;
+        assert_eq!(
+            (split.count, split.default),
+            (8, true),
+            "split: CPUs 0-7 load"
+        );
+        assert_eq!(split.for_clients(15), 8);
+        assert_eq!(split.for_clients(5), 5);
+        assert_eq!(
+            split.chosen(1000),
+            "8: the default, one per CPU of the load side of --placement split (CPUs 0-7)"
+        );
+        let none = spec_on(&["--placement", "none"], &sixteen).unwrap();
+        assert_eq!(none.client_threads.for_clients(15), 15, "every allowed CPU");
+        // This VM's two CPUs: the clients' half is CPU 0, one thread.
+        let two = spec(&[]).unwrap().client_threads;
+        assert_eq!((two.count, two.load_cpus.as_slice()), (1, &[0][..]));
+        let given = spec_on(&["--client-threads", "2"], &sixteen).unwrap();
+        assert_eq!(
+            (given.client_threads.count, given.client_threads.default),
+            (2, false)
+        );
+        let json = serde_json::to_value(&given).unwrap();
+        assert_eq!(
+            (&json["client_threads"], &json["client_threads_default"]),
+            (&2.into(), &false.into())
+        );
+        let e = spec(&["--client-threads", "0"]).unwrap_err().0;
+        assert!(e.starts_with("--client-threads \"0\": allowed:"), "{e}");
     }
 
     #[test]

@@ -403,9 +403,11 @@ pub struct ServersArgs {
     /// epoll only: worker threads, each with its own epoll sharing the listener.
     #[arg(long, default_value = "1")]
     pub server_threads: String,
-    /// Threads driving the client connections (each with its own epoll).
-    #[arg(long, default_value = "2")]
-    pub client_threads: String,
+    /// Threads driving the client connections (each with its own epoll). Default: one per
+    /// CPU of the load side (split's lower half; every allowed CPU with --placement none or
+    /// --remote), at most one per client.
+    #[arg(long)]
+    pub client_threads: Option<String>,
     /// Each client closes its connection after this many requests (the point ends when all
     /// have, or at --duration).
     #[arg(long)]

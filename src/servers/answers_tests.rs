@@ -44,25 +44,124 @@ fn a_leader_beats_every_other_model_and_an_open_first_place_names_no_leader() {
     let a = answers(&r, 0.05);
     let line = &answer(&a, BEST).details[0];
     assert!(
-        line.contains("most requests/s: epoll leads: epoll against select beats: 2.00× (95 % CI"),
+        line.starts_with("most requests/s: epoll leads at 5 clients; 1 of 1 pairs decided, Holm over 1, margin ±5 %; "),
         "{line}"
     );
     assert!(
-        line.contains("least server CPU per request: no single leader: epoll, select not separated (epoll against select undecided: 1.00× (95 % CI 0.93 to 1.08)) (1 test, Holm"),
+        line.contains("least server CPU per request: no single leader at 5 clients: epoll, select not separated; 0 of 1 pairs decided"),
         "3 % noise over 3 visits separates neither way: {line}"
+    );
+    let l = leaders(&r, 0.05);
+    assert_eq!(l.len(), 2, "requests/s and CPU per request at 5 clients");
+    let rps = &l[0].rows()[0];
+    assert_eq!(
+        (&rps[..3], rps[4].as_str()),
+        (
+            &["epoll".to_string(), "select".into(), "2.00×".into()][..],
+            "beats"
+        )
+    );
+    assert_eq!(
+        l[1].rows()[0],
+        [
+            "epoll",
+            "select",
+            "1.00×",
+            "95 % CI 0.93 to 1.08",
+            "undecided"
+        ]
     );
     // The same pair with quiet visits is shown tied.
     let mut r = visits("epoll", 5, 20_000.0, 1e5, 3000.0, [0.0; 3]);
     r.extend(visits("select", 5, 10_000.0, 1e5, 3010.0, QUIET));
+    let l = leaders(&r, 0.05);
+    assert_eq!(l[1].rows()[0][4], "equivalent within ±5 %");
+    assert!(
+        l[1].rows()[0][3].starts_with("90 % CI"),
+        "{:?}",
+        l[1].rows()
+    );
+    assert!(answer(&answers(&r, 0.05), BEST)
+        .rests_on
+        .contains("placement: loopback"));
+}
+
+/// Marks every visit limited by the load generator at client CPU `share` per thread.
+fn limited(mut visits: Vec<ServersView>, share: f64) -> Vec<ServersView> {
+    for v in &mut visits {
+        v.metrics.as_mut().unwrap().client = Some(crate::servers::visits::ClientFigures {
+            cpu_share_per_thread: Some(share),
+            load_limited: Some(true),
+        });
+    }
+    visits
+}
+
+#[test]
+fn a_point_the_load_generator_limited_is_never_a_leader_and_the_answer_says_why() {
+    let mut r = visits("epoll", 1000, 20_000.0, 1e5, 3000.0, [0.0; 3]);
+    r.extend(visits("select", 1000, 10_000.0, 1e5, 3000.0, NOISE));
+    r.extend(limited(
+        visits("threaded", 1000, 60_000.0, 1e5, 1000.0, QUIET),
+        0.97,
+    ));
     let a = answers(&r, 0.05);
     let line = &answer(&a, BEST).details[0];
+    let why = "at 1000 clients threaded was limited by the load generator (client CPU 97 % per thread): not ranked";
     assert!(
-        line.contains(
-            "least server CPU per request: no single leader: epoll, select not separated (epoll against select equivalent within ±5 %"
-        ),
-        "{line}"
+        line.starts_with("most requests/s: epoll leads at 1000 clients; 1 of 1 pairs decided"),
+        "threaded's 3× is the clients' limit, not a lead: {line}"
     );
-    assert!(answer(&a, BEST).rests_on.contains("placement: loopback"));
+    assert_eq!(
+        line.matches(why).count(),
+        2,
+        "said for both figures: {line}"
+    );
+    let l = leaders(&r, 0.05);
+    assert!(l
+        .iter()
+        .all(|l| l.ranked.iter().all(|(m, _)| m != "threaded")));
+    assert!(l.iter().all(|l| l
+        .rows()
+        .iter()
+        .all(|row| !row.contains(&"threaded".to_string()))));
+    assert!(answer(&a, BEST)
+        .rests_on
+        .contains("never a leader, never a knee"));
+}
+
+#[test]
+fn a_point_the_load_generator_limited_is_never_a_knee() {
+    let mut r = visits("threaded", 5, 10_000.0, 1e5, 3000.0, [0.0; 3]);
+    r.extend(visits("threaded", 15, 20_000.0, 2e5, 3000.0, QUIET));
+    r.extend(limited(
+        visits("threaded", 100, 20_100.0, 9e5, 3000.0, QUIET_OTHER),
+        0.95,
+    ));
+    let a = answers(&r, 0.05);
+    let k = &answer(&a, KNEE).details[0];
+    assert!(
+        k.starts_with("threaded: no knee shown within 100 clients")
+            && k.ends_with("not judged (no step to or from such a count is a knee): at 100 clients threaded was limited by the load generator (client CPU 95 % per thread)"),
+        "unlimited, the same figures put a knee at 15 clients: {k}"
+    );
+}
+
+#[test]
+fn the_seeds_comparison_does_not_compare_a_limited_point() {
+    let mut r = Vec::new();
+    for c in [5, 15] {
+        r.extend(visits("iterative", c, 5000.0, 1e5, 3000.0, [0.0; 3]));
+        r.extend(limited(
+            visits("threaded", c, 10_000.0, 1e5, 3000.0, [0.0; 3]),
+            1.0,
+        ));
+        r.extend(visits("select", c, 15_000.0, 1e5, 3000.0, [0.0; 3]));
+    }
+    let a = answers(&r, 0.05);
+    let s = &answer(&a, SEEDS).details[0];
+    assert!(s.contains("threaded over iterative not compared: at 5 clients threaded was limited by the load generator (client CPU 100 % per thread)"), "{s}");
+    assert!(s.contains("select over iterative 3.00×"), "{s}");
 }
 
 #[test]
@@ -120,10 +219,12 @@ fn the_studys_margin_judges_equivalence_and_is_stated() {
     r.extend(visits("select", 5, 10_000.0, 1e5, 3010.0, NOISE));
     let a = answers(&r, 0.2);
     let best = answer(&a, BEST);
-    assert!(
-        best.details[0].contains("epoll against select equivalent within ±20 %"),
-        "3 % noise is well inside ±20 %: {best:?}"
+    let cpu = &leaders(&r, 0.2)[1].rows()[0];
+    assert_eq!(
+        cpu[4], "equivalent within ±20 %",
+        "3 % noise is well inside ±20 %: {cpu:?}"
     );
+    assert!(best.details[0].contains("margin ±20 %"), "{best:?}");
     assert!(best.rests_on.contains("\"equivalent within ±20 %\""));
     assert!(answer(&a, KNEE).rests_on.contains("[0.800, 1.200]"));
 }

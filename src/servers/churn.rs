@@ -3,7 +3,9 @@
 //! modes of a model at one client count were visited back to back in each round (with every
 //! other model of that count), so each round gives the share of its persistent requests/s a
 //! model keeps per-request; models are compared on those per-round shares (a paired ratio of
-//! ratios), and "suffers most" is said only when that comparison is decided.
+//! ratios), and "suffers most" is said only when that comparison is decided. A model the load
+//! generator limited at that client count (either mode) is named and not compared.
+use super::leaders::limited_words;
 use super::visits::{connection_of, point_of, round, ServersView};
 use crate::analysis::paired::{ratio_of, verdict_within};
 use crate::analysis::separated::{self, leadership, Rounds, Words};
@@ -23,7 +25,8 @@ fn basis(margin: f64) -> String {
          1, \"equivalent within ±{}\" when two one-sided tests place it inside [{:.3}, {:.3}] \
          (90 % CI), \"undecided\" otherwise; a model suffers most only when the share it \
          keeps is below every other model's (all pairs, Holm), \"A against B\" giving B's \
-         kept share over A's",
+         kept share over A's; a model whose client CPU per thread reached 90 % at a visit \
+         (either mode) was limited by the load generator and is named, not compared",
         percent(margin),
         1.0 - margin,
         1.0 + margin
@@ -72,6 +75,17 @@ fn at(
     let mut lines = Vec::new();
     let mut ranked: Vec<Ranked> = Vec::new();
     for m in models {
+        // Either mode limited by the load generator: its share may be the clients'.
+        let limited = records
+            .iter()
+            .filter(|r| point_of(r) == (m.clone(), clients))
+            .filter_map(|r| r.load_limited())
+            .reduce(f64::max);
+        if let Some(share) = limited {
+            let why = limited_words(m, clients, share);
+            lines.push(format!("{clients} clients, {m}: not compared: {why}"));
+            continue;
+        }
         let churned = rounds(records, m, clients, "per-request");
         let kept = rounds(records, m, clients, "persistent");
         match ratio_of(&churned, &kept, &format!("{m} per-request and persistent")) {

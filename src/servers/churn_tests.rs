@@ -49,6 +49,28 @@ fn the_model_keeping_a_shown_smaller_share_suffers_most() {
 }
 
 #[test]
+fn a_model_the_load_generator_limited_is_not_compared() {
+    let mut r = study(0.2, [0.02, -0.02, 0.0]);
+    for v in r.iter_mut().filter(|v| point_of(v).0 == "threaded") {
+        v.metrics.as_mut().unwrap().client = Some(crate::servers::visits::ClientFigures {
+            cpu_share_per_thread: Some(0.96),
+            load_limited: Some(true),
+        });
+    }
+    let a = answer(&r, 0.05).unwrap();
+    let text = a.details.join("\n");
+    assert!(
+        text.contains("8 clients, threaded: not compared: at 8 clients threaded was limited by the load generator (client CPU 96 % per thread)"),
+        "{text}"
+    );
+    assert_eq!(
+        a.verdict.as_deref(),
+        Some("8 clients: epoll alone"),
+        "threaded's kept share is not ranked: {text}"
+    );
+}
+
+#[test]
 fn shares_the_rounds_cannot_separate_are_undecided_never_a_winner() {
     // threaded keeps 0.48 of its rate but swings ±30 % per round: not shown below epoll's 0.5.
     let a = answer(&study(0.48, [0.3, -0.3, 0.05]), 0.05).unwrap();
@@ -78,8 +100,17 @@ fn one_mode_measured_gives_no_churn_answer_and_leaves_the_others_on_all_visits()
     );
     // epoll's persistent 20 000 against threaded's 10 000: per-request visits left out.
     assert!(
-        best.details[0].contains("epoll leads: epoll against threaded beats: 2.00×"),
+        best.details[0].starts_with("most requests/s: epoll leads at 8 clients"),
         "{:?}",
         best.details
+    );
+    let leaders = super::super::answers::leaders(&study(0.2, [0.02, -0.02, 0.0]), 0.05);
+    let row = &leaders[0].rows()[0];
+    assert_eq!(
+        (&row[..3], row[4].as_str()),
+        (
+            &["epoll".to_string(), "threaded".into(), "2.00×".into()][..],
+            "beats"
+        )
     );
 }

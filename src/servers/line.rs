@@ -54,6 +54,12 @@ pub fn line_of(r: &ServersView) -> String {
             .and_then(|c| c.cpu_share_per_thread)
             .map_or("n/a".into(), |v| format!("{:.0}%", v * 100.0)),
     );
+    if r.load_limited().is_some() {
+        text += " (load-limited: not ranked)";
+    }
+    if let Some(n) = m.unserved_clients.filter(|&n| n > 0.0) {
+        text += &format!("; {n} clients got no echo (their waits are in the latency)");
+    }
     if m.mismatched_requests != Some(0.0) {
         text += &format!("; {} MISMATCHED echoes", count(m.mismatched_requests));
     }

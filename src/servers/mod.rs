@@ -5,7 +5,9 @@
 pub(crate) mod answers;
 pub(crate) mod blocking;
 pub(crate) mod churn;
+pub(crate) mod client_threads;
 pub(crate) mod host;
+pub(crate) mod leaders;
 pub(crate) mod line;
 pub(crate) mod load;
 pub(crate) mod model;

@@ -111,7 +111,7 @@ fn measure(
     let load = Load::start(&LoadSpec {
         addr,
         clients,
-        client_threads: spec.client_threads.min(clients),
+        client_threads: spec.client_threads.for_clients(clients),
         size: spec.size,
         rate: spec.rate,
         requests_per_connection: spec.requests_per_connection,
@@ -240,7 +240,9 @@ fn config(
             "closed"
         },
         rate_per_s: spec.rate,
-        client_threads: spec.client_threads.min(clients),
+        client_threads: spec.client_threads.for_clients(clients),
+        client_threads_chosen: spec.client_threads.chosen(clients),
+        client_threads_default: spec.client_threads.default,
         requests_per_connection: spec.requests_per_connection,
         connection: super::connection_name(per_request),
         stalled_clients: spec.stalled_clients,
@@ -379,6 +381,7 @@ mod tests {
     use super::*;
     use crate::measure::counters::{CounterEvent, CounterSample, CounterValue, Scope};
     use crate::measure::histogram::LatencyHistogram;
+    use crate::servers::client_threads::ClientThreads;
 
     fn counted(v: f64) -> CounterValue {
         CounterValue::Counted {
@@ -426,6 +429,7 @@ mod tests {
             spans: vec![],
             connections_opened: 0,
             requests_all_phases: 0,
+            unserved: 0,
         }
     }
 
@@ -459,7 +463,7 @@ mod tests {
             warmup: Duration::from_millis(200),
             rate: None,
             server_threads: 1,
-            client_threads: 2,
+            client_threads: ClientThreads::new(Some(2), &[0], "the load side"),
             requests_per_connection: None,
             connections: vec![false],
             stalled_clients: 0,

@@ -114,6 +114,11 @@ pub struct PointConfig {
     pub load_loop: &'static str,
     pub rate_per_s: Option<f64>,
     pub client_threads: usize,
+    /// The count and why: "8: the default, one per CPU of the load side of --placement
+    /// split (CPUs 8-15)", or "4: --client-threads 4".
+    pub client_threads_chosen: String,
+    /// `false` where `--client-threads` was given.
+    pub client_threads_default: bool,
     pub requests_per_connection: Option<u64>,
     /// "persistent" or "per-request" (`--connection`).
     pub connection: &'static str,
@@ -144,6 +149,9 @@ pub struct PointMetrics {
     pub connections_opened: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub requests_all_phases: Option<u64>,
+    /// Clients that got no echo in the window while a request of theirs waited (an iterative
+    /// server's queue): each is one latency sample, its wait up to the window's end.
+    pub unserved_clients: u64,
     pub server: Option<ServerMetrics>,
     pub client: ClientMetrics,
 }
@@ -154,7 +162,14 @@ pub struct ClientMetrics {
     pub cpu_time_ns: u64,
     pub threads: usize,
     pub cpu_share_per_thread: Option<f64>,
+    /// The load generator was the limit: its CPU per thread at least `LOAD_LIMITED_SHARE`
+    /// (null where that share was not measured). The answers rank no such point.
+    pub load_limited: Option<bool>,
 }
+
+/// Client CPU per thread from which a point counts as limited by the load generator: its
+/// threads were that busy, so the server may have had more to give.
+pub const LOAD_LIMITED_SHARE: f64 = 0.9;
 
 /// What the server process alone cost over the window.
 #[derive(Debug, Clone, Serialize)]
@@ -253,11 +268,13 @@ impl PointMetrics {
             first_connect_error: m.first_connect_error.clone(),
             connections_opened: per_request.then_some(m.connections_opened),
             requests_all_phases: per_request.then_some(m.requests_all_phases),
+            unserved_clients: m.unserved,
             server: server.map(|s| ServerMetrics::of(s, m.requests)),
             client: ClientMetrics {
                 cpu_time_ns: m.client_cpu_ns,
                 threads: client_threads,
                 cpu_share_per_thread: busy,
+                load_limited: busy.map(|b| b >= LOAD_LIMITED_SHARE),
             },
         }
     }
@@ -277,6 +294,8 @@ pub struct Measured {
     pub spans: Vec<ConnectionSpan>,
     pub connections_opened: u64,
     pub requests_all_phases: u64,
+    /// Clients no echo reached in the window (their waits are in `latency`).
+    pub unserved: u64,
 }
 
 pub fn gather(results: Vec<load::ThreadResult>, measured_s: f64) -> Measured {
@@ -294,6 +313,7 @@ pub fn gather(results: Vec<load::ThreadResult>, measured_s: f64) -> Measured {
         spans: Vec::new(),
         connections_opened: 0,
         requests_all_phases: 0,
+        unserved: 0,
     };
     for r in results {
         h.merge(&r.histogram);
@@ -307,6 +327,7 @@ pub fn gather(results: Vec<load::ThreadResult>, measured_s: f64) -> Measured {
         m.spans.extend(r.spans);
         m.connections_opened += r.connections_opened;
         m.requests_all_phases += r.requests_all_phases;
+        m.unserved += r.unserved;
     }
     m.spans.sort_by_key(|s| s.connection);
     m.latency = h.summary();
@@ -372,6 +393,13 @@ const COLUMNS: &[(&str, &str)] = &[
     ),
 ];
 
+/// Columns added since, appended so a header from before keeps every column where it was.
+const LATER_COLUMNS: &[(&str, &str)] = &[
+    ("client_threads", "/config/client_threads"),
+    ("client_load_limited", "/metrics/client/load_limited"),
+    ("unserved_clients", "/metrics/unserved_clients"),
+];
+
 /// results.csv for a servers study: one row per point.
 pub fn csv_columns() -> Vec<Column> {
     let cells: Vec<(&str, &str, Cell)> = COLUMNS
@@ -387,5 +415,10 @@ pub fn csv_columns() -> Vec<Column> {
         "/config/connection",
         Cell::Scalar,
     )]));
+    let later: Vec<(&str, &str, Cell)> = LATER_COLUMNS
+        .iter()
+        .map(|&(name, pointer)| (name, pointer, Cell::Scalar))
+        .collect();
+    columns.extend(csv::fixed(&later));
     columns
 }

@@ -4,8 +4,10 @@
 //! per second, p99 latency, server CPU per request and context switches per request. Rendered
 //! from the records exactly as `record` writes them, so `bytepath report DIR` renders the same
 //! report from the folder alone.
+use super::leaders::Leaders;
 use super::report_table::{clients_cell, hardware_note, label, status, study_table};
 use super::visits::{ServersConfig, ServersView};
+use crate::analysis::Answer;
 use crate::error::Error;
 use crate::record::view::shown;
 use crate::report::folder::MarkerHead;
@@ -67,8 +69,14 @@ fn notes(records: &[ServersView]) -> Vec<String> {
         if let (Some(a), Some(n)) = (accepted, clients) {
             if a < n as f64 && status(r) == "completed" {
                 // The iterative server in a closed loop: the first client keeps it.
-                out.push(format!("{what}: the server accepted {a} of {n} connections; the figures cover only the clients it served"));
+                out.push(format!("{what}: the server accepted {a} of {n} connections; each client it did not serve in a visit's window counts its wait, to the window's end, in the latency"));
             }
+        }
+        if let Some(share) = r.load_limited() {
+            out.push(format!(
+                "{what}: the load generator was the limit at some visit (client CPU 90 % or more per thread; {:.0} % over the visits): not ranked in the answers",
+                share * 100.0
+            ));
         }
         if let Some(capped) = r.config().clients_capped_reason.as_deref() {
             out.push(format!("{what}: {capped}"));
@@ -143,11 +151,17 @@ fn method(records: &[ServersView], status: &str, margin: f64) -> String {
     };
     let client_threads = records
         .iter()
-        .filter_map(|r| r.config().client_threads)
-        .max()
-        .unwrap_or(0);
+        .max_by_key(|r| r.config().client_threads.unwrap_or(0))
+        .map(|r| {
+            let c = r.config();
+            c.client_threads_chosen
+                .clone()
+                .unwrap_or_else(|| format!("up to {}", shown(&c.client_threads)))
+        })
+        .unwrap_or_else(|| "?".into());
+    let limited = super::record::LOAD_LIMITED_SHARE * 100.0;
     format!(
-        "Every point forks a fresh server process on loopback TCP and drives it with {} B requests, each echoed whole and checked byte for byte; {load}. {} s warm-up, then {} s measured per visit.{visits} Load: up to {client_threads} client threads in bytepath's own process, each with its own epoll over its share of the connections. Server threads: as the model has them (iterative one, threaded one per client, select/poll/uring one), epoll --server-threads {}.{extras} Server CPU per request: CPU time of the forked server process alone (all its threads, none of the load generator's), perf task-clock where counted, else getrusage(RUSAGE_SELF) user + system, over the measured window divided by the requests served; context switches per request likewise (perf, else getrusage voluntary + involuntary). Server peak RSS: the server's VmHWM, pages shared with bytepath since the fork included. Client CPU/thread: the client threads' CPU time as a share of the measured time, per thread (near 100 % means the load generator, not the server, was the limit). Latency percentiles from an HDR histogram. Environment: Linux {}, {}, {} online CPUs, allowed {}, RLIMIT_NOFILE {}. Status: {status}.{}",
+        "Every point forks a fresh server process on loopback TCP and drives it with {} B requests, each echoed whole and checked byte for byte; {load}. {} s warm-up, then {} s measured per visit.{visits} Load: client threads as each record states, at most one per client (the most: {client_threads}), in bytepath's own process, each with its own epoll over its share of the connections. Server threads: as the model has them (iterative one, threaded one per client, select/poll/uring one), epoll --server-threads {}.{extras} Server CPU per request: CPU time of the forked server process alone (all its threads, none of the load generator's), perf task-clock where counted, else getrusage(RUSAGE_SELF) user + system, over the measured window divided by the requests served; context switches per request likewise (perf, else getrusage voluntary + involuntary). Server peak RSS: the server's VmHWM, pages shared with bytepath since the fork included. Client CPU/thread: the client threads' CPU time as a share of the measured time, per thread; at {limited:.0} % or more in a visit the point is marked load-limited (the load generator, not the server, may have been the limit) and the answers rank it nowhere. Latency percentiles from an HDR histogram over every echo in the window, plus one sample per client that got no echo in it while a request of its waited (its wait to the window's end), so a model that leaves clients queued shows it. Environment: Linux {}, {}, {} online CPUs, allowed {}, RLIMIT_NOFILE {}. Status: {status}.{}",
         shown(&c.size_bytes),
         shown(&c.warmup_s),
         shown(&c.duration_s),
@@ -242,7 +256,10 @@ pub fn markdown(records: &[ServersView], status: &str, margin: f64) -> String {
     let points = &super::visits::points(records);
     let mut out = format!(
         "# {TITLE}\n\n{}## How this was measured\n\n{}\n\n",
-        study::answers_markdown(&answers(records, points, margin)),
+        answers_markdown(
+            &answers(records, points, margin),
+            &super::answers::leaders(records, margin)
+        ),
         method(records, status, margin)
     );
     let records = points;
@@ -263,7 +280,10 @@ pub fn markdown(records: &[ServersView], status: &str, margin: f64) -> String {
 
 pub fn html(records: &[ServersView], status: &str, margin: f64) -> String {
     let points = &super::visits::points(records);
-    let mut body = study::answers_html(&answers(records, points, margin));
+    let mut body = answers_html(
+        &answers(records, points, margin),
+        &super::answers::leaders(records, margin),
+    );
     body += &format!(
         "<h2>How this was measured</h2>\n<p>{}</p>\n",
         escape(&method(records, status, margin))
@@ -288,6 +308,33 @@ pub fn html(records: &[ServersView], status: &str, margin: f64) -> String {
     }
     body += &crate::report::breakdown::section_for(&super::profile_points::points(records));
     page(TITLE, &body)
+}
+
+/// The Answers section as every study's, but the leaders answer as a summary and a table of
+/// its pairs per client count and figure (`leaders`) rather than one sentence per count.
+fn answers_markdown(answers: &[Answer], leaders: &[Leaders]) -> String {
+    let heading = study::answers_markdown(&[]);
+    let mut out = heading.clone();
+    for a in answers {
+        out += &match a.question == super::answers::BEST && !leaders.is_empty() {
+            true => super::leaders::answer_markdown(a, leaders),
+            false => study::answers_markdown(std::slice::from_ref(a))[heading.len()..].to_string(),
+        };
+    }
+    out
+}
+
+/// The Answers section in HTML, as `answers_markdown`.
+fn answers_html(answers: &[Answer], leaders: &[Leaders]) -> String {
+    let heading = study::answers_html(&[]);
+    let mut out = heading.clone();
+    for a in answers {
+        out += &match a.question == super::answers::BEST && !leaders.is_empty() {
+            true => super::leaders::answer_html(a, leaders),
+            false => study::answers_html(std::slice::from_ref(a))[heading.len()..].to_string(),
+        };
+    }
+    out
 }
 
 /// The study's own answers (from every visit), then with `--profile` where each model's CPU

@@ -143,7 +143,12 @@ fn row(r: &ServersView, hardware: &[Hardware]) -> Vec<String> {
         cell(r, s.threads, |v| format!("{v:.0}")),
         cell(r, s.peak_rss_bytes, units::bytes),
         cell(r, m.client.and_then(|c| c.cpu_share_per_thread), |v| {
-            format!("{:.0} %", v * 100.0)
+            // The mark the answers read: a visit at LOAD_LIMITED_SHARE or more.
+            let mark = match r.load_limited() {
+                Some(_) => " (load-limited)",
+                None => "",
+            };
+            format!("{:.0} %{mark}", v * 100.0)
         }),
     ];
     let requests = m.requests.filter(|&n| n > 0.0);

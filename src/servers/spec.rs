@@ -24,7 +24,10 @@ pub struct ServersSpec {
     #[serde(rename = "rate_per_s")]
     pub rate: Option<f64>,
     pub server_threads: usize,
-    pub client_threads: usize,
+    /// `--client-threads`: given, or one per CPU of the load side (the marker's
+    /// `client_threads` and `client_threads_default`).
+    #[serde(flatten)]
+    pub client_threads: super::client_threads::ClientThreads,
     pub requests_per_connection: Option<u64>,
     /// `--connection`: the connection modes measured, each a point dimension (`true`:
     /// per-request, every client connects again for each request).
@@ -61,6 +64,22 @@ pub struct Placement {
 }
 
 impl Placement {
+    /// The CPUs the load generator runs on, and which they are in words: split's lower half,
+    /// else every allowed CPU (`remote`: the server runs on the other host).
+    pub fn load_side(&self, allowed: &[usize], remote: bool) -> (Vec<usize>, &'static str) {
+        match (&self.client_cpus, remote) {
+            (Some(cpus), _) => (cpus.clone(), "the load side of --placement split"),
+            (None, true) => (
+                allowed.to_vec(),
+                "this host (--remote: the server runs on the other host)",
+            ),
+            (None, false) => (
+                allowed.to_vec(),
+                "the allowed CPUs (--placement none: the server shares them)",
+            ),
+        }
+    }
+
     /// split: the server on the upper half of the allowed CPUs, the clients on the lower half,
     /// so the load generator never takes the server's CPU (the seeds ran them on two hosts).
     pub fn parse(text: Option<&str>, cpus: &[usize]) -> Result<Placement, ConfigError> {

@@ -9,6 +9,7 @@
 //! since folders from before visits, connection modes or `--profile` lack theirs, and figures
 //! as `f64` (a folded point's means are fractions of the visits' counts). A figure a line shows
 //! as written keeps its JSON form (`serde_json::Number`).
+use super::record::LOAD_LIMITED_SHARE;
 use crate::measure::profile::Profile;
 use crate::record::view::{lenient, EnvironmentView, NetworkView, PlaceView};
 use serde::Deserialize;
@@ -49,6 +50,8 @@ pub struct ServersConfig {
     pub open_file_limit: Option<Number>,
     pub rate_per_s: Option<f64>,
     pub client_threads: Option<u64>,
+    /// How many client threads and why (absent in folders from before the default).
+    pub client_threads_chosen: Option<String>,
     pub requests_per_connection: Option<u64>,
     /// "persistent" or "per-request"; absent in folders from before the mode was kept.
     pub connection: Option<String>,
@@ -69,6 +72,8 @@ pub struct ServersMetrics {
     pub latency_ns: Option<ServersLatency>,
     pub mismatched_requests: Option<f64>,
     pub connection_errors: Option<f64>,
+    /// Clients no echo reached in a visit's window (their waits are in the latency).
+    pub unserved_clients: Option<f64>,
     pub server: Option<ServerFigures>,
     pub client: Option<ClientFigures>,
 }
@@ -108,6 +113,8 @@ pub struct ServerFigures {
 #[serde(default)]
 pub struct ClientFigures {
     pub cpu_share_per_thread: Option<f64>,
+    /// The load generator was the limit (a folded point: at some visit).
+    pub load_limited: Option<bool>,
 }
 
 /// Where a visit sits in the study's order.
@@ -154,6 +161,16 @@ impl ServersView {
         self.metrics.as_ref()?.server.as_ref()
     }
 
+    /// The client CPU per thread of a visit (or folded point) the load generator limited:
+    /// its mark, or in a record from before the mark that share at `LOAD_LIMITED_SHARE` or
+    /// more; `None` where it was not the limit.
+    pub fn load_limited(&self) -> Option<f64> {
+        let c = self.metrics.as_ref()?.client?;
+        let share = c.cpu_share_per_thread?;
+        let limited = c.load_limited.unwrap_or(share >= LOAD_LIMITED_SHARE);
+        limited.then_some(share)
+    }
+
     fn disturbed(&self) -> bool {
         self.visit
             .and_then(|v| v.interference?.disturbed)
@@ -174,6 +191,7 @@ impl ServersConfig {
         open_file_limit: None,
         rate_per_s: None,
         client_threads: None,
+        client_threads_chosen: None,
         requests_per_connection: None,
         connection: None,
         stalled_clients: None,
@@ -279,7 +297,7 @@ fn fold(visits: &[&ServersView]) -> ServersView {
 type Slot = fn(&mut ServersMetrics) -> Option<&mut Option<f64>>;
 
 /// The figures averaged over visits: rates and per-request figures.
-const MEANS: [Slot; 8] = [
+const MEANS: [Slot; 9] = [
     |m| Some(&mut m.requests_per_s),
     |m| Some(&mut m.latency_ns.as_mut()?.p50),
     |m| Some(&mut m.latency_ns.as_mut()?.p99),
@@ -288,6 +306,7 @@ const MEANS: [Slot; 8] = [
     |m| Some(&mut m.server.as_mut()?.cpu_per_request_ns),
     |m| Some(&mut m.server.as_mut()?.context_switches_per_request),
     |m| Some(&mut m.client.as_mut()?.cpu_share_per_thread),
+    |m| Some(&mut m.unserved_clients),
 ];
 /// The counts, summed over visits.
 const SUMS: [Slot; 3] = [
@@ -322,6 +341,10 @@ fn fold_metrics(m: &mut ServersMetrics, done: &[&ServersView]) {
     }
     let min = values(done, MIN_LATENCY).into_iter().reduce(f64::min);
     set(m, MIN_LATENCY, min);
+    // Limited by the load generator at any visit: the point's figures may be the clients'.
+    if let Some(client) = m.client.as_mut() {
+        client.load_limited = Some(done.iter().any(|r| r.load_limited().is_some()));
+    }
 }
 
 fn values(done: &[&ServersView], slot: Slot) -> Vec<f64> {
@@ -429,6 +452,32 @@ mod tests {
         );
         let unprofiled = points(&[visit("epoll", 5, 0, 300.0, "completed")]);
         assert!(unprofiled[0].profile.is_none());
+    }
+
+    #[test]
+    fn a_point_is_load_limited_when_any_visit_was() {
+        let busy = |share: f64, mark: Option<bool>| {
+            let mut r = visit("epoll", 5, 0, 300.0, "completed");
+            r.metrics.as_mut().unwrap().client = Some(ClientFigures {
+                cpu_share_per_thread: Some(share),
+                load_limited: mark,
+            });
+            r
+        };
+        assert_eq!(busy(0.97, Some(true)).load_limited(), Some(0.97));
+        assert_eq!(busy(0.5, Some(false)).load_limited(), None);
+        assert_eq!(
+            busy(0.95, None).load_limited(),
+            Some(0.95),
+            "a record from before the mark: its share decides"
+        );
+        let mut second = busy(0.97, Some(true));
+        second.visit.as_mut().unwrap().round = Some(1);
+        let p = points(&[busy(0.5, Some(false)), second]);
+        let client = metrics(&p[0]).client.unwrap();
+        assert_eq!(client.load_limited, Some(true));
+        let share = p[0].load_limited().expect("marked");
+        assert!((share - 0.735).abs() < 1e-9, "the mean share: {share}");
     }
 
     #[test]

@@ -33,6 +33,7 @@ impl Thread<'_> {
                         intended_ns: 0,
                         offset_ns: 0,
                         completed: 0,
+                        echoed_in_window: false,
                         first_ns: None,
                         last_ns: None,
                         writable_interest: true,
