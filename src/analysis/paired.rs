@@ -4,6 +4,7 @@
 //! (`stats::visits::paired_ratio`). "Beats" means that interval excludes 1; otherwise the two
 //! cannot be told apart on this machine. Overlap of two intervals is never a test.
 use super::point::Point;
+use crate::stats::interval;
 use crate::stats::verdict::{judge_one, Verdict, DEFAULT_MARGIN};
 use crate::stats::visits::{paired_ratio, RatioInterval};
 
@@ -55,9 +56,10 @@ pub fn direction(
     ratio(a, b).map(|r| (r.direction(), r))
 }
 
-/// "3.40× (95 % CI 3.10 to 3.70)": a ratio as a multiple with its paired interval.
+/// "3.40× (95 % CI 3.10 to 3.70)": a ratio as a multiple with its paired interval (or, from
+/// fewer than three pairs, "too few rounds for an interval (2 pairs)" in its place).
 pub fn times(r: &RatioInterval) -> String {
-    format!("{:.2}× (95 % CI {:.2} to {:.2})", r.ratio, r.low, r.high)
+    interval::ratio(r.ratio, (r.low, r.high), 0.95, Some(r.n))
 }
 
 /// `a` over `b` from raw per-round figures `(round, value)`: for studies whose records are not
@@ -108,8 +110,12 @@ pub fn verdict_within(r: &RatioInterval, margin: f64) -> String {
             j.equivalence_high
         ),
         Verdict::Undecided => format!(
-            "undecided ({:.2}×, 95 % CI {:.2} to {:.2})",
-            r.ratio, r.low, r.high
+            "undecided ({:.2}×, {})",
+            r.ratio,
+            interval::ci(0.95, j.pairs, || (
+                format!("{:.2}", r.low),
+                format!("{:.2}", r.high)
+            ))
         ),
     }
 }
@@ -156,6 +162,26 @@ mod tests {
         let old = from_record(&r, 1).unwrap();
         let why = ratio(&point(Shape::stream("gather", 4096, 1, 10.0)), &old).unwrap_err();
         assert!(why.contains("measured as one stretch"), "{why}");
+    }
+
+    #[test]
+    fn two_rounds_are_undecided_and_print_no_bounds() {
+        let two = RatioInterval {
+            ratio: 1.5,
+            low: 1.1,
+            high: 2.0,
+            n: 2,
+            df: 1.0,
+        };
+        assert_eq!(state(&two), Verdict::Undecided);
+        assert_eq!(
+            verdict(&two),
+            "undecided (1.50×, too few rounds for an interval (2 pairs))"
+        );
+        assert_eq!(
+            times(&two),
+            "1.50× (too few rounds for an interval (2 pairs))"
+        );
     }
 
     #[test]
