@@ -20,20 +20,26 @@ pub fn too_few_text(pairs: usize) -> String {
     format!("too few rounds for an interval ({pairs} {noun})")
 }
 
+/// The bounds text the caller wrote ("[1.30, 1.51]", "30 to 40 %"), or the too-few text in
+/// its place: `bounds` is only called when the interval is shown.
+pub fn shown(pairs: Option<usize>, bounds: impl FnOnce() -> String) -> String {
+    match pairs {
+        Some(n) if n < MIN_PAIRS => too_few_text(n),
+        _ => bounds(),
+    }
+}
+
 /// "95 % CI 1.30 to 1.51" with bounds the caller formatted in its own unit, or the too-few
-/// text: `bounds` is only called when the interval is shown.
+/// text.
 pub fn ci(
     confidence: f64,
     pairs: Option<usize>,
     bounds: impl FnOnce() -> (String, String),
 ) -> String {
-    match pairs {
-        Some(n) if n < MIN_PAIRS => too_few_text(n),
-        _ => {
-            let (low, high) = bounds();
-            format!("{} CI {low} to {high}", super::verdict::percent(confidence))
-        }
-    }
+    shown(pairs, || {
+        let (low, high) = bounds();
+        format!("{} CI {low} to {high}", super::verdict::percent(confidence))
+    })
 }
 
 /// "1.40× (95 % CI 1.30 to 1.51)", or "1.13× (too few rounds for an interval (2 pairs))": a
