@@ -38,7 +38,7 @@ pub fn ci(
 ) -> String {
     shown(pairs, || {
         let (low, high) = bounds();
-        format!("{} CI {low} to {high}", super::verdict::percent(confidence))
+        format!("{} CI {low} to {high}", percent(confidence))
     })
 }
 
@@ -50,6 +50,14 @@ pub fn ratio(ratio: f64, (low, high): (f64, f64), confidence: f64, pairs: Option
         (format!("{low:.2}"), format!("{high:.2}"))
     });
     format!("{ratio:.2}× ({interval})")
+}
+
+/// A share as a percentage with no needless decimals: 0.95 → "95 %", 0.9875 → "98.75 %".
+pub fn percent(share: f64) -> String {
+    let p = share * 100.0;
+    let text = format!("{p:.2}");
+    let text = text.trim_end_matches('0').trim_end_matches('.');
+    format!("{text} %")
 }
 
 #[cfg(test)]

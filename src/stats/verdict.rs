@@ -7,6 +7,7 @@
 //! step-down level α/(m − i + 1) for the i-th smallest p, the level at which the step-down
 //! stopped for the rest; for BH the FCR-adjusted level α·R/m (Benjamini & Yekutieli 2005).
 use super::interval;
+pub use super::interval::percent;
 use super::student::{t_cdf, t_quantile, two_sided_p};
 use super::visits::RatioInterval;
 
@@ -343,14 +344,6 @@ pub fn interval_of(j: &Judged) -> String {
     interval::ci(confidence, j.pairs, || {
         (format!("{low:.2}"), format!("{high:.2}"))
     })
-}
-
-/// A share as a percentage with no needless decimals: 0.95 → "95 %", 0.9875 → "98.75 %".
-pub fn percent(share: f64) -> String {
-    let p = share * 100.0;
-    let text = format!("{p:.2}");
-    let text = text.trim_end_matches('0').trim_end_matches('.');
-    format!("{text} %")
 }
 
 #[cfg(test)]
