@@ -131,7 +131,10 @@ fn fastest_from_two_visits_is_a_table_without_bounds(md: &str, html: &str) {
         );
     }
     assert!(html.contains("<th>round trips/s ratio</th>"));
-    assert!(!html.contains("99.67 % CI"), "no Holm-level bounds from two pairs");
+    assert!(
+        !html.contains("99.67 % CI"),
+        "no Holm-level bounds from two pairs"
+    );
 }
 
 /// answers.json: a family per size of the fastest's pairs (6 transports: 15 pairs) and one per
@@ -166,7 +169,11 @@ fn ipc_cells_in_answers_json(dir: &std::path::Path) {
         for c in cells {
             assert!(states.contains(&c["state"].as_str().unwrap()), "{c}");
             // Two visits: two pairs, too few to decide on.
-            assert_eq!((&c["state"], u(&c["pairs"])), (&"undecided".into(), 2), "{c}");
+            assert_eq!(
+                (&c["state"], u(&c["pairs"])),
+                (&"undecided".into(), 2),
+                "{c}"
+            );
         }
     }
 }
