@@ -3,7 +3,8 @@
 //! of a Holm step-down reaches t in the hundreds: bounds such as "0.00 to 5.6e27" are arithmetic,
 //! not knowledge. Below `MIN_PAIRS` every answer says so in words instead of printing bounds,
 //! and the comparison is never decided (`verdict::judge_at` holds it undecided). This module is
-//! the one place that rule and its wording live; every answer family formats through it.
+//! the one place that rule and its wording live; every answer that prints an interval over
+//! pairs formats it through here (`ratio`, `ci`, `shown`, or `verdict::describe` for a `Judged`).
 
 /// The fewest pairs an interval is shown from: two degrees of freedom, t(0.975, 2) = 4.3.
 pub const MIN_PAIRS: usize = 3;
