@@ -63,15 +63,23 @@ pub fn times(r: &RatioInterval) -> String {
 }
 
 /// `a` over `b` from raw per-round figures `(round, value)`: for studies whose records are not
-/// run records (file transfers, servers' visits). `what` names the pair in the reason.
+/// run records (file transfers, servers' visits). `what` names the pair in the reason. One pair
+/// per round: a visit made again in a round (a disturbed one repeated at the round's end) pairs
+/// by its first figure, as `pairs_by_round` does, so a repeat neither counts as a round of its
+/// own nor pairs with the other side's figure from another moment.
 pub fn ratio_of(
     a: &[(usize, f64)],
     b: &[(usize, f64)],
     what: &str,
 ) -> Result<RatioInterval, String> {
+    let mut seen: Vec<usize> = Vec::new();
     let pairs: Vec<(f64, f64)> = a
         .iter()
         .filter_map(|(round, va)| {
+            if seen.contains(round) {
+                return None;
+            }
+            seen.push(*round);
             let (_, vb) = b.iter().find(|(r, _)| r == round)?;
             Some((*va, *vb))
         })
@@ -182,6 +190,20 @@ mod tests {
             times(&two),
             "1.50× (too few rounds for an interval (2 pairs))"
         );
+    }
+
+    #[test]
+    fn a_visit_made_again_in_its_round_is_not_a_pair_of_its_own() {
+        // Two rounds, each model's visit made again at the round's end: two pairs, not four.
+        let a = [(0, 20.0), (0, 22.0), (1, 21.0), (1, 19.0)];
+        let b = [(0, 10.0), (0, 10.5), (1, 10.2), (1, 9.9)];
+        let r = ratio_of(&a, &b, "a and b").unwrap();
+        assert_eq!(r.n, 2, "{r:?}");
+        assert!(
+            (r.ratio - (2.0f64 * 21.0 / 10.2).sqrt()).abs() < 1e-9,
+            "{r:?}"
+        );
+        assert_eq!(state(&r), Verdict::Undecided);
     }
 
     #[test]
