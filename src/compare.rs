@@ -249,7 +249,9 @@ fn point_lines(changes: &[PointChange]) -> String {
     );
     for c in changes {
         let r = c.judged.map_or("-".to_string(), |j| {
-            format!("{:.3} [{:.3}, {:.3}]", j.ratio, j.low, j.high)
+            let bounds =
+                crate::stats::interval::shown(j.pairs, || format!("[{:.3}, {:.3}]", j.low, j.high));
+            format!("{:.3} {bounds}", j.ratio)
         });
         let _ = writeln!(
             out,
@@ -337,6 +339,17 @@ mod tests {
     /// One point judged as a family of one.
     fn alone(old: &RunView, new: &RunView) -> PointChange {
         controlled(vec![change("k", old, new)], 0.05).0.remove(0)
+    }
+
+    #[test]
+    fn two_visits_a_side_are_undecided_and_print_no_bounds() {
+        let c = alone(&visited(&[10.0, 10.1]), &visited(&[20.0, 20.2]));
+        assert_eq!(c.verdict, Verdict::Undecided, "{c:?}");
+        let lines = point_lines(&[c]);
+        assert!(
+            lines.contains("2.000 too few rounds for an interval (2 pairs)"),
+            "{lines}"
+        );
     }
 
     #[test]

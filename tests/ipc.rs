@@ -100,8 +100,41 @@ fn a_small_study_measures_every_transport_and_size_exactly() {
         assert!(page.contains("one Holm family per size"));
         assert!(!page.contains("sizes × thread counts"));
     }
+    fastest_from_two_visits_is_a_table_without_bounds(&md, &html);
     ipc_cells_in_answers_json(&out_dir);
     visits_are_interleaved(&out_dir, 24);
+}
+
+/// Two visits are two pairs: the fastest answer is a table per size (6 transports: 15 rows)
+/// under a summary, and no row prints bounds or a decided state from them.
+fn fastest_from_two_visits_is_a_table_without_bounds(md: &str, html: &str) {
+    let section = md
+        .split("\n### ")
+        .find(|s| s.starts_with("Which transport has the fastest round trip"))
+        .unwrap();
+    assert_eq!(
+        section
+            .matches("| transport | against | round trips/s ratio | interval | state |")
+            .count(),
+        2,
+        "{section}"
+    );
+    let rows: Vec<&str> = section
+        .lines()
+        .filter(|l| l.starts_with("| ") && !l.starts_with("| transport"))
+        .collect();
+    assert_eq!(rows.len(), 30, "{section}");
+    for row in rows {
+        assert!(
+            row.ends_with("| too few rounds for an interval (2 pairs) | undecided |"),
+            "{row}"
+        );
+    }
+    assert!(html.contains("<th>round trips/s ratio</th>"));
+    assert!(
+        !html.contains("99.67 % CI"),
+        "no Holm-level bounds from two pairs"
+    );
 }
 
 /// answers.json: a family per size of the fastest's pairs (6 transports: 15 pairs) and one per
@@ -135,6 +168,12 @@ fn ipc_cells_in_answers_json(dir: &std::path::Path) {
         );
         for c in cells {
             assert!(states.contains(&c["state"].as_str().unwrap()), "{c}");
+            // Two visits: two pairs, too few to decide on.
+            assert_eq!(
+                (&c["state"], u(&c["pairs"])),
+                (&"undecided".into(), 2),
+                "{c}"
+            );
         }
     }
 }

@@ -154,7 +154,7 @@ fn table_states_placement_receive_size_latency_meaning_and_zerocopy_copies() {
     assert!(out.status.success());
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
-        text.contains("placement: pinned cross — flow 0: sender CPU"),
+        text.contains("placement: pinned — 1 thread, cross (CPU sender→receiver): flow 0: "),
         "{text}"
     );
     assert!(text.contains("receive size: 16384 B per recv"), "{text}");
@@ -169,6 +169,47 @@ fn table_states_placement_receive_size_latency_meaning_and_zerocopy_copies() {
         .output()
         .unwrap();
     assert!(String::from_utf8_lossy(&unpinned.stdout).contains("placement: unpinned"));
+}
+
+/// The flows a placement line names ("flow 3: …", "flows 0–7: …"), in order.
+fn flows_named(line: &str) -> Vec<usize> {
+    let mut named = Vec::new();
+    for part in line.split("; ") {
+        let part = part.rsplit("): ").next().unwrap_or(part);
+        let range = part.split(':').next().unwrap_or("");
+        if let Some(one) = range.strip_prefix("flow ") {
+            named.push(one.parse().unwrap());
+        } else if let Some((a, b)) = range.strip_prefix("flows ").and_then(|r| r.split_once('–'))
+        {
+            named.extend(a.parse::<usize>().unwrap()..=b.parse().unwrap());
+        }
+    }
+    named
+}
+
+#[test]
+fn the_placement_line_names_every_flow() {
+    let out = bytepath()
+        .args([
+            "run", "-m", "send", "-t", "4", "-d", "200ms", "--warmup", "0s", "--pin", "cross",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("placement: "))
+        .unwrap_or_else(|| panic!("no placement line: {text}"));
+    assert!(
+        line.starts_with("pinned — 4 threads, cross (CPU sender→receiver): "),
+        "{line}"
+    );
+    assert_eq!(flows_named(line), vec![0, 1, 2, 3], "{line}");
 }
 
 #[test]

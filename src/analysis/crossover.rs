@@ -310,17 +310,15 @@ pub fn describe(c: &PerThreads, challenger: &str, baseline: &str) -> String {
             ratio: (r, lo, hi),
             slower_at,
         } => {
+            let judged = c.cells.iter().find(|(s, _)| s == from).and_then(|(_, j)| *j);
+            let confidence = judged.map_or(0.95, |j| j.confidence);
+            let interval = crate::stats::interval::ci(confidence, judged.and_then(|j| j.pairs), || {
+                (percent_change(*lo), percent_change(*hi))
+            });
             let mut s = format!(
-                "at {at}: {challenger} beats {baseline} from {} on ({} there, {} CI {} to {})",
+                "at {at}: {challenger} beats {baseline} from {} on ({} there, {interval})",
                 size_label(*from),
                 percent_change(*r),
-                c.cells
-                    .iter()
-                    .find(|(s, _)| s == from)
-                    .and_then(|(_, j)| j.map(|j| verdict::percent(j.confidence)))
-                    .unwrap_or_else(|| "95 %".into()),
-                percent_change(*lo),
-                percent_change(*hi)
             );
             if !slower_at.is_empty() {
                 s += &format!("; {baseline} is faster at {}", sizes(slower_at, &c.sizes));

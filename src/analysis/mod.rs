@@ -8,6 +8,7 @@ pub mod crossover_rule;
 pub(crate) mod crr;
 pub(crate) mod load;
 pub(crate) mod paired;
+pub(crate) mod pairs_table;
 pub(crate) mod point;
 pub(crate) mod profile;
 pub(crate) mod profile_change;

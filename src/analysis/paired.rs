@@ -4,6 +4,7 @@
 //! (`stats::visits::paired_ratio`). "Beats" means that interval excludes 1; otherwise the two
 //! cannot be told apart on this machine. Overlap of two intervals is never a test.
 use super::point::Point;
+use crate::stats::interval;
 use crate::stats::verdict::{judge_one, Verdict, DEFAULT_MARGIN};
 use crate::stats::visits::{paired_ratio, RatioInterval};
 
@@ -55,21 +56,30 @@ pub fn direction(
     ratio(a, b).map(|r| (r.direction(), r))
 }
 
-/// "3.40× (95 % CI 3.10 to 3.70)": a ratio as a multiple with its paired interval.
+/// "3.40× (95 % CI 3.10 to 3.70)": a ratio as a multiple with its paired interval (or, from
+/// fewer than three pairs, "too few rounds for an interval (2 pairs)" in its place).
 pub fn times(r: &RatioInterval) -> String {
-    format!("{:.2}× (95 % CI {:.2} to {:.2})", r.ratio, r.low, r.high)
+    interval::ratio(r.ratio, (r.low, r.high), 0.95, Some(r.n))
 }
 
 /// `a` over `b` from raw per-round figures `(round, value)`: for studies whose records are not
-/// run records (file transfers, servers' visits). `what` names the pair in the reason.
+/// run records (file transfers, servers' visits). `what` names the pair in the reason. One pair
+/// per round: a visit made again in a round (a disturbed one repeated at the round's end) pairs
+/// by its first figure, as `pairs_by_round` does, so a repeat neither counts as a round of its
+/// own nor pairs with the other side's figure from another moment.
 pub fn ratio_of(
     a: &[(usize, f64)],
     b: &[(usize, f64)],
     what: &str,
 ) -> Result<RatioInterval, String> {
+    let mut seen: Vec<usize> = Vec::new();
     let pairs: Vec<(f64, f64)> = a
         .iter()
         .filter_map(|(round, va)| {
+            if seen.contains(round) {
+                return None;
+            }
+            seen.push(*round);
             let (_, vb) = b.iter().find(|(r, _)| r == round)?;
             Some((*va, *vb))
         })
@@ -108,8 +118,12 @@ pub fn verdict_within(r: &RatioInterval, margin: f64) -> String {
             j.equivalence_high
         ),
         Verdict::Undecided => format!(
-            "undecided ({:.2}×, 95 % CI {:.2} to {:.2})",
-            r.ratio, r.low, r.high
+            "undecided ({:.2}×, {})",
+            r.ratio,
+            interval::ci(0.95, j.pairs, || (
+                format!("{:.2}", r.low),
+                format!("{:.2}", r.high)
+            ))
         ),
     }
 }
@@ -156,6 +170,40 @@ mod tests {
         let old = from_record(&r, 1).unwrap();
         let why = ratio(&point(Shape::stream("gather", 4096, 1, 10.0)), &old).unwrap_err();
         assert!(why.contains("measured as one stretch"), "{why}");
+    }
+
+    #[test]
+    fn two_rounds_are_undecided_and_print_no_bounds() {
+        let two = RatioInterval {
+            ratio: 1.5,
+            low: 1.1,
+            high: 2.0,
+            n: 2,
+            df: 1.0,
+        };
+        assert_eq!(state(&two), Verdict::Undecided);
+        assert_eq!(
+            verdict(&two),
+            "undecided (1.50×, too few rounds for an interval (2 pairs))"
+        );
+        assert_eq!(
+            times(&two),
+            "1.50× (too few rounds for an interval (2 pairs))"
+        );
+    }
+
+    #[test]
+    fn a_visit_made_again_in_its_round_is_not_a_pair_of_its_own() {
+        // Two rounds, each model's visit made again at the round's end: two pairs, not four.
+        let a = [(0, 20.0), (0, 22.0), (1, 21.0), (1, 19.0)];
+        let b = [(0, 10.0), (0, 10.5), (1, 10.2), (1, 9.9)];
+        let r = ratio_of(&a, &b, "a and b").unwrap();
+        assert_eq!(r.n, 2, "{r:?}");
+        assert!(
+            (r.ratio - (2.0f64 * 21.0 / 10.2).sqrt()).abs() < 1e-9,
+            "{r:?}"
+        );
+        assert_eq!(state(&r), Verdict::Undecided);
     }
 
     #[test]

@@ -76,6 +76,8 @@ pub fn change(from: &BlockMeans, to: &BlockMeans) -> Option<LogEstimate> {
         log_ratio: (to.mean / from.mean).ln(),
         se: (a + b).sqrt(),
         df: df.max(1.0),
+        // Time blocks with their own effective size, not pairs.
+        pairs: None,
     })
 }
 

@@ -13,4 +13,12 @@ pub struct Questions {
     /// What a question's family of tests is in this study and how it is held: the method's
     /// CI rule states it after the three states every comparison takes.
     pub families: &'static str,
+    /// Answers that compare many pairs, as compact tables: rendered under their answer in
+    /// report.md and report.html in place of its detail lines (none for most studies).
+    pub tables: fn(&Dataset) -> Vec<super::pairs_table::PairsTable>,
+}
+
+/// For studies whose answers need no pairs table.
+pub fn no_tables(_: &Dataset) -> Vec<super::pairs_table::PairsTable> {
+    Vec::new()
 }

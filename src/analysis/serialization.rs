@@ -135,11 +135,13 @@ fn detail(
     };
     let paired = |j: &Result<Judged, String>, what: &str| match j {
         Ok(j) => format!(
-            "{what} {} ({}; paired 95 % CI {} to {})",
+            "{what} {} ({}; paired {})",
             percent_change(j.ratio),
             state_name(j.state, what),
-            percent_change(j.low),
-            percent_change(j.high)
+            crate::stats::interval::ci(0.95, j.pairs, || (
+                percent_change(j.low),
+                percent_change(j.high)
+            ))
         ),
         Err(why) => format!("{what}: not compared ({why})"),
     };

@@ -16,6 +16,7 @@
 //! moves with the machine's system-call and pipe path, not with the other CPU's load).
 use crate::probe::canary::{Canary, Component};
 use crate::record::view::RunView;
+use crate::stats::interval;
 use crate::stats::verdict::{self, Correction, Judged, LogEstimate};
 use crate::stats::visits::{welch_ratio, RatioInterval};
 use std::collections::BTreeMap;
@@ -198,11 +199,10 @@ pub fn line(change: &Result<MachineChange, String>) -> String {
         .filter_map(|c| {
             let j = c.judged?;
             Some(format!(
-                "{} {:.3} [{:.3}, {:.3}]",
+                "{} {:.3} {}",
                 c.component.name(),
                 j.ratio,
-                j.low,
-                j.high
+                interval::shown(j.pairs, || format!("[{:.3}, {:.3}]", j.low, j.high))
             ))
         })
         .collect();
@@ -213,11 +213,13 @@ pub fn line(change: &Result<MachineChange, String>) -> String {
         .map(|c| {
             let r = &c.interval;
             format!(
-                "; reported, not judged (contention more than machine): {} {:.3} [95 % CI {:.3}, {:.3}]",
+                "; reported, not judged (contention more than machine): {} {:.3} {}",
                 c.component.name(),
                 r.ratio,
-                r.low,
-                r.high
+                interval::shown(Some(r.n), || format!(
+                    "[95 % CI {:.3}, {:.3}]",
+                    r.low, r.high
+                ))
             )
         })
         .collect();

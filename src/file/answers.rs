@@ -171,13 +171,16 @@ fn shares(study: &FileStudy) -> Answer {
 fn seeds_verdict(size: u64, r: &RatioInterval, margin: f64) -> (String, String) {
     let at = size_label(size as f64);
     let saving = |x: f64| (1.0 - x) * 100.0;
-    let range = format!(
-        "a {:.0} % saving (95 % CI {:.0} to {:.0} %)",
-        saving(r.ratio),
-        saving(r.high),
-        saving(r.low)
-    );
-    let v = if r.low <= 1.0 && r.high >= 1.0 {
+    let interval = crate::stats::interval::ci(0.95, Some(r.n), || {
+        (
+            format!("{:.0}", saving(r.high)),
+            format!("{:.0} %", saving(r.low)),
+        )
+    });
+    let range = format!("a {:.0} % saving ({interval})", saving(r.ratio));
+    let v = if crate::stats::interval::too_few(Some(r.n)) {
+        "undecided: too few repetitions to place the saving".to_string()
+    } else if r.low <= 1.0 && r.high >= 1.0 {
         "not confirmed: sendfile cannot be told apart from readsend".to_string()
     } else if r.low > 1.0 {
         "not confirmed: sendfile is slower than readsend".to_string()

@@ -274,3 +274,23 @@ fn the_margin_given_judges_equivalence_and_is_stated() {
         a[0].details
     );
 }
+
+#[test]
+fn the_seeds_check_from_two_repetitions_prints_no_bounds_and_decides_nothing() {
+    let two = RatioInterval {
+        ratio: 0.35,
+        low: 0.2,
+        high: 0.6,
+        n: 2,
+        df: 1.0,
+    };
+    let (line, verdict) = seeds_verdict(1 << 20, &two, 0.05);
+    assert!(
+        line.contains("a 65 % saving (too few rounds for an interval (2 pairs))"),
+        "{line}"
+    );
+    assert!(
+        verdict.ends_with("undecided: too few repetitions to place the saving"),
+        "{verdict}"
+    );
+}

@@ -16,6 +16,7 @@ pub const IPC: Questions = Questions {
     title: "bytepath ipc report",
     answers,
     tested,
+    tables,
     families: "Each question states its family: the fastest transport at a size compares every \
          pair of transports at that size (one Holm family per size; fastest only where it beats \
          every other); a peak rests on the steps between adjacent sizes of one transport (one \
@@ -34,6 +35,11 @@ pub fn tested(data: &Dataset) -> Vec<crate::analysis::tested::TestedAnswer> {
         margin,
     ));
     out
+}
+
+/// The fastest answer's pairs, one table per size, for report.md and report.html.
+pub fn tables(data: &Dataset) -> Vec<crate::analysis::pairs_table::PairsTable> {
+    super::fastest::tables(&data.completed_with_pattern("rr"), data.margin())
 }
 
 /// Every answer, in the report's order.

@@ -237,3 +237,84 @@ fn answers_json_carries_each_fastest_and_peak_family_cell_by_cell() {
     assert_eq!(json[0]["cells"][0]["state"], "slower", "{json}");
     assert_eq!(json[0]["family"], "at 64 B", "{json}");
 }
+
+#[test]
+fn the_fastest_answer_is_a_table_per_size_under_its_summary_in_the_report() {
+    let d = data(&[
+        point(true, "shm", 64, None, 200_000.0, STEADY),
+        point(true, "pipe", 64, None, 100_000.0, WOBBLE),
+        point(true, "unix", 64, None, 150_000.0, OTHER),
+        point(true, "shm", 4096, None, 100_000.0, STEADY),
+        point(true, "pipe", 4096, None, 100_500.0, WOBBLE),
+    ]);
+    let t = tables(&d);
+    assert_eq!(t.len(), 2, "one table per size: {t:#?}");
+    assert!(
+        t[0].summary.starts_with("64 B: shm is fastest; "),
+        "{}",
+        t[0].summary
+    );
+    assert!(t[0].summary.contains("3 tests, Holm"), "{}", t[0].summary);
+    assert_eq!(t[0].rows.len(), 3, "every pair of three transports");
+    assert!(
+        t[0].rows
+            .iter()
+            .filter(|r| r.first == "shm")
+            .all(|r| r.state == "beats"),
+        "{:?}",
+        t[0].rows
+    );
+    assert_eq!(t[1].rows.len(), 1);
+    assert!(
+        t[1].summary.starts_with("4 KiB: no single fastest: "),
+        "{}",
+        t[1].summary
+    );
+
+    let md = crate::report::study::answers_markdown_with(&answers(&d), &t);
+    let section = md.split("### ").find(|s| s.starts_with(FASTEST)).unwrap();
+    assert!(
+        section.contains("| transport | against | round trips/s ratio | interval | state |"),
+        "{section}"
+    );
+    assert_eq!(
+        section.matches("\n| shm | ").count(),
+        2,
+        "the leader first: {section}"
+    );
+    assert!(
+        !section.contains("\n- "),
+        "the table replaces the detail lines: {section}"
+    );
+    let html = crate::report::study::answers_html_with(&answers(&d), &t);
+    assert_eq!(html.matches("<p class=\"pairs\">").count(), 2, "{html}");
+}
+
+#[test]
+fn the_fastest_table_from_two_rounds_prints_no_bounds() {
+    let two = |t: &str, mean: f64, noise: [f64; 2]| {
+        let mut r = point(true, t, 64, None, mean, STEADY);
+        let values: Vec<f64> = noise.iter().map(|n| mean * (1.0 + n)).collect();
+        r["statistics"]["summary"] = serde_json::to_value(summarize_visits(&values)).unwrap();
+        r["statistics"]["values"] = json!(values);
+        r
+    };
+    let d = data(&[
+        two("shm", 200_000.0, [0.01, -0.01]),
+        two("pipe", 100_000.0, [-0.01, 0.02]),
+    ]);
+    let t = tables(&d);
+    let row = &t[0].rows[0];
+    assert_eq!(
+        row.interval, "too few rounds for an interval (2 pairs)",
+        "{row:?}"
+    );
+    assert_eq!(row.state, "undecided", "{row:?}");
+    let all = answers(&d);
+    let line = &answer(&all, FASTEST).details[0];
+    assert!(
+        line.contains("too few rounds for an interval (2 pairs)"),
+        "{line}"
+    );
+    assert!(!line.contains(" CI "), "{line}");
+}

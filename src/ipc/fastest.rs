@@ -3,8 +3,9 @@
 //! single fastest" with the transports the data do not separate. The fastest estimate tested
 //! against the rest would name a winner among equals (the winner's curse).
 use super::series::{at_size, cannot, name, paired_basis, round_trip_ns, FASTEST};
+use crate::analysis::pairs_table::{self, PairsTable};
 use crate::analysis::point::Point;
-use crate::analysis::separated::{self, leadership, Rounds, Words};
+use crate::analysis::separated::{self, leadership, Leadership, Rounds, Words};
 use crate::analysis::tested::{Cell, TestedAnswer};
 use crate::analysis::{capitalize, distinct, size_label, Answer};
 use crate::report::units::duration_ns;
@@ -51,26 +52,63 @@ pub fn tested(rr: &[&Point], margin: f64) -> Vec<TestedAnswer> {
 fn size_line(size: f64, here: &[&Point], margin: f64) -> (String, String) {
     let candidates = candidates(here);
     let l = leadership(&candidates, true, margin);
-    let mut line = format!(
-        "{}: {}",
+    let line = format!(
+        "{}: {}{}",
         size_label(size),
-        separated::describe(&candidates, &l, WORDS, margin)
+        separated::describe(&candidates, &l, WORDS, margin),
+        tail(here, &l)
     );
     let verdict = match l.leader {
-        Some(i) => {
-            line += &format!("; {} per round trip", duration_ns(round_trip_ns(here[i])));
-            candidates[i].0.clone()
-        }
+        Some(i) => candidates[i].0.clone(),
         None => {
             let top: Vec<&str> = l.top.iter().map(|&i| candidates[i].0.as_str()).collect();
             format!("no single ({})", top.join(", "))
         }
     };
-    line += &format!(" ({})", l.family.control());
-    for why in &l.unpaired {
-        line += &format!("; {why}");
-    }
     (line, verdict)
+}
+
+/// What follows a size's comparisons: the leader's round trip, the family's control and the
+/// pairs that could not be compared.
+fn tail(here: &[&Point], l: &Leadership) -> String {
+    let mut text = String::new();
+    if let Some(i) = l.leader {
+        text += &format!("; {} per round trip", duration_ns(round_trip_ns(here[i])));
+    }
+    text += &format!(" ({})", l.family.control());
+    for why in &l.unpaired {
+        text += &format!("; {why}");
+    }
+    text
+}
+
+/// Each size's pairs as a compact table under a one-line summary ("64 B: shm is fastest;
+/// 3.20 µs per round trip (3 tests, Holm …)"), for report.md and report.html.
+pub fn tables(rr: &[&Point], margin: f64) -> Vec<PairsTable> {
+    distinct(rr, |p| p.size)
+        .into_iter()
+        .map(|size| (size, at_size(rr, size)))
+        .filter(|(_, here)| here.len() >= 2)
+        .map(|(size, here)| {
+            let c = candidates(&here);
+            let l = leadership(&c, true, margin);
+            let names: Vec<String> = c.iter().map(|c| c.0.clone()).collect();
+            let who = match l.leader {
+                Some(i) => format!("{} {}", names[i], WORDS.leads),
+                None => {
+                    let top: Vec<&str> = l.top.iter().map(|&i| names[i].as_str()).collect();
+                    format!("no single {}: {} not separated", WORDS.noun, top.join(", "))
+                }
+            };
+            PairsTable {
+                question: FASTEST,
+                summary: format!("{}: {who}{}", size_label(size), tail(&here, &l)),
+                names: ["transport", "against"],
+                ratio: "round trips/s ratio",
+                rows: pairs_table::rows(&names, &l, WORDS, margin),
+            }
+        })
+        .collect()
 }
 
 pub fn fastest(rr: &[&Point], margin: f64) -> Answer {

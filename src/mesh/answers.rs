@@ -400,6 +400,8 @@ fn against_others(log_mean: f64, others: &[(f64, f64)]) -> Option<(LogEstimate, 
         log_ratio: log_mean - centre,
         se,
         df,
+        // A cell against the median of the other cells: not an interval over pairs.
+        pairs: None,
     };
     Some((estimate, centre, spread))
 }

@@ -152,3 +152,25 @@ fn a_round_trip_is_slow_when_it_is_longer() {
         "faster is never slow"
     );
 }
+
+#[test]
+fn three_hosts_leave_two_pairs_without_a_host_too_few_to_call_it_slow() {
+    // Host 0's four pairs take three times as long as the two pairs without it: by Welch on
+    // two cell means a side that would read as slow; two pairs decide nothing.
+    let n = 3;
+    let mut cells = vec![vec![Cell::default(); n]; n];
+    for (s, row) in cells.iter_mut().enumerate() {
+        for (d, cell) in row.iter_mut().enumerate().filter(|(d, _)| *d != s) {
+            let base = if s == 0 || d == 0 {
+                90.0
+            } else {
+                30.0 + d as f64
+            };
+            cell.visits = vec![base, base * 1.02, base * 0.98];
+        }
+    }
+    let (_, hosts) = judge(&cells, Figure::RoundTripP50Us, 0.05);
+    let (ratio, _) = hosts[0].ratio.expect("host 0 compared");
+    assert_eq!(ratio.n, 2, "{ratio:?}");
+    assert!(!hosts[0].slow, "{:?}", hosts[0]);
+}

@@ -9,6 +9,7 @@ use crate::error::Error;
 use crate::record::view::{shown, RunView};
 use crate::report::plot::heatmap::{self, HeatCell, Heatmap};
 use crate::report::study::{self, page, Table};
+use crate::stats::interval;
 use crate::stats::visits::VISIT_METHOD;
 use std::path::{Path, PathBuf};
 
@@ -234,7 +235,7 @@ fn slow_hosts(m: &PointMatrix, hosts: &[String]) -> Vec<String> {
                 "Host {} is slow: the pairs through it ({}) run at {} times the pairs without it; {} of its {} pairs lie on the slow side of their median, {} flagged slow on their own.",
                 hosts[h.host],
                 through.join(", "),
-                h.ratio.map_or("-".into(), |(r, _)| format!("{:.3} [{:.3}, {:.3}]", r.ratio, r.low, r.high)),
+                h.ratio.map_or("-".into(), |(r, _)| format!("{:.3} {}", r.ratio, interval::shown(Some(r.n), || format!("[{:.3}, {:.3}]", r.low, r.high)))),
                 h.pairs_on_slow_side,
                 h.tested_pairs,
                 h.slow_pairs
@@ -254,13 +255,15 @@ fn host_table(m: &PointMatrix, hosts: &[String]) -> Table {
                 hosts[h.host].clone(),
                 h.ratio
                     .map_or("too few pairs to compare".into(), |(r, confidence)| {
-                        format!(
-                            "{:.3} [{:.3}, {:.3}] at {} confidence",
-                            r.ratio,
-                            r.low,
-                            r.high,
-                            crate::stats::verdict::percent(confidence)
-                        )
+                        let bounds = || {
+                            format!(
+                                "[{:.3}, {:.3}] at {} confidence",
+                                r.low,
+                                r.high,
+                                crate::stats::verdict::percent(confidence)
+                            )
+                        };
+                        format!("{:.3} {}", r.ratio, interval::shown(Some(r.n), bounds))
                     }),
                 format!("{} of {}", h.pairs_on_slow_side, h.tested_pairs),
                 format!("{} of {}", h.slow_pairs, h.tested_pairs),

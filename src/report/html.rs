@@ -107,7 +107,10 @@ pub fn page(data: &Dataset, source: &str, questions: &Questions) -> String {
         escape(questions.title),
         escape(&summary::overview(data, source))
     );
-    out.push_str(&super::study::answers_html(&(questions.answers)(data)));
+    out.push_str(&super::study::answers_html_with(
+        &(questions.answers)(data),
+        &(questions.tables)(data),
+    ));
     out.push_str("<h2 id=\"plots\">Plots</h2>");
     for f in figures(data) {
         figure(&mut out, &f);

@@ -23,7 +23,10 @@ pub fn document(data: &Dataset, source: &str, questions: &Questions) -> String {
         questions.title,
         summary::overview(data, source)
     );
-    out.push_str(&super::study::answers_markdown(&(questions.answers)(data)));
+    out.push_str(&super::study::answers_markdown_with(
+        &(questions.answers)(data),
+        &(questions.tables)(data),
+    ));
     out.push_str(&super::copies::markdown_section(data));
     out.push_str("## Environment\n\n");
     rows_list(&mut out, &summary::environment(data));

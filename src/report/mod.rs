@@ -20,6 +20,7 @@ pub(crate) mod limits;
 pub(crate) mod markdown;
 pub(crate) mod marker;
 pub(crate) mod openmetrics;
+pub(crate) mod placement;
 pub mod plot;
 pub(crate) mod plots;
 mod sink;

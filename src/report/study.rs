@@ -6,6 +6,7 @@
 //! studies' reports look and parse alike.
 use super::folder::{MARKER, RESULTS_JSONL};
 use super::plot::escape;
+use crate::analysis::pairs_table::PairsTable;
 use crate::analysis::Answer;
 use crate::error::Error;
 use serde::de::DeserializeOwned;
@@ -24,6 +25,12 @@ tr.not-completed td{color:#a00}.note{color:#555}.answer{margin-bottom:1em}\
 /// The Answers section in HTML: a heading, then per answer its question, finding, the figures
 /// it rests on and the basis.
 pub fn answers_html(answers: &[Answer]) -> String {
+    answers_html_with(answers, &[])
+}
+
+/// As `answers_html`, with each answer that has pairs tables (`analysis::pairs_table`) showing
+/// them, each under its one-line summary, in place of its detail lines.
+pub fn answers_html_with(answers: &[Answer], tables: &[PairsTable]) -> String {
     let mut out = String::from("<h2 id=\"answers\">Answers</h2>\n");
     for a in answers {
         let _ = write!(
@@ -32,7 +39,12 @@ pub fn answers_html(answers: &[Answer]) -> String {
             escape(a.question),
             escape(&a.finding)
         );
-        if !a.details.is_empty() {
+        let own: Vec<&PairsTable> = tables.iter().filter(|t| t.question == a.question).collect();
+        for t in &own {
+            let _ = write!(out, "<p class=\"pairs\">{}</p>", escape(&t.summary));
+            out += &pairs_table(t).html();
+        }
+        if own.is_empty() && !a.details.is_empty() {
             out.push_str("<ul>");
             for d in &a.details {
                 let _ = write!(out, "<li>{}</li>", escape(d));
@@ -50,18 +62,39 @@ pub fn answers_html(answers: &[Answer]) -> String {
 
 /// The Answers section in Markdown.
 pub fn answers_markdown(answers: &[Answer]) -> String {
+    answers_markdown_with(answers, &[])
+}
+
+/// As `answers_markdown`, with pairs tables in place of the detail lines of their answers.
+pub fn answers_markdown_with(answers: &[Answer], tables: &[PairsTable]) -> String {
     let mut out = String::from("## Answers\n\n");
     for a in answers {
         let _ = writeln!(out, "### {}\n\n{}\n", a.question, a.finding);
-        for d in &a.details {
-            let _ = writeln!(out, "- {d}");
+        let own: Vec<&PairsTable> = tables.iter().filter(|t| t.question == a.question).collect();
+        for t in &own {
+            let _ = writeln!(out, "{}\n\n{}", t.summary, pairs_table(t).markdown());
         }
-        if !a.details.is_empty() {
-            out.push('\n');
+        if own.is_empty() {
+            for d in &a.details {
+                let _ = writeln!(out, "- {d}");
+            }
+            if !a.details.is_empty() {
+                out.push('\n');
+            }
         }
         let _ = writeln!(out, "_Rests on: {}._\n", a.rests_on);
     }
     out
+}
+
+/// A pairs table in the one table kit every study's report uses.
+pub fn pairs_table(t: &PairsTable) -> Table {
+    let rows = t.cells();
+    Table {
+        header: t.header(),
+        marked: vec![false; rows.len()],
+        rows,
+    }
 }
 
 /// A table: a header and rows of the same width.

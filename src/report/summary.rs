@@ -96,32 +96,46 @@ pub fn environment(data: &Dataset) -> Rows {
     rows
 }
 
+/// Every flow's CPUs, per thread count and pin (`report::placement`): "1 thread, cross (CPU
+/// sender→receiver): flow 0: 0→1. 8 threads, cross (…): flows 0–7: 0→1, 2→3, …, 14→15".
+/// Unpinned points say so once: the scheduler chose their CPUs.
 fn placement(data: &Dataset) -> String {
-    let mut lines: Vec<String> = Vec::new();
+    use super::placement::{flows, heading, FlowCpus};
+    let mut groups: Vec<(usize, String, String)> = Vec::new();
     for r in &data.records {
         let config = r.config();
         let pin = config.pin.as_deref().unwrap_or("unknown");
-        if lines.iter().any(|l| l.starts_with(&format!("{pin}:"))) {
-            continue;
-        }
-        let cpu = |c: Option<u64>| c.map_or("any CPU".to_string(), |c| format!("CPU {c}"));
-        let flows: Vec<String> = config
+        let cpus: Vec<FlowCpus> = config
             .placement
             .iter()
             .flatten()
-            .take(4)
-            .enumerate()
-            .map(|(i, f)| {
-                format!(
-                    "flow {i} sender {} → receiver {}",
-                    cpu(f.sender_cpu),
-                    cpu(f.receiver_cpu)
-                )
+            .map(|f| {
+                let cpu = |c: Option<u64>| c.map(|c| c as usize);
+                (cpu(f.sender_cpu), cpu(f.receiver_cpu))
             })
             .collect();
-        lines.push(format!("{pin}: {}", flows.join(", ")));
+        let threads = config.threads.as_ref().and_then(|n| n.as_u64());
+        let threads = threads.map_or(cpus.len(), |t| t as usize);
+        let sink = config.is_sink();
+        let label = match pin {
+            "unpinned" => "unpinned (the scheduler chose the CPUs)".to_string(),
+            _ => format!(
+                "{}: {}",
+                heading(threads, pin, ["sender", "receiver"], sink),
+                flows(&cpus, sink)
+            ),
+        };
+        let key = if pin == "unpinned" { 0 } else { threads };
+        if !groups.iter().any(|(t, _, l)| *t == key && *l == label) {
+            groups.push((key, pin.to_string(), label));
+        }
     }
-    lines.join("; ")
+    groups.sort_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
+    groups
+        .into_iter()
+        .map(|g| g.2)
+        .collect::<Vec<_>>()
+        .join(". ")
 }
 
 /// Slices outside Tukey's fences, over all points (counted, never dropped).
@@ -494,7 +508,10 @@ mod tests {
         );
         assert!(visits.contains("(seed 1)"), "{visits}");
         let placement = &rows.iter().find(|r| r.0 == "CPU placement").unwrap().1;
-        assert_eq!(placement, "cross: flow 0 sender CPU 0 → receiver CPU 1");
+        assert_eq!(
+            placement,
+            "1 thread, cross (CPU sender→receiver): flow 0: 0→1"
+        );
     }
 
     #[test]
@@ -560,6 +577,25 @@ mod tests {
             (rows[0][6].as_str(), rows[0][7].as_str()),
             ("n/a", "n/a"),
             "no probe.json"
+        );
+    }
+
+    #[test]
+    fn the_placement_names_every_flow_per_thread_count() {
+        let spread = |threads: u64| {
+            let mut r =
+                crate::analysis::synthetic::record(&Shape::stream("copy", 4096, threads, 9.0));
+            r["config"]["placement"] = (0..threads)
+                .map(|i| serde_json::json!({"sender_cpu": 2 * i, "receiver_cpu": 2 * i + 1}))
+                .collect();
+            r.to_string()
+        };
+        let text = format!("{}\n{}\n", spread(8), spread(2));
+        let d = parse(&text, "r").unwrap();
+        assert_eq!(
+            placement(&d),
+            "2 threads, cross (CPU sender→receiver): flows 0–1: 0→1, 2→3. \
+             8 threads, cross (CPU sender→receiver): flows 0–7: 0→1, 2→3, …, 14→15"
         );
     }
 }

@@ -187,35 +187,23 @@ fn result_line(r: &RunRecord) -> String {
     }
 }
 
+/// "pinned — 4 threads, cross (CPU sender→receiver): flows 0–3: 0→1, 2→3, 4→5, 6→7": every
+/// flow's CPUs (`report::placement`).
 fn placement(r: &RunRecord) -> String {
+    use super::placement::{flows, heading, FlowCpus};
     let names = crate::record::side_names(r.config.pattern);
     if r.config.pin == "unpinned" {
         return "unpinned (the scheduler chose the CPUs)".into();
     }
-    let cpu = |c: Option<usize>| c.map_or("any".to_string(), |c| format!("CPU {c}"));
-    let flows: Vec<String> = r
+    let sink = r.config.network.is_sink();
+    let cpus: Vec<FlowCpus> = r
         .config
         .placement
         .iter()
-        .enumerate()
-        .take(4)
-        .map(|(i, p)| match r.config.network.is_sink() {
-            true => format!("flow {i}: {} {}", names[0], cpu(p.sender_cpu)),
-            false => format!(
-                "flow {i}: {} {}, {} {}",
-                names[0],
-                cpu(p.sender_cpu),
-                names[1],
-                cpu(p.receiver_cpu)
-            ),
-        })
+        .map(|p| (p.sender_cpu, p.receiver_cpu))
         .collect();
-    let more = if r.config.placement.len() > 4 {
-        "; …"
-    } else {
-        ""
-    };
-    format!("pinned {} — {}{more}", r.config.pin, flows.join("; "))
+    let threads = heading(cpus.len(), &r.config.pin, names, sink);
+    format!("pinned — {threads}: {}", flows(&cpus, sink))
 }
 
 fn row(out: &mut String, label: &str, cells: Vec<String>) {

@@ -7,6 +7,7 @@
 pub(crate) mod between;
 #[cfg(test)]
 pub(crate) mod draw;
+pub(crate) mod interval;
 pub mod point;
 pub mod schedule;
 pub(crate) mod student;

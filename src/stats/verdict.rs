@@ -6,6 +6,8 @@
 //! (false-discovery rate, 1995), and each interval is shown at the level its test used: Holm's
 //! step-down level α/(m − i + 1) for the i-th smallest p, the level at which the step-down
 //! stopped for the rest; for BH the FCR-adjusted level α·R/m (Benjamini & Yekutieli 2005).
+use super::interval;
+pub use super::interval::percent;
 use super::student::{t_cdf, t_quantile, two_sided_p};
 use super::visits::RatioInterval;
 
@@ -54,6 +56,9 @@ pub struct LogEstimate {
     pub log_ratio: f64,
     pub se: f64,
     pub df: f64,
+    /// The pairs (rounds, visits, repetitions) the estimate rests on; `None` where it does not
+    /// rest on pairs (a block estimate, a robust centre), so the too-few rule does not apply.
+    pub pairs: Option<usize>,
 }
 
 impl LogEstimate {
@@ -66,6 +71,7 @@ impl LogEstimate {
             log_ratio: r.ratio.ln(),
             se: half / super::t_975(df as usize),
             df,
+            pairs: Some(r.n),
         }
     }
 
@@ -112,6 +118,10 @@ pub struct Judged {
     pub equivalence_confidence: f64,
     pub p_value: f64,
     pub p_adjusted: f64,
+    /// The pairs the interval rests on; absent in records written before intervals from too
+    /// few pairs were withheld (those show their interval as they did).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pairs: Option<usize>,
 }
 
 /// A family's verdicts and how they were controlled: what an answer states beside them.
@@ -181,8 +191,23 @@ pub fn judge_at(
     margin: f64,
     alpha: f64,
 ) -> Family {
-    let p: Vec<f64> = estimates.iter().map(LogEstimate::p_difference).collect();
-    let p_eq: Vec<f64> = estimates.iter().map(|e| e.p_equivalence(margin)).collect();
+    // An estimate from too few pairs never rejects, so it neither decides nor spends a step
+    // of the family's step-down.
+    let weak = |e: &LogEstimate| interval::too_few(e.pairs);
+    let p: Vec<f64> = estimates
+        .iter()
+        .map(|e| if weak(e) { 1.0 } else { e.p_difference() })
+        .collect();
+    let p_eq: Vec<f64> = estimates
+        .iter()
+        .map(|e| {
+            if weak(e) {
+                1.0
+            } else {
+                e.p_equivalence(margin)
+            }
+        })
+        .collect();
     let eq_levels = levels(&p_eq, equivalence_correction, alpha);
     let (adjusted, levels) = (adjust(&p, correction), levels(&p, correction, alpha));
     let judged = estimates
@@ -192,7 +217,9 @@ pub fn judge_at(
             let (low, high) = e.interval(1.0 - levels[i]);
             let eq_confidence = 1.0 - 2.0 * eq_levels[i];
             let (eq_low, eq_high) = e.interval(eq_confidence);
-            let state = if low > 1.0 {
+            let state = if weak(e) {
+                Verdict::Undecided
+            } else if low > 1.0 {
                 Verdict::Beats
             } else if high < 1.0 {
                 Verdict::Slower
@@ -212,6 +239,7 @@ pub fn judge_at(
                 equivalence_confidence: eq_confidence,
                 p_value: p[i],
                 p_adjusted: adjusted[i],
+                pairs: e.pairs,
             }
         })
         .collect();
@@ -282,7 +310,8 @@ fn ascending(p: &[f64]) -> Vec<usize> {
 }
 
 /// "beats: 1.40× (95 % CI 1.30 to 1.51)", "equivalent within ±5 %: 1.01× (90 % CI 0.98 to
-/// 1.03)", "undecided: 1.03× (95 % CI 0.97 to 1.10)": the state with the interval its test used.
+/// 1.03)", "undecided: 1.03× (95 % CI 0.97 to 1.10)": the state with the interval its test used;
+/// "undecided: 1.13× (too few rounds for an interval (2 pairs))" below `interval::MIN_PAIRS`.
 pub fn describe(j: &Judged, margin: f64, higher: &str, lower: &str) -> String {
     let (word, low, high, confidence) = match j.state {
         Verdict::Beats => (higher.to_string(), j.low, j.high, j.confidence),
@@ -296,20 +325,25 @@ pub fn describe(j: &Judged, margin: f64, higher: &str, lower: &str) -> String {
         Verdict::Undecided => ("undecided".to_string(), j.low, j.high, j.confidence),
     };
     format!(
-        "{word}: {:.2}× ({} CI {:.2} to {:.2})",
-        j.ratio,
-        percent(confidence),
-        low,
-        high
+        "{word}: {}",
+        interval::ratio(j.ratio, (low, high), confidence, j.pairs)
     )
 }
 
-/// A share as a percentage with no needless decimals: 0.95 → "95 %", 0.9875 → "98.75 %".
-pub fn percent(share: f64) -> String {
-    let p = share * 100.0;
-    let text = format!("{p:.2}");
-    let text = text.trim_end_matches('0').trim_end_matches('.');
-    format!("{text} %")
+/// The interval `describe` shows for `j`, without the state: "95 % CI 1.30 to 1.51" or the
+/// too-few text, for tables that give the state a column of its own.
+pub fn interval_of(j: &Judged) -> String {
+    let (low, high, confidence) = match j.state {
+        Verdict::Equivalent => (
+            j.equivalence_low,
+            j.equivalence_high,
+            j.equivalence_confidence,
+        ),
+        _ => (j.low, j.high, j.confidence),
+    };
+    interval::ci(confidence, j.pairs, || {
+        (format!("{low:.2}"), format!("{high:.2}"))
+    })
 }
 
 #[cfg(test)]

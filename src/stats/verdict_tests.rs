@@ -49,6 +49,7 @@ fn estimate(ratio: f64, se: f64, df: f64) -> LogEstimate {
         log_ratio: ratio.ln(),
         se,
         df,
+        pairs: Some(df as usize + 1),
     }
 }
 
@@ -142,4 +143,50 @@ fn a_description_names_the_state_and_the_interval_its_test_used() {
         "is slower",
     );
     assert!(open.starts_with("undecided: 1.00× (95 % CI"), "{open}");
+}
+
+#[test]
+fn two_pairs_decide_nothing_and_print_no_bounds() {
+    // Two rounds, both 1.5× apart: t(1) alone would call this "beats" at 95 %.
+    let r = crate::stats::visits::paired_ratio(&[(15.0, 10.0), (15.3, 10.0)]).unwrap();
+    assert!(r.low > 1.0, "the raw interval excludes 1: {r:?}");
+    let j = judge_one(&r, 0.05);
+    assert_eq!((j.state, j.pairs), (Verdict::Undecided, Some(2)));
+    let text = describe(&j, 0.05, "beats", "is slower");
+    assert_eq!(
+        text,
+        "undecided: 1.51× (too few rounds for an interval (2 pairs))"
+    );
+    assert_eq!(interval_of(&j), "too few rounds for an interval (2 pairs)");
+}
+
+#[test]
+fn a_comparison_from_too_few_pairs_spends_no_step_of_the_family() {
+    // Two identical rounds have no spread (p = 0 as computed); held undecided, they must not
+    // take Holm's first step and leave the real test at α/1 instead of α/2.
+    let flat = LogEstimate {
+        log_ratio: 2f64.ln(),
+        se: 0.0,
+        df: 1.0,
+        pairs: Some(2),
+    };
+    let real = estimate(1.2, 0.05, 9.0);
+    let family = judge(&[flat, real], Correction::Holm, 0.05);
+    assert_eq!(family.judged[0].state, Verdict::Undecided);
+    assert_eq!(family.judged[1].state, Verdict::Beats);
+    assert!(
+        (family.judged[1].confidence - 0.975).abs() < 1e-12,
+        "{family:?}"
+    );
+}
+
+#[test]
+fn a_judged_record_written_before_pairs_were_kept_reads_back_and_shows_its_interval() {
+    let j = alone(estimate(1.4, 0.02, 9.0), 0.05);
+    let mut value = serde_json::to_value(j).unwrap();
+    assert_eq!(value["pairs"], 10);
+    value.as_object_mut().unwrap().remove("pairs");
+    let old: Judged = serde_json::from_value(value).unwrap();
+    assert_eq!(old.pairs, None);
+    assert!(describe(&old, 0.05, "beats", "is slower").contains("CI"));
 }

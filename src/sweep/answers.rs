@@ -9,6 +9,7 @@ pub const QUESTIONS: Questions = Questions {
     title: "bytepath report",
     answers: crate::analysis::answers,
     tested: crate::analysis::tested_answers,
+    tables: crate::analysis::questions::no_tables,
     families: "The cells a question tests together (a crossover's sizes × thread counts, \
          serialization's sizes) are one family: beats and slower under Holm's step-down (the \
          chance of any false claim held to 5 %), each interval shown at its Holm level; \
