@@ -46,18 +46,20 @@ impl PairsTable {
 
     /// Each row's cells, in the order of `header`.
     pub fn cells(&self) -> Vec<Vec<String>> {
-        self.rows
-            .iter()
-            .map(|r| {
-                vec![
-                    r.first.clone(),
-                    r.second.clone(),
-                    r.ratio.clone(),
-                    r.interval.clone(),
-                    r.state.clone(),
-                ]
-            })
-            .collect()
+        self.rows.iter().map(PairRow::cells).collect()
+    }
+}
+
+impl PairRow {
+    /// The first, the second, the ratio, the interval and the state, as a table's cells.
+    pub fn cells(&self) -> Vec<String> {
+        vec![
+            self.first.clone(),
+            self.second.clone(),
+            self.ratio.clone(),
+            self.interval.clone(),
+            self.state.clone(),
+        ]
     }
 }
 

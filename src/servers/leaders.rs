@@ -4,11 +4,12 @@
 //! 15"), which the answer's text keeps, and under it in report.md and report.html a compact
 //! table of the pairs (model × model: ratio, interval, state) instead of one sentence listing
 //! every pair.
-use crate::analysis::separated::{flipped, leadership, Leadership, Rounds, Words};
+use crate::analysis::pairs_table::{self, PairRow};
+use crate::analysis::separated::{leadership, Leadership, Rounds, Words};
 use crate::analysis::Answer;
 use crate::report::plot::escape;
 use crate::report::study::Table;
-use crate::stats::verdict::{percent, Judged, Verdict};
+use crate::stats::verdict::{percent, Verdict};
 
 /// One figure's leaders at one client count.
 #[derive(Debug, Clone)]
@@ -34,35 +35,6 @@ pub fn limited_words(model: &str, clients: u64, share: f64) -> String {
         "at {clients} clients {model} was limited by the load generator (client CPU {:.0} % per thread)",
         share * 100.0
     )
-}
-
-/// Rounds in which both figures are there and above 0: the pairs a paired ratio rests on.
-fn paired_rounds(a: &Rounds, b: &Rounds) -> usize {
-    a.iter()
-        .filter(|(round, va)| {
-            *va > 0.0
-                && b.iter()
-                    .any(|(r, vb)| r == round && *vb > 0.0 && vb.is_finite())
-        })
-        .count()
-}
-
-/// The interval a pair's state rests on, or, where fewer than 3 rounds paired, that there is
-/// none worth printing (two pairs give one degree of freedom: bounds of no use). The table
-/// writes an interval only here.
-pub fn interval_cell(j: &Judged, pairs: usize) -> String {
-    if pairs < 3 {
-        return format!("too few rounds for an interval ({pairs} pairs)");
-    }
-    let (low, high, confidence) = match j.state {
-        Verdict::Equivalent => (
-            j.equivalence_low,
-            j.equivalence_high,
-            j.equivalence_confidence,
-        ),
-        _ => (j.low, j.high, j.confidence),
-    };
-    format!("{} CI {low:.2} to {high:.2}", percent(confidence))
 }
 
 impl Leaders {
@@ -128,35 +100,17 @@ impl Leaders {
         out
     }
 
-    /// Each pair as a row: (model, against, ratio, interval, state), read from the leader's
-    /// side where it is the second of the pair.
+    /// Each pair as a row's cells: (model, against, ratio, interval, state), read from the
+    /// leader's side where it is the second of the pair (`analysis::pairs_table`, as ipc's
+    /// fastest answer; an interval over fewer than 3 rounds is not printed as numbers).
     pub fn rows(&self) -> Vec<Vec<String>> {
         let Some(l) = &self.leadership else {
             return Vec::new();
         };
-        l.pairs
+        let names: Vec<String> = self.ranked.iter().map(|(name, _)| name.clone()).collect();
+        pairs_table::rows(&names, l, self.words, self.margin)
             .iter()
-            .zip(&l.family.judged)
-            .map(|(&(a, b), j)| {
-                let (a, b, j) = match l.leader == Some(b) {
-                    true => (b, a, flipped(j)),
-                    false => (a, b, *j),
-                };
-                let pairs = paired_rounds(&self.ranked[a].1, &self.ranked[b].1);
-                let state = match j.state {
-                    Verdict::Beats => self.words.better.to_string(),
-                    Verdict::Slower => self.words.worse.to_string(),
-                    Verdict::Equivalent => format!("equivalent within ±{}", percent(self.margin)),
-                    Verdict::Undecided => "undecided".to_string(),
-                };
-                vec![
-                    self.ranked[a].0.clone(),
-                    self.ranked[b].0.clone(),
-                    format!("{:.2}×", j.ratio),
-                    interval_cell(&j, pairs),
-                    state,
-                ]
-            })
+            .map(PairRow::cells)
             .collect()
     }
 
