@@ -11,7 +11,8 @@ use crate::stats::visits::{paired_ratio, RatioInterval};
 /// Rests-on text shared by every answer that compares two mechanisms.
 pub const PAIRED_BASIS: &str = "per-round paired ratios of the headline figure (the two \
      mechanisms visited back to back in each round, order alternating); 95 % CI by Student's t \
-     on the per-round log-ratios; \"beats\" means that interval excludes 1";
+     on the per-round log-ratios; \"beats\" means that interval excludes 1; from fewer than 3 \
+     rounds no interval is printed and nothing is decided";
 
 /// `a` over `b` from the rounds in which both were visited, or why it cannot be had.
 pub fn ratio(a: &Point, b: &Point) -> Result<RatioInterval, String> {

@@ -96,8 +96,10 @@ pub(super) fn ci_rule(data: &Dataset, questions: &Questions) -> (String, String)
              per-round paired ratio (visited back to back in each round, order alternating; \
              Student's t on the per-round log-ratios): \"beats\" or \"is slower\" where its \
              interval excludes 1; \"equivalent within ±{margin}\" where two one-sided tests \
-             place it inside [{low}, {high}]; \"undecided\" otherwise, never \"no difference\". \
-             Overlap of two intervals is never used as a test. {families}",
+             place it inside [{low}, {high}]; \"undecided\" otherwise, never \"no difference\"; \
+             from fewer than {min_pairs} paired rounds no interval is printed (its bounds would \
+             rest on one degree of freedom) and the comparison stays undecided. Overlap of two \
+             intervals is never used as a test. {families}",
             if stops.is_empty() {
                 "none recorded".to_string()
             } else {
@@ -107,6 +109,7 @@ pub(super) fn ci_rule(data: &Dataset, questions: &Questions) -> (String, String)
             low = 1.0 - data.margin(),
             high = 1.0 + data.margin(),
             families = questions.families,
+            min_pairs = crate::stats::interval::MIN_PAIRS,
         ),
     )
 }
