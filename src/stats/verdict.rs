@@ -194,20 +194,12 @@ pub fn judge_at(
     // An estimate from too few pairs never rejects, so it neither decides nor spends a step
     // of the family's step-down.
     let weak = |e: &LogEstimate| interval::too_few(e.pairs);
-    let p: Vec<f64> = estimates
-        .iter()
-        .map(|e| if weak(e) { 1.0 } else { e.p_difference() })
-        .collect();
-    let p_eq: Vec<f64> = estimates
-        .iter()
-        .map(|e| {
-            if weak(e) {
-                1.0
-            } else {
-                e.p_equivalence(margin)
-            }
-        })
-        .collect();
+    let p_of = |test: &dyn Fn(&LogEstimate) -> f64| -> Vec<f64> {
+        let p = |e: &LogEstimate| if weak(e) { 1.0 } else { test(e) };
+        estimates.iter().map(p).collect()
+    };
+    let p = p_of(&|e| e.p_difference());
+    let p_eq = p_of(&|e| e.p_equivalence(margin));
     let eq_levels = levels(&p_eq, equivalence_correction, alpha);
     let (adjusted, levels) = (adjust(&p, correction), levels(&p, correction, alpha));
     let judged = estimates
@@ -217,19 +209,8 @@ pub fn judge_at(
             let (low, high) = e.interval(1.0 - levels[i]);
             let eq_confidence = 1.0 - 2.0 * eq_levels[i];
             let (eq_low, eq_high) = e.interval(eq_confidence);
-            let state = if weak(e) {
-                Verdict::Undecided
-            } else if low > 1.0 {
-                Verdict::Beats
-            } else if high < 1.0 {
-                Verdict::Slower
-            } else if eq_low > 1.0 - margin && eq_high < 1.0 + margin {
-                Verdict::Equivalent
-            } else {
-                Verdict::Undecided
-            };
             Judged {
-                state,
+                state: state_of(weak(e), (low, high), (eq_low, eq_high), margin),
                 ratio: e.log_ratio.exp(),
                 low,
                 high,
@@ -250,6 +231,27 @@ pub fn judge_at(
         margin,
         alpha,
         judged,
+    }
+}
+
+/// The state of one comparison from its difference interval and its equivalence interval;
+/// `weak` (too few pairs) is undecided whatever its bounds.
+fn state_of(
+    weak: bool,
+    (low, high): (f64, f64),
+    (eq_low, eq_high): (f64, f64),
+    margin: f64,
+) -> Verdict {
+    if weak {
+        Verdict::Undecided
+    } else if low > 1.0 {
+        Verdict::Beats
+    } else if high < 1.0 {
+        Verdict::Slower
+    } else if eq_low > 1.0 - margin && eq_high < 1.0 + margin {
+        Verdict::Equivalent
+    } else {
+        Verdict::Undecided
     }
 }
 
