@@ -22,20 +22,41 @@ const WORDS: Words = Words {
 const WHY: &str = "Holm: 'fastest' is claimed only when one transport beats every other at \
      the size, so every pair's claim must hold together";
 
-/// A size's transports, named, with their rounds.
-fn candidates(here: &[&Point]) -> Vec<(String, Rounds)> {
-    here.iter().map(|p| (name(p), p.visits.clone())).collect()
+/// One size's family: its transports' points, named with their rounds, and every pair judged.
+struct SizeFamily<'a> {
+    size: f64,
+    here: Vec<&'a Point>,
+    candidates: Vec<(String, Rounds)>,
+    leadership: Leadership,
 }
 
-/// Each size's family of pairwise comparisons, cell by cell, for answers.json.
-pub fn tested(rr: &[&Point], margin: f64) -> Vec<TestedAnswer> {
+/// Each size with round trips of two transports or more, as a family of pairs: what the cells,
+/// the tables and the answer's lines are all read from.
+fn families<'a>(rr: &[&'a Point], margin: f64) -> Vec<SizeFamily<'a>> {
     distinct(rr, |p| p.size)
         .into_iter()
         .map(|size| (size, at_size(rr, size)))
         .filter(|(_, here)| here.len() >= 2)
         .map(|(size, here)| {
-            let c = candidates(&here);
-            let l = leadership(&c, true, margin);
+            let candidates: Vec<(String, Rounds)> =
+                here.iter().map(|p| (name(p), p.visits.clone())).collect();
+            let leadership = leadership(&candidates, true, margin);
+            SizeFamily {
+                size,
+                here,
+                candidates,
+                leadership,
+            }
+        })
+        .collect()
+}
+
+/// Each size's family of pairwise comparisons, cell by cell, for answers.json.
+pub fn tested(rr: &[&Point], margin: f64) -> Vec<TestedAnswer> {
+    families(rr, margin)
+        .into_iter()
+        .map(|f| {
+            let (c, l) = (&f.candidates, &f.leadership);
             let cells = l
                 .pairs
                 .iter()
@@ -43,20 +64,19 @@ pub fn tested(rr: &[&Point], margin: f64) -> Vec<TestedAnswer> {
                 .map(|(&(i, j), judged)| Cell::new(format!("{} over {}", c[i].0, c[j].0), judged))
                 .collect();
             TestedAnswer::new(FASTEST, &l.family, WHY, cells)
-                .named(format!("at {}", size_label(size)))
+                .named(format!("at {}", size_label(f.size)))
         })
         .collect()
 }
 
 /// One size's comparisons as a detail line and its verdict ("shm" or "no single (shm, unix)").
-fn size_line(size: f64, here: &[&Point], margin: f64) -> (String, String) {
-    let candidates = candidates(here);
-    let l = leadership(&candidates, true, margin);
+fn size_line(f: &SizeFamily, margin: f64) -> (String, String) {
+    let (candidates, l) = (&f.candidates, &f.leadership);
     let line = format!(
         "{}: {}{}",
-        size_label(size),
-        separated::describe(&candidates, &l, WORDS, margin),
-        tail(here, &l)
+        size_label(f.size),
+        separated::describe(candidates, l, WORDS, margin),
+        tail(&f.here, l)
     );
     let verdict = match l.leader {
         Some(i) => candidates[i].0.clone(),
@@ -85,14 +105,11 @@ fn tail(here: &[&Point], l: &Leadership) -> String {
 /// Each size's pairs as a compact table under a one-line summary ("64 B: shm is fastest;
 /// 3.20 µs per round trip (3 tests, Holm …)"), for report.md and report.html.
 pub fn tables(rr: &[&Point], margin: f64) -> Vec<PairsTable> {
-    distinct(rr, |p| p.size)
+    families(rr, margin)
         .into_iter()
-        .map(|size| (size, at_size(rr, size)))
-        .filter(|(_, here)| here.len() >= 2)
-        .map(|(size, here)| {
-            let c = candidates(&here);
-            let l = leadership(&c, true, margin);
-            let names: Vec<String> = c.iter().map(|c| c.0.clone()).collect();
+        .map(|f| {
+            let l = &f.leadership;
+            let names: Vec<String> = f.candidates.iter().map(|c| c.0.clone()).collect();
             let who = match l.leader {
                 Some(i) => format!("{} {}", names[i], WORDS.leads),
                 None => {
@@ -102,10 +119,10 @@ pub fn tables(rr: &[&Point], margin: f64) -> Vec<PairsTable> {
             };
             PairsTable {
                 question: FASTEST,
-                summary: format!("{}: {who}{}", size_label(size), tail(&here, &l)),
+                summary: format!("{}: {who}{}", size_label(f.size), tail(&f.here, l)),
                 names: ["transport", "against"],
                 ratio: "round trips/s ratio",
-                rows: pairs_table::rows(&names, &l, WORDS, margin),
+                rows: pairs_table::rows(&names, l, WORDS, margin),
             }
         })
         .collect()
@@ -113,14 +130,10 @@ pub fn tables(rr: &[&Point], margin: f64) -> Vec<PairsTable> {
 
 pub fn fastest(rr: &[&Point], margin: f64) -> Answer {
     let (mut details, mut verdicts) = (Vec::new(), Vec::new());
-    for size in distinct(rr, |p| p.size) {
-        let here = at_size(rr, size);
-        if here.len() < 2 {
-            continue;
-        }
-        let (line, verdict) = size_line(size, &here, margin);
+    for f in families(rr, margin) {
+        let (line, verdict) = size_line(&f, margin);
         details.push(line);
-        verdicts.push((size, verdict));
+        verdicts.push((f.size, verdict));
     }
     if details.is_empty() {
         return cannot(
