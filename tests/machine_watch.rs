@@ -205,7 +205,7 @@ fn settle_waits_while_a_busy_loop_runs_and_starts_when_it_stops() {
     let dir = tempfile::tempdir().unwrap();
     let (running, hog) = busy_loop(cpu);
     let stopper = std::thread::spawn(move || {
-        std::thread::sleep(Duration::from_secs(4));
+        std::thread::sleep(Duration::from_secs(8));
         running.store(false, Ordering::Relaxed);
     });
     let (text, code) = sweep(
@@ -226,9 +226,10 @@ fn settle_waits_while_a_busy_loop_runs_and_starts_when_it_stops() {
         .lines()
         .find(|l| l.starts_with("settle: the machine was quiet after"))
         .unwrap_or_else(|| panic!("{text}"));
-    // The busy loop runs 4 s from before the sweep starts; the sweep's own start (a debug
-    // build on a loaded machine) can take a second or two of those, so settling sees at least
-    // 1.5 s of the loop and then waits the 3 s of quiet asked: 4.5 s at least.
+    // The busy loop runs 8 s from before the sweep starts; the sweep's own start and its
+    // probe (a debug build on a loaded machine; the memcpy curve by threads alone takes 1–2 s
+    // here) can take up to 6 s of those, so settling sees at least 1.5 s of the loop and then
+    // waits the 3 s of quiet asked: 4.5 s at least.
     let waited: f64 = line
         .trim_start_matches("settle: the machine was quiet after ")
         .split(' ')
