@@ -189,18 +189,7 @@ fn flows_named(line: &str) -> Vec<usize> {
 
 #[test]
 fn the_placement_line_names_every_flow() {
-    let out = bytepath()
-        .args([
-            "run", "-m", "send", "-t", "4", "-d", "200ms", "--warmup", "0s", "--pin", "cross",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8_lossy(&out.stdout);
+    let text = table(&["-m", "send", "-t", "4", "--pin", "cross"]);
     let line = text
         .lines()
         .find_map(|l| l.trim().strip_prefix("placement: "))

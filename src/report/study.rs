@@ -42,7 +42,9 @@ pub fn answers_html_with(answers: &[Answer], tables: &[PairsTable]) -> String {
         let own: Vec<&PairsTable> = tables.iter().filter(|t| t.question == a.question).collect();
         for t in &own {
             let _ = write!(out, "<p class=\"pairs\">{}</p>", escape(&t.summary));
-            out += &pairs_table(t).html();
+            if !t.rows.is_empty() {
+                out += &pairs_table(t).html();
+            }
         }
         if own.is_empty() && !a.details.is_empty() {
             out.push_str("<ul>");
@@ -72,7 +74,10 @@ pub fn answers_markdown_with(answers: &[Answer], tables: &[PairsTable]) -> Strin
         let _ = writeln!(out, "### {}\n\n{}\n", a.question, a.finding);
         let own: Vec<&PairsTable> = tables.iter().filter(|t| t.question == a.question).collect();
         for t in &own {
-            let _ = writeln!(out, "{}\n\n{}", t.summary, pairs_table(t).markdown());
+            let _ = writeln!(out, "{}\n", t.summary);
+            if !t.rows.is_empty() {
+                let _ = writeln!(out, "{}", pairs_table(t).markdown());
+            }
         }
         if own.is_empty() {
             for d in &a.details {

@@ -2,13 +2,10 @@
 //! family), the models left unranked because the load generator limited them, and how it is
 //! told: a one-line summary ("uring leads at 1000 clients; 3 of 15 pairs decided, Holm over
 //! 15"), which the answer's text keeps, and under it in report.md and report.html a compact
-//! table of the pairs (model × model: ratio, interval, state) instead of one sentence listing
-//! every pair.
-use crate::analysis::pairs_table::{self, PairRow};
+//! table of the pairs (model × model: ratio, interval, state, `analysis::pairs_table`) instead
+//! of one sentence listing every pair.
+use crate::analysis::pairs_table::{self, PairsTable};
 use crate::analysis::separated::{leadership, Leadership, Rounds, Words};
-use crate::analysis::Answer;
-use crate::report::plot::escape;
-use crate::report::study::Table;
 use crate::stats::verdict::{percent, Verdict};
 
 /// One figure's leaders at one client count.
@@ -100,66 +97,34 @@ impl Leaders {
         out
     }
 
-    /// Each pair as a row's cells: (model, against, ratio, interval, state), read from the
-    /// leader's side where it is the second of the pair (`analysis::pairs_table`, as ipc's
-    /// fastest answer; an interval over fewer than 3 rounds is not printed as numbers).
-    pub fn rows(&self) -> Vec<Vec<String>> {
-        let Some(l) = &self.leadership else {
-            return Vec::new();
+    /// The summary ("Most requests/s: uring leads at 1000 clients; …") above a row per pair
+    /// (model, against, ratio, interval, state), read from the leader's side where it is the
+    /// second of the pair: the report renders it under the answer to `question` as every pairs
+    /// table (`report::study::answers_markdown_with`), ipc's fastest answer's too.
+    pub fn pairs_table(&self, question: &'static str) -> PairsTable {
+        let rows = match &self.leadership {
+            Some(l) => {
+                let names: Vec<String> = self.ranked.iter().map(|(n, _)| n.clone()).collect();
+                pairs_table::rows(&names, l, self.words, self.margin)
+            }
+            None => Vec::new(),
         };
-        let names: Vec<String> = self.ranked.iter().map(|(name, _)| name.clone()).collect();
-        pairs_table::rows(&names, l, self.words, self.margin)
-            .iter()
-            .map(PairRow::cells)
-            .collect()
-    }
-
-    /// The pairs as a table, where two or more models were ranked.
-    pub fn table(&self) -> Option<Table> {
-        let rows = self.rows();
-        (!rows.is_empty()).then(|| Table {
-            header: vec!["model", "against", "ratio", "interval", "state"],
-            marked: vec![false; rows.len()],
+        PairsTable {
+            question,
+            summary: format!("{}: {}.", capitalized(self.figure), self.summary()),
+            names: ["model", "against"],
+            ratio: "ratio",
             rows,
-        })
+        }
     }
 }
 
-/// The leaders answer in Markdown: its question and finding, per client count and figure the
-/// summary and the table of its pairs, then what it rests on (the shape of every answer).
-pub fn answer_markdown(a: &Answer, leaders: &[Leaders]) -> String {
-    let mut out = format!("### {}\n\n{}\n\n", a.question, a.finding);
-    for l in leaders {
-        out += &format!("**{}**: {}.\n\n", capitalized(l.figure), l.summary());
-        if let Some(t) = l.table() {
-            out += &t.markdown();
-            out += "\n";
-        }
+#[cfg(test)]
+impl Leaders {
+    /// Each pair's cells, as the table shows them.
+    pub fn rows(&self) -> Vec<Vec<String>> {
+        self.pairs_table("").cells()
     }
-    out + &format!("_Rests on: {}._\n\n", a.rests_on)
-}
-
-/// The leaders answer in HTML, as `answer_markdown`.
-pub fn answer_html(a: &Answer, leaders: &[Leaders]) -> String {
-    let mut out = format!(
-        "<div class=\"answer\"><h3>{}</h3><p class=\"finding\">{}</p>",
-        escape(a.question),
-        escape(&a.finding)
-    );
-    for l in leaders {
-        out += &format!(
-            "<p><strong>{}</strong>: {}.</p>",
-            escape(&capitalized(l.figure)),
-            escape(&l.summary())
-        );
-        if let Some(t) = l.table() {
-            out += &t.html();
-        }
-    }
-    out + &format!(
-        "<p class=\"rests-on\">Rests on: {}.</p></div>\n",
-        escape(&a.rests_on)
-    )
 }
 
 fn capitalized(text: &str) -> String {

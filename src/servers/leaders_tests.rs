@@ -1,5 +1,7 @@
 //! The leaders answer's summary, table cells and rendering, from synthetic rounds.
 use super::*;
+use crate::analysis::Answer;
+use crate::report::study::{answers_html_with, answers_markdown_with};
 
 fn rounds(values: &[f64]) -> Rounds {
     values.iter().copied().enumerate().collect()
@@ -29,7 +31,7 @@ fn the_summary_names_the_leader_the_pairs_decided_and_who_was_not_ranked() {
         true,
         0.05,
     );
-    assert!(alone.leadership.is_none() && alone.table().is_none());
+    assert!(alone.leadership.is_none() && alone.rows().is_empty());
     assert!(
         alone.summary().starts_with(
             "epoll at 15 clients (the only model ranked); at 15 clients threaded was limited"
@@ -90,8 +92,9 @@ fn the_answer_renders_a_summary_and_a_table_per_figure() {
         rests_on: "paired rounds".into(),
         verdict: None,
     };
-    let md = answer_markdown(&a, &[three_models()]);
-    assert!(md.starts_with("### Which leads?\n\nPer client count:\n\n**Most requests/s**: uring leads at 1000 clients; 3 of 3"), "{md}");
+    let tables = [three_models().pairs_table("Which leads?")];
+    let md = answers_markdown_with(std::slice::from_ref(&a), &tables);
+    assert!(md.contains("### Which leads?\n\nPer client count:\n\nMost requests/s: uring leads at 1000 clients; 3 of 3"), "{md}");
     assert!(
         md.contains("| model | against | ratio | interval | state |\n"),
         "{md}"
@@ -102,9 +105,9 @@ fn the_answer_renders_a_summary_and_a_table_per_figure() {
         !md.contains("the short form"),
         "the table replaces the text"
     );
-    let html = answer_html(&a, &[three_models()]);
+    let html = answers_html_with(std::slice::from_ref(&a), &tables);
     assert!(
-        html.contains("<p><strong>Most requests/s</strong>: uring leads"),
+        html.contains("<p class=\"pairs\">Most requests/s: uring leads"),
         "{html}"
     );
     assert!(

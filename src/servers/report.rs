@@ -4,10 +4,9 @@
 //! per second, p99 latency, server CPU per request and context switches per request. Rendered
 //! from the records exactly as `record` writes them, so `bytepath report DIR` renders the same
 //! report from the folder alone.
-use super::leaders::Leaders;
 use super::report_table::{clients_cell, hardware_note, label, status, study_table};
 use super::visits::{ServersConfig, ServersView};
-use crate::analysis::Answer;
+use crate::analysis::pairs_table::PairsTable;
 use crate::error::Error;
 use crate::record::view::shown;
 use crate::report::folder::MarkerHead;
@@ -256,9 +255,9 @@ pub fn markdown(records: &[ServersView], status: &str, margin: f64) -> String {
     let points = &super::visits::points(records);
     let mut out = format!(
         "# {TITLE}\n\n{}## How this was measured\n\n{}\n\n",
-        answers_markdown(
+        study::answers_markdown_with(
             &answers(records, points, margin),
-            &super::answers::leaders(records, margin)
+            &leaders_tables(records, margin)
         ),
         method(records, status, margin)
     );
@@ -280,9 +279,9 @@ pub fn markdown(records: &[ServersView], status: &str, margin: f64) -> String {
 
 pub fn html(records: &[ServersView], status: &str, margin: f64) -> String {
     let points = &super::visits::points(records);
-    let mut body = answers_html(
+    let mut body = study::answers_html_with(
         &answers(records, points, margin),
-        &super::answers::leaders(records, margin),
+        &leaders_tables(records, margin),
     );
     body += &format!(
         "<h2>How this was measured</h2>\n<p>{}</p>\n",
@@ -310,31 +309,13 @@ pub fn html(records: &[ServersView], status: &str, margin: f64) -> String {
     page(TITLE, &body)
 }
 
-/// The Answers section as every study's, but the leaders answer as a summary and a table of
-/// its pairs per client count and figure (`leaders`) rather than one sentence per count.
-fn answers_markdown(answers: &[Answer], leaders: &[Leaders]) -> String {
-    let heading = study::answers_markdown(&[]);
-    let mut out = heading.clone();
-    for a in answers {
-        out += &match a.question == super::answers::BEST && !leaders.is_empty() {
-            true => super::leaders::answer_markdown(a, leaders),
-            false => study::answers_markdown(std::slice::from_ref(a))[heading.len()..].to_string(),
-        };
-    }
-    out
-}
-
-/// The Answers section in HTML, as `answers_markdown`.
-fn answers_html(answers: &[Answer], leaders: &[Leaders]) -> String {
-    let heading = study::answers_html(&[]);
-    let mut out = heading.clone();
-    for a in answers {
-        out += &match a.question == super::answers::BEST && !leaders.is_empty() {
-            true => super::leaders::answer_html(a, leaders),
-            false => study::answers_html(std::slice::from_ref(a))[heading.len()..].to_string(),
-        };
-    }
-    out
+/// The leaders answer's pairs tables, one per client count and figure, for the Answers section.
+fn leaders_tables(records: &[ServersView], margin: f64) -> Vec<PairsTable> {
+    let leaders = super::answers::leaders(records, margin);
+    leaders
+        .iter()
+        .map(|l| l.pairs_table(super::answers::BEST))
+        .collect()
 }
 
 /// The study's own answers (from every visit), then with `--profile` where each model's CPU
