@@ -11,13 +11,14 @@
 #     size; figures may differ within their intervals) is the same in both reports, and over
 #     every cell of the answers' families (answers.json `cells`) the share whose state
 #     (beats / slower / equivalent / undecided) is the same in both (target >= 90 %);
+#   - over the crossover cells (answers.json `cells` of the crossover questions), the share
+#     decided in each sweep: beats, slower or equivalent (target >= 90 %);
 #   - each sweep's wall time (target <= 120 s) and peak RSS (target <= 64 MiB).
 # It informs; it exits 0 whatever the figures, 1 if a sweep or the comparison failed.
 #
 # Environment: MECHANISMS=copy,gather,zerocopy SIZES=256,1K,4K,16K THREADS=1,2,4,8
-#              VISITS=4 VISIT=100ms WARMUP=25ms SLICE=25ms BUDGET=2.2s SETTLE_S=10
-#              (the sweep's defaults, but for the budget: 48 points x 2.2 s stay within the
-#              120 s target where the default 3.5 s would not)
+#              VISITS=4 VISIT=100ms WARMUP=25ms SLICE=25ms SETTLE_S=10 (the sweep's
+#              defaults) BUDGET=<the sweep's default unless given>
 #              OUT=<dir> (kept)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -46,7 +47,7 @@ sweep() { # name
     --mechanisms "${MECHANISMS:-copy,gather,zerocopy}" --sizes "${SIZES:-256,1K,4K,16K}" \
     --threads "${THREADS:-1,2,4,8}" --patterns stream --visits "${VISITS:-4}" \
     --visit "${VISIT:-100ms}" --warmup "${WARMUP:-25ms}" --slice "${SLICE:-25ms}" \
-    --budget "${BUDGET:-2.2s}" --out "$dir" >"$OUT/$1.log" 2>&1 \
+    ${BUDGET:+--budget "$BUDGET"} --out "$dir" >"$OUT/$1.log" 2>&1 \
     || { tail -5 "$OUT/$1.log" >&2; echo "repeatability.sh: sweep $1 failed" >&2; exit 1; }
   end=$(date +%s.%N)
   echo "$start $end" >"$OUT/$1.wall"
@@ -93,6 +94,11 @@ for a, b in zip(*answers):
     if counts:
         print(f"  cells of A:      {a['question']}: {counts}")
 share = cells_same / max(1, cells_all)
+for s, a in zip("AB", answers):
+    states = [c["state"] for q in a if q.get("question", "").lower().find("beat") >= 0 for c in q.get("cells", [])]
+    decided = sum(st in ("beats", "slower", "equivalent") for st in states)
+    share_d = decided / max(1, len(states))
+    print(f"decided in {s}:      {decided}/{len(states)} crossover cells beats, slower or equivalent ({100*share_d:.0f} %)  -> {'PASS' if share_d >= 0.9 else 'MISS'} (target >= 90 %)")
 print(f"cell states:       {cells_same}/{cells_all} the same in both ({100*share:.0f} %)  -> {'PASS' if share >= 0.9 else 'MISS'} (target >= 90 %)")
 for s in "ab":
     start, end = map(float, open(f"{out}/{s}.wall").read().split())
