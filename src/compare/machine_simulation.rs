@@ -133,6 +133,7 @@ fn a_quiet_a_a_of_own_process_rounds_names_no_change_beyond_five_percent() {
     // 16 rounds a side (the noise bench's sweeps), every round a process of its own: the
     // rounds' spread holds the processes', and Welch on rounds is the test.
     let named = quiet_named_share(36, 1000, true, true);
+    eprintln!("quiet A/A, own-process rounds: named in {:.1} %", named * 100.0);
     assert!(named <= 0.05, "named in {:.1} %", named * 100.0);
 }
 
@@ -145,6 +146,11 @@ fn older_folders_whose_rounds_shared_one_process_are_held_by_the_between_process
     // …and read as if each round were a process of its own (the allowance removed) the same
     // canaries name one in many pairs: what the quiet A/A saw.
     let without = quiet_named_share(37, 1000, false, true);
+    eprintln!(
+        "quiet A/A, study-process rounds: named in {:.1} % with the allowance, {:.1} % without",
+        held * 100.0,
+        without * 100.0
+    );
     assert!(
         without >= 0.15,
         "without the allowance named in only {:.1} %",
@@ -223,6 +229,12 @@ fn a_memory_hog_like_shift_of_memcpy_alone_is_named_with_the_canary_s_copies() {
     // And an A/A pair names a change in at most 5 % (Holm over the 3 deciding components;
     // 400 pairs, so 8 % leaves room for chance).
     let false_alarms = named_share(26, 400, 16, MEMCPY_TRIALS, 1.0);
+    eprintln!(
+        "memcpy 16 % dearer: named in {:.1} % ({MEMCPY_TRIALS} copies, 16 rounds), {:.1} % (3 copies, 7 rounds); A/A {:.1} %",
+        power * 100.0,
+        before * 100.0,
+        false_alarms * 100.0
+    );
     assert!(
         false_alarms <= 0.08,
         "A/A named in {:.1} %",
