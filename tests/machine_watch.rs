@@ -182,7 +182,10 @@ fn each_round_s_canary_is_a_process_of_its_own_and_its_cost_is_recorded() {
         assert!(line.get("process_unavailable_reason").is_none(), "{line}");
         let wall = line["wall_ms"].as_f64().unwrap();
         let canary = line["canary"]["elapsed_ms"].as_f64().unwrap();
-        assert!(line["canary"]["getpid_ns"].as_f64().unwrap() > 0.0, "{line}");
+        assert!(
+            line["canary"]["getpid_ns"].as_f64().unwrap() > 0.0,
+            "{line}"
+        );
         // The child's start and exit come on top of the canary, and cost far less than a
         // second even in a debug build on a loaded machine.
         assert!(wall >= canary && wall - canary < 1000.0, "{line}");

@@ -231,10 +231,7 @@ fn widened(interval: RatioInterval, extra_var: f64) -> RatioInterval {
 }
 
 /// Compares two folders' canaries; `Err` says why no comparison could be made.
-pub fn machine_change(
-    old: &StudyCanaries,
-    new: &StudyCanaries,
-) -> Result<MachineChange, String> {
+pub fn machine_change(old: &StudyCanaries, new: &StudyCanaries) -> Result<MachineChange, String> {
     let between_var =
         BETWEEN_PROCESS_SD.powi(2) * (old.shared_share().powi(2) + new.shared_share().powi(2));
     let in_study_process = (

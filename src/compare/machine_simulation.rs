@@ -80,7 +80,12 @@ fn offset_canary(offsets: [f64; 4]) -> Canary {
 
 /// A quiet study's canaries: `rounds` of them, each its own process (an offset drawn per
 /// round) or all of the study's one process (an offset drawn once).
-fn quiet_study(rng: &mut fastrand::Rng, noise: &[Noise; 4], rounds: usize, own: bool) -> Vec<Canary> {
+fn quiet_study(
+    rng: &mut fastrand::Rng,
+    noise: &[Noise; 4],
+    rounds: usize,
+    own: bool,
+) -> Vec<Canary> {
     let draw = |rng: &mut fastrand::Rng| noise.map(|n| n.process * normal(rng));
     let study_offset = draw(rng);
     (0..rounds)
@@ -109,7 +114,10 @@ fn quiet_named_share(seed: u64, pairs: usize, own: bool, recorded_own: bool) -> 
         .filter(|_| {
             let old = recorded(quiet_study(&mut rng, &noise, 16, own));
             let new = recorded(quiet_study(&mut rng, &noise, 16, own));
-            machine_change(&old, &new).unwrap().beyond_margin().is_some()
+            machine_change(&old, &new)
+                .unwrap()
+                .beyond_margin()
+                .is_some()
         })
         .count();
     named as f64 / pairs as f64
@@ -133,7 +141,10 @@ fn a_quiet_a_a_of_own_process_rounds_names_no_change_beyond_five_percent() {
     // 16 rounds a side (the noise bench's sweeps), every round a process of its own: the
     // rounds' spread holds the processes', and Welch on rounds is the test.
     let named = quiet_named_share(36, 1000, true, true);
-    eprintln!("quiet A/A, own-process rounds: named in {:.1} %", named * 100.0);
+    eprintln!(
+        "quiet A/A, own-process rounds: named in {:.1} %",
+        named * 100.0
+    );
     assert!(named <= 0.05, "named in {:.1} %", named * 100.0);
 }
 
@@ -179,9 +190,7 @@ fn hogged_study(
         .map(|_| {
             let process = [(); 4].map(|()| (BETWEEN_PROCESS_SD * normal(rng)).exp());
             let trials: Vec<f64> = (0..copies)
-                .map(|_| {
-                    80.0 / memcpy_cost / process[1] * (HOG_COPY_SPREAD * normal(rng)).exp()
-                })
+                .map(|_| 80.0 / memcpy_cost / process[1] * (HOG_COPY_SPREAD * normal(rng)).exp())
                 .collect();
             let mut c = canary(1.0, 1.0);
             c.getpid_ns *= process[0] * (0.02 * normal(rng)).exp();
@@ -206,7 +215,10 @@ fn named_share(seed: u64, pairs: usize, rounds: usize, copies: usize, memcpy_cos
         .filter(|_| {
             let old = StudyCanaries::own(hogged_study(&mut rng, rounds, copies, 1.0));
             let new = StudyCanaries::own(hogged_study(&mut rng, rounds, copies, memcpy_cost));
-            machine_change(&old, &new).unwrap().beyond_margin().is_some()
+            machine_change(&old, &new)
+                .unwrap()
+                .beyond_margin()
+                .is_some()
         })
         .count();
     named as f64 / pairs as f64

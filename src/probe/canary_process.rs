@@ -185,6 +185,10 @@ mod tests {
         let why = taken.process_unavailable_reason.unwrap();
         assert!(why.starts_with("its process"), "{why}");
         assert!(taken.canary.getpid_ns > 0.0);
-        assert!(taken.wall_ms >= taken.canary.elapsed_ms, "{}", taken.wall_ms);
+        assert!(
+            taken.wall_ms >= taken.canary.elapsed_ms,
+            "{}",
+            taken.wall_ms
+        );
     }
 }
