@@ -23,8 +23,15 @@ fn study(dir: &Path, scale: f64) {
     std::fs::write(dir.join("results.jsonl"), jsonl(&shapes)).unwrap();
 }
 
-/// Five rounds of canaries whose costs are `cost` times a fixed machine's, with 1 % jitter.
+/// Five rounds of canaries whose costs are `cost` times a fixed machine's, with 1 % jitter,
+/// each round's in a process of its own, as a study records them.
 fn canaries(dir: &Path, cost: f64) {
+    canaries_taken(dir, cost, Some("own"));
+}
+
+/// The same, with `process` as the lines' record of how they were taken (`None`: older
+/// folders, which did not say, and whose canaries ran in the study's process).
+fn canaries_taken(dir: &Path, cost: f64, process: Option<&str>) {
     let lines: Vec<String> = [1.0, 1.01, 0.99, 1.005, 0.995]
         .iter()
         .enumerate()
@@ -41,8 +48,12 @@ fn canaries(dir: &Path, cost: f64) {
                 cpus: vec![0, 1],
                 elapsed_ms: 30.0,
             };
-            serde_json::json!({"round": round, "unix_s": 1.0e9 + round as f64, "canary": c})
-                .to_string()
+            let mut line =
+                serde_json::json!({"round": round, "unix_s": 1.0e9 + round as f64, "canary": c});
+            if let Some(p) = process {
+                line["process"] = serde_json::json!(p);
+            }
+            line.to_string()
         })
         .collect();
     std::fs::write(dir.join(CANARY_JSONL), lines.join("\n") + "\n").unwrap();
@@ -96,6 +107,39 @@ fn a_machine_ten_percent_slower_is_named_and_normalizing_removes_it() {
     assert!(
         text.contains("0 faster, 0 slower, 4 equivalent within ±5 %"),
         "{text}"
+    );
+}
+
+#[test]
+fn older_folders_whose_canaries_shared_the_study_s_process_are_widened_and_say_so() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (old, new) = (tmp.path().join("old"), tmp.path().join("new"));
+    study(&old, 1.0);
+    study(&new, 1.0);
+    // Taken in each study's process: the 1 % jitter of five rounds says nothing of how far
+    // two processes land apart, so a 10 % shift is within what an A/A of such folders shows.
+    canaries_taken(&old, 1.0, None);
+    canaries_taken(&new, 1.1, Some("study"));
+    let (code, text) = compare(&old, &new, &[]);
+    assert_eq!(code, Some(0), "{text}");
+    let first = text.lines().next().unwrap();
+    assert!(
+        first.contains("widened by a between-process spread of 10.1 %: old 5 of 5, new 5 of 5 canaries were taken in the study's own process, whose rounds do not cover the spread between processes"),
+        "{first}"
+    );
+    assert!(
+        first.contains("no machine change beyond the 3 % margin is shown"),
+        "{first}"
+    );
+    // Where each round was a process of its own, the same figures name the change.
+    canaries(&old, 1.0);
+    canaries(&new, 1.1);
+    let (_, text) = compare(&old, &new, &[]);
+    let first = text.lines().next().unwrap();
+    assert!(
+        first.contains("each round's canary a process of its own")
+            && first.contains("the machine changed: 10.0 % slower"),
+        "{first}"
     );
 }
 

@@ -161,6 +161,38 @@ fn a_visit_beside_nothing_is_not_disturbed() {
     }
 }
 
+/// Each round's canary is taken in a short process of its own (so that the rounds' spread
+/// holds the spread between processes `compare` must allow for), and the line says so and
+/// what the round paid for it: the child's start and exit on top of the canary itself.
+#[test]
+fn each_round_s_canary_is_a_process_of_its_own_and_its_cost_is_recorded() {
+    let _one = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let (text, code) = sweep(dir.path(), &["--settle", "off"]);
+    assert_eq!(code, 0, "{text}");
+    let lines: Vec<Value> = std::fs::read_to_string(dir.path().join("canary.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    // One per round: the 2 visits' rounds, and more where the budget allows adaptive ones.
+    assert!(lines.len() >= 2, "one canary per round: {lines:?}");
+    for line in &lines {
+        assert_eq!(line["process"], "own", "{line}");
+        assert!(line.get("process_unavailable_reason").is_none(), "{line}");
+        let wall = line["wall_ms"].as_f64().unwrap();
+        let canary = line["canary"]["elapsed_ms"].as_f64().unwrap();
+        assert!(
+            line["canary"]["getpid_ns"].as_f64().unwrap() > 0.0,
+            "{line}"
+        );
+        // The child's start and exit come on top of the canary, and cost far less than a
+        // second even in a debug build on a loaded machine.
+        assert!(wall >= canary && wall - canary < 1000.0, "{line}");
+        println!("canary round: {wall:.1} ms in all, {canary:.1} ms the canary itself");
+    }
+}
+
 #[test]
 fn settle_starts_busy_at_its_limit_while_a_busy_loop_runs() {
     let _one = serial();

@@ -6,6 +6,9 @@ use crate::probe::{probe, text, Effort};
 
 /// `bytepath probe [--json] [--quick] [--canary]`: prints the text block or one JSON document.
 pub fn command(args: &ProbeArgs) -> Result<Status, Error> {
+    if let Some(list) = &args.canary.canary_child {
+        return canary_child(list);
+    }
     let cpus = super::allowed_cpus()?;
     if args.canary.canary {
         return canary(args.json.json, &cpus);
@@ -24,6 +27,15 @@ pub fn command(args: &ProbeArgs) -> Result<Status, Error> {
     } else {
         print!("{}", text::render(&probe));
     }
+    Ok(Status::Success)
+}
+
+/// `probe --canary-child CPUS` (hidden): a study's round's canary on the study's CPUs, as the
+/// one JSON line the study reads (probe::canary_process).
+fn canary_child(list: &str) -> Result<Status, Error> {
+    use crate::probe::canary_process::{child_line, parse_cpu_list};
+    let cpus = parse_cpu_list(list).map_err(crate::error::ConfigError)?;
+    println!("{}", child_line(&crate::probe::canary::measure(&cpus)));
     Ok(Status::Success)
 }
 

@@ -14,7 +14,18 @@
 //! With `--normalize canary` each point's new visit means are multiplied by the cost ratio of
 //! the component that matches the point: memcpy for stream, the one-CPU round trip for rr (it
 //! moves with the machine's system-call and pipe path, not with the other CPU's load).
+//!
+//! Rounds are replicates of the machine only where each was a process of its own: two
+//! processes on an unchanged machine differ by more than one process's rounds show (an A/A
+//! pair of 18-point sweeps read getpid 0.886 [0.810, 0.970] and called it "the machine
+//! changed"). A study records each round's canary in a short process of its own
+//! (probe::canary_process), so its rounds' spread holds the spread between processes and Welch
+//! on rounds is the right test. Canaries taken in the study's own process (older folders, or
+//! where the child could not run: canary.jsonl's `process`) share that process's placement,
+//! so their mean carries one process's offset that no count of rounds narrows: the interval
+//! adds it, `BETWEEN_PROCESS_SD` for each side in proportion to its share of such rounds.
 use crate::probe::canary::{Canary, Component};
+use crate::probe::canary_process::CanaryProcess;
 use crate::record::view::RunView;
 use crate::stats::interval;
 use crate::stats::verdict::{self, Correction, Judged, LogEstimate};
@@ -24,6 +35,53 @@ use std::path::Path;
 
 /// A machine change smaller than this is not called one, even when its interval excludes 1.
 pub const MACHINE_MARGIN: f64 = 0.03;
+
+/// The spread (log scale) of one process's canary level on an unchanged machine, from
+/// tests/data/noise.json (variant "default", `canary_between_processes`): each deciding
+/// component's A/A log ratio d and the standard error its rounds give se, so that
+/// (d² − se²) / 2 estimates one process's variance (memcpy 0.0033, getpid −0.0027, the one-CPU
+/// round trip 0.0147); their mean is 0.00511, an SD of 0.0715. One pair of sweeps, so a rough
+/// figure: it widens older folders' intervals by what an A/A showed, not by a bound.
+pub const BETWEEN_PROCESS_SD: f64 = 0.0715;
+
+/// A study's canaries, and how many of them were taken in the study's own process.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct StudyCanaries {
+    pub canaries: Vec<Canary>,
+    /// Of them, those taken in the study's process: their lines say `"process": "study"`, or
+    /// nothing (older folders).
+    pub in_study_process: usize,
+}
+
+impl StudyCanaries {
+    /// Canaries each taken in a process of its own.
+    #[cfg(test)]
+    pub fn own(canaries: Vec<Canary>) -> StudyCanaries {
+        StudyCanaries {
+            canaries,
+            in_study_process: 0,
+        }
+    }
+
+    /// Canaries all taken in the study's process.
+    #[cfg(test)]
+    pub fn in_study(canaries: Vec<Canary>) -> StudyCanaries {
+        let in_study_process = canaries.len();
+        StudyCanaries {
+            canaries,
+            in_study_process,
+        }
+    }
+
+    /// The share of the study's mean log cost that the study process's one offset carries:
+    /// k of n rounds shared it, so the mean holds k/n of it.
+    fn shared_share(&self) -> f64 {
+        if self.canaries.is_empty() {
+            return 0.0;
+        }
+        self.in_study_process as f64 / self.canaries.len() as f64
+    }
+}
 
 /// Whether a component's change is part of the "machine changed" decision (see the module
 /// comment for why the cross-CPU round trip is not).
@@ -46,6 +104,11 @@ pub struct MachineChange {
     pub components: Vec<ComponentChange>,
     /// How many components the decision tested (Holm's family).
     pub tests: usize,
+    /// The between-process spread added to every log ratio's standard error (0 where every
+    /// round of both studies was a process of its own).
+    pub between_process_sd: f64,
+    /// Canaries taken in the study's process, and all canaries: (old, new).
+    pub in_study_process: ((usize, usize), (usize, usize)),
 }
 
 impl MachineChange {
@@ -138,16 +201,44 @@ fn with_canary_spread(point: &RatioInterval, canary: &RatioInterval) -> RatioInt
     }
 }
 
-/// The canaries of a folder, in the order recorded; empty when it has none (older folders).
-pub fn read_canaries(dir: &Path) -> Vec<Canary> {
-    crate::probe::watch::canary_lines(dir)
-        .into_iter()
-        .filter_map(|line| line.canary)
-        .collect()
+/// The canaries of a folder, in the order recorded, and how many were taken in the study's
+/// process; none when it has none (older folders).
+pub fn read_canaries(dir: &Path) -> StudyCanaries {
+    let mut study = StudyCanaries::default();
+    for line in crate::probe::watch::canary_lines(dir) {
+        let Some(canary) = line.canary else { continue };
+        if line.process != Some(CanaryProcess::Own) {
+            study.in_study_process += 1;
+        }
+        study.canaries.push(canary);
+    }
+    study
+}
+
+/// `interval` with `extra_var` added to its log variance (same ratio, pairs and degrees of
+/// freedom: the added spread is taken as known).
+fn widened(interval: RatioInterval, extra_var: f64) -> RatioInterval {
+    if extra_var <= 0.0 {
+        return interval;
+    }
+    let e = LogEstimate::from_interval(&interval);
+    let half = crate::stats::t_975(e.df as usize) * (e.se.powi(2) + extra_var).sqrt();
+    RatioInterval {
+        low: (e.log_ratio - half).exp(),
+        high: (e.log_ratio + half).exp(),
+        ..interval
+    }
 }
 
 /// Compares two folders' canaries; `Err` says why no comparison could be made.
-pub fn machine_change(old: &[Canary], new: &[Canary]) -> Result<MachineChange, String> {
+pub fn machine_change(old: &StudyCanaries, new: &StudyCanaries) -> Result<MachineChange, String> {
+    let between_var =
+        BETWEEN_PROCESS_SD.powi(2) * (old.shared_share().powi(2) + new.shared_share().powi(2));
+    let in_study_process = (
+        (old.in_study_process, old.canaries.len()),
+        (new.in_study_process, new.canaries.len()),
+    );
+    let (old, new) = (old.canaries.as_slice(), new.canaries.as_slice());
     match (old.is_empty(), new.is_empty()) {
         (true, true) => return Err("no canary was recorded in either folder".into()),
         (true, false) => return Err("no canary was recorded in the old folder".into()),
@@ -158,7 +249,7 @@ pub fn machine_change(old: &[Canary], new: &[Canary]) -> Result<MachineChange, S
     let mut components: Vec<ComponentChange> = Component::ALL
         .iter()
         .filter_map(|&c| {
-            let interval = welch_ratio(&costs(new, c), &costs(old, c))?;
+            let interval = widened(welch_ratio(&costs(new, c), &costs(old, c))?, between_var);
             Some(ComponentChange {
                 component: c,
                 interval,
@@ -184,6 +275,8 @@ pub fn machine_change(old: &[Canary], new: &[Canary]) -> Result<MachineChange, S
     Ok(MachineChange {
         components,
         tests: family.tests,
+        between_process_sd: between_var.sqrt(),
+        in_study_process,
     })
 }
 
@@ -236,10 +329,24 @@ pub fn line(change: &Result<MachineChange, String>) -> String {
         ),
     };
     format!(
-        "machine: canary cost new/old [CI Holm-corrected over {} components, Welch on per-round log costs]: {}{}; {verdict}",
+        "machine: canary cost new/old [CI Holm-corrected over {} components, Welch on per-round log costs{}]: {}{}; {verdict}",
         m.tests,
+        processes(m),
         judged.join(", "),
         reported.concat()
+    )
+}
+
+/// How the rounds were taken, for the line's bracket: each in a process of its own, or which
+/// study's were not and what that did to the intervals.
+fn processes(m: &MachineChange) -> String {
+    let ((old_k, old_n), (new_k, new_n)) = m.in_study_process;
+    if old_k == 0 && new_k == 0 {
+        return ", each round's canary a process of its own".into();
+    }
+    format!(
+        ", widened by a between-process spread of {:.1} %: old {old_k} of {old_n}, new {new_k} of {new_n} canaries were taken in the study's own process, whose rounds do not cover the spread between processes",
+        m.between_process_sd * 100.0
     )
 }
 
@@ -290,12 +397,15 @@ pub fn summary_note(change: &Result<MachineChange, String>, normalized: bool) ->
 }
 
 #[cfg(test)]
+#[path = "machine_simulation.rs"]
+mod simulation;
+
+#[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compare::aa_simulation::normal;
     use crate::probe::canary::CANARY_VERSION;
 
-    fn canary(scale: f64, jitter: f64) -> Canary {
+    pub(super) fn canary(scale: f64, jitter: f64) -> Canary {
         Canary {
             canary_version: CANARY_VERSION,
             getpid_ns: 100.0 * scale * jitter,
@@ -310,6 +420,10 @@ mod tests {
         }
     }
 
+    fn own(canaries: Vec<Canary>) -> StudyCanaries {
+        StudyCanaries::own(canaries)
+    }
+
     fn canaries(scale: f64) -> Vec<Canary> {
         [1.0, 1.01, 0.99, 1.005]
             .iter()
@@ -319,7 +433,7 @@ mod tests {
 
     #[test]
     fn a_ten_percent_slower_machine_is_named_with_every_component() {
-        let m = machine_change(&canaries(1.0), &canaries(1.1)).unwrap();
+        let m = machine_change(&own(canaries(1.0)), &own(canaries(1.1))).unwrap();
         assert_eq!(m.components.len(), 4);
         let d = m.beyond_margin().unwrap();
         assert!((d - 0.1).abs() < 0.01, "{d}");
@@ -332,16 +446,16 @@ mod tests {
 
     #[test]
     fn the_same_machine_is_no_change_and_older_folders_say_no_canary() {
-        let m = machine_change(&canaries(1.0), &canaries(1.0)).unwrap();
+        let m = machine_change(&own(canaries(1.0)), &own(canaries(1.0))).unwrap();
         assert_eq!(m.beyond_margin(), None);
-        let none = machine_change(&[], &canaries(1.0));
+        let none = machine_change(&own(Vec::new()), &own(canaries(1.0)));
         assert!(line(&none).contains("no canary was recorded in the old folder"));
         assert_eq!(summary_note(&none, false), None);
     }
 
     #[test]
     fn normalizing_scales_stream_by_memcpy_and_rr_by_the_round_trip() {
-        let m = machine_change(&canaries(1.0), &canaries(1.1)).unwrap();
+        let m = machine_change(&own(canaries(1.0)), &own(canaries(1.1))).unwrap();
         let summary = crate::stats::visits::summarize_visits(&[9.9, 10.1]);
         let point = |pattern: &str| {
             serde_json::from_value::<RunView>(serde_json::json!({"config": {"pattern": pattern},
@@ -367,7 +481,7 @@ mod tests {
         for (c, swing) in new.iter_mut().zip([6.0, 8.0, 7.0, 7.5]) {
             c.pipe_rr_cross_cpu_us = c.pipe_rr_cross_cpu_us.map(|us| us * swing);
         }
-        let m = machine_change(&old, &new).unwrap();
+        let m = machine_change(&own(old), &own(new)).unwrap();
         assert_eq!(m.tests, 3);
         assert_eq!(m.beyond_margin(), None, "{m:?}");
         let text = line(&Ok(m.clone()));
@@ -386,80 +500,6 @@ mod tests {
         let (component, ratio) = m.ratio_for(&rr).unwrap();
         assert_eq!(component, Component::PipeRrSameCpu);
         assert!((ratio - 1.0).abs() < 1e-9, "{ratio}");
-    }
-
-    /// One copy's spread on the log scale with a memory-bandwidth hog on the other CPU: the
-    /// lead's run (7 rounds a side, median of 3 copies) gave memcpy new/old 1.16 with 95 % CI
-    /// 0.965–1.393, a per-round spread of 0.158 on the log scale; the median of 3 normal draws
-    /// spreads 0.67 times as much as one draw, so one copy spreads about 0.236. Taken as the
-    /// copies' own spread (none of it shared by a round), which is what more copies can narrow.
-    const HOG_COPY_SPREAD: f64 = 0.236;
-
-    /// A study's canaries as the hog leaves them: each round's memcpy the median of `copies`
-    /// copies whose cost is `memcpy_cost` times the quiet machine's; getpid and the one-CPU
-    /// round trip 2 % spread a round, unchanged; the cross-CPU round trip anywhere in 1–8×.
-    fn hogged_study(
-        rng: &mut fastrand::Rng,
-        rounds: usize,
-        copies: usize,
-        memcpy_cost: f64,
-    ) -> Vec<Canary> {
-        (0..rounds)
-            .map(|_| {
-                let trials: Vec<f64> = (0..copies)
-                    .map(|_| 80.0 / memcpy_cost * (HOG_COPY_SPREAD * normal(rng)).exp())
-                    .collect();
-                let mut c = canary(1.0, 1.0);
-                c.getpid_ns *= (0.02 * normal(rng)).exp();
-                c.pipe_rr_same_cpu_us = c
-                    .pipe_rr_same_cpu_us
-                    .map(|us| us * (0.02 * normal(rng)).exp());
-                c.pipe_rr_cross_cpu_us = c.pipe_rr_cross_cpu_us.map(|us| us * 8f64.powf(rng.f64()));
-                c.memcpy_gbit_s = crate::probe::canary::memcpy_figure(&trials);
-                c.memcpy_trials_gbit_s = trials;
-                c
-            })
-            .collect()
-    }
-
-    /// The share of `pairs` simulated comparisons (7 rounds a side, as the lead's run) that
-    /// name a machine change, with the new study's memcpy costing `memcpy_cost`.
-    fn named_share(seed: u64, pairs: usize, copies: usize, memcpy_cost: f64) -> f64 {
-        let mut rng = fastrand::Rng::with_seed(seed);
-        let named = (0..pairs)
-            .filter(|_| {
-                let old = hogged_study(&mut rng, 7, copies, 1.0);
-                let new = hogged_study(&mut rng, 7, copies, memcpy_cost);
-                machine_change(&old, &new)
-                    .unwrap()
-                    .beyond_margin()
-                    .is_some()
-            })
-            .count();
-        named as f64 / pairs as f64
-    }
-
-    #[test]
-    fn a_memory_hog_like_shift_of_memcpy_alone_is_named_with_the_canary_s_copies() {
-        use crate::probe::canary::MEMCPY_TRIALS;
-        // Memcpy 16 % dearer, nothing else: named in most comparisons with today's copies…
-        let power = named_share(25, 300, MEMCPY_TRIALS, 1.16);
-        assert!(power >= 0.8, "named in {:.0} % of 300", power * 100.0);
-        // …where the 3 copies of the first canary left it mostly unnamed (the lead's run).
-        let before = named_share(25, 300, 3, 1.16);
-        assert!(
-            before < power - 0.2,
-            "3 copies {before}, {MEMCPY_TRIALS} copies {power}"
-        );
-        // And an A/A pair names a change in at most 5 % (Holm over the 3 deciding components;
-        // 400 pairs, so 8 % leaves room for chance). Measured with seeds 25/26: 92 % named
-        // with 21 copies, 20 % with 3, 2.5 % of A/A pairs.
-        let false_alarms = named_share(26, 400, MEMCPY_TRIALS, 1.0);
-        assert!(
-            false_alarms <= 0.08,
-            "A/A named in {:.1} %",
-            false_alarms * 100.0
-        );
     }
 
     #[test]

@@ -28,7 +28,7 @@ pub fn record_round(
             host: Some(host.to_string()),
             canary,
             canary_unavailable_reason,
-            unix_s: None,
+            ..CanaryLine::default()
         };
         crate::probe::watch::append_canary_line(dir, line)?;
     }

@@ -4,6 +4,7 @@
 //! (io_uring_setup(2), sendfile(2), splice(2), tcp(7)). `Probe` is one serde document, so a
 //! sweep report can embed it.
 pub mod canary;
+pub(crate) mod canary_process;
 pub(crate) mod clocks;
 pub(crate) mod copy_buffers;
 pub(crate) mod counters;

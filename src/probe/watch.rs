@@ -1,7 +1,8 @@
 //! What every visiting study (sweep, ipc, servers) does to watch the machine around its
 //! rounds: settle before the first (`--settle`), and a canary at the start of each, appended to
 //! the folder's canary.jsonl.
-use super::canary::{self, Canary, CANARY_JSONL};
+use super::canary::{Canary, CANARY_JSONL};
+use super::canary_process::{self, CanaryProcess};
 use super::settle;
 use crate::config::watch::Watch;
 use crate::error::Error;
@@ -57,6 +58,15 @@ pub struct CanaryLine {
     pub canary: Option<Canary>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub canary_unavailable_reason: Option<String>,
+    /// Where the canary was measured: in a process of its own, or in the study's (see
+    /// probe::canary_process). Absent in older folders, whose canaries were all the study's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub process: Option<CanaryProcess>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub process_unavailable_reason: Option<String>,
+    /// The round's wall time of taking the canary, its process's start and exit included.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wall_ms: Option<f64>,
     /// The wall time the line was written at.
     #[serde(default)]
     pub unix_s: Option<f64>,
@@ -67,15 +77,19 @@ fn lenient_canary<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Canar
     Ok(block.and_then(|b| Canary::deserialize(b).ok()))
 }
 
-/// Measures the canary on `cpus` and appends it, with its round and wall time, to the
-/// folder's canary.jsonl (forced to disk, like a visit).
+/// Measures the canary on `cpus` in a process of its own (or, where that cannot run, in this
+/// one) and appends it, with its round, how it was taken and the wall time, to the folder's
+/// canary.jsonl (forced to disk, like a visit).
 pub fn record_canary(dir: &Path, round: usize, cpus: &[usize]) -> Result<(), Error> {
-    let c = canary::measure(cpus);
+    let taken = canary_process::measure_in_own_process(cpus);
     append_canary_line(
         dir,
         CanaryLine {
             round: Some(round),
-            canary: Some(c),
+            canary: Some(taken.canary),
+            process: Some(taken.process),
+            process_unavailable_reason: taken.process_unavailable_reason,
+            wall_ms: Some(taken.wall_ms),
             ..CanaryLine::default()
         },
     )
@@ -202,9 +216,11 @@ pub fn summary_line(dir: &Path, visits_file: &str, wall_s: f64) -> String {
         _ => String::new(),
     };
     let canaries = canary_lines(dir);
+    // A round's whole cost where recorded (its own process started and ended), else the
+    // canary's own time (older folders, whose canaries ran in the study's process).
     let canary_s: f64 = canaries
         .iter()
-        .filter_map(|c| Some(c.canary.as_ref()?.elapsed_ms))
+        .filter_map(|c| c.wall_ms.or(Some(c.canary.as_ref()?.elapsed_ms)))
         .sum::<f64>()
         / 1e3;
     format!(
