@@ -13,6 +13,7 @@ pub(crate) mod point;
 pub(crate) mod profile;
 pub(crate) mod profile_change;
 pub(crate) mod questions;
+pub(crate) mod ratio_family;
 pub(crate) mod scaling;
 pub(crate) mod separated;
 pub(crate) mod serialization;
