@@ -110,8 +110,8 @@ pub fn answers(data: &Dataset) -> Vec<Answer> {
         surprise::answer(&data.completed()),
     ]);
     // Only where the results hold `--bidir` points, and `--profile` blocks.
-    answers.extend(bidir::answer(&data.completed()));
-    answers.extend(crr::answer(&data.completed()));
+    answers.extend(bidir::answer(&data.completed(), data.margin()));
+    answers.extend(crr::answer(&data.completed(), data.margin()));
     answers.extend(profile::answer(data));
     answers
 }
@@ -127,6 +127,8 @@ pub fn tested_answers(data: &Dataset) -> Vec<tested::TestedAnswer> {
         .collect();
     tested.extend(sink::tested(&stream, data.verdicts));
     tested.extend(serialization::tested(&stream, data.margin()));
+    tested.extend(bidir::tested(&data.completed(), data.margin()));
+    tested.extend(crr::tested(&data.completed(), data.margin()));
     tested
 }
 

@@ -7,7 +7,9 @@
 //! missing) keeps its reason and takes no place in the family.
 use super::tested::{Cell, TestedAnswer};
 use crate::stats::interval;
-use crate::stats::verdict::{judge_with, percent, Correction, Family, Judged, LogEstimate, Verdict};
+use crate::stats::verdict::{
+    judge_with, percent, Correction, Family, Judged, LogEstimate, Verdict,
+};
 use crate::stats::visits::RatioInterval;
 
 /// Why the list is controlled as it is: stated beside the family in answers.json.
