@@ -69,6 +69,9 @@ pub struct Dataset {
     /// The margin and looks the crossover families are judged with (rounds.json's, or the
     /// report's `--margin`).
     pub verdicts: crossover_rule::Settings,
+    /// What the method text adds when the verdicts are judged at a margin other than the
+    /// study's (`report --margin`, `report::margin_change`).
+    pub margin_note: Option<String>,
 }
 
 impl Dataset {
