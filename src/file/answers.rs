@@ -152,9 +152,9 @@ fn per_size(
     (cells, ratio_family::judge(&ratios, study.config.margin))
 }
 
-/// A cell's words: `said` of its outcome, or why it has none.
-fn said(cell: &Result<Judged, String>, said: impl FnOnce(&Judged) -> String) -> String {
-    cell.as_ref().map_or_else(Clone::clone, said)
+/// A cell's words: `words` of its outcome, or why it has none.
+fn said(cell: &Result<Judged, String>, words: impl FnOnce(&Judged) -> String) -> String {
+    cell.as_ref().map_or_else(Clone::clone, words)
 }
 
 fn shares(study: &FileStudy) -> Answer {
@@ -372,25 +372,11 @@ fn cold_over_warm(study: &FileStudy) -> (Vec<String>, [usize; 3], String) {
     for (&(size, m), cell) in cells.iter().zip(&f.cells) {
         let text = said(cell, |j| {
             // A ratio above 1 is cold taking longer: "beats" in the family's words.
+            let shown = ratio_family::text(j, margin);
             let (slot, text) = match j.state {
-                Verdict::Beats => (
-                    0,
-                    format!(
-                        "cold takes {} of warm's time",
-                        ratio_family::text(j, margin)
-                    ),
-                ),
-                Verdict::Slower => (
-                    1,
-                    format!(
-                        "cold takes {} of warm's time",
-                        ratio_family::text(j, margin)
-                    ),
-                ),
-                _ => (
-                    2,
-                    format!("cold and warm {}", ratio_family::text(j, margin)),
-                ),
+                Verdict::Beats => (0, format!("cold takes {shown} of warm's time")),
+                Verdict::Slower => (1, format!("cold takes {shown} of warm's time")),
+                _ => (2, format!("cold and warm {shown}")),
             };
             counts[slot] += 1;
             text
