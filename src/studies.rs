@@ -62,5 +62,17 @@ mod tests {
         };
         let refused = (study.render)(dir.path(), &options).unwrap_err();
         assert!(refused.to_string().contains("--output"), "{refused}");
+        // Nor does it take a margin it would not judge at: refused, never ignored.
+        let options = ReportOptions {
+            output: None,
+            margin: Some(0.02),
+        };
+        let refused = (study.render)(dir.path(), &options).unwrap_err();
+        assert!(
+            refused
+                .to_string()
+                .contains("--margin 2 %: a mesh folder's report"),
+            "{refused}"
+        );
     }
 }

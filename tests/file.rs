@@ -319,6 +319,42 @@ fn the_folder_holds_a_tidy_csv_and_report_re_renders_it() {
         "{page}"
     );
     assert!(page.contains("<svg"), "the plots are back");
+    // A margin chosen after the data: the answers are judged at it, the method text says so
+    // and the folder records it; a plain report again is the study's own margin.
+    let out = bytepath()
+        .args(["report", "--margin", "3%"])
+        .arg(&out_dir)
+        .output()
+        .unwrap();
+    assert_success(&out);
+    let md = std::fs::read_to_string(out_dir.join("report.md")).unwrap();
+    assert!(
+        md.contains(
+            "Re-judged at ±3 %; the study was run with ±5 %: a margin chosen after the data"
+        ),
+        "{md}"
+    );
+    assert!(md.contains("equivalence margin ±3 % (--margin)"), "{md}");
+    assert!(
+        !md.contains("within ±5 %") && !md.contains("[0.95, 1.05]"),
+        "{md}"
+    );
+    let changes: Value = serde_json::from_str(
+        &std::fs::read_to_string(out_dir.join("margin_changes.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(changes.as_array().unwrap().len(), 1, "{changes}");
+    assert_eq!(
+        (&changes[0]["from"], &changes[0]["to"]),
+        (&0.05.into(), &0.03.into())
+    );
+    let out = bytepath().arg("report").arg(&out_dir).output().unwrap();
+    assert_success(&out);
+    let md = std::fs::read_to_string(out_dir.join("report.md")).unwrap();
+    assert!(
+        !md.contains("Re-judged") && md.contains("[0.95, 1.05]"),
+        "{md}"
+    );
     // Each repetition is a round: both mechanisms once, the second in the reverse order.
     let rep = header.iter().position(|h| *h == "rep").unwrap();
     let mechanism = header.iter().position(|h| *h == "mechanism").unwrap();

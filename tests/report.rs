@@ -236,3 +236,42 @@ fn a_folder_of_real_run_records_renders() {
         assert!(md.contains("no statistics block"), "{md}");
     }
 }
+
+#[test]
+fn a_margin_other_than_the_studys_is_stated_and_recorded_in_the_folder() {
+    let dir = folder("margin-change", Some(&jsonl(&demo_sweep(true))));
+    let report = |margin: Option<&str>| {
+        let mut cmd = bytepath();
+        cmd.arg("report").arg(&dir);
+        if let Some(m) = margin {
+            cmd.args(["--margin", m]);
+        }
+        common::assert_success(&cmd.output().unwrap());
+        std::fs::read_to_string(dir.join("report.md")).unwrap()
+    };
+    let changes = || -> Vec<serde_json::Value> {
+        match std::fs::read_to_string(dir.join("margin_changes.json")) {
+            Ok(text) => serde_json::from_str(&text).unwrap(),
+            Err(_) => Vec::new(),
+        }
+    };
+    // The study's own margin (none recorded: the default ±5 %) says nothing and records nothing.
+    assert!(!report(Some("5%")).contains("Re-judged"));
+    assert!(changes().is_empty());
+    let md = report(Some("2%"));
+    assert!(
+        md.contains(
+            "Re-judged at ±2 %; the study was run with ±5 %: a margin chosen after the data"
+        ),
+        "{md}"
+    );
+    assert!(md.contains("\"equivalent within ±2 %\""), "{md}");
+    let recorded = changes();
+    assert_eq!(recorded.len(), 1, "{recorded:?}");
+    assert_eq!(recorded[0]["from"], 0.05);
+    assert_eq!(recorded[0]["to"], 0.02);
+    assert!(recorded[0]["unix_s"].as_u64().unwrap() > 1_600_000_000);
+    // A plain report is the study's margin again; the folder keeps the change.
+    assert!(!report(None).contains("Re-judged"));
+    assert_eq!(changes().len(), 1);
+}

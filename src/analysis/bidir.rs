@@ -3,20 +3,26 @@
 //! of every round, so each round gives one ratio of the forward direction's receiver Gbit/s with
 //! the reverse running over its Gbit/s alone; the answer is that ratio's interval, in three
 //! states: below 1 (the reverse costs it), above 1, equivalent within ±5 %, or undecided.
-use super::paired::{self, verdict};
+use super::paired;
 use super::point::Point;
+use super::ratio_family::{self, RatioFamily};
+use super::tested::TestedAnswer;
 use super::{size_label, Answer};
-use crate::stats::verdict::Verdict;
+use crate::stats::verdict::{percent, Verdict};
+use crate::stats::visits::RatioInterval;
 
 pub const QUESTION: &str =
     "What does the reverse direction cost the forward one (--bidir against one-way, paired)?";
 
-const BASIS: &str = "per-round paired ratios of the forward direction's receiver Gbit/s, each \
-     bidir point over its one-way twin (same mechanism, size and threads, visited in the same \
-     group of every round); 95 % CI by Student's t on the per-round log-ratios; each point \
-     alone (no family correction): below/above 1 when that interval excludes 1, \"equivalent \
-     within ±5 %\" when two one-sided tests place it inside [0.95, 1.05] (90 % CI), \
-     \"undecided\" otherwise";
+fn basis(margin: f64) -> String {
+    format!(
+        "per-round paired ratios of the forward direction's receiver Gbit/s, each bidir point \
+         over its one-way twin (same mechanism, size and threads, visited in the same group of \
+         every round); Student's t on the per-round log-ratios; below/above 1 when the interval \
+         excludes 1; {}",
+        ratio_family::basis(margin)
+    )
+}
 
 /// The one-way point `p` (a bidir point) is paired with.
 fn twin<'a>(p: &Point, points: &[&'a Point]) -> Option<&'a Point> {
@@ -32,46 +38,70 @@ fn twin<'a>(p: &Point, points: &[&'a Point]) -> Option<&'a Point> {
 }
 
 /// The state of one ratio in the answer's words, without its figures.
-fn word(state: Verdict) -> &'static str {
+fn word(state: Verdict, margin: f64) -> String {
     match state {
-        Verdict::Slower => "costs the forward direction",
-        Verdict::Beats => "leaves the forward direction faster",
-        Verdict::Equivalent => "equivalent within ±5 %",
-        Verdict::Undecided => "undecided",
+        Verdict::Slower => "costs the forward direction".into(),
+        Verdict::Beats => "leaves the forward direction faster".into(),
+        Verdict::Equivalent => format!("equivalent within ±{}", percent(margin)),
+        Verdict::Undecided => "undecided".into(),
     }
 }
 
+/// "send 64 KiB ×1": where a bidir point sits.
+fn at(p: &Point) -> String {
+    format!(
+        "{} {} ×{}",
+        p.mechanism,
+        size_label(p.size),
+        p.threads as usize
+    )
+}
+
+/// The bidir points, each with its one-way twin where one completed.
+fn pairs<'a>(points: &[&'a Point]) -> Vec<(&'a Point, Option<&'a Point>)> {
+    points
+        .iter()
+        .copied()
+        .filter(|p| p.bidir)
+        .map(|p| (p, twin(p, points)))
+        .collect()
+}
+
+/// Each pair's ratio (or why it has none), judged as one family.
+fn family(pairs: &[(&Point, Option<&Point>)], margin: f64) -> RatioFamily {
+    let ratios: Vec<Result<RatioInterval, String>> = pairs
+        .iter()
+        .map(|(p, one_way)| match one_way {
+            Some(q) => paired::ratio(p, q),
+            None => Err("no completed one-way twin to pair with".into()),
+        })
+        .collect();
+    ratio_family::judge(&ratios, margin)
+}
+
 /// The answer, or `None` when the points hold no bidir point (then nothing was asked).
-pub fn answer(points: &[&Point]) -> Option<Answer> {
-    let bidir: Vec<&Point> = points.iter().copied().filter(|p| p.bidir).collect();
-    if bidir.is_empty() {
+pub fn answer(points: &[&Point], margin: f64) -> Option<Answer> {
+    let pairs = pairs(points);
+    if pairs.is_empty() {
         return None;
     }
+    let f = family(&pairs, margin);
     let (mut details, mut summary) = (Vec::new(), Vec::new());
-    for p in &bidir {
-        let at = format!(
-            "{} {} ×{}",
-            p.mechanism,
-            size_label(p.size),
-            p.threads as usize
-        );
-        let Some(one_way) = twin(p, points) else {
-            details.push(format!("{at}: no completed one-way twin to pair with"));
-            continue;
-        };
-        match paired::ratio(p, one_way) {
-            Ok(r) => {
-                let state = paired::state(&r);
+    for ((p, one_way), cell) in pairs.iter().zip(&f.cells) {
+        let at = at(p);
+        match (cell, one_way) {
+            (Ok(j), Some(q)) => {
                 details.push(format!(
                     "{at}: forward Gbit/s with the reverse running over one-way {} ({:.2} against {:.2} Gbit/s): {}",
-                    verdict(&r),
+                    ratio_family::text(j, margin),
                     p.throughput_with_ci().0,
-                    one_way.throughput_with_ci().0,
-                    word(state)
+                    q.throughput_with_ci().0,
+                    word(j.state, margin)
                 ));
-                summary.push(format!("{at}: {}", word(state)));
+                summary.push(format!("{at}: {}", word(j.state, margin)));
             }
-            Err(why) => details.push(format!("{at}: undecided: {why}")),
+            (Err(why), Some(_)) => details.push(format!("{at}: undecided: {why}")),
+            (_, None) => details.push(format!("{at}: no completed one-way twin to pair with")),
         }
     }
     if summary.is_empty() {
@@ -81,16 +111,26 @@ pub fn answer(points: &[&Point]) -> Option<Answer> {
                 "Cannot be said: no bidir point pairs with a one-way twin over two rounds or more. {}",
                 details.join("; ")
             ),
-            BASIS.into(),
+            basis(margin),
         ));
     }
     Some(Answer {
         question: QUESTION,
-        finding: "Per mechanism, size and threads: the forward direction's throughput while the reverse direction runs, over the same point one-way:".into(),
+        finding: format!(
+            "Per mechanism, size and threads: the forward direction's throughput while the reverse direction runs, over the same point one-way ({}):",
+            f.control()
+        ),
         details,
-        rests_on: BASIS.into(),
+        rests_on: basis(margin),
         verdict: Some(summary.join("; ")),
     })
+}
+
+/// The family behind `answer`, cell by cell, for answers.json.
+pub fn tested(points: &[&Point], margin: f64) -> Option<TestedAnswer> {
+    let pairs = pairs(points);
+    let names: Vec<String> = pairs.iter().map(|(p, _)| at(p)).collect();
+    family(&pairs, margin).tested(QUESTION, &names)
 }
 
 #[cfg(test)]

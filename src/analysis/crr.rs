@@ -6,22 +6,28 @@
 //! does not. The answer is that ratio's interval in three states, with the split of a crr
 //! transaction from the record (connect, first response bytes, whole response, close) and each
 //! side's CPU per transaction.
-use super::paired::{self, verdict};
+use super::paired;
 use super::point::Point;
+use super::ratio_family::{self, RatioFamily};
+use super::tested::TestedAnswer;
 use super::{size_label, Answer};
 use crate::record::crr::CrrReport;
-use crate::stats::verdict::Verdict;
+use crate::stats::verdict::{percent, Judged, Verdict};
+use crate::stats::visits::RatioInterval;
 
 pub const QUESTION: &str =
     "What does a connection cost (a crr transaction against an rr round trip, paired by round)?";
 
-const BASIS: &str = "per-round ratios of the rr point's round trips/s over its crr twin's \
-     transactions/s (same mechanism, transport, size and threads; both visited in every round, \
-     in different groups of it); 95 % CI by Student's t on the per-round log-ratios; each point \
-     alone (no family correction): \"costs\" when that interval lies above 1, \"equivalent \
-     within ±5 %\" when two one-sided tests place it inside [0.95, 1.05] (90 % CI), \
-     \"undecided\" otherwise. The split and CPU per transaction are the client's clock and both \
-     sides' rusage over the measured windows of every visit (means, no interval)";
+fn basis(margin: f64) -> String {
+    format!(
+        "per-round ratios of the rr point's round trips/s over its crr twin's transactions/s \
+         (same mechanism, transport, size and threads; both visited in every round, in \
+         different groups of it); Student's t on the per-round log-ratios; \"costs\" when the \
+         interval lies above 1; {}. The split and CPU per transaction are the client's clock \
+         and both sides' rusage over the measured windows of every visit (means, no interval)",
+        ratio_family::basis(margin)
+    )
+}
 
 /// The rr point `p` (a crr point) is set against.
 fn twin<'a>(p: &Point, points: &[&'a Point]) -> Option<&'a Point> {
@@ -36,12 +42,12 @@ fn twin<'a>(p: &Point, points: &[&'a Point]) -> Option<&'a Point> {
 }
 
 /// The state of one ratio (rr over crr) in the answer's words.
-fn word(state: Verdict) -> &'static str {
+fn word(state: Verdict, margin: f64) -> String {
     match state {
-        Verdict::Beats => "the connection costs",
-        Verdict::Slower => "a crr transaction is faster than a round trip",
-        Verdict::Equivalent => "equivalent within ±5 %",
-        Verdict::Undecided => "undecided",
+        Verdict::Beats => "the connection costs".into(),
+        Verdict::Slower => "a crr transaction is faster than a round trip".into(),
+        Verdict::Equivalent => format!("equivalent within ±{}", percent(margin)),
+        Verdict::Undecided => "undecided".into(),
     }
 }
 
@@ -76,50 +82,71 @@ fn at(p: &Point) -> String {
     )
 }
 
-/// One crr point's line, and its verdict's words when it has an rr twin to pair with.
-fn judge(p: &Point, points: &[&Point]) -> (String, Option<&'static str>) {
+/// The crr points, each with its rr twin where one completed.
+fn pairs<'a>(points: &[&'a Point]) -> Vec<(&'a Point, Option<&'a Point>)> {
+    points
+        .iter()
+        .copied()
+        .filter(|p| p.pattern == "crr")
+        .map(|p| (p, twin(p, points)))
+        .collect()
+}
+
+/// Each pair's ratio, rr over crr (or why it has none), judged as one family.
+fn family(pairs: &[(&Point, Option<&Point>)], margin: f64) -> RatioFamily {
+    let ratios: Vec<Result<RatioInterval, String>> = pairs
+        .iter()
+        .map(|(p, rr)| match rr {
+            Some(rr) => paired::ratio(rr, p),
+            None => Err("no completed rr twin to pair with (add rr to --patterns)".into()),
+        })
+        .collect();
+    ratio_family::judge(&ratios, margin)
+}
+
+/// One crr point's line, and its verdict's words when it had a ratio to judge.
+fn line(
+    (p, rr): (&Point, Option<&Point>),
+    cell: &Result<Judged, String>,
+    margin: f64,
+) -> (String, Option<String>) {
     let at = at(p);
     let parts = split(p.crr.as_ref());
-    let Some(rr) = twin(p, points) else {
-        let line =
-            format!("{at}: {parts}; no completed rr twin to pair with (add rr to --patterns)");
-        return (line, None);
-    };
-    match paired::ratio(rr, p) {
-        Ok(r) => {
-            let state = paired::state(&r);
+    match (cell, rr) {
+        (Ok(j), Some(rr)) => {
             // Time per exchange on one flow: threads over the rate.
             let per = |rate: f64| p.threads * 1e6 / rate;
             let (crr, open) = (per(p.headline_value()), per(rr.headline_value()));
             let line = format!(
                 "{at}: a crr transaction takes {} a round trip ({crr:.1} against {open:.1} µs per flow, so the connection adds {:.1} µs): {}; {parts}",
-                verdict(&r),
+                ratio_family::text(j, margin),
                 crr - open,
-                word(state)
+                word(j.state, margin)
             );
-            (line, Some(word(state)))
+            (line, Some(word(j.state, margin)))
         }
-        Err(why) => (format!("{at}: undecided: {why}; {parts}"), None),
+        (Err(why), Some(_)) => (format!("{at}: undecided: {why}; {parts}"), None),
+        (_, None) => (
+            format!("{at}: {parts}; no completed rr twin to pair with (add rr to --patterns)"),
+            None,
+        ),
     }
 }
 
 /// The answer, or `None` when the points hold no crr point (then nothing was asked).
-pub fn answer(points: &[&Point]) -> Option<Answer> {
-    let crr: Vec<&Point> = points
-        .iter()
-        .copied()
-        .filter(|p| p.pattern == "crr")
-        .collect();
-    if crr.is_empty() {
+pub fn answer(points: &[&Point], margin: f64) -> Option<Answer> {
+    let pairs = pairs(points);
+    if pairs.is_empty() {
         return None;
     }
+    let f = family(&pairs, margin);
     let (mut details, mut summary) = (Vec::new(), Vec::new());
-    for p in &crr {
-        let (line, state) = judge(p, points);
+    for (pair, cell) in pairs.iter().zip(&f.cells) {
+        let (text, state) = line(*pair, cell, margin);
         if let Some(state) = state {
-            summary.push(format!("{}: {state}", at(p)));
+            summary.push(format!("{}: {state}", at(pair.0)));
         }
-        details.push(line);
+        details.push(text);
     }
     if summary.is_empty() {
         return Some(Answer {
@@ -127,17 +154,27 @@ pub fn answer(points: &[&Point]) -> Option<Answer> {
             ..Answer::cannot(
                 QUESTION,
                 "Cannot be said: no crr point pairs with an rr twin over two rounds or more; the split of each transaction follows.".into(),
-                BASIS.into(),
+                basis(margin),
             )
         });
     }
     Some(Answer {
         question: QUESTION,
-        finding: "Per mechanism, size and threads: a crr transaction's time over a round trip on an open connection, and the transaction's split:".into(),
+        finding: format!(
+            "Per mechanism, size and threads: a crr transaction's time over a round trip on an open connection ({}), and the transaction's split:",
+            f.control()
+        ),
         details,
-        rests_on: BASIS.into(),
+        rests_on: basis(margin),
         verdict: Some(summary.join("; ")),
     })
+}
+
+/// The family behind `answer`, cell by cell, for answers.json.
+pub fn tested(points: &[&Point], margin: f64) -> Option<TestedAnswer> {
+    let pairs = pairs(points);
+    let names: Vec<String> = pairs.iter().map(|(p, _)| at(p)).collect();
+    family(&pairs, margin).tested(QUESTION, &names)
 }
 
 #[cfg(test)]

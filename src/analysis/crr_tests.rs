@@ -31,7 +31,7 @@ fn a_connection_that_halves_the_rate_is_said_to_cost_with_its_split() {
     let crr = crr_point("send", 14_000.0, 0.005);
     assert_eq!(crr.crr.as_ref().unwrap().first_byte_us_mean, Some(27.0));
     let rr = rr_point("send", 28_000.0);
-    let a = answer(&[&rr, &crr]).expect("a crr point");
+    let a = answer(&[&rr, &crr], 0.05).expect("a crr point");
     assert_eq!(a.question, QUESTION);
     assert_eq!(
         a.verdict.as_deref(),
@@ -51,9 +51,9 @@ fn a_connection_that_halves_the_rate_is_said_to_cost_with_its_split() {
 fn a_difference_within_the_noise_is_undecided_and_no_twin_still_gives_the_split() {
     let crr = crr_point("copy", 27_500.0, 0.1);
     let rr = rr_point("copy", 28_000.0);
-    let a = answer(&[&rr, &crr]).unwrap();
+    let a = answer(&[&rr, &crr], 0.05).unwrap();
     assert_eq!(a.verdict.as_deref(), Some("copy 64 B ×1: undecided"));
-    let alone = answer(&[&crr]).unwrap();
+    let alone = answer(&[&crr], 0.05).unwrap();
     assert_eq!(alone.verdict.as_deref(), Some("cannot be said"));
     assert!(
         alone.details[0].contains("no completed rr twin"),
@@ -61,5 +61,24 @@ fn a_difference_within_the_noise_is_undecided_and_no_twin_still_gives_the_split(
         alone.details
     );
     assert!(alone.details[0].contains("CPU per transaction client 35.0 µs"));
-    assert!(answer(&[&rr]).is_none(), "no crr point: nothing asked");
+    assert!(
+        answer(&[&rr], 0.05).is_none(),
+        "no crr point: nothing asked"
+    );
+}
+
+#[test]
+fn the_crr_points_are_one_family_stated_at_the_margin_given() {
+    let rr = rr_point("send", 28_000.0);
+    let crr = crr_point("send", 14_000.0, 0.005);
+    let a = answer(&[&rr, &crr], 0.02).unwrap();
+    assert!(
+        a.finding.contains("one family: 1 test, Holm") && a.finding.contains("margin ±2 %"),
+        "{}",
+        a.finding
+    );
+    assert!(a.rests_on.contains("[0.98, 1.02]"), "{}", a.rests_on);
+    assert!(!format!("{a:?}").contains("±5 %"), "{a:?}");
+    let t = tested(&[&rr, &crr], 0.02).unwrap();
+    assert_eq!((t.tests, t.margin, t.cells.len()), (1, 0.02, 1));
 }

@@ -13,6 +13,7 @@ pub(crate) mod point;
 pub(crate) mod profile;
 pub(crate) mod profile_change;
 pub(crate) mod questions;
+pub(crate) mod ratio_family;
 pub(crate) mod scaling;
 pub(crate) mod separated;
 pub(crate) mod serialization;
@@ -68,6 +69,9 @@ pub struct Dataset {
     /// The margin and looks the crossover families are judged with (rounds.json's, or the
     /// report's `--margin`).
     pub verdicts: crossover_rule::Settings,
+    /// What the method text adds when the verdicts are judged at a margin other than the
+    /// study's (`report --margin`, `report::margin_change`).
+    pub margin_note: Option<String>,
 }
 
 impl Dataset {
@@ -109,8 +113,8 @@ pub fn answers(data: &Dataset) -> Vec<Answer> {
         surprise::answer(&data.completed()),
     ]);
     // Only where the results hold `--bidir` points, and `--profile` blocks.
-    answers.extend(bidir::answer(&data.completed()));
-    answers.extend(crr::answer(&data.completed()));
+    answers.extend(bidir::answer(&data.completed(), data.margin()));
+    answers.extend(crr::answer(&data.completed(), data.margin()));
     answers.extend(profile::answer(data));
     answers
 }
@@ -126,6 +130,8 @@ pub fn tested_answers(data: &Dataset) -> Vec<tested::TestedAnswer> {
         .collect();
     tested.extend(sink::tested(&stream, data.verdicts));
     tested.extend(serialization::tested(&stream, data.margin()));
+    tested.extend(bidir::tested(&data.completed(), data.margin()));
+    tested.extend(crr::tested(&data.completed(), data.margin()));
     tested
 }
 

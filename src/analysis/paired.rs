@@ -5,7 +5,7 @@
 //! cannot be told apart on this machine. Overlap of two intervals is never a test.
 use super::point::Point;
 use crate::stats::interval;
-use crate::stats::verdict::{judge_one, Verdict, DEFAULT_MARGIN};
+use crate::stats::verdict::{judge_one, Verdict};
 use crate::stats::visits::{paired_ratio, RatioInterval};
 
 /// Rests-on text shared by every answer that compares two mechanisms.
@@ -94,19 +94,9 @@ pub fn ratio_of(
     })
 }
 
-/// One comparison's state alone (no family): beats or slower where the 95 % interval excludes
-/// 1, equivalent where two one-sided tests place it within ±5 %, else undecided.
-pub fn state(r: &RatioInterval) -> Verdict {
-    judge_one(r, DEFAULT_MARGIN).state
-}
-
-/// "1.40× (…)" when the interval excludes 1, "equivalent within ±5 % (…, 90 % CI …)" when two
-/// one-sided tests place it within the margin, else "undecided (…)": never "no difference".
-pub fn verdict(r: &RatioInterval) -> String {
-    verdict_within(r, DEFAULT_MARGIN)
-}
-
-/// `verdict` with the equivalence margin `margin` (a share), stated in the text.
+/// "1.40× (…)" when the interval excludes 1, "equivalent within ±M (…, 90 % CI …)" when two
+/// one-sided tests place it within the margin `margin` (a share), else "undecided (…)": never
+/// "no difference". One comparison alone; a list of them is `ratio_family`'s.
 pub fn verdict_within(r: &RatioInterval, margin: f64) -> String {
     let j = judge_one(r, margin);
     match j.state {
@@ -134,6 +124,7 @@ mod tests {
     use super::*;
     use crate::analysis::point::from_value as from_record;
     use crate::analysis::synthetic::{record, Shape};
+    use crate::stats::verdict::DEFAULT_MARGIN;
     use crate::stats::visits::Direction;
 
     fn point(shape: Shape) -> Point {
@@ -182,9 +173,9 @@ mod tests {
             n: 2,
             df: 1.0,
         };
-        assert_eq!(state(&two), Verdict::Undecided);
+        assert_eq!(judge_one(&two, DEFAULT_MARGIN).state, Verdict::Undecided);
         assert_eq!(
-            verdict(&two),
+            verdict_within(&two, DEFAULT_MARGIN),
             "undecided (1.50×, too few rounds for an interval (2 pairs))"
         );
         assert_eq!(
@@ -204,7 +195,7 @@ mod tests {
             (r.ratio - (2.0f64 * 21.0 / 10.2).sqrt()).abs() < 1e-9,
             "{r:?}"
         );
-        assert_eq!(state(&r), Verdict::Undecided);
+        assert_eq!(judge_one(&r, DEFAULT_MARGIN).state, Verdict::Undecided);
     }
 
     #[test]

@@ -9,9 +9,11 @@ pub struct ReportArgs {
     /// Where to write the HTML report (default DIR/report.html; report.md goes beside it).
     #[arg(long, short = 'o')]
     pub output: Option<std::path::PathBuf>,
-    /// Judge the crossover verdicts again at this equivalence margin (default: the margin the
-    /// sweep recorded, else 5 %). The same margin as every command's `--margin`; only its
-    /// default differs, since a report re-renders a study that already chose one.
+    /// Judge the verdicts again at this equivalence margin (default: the margin the study
+    /// recorded, else 5 %): a sweep's, ipc's or file's folder. A margin other than the study's
+    /// was chosen after the data: the report says so and the folder records it
+    /// (margin_changes.json). Servers and mesh folders refuse it. The same margin as every
+    /// command's `--margin`; only its default differs.
     #[arg(long, value_name = "PCT")]
     pub margin: Option<String>,
 }

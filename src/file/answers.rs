@@ -3,13 +3,16 @@
 //! comes from (server CPU per byte, system calls and context switches per transfer), and cold
 //! against warm cache. A repetition visits every mechanism back to back (`file::ORDER`), so
 //! the transfers of one size and repetition form a round and comparisons rest on per-round
-//! paired ratios; each comparison is beats/slower, equivalent within ±5 % or undecided.
+//! paired ratios; each comparison is beats/slower, equivalent within the study's `--margin` or
+//! undecided, and each answer's per-size list is one family (`analysis::ratio_family`: Holm
+//! for beats/slower, Benjamini–Hochberg for equivalent), stated beside it.
 use super::mechanisms::FileMechanism;
 use super::record::{FileStudy, TransferRecord};
-use crate::analysis::paired::{ratio_of, verdict_within};
+use crate::analysis::paired::ratio_of;
+use crate::analysis::ratio_family::{self, RatioFamily};
 use crate::analysis::{size_label, Answer};
-use crate::stats::verdict::{self, LogEstimate, Verdict};
-use crate::stats::visits::{Direction, RatioInterval};
+use crate::stats::verdict::{self, Judged, LogEstimate, Verdict};
+use crate::stats::visits::RatioInterval;
 
 pub const SHARE: &str = "What share of readsend's time does each mechanism take, and is the seeds' ~65 % saving for sendfile confirmed?";
 pub const WHY: &str = "Where does the saving come from?";
@@ -29,8 +32,8 @@ fn basis(study: &FileStudy) -> String {
         false => c.cache.clone(),
     };
     format!(
-        "per-repetition paired ratios against readsend at the same size ({} repetitions; {order}); 95 % CI by Student's t on the per-repetition log-ratios; each comparison alone (no family correction): beats/slower when that interval excludes 1, \"equivalent within ±5 %\" when two one-sided tests place it inside [0.95, 1.05] (90 % CI), \"undecided\" otherwise; cache {cache}; placement: {}",
-        c.reps, c.where_sides_run
+        "per-repetition paired ratios against readsend at the same size ({} repetitions; {order}); Student's t on the per-repetition log-ratios; beats/slower when the interval excludes 1; {}; cache {cache}; placement: {}",
+        c.reps, ratio_family::basis(c.margin), c.where_sides_run
     )
 }
 
@@ -122,45 +125,66 @@ pub fn answers(study: &FileStudy) -> Vec<Answer> {
     vec![shares(study), why(study), cache(study)]
 }
 
+/// The mechanisms other than readsend, in the study's order.
+fn others(study: &FileStudy) -> Vec<FileMechanism> {
+    let m = &study.config.mechanisms;
+    m.iter()
+        .copied()
+        .filter(|m| *m != FileMechanism::Readsend)
+        .collect()
+}
+
+/// Every size of the study with every mechanism of `mechanisms`, and `ratio`'s interval for
+/// each, judged as one family at the study's margin.
+fn per_size(
+    study: &FileStudy,
+    mechanisms: &[FileMechanism],
+    ratio: impl Fn(u64, FileMechanism) -> Result<RatioInterval, String>,
+) -> (Vec<(u64, FileMechanism)>, RatioFamily) {
+    let cells: Vec<(u64, FileMechanism)> = study
+        .config
+        .sizes_bytes
+        .iter()
+        .flat_map(|&size| mechanisms.iter().map(move |&m| (size, m)))
+        .collect();
+    let ratios: Vec<Result<RatioInterval, String>> =
+        cells.iter().map(|&(size, m)| ratio(size, m)).collect();
+    (cells, ratio_family::judge(&ratios, study.config.margin))
+}
+
+/// A cell's words: `words` of its outcome, or why it has none.
+fn said(cell: &Result<Judged, String>, words: impl FnOnce(&Judged) -> String) -> String {
+    cell.as_ref().map_or_else(Clone::clone, words)
+}
+
 fn shares(study: &FileStudy) -> Answer {
     if let Some(why) = missing(study) {
         return Answer::cannot(SHARE, why, basis(study));
     }
-    let mut details = Vec::new();
+    let margin = study.config.margin;
+    let (cells, f) = per_size(study, &others(study), |size, m| share(study, size, m));
     let mut seeds = None;
-    for &size in &study.config.sizes_bytes {
-        for &m in study
-            .config
-            .mechanisms
-            .iter()
-            .filter(|m| **m != FileMechanism::Readsend)
-        {
-            let text = match share(study, size, m) {
-                Ok(r) => {
-                    if m == FileMechanism::Sendfile {
-                        seeds = Some((size, r));
-                    }
-                    format!(
-                        "{:.0} % of readsend's time: {}",
-                        r.ratio * 100.0,
-                        verdict_within(&r, study.config.margin)
-                    )
-                }
-                Err(why) => why,
-            };
-            details.push(format!("{} {}: {text}", size_label(size as f64), m.name()));
+    let mut details = Vec::new();
+    for (&(size, m), cell) in cells.iter().zip(&f.cells) {
+        if m == FileMechanism::Sendfile && cell.is_ok() {
+            seeds = share(study, size, m).ok().map(|r| (size, r));
         }
+        let text = said(cell, |j| {
+            let shown = ratio_family::text(j, margin);
+            format!("{:.0} % of readsend's time: {shown}", j.ratio * 100.0)
+        });
+        details.push(format!("{} {}: {text}", size_label(size as f64), m.name()));
     }
     let (finding, v) = match seeds {
         None => (
             "The seeds' ~65 % saving for sendfile cannot be checked: sendfile was not measured against readsend here (add sendfile to --mechanisms).".to_string(),
             "sendfile not measured".to_string(),
         ),
-        Some((size, r)) => seeds_verdict(size, &r, study.config.margin),
+        Some((size, r)) => seeds_verdict(size, &r, margin),
     };
     Answer {
         question: SHARE,
-        finding,
+        finding: format!("{finding} Shares per size: {}.", f.control()),
         details,
         rests_on: basis(study),
         verdict: Some(v),
@@ -229,49 +253,28 @@ fn why(study: &FileStudy) -> Answer {
     if let Some(why) = missing(study) {
         return Answer::cannot(WHY, why, basis(study));
     }
-    let mut details = Vec::new();
-    for &size in &study.config.sizes_bytes {
-        let base_cpu = rounds(study, size, FileMechanism::Readsend, |t| {
-            t.server_cpu_ns_per_byte()
-        });
-        let per = |m, f: fn(&TransferRecord) -> Option<f64>| mean(&rounds(study, size, m, f));
-        let calls = |t: &TransferRecord| t.server_syscalls.map(|n| n as f64);
-        let switches = |t: &TransferRecord| {
-            Some(
-                (t.server.as_ref()?.context_switches() + t.client.as_ref()?.context_switches())
-                    as f64,
-            )
-        };
-        let figure = |v: Option<f64>| v.map_or("n/a".into(), |v| format!("{v:.1}"));
-        for &m in study
-            .config
-            .mechanisms
-            .iter()
-            .filter(|m| **m != FileMechanism::Readsend)
-        {
-            let cpu = ratio_of(
-                &rounds(study, size, m, |t| t.server_cpu_ns_per_byte()),
-                &base_cpu,
-                "getrusage's CPU time",
-            )
-            .map_or_else(
-                |e| e,
-                |r| format!("{} of readsend's", verdict_within(&r, study.config.margin)),
-            );
-            details.push(format!(
-                "{} {}: server CPU per byte {cpu}; system calls per transfer {} against {}; context switches per transfer {} against {}",
-                size_label(size as f64),
-                m.name(),
-                figure(per(m, calls)),
-                figure(per(FileMechanism::Readsend, calls)),
-                figure(per(m, switches)),
-                figure(per(FileMechanism::Readsend, switches)),
-            ));
-        }
-    }
+    let margin = study.config.margin;
+    let cpu_of = |t: &TransferRecord| t.server_cpu_ns_per_byte();
+    let (cells, f) = per_size(study, &others(study), |size, m| {
+        ratio_of(
+            &rounds(study, size, m, cpu_of),
+            &rounds(study, size, FileMechanism::Readsend, cpu_of),
+            "getrusage's CPU time",
+        )
+    });
+    let details = cells
+        .iter()
+        .zip(&f.cells)
+        .map(|(&(size, m), cell)| {
+            let cpu = said(cell, |j| {
+                format!("{} of readsend's", ratio_family::text(j, margin))
+            });
+            why_line(study, size, m, &cpu)
+        })
+        .collect();
     Answer {
         question: WHY,
-        finding: "Against readsend at each size: the server's CPU per byte (paired ratio), and the server's system calls and both threads' context switches per transfer (means over repetitions); a mechanism that saves time by skipping the copy through user memory shows it as less server CPU per byte and fewer system calls.".into(),
+        finding: format!("Against readsend at each size: the server's CPU per byte (paired ratio; {}), and the server's system calls and both threads' context switches per transfer (means over repetitions); a mechanism that saves time by skipping the copy through user memory shows it as less server CPU per byte and fewer system calls.", f.control()),
         details,
         rests_on: format!(
             "{}; CPU from getrusage(RUSAGE_THREAD) of the sending thread, system calls counted by the server loop, switches {}",
@@ -282,7 +285,32 @@ fn why(study: &FileStudy) -> Answer {
     }
 }
 
-const CACHE_BASIS: &str = "per-repetition paired ratios of each mechanism's time cold over warm at the same size (each mechanism's cold and warm transfers back to back in every repetition, the pair's order reversed every other repetition); 95 % CI by Student's t on the per-repetition log-ratios; each comparison alone (no family correction): beats/slower when that interval excludes 1, \"equivalent within ±5 %\" when two one-sided tests place it inside [0.95, 1.05] (90 % CI), \"undecided\" otherwise; residency from mincore(2) before each transfer";
+/// One (size, mechanism)'s line of the why answer: its CPU verdict `cpu`, and its system calls
+/// and context switches per transfer beside readsend's.
+fn why_line(study: &FileStudy, size: u64, m: FileMechanism, cpu: &str) -> String {
+    let per = |m, f: fn(&TransferRecord) -> Option<f64>| mean(&rounds(study, size, m, f));
+    let calls = |t: &TransferRecord| t.server_syscalls.map(|n| n as f64);
+    let switches = |t: &TransferRecord| {
+        Some((t.server.as_ref()?.context_switches() + t.client.as_ref()?.context_switches()) as f64)
+    };
+    let figure = |v: Option<f64>| v.map_or("n/a".into(), |v| format!("{v:.1}"));
+    format!(
+        "{} {}: server CPU per byte {cpu}; system calls per transfer {} against {}; context switches per transfer {} against {}",
+        size_label(size as f64),
+        m.name(),
+        figure(per(m, calls)),
+        figure(per(FileMechanism::Readsend, calls)),
+        figure(per(m, switches)),
+        figure(per(FileMechanism::Readsend, switches)),
+    )
+}
+
+fn cache_basis(margin: f64) -> String {
+    format!(
+        "per-repetition paired ratios of each mechanism's time cold over warm at the same size (each mechanism's cold and warm transfers back to back in every repetition, the pair's order reversed every other repetition); Student's t on the per-repetition log-ratios; beats/slower when the interval excludes 1; {}; residency from mincore(2) before each transfer",
+        ratio_family::basis(margin)
+    )
+}
 
 fn cache(study: &FileStudy) -> Answer {
     let c = &study.config;
@@ -306,72 +334,66 @@ fn cache(study: &FileStudy) -> Answer {
         return Answer::cannot(
             CACHE,
             format!("Cannot be said: {} repetition per point; a paired interval of cold against warm needs at least 2 (--reps 6).", c.reps),
-            CACHE_BASIS.into(),
+            cache_basis(c.margin),
         );
     }
-    let (mut details, counts) = cold_over_warm(study);
+    let (mut details, counts, control) = cold_over_warm(study);
     let (saving, saving_verdict) = sendfile_cold(study, &mut details);
     let [slower, faster, tied] = counts;
     let total = slower + faster + tied;
     Answer {
         question: CACHE,
         finding: format!(
-            "Cold against warm, over {total} (size, mechanism) pair(s) with figures: cold is slower in {slower}, faster in {faster} and cannot be told apart in {tied}. {saving}"
+            "Cold against warm, over {total} (size, mechanism) pair(s) with figures ({control}): cold is slower in {slower}, faster in {faster} and cannot be told apart in {tied}. {saving}"
         ),
         details,
-        rests_on: format!("{CACHE_BASIS}; placement: {}", c.where_sides_run),
+        rests_on: format!("{}; placement: {}", cache_basis(c.margin), c.where_sides_run),
         verdict: Some(format!(
             "cold slower in {slower} of {total}; {saving_verdict}"
         )),
     }
 }
 
-/// Per size and mechanism, cold's time over warm's; the counts of [slower, faster, tied].
-fn cold_over_warm(study: &FileStudy) -> (Vec<String>, [usize; 3]) {
+/// Per size and mechanism, cold's time over warm's as one family; the counts of [slower,
+/// faster, tied] and the family's control.
+fn cold_over_warm(study: &FileStudy) -> (Vec<String>, [usize; 3], String) {
     let time = |t: &TransferRecord| t.elapsed_ms;
     let resident = |t: &TransferRecord| Some(t.residency_before?.fraction() * 100.0);
+    let margin = study.config.margin;
+    let (cells, f) = per_size(study, &study.config.mechanisms, |size, m| {
+        ratio_of(
+            &rounds_in(study, "cold", size, m, time),
+            &rounds_in(study, "warm", size, m, time),
+            &format!("{} cold and warm at {}", m.name(), size_label(size as f64)),
+        )
+    });
     let mut counts = [0; 3];
     let mut details = Vec::new();
-    for &size in &study.config.sizes_bytes {
-        for &m in &study.config.mechanisms {
-            let r = ratio_of(
-                &rounds_in(study, "cold", size, m, time),
-                &rounds_in(study, "warm", size, m, time),
-                &format!("{} cold and warm at {}", m.name(), size_label(size as f64)),
-            );
-            let text = match r {
-                Ok(r) => {
-                    counts[match r.direction() {
-                        Direction::Higher => 0,
-                        Direction::Lower => 1,
-                        Direction::Indistinguishable => 2,
-                    }] += 1;
-                    match r.direction() {
-                        Direction::Indistinguishable => {
-                            format!("cold and warm {}", verdict_within(&r, study.config.margin))
-                        }
-                        _ => format!(
-                            "cold takes {} of warm's time",
-                            verdict_within(&r, study.config.margin)
-                        ),
-                    }
-                }
-                Err(why) => why,
+    for (&(size, m), cell) in cells.iter().zip(&f.cells) {
+        let text = said(cell, |j| {
+            // A ratio above 1 is cold taking longer: "beats" in the family's words.
+            let shown = ratio_family::text(j, margin);
+            let (slot, text) = match j.state {
+                Verdict::Beats => (0, format!("cold takes {shown} of warm's time")),
+                Verdict::Slower => (1, format!("cold takes {shown} of warm's time")),
+                _ => (2, format!("cold and warm {shown}")),
             };
-            let pct = |cache| {
-                mean(&rounds_in(study, cache, size, m, resident))
-                    .map_or("n/a".into(), |p| format!("{p:.0} %"))
-            };
-            details.push(format!(
-                "{} {}: {text}; pages resident before: cold {}, warm {}",
-                size_label(size as f64),
-                m.name(),
-                pct("cold"),
-                pct("warm")
-            ));
-        }
+            counts[slot] += 1;
+            text
+        });
+        let pct = |cache| {
+            mean(&rounds_in(study, cache, size, m, resident))
+                .map_or("n/a".into(), |p| format!("{p:.0} %"))
+        };
+        details.push(format!(
+            "{} {}: {text}; pages resident before: cold {}, warm {}",
+            size_label(size as f64),
+            m.name(),
+            pct("cold"),
+            pct("warm")
+        ));
     }
-    (details, counts)
+    (details, counts, f.control())
 }
 
 /// Whether sendfile's saving against readsend holds cold: its share of readsend's time cold
@@ -384,23 +406,21 @@ fn sendfile_cold(study: &FileStudy, details: &mut Vec<String>) -> (String, Strin
             "sendfile against readsend not measured".into(),
         );
     }
+    let margin = study.config.margin;
+    let (cells, f) = per_size(study, &[FileMechanism::Sendfile], |size, m| {
+        share_in(study, "cold", size, m)
+    });
     let mut last = None;
-    for &size in &study.config.sizes_bytes {
+    for (&(size, _), cell) in cells.iter().zip(&f.cells) {
+        let text = said(cell, |j| {
+            last = Some((size, *j));
+            let shown = ratio_family::text(j, margin);
+            format!("{:.0} % of readsend's time: {shown}", j.ratio * 100.0)
+        });
         let at = size_label(size as f64);
-        let text = match share_in(study, "cold", size, FileMechanism::Sendfile) {
-            Ok(r) => {
-                last = Some((size, r));
-                format!(
-                    "{:.0} % of readsend's time: {}",
-                    r.ratio * 100.0,
-                    verdict_within(&r, study.config.margin)
-                )
-            }
-            Err(why) => why,
-        };
         details.push(format!("{at} sendfile against readsend, both cold: {text}"));
     }
-    let Some((size, r)) = last else {
+    let Some((size, j)) = last else {
         return (
             "Whether sendfile's saving holds cold cannot be said: no size has a paired interval of sendfile against readsend cold.".into(),
             "sendfile's saving cold cannot be said".into(),
@@ -409,22 +429,33 @@ fn sendfile_cold(study: &FileStudy, details: &mut Vec<String>) -> (String, Strin
     let at = size_label(size as f64);
     let warm = share_in(study, "warm", size, FileMechanism::Sendfile)
         .map_or("n/a".into(), |w| format!("{:.0} %", w.ratio * 100.0));
-    // "Does not hold" needs evidence: sendfile shown as fast as readsend (equivalent) or
-    // slower; an interval that merely includes 1 leaves it undecided.
-    let holds = match crate::analysis::paired::state(&r) {
-        Verdict::Slower => "holds cold",
-        Verdict::Equivalent => "does not hold cold: sendfile is equivalent to readsend within ±5 %",
-        Verdict::Beats => "does not hold cold: sendfile is slower than readsend",
-        Verdict::Undecided => "is undecided cold: sendfile's interval against readsend includes 1",
-    };
+    let holds = holds_cold(j.state, margin);
     (
         format!(
-            "At {at}, cold, sendfile takes {:.0} % of readsend's time ({}) against {warm} warm: the saving {holds}.",
-            r.ratio * 100.0,
-            verdict_within(&r, study.config.margin)
+            "At {at}, cold, sendfile takes {:.0} % of readsend's time ({}; sizes: {}) against {warm} warm: the saving {holds}.",
+            j.ratio * 100.0,
+            ratio_family::text(&j, margin),
+            f.control()
         ),
         format!("sendfile's saving at {at} {holds}"),
     )
+}
+
+/// Whether the saving holds cold, from sendfile's state against readsend cold. "Does not
+/// hold" needs evidence: sendfile shown as fast as readsend (equivalent) or slower; an
+/// interval that merely includes 1 leaves it undecided.
+fn holds_cold(state: Verdict, margin: f64) -> String {
+    match state {
+        Verdict::Slower => "holds cold".into(),
+        Verdict::Equivalent => format!(
+            "does not hold cold: sendfile is equivalent to readsend within ±{}",
+            verdict::percent(margin)
+        ),
+        Verdict::Beats => "does not hold cold: sendfile is slower than readsend".into(),
+        Verdict::Undecided => {
+            "is undecided cold: sendfile's interval against readsend includes 1".into()
+        }
+    }
 }
 
 #[cfg(test)]

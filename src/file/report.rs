@@ -101,18 +101,20 @@ const HEADER: [&str; 12] = [
     "reps ok",
 ];
 
-/// How the figures were measured, in one paragraph.
-fn method(study: &FileStudy) -> String {
+/// How the figures were measured, in one paragraph; `note` says when the answers were judged
+/// at a margin other than the study's (`report --margin`).
+fn method(study: &FileStudy, note: Option<&str>) -> String {
     let c = &study.config;
     format!(
-        "{} repetitions per point ({}), cache {}, chunk {} B, {}, pin {} (server CPU {}, client CPU {}). Time: {}. CPU ns/B: user+system time of both threads (RUSAGE_THREAD) per file byte; server CPU ns/B: the sending thread's alone. Context switches and page faults: both threads, per transfer. CI: 95 % Student t over repetitions (± omitted with one repetition). {} Status: {}.",
+        "{} repetitions per point ({}), cache {}, chunk {} B, {}, pin {} (server CPU {}, client CPU {}). Time: {}. CPU ns/B: user+system time of both threads (RUSAGE_THREAD) per file byte; server CPU ns/B: the sending thread's alone. Context switches and page faults: both threads, per transfer. CI: 95 % Student t over repetitions (± omitted with one repetition). Comparisons: equivalence margin ±{} (--margin), each answer's per-size list one family (Holm for beats/slower, Benjamini–Hochberg for equivalent). {}{} Status: {}.",
         c.reps,
         match c.seed {
             Some(seed) => format!("{}; seed {seed}", c.order.as_deref().unwrap_or(super::ORDER)),
             None => "per repetition every mechanism in list order".into(),
         },
         c.cache, c.chunk_bytes, c.where_sides_run, c.pin, cpu(c.placement.sender_cpu),
-        cpu(c.placement.receiver_cpu), c.timing, counters_note(study), study.status
+        cpu(c.placement.receiver_cpu), c.timing, crate::stats::verdict::percent(c.margin),
+        counters_note(study), note.map_or_else(String::new, |n| format!(" {n}")), study.status
     )
 }
 
@@ -155,10 +157,14 @@ pub fn text_table(study: &FileStudy) -> String {
 }
 
 pub fn markdown(study: &FileStudy) -> String {
+    markdown_noted(study, None)
+}
+
+fn markdown_noted(study: &FileStudy, note: Option<&str>) -> String {
     let mut out = String::from("# bytepath file: serving a file over a socket\n\n");
     out += &study::answers_markdown(&answers(study));
     out += "## How this was measured\n\n";
-    out += &method(study);
+    out += &method(study, note);
     out += "\n\n";
     out += &table(study).markdown();
     out += "\nPlots: see report.html (time and CPU per byte against file size).\n";
@@ -261,10 +267,14 @@ fn plot_of(id: &'static str, y_label: &str, data: Vec<Series>) -> String {
 }
 
 pub fn html(study: &FileStudy) -> String {
+    html_noted(study, None)
+}
+
+fn html_noted(study: &FileStudy, note: Option<&str>) -> String {
     let mut body = study::answers_html(&answers(study));
     body += &format!(
         "<h2>How this was measured</h2>\n<p>{}</p>\n",
-        escape(&method(study))
+        escape(&method(study, note))
     );
     body += &table(study).html();
     body += "<h2>Time per transfer</h2>\n";
@@ -281,15 +291,19 @@ pub fn html(study: &FileStudy) -> String {
 }
 
 /// Re-renders the report of a file results folder from its marker and results.jsonl (what
-/// `bytepath report DIR` does for such a folder); returns the HTML path.
-pub fn rerender(dir: &Path) -> Result<std::path::PathBuf, Error> {
-    let config: FileConfig = study::marker_spec(dir)?.map_err(|e| {
+/// `bytepath report DIR` does for such a folder), judged at `margin` (`report --margin`) where
+/// given and other than the study's, which the method text then states and the folder
+/// records; returns the HTML path.
+pub fn rerender(dir: &Path, margin: Option<f64>) -> Result<std::path::PathBuf, Error> {
+    let mut config: FileConfig = study::marker_spec(dir)?.map_err(|e| {
         Error::Failed(format!(
             "{}: the marker holds no file study configuration ({e})",
             dir.display()
         ))
     })?;
     let transfers: Vec<TransferRecord> = study::records(dir)?;
+    let judging = crate::report::margin_change::judging(dir, config.margin, margin)?;
+    config.margin = judging.margin;
     let planned = config.sizes_bytes.len()
         * config.mechanisms.len()
         * config.caches().len()
@@ -315,7 +329,12 @@ pub fn rerender(dir: &Path) -> Result<std::path::PathBuf, Error> {
         status,
         transfers,
     };
-    write(dir, &study)?;
+    let note = judging.note.as_deref();
+    study::write(
+        dir,
+        &markdown_noted(&study, note),
+        &html_noted(&study, note),
+    )?;
     Ok(dir.join(HTML))
 }
 

@@ -220,7 +220,7 @@ impl Study for Transfers<'_> {
 
     fn render(dir: &Path, options: &ReportOptions) -> Result<PathBuf, Error> {
         options.folder_only(KIND)?;
-        report::rerender(dir)
+        report::rerender(dir, options.margin)
     }
 
     fn outcome(

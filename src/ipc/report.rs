@@ -4,7 +4,8 @@ use super::answers::IPC;
 use crate::error::Error;
 use std::path::{Path, PathBuf};
 
-/// Writes the report of the ipc folder `dir` (into `output` when given); returns its HTML path.
-pub fn write(dir: &Path, output: Option<&Path>) -> Result<PathBuf, Error> {
-    crate::report::write::reports(dir, output, &IPC)
+/// Writes the report of the ipc folder `dir` (into `output` when given; judged at `margin`,
+/// `report --margin`, in place of the study's); returns its HTML path.
+pub fn write(dir: &Path, output: Option<&Path>, margin: Option<f64>) -> Result<PathBuf, Error> {
+    crate::report::write::reports_within(dir, output, &IPC, margin)
 }

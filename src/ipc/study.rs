@@ -131,7 +131,7 @@ impl Study for Ipc<'_> {
     }
 
     fn render(dir: &Path, options: &ReportOptions) -> Result<PathBuf, Error> {
-        super::report::write(dir, options.output.as_deref())
+        super::report::write(dir, options.output.as_deref(), options.margin)
     }
 
     fn outcome(

@@ -158,6 +158,7 @@ impl Study for Mesh<'_> {
 
     fn render(dir: &Path, options: &ReportOptions) -> Result<PathBuf, Error> {
         options.folder_only(KIND)?;
+        options.recorded_margin_only(KIND)?;
         report::rerender(dir)
     }
 

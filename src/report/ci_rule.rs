@@ -99,7 +99,7 @@ pub(super) fn ci_rule(data: &Dataset, questions: &Questions) -> (String, String)
              place it inside [{low}, {high}]; \"undecided\" otherwise, never \"no difference\"; \
              from fewer than {min_pairs} paired rounds no interval is printed (its bounds would \
              rest on one degree of freedom) and the comparison stays undecided. Overlap of two \
-             intervals is never used as a test. {families}",
+             intervals is never used as a test. {families}{rejudged}",
             if stops.is_empty() {
                 "none recorded".to_string()
             } else {
@@ -109,6 +109,10 @@ pub(super) fn ci_rule(data: &Dataset, questions: &Questions) -> (String, String)
             low = 1.0 - data.margin(),
             high = 1.0 + data.margin(),
             families = questions.families,
+            rejudged = data
+                .margin_note
+                .as_ref()
+                .map_or_else(String::new, |n| format!(" {n}")),
             min_pairs = crate::stats::interval::MIN_PAIRS,
         ),
     )

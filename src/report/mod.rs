@@ -17,6 +17,7 @@ pub(crate) mod folder;
 pub(crate) mod html;
 pub(crate) mod json;
 pub(crate) mod limits;
+pub(crate) mod margin_change;
 pub(crate) mod markdown;
 pub(crate) mod marker;
 pub(crate) mod openmetrics;

@@ -87,16 +87,10 @@ fn write_atomically(path: &Path, text: &str) -> Result<(), Error> {
     })
 }
 
-/// Renders both reports; returns the HTML path. report.md goes beside the HTML.
-pub fn reports(
-    dir: &Path,
-    html_out: Option<&Path>,
-    questions: &Questions,
-) -> Result<PathBuf, Error> {
-    reports_within(dir, html_out, questions, None)
-}
-
-/// `reports` with the equivalence margin `margin` in place of the recorded one.
+/// Renders both reports (report.md beside the HTML) and answers.json; returns the HTML path.
+/// `margin` (`report --margin`) judges in place of the recorded margin; a margin
+/// other than the study's is stated in the method text and recorded in the folder
+/// (`margin_change`).
 pub fn reports_within(
     dir: &Path,
     html_out: Option<&Path>,
@@ -104,10 +98,13 @@ pub fn reports_within(
     margin: Option<f64>,
 ) -> Result<PathBuf, Error> {
     let mut data = read_results(dir)?;
-    if let Some(margin) = margin {
+    let recorded = data.margin.unwrap_or(data.verdicts.margin);
+    let judging = super::margin_change::judging(dir, recorded, margin)?;
+    if judging.note.is_some() {
         // The crossover families and the method text's margin alike.
-        data.verdicts.margin = margin;
-        data.margin = Some(margin);
+        data.verdicts.margin = judging.margin;
+        data.margin = Some(judging.margin);
+        data.margin_note = judging.note;
     }
     let source = dir.join(RESULTS_FILE).display().to_string();
     let html_path = html_out.map_or_else(|| dir.join("report.html"), Path::to_path_buf);
@@ -212,7 +209,7 @@ mod tests {
     #[test]
     fn both_reports_are_written_beside_the_results() {
         let dir = folder("ok", Some(&jsonl(&[Shape::stream("copy", 4096, 1, 10.0)])));
-        let html = reports(&dir, None, &SWEEP).unwrap();
+        let html = reports_within(&dir, None, &SWEEP, None).unwrap();
         assert_eq!(html, dir.join("report.html"));
         assert!(std::fs::read_to_string(&html)
             .unwrap()
@@ -225,13 +222,16 @@ mod tests {
     #[test]
     fn a_missing_folder_is_an_input_error() {
         let dir = std::env::temp_dir().join("bytepath-write-does-not-exist");
-        assert!(message(reports(&dir, None, &SWEEP).unwrap_err()).contains("no such folder"));
+        assert!(
+            message(reports_within(&dir, None, &SWEEP, None).unwrap_err())
+                .contains("no such folder")
+        );
     }
 
     #[test]
     fn a_folder_without_results_is_an_input_error() {
         let dir = folder("empty", None);
-        let msg = message(reports(&dir, None, &SWEEP).unwrap_err());
+        let msg = message(reports_within(&dir, None, &SWEEP, None).unwrap_err());
         let expected = format!(
             "results.jsonl: not found; is {} a folder written by `bytepath sweep`?",
             dir.display()
@@ -244,7 +244,7 @@ mod tests {
     fn a_bad_line_overwrites_nothing() {
         let dir = folder("bad", Some("{\"schema_version\": 1}\n"));
         std::fs::write(dir.join("report.html"), "old").unwrap();
-        let msg = message(reports(&dir, None, &SWEEP).unwrap_err());
+        let msg = message(reports_within(&dir, None, &SWEEP, None).unwrap_err());
         assert!(
             msg.contains("results.jsonl line 1: config.mechanism is missing"),
             "{msg}"

@@ -167,6 +167,7 @@ impl Study for Servers<'_> {
     /// it wrote).
     fn render(dir: &Path, options: &ReportOptions) -> Result<PathBuf, Error> {
         options.folder_only(KIND)?;
+        options.recorded_margin_only(KIND)?;
         super::report::rerender(dir)
     }
 

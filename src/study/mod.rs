@@ -163,6 +163,19 @@ impl ReportOptions {
             None => Ok(()),
         }
     }
+
+    /// Refuses `--margin` for a study whose report cannot yet be judged at another margin
+    /// than the one it recorded: ignoring it would re-judge nothing and say nothing.
+    pub fn recorded_margin_only(&self, kind: StudyKind) -> Result<(), Error> {
+        match self.margin {
+            Some(m) => Err(crate::error::bad(format!(
+                "--margin {}: a {} folder's report is judged at the margin its study recorded; allowed: leave --margin out",
+                crate::stats::verdict::percent(m),
+                kind.name()
+            ))),
+            None => Ok(()),
+        }
+    }
 }
 
 /// A study under way, as the driver hands it to the study: its folder, the command line's
