@@ -739,6 +739,28 @@ fn decisiveness() {
             }
         }
     }
+    // The real loop once a budget, at this machine's median pair spread of its quieter sweep:
+    // the table's time is its visits at VISIT_COST_S, as the sweep's budget counts them.
+    let quieter = noise.round_sd_median[1];
+    for budget in [2.2, 3.5] {
+        let shape = scripted::Shape {
+            sizes: &[256, 1024, 4096, 16384],
+            threads: &[1, 2, 4, 8],
+            truth: &SEEDS_TRUTH,
+            spread: Spread::Fixed(quieter),
+            rho: 0.0,
+        };
+        let model = decided(
+            Model {
+                spread: Spread::Fixed(quieter),
+                rho: 0.0,
+            },
+            budget,
+            &noise,
+        );
+        let (share, visits, spent) = scripted::real_loop(shape, budget);
+        eprintln!("the scripted sweep at {budget} s a point, pair spread {quieter:.3}: {:.1} % decided, {visits} visits costing {spent:.0} s (the simulation above: {:.1} %, {:.0} s)", share * 100.0, model.0 * 100.0, model.1);
+    }
     match enough.iter().map(|(s, _)| *s).fold(None, |m: Option<f64>, s| Some(m.map_or(s, |m| m.max(s)))) {
         Some(s) => eprintln!("≥ 90 % of crossover cells decided within {ONE_SWEEP_S} s needs a per-round pair spread of at most {s:.2} here (of those tried; at budgets {:?})", enough.iter().filter(|(e, _)| *e == s).map(|(_, b)| *b).collect::<Vec<_>>()),
         None => eprintln!("no spread tried decides ≥ 90 % of crossover cells within {ONE_SWEEP_S} s"),

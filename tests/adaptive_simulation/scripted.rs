@@ -15,36 +15,66 @@ use std::sync::atomic::AtomicBool;
 
 static QUIET: AtomicBool = AtomicBool::new(false);
 
-const SIZES: [usize; 2] = [1024, 16384];
-const THREADS: [usize; 2] = [1, 2];
 /// The challengers, in `crossover_rule::pairs`' order of their questions, and copy.
 const CHALLENGERS: [&str; QUESTIONS] = ["gather", "zerocopy"];
 /// Runs scripted per point: far past any round a budget of these sweeps buys.
 const RUNS: usize = 400;
 
-/// True ratios at a size: gather against copy, zerocopy against copy.
-fn truth(size: usize) -> [f64; QUESTIONS] {
-    match size {
-        1024 => [1.0, 0.8],
-        _ => [1.25, 1.0],
+/// A scripted sweep's matrix (copy, gather, zerocopy at every size and flow count), its
+/// true ratios by size (gather against copy, zerocopy against copy) and its noise.
+#[derive(Clone, Copy)]
+pub struct Shape {
+    pub sizes: &'static [usize],
+    pub threads: &'static [usize],
+    pub truth: &'static [[f64; QUESTIONS]],
+    pub spread: Spread,
+    pub rho: f64,
+}
+
+impl Shape {
+    fn truth(&self, size: usize) -> [f64; QUESTIONS] {
+        let at = self
+            .sizes
+            .iter()
+            .position(|s| *s == size)
+            .expect("a size of the shape");
+        self.truth[at]
+    }
+
+    fn list(values: &[usize]) -> String {
+        values
+            .iter()
+            .map(usize::to_string)
+            .collect::<Vec<_>>()
+            .join(",")
     }
 }
 
+/// The checked sweep: 12 points, 1 KiB and 16 KiB at 1 and 2 flows, spreads drawn from
+/// noise.json.
+const CHECKED: Shape = Shape {
+    sizes: &[1024, 16384],
+    threads: &[1, 2],
+    truth: &[[1.0, 0.8], [1.25, 1.0]],
+    spread: Spread::Measured,
+    rho: 0.0,
+};
+
 /// The runner: each point's `n`-th run reads 10 Gbit/s × its true ratio × the shared regime
-/// of its group's `n`-th round × its own AR(1) noise (pair spreads drawn from noise.json, at
-/// lag-1 correlation `rho`). The points of a group are visited once each per round, so the
-/// `n`-th runs of a group are one round.
-fn runner(seed: u64, noise: &Noise, rho: f64) -> ScriptedRunner {
+/// of its group's `n`-th round × its own AR(1) noise (pair spreads as the shape says, at its
+/// lag-1 correlation). The points of a group are visited once each per round, so the `n`-th
+/// runs of a group are one round.
+fn runner(seed: u64, noise: &Noise, shape: Shape) -> ScriptedRunner {
     let mut rng = fastrand::Rng::with_seed(seed);
     let mut own: HashMap<(String, usize, usize), Vec<f64>> = HashMap::new();
     let mut regime: HashMap<(usize, usize), Vec<f64>> = HashMap::new();
-    for size in SIZES {
-        for threads in THREADS {
+    for &size in shape.sizes {
+        for &threads in shape.threads {
             let shared = (0..RUNS).map(|_| noise.visit_log_sd * normal(&mut rng));
             regime.insert((size, threads), shared.collect());
             for mechanism in ["copy", CHALLENGERS[0], CHALLENGERS[1]] {
-                let sd = Spread::Measured.point_sd(&mut rng, noise);
-                let series = noise::ar1(&mut rng, RUNS, sd, rho);
+                let sd = shape.spread.point_sd(&mut rng, noise);
+                let series = noise::ar1(&mut rng, RUNS, sd, shape.rho);
                 own.insert((mechanism.to_string(), size, threads), series);
             }
         }
@@ -53,7 +83,7 @@ fn runner(seed: u64, noise: &Noise, rho: f64) -> ScriptedRunner {
         let (size, threads) = (spec.message_size, spec.threads);
         let name = spec.mechanism.name();
         let ratio = match CHALLENGERS.iter().position(|c| *c == name) {
-            Some(q) => truth(size)[q],
+            Some(q) => shape.truth(size)[q],
             None => 1.0,
         };
         let log = regime[&(size, threads)][n] + own[&(name.to_string(), size, threads)][n];
@@ -73,10 +103,10 @@ fn folder() -> tempfile::TempDir {
     }
 }
 
-/// Runs the 12-point sweep (copy, gather, zerocopy × 1 KiB, 16 KiB × 1, 2 flows) at
-/// `budget`, on scripted figures at lag-1 correlation `rho`; its folder.
-fn scripted_sweep(seed: u64, budget: &str, noise: &Noise, rho: f64) -> tempfile::TempDir {
+/// Runs the sweep of `shape` at `budget`, on scripted figures; its folder.
+fn scripted_sweep(seed: u64, budget: &str, noise: &Noise, shape: Shape) -> tempfile::TempDir {
     let dir = folder();
+    let (sizes, threads) = (Shape::list(shape.sizes), Shape::list(shape.threads));
     let line = [
         "bytepath",
         "sweep",
@@ -85,9 +115,9 @@ fn scripted_sweep(seed: u64, budget: &str, noise: &Noise, rho: f64) -> tempfile:
         "--mechanisms",
         "copy,gather,zerocopy",
         "--sizes",
-        "1K,16K",
+        &sizes,
         "--threads",
-        "1,2",
+        &threads,
         "--patterns",
         "stream",
         "--budget",
@@ -98,7 +128,7 @@ fn scripted_sweep(seed: u64, budget: &str, noise: &Noise, rho: f64) -> tempfile:
         unreachable!("a sweep's command line")
     };
     let spec = bytepath::args::sweep::sweep_spec(&args, &[0, 1]).expect("a valid sweep");
-    let runner = runner(seed, noise, rho);
+    let runner = runner(seed, noise, shape);
     let machine = ScriptedMachine::new(|_| VISIT_COST_S);
     let output = StudyOutput {
         out: Some(dir.path().join("sweep")),
@@ -185,7 +215,7 @@ fn check_budget(visits: &[RunRecord], rounds: &Value, budget_s: f64) {
         .filter_map(|r| r.visit.as_ref())
         .map(|v| v.wall_s)
         .sum();
-    let points = SIZES.len() * THREADS.len() * POINTS;
+    let points = CHECKED.sizes.len() * CHECKED.threads.len() * POINTS;
     // The pilot and the counter round are made whatever the budget.
     let minimum = (points * (PILOT + 1)) as f64 * VISIT_COST_S;
     let total = (budget_s * points as f64).max(minimum);
@@ -273,9 +303,10 @@ fn check_answers(dir: &Path, rounds: &Value, figures: &Figures) {
             .find(|a| a["question"].as_str().unwrap().contains(&asked))
             .unwrap_or_else(|| panic!("a question about {challenger}"));
         // The report's cells run by thread count, then size.
-        let at: Vec<(usize, usize)> = THREADS
+        let at: Vec<(usize, usize)> = CHECKED
+            .threads
             .iter()
-            .flat_map(|&t| SIZES.iter().map(move |&s| (s, t)))
+            .flat_map(|&t| CHECKED.sizes.iter().map(move |&s| (s, t)))
             .collect();
         let cells: Vec<Vec<(f64, f64)>> = at
             .iter()
@@ -315,7 +346,8 @@ pub fn check() {
     let noise = noise::measured();
     for (seed, budget, rho) in [(21, DEFAULT_BUDGET_S, 0.2), (22, 0.6, noise.rho_pooled)] {
         let started = std::time::Instant::now();
-        let dir = scripted_sweep(seed, &format!("{budget}s"), &noise, rho);
+        let shape = Shape { rho, ..CHECKED };
+        let dir = scripted_sweep(seed, &format!("{budget}s"), &noise, shape);
         let dir = dir.path().join("sweep");
         let (visits, figures) = read_visits(&dir);
         let rounds = json(&dir, "rounds.json");
@@ -330,4 +362,35 @@ pub fn check() {
             started.elapsed().as_secs_f64()
         );
     }
+}
+
+/// The real loop on `shape` once at `budget_s` a point: the share of crossover cells its
+/// answers decided (beats, slower or equivalent), its visits, and what they cost of the budget.
+pub fn real_loop(shape: Shape, budget_s: f64) -> (f64, usize, f64) {
+    let noise = noise::measured();
+    let dir = scripted_sweep(41, &format!("{budget_s}s"), &noise, shape);
+    let dir = dir.path().join("sweep");
+    let (visits, _) = read_visits(&dir);
+    let spent: f64 = visits
+        .iter()
+        .filter_map(|r| r.visit.as_ref())
+        .map(|v| v.wall_s)
+        .sum();
+    let answers = json(&dir, "answers.json");
+    let cells: Vec<&Value> = answers
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|a| {
+            CHALLENGERS.iter().any(|c| {
+                a["question"]
+                    .as_str()
+                    .unwrap()
+                    .contains(&format!("does {c} "))
+            })
+        })
+        .flat_map(|a| a["cells"].as_array().unwrap())
+        .collect();
+    let decided = cells.iter().filter(|c| c["state"] != "undecided").count();
+    (decided as f64 / cells.len() as f64, visits.len(), spent)
 }
