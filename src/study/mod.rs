@@ -16,8 +16,7 @@ pub(crate) mod folder;
 pub(crate) mod kind;
 pub(crate) mod machine;
 pub(crate) mod rounds;
-#[cfg(test)]
-pub(crate) mod scripted;
+pub mod scripted;
 
 use crate::config::watch::Watch;
 use crate::error::{Error, Status};

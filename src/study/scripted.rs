@@ -135,7 +135,8 @@ impl PointRunner for ScriptedRunner {
 const SLICES: u32 = 4;
 
 /// A run that moved what `headline` says over the spec's duration, both sides spending
-/// `cpu_ns_per_byte` of CPU on every payload byte.
+/// `cpu_ns_per_byte` of CPU on every payload byte; with several flows (`--threads`) each flow's
+/// two sides carry an equal share, so the record finds every side it expects.
 fn measured(spec: &RunSpec, headline: f64, cpu_ns_per_byte: f64) -> RunOutcome {
     let elapsed = spec.duration.max(Duration::from_millis(4));
     let secs = elapsed.as_secs_f64();
@@ -146,18 +147,26 @@ fn measured(spec: &RunSpec, headline: f64, cpu_ns_per_byte: f64) -> RunOutcome {
     }
     .max(u64::from(SLICES));
     let bytes = messages * size;
-    let cpu = Duration::from_nanos((cpu_ns_per_byte * bytes as f64) as u64);
-    let side = |role| ThreadSample {
-        window: Some(window(messages, bytes, elapsed, cpu)),
-        total_messages: messages,
-        sent_bytes: if role == Role::Sender { bytes } else { 0 },
-        received_bytes: if role == Role::Receiver { bytes } else { 0 },
+    let flows = spec.threads.max(1) as u64;
+    let (flow_messages, flow_bytes) = (messages / flows, messages / flows * size);
+    let cpu = Duration::from_nanos((cpu_ns_per_byte * flow_bytes as f64) as u64);
+    let side = |flow: u64, role| ThreadSample {
+        window: Some(window(flow_messages, flow_bytes, elapsed, cpu)),
+        total_messages: flow_messages,
+        sent_bytes: if role == Role::Sender { flow_bytes } else { 0 },
+        received_bytes: if role == Role::Receiver {
+            flow_bytes
+        } else {
+            0
+        },
         error: None,
-        ..ThreadSample::missing(0, role, std::process::id(), String::new())
+        ..ThreadSample::missing(flow as u32, role, std::process::id(), String::new())
     };
     let slice = elapsed / SLICES;
     RunOutcome {
-        samples: vec![side(Role::Sender), side(Role::Receiver)],
+        samples: (0..flows)
+            .flat_map(|flow| [side(flow, Role::Sender), side(flow, Role::Receiver)])
+            .collect(),
         machine: Err("scripted: no machine-wide CPU".into()),
         measured: elapsed,
         interrupted: false,

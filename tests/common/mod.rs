@@ -1,5 +1,7 @@
 //! Helpers shared by the integration tests: run the real binary, parse its JSON.
 #![allow(dead_code)]
+pub mod noise;
+
 use assert_cmd::Command;
 use serde_json::Value;
 
