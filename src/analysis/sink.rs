@@ -24,7 +24,12 @@ pub const LOOPBACK_QUESTION: &str = "Beside it, over loopback UDP, where a local
 const SENDER_CPU: Figure = Figure {
     name: "sender CPU-ns per byte",
     ratio: cpu_ratio,
+    series: cpu_series,
 };
+
+fn cpu_series(challenger: &Point, baseline: &Point) -> Vec<f64> {
+    paired::log_ratios_of(&baseline.sender_cpu_visits, &challenger.sender_cpu_visits)
+}
 
 fn cpu_ratio(challenger: &Point, baseline: &Point) -> Result<RatioInterval, String> {
     paired::ratio_of(
