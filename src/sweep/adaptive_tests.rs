@@ -156,3 +156,46 @@ fn a_round_visits_the_groups_short_of_their_totals_furthest_first() {
     assert_eq!(round_groups(&plan, &[4, 4, 4, 4]), [1, 3, 2]);
     assert_eq!(round_groups(&plan, &[4, 9, 8, 4]), [3, 1]);
 }
+
+#[test]
+fn a_pilot_of_four_rounds_decides_no_equivalence_however_tight() {
+    // 1.00 with a 0.1 % spread: inside ±5 % by far, but four rounds may not say "equivalent",
+    // so the group stays open for its share.
+    let tight = PilotCell {
+        group: 0,
+        question: 0,
+        pairs: pairs(1.0, 0.001),
+    };
+    let plan = plan(&pilot(vec![tight], vec![], 1), &TARGETS);
+    assert_eq!((plan[0].why, plan[0].planned_rounds), (Why::Undecided, 44));
+}
+
+#[test]
+fn the_pilots_look_widens_by_its_questions_rounds_autocorrelation() {
+    // Four rounds whose log-ratios climb steadily (mean 0.6, SD 0.13): plain, 1.8× beats at
+    // the pilot's α; a climb is lag-1 correlation, and widened by it the cell stays open.
+    let climbing: Vec<(f64, f64)> = [-1.5, -0.5, 0.5, 1.5]
+        .iter()
+        .map(|z: &f64| (10.0 * (0.6 + 0.1 * z).exp(), 10.0))
+        .collect();
+    let alternating: Vec<(f64, f64)> = [-1.5, 0.5, -0.5, 1.5]
+        .iter()
+        .map(|z: &f64| (10.0 * (0.6 + 0.1 * z).exp(), 10.0))
+        .collect();
+    let cell = |pairs| PilotCell {
+        group: 0,
+        question: 0,
+        pairs,
+    };
+    let p = pilot(vec![cell(climbing.clone())], vec![], 1);
+    let rho = question_rho(&p)[0].1.unwrap();
+    assert!(
+        (rho.measured - 0.25).abs() < 1e-9 && rho.rho == 0.95,
+        "{rho:?}"
+    );
+    assert_eq!(plan(&p, &TARGETS)[0].why, Why::Undecided);
+    // The same values in an order with no lag-1 correlation: decided at the pilot.
+    let p = pilot(vec![cell(alternating)], vec![], 1);
+    assert_eq!(question_rho(&p)[0].1.unwrap().rho, 0.0);
+    assert_eq!(plan(&p, &TARGETS)[0].why, Why::DecidedAtPilot);
+}
