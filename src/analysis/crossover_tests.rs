@@ -340,10 +340,9 @@ fn the_familys_rounds_autocorrelation_widens_its_intervals_and_is_stated() {
     let rho = family.rho.expect("ρ from two cells of 12 rounds");
     assert!(rho.measured > 0.5 && rho.rho > 0.7, "{rho:?}");
     let at = |m: &str| {
-        let found = d.completed().into_iter();
-        found
-            .filter(|p| p.mechanism == m && p.size == 4096.0)
-            .next()
+        d.completed()
+            .into_iter()
+            .find(|p| p.mechanism == m && p.size == 4096.0)
             .unwrap()
     };
     let plain = paired::ratio(at("gather"), at("copy")).unwrap();
