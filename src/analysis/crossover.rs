@@ -7,58 +7,16 @@
 //! not a gate), else *undecided* (`stats::verdict`); "does not beat" is said only where no
 //! cell is undecided. A sweep with adaptive rounds looked at each cell up to twice, so the
 //! looks split α: its families are judged at the last look's 0.04 (`crossover_rule`).
-use super::crossover_rule::Settings;
+use super::crossover_outcome::per_threads;
+pub use super::crossover_outcome::{describe, verdict, PerThreads};
+use super::crossover_rule::{Settings, PILOT_ALPHA};
 use super::paired::{self, PAIRED_BASIS};
 use super::point::Point;
 use super::tested::{Cell, TestedAnswer};
-use super::{
-    capitalize, distinct, find, percent_change, size_label, size_range, threads_label, Answer,
-};
+use super::{capitalize, distinct, find, size_label, size_range, threads_label, Answer};
 use crate::mechanism::MechanismKind;
-use crate::stats::verdict::{self, Correction, Family, Judged, LogEstimate, Verdict};
-use crate::stats::visits::RatioInterval;
-
-/// How a challenger compares with a baseline across the sizes of one thread count.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Crossover {
-    /// Beats (the corrected paired interval above 1) at `from` and at every larger size
-    /// measured; `ratio` is (challenger / baseline, low, high) at `from`, its interval at the
-    /// Holm level. `slower_at` lists smaller sizes where the baseline was faster.
-    BeatsFrom {
-        from: f64,
-        ratio: (f64, f64, f64),
-        slower_at: Vec<f64>,
-    },
-    /// Equivalent within the margin at every size up to `up_to`.
-    Equivalent {
-        up_to: f64,
-    },
-    /// No size where either is shown faster, and some where equivalence is not shown either.
-    Undecided {
-        up_to: f64,
-        undecided_at: Vec<f64>,
-    },
-    /// Differences exist, but none that holds from some size on.
-    NotFromAnySize {
-        faster_at: Vec<f64>,
-        slower_at: Vec<f64>,
-        undecided_at: Vec<f64>,
-        up_to: f64,
-    },
-    CannotBeSaid(String),
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct PerThreads {
-    pub threads: f64,
-    pub outcome: Crossover,
-    /// The sizes compared, ascending.
-    pub sizes: Vec<f64>,
-    /// Each size's verdict within the family (`None` where no paired interval could be had).
-    pub cells: Vec<(f64, Option<Judged>)>,
-    /// The equivalence margin the cells were judged with.
-    pub margin: f64,
-}
+use crate::stats::verdict::{self, Correction, Family, Judged, LogEstimate};
+use crate::stats::visits::{pooled_lag1, RatioInterval};
 
 /// The comparison at every thread count where both mechanisms have stream points (the
 /// tests' view: the answer itself also keeps the family `judge` returns).
@@ -72,8 +30,9 @@ pub fn compare(
     judge(points, challenger, baseline, settings).0
 }
 
-/// One thread count's cells: (size, the paired estimate or why there is none).
-type ThreadCells = (f64, Vec<(f64, Result<LogEstimate, String>)>);
+/// One thread count's cells: (size, the paired estimate with its per-round log-ratios, or why
+/// there is none).
+type ThreadCells = (f64, Vec<(f64, Result<(LogEstimate, Vec<f64>), String>)>);
 
 /// What a crossover is judged on: the paired ratio of a challenger's point over a baseline's,
 /// above 1 where the challenger does better.
@@ -81,12 +40,16 @@ type ThreadCells = (f64, Vec<(f64, Result<LogEstimate, String>)>);
 pub struct Figure {
     pub name: &'static str,
     pub ratio: fn(&Point, &Point) -> Result<RatioInterval, String>,
+    /// The per-round log-ratios `ratio` rests on, in round order: what the family's rounds'
+    /// autocorrelation is pooled from.
+    pub series: fn(&Point, &Point) -> Vec<f64>,
 }
 
 /// The headline figure (receiver Gbit/s of a stream; a sink's sender Gbit/s).
 pub const HEADLINE: Figure = Figure {
     name: "throughput",
     ratio: paired::ratio,
+    series: paired::log_ratios,
 };
 
 /// Every cell's paired ratio, judged as one Holm family, then classified per thread count.
@@ -102,7 +65,10 @@ pub fn judge(
 }
 
 /// `judge` on several figures at once: every cell of every figure is one test of the one Holm
-/// family (a claim on either figure moves the answer); one classification per figure.
+/// family (a claim on either figure moves the answer); one classification per figure. Every
+/// estimate is widened by the family's pooled lag-1 autocorrelation of rounds
+/// (`stats::visits::pooled_lag1`), at whichever look it is judged; a cell whose rounds are the
+/// pilot's alone is judged at the pilot's α (`Settings::pilot_only`).
 pub fn judge_figures(
     points: &[&Point],
     (challenger, baseline): (&str, &str),
@@ -113,17 +79,19 @@ pub fn judge_figures(
         .iter()
         .map(|figure| cells_of(points, challenger, baseline, figure))
         .collect();
-    let estimates: Vec<LogEstimate> = groups
-        .iter()
-        .flatten()
-        .flat_map(|(_, cells)| cells.iter().filter_map(|(_, r)| r.as_ref().ok().copied()))
+    let usable = || {
+        groups
+            .iter()
+            .flatten()
+            .flat_map(|(_, cells)| cells.iter().filter_map(|(_, r)| r.as_ref().ok()))
+    };
+    let series: Vec<Vec<f64>> = usable().map(|(_, s)| s.clone()).collect();
+    let rho = pooled_lag1(&series);
+    let estimates: Vec<LogEstimate> = usable()
+        .map(|(e, _)| e.widened(rho.map_or(0.0, |r| r.rho)))
         .collect();
-    let family = verdict::judge_at(
-        &estimates,
-        (Correction::Holm, Correction::BenjaminiHochberg),
-        settings.margin,
-        settings.alpha(),
-    );
+    let mut family = judge_looks(&estimates, settings);
+    family.rho = rho;
     let mut judged = family.judged.iter().copied();
     let per_figure = groups
         .into_iter()
@@ -145,6 +113,25 @@ pub fn judge_figures(
     (per_figure, family)
 }
 
+/// The family judged at the last look's α, except the cells whose rounds are the pilot's
+/// alone: they were decided (or left) at the pilot's look, so they are judged at its α, taken
+/// from the whole family judged again at that α (Holm over every cell holds its family-wise
+/// error whichever cells are then read from it; the two looks' claims together stay within
+/// α by Bonferroni over the looks).
+fn judge_looks(estimates: &[LogEstimate], settings: Settings) -> Family {
+    let corrections = (Correction::Holm, Correction::BenjaminiHochberg);
+    let mut family = verdict::judge_at(estimates, corrections, settings.margin, settings.alpha());
+    if estimates.iter().any(|e| settings.pilot_only(e.pairs)) {
+        let pilot = verdict::judge_at(estimates, corrections, settings.margin, PILOT_ALPHA);
+        for ((j, e), p) in family.judged.iter_mut().zip(estimates).zip(&pilot.judged) {
+            if settings.pilot_only(e.pairs) {
+                *j = *p;
+            }
+        }
+    }
+    family
+}
+
 /// The paired estimate of every (size, thread count) cell both mechanisms were measured in.
 fn cells_of(
     points: &[&Point],
@@ -160,7 +147,8 @@ fn cells_of(
                 .filter_map(|size| {
                     let c = find(points, challenger, size, threads)?;
                     let b = find(points, baseline, size, threads)?;
-                    let r = (figure.ratio)(c, b).map(|r| LogEstimate::from_interval(&r));
+                    let r = (figure.ratio)(c, b)
+                        .map(|r| (LogEstimate::from_interval(&r), (figure.series)(c, b)));
                     Some((size, r))
                 })
                 .collect();
@@ -168,197 +156,6 @@ fn cells_of(
         })
         .filter(|(_, cells): &(f64, Vec<_>)| !cells.is_empty())
         .collect()
-}
-
-fn per_threads(threads: f64, cells: Vec<(f64, Result<Judged, String>)>, margin: f64) -> PerThreads {
-    PerThreads {
-        threads,
-        outcome: classify(&cells),
-        sizes: cells.iter().map(|(s, _)| *s).collect(),
-        cells: cells
-            .iter()
-            .map(|(s, j)| (*s, j.as_ref().ok().copied()))
-            .collect(),
-        margin,
-    }
-}
-
-fn classify(cells: &[(f64, Result<Judged, String>)]) -> Crossover {
-    let judged: Vec<(f64, Judged)> = cells
-        .iter()
-        .filter_map(|(s, j)| Some((*s, *j.as_ref().ok()?)))
-        .collect();
-    let Some(&(up_to, _)) = judged.last() else {
-        let why = cells.iter().find_map(|(_, j)| j.as_ref().err().cloned());
-        return Crossover::CannotBeSaid(why.unwrap_or_else(|| "no paired visits".into()));
-    };
-    let sizes_where = |want: Verdict| -> Vec<f64> {
-        judged
-            .iter()
-            .filter(|(_, j)| j.state == want)
-            .map(|(s, _)| *s)
-            .collect()
-    };
-    let (faster_at, slower_at) = (sizes_where(Verdict::Beats), sizes_where(Verdict::Slower));
-    let undecided_at = sizes_where(Verdict::Undecided);
-    let trailing = judged
-        .iter()
-        .rev()
-        .take_while(|(_, j)| j.state == Verdict::Beats)
-        .count();
-    if trailing > 0 {
-        let (from, j) = judged[judged.len() - trailing];
-        return Crossover::BeatsFrom {
-            from,
-            ratio: (j.ratio, j.low, j.high),
-            slower_at,
-        };
-    }
-    match (
-        faster_at.is_empty() && slower_at.is_empty(),
-        undecided_at.is_empty(),
-    ) {
-        (true, true) => Crossover::Equivalent { up_to },
-        (true, false) => Crossover::Undecided {
-            up_to,
-            undecided_at,
-        },
-        _ => Crossover::NotFromAnySize {
-            faster_at,
-            slower_at,
-            undecided_at,
-            up_to,
-        },
-    }
-}
-
-/// Sizes as runs of consecutive measured sizes: "64 B to 16 KiB, 1 MiB".
-fn sizes(list: &[f64], measured: &[f64]) -> String {
-    let position = |s: f64| measured.iter().position(|m| *m == s).unwrap_or(usize::MAX);
-    let mut runs: Vec<(f64, f64)> = Vec::new();
-    for &s in list {
-        match runs.last_mut() {
-            Some((_, last)) if position(*last).wrapping_add(1) == position(s) => *last = s,
-            _ => runs.push((s, s)),
-        }
-    }
-    runs.iter()
-        .map(|(a, b)| {
-            if a == b {
-                size_label(*a)
-            } else {
-                format!("{} to {}", size_label(*a), size_label(*b))
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-/// The answer to the question asked (from which size does the challenger beat the baseline?)
-/// at one thread count, without figures. Sizes where the baseline is faster belong to the
-/// finding, not to this verdict: they answer the reverse question. "Does not beat" is said only
-/// where every size is slower or equivalent; an undecided size keeps the answer open.
-pub(super) fn verdict(c: &PerThreads) -> String {
-    let at = threads_label(c.threads);
-    let list = |v: &[f64]| {
-        v.iter()
-            .map(|s| size_label(*s))
-            .collect::<Vec<_>>()
-            .join(",")
-    };
-    match &c.outcome {
-        Crossover::BeatsFrom { from, .. } => format!("{at}: beats from {}", size_label(*from)),
-        Crossover::NotFromAnySize {
-            faster_at,
-            undecided_at,
-            ..
-        } if !faster_at.is_empty() => match undecided_at.is_empty() {
-            true => format!(
-                "{at}: faster at {} only, not from any size on",
-                list(faster_at)
-            ),
-            false => format!(
-                "{at}: faster at {} only; undecided at {}",
-                list(faster_at),
-                list(undecided_at)
-            ),
-        },
-        Crossover::Equivalent { .. } => format!(
-            "{at}: equivalent within ±{} at every size",
-            verdict::percent(c.margin)
-        ),
-        Crossover::NotFromAnySize { undecided_at, .. } if undecided_at.is_empty() => {
-            format!("{at}: does not beat it at any size")
-        }
-        Crossover::NotFromAnySize { undecided_at, .. }
-        | Crossover::Undecided { undecided_at, .. } => {
-            format!(
-                "{at}: beats at no size shown; undecided at {}",
-                list(undecided_at)
-            )
-        }
-        Crossover::CannotBeSaid(_) => format!("{at}: cannot be said"),
-    }
-}
-
-/// One sentence for one thread count.
-pub fn describe(c: &PerThreads, challenger: &str, baseline: &str) -> String {
-    let at = threads_label(c.threads);
-    match &c.outcome {
-        Crossover::BeatsFrom {
-            from,
-            ratio: (r, lo, hi),
-            slower_at,
-        } => {
-            let judged = c.cells.iter().find(|(s, _)| s == from).and_then(|(_, j)| *j);
-            let confidence = judged.map_or(0.95, |j| j.confidence);
-            let interval = crate::stats::interval::ci(confidence, judged.and_then(|j| j.pairs), || {
-                (percent_change(*lo), percent_change(*hi))
-            });
-            let mut s = format!(
-                "at {at}: {challenger} beats {baseline} from {} on ({} there, {interval})",
-                size_label(*from),
-                percent_change(*r),
-            );
-            if !slower_at.is_empty() {
-                s += &format!("; {baseline} is faster at {}", sizes(slower_at, &c.sizes));
-            }
-            s
-        }
-        Crossover::Equivalent { up_to } => format!(
-            "at {at}: {challenger} and {baseline} are equivalent within ±{} at every size up to {} (two one-sided tests at the Holm level)",
-            verdict::percent(c.margin),
-            size_label(*up_to)
-        ),
-        Crossover::Undecided { up_to, undecided_at } => format!(
-            "at {at}: neither {challenger} nor {baseline} is shown faster at any size up to {}, and equivalence within ±{} is not shown at {}: undecided",
-            size_label(*up_to),
-            verdict::percent(c.margin),
-            sizes(undecided_at, &c.sizes)
-        ),
-        Crossover::NotFromAnySize {
-            faster_at,
-            slower_at,
-            undecided_at,
-            up_to,
-        } => {
-            let parts: Vec<String> = [
-                (faster_at, format!("{challenger} is faster at")),
-                (slower_at, format!("{baseline} is faster at")),
-                (undecided_at, "undecided at".to_string()),
-            ]
-            .into_iter()
-            .filter(|(at, _)| !at.is_empty())
-            .map(|(at, what)| format!("{what} {}", sizes(at, &c.sizes)))
-            .collect();
-            format!(
-                "at {at}: {challenger} is not shown to beat {baseline} from any size on up to {} ({})",
-                size_label(*up_to),
-                parts.join("; ")
-            )
-        }
-        Crossover::CannotBeSaid(why) => format!("at {at}: cannot be said: {why}"),
-    }
 }
 
 /// The report's answer for "from which size does `challenger` beat `baseline`".
@@ -370,6 +167,12 @@ pub fn answer(points: &[&Point], challenger: &str, baseline: &str, settings: Set
 
 /// Why the crossover family is held by Holm rather than Benjamini–Hochberg.
 pub(super) const WHY_HOLM: &str = "Holm (family-wise) for beats and slower: one false \"beats\" at any size changes where the crossover is said to start, so the chance of any false claim is held to 5 %; Benjamini–Hochberg for equivalence: where the two are alike reads as a share of cells, whose expected share of false equivalences is held to 5 %";
+
+/// How a crossover family's intervals are shown: at each cell's step-down level, which is what
+/// its test used, and not simultaneous. Making them simultaneous (Bonferroni at α/k for
+/// every cell) would widen each by the family's size and decide fewer cells, while the claims
+/// the family makes are already held by the step-down; so the intervals say what they are.
+pub const STEP_DOWN: &str = "each interval is shown at its cell's Holm step-down level (the level its own test used): the intervals are not simultaneous, and all of a family's intervals cover together less often than any one level says";
 
 /// Each cell's state and interval, with the family's count and correction.
 pub fn tested(
@@ -413,7 +216,7 @@ fn answer_from(
         .collect();
     let count = |name: &str| used.iter().filter(|p| p.series() == name).count();
     let mut rests_on = format!(
-        "receiver throughput of {} {challenger} and {} {baseline} stream points, {}: {PAIRED_BASIS}; {}; {WHY_HOLM}; each interval is shown at its Holm level",
+        "receiver throughput of {} {challenger} and {} {baseline} stream points, {}: {PAIRED_BASIS}; {}; {WHY_HOLM}; {STEP_DOWN}",
         count(challenger),
         count(baseline),
         size_range(&used),

@@ -97,11 +97,20 @@ impl Settings {
         })
     }
 
+    /// Whether a cell over `pairs` rounds rests on the pilot's rounds alone, so that it is
+    /// reported at the pilot's look and judged at its α: with adaptive rounds recorded, a cell
+    /// of no more rounds than the pilot's got none after it (its group was decided at the
+    /// pilot, or the budget left it none; a cell that lost pilot rounds to failed visits is
+    /// judged at the smaller α too, which only makes it stricter).
+    pub fn pilot_only(&self, pairs: Option<usize>) -> bool {
+        self.looks > 1 && self.pilot_rounds > 0 && pairs.is_some_and(|n| n <= self.pilot_rounds)
+    }
+
     /// What a family's basis adds when the sweep had adaptive rounds: its looks and their α.
     pub fn looks_text(&self) -> Option<String> {
         (self.looks > 1).then(|| {
             format!(
-                "each cell looked at up to {} times: after its {} pilot rounds at α = {PILOT_ALPHA}, and, for a group still undecided, after its equal share of the rounds the budget left (a total fixed before those rounds, without its own figures) at α = {} (Bonferroni over the looks), so the reported look keeps its error within {ALPHA}; a cell's interval is the plain paired one over all its rounds",
+                "each cell looked at up to {} times: after its {} pilot rounds at α = {PILOT_ALPHA}, and, for a group still undecided, after its equal share of the rounds the budget left (a total fixed before those rounds, without its own figures) at α = {} (Bonferroni over the looks), so the reported look keeps its error within {ALPHA}; a cell whose rounds are the pilot's alone (its group decided there) is reported at the pilot's look, judged at α = {PILOT_ALPHA}; a cell's interval is the paired one over all its rounds, widened by the rounds' autocorrelation",
                 self.looks,
                 self.pilot_rounds,
                 self.alpha(),

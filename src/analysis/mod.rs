@@ -4,6 +4,7 @@
 pub(crate) mod bidir;
 pub(crate) mod costs;
 pub(crate) mod crossover;
+pub(crate) mod crossover_outcome;
 pub mod crossover_rule;
 pub(crate) mod crr;
 pub(crate) mod load;

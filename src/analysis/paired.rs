@@ -33,6 +33,26 @@ pub fn ratio(a: &Point, b: &Point) -> Result<RatioInterval, String> {
     })
 }
 
+/// ln(a/b) of each round both were visited in, in round order: the series whose lag-1
+/// autocorrelation a family pools (`stats::visits::pooled_lag1`). Rounds without a positive
+/// figure on both sides carry no ratio and are left out, as `paired_ratio` leaves them out.
+pub fn log_ratios(a: &Point, b: &Point) -> Vec<f64> {
+    logs_of(&pairs_by_round(a, b))
+}
+
+/// `log_ratios` from raw per-round figures `(round, value)`, paired as `ratio_of` pairs them.
+pub fn log_ratios_of(a: &[(usize, f64)], b: &[(usize, f64)]) -> Vec<f64> {
+    logs_of(&first_pairs(a, b))
+}
+
+fn logs_of(pairs: &[(f64, f64)]) -> Vec<f64> {
+    pairs
+        .iter()
+        .filter(|(a, b)| *a > 0.0 && *b > 0.0 && a.is_finite() && b.is_finite())
+        .map(|(a, b)| (a / b).ln())
+        .collect()
+}
+
 /// `(a, b)` of each round both were visited in, in round order (a visit made again in a round
 /// pairs by its first figure).
 fn pairs_by_round(a: &Point, b: &Point) -> Vec<(f64, f64)> {
@@ -73,18 +93,7 @@ pub fn ratio_of(
     b: &[(usize, f64)],
     what: &str,
 ) -> Result<RatioInterval, String> {
-    let mut seen: Vec<usize> = Vec::new();
-    let pairs: Vec<(f64, f64)> = a
-        .iter()
-        .filter_map(|(round, va)| {
-            if seen.contains(round) {
-                return None;
-            }
-            seen.push(*round);
-            let (_, vb) = b.iter().find(|(r, _)| r == round)?;
-            Some((*va, *vb))
-        })
-        .collect();
+    let pairs = first_pairs(a, b);
     paired_ratio(&pairs).ok_or_else(|| {
         let usable = pairs.iter().filter(|(a, b)| *a > 0.0 && *b > 0.0).count();
         format!(
@@ -92,6 +101,25 @@ pub fn ratio_of(
             pairs.len()
         )
     })
+}
+
+/// `(a, b)` of each round of `a` that `b` has a figure in, each round once (its first figure).
+/// In round order, so that the series is a time series.
+fn first_pairs(a: &[(usize, f64)], b: &[(usize, f64)]) -> Vec<(f64, f64)> {
+    let mut seen: Vec<usize> = Vec::new();
+    let mut pairs: Vec<(usize, f64, f64)> = a
+        .iter()
+        .filter_map(|(round, va)| {
+            if seen.contains(round) {
+                return None;
+            }
+            seen.push(*round);
+            let (_, vb) = b.iter().find(|(r, _)| r == round)?;
+            Some((*round, *va, *vb))
+        })
+        .collect();
+    pairs.sort_by_key(|(round, _, _)| *round);
+    pairs.iter().map(|(_, a, b)| (*a, *b)).collect()
 }
 
 /// "1.40× (…)" when the interval excludes 1, "equivalent within ±M (…, 90 % CI …)" when two

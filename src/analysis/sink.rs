@@ -7,7 +7,9 @@
 //! as every crossover is. Where the sweep also visited its points over loopback UDP
 //! (`--beside-loopback`), the same question is answered there beside it: where a local
 //! receiver makes the kernel copy every zero-copy byte.
-use super::crossover::{self, describe, verdict, Figure, PerThreads, HEADLINE, WHY_HOLM};
+use super::crossover::{
+    self, describe, verdict, Figure, PerThreads, HEADLINE, STEP_DOWN, WHY_HOLM,
+};
 use super::crossover_rule::Settings;
 use super::paired::{self, PAIRED_BASIS};
 use super::point::Point;
@@ -24,7 +26,12 @@ pub const LOOPBACK_QUESTION: &str = "Beside it, over loopback UDP, where a local
 const SENDER_CPU: Figure = Figure {
     name: "sender CPU-ns per byte",
     ratio: cpu_ratio,
+    series: cpu_series,
 };
+
+fn cpu_series(challenger: &Point, baseline: &Point) -> Vec<f64> {
+    paired::log_ratios_of(&baseline.sender_cpu_visits, &challenger.sender_cpu_visits)
+}
 
 fn cpu_ratio(challenger: &Point, baseline: &Point) -> Result<RatioInterval, String> {
     paired::ratio_of(
@@ -208,7 +215,7 @@ fn rests_on(points: &[&Point], judged: &[Judged], settings: Settings) -> String 
         })
         .collect();
     let mut text = format!(
-        "the sending side's Gbit/s and CPU-ns per byte (copy's over the challenger's: above 1 is cheaper) of {} stream points, {}, {}: {PAIRED_BASIS}; every cell of both figures of one pair is one Holm family ({}); {WHY_HOLM}; each interval is shown at its Holm level",
+        "the sending side's Gbit/s and CPU-ns per byte (copy's over the challenger's: above 1 is cheaper) of {} stream points, {}, {}: {PAIRED_BASIS}; every cell of both figures of one pair is one Holm family ({}); {WHY_HOLM}; {STEP_DOWN}",
         points.len(),
         size_range(points),
         if points.iter().any(|p| p.sink) { "on a sink" } else { "over loopback UDP" },

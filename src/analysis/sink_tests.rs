@@ -3,14 +3,29 @@ use crate::analysis::load::parse;
 use crate::analysis::synthetic::{jsonl, Shape};
 use crate::analysis::{answers as all_answers, tested_answers, Dataset};
 
+/// The fixture's points with eight rounds (rounds 5–7 repeat 0–2): five rounds of one
+/// repeated noise pattern read as strongly autocorrelated once the bias correction for so short
+/// a series is applied, which widens every interval past deciding.
 fn data(shapes: &[Shape]) -> Dataset {
-    parse(&jsonl(shapes), "r").unwrap()
+    let mut d = parse(&jsonl(shapes), "r").unwrap();
+    let again = |v: &[(usize, f64)]| -> Vec<(usize, f64)> {
+        v.iter().take(3).map(|(r, x)| (r + 5, *x)).collect()
+    };
+    for p in &mut d.points {
+        let (visits, cpu) = (again(&p.visits), again(&p.sender_cpu_visits));
+        p.visits.extend(visits);
+        p.sender_cpu_visits.extend(cpu);
+    }
+    d
 }
 
 /// A sink point with its Gbit/s and sender CPU-ns per byte.
 fn at(mechanism: &'static str, size: u64, gbps: f64, cpu: f64, on_sink: bool) -> Shape {
     let mut s = Shape::udp(mechanism, size, gbps, on_sink);
     s.sender_cpu_ns_per_byte = cpu;
+    // copy and zerocopy draw the same own-noise pattern: noise of a different size keeps
+    // their per-round ratio from being exactly constant, a zero spread that decides nothing.
+    s.pair_noise = if mechanism == "zerocopy" { 0.01 } else { 0.005 };
     s
 }
 
@@ -47,7 +62,7 @@ fn on_a_sink_zerocopy_beats_copy_from_16_kib_on_both_figures() {
     );
     assert!(
         a[0].finding
-            .starts_with("On throughput, at 1 thread: zerocopy beats copy from 16 KiB on (+21 %"),
+            .starts_with("On throughput, at 1 thread: zerocopy beats copy from 16 KiB on (+22 %"),
         "{}",
         a[0].finding
     );

@@ -212,6 +212,21 @@ fn the_rounds_the_budget_leaves_go_to_the_undecided_group_alone() {
     assert_eq!(status, Status::Success);
     let rounds = rounds_file(&dir);
     assert!(rounds.adaptive);
+    // Each question's pooled ρ of rounds, at the pilot's look and over every round.
+    let text = std::fs::read_to_string(dir.join("rounds.json")).unwrap();
+    let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let rho = &doc["rho"][0];
+    assert_eq!(rho["question"], "gather vs copy", "{rho}");
+    assert_eq!(
+        (
+            rho["pilot"]["cells"].as_u64(),
+            rho["last"]["cells"].as_u64()
+        ),
+        (Some(2), Some(2)),
+        "{rho}"
+    );
+    assert_eq!(rho["pilot"]["rounds"].as_f64(), Some(4.0), "{rho}");
+    assert!(rho["last"]["rounds"].as_f64().unwrap() > 4.0, "{rho}");
     let decided = group(&rounds, 4096);
     assert_eq!(decided.why.as_deref(), Some("decided_at_pilot"));
     assert_eq!((decided.planned_rounds, decided.rounds_made), (Some(4), 4));
@@ -401,10 +416,11 @@ fn a_mechanism_scripted_20_percent_faster_beats_and_an_equal_one_does_not() {
         "--sizes",
         "4K",
         "--min-visits",
-        "6",
+        "8",
         "--budget",
         "1s",
     ]);
+    // Eight rounds: "equivalent" needs 8 (`interval::MIN_EQUIVALENCE_PAIRS`).
     let runner = script(|mechanism, _, n| match mechanism {
         "gather" => 12.0 * wobble(0.01, n),
         "zerocopy" => 10.0 * wobble(0.01, n + 1),

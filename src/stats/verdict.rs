@@ -6,10 +6,17 @@
 //! (false-discovery rate, 1995), and each interval is shown at the level its test used: Holm's
 //! step-down level α/(m − i + 1) for the i-th smallest p, the level at which the step-down
 //! stopped for the rest; for BH the FCR-adjusted level α·R/m (Benjamini & Yekutieli 2005).
+//! Step-down levels make each interval agree with its own test; they are not simultaneous (all
+//! of a family's intervals cover together less often than the smallest level says), and every
+//! answer that prints them says "step-down level".
+//! No estimate decides anything from a zero or non-finite standard error (a spread of exactly
+//! nothing is a measurement that did not vary, not certainty) or from fewer than
+//! `interval::MIN_PAIRS` pairs, and none is "equivalent" from fewer than
+//! `interval::MIN_EQUIVALENCE_PAIRS`: every user of `judge*` gets these rules here.
 use super::interval;
 pub use super::interval::percent;
 use super::student::{t_cdf, t_quantile, two_sided_p};
-use super::visits::RatioInterval;
+use super::visits::{RatioInterval, RoundCorrelation};
 
 /// The error rate every family is held to.
 pub const ALPHA: f64 = 0.05;
@@ -75,6 +82,30 @@ impl LogEstimate {
         }
     }
 
+    /// Whether the estimate carries a spread a test can use: a finite ratio with a finite
+    /// standard error above zero on finite degrees of freedom.
+    pub fn has_spread(&self) -> bool {
+        self.se.is_finite() && self.se > 0.0 && self.log_ratio.is_finite() && self.df.is_finite()
+    }
+
+    /// The estimate from rounds whose log-ratios follow each other with lag-1 autocorrelation
+    /// `rho` (bias-corrected, in [0, 0.95]; `RoundCorrelation::rho`): the variance of a mean of
+    /// n AR(1) values is σ²/n · (1 + ρ)/(1 − ρ), so the standard error grows by that factor's
+    /// root; the degrees of freedom become those of the spread's own estimate, whose variance
+    /// grows by (1 + ρ²)/(1 − ρ²) (Bartlett 1946), so df = (n − 1)(1 − ρ²)/(1 + ρ²). The pairs
+    /// stay the pairs: the too-few rules count rounds made, not their worth.
+    pub fn widened(self, rho: f64) -> LogEstimate {
+        if rho <= 0.0 || !rho.is_finite() {
+            return self;
+        }
+        let rho = rho.min(0.95);
+        LogEstimate {
+            se: self.se * ((1.0 + rho) / (1.0 - rho)).sqrt(),
+            df: (self.df * (1.0 - rho * rho) / (1.0 + rho * rho)).max(1.0),
+            ..self
+        }
+    }
+
     /// The ratio's interval at `confidence` (0.95, 0.90, …).
     pub fn interval(&self, confidence: f64) -> (f64, f64) {
         let half = t_quantile(0.5 + confidence / 2.0, self.df) * self.se;
@@ -82,20 +113,20 @@ impl LogEstimate {
     }
 
     /// Two-sided p-value of "the ratio is 1".
+    /// 1 (no evidence) where the standard error is zero or not finite.
     pub fn p_difference(&self) -> f64 {
-        if self.se == 0.0 {
-            return if self.log_ratio == 0.0 { 1.0 } else { 0.0 };
+        if !self.has_spread() {
+            return 1.0;
         }
         two_sided_p(self.log_ratio / self.se, self.df)
     }
 
     /// TOST p-value of "the ratio lies outside [1 − margin, 1 + margin]": the larger of the
-    /// two one-sided p-values.
+    /// two one-sided p-values; 1 where the standard error is zero or not finite.
     pub fn p_equivalence(&self, margin: f64) -> f64 {
         let (low, high) = ((1.0 - margin).ln(), (1.0 + margin).ln());
-        if self.se == 0.0 {
-            let inside = self.log_ratio > low && self.log_ratio < high;
-            return if inside { 0.0 } else { 1.0 };
+        if !self.has_spread() {
+            return 1.0;
         }
         let above_low = 1.0 - t_cdf((self.log_ratio - low) / self.se, self.df);
         let below_high = t_cdf((self.log_ratio - high) / self.se, self.df);
@@ -135,6 +166,10 @@ pub struct Family {
     pub margin: f64,
     pub alpha: f64,
     pub judged: Vec<Judged>,
+    /// The rounds' lag-1 autocorrelation the estimates were widened by, where the family's
+    /// owner estimated one (a sweep's crossover families); absent in older records.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rho: Option<RoundCorrelation>,
 }
 
 impl Family {
@@ -144,8 +179,12 @@ impl Family {
             true => String::new(),
             false => format!(" ({} for equivalence)", self.equivalence_correction.name()),
         };
+        let rho = self
+            .rho
+            .map(|r| format!(", {}", r.text()))
+            .unwrap_or_default();
         format!(
-            "{} test{}, {} at α = {}{equivalence}, equivalence margin ±{}",
+            "{} test{}, {} at α = {}{equivalence}, equivalence margin ±{}{rho}",
             self.tests,
             if self.tests == 1 { "" } else { "s" },
             self.correction.name(),
@@ -191,15 +230,17 @@ pub fn judge_at(
     margin: f64,
     alpha: f64,
 ) -> Family {
-    // An estimate from too few pairs never rejects, so it neither decides nor spends a step
-    // of the family's step-down.
-    let weak = |e: &LogEstimate| interval::too_few(e.pairs);
-    let p_of = |test: &dyn Fn(&LogEstimate) -> f64| -> Vec<f64> {
-        let p = |e: &LogEstimate| if weak(e) { 1.0 } else { test(e) };
-        estimates.iter().map(p).collect()
+    // An estimate from too few pairs or without a spread never rejects, so it neither decides
+    // nor spends a step of the family's step-down; one from too few pairs for equivalence
+    // spends none of the equivalence family's.
+    let weak = |e: &LogEstimate| interval::too_few(e.pairs) || !e.has_spread();
+    let weak_eq = |e: &LogEstimate| weak(e) || interval::too_few_for_equivalence(e.pairs);
+    let p_of = |skip: &dyn Fn(&LogEstimate) -> bool, test: &dyn Fn(&LogEstimate) -> f64| {
+        let p = |e: &LogEstimate| if skip(e) { 1.0 } else { test(e) };
+        estimates.iter().map(p).collect::<Vec<f64>>()
     };
-    let p = p_of(&|e| e.p_difference());
-    let p_eq = p_of(&|e| e.p_equivalence(margin));
+    let p = p_of(&weak, &|e| e.p_difference());
+    let p_eq = p_of(&weak_eq, &|e| e.p_equivalence(margin));
     let eq_levels = levels(&p_eq, equivalence_correction, alpha);
     let (adjusted, levels) = (adjust(&p, correction), levels(&p, correction, alpha));
     let judged = estimates
@@ -209,8 +250,9 @@ pub fn judge_at(
             let (low, high) = e.interval(1.0 - levels[i]);
             let eq_confidence = 1.0 - 2.0 * eq_levels[i];
             let (eq_low, eq_high) = e.interval(eq_confidence);
+            let open = (!weak(e), !weak_eq(e));
             Judged {
-                state: state_of(weak(e), (low, high), (eq_low, eq_high), margin),
+                state: state_of(open, (low, high), (eq_low, eq_high), margin),
                 ratio: e.log_ratio.exp(),
                 low,
                 high,
@@ -231,24 +273,26 @@ pub fn judge_at(
         margin,
         alpha,
         judged,
+        rho: None,
     }
 }
 
 /// The state of one comparison from its difference interval and its equivalence interval;
-/// `weak` (too few pairs) is undecided whatever its bounds.
+/// `open`: whether the estimate may decide at all (pairs and a spread) and whether it may be
+/// equivalent (enough pairs for that). Undecided where it may not, whatever its bounds.
 fn state_of(
-    weak: bool,
+    (decides, may_be_equivalent): (bool, bool),
     (low, high): (f64, f64),
     (eq_low, eq_high): (f64, f64),
     margin: f64,
 ) -> Verdict {
-    if weak {
+    if !decides {
         Verdict::Undecided
     } else if low > 1.0 {
         Verdict::Beats
     } else if high < 1.0 {
         Verdict::Slower
-    } else if eq_low > 1.0 - margin && eq_high < 1.0 + margin {
+    } else if may_be_equivalent && eq_low > 1.0 - margin && eq_high < 1.0 + margin {
         Verdict::Equivalent
     } else {
         Verdict::Undecided

@@ -190,3 +190,134 @@ fn a_judged_record_written_before_pairs_were_kept_reads_back_and_shows_its_inter
     assert_eq!(old.pairs, None);
     assert!(describe(&old, 0.05, "beats", "is slower").contains("CI"));
 }
+
+#[test]
+fn equivalence_needs_eight_pairs_and_the_rest_of_the_family_keeps_its_steps() {
+    // se 0.005 on 9 df: well inside ±5 % at 10 pairs, but 7 pairs may not say it.
+    let tight = |pairs| LogEstimate {
+        pairs: Some(pairs),
+        ..estimate(1.0, 0.005, 9.0)
+    };
+    assert_eq!(alone(tight(8), 0.05).state, Verdict::Equivalent);
+    assert_eq!(alone(tight(7), 0.05).state, Verdict::Undecided);
+    // A clear difference from 7 pairs still beats: the rule is equivalence's alone.
+    let clear = LogEstimate {
+        pairs: Some(7),
+        ..estimate(1.3, 0.01, 6.0)
+    };
+    assert_eq!(alone(clear, 0.05).state, Verdict::Beats);
+    // The short one never rejects in the equivalence family; the other still decides.
+    let family = judge(&[tight(7), tight(10)], Correction::Holm, 0.05);
+    assert_eq!(family.judged[0].state, Verdict::Undecided);
+    assert_eq!(family.judged[1].state, Verdict::Equivalent);
+    // Not from pairs (a block estimate): no such rule.
+    let blocks = LogEstimate {
+        pairs: None,
+        ..estimate(1.0, 0.005, 9.0)
+    };
+    assert_eq!(alone(blocks, 0.05).state, Verdict::Equivalent);
+}
+
+#[test]
+fn a_zero_or_non_finite_standard_error_decides_nothing() {
+    for se in [0.0, f64::NAN, f64::INFINITY] {
+        for ratio in [1.0, 1.5, 0.5] {
+            let e = LogEstimate {
+                pairs: Some(20),
+                ..estimate(ratio, se, 19.0)
+            };
+            let j = alone(e, 0.05);
+            assert_eq!(j.state, Verdict::Undecided, "ratio {ratio}, se {se}");
+            assert_eq!((e.p_difference(), e.p_equivalence(0.05)), (1.0, 1.0));
+        }
+    }
+    // Nor is it the family's first rejection: the other test decides at its own step.
+    let clear = estimate(1.3, 0.01, 19.0);
+    let family = judge(&[estimate(2.0, 0.0, 19.0), clear], Correction::Holm, 0.05);
+    assert_eq!(family.judged[0].state, Verdict::Undecided);
+    assert_eq!(family.judged[1].state, Verdict::Beats);
+    assert_eq!(family.count(Verdict::Beats), 1);
+}
+
+#[test]
+fn widening_by_rho_grows_the_error_and_shrinks_the_degrees_of_freedom_as_stated() {
+    let e = estimate(1.1, 0.02, 15.0);
+    assert_eq!(e.widened(0.0), e);
+    assert_eq!(
+        e.widened(-0.3),
+        e,
+        "a negative estimate is clamped to 0 before"
+    );
+    let w = e.widened(0.2);
+    assert!((w.se - 0.02 * 1.5f64.sqrt()).abs() < 1e-12, "{w:?}");
+    assert!((w.df - 15.0 * 0.96 / 1.04).abs() < 1e-12, "{w:?}");
+    assert_eq!((w.pairs, w.log_ratio), (e.pairs, e.log_ratio));
+}
+
+/// A standard normal draw (Box–Muller) from a seeded generator.
+fn normal(rng: &mut fastrand::Rng) -> f64 {
+    let (u, v) = (rng.f64().max(f64::MIN_POSITIVE), rng.f64());
+    (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
+}
+
+/// Share of null reports (24 cells of `rounds` AR(1) log-ratios at `rho`, true ratio 1) with
+/// any beats/slower claim, judged as the crossover is: Holm at α = 0.05, with or without the
+/// pooled ρ's widening.
+fn false_claims(rho: f64, rounds: usize, widen: bool, reports: usize) -> f64 {
+    let mut rng = fastrand::Rng::with_seed(36);
+    let mut any = 0;
+    for _ in 0..reports {
+        let series: Vec<Vec<f64>> = (0..24)
+            .map(|_| {
+                let mut x = normal(&mut rng) / (1.0 - rho * rho).sqrt();
+                (0..rounds)
+                    .map(|_| {
+                        let now = x;
+                        x = rho * x + normal(&mut rng);
+                        0.1 * now
+                    })
+                    .collect()
+            })
+            .collect();
+        let r = crate::stats::visits::pooled_lag1(&series).map_or(0.0, |r| r.rho);
+        let estimates: Vec<LogEstimate> = series
+            .iter()
+            .map(|s| {
+                let pairs: Vec<(f64, f64)> = s.iter().map(|l| (l.exp(), 1.0)).collect();
+                let e = LogEstimate::from_interval(
+                    &crate::stats::visits::paired_ratio(&pairs).unwrap(),
+                );
+                if widen {
+                    e.widened(r)
+                } else {
+                    e
+                }
+            })
+            .collect();
+        let family = judge_with(
+            &estimates,
+            Correction::Holm,
+            Correction::BenjaminiHochberg,
+            0.05,
+        );
+        let claims = family.count(Verdict::Beats) + family.count(Verdict::Slower);
+        any += usize::from(claims > 0);
+    }
+    any as f64 / reports as f64
+}
+
+/// Issue 36: at ρ = 0.2 between rounds, intervals that take rounds as independent make a
+/// false claim in far more than 5 % of reports; widened by the family's pooled ρ they hold it.
+#[test]
+fn correlated_rounds_widened_by_the_pooled_rho_keep_false_claims_within_alpha() {
+    let (plain, widened) = (
+        false_claims(0.2, 16, false, 2000),
+        false_claims(0.2, 16, true, 2000),
+    );
+    eprintln!("false claims at ρ = 0.2: plain {plain}, widened {widened}");
+    assert!(widened <= 0.05, "widened: {widened}");
+    assert!(plain > 0.08, "plain: {plain}: the test could not fail");
+    // Independent rounds: the widening costs little.
+    let independent = false_claims(0.0, 16, true, 2000);
+    assert!(independent <= 0.05, "{independent}");
+}

@@ -1,20 +1,27 @@
 //! Where a sweep's adaptive rounds go, decided once after the pilot (the minimum rounds). A
-//! group (pattern, threads, size) whose crossover cells are all decided at the pilot (beats,
-//! slower or equivalent, each question's cells judged as one family at the pilot's α) gets
-//! no more rounds. The groups still undecided share the rounds the budget leaves equally: a
-//! group's total counts the budget and how many other groups are open, never its own figures,
-//! so given that it is undecided its total is fixed before its first adaptive round and its
-//! final interval, over all its rounds, is a plain fixed-n paired interval. Each cell is
-//! looked at twice at most, the looks splitting α (`analysis::crossover_rule`): whichever
-//! look a cell is reported at, a false claim stays within α. (A total that followed the
-//! pilot's spread, Stein's rule, would need Stein's interval, on the pilot's few degrees of
-//! freedom: at Holm's strictest level over 24 cells its t(3) quantile is 10.9 against
-//! t(13)'s 3.9.) A group that answers no crossover question gets the rounds at which its
-//! pilot's spread would meet `--ci` (Stein's fixed-width rule; its interval is shown, not
-//! tested). The budget may end a group short of its total; the record says so.
-use crate::stats::student::t_quantile;
+//! group (pattern, threads, size) whose crossover cells are all decided at the pilot (beats or
+//! slower, each question's cells judged as one family at the pilot's α) gets no more rounds.
+//! The groups still undecided share the rounds the budget leaves equally: a group's total
+//! counts the budget and how many other groups are open, never its own figures, so given that
+//! it is undecided its total is fixed before its first adaptive round and its final interval,
+//! over all its rounds, is a fixed-n paired interval. Each cell is looked at twice at most,
+//! the looks splitting α (`analysis::crossover_rule`): whichever look a cell is reported at, a
+//! false claim stays within α. At both looks every estimate is widened by its question's
+//! pooled lag-1 autocorrelation of rounds (`stats::visits::pooled_lag1`, as the report does).
+//! "Equivalent" needs `interval::MIN_EQUIVALENCE_PAIRS` (8) rounds (`stats::verdict`), more
+//! than a pilot of the default 4 rounds holds: equivalence from the pilot alone is then
+//! impossible, and a group whose cells are alike is open until its last look.
+//! (A total that followed the pilot's spread, Stein's rule, would need Stein's interval, on
+//! the pilot's few degrees of freedom: at Holm's strictest level over 24 cells its t(3)
+//! quantile is 10.9 against t(13)'s 3.9.) A group that answers no crossover question
+//! (rr, bidir, crr, …) is open in the same way and gets the same equal share: its total was
+//! once the rounds at which its own pilot spread met `--ci` (Stein's rule), while its answers
+//! report the plain interval, which then covers less than 95 % (91.8–94.2 % in simulation);
+//! fixing its total without its own figures makes that plain interval exact, where Stein's
+//! interval would have to be computed in every answer that reports these points. Its pilot's
+//! spread is still recorded. The budget may end a group short of its total; the record says so.
 use crate::stats::verdict::{judge_at, Correction, LogEstimate, Verdict};
-use crate::stats::visits::paired_ratio;
+use crate::stats::visits::{log_ratios, paired_ratio, pooled_lag1, RoundCorrelation};
 
 /// What the pilot measured.
 #[derive(Debug, Clone, Default)]
@@ -40,7 +47,8 @@ pub struct PilotCell {
 #[derive(Debug, Clone, Copy)]
 pub struct Targets {
     pub margin: f64,
-    /// `--ci`: a point's relative 95 % half-width.
+    /// `--ci`: a point's relative 95 % half-width (recorded; no group's total follows it, see
+    /// the module comment).
     pub ci: f64,
     /// The most rounds any group is given.
     pub max_rounds: usize,
@@ -63,7 +71,8 @@ pub enum Why {
     /// A cell had no paired interval at the pilot (a failed or skipped point): more rounds of
     /// the same cannot help.
     NotJudged,
-    /// No crossover question: rounds at which the pilot's spread meets `--ci`.
+    /// No crossover question: an equal share of the rounds the budget leaves, as an undecided
+    /// group gets.
     PointInterval,
 }
 
@@ -75,8 +84,8 @@ pub struct GroupRounds {
     pub pilot_rounds: usize,
     /// Rounds in all (pilot included) the rule gives the group.
     pub planned_rounds: usize,
-    /// A group with no crossover cell: the spread its total was fixed from, the widest SD of
-    /// a point's visit means relative to their mean.
+    /// A group with no crossover cell: its pilot's spread, the widest SD of a point's visit
+    /// means relative to their mean (recorded; its total does not follow it).
     pub pilot_spread: Option<f64>,
     /// The group's cells still undecided at the pilot (question indexes; rounds.json names
     /// the questions instead).
@@ -110,10 +119,6 @@ pub fn plan(pilot: &Pilot, targets: &Targets) -> Vec<GroupRounds> {
             if cells.is_empty() {
                 rounds.why = Why::PointInterval;
                 rounds.pilot_spread = point_spread(pilot, group);
-                let n = rounds.pilot_spread.map_or(pilot.rounds, |s| {
-                    rounds_for(|n| t_quantile(0.975, n - 1.0) * s / n.sqrt() <= targets.ci)
-                });
-                rounds.planned_rounds = n.clamp(pilot.rounds, targets.max_rounds);
             } else if cells.iter().any(|(_, s)| s.is_none()) {
                 rounds.why = Why::NotJudged;
             } else {
@@ -138,41 +143,58 @@ fn undecided(rounds: &mut GroupRounds, cells: &[CellState]) {
     }
 }
 
-/// Shares the rounds the budget leaves (after the point-interval groups' own totals) equally
-/// among the undecided groups. A group's share counts the other undecided groups and the
-/// budget, never its own figures: given that it is undecided, its total is fixed before its
-/// first adaptive round, so its final interval over all its rounds is a fixed-n one.
+/// Shares the rounds the budget leaves equally among the open groups: the undecided ones and
+/// those with no crossover question. A group's share counts the other open groups and the
+/// budget, never its own figures: given that it is open, its total is fixed before its first
+/// adaptive round, so its final interval over all its rounds is a fixed-n one.
 fn share(plan: &mut [GroupRounds], targets: &Targets) {
-    let points: usize = plan
-        .iter()
-        .filter(|g| g.why == Why::PointInterval)
-        .map(|g| g.planned_rounds - g.pilot_rounds)
-        .sum();
-    let open = plan.iter().filter(|g| g.why == Why::Undecided).count();
+    let is_open = |g: &GroupRounds| matches!(g.why, Why::Undecided | Why::PointInterval);
+    let open = plan.iter().filter(|g| is_open(g)).count();
     if open == 0 {
         return;
     }
-    let each = targets.rounds_left.saturating_sub(points) / open;
-    for g in plan.iter_mut().filter(|g| g.why == Why::Undecided) {
+    let each = targets.rounds_left / open;
+    for g in plan.iter_mut().filter(|g| is_open(g)) {
         g.planned_rounds = (g.pilot_rounds + each)
             .min(targets.max_rounds)
             .max(g.pilot_rounds);
     }
 }
 
+/// Each question's pooled lag-1 autocorrelation of its cells' per-round log-ratios (question
+/// index, estimate; `None` where no cell has enough rounds): what the pilot's look widens its
+/// estimates by, and what `rounds.json` records.
+pub fn question_rho(pilot: &Pilot) -> Vec<(usize, Option<RoundCorrelation>)> {
+    let questions: std::collections::BTreeSet<usize> =
+        pilot.cells.iter().map(|c| c.question).collect();
+    questions
+        .into_iter()
+        .map(|q| {
+            let series: Vec<Vec<f64>> = pilot
+                .cells
+                .iter()
+                .filter(|c| c.question == q)
+                .map(|c| log_ratios(&c.pairs))
+                .collect();
+            (q, pooled_lag1(&series))
+        })
+        .collect()
+}
+
 /// Each cell's state at the pilot (its question's cells judged as one family at the pilot's α);
 /// `None` where the cell has no paired interval.
 fn pilot_states(pilot: &Pilot, targets: &Targets) -> Vec<Option<Verdict>> {
     let mut states = vec![None; pilot.cells.len()];
-    let questions: std::collections::BTreeSet<usize> =
-        pilot.cells.iter().map(|c| c.question).collect();
-    for q in questions {
+    for (q, rho) in question_rho(pilot) {
+        let rho = rho.map_or(0.0, |r| r.rho);
+        let estimate =
+            |c: &PilotCell| Some(LogEstimate::from_interval(&paired_ratio(&c.pairs)?).widened(rho));
         let estimates: Vec<(usize, LogEstimate)> = pilot
             .cells
             .iter()
             .enumerate()
             .filter(|(_, c)| c.question == q)
-            .filter_map(|(i, c)| Some((i, LogEstimate::from_interval(&paired_ratio(&c.pairs)?))))
+            .filter_map(|(i, c)| Some((i, estimate(c)?)))
             .collect();
         let only: Vec<LogEstimate> = estimates.iter().map(|(_, e)| *e).collect();
         let corrections = (Correction::Holm, Correction::BenjaminiHochberg);
@@ -182,27 +204,6 @@ fn pilot_states(pilot: &Pilot, targets: &Targets) -> Vec<Option<Verdict>> {
         }
     }
     states
-}
-
-/// The smallest round count from 2 up at which `enough` holds (capped far past any budget);
-/// `enough` grows true with the rounds, so a bisection finds it.
-fn rounds_for(enough: impl Fn(f64) -> bool) -> usize {
-    let (mut low, mut high) = (2usize, 100_000usize);
-    if enough(low as f64) {
-        return low;
-    }
-    if !enough(high as f64) {
-        return high;
-    }
-    while high - low > 1 {
-        let mid = (low + high) / 2;
-        if enough(mid as f64) {
-            high = mid;
-        } else {
-            low = mid;
-        }
-    }
-    high
 }
 
 /// The widest relative SD of visit means among the group's points.

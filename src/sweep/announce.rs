@@ -27,13 +27,12 @@ pub fn print_plan(spec: &SweepSpec, dir: &Path, prior: &PriorVisits) {
         dir.display()
     );
     println!(
-        "visits: at least {} of {:.0} ms per point (after {:.0} ms warm-up each){}; more to the groups whose crossover verdicts are undecided (margin ±{}; shared equally; a group with no crossover: to meet ±{} %), until {:.0} s are spent ({:.1} s per point); order seed {}{}",
+        "visits: at least {} of {:.0} ms per point (after {:.0} ms warm-up each){}; more to the groups whose crossover verdicts are undecided (margin ±{}; shared equally, with the groups that have no crossover), until {:.0} s are spent ({:.1} s per point); order seed {}{}",
         spec.min_visits,
         spec.visit.as_secs_f64() * 1e3,
         spec.warmup.as_secs_f64() * 1e3,
         extra_visits(spec),
         crate::stats::verdict::percent(spec.margin),
-        spec.ci_target * 100.0,
         spec.total_budget().as_secs_f64(),
         spec.budget.as_secs_f64(),
         spec.seed,

@@ -2,7 +2,7 @@
 //! and `rounds.json`, which records per group how many rounds it was given, how many it got
 //! and why, with the rule's looks and margin (the report judges the crossover families with
 //! them, `analysis::crossover_rule`).
-use super::adaptive::{self, GroupRounds, Pilot, PilotCell, Targets};
+use super::adaptive::{self, question_rho, GroupRounds, Pilot, PilotCell, Targets};
 use super::spec::{Point, SweepSpec};
 use super::visit_log::VisitLog;
 use crate::analysis::crossover_rule::{pairs, Settings, ADAPTIVE_LOOKS, PILOT_ALPHA, ROUNDS_JSON};
@@ -15,11 +15,13 @@ use std::path::Path;
 /// The rule as `rounds.json` and the marker state it.
 pub const RULE: &str = "two looks: after the minimum rounds, a group whose crossover cells \
      are all decided (each question's cells one family, Holm for beats/slower and \
-     Benjamini–Hochberg for equivalence, at α = 0.01) gets no more rounds; the groups still \
-     undecided share the rounds the budget leaves equally (a total fixed without their own \
-     figures) and are judged again over all their rounds, at α = 0.04; a group with no crossover \
-     cell gets the total at which its pilot's spread meets --ci; the budget may end a group \
-     short.";
+     Benjamini–Hochberg for equivalence, at α = 0.01) gets no more rounds and is reported at \
+     that look's α; the groups still undecided share the rounds the budget leaves equally (a \
+     total fixed without their own figures) with the groups that have no crossover cell, and \
+     are judged again over all their rounds, at α = 0.04; at both looks every estimate is \
+     widened by its question's pooled lag-1 autocorrelation of rounds (rho, bias-corrected, \
+     clamped to [0, 0.95]); equivalent needs 8 rounds, so no pilot of fewer decides it; the \
+     budget may end a group short.";
 
 /// A point's headline figures by round, of rounds before `before`, from completed visits.
 fn headline(log: &VisitLog, point: &Point, before: usize) -> Vec<(usize, f64)> {
@@ -137,7 +139,7 @@ fn headline_rounds(log: &VisitLog, point: &Point) -> usize {
 /// each cell was then looked at once.
 pub fn write(
     dir: &Path,
-    spec: &SweepSpec,
+    (spec, log): (&SweepSpec, &VisitLog),
     points: &[Point],
     groups: &[Vec<usize>],
     (plan, made, stopped): (Option<&[GroupRounds]>, &[usize], &str),
@@ -168,6 +170,7 @@ pub fn write(
         "margin": spec.margin,
         "pilot_rounds": spec.min_visits,
         "adaptive": plan.is_some(),
+        "rho": rho_lines(spec, (points, groups), log, plan.is_some()),
         "groups": entries,
     });
     let path = dir.join(ROUNDS_JSON);
@@ -179,6 +182,27 @@ pub fn write(
     };
     std::fs::write(&tmp, text).map_err(file_error)?;
     std::fs::rename(&tmp, &path).map_err(file_error)
+}
+
+/// Each question's pooled lag-1 autocorrelation of rounds, as the looks widened by it: at the
+/// pilot (where there was an adaptive plan) and over every round made (the report's look).
+fn rho_lines(
+    spec: &SweepSpec,
+    (points, groups): (&[Point], &[Vec<usize>]),
+    log: &VisitLog,
+    adaptive: bool,
+) -> Vec<serde_json::Value> {
+    let last = question_rho(&pilot(spec, points, groups, log, usize::MAX));
+    let at_pilot = match adaptive {
+        true => question_rho(&pilot(spec, points, groups, log, spec.min_visits)),
+        false => Vec::new(),
+    };
+    last.into_iter()
+        .map(|(q, rho)| {
+            let pilot = at_pilot.iter().find(|(p, _)| *p == q).and_then(|(_, r)| *r);
+            serde_json::json!({"question": question_name(q), "pilot": pilot, "last": rho})
+        })
+        .collect()
 }
 
 /// One group's entry in rounds.json.

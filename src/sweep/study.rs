@@ -310,7 +310,8 @@ impl Sweep<'_> {
     /// Writes rounds.json: the plan (if the pilot left budget for one) and each group's rounds.
     fn record_rounds(&self, dir: &Path, made: &[usize], stopped: &str) -> Result<(), Error> {
         let outcome = (self.plan.as_deref(), made, stopped);
-        rounds::write(dir, self.spec, &self.points, &self.groups, outcome)
+        let spec = (self.spec, &self.log);
+        rounds::write(dir, spec, &self.points, &self.groups, outcome)
     }
 
     /// Makes the round's visits not made yet (`visiting::round`); in an adaptive round
