@@ -85,13 +85,8 @@ pub fn judge_figures(
             .flatten()
             .flat_map(|(_, cells)| cells.iter().filter_map(|(_, r)| r.as_ref().ok()))
     };
-    let series: Vec<Vec<f64>> = usable().map(|(_, s)| s.clone()).collect();
-    let rho = pooled_lag1(&series);
-    let estimates: Vec<LogEstimate> = usable()
-        .map(|(e, _)| e.widened(rho.map_or(0.0, |r| r.rho)))
-        .collect();
-    let mut family = judge_looks(&estimates, settings);
-    family.rho = rho;
+    let cells: Vec<(LogEstimate, Vec<f64>)> = usable().cloned().collect();
+    let family = judge_family(&cells, settings);
     let mut judged = family.judged.iter().copied();
     let per_figure = groups
         .into_iter()
@@ -111,6 +106,22 @@ pub fn judge_figures(
         })
         .collect();
     (per_figure, family)
+}
+
+/// One crossover family from its cells' paired estimates and per-round log-ratio series (in
+/// round order): every estimate widened by the family's pooled lag-1 autocorrelation of
+/// rounds, then judged at the looks' α (`judge_looks`). What the report judges a question by,
+/// and what the simulations (tests/adaptive_simulation.rs) call, so that they test this code.
+pub fn judge_family(cells: &[(LogEstimate, Vec<f64>)], settings: Settings) -> Family {
+    let series: Vec<Vec<f64>> = cells.iter().map(|(_, s)| s.clone()).collect();
+    let rho = pooled_lag1(&series);
+    let estimates: Vec<LogEstimate> = cells
+        .iter()
+        .map(|(e, _)| e.widened(rho.map_or(0.0, |r| r.rho)))
+        .collect();
+    let mut family = judge_looks(&estimates, settings);
+    family.rho = rho;
+    family
 }
 
 /// The family judged at the last look's α, except the cells whose rounds are the pilot's

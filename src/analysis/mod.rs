@@ -3,12 +3,12 @@
 //! records and says which of them it rests on; none is written by hand.
 pub(crate) mod bidir;
 pub(crate) mod costs;
-pub(crate) mod crossover;
+pub mod crossover;
 pub(crate) mod crossover_outcome;
 pub mod crossover_rule;
 pub(crate) mod crr;
 pub(crate) mod load;
-pub(crate) mod paired;
+pub mod paired;
 pub(crate) mod pairs_table;
 pub(crate) mod point;
 pub(crate) mod profile;

@@ -290,7 +290,7 @@ fn check_answers(dir: &Path, rounds: &Value, figures: &Figures) {
         pilot_rounds: PILOT,
     };
     let rule = Rule {
-        final_alpha: settings.alpha(),
+        settings,
         ..rule()
     };
     let answers = json(dir, "answers.json");
