@@ -49,7 +49,7 @@ pub fn dersimonian_laird(estimates: &[(f64, f64)]) -> f64 {
 /// alone. `None` with fewer than two points or a standard error that is 0 or not finite (with
 /// τ² = 0).
 pub fn cochran_q(estimates: &[(f64, f64)], tau2: f64) -> Option<f64> {
-    if estimates.len() < 2 || !valid(estimates) || !(tau2 >= 0.0) {
+    if estimates.len() < 2 || !valid(estimates) || tau2.is_nan() || tau2 < 0.0 {
         return None;
     }
     let weights: Vec<f64> = estimates
