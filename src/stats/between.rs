@@ -17,9 +17,9 @@ pub const MIN_POINTS: usize = 10;
 
 /// Where the trimmed estimator cuts, in its own standard deviations: wide enough that an A/A
 /// set loses 1.2 % of its points (the truncation factor puts back their share of the
-/// variance; at 2.0 the cut itself read τ low enough that 7.7 % of simulated A/A pairs of 18
-/// points flagged one, against 6.2 % here), narrow enough that a point moved by 4 spreads or
-/// more mostly drops out.
+/// variance; started from the MAD, a cut at 2.0 read τ low enough that 7.7 % of simulated
+/// A/A pairs of 18 points flagged one, against 6.2 % at 2.5), narrow enough that a point moved
+/// by 4 spreads or more mostly drops out.
 const TRIM: f64 = 2.5;
 
 fn valid(estimates: &[(f64, f64)]) -> bool {
