@@ -3,8 +3,9 @@
 //! from the visit-level spread of both folders (Welch's t on the log visit means: the two
 //! studies ran at different times, so their visits are not paired), and a verdict in three
 //! states (`stats::verdict`), each point's variance widened by the between-sweep spread τ²
-//! the points show together (`stats::between`; one folder's visits cannot see how the machine
-//! moved between the two studies): faster or slower only where the interval excludes 1,
+//! (one folder's visits cannot see how the machine moved between the two studies), taken from
+//! an A/A reference or a trimmed estimate that the moved points cannot inflate, never from
+//! the plain spread of the points it judges (`between`): faster or slower only where the interval excludes 1,
 //! equivalent only where it lies within ±margin, else undecided. All points are one family under Holm's
 //! step-down, so an A/A comparison of 48 points flags none with 95 % probability (uncorrected,
 //! 2.4 false verdicts were expected); the table shows each point's interval at the level its
@@ -13,7 +14,9 @@
 //! slices.
 #[cfg(test)]
 mod aa_simulation;
+pub(crate) mod between;
 mod interference;
+mod json;
 pub(crate) mod machine;
 
 use crate::error::{Error, Status};
@@ -53,38 +56,65 @@ pub struct PointChange {
     pub why_not: Option<String>,
 }
 
-/// Compares the studies in `old` and `new`, prints the table, and fails when a point's
-/// corrected interval lies wholly below 1 − `limit` (a share, such as 0.05), if one is given.
-/// With `normalize`, new figures are first divided by the machine's change (`machine`).
-pub fn run(
-    old: &Path,
-    new: &Path,
-    limit: Option<f64>,
-    margin: f64,
-    normalize: bool,
-) -> Result<Status, Error> {
+/// What `compare` was asked, besides the two folders.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Options {
+    /// Fail when a point's corrected interval lies wholly below 1 − this share.
+    pub limit: Option<f64>,
+    /// The equivalence margin, a share.
+    pub margin: f64,
+    /// `--normalize canary`.
+    pub normalize: bool,
+    /// `--between-spread`: an A/A pair's between-sweep spread τ, on the log scale.
+    pub between_spread: Option<f64>,
+    /// `--json`: one JSON document on stdout instead of the text.
+    pub json: bool,
+}
+
+/// Compares the studies in `old` and `new`, prints the table (or the JSON document), and fails
+/// when a point's corrected interval lies wholly below 1 − `limit` (a share, such as 0.05), if
+/// one is given. With `normalize`, new figures are first divided by the machine's change
+/// (`machine`).
+pub fn run(old: &Path, new: &Path, options: Options) -> Result<Status, Error> {
     let change =
         machine::machine_change(&machine::read_canaries(old), &machine::read_canaries(new));
     let busy = (interference::disturbed(old), interference::disturbed(new));
     let old = by_key(read_typed(old)?);
     let mut new = by_key(read_typed(new)?);
-    println!("{}", machine::line(&change));
-    println!("{}", interference::line(busy.0, busy.1));
-    if normalize {
-        normalize_by_canary(&mut new, &change)?;
-    }
+    let normalized = match options.normalize {
+        true => normalize_by_canary(&mut new, &change)?,
+        false => Vec::new(),
+    };
     let mut changes = compare(&old, &new);
-    if let (true, Ok(m)) = (normalize, &change) {
+    if let (true, Ok(m)) = (options.normalize, &change) {
         machine::widen_normalized(&mut changes, &new, m);
     }
-    let (changes, family, between) = controlled(changes, margin);
-    print!("{}", render(&changes, &old, &new, (&family, between)));
-    if let Some(note) = machine::summary_note(&change, normalize) {
-        println!("{note}");
+    let (changes, family, between) = controlled(changes, options.margin, options.between_spread);
+    let machine_note = machine::summary_note(&change, options.normalize);
+    let busy_note = interference::note(busy.0, busy.1);
+    if options.json {
+        let sides = json::Sides {
+            old: &old,
+            new: &new,
+        };
+        let document = json::document(&changes, sides, (&family, &between), (&change, busy));
+        println!("{document}");
+    } else {
+        println!("{}", machine::line(&change));
+        println!("{}", interference::line(busy.0, busy.1));
+        normalized.iter().for_each(|line| println!("{line}"));
+        print!("{}", render(&changes, &old, &new, (&family, &between)));
+        machine_note
+            .iter()
+            .chain(&busy_note)
+            .for_each(|n| println!("{n}"));
     }
-    if let Some(note) = interference::note(busy.0, busy.1) {
-        println!("{note}");
-    }
+    fail_on_regression(&changes, options.limit)
+}
+
+/// `--fail-on-regression`: the points whose corrected interval lies wholly below 1 − `limit`,
+/// named on stderr, and exit 1 if there are any.
+fn fail_on_regression(changes: &[PointChange], limit: Option<f64>) -> Result<Status, Error> {
     let regressed: Vec<&PointChange> = changes.iter().filter(|c| is_regression(c, limit)).collect();
     if let (Some(limit), false) = (limit, regressed.is_empty()) {
         eprintln!(
@@ -102,26 +132,26 @@ pub fn run(
     Ok(Status::Success)
 }
 
-/// `--normalize canary`: refuses when there is nothing to normalize by, and names the points
-/// it could not scale.
+/// `--normalize canary`: refuses when there is nothing to normalize by; returns the lines
+/// that say it normalized and which points it could not scale.
 fn normalize_by_canary(
     new: &mut BTreeMap<String, RunView>,
     change: &Result<machine::MachineChange, String>,
-) -> Result<(), Error> {
+) -> Result<Vec<String>, Error> {
     let m = change.as_ref().map_err(|why| {
         crate::error::ConfigError(format!(
             "--normalize canary: {why}, so there is nothing to normalize by"
         ))
     })?;
     let left = machine::normalize(new, m);
-    println!("normalized: every new point's figure multiplied by the new/old canary cost of its component (memcpy for stream, the one-CPU pipe round trip for rr), its interval widened by that ratio's own");
+    let mut lines = vec!["normalized: every new point's figure multiplied by the new/old canary cost of its component (memcpy for stream, the one-CPU pipe round trip for rr), its interval widened by that ratio's own".to_string()];
     if !left.is_empty() {
-        println!(
+        lines.push(format!(
             "not normalized (no matching canary component): {}",
             left.join(", ")
-        );
+        ));
     }
-    Ok(())
+    Ok(lines)
 }
 
 /// The last completed record of each point (a resumed sweep may hold an interrupted one too).
@@ -189,15 +219,21 @@ pub fn change(key: &str, old: &RunView, new: &RunView) -> PointChange {
 /// step-down, because `--fail-on-regression` gates a build on any one point and so needs the
 /// chance of any false verdict held to 5 %, not their expected share; equivalence by
 /// Benjamini–Hochberg, since "these points held" reads as a share and gates nothing. Each
-/// point's variance first takes the between-session spread τ² the points show together
-/// (`stats::between`): returned with the family, as τ on the log scale.
-pub fn controlled(mut changes: Vec<PointChange>, margin: f64) -> (Vec<PointChange>, Family, f64) {
+/// point's variance first takes the between-session spread τ² (`between::choose`: the A/A
+/// `reference` when given, else a trimmed estimate from 10 points or more, else none),
+/// returned with the family together with Cochran's Q against it.
+pub fn controlled(
+    mut changes: Vec<PointChange>,
+    margin: f64,
+    reference: Option<f64>,
+) -> (Vec<PointChange>, Family, between::Between) {
     let within: Vec<LogEstimate> = changes
         .iter()
         .filter_map(|c| c.ratio.as_ref().map(LogEstimate::from_interval))
         .collect();
     let pairs: Vec<(f64, f64)> = within.iter().map(|e| (e.log_ratio, e.se)).collect();
-    let tau2 = crate::stats::between::dersimonian_laird(&pairs);
+    let between = between::choose(&pairs, reference);
+    let tau2 = between.tau * between.tau;
     let estimates: Vec<LogEstimate> = within
         .iter()
         .map(|e| LogEstimate {
@@ -222,7 +258,7 @@ pub fn controlled(mut changes: Vec<PointChange>, margin: f64) -> (Vec<PointChang
         };
         c.judged = Some(j);
     }
-    (changes, family, tau2.sqrt())
+    (changes, family, between)
 }
 
 /// Slower, with the corrected interval wholly below 1 − `limit` (a share such as 0.05): a
@@ -270,13 +306,13 @@ fn render(
     changes: &[PointChange],
     old: &BTreeMap<String, RunView>,
     new: &BTreeMap<String, RunView>,
-    (family, between): (&Family, f64),
+    (family, between): (&Family, &between::Between),
 ) -> String {
     let mut out = point_lines(changes);
     let count = |v| changes.iter().filter(|c| c.verdict == v).count();
     let _ = writeln!(
         out,
-        "\n{} points compared: {} faster, {} slower, {} equivalent within ±{}, {} undecided, {} cannot be judged; {}; between-sweep spread τ = {:.1} % (DerSimonian–Laird over the judged points) in every point's interval",
+        "\n{} points compared: {} faster, {} slower, {} equivalent within ±{}, {} undecided, {} cannot be judged; {}; {}",
         changes.len(),
         count(Verdict::Faster),
         count(Verdict::Slower),
@@ -285,8 +321,9 @@ fn render(
         count(Verdict::Undecided),
         count(Verdict::CannotJudge),
         family.control(),
-        between * 100.0
+        between.summary()
     );
+    out.push_str(&between.lines());
     for (label, only) in [
         ("old", missing_from(old, new)),
         ("new", missing_from(new, old)),
@@ -304,7 +341,7 @@ fn render(
     for why in reasons {
         let _ = writeln!(out, "cannot be judged: {why}");
     }
-    let _ = writeln!(out, "(figure: receiver Gbit/s for stream, client round trips/s for rr; higher is better; new/old: {WELCH_METHOD}, its variance plus τ², how much more the points' new/old scatter than their own visits allow (the machine moves between sweeps, differently for different points, and one sweep's visits cannot see that); each point's interval is shown at its Holm step-down level; faster or slower needs that interval to exclude 1; equivalent needs two one-sided tests, Benjamini–Hochberg across points, to place new/old within the margin; else undecided)");
+    let _ = writeln!(out, "(figure: receiver Gbit/s for stream, client round trips/s for rr; higher is better; new/old: {WELCH_METHOD}, its variance plus τ², how much more new/old scatters between two sweeps of one build than their own visits allow (the machine moves between sweeps, differently for different points, and one sweep's visits cannot see that): from --between-spread, else trimmed from 10 points or more so that moved points cannot pass for spread; each point's interval is shown at its Holm step-down level; faster or slower needs that interval to exclude 1; equivalent needs two one-sided tests, Benjamini–Hochberg across points, to place new/old within the margin; else undecided)");
     out
 }
 
@@ -338,7 +375,9 @@ mod tests {
 
     /// One point judged as a family of one.
     fn alone(old: &RunView, new: &RunView) -> PointChange {
-        controlled(vec![change("k", old, new)], 0.05).0.remove(0)
+        controlled(vec![change("k", old, new)], 0.05, None)
+            .0
+            .remove(0)
     }
 
     #[test]
@@ -411,31 +450,81 @@ mod tests {
             .map(|i| change(&format!("p{i}"), &old, &visited(&[10.0, 10.3, 9.8, 10.1])))
             .collect();
         changes.push(change("marginal", &old, &new));
-        let (changes, family, between) = controlled(changes, 0.05);
+        let (changes, family, between) = controlled(changes, 0.05, None);
         assert_eq!(changes[40].verdict, Verdict::Undecided, "{:?}", changes[40]);
         assert_eq!(family.tests, 41);
         let text = render(
             &changes,
             &BTreeMap::new(),
             &BTreeMap::new(),
-            (&family, between),
+            (&family, &between),
         );
         assert!(text.contains("41 tests, Holm at α = 0.05"), "{text}");
-        let stated = format!("between-sweep spread τ = {:.1} %", between * 100.0);
+        let stated = format!(
+            "between-sweep spread τ = {:.1} % (trimmed over the 41 judged points",
+            between.tau * 100.0
+        );
         assert!(text.contains(&stated), "{text}");
+        assert!(text.contains("between sweeps: Cochran's Q = "), "{text}");
+    }
+
+    /// A point of 17 visits with 3 % spread between them, its machine at `speed`.
+    fn scattered(rng: &mut fastrand::Rng, speed: f64) -> RunView {
+        let values: Vec<f64> = (0..17)
+            .map(|_| 10.0 * speed * (0.03 * crate::stats::draw::standard_normal(rng)).exp())
+            .collect();
+        visited(&values)
     }
 
     #[test]
-    fn a_point_20_percent_slower_among_steady_ones_stays_flagged_with_the_between_sweep_spread() {
-        let old = visited(&[10.0, 10.3, 9.8, 10.1]);
-        let steady = [[10.1, 10.2, 9.9, 10.0], [9.9, 10.3, 9.9, 10.2]];
+    fn a_point_20_percent_slower_among_scattered_ones_stays_flagged_with_the_between_sweep_spread()
+    {
+        let mut rng = fastrand::Rng::with_seed(36);
+        // Each point moves by its own 2 % between the sweeps, as two sweeps of one build do.
         let mut changes: Vec<PointChange> = (0..47)
-            .map(|i| change(&format!("p{i}"), &old, &visited(&steady[i % 2])))
+            .map(|i| {
+                let shift = (0.02 * crate::stats::draw::standard_normal(&mut rng)).exp();
+                let old = scattered(&mut rng, 1.0);
+                change(&format!("p{i}"), &old, &scattered(&mut rng, shift))
+            })
             .collect();
-        changes.push(change("slow", &old, &visited(&[8.0, 8.24, 7.84, 8.08])));
-        let (changes, _, between) = controlled(changes, 0.05);
-        assert!(between > 0.0, "the one outlier adds between-sweep spread");
+        let old = scattered(&mut rng, 1.0);
+        changes.push(change("slow", &old, &scattered(&mut rng, 0.8)));
+        let (changes, _, between) = controlled(changes, 0.05, None);
+        assert_eq!(between.source, between::Source::Trimmed);
+        assert!(
+            between.tau < 0.04,
+            "the one slow point cannot inflate τ: {between:?}"
+        );
         assert_eq!(changes[47].verdict, Verdict::Slower, "{:?}", changes[47]);
         assert!(changes[..47].iter().all(|c| c.verdict != Verdict::Slower));
+    }
+
+    #[test]
+    fn a_given_between_spread_widens_every_interval_and_is_stated() {
+        let old = visited(&[10.0, 10.3, 9.8, 10.1, 10.2, 9.9]);
+        let new = visited(&[9.0, 9.3, 8.8, 9.1, 9.2, 8.9]);
+        let points = || vec![change("a", &old, &new), change("b", &old, &old)];
+        let (plain, _, none) = controlled(points(), 0.05, None);
+        let (wide, family, given) = controlled(points(), 0.05, Some(0.1));
+        assert_eq!(none.source, between::Source::None);
+        assert_eq!(plain[0].verdict, Verdict::Slower, "{:?}", plain[0]);
+        assert_eq!(
+            wide[0].verdict,
+            Verdict::Undecided,
+            "τ = 10 % hides a 10 % change"
+        );
+        let (p, w) = (plain[0].judged.unwrap(), wide[0].judged.unwrap());
+        assert!(w.high - w.low > 2.0 * (p.high - p.low), "{p:?} {w:?}");
+        let text = render(&wide, &BTreeMap::new(), &BTreeMap::new(), (&family, &given));
+        assert!(
+            text.contains("τ = 10.0 % (given: --between-spread, an A/A pair's)"),
+            "{text}"
+        );
+        let text = render(&plain, &BTreeMap::new(), &BTreeMap::new(), (&family, &none));
+        assert!(
+            text.contains("τ not estimated: 2 points, an estimate needs 10"),
+            "{text}"
+        );
     }
 }

@@ -3,6 +3,9 @@
 //! no change, all points one Holm family named on the summary line; a known 20 % shift is
 //! found and fails --fail-on-regression on its corrected interval; a bad --margin is refused; a point measured as one stretch
 //! (schema 1) is not judged and says why; bad folders are refused with one line and exit 2.
+//! The between-sweep spread τ (issue 36): `--between-spread` is stated and widens every
+//! interval, a bad one is refused; `--json` carries the between block; and a regression of a
+//! few of 16 points is flagged, where a τ read from the judged points would have absorbed it.
 mod common;
 use bytepath::analysis::synthetic::{jsonl, Shape};
 use common::{bytepath, compare};
@@ -146,5 +149,135 @@ fn a_bad_margin_is_refused_with_one_line() {
     assert!(
         text.contains("8 equivalent within ±20 %, 0 undecided"),
         "{text}"
+    );
+}
+
+/// 16 points (4 mechanisms × 4 sizes), visit noise a few percent; the points named in `slower`
+/// at 0.8 times the speed.
+fn sixteen(pair_noise: f64, slower: &[(&str, u64)]) -> Vec<Shape> {
+    let mut shapes = Vec::new();
+    for mechanism in ["send", "copy", "gather", "zerocopy"] {
+        for size in [1024, 4096, 16384, 65536] {
+            let speed = if slower.contains(&(mechanism, size)) {
+                0.8
+            } else {
+                1.0
+            };
+            let mut s = Shape::stream(mechanism, size, 1, 10.0 * speed);
+            s.ci_rel = 0.05;
+            s.pair_noise = pair_noise;
+            shapes.push(s);
+        }
+    }
+    shapes
+}
+
+fn json_of(text: &str) -> Value {
+    serde_json::from_str(text).unwrap_or_else(|e| panic!("{e}: {text}"))
+}
+
+#[test]
+fn a_partial_regression_among_16_points_is_flagged_and_the_json_carries_the_between_block() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (old, new) = (tmp.path().join("old"), tmp.path().join("new"));
+    write(&old, &sixteen(0.01, &[]));
+    let moved = [("copy", 4096), ("gather", 16384), ("zerocopy", 65536)];
+    write(&new, &sixteen(0.02, &moved));
+    let (code, text) = compare(&old, &new, &["--fail-on-regression", "5%"]);
+    assert_eq!(code, Some(1), "{text}");
+    assert!(
+        text.contains("16 points compared: 0 faster, 3 slower"),
+        "{text}"
+    );
+    assert!(
+        text.contains("(trimmed over the 16 judged points"),
+        "{text}"
+    );
+    assert!(
+        text.contains("warning: more points moved than an A/A allows"),
+        "{text}"
+    );
+    let (code, text) = compare(&old, &new, &["--json"]);
+    assert_eq!(code, Some(0), "{text}");
+    let doc = json_of(&text);
+    let between = &doc["between"];
+    assert_eq!(between["source"], "trimmed", "{between}");
+    assert_eq!(between["df"], 15, "{between}");
+    assert!(between["q"].as_f64().unwrap() > 25.0, "{between}");
+    let dl = between["tau_dersimonian_laird"].as_f64().unwrap();
+    assert!(
+        dl > 0.05 && between["tau"].as_f64().unwrap() < 0.02,
+        "the moved points inflate DL's τ, not the one used: {between}"
+    );
+    assert!(between["warning"]
+        .as_str()
+        .unwrap()
+        .starts_with("more points moved"));
+    let points = doc["points"].as_array().unwrap();
+    assert_eq!(points.len(), 16);
+    let slower: Vec<&str> = points
+        .iter()
+        .filter(|p| p["verdict"] == "slower")
+        .map(|p| p["point"].as_str().unwrap())
+        .collect();
+    assert_eq!(slower.len(), 3, "{slower:?}");
+    for p in points.iter().filter(|p| p["verdict"] == "slower") {
+        assert!(p["corrected"]["high"].as_f64().unwrap() < 0.95, "{p}");
+    }
+    assert_eq!(doc["family"]["tests"], 16);
+    assert!(
+        doc["machine"]["line"].as_str().unwrap().contains("canary"),
+        "{}",
+        doc["machine"]
+    );
+    assert!(doc["interference"]["line"]
+        .as_str()
+        .unwrap()
+        .starts_with("interference:"));
+}
+
+#[test]
+fn a_given_between_spread_is_stated_and_widens_every_interval_and_a_bad_one_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (old, new) = (tmp.path().join("old"), tmp.path().join("new"));
+    write(&old, &study(1.0, 0.01));
+    write(&new, &study(1.0, 0.03));
+    let (code, text) = compare(&old, &new, &[]);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(text.contains("τ not estimated: 8 points, an estimate needs 10; intervals hold each study's visits only; give --between-spread"), "{text}");
+    let width = |extra: &[&str]| -> f64 {
+        let (_, text) = compare(&old, &new, &[extra, &["--json"]].concat());
+        let doc = json_of(&text);
+        let c = &doc["points"][0]["corrected"];
+        c["high"].as_f64().unwrap() / c["low"].as_f64().unwrap()
+    };
+    let (plain, wide) = (width(&[]), width(&["--between-spread", "10%"]));
+    assert!(
+        wide > plain * 1.2,
+        "τ = 10 % widens the interval: {plain} → {wide}"
+    );
+    let (code, text) = compare(&old, &new, &["--between-spread", "4.8%"]);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(
+        text.contains("τ = 4.8 % (given: --between-spread, an A/A pair's)"),
+        "{text}"
+    );
+    assert!(text.contains("Cochran's Q = "), "{text}");
+    for bad in ["80%", "nan", "abc"] {
+        let (code, text) = compare(&old, &new, &["--between-spread", bad]);
+        assert_eq!(code, Some(2), "{bad}: {text}");
+        assert!(
+            text.contains(&format!(
+                "--between-spread {bad:?}: allowed: a percentage from 0 to 50"
+            )),
+            "{text}"
+        );
+        assert_eq!(text.trim_end().lines().count(), 1, "{text}");
+    }
+    let help = bytepath().args(["compare", "--help"]).output().unwrap();
+    let help = String::from_utf8_lossy(&help.stdout);
+    assert!(
+        help.contains("--between-spread") && help.contains("bench/noise.sh"),
+        "{help}"
     );
 }

@@ -32,6 +32,17 @@ pub struct CompareArgs {
     pub margin: super::MarginArgs,
     #[command(flatten)]
     pub normalize: super::normalize::NormalizeArgs,
+    /// The between-sweep spread τ of two sweeps of one build on this machine (e.g. 4.8%), the
+    /// A/A figure bench/noise.sh (between_sweeps.tau_robust_mad) or bench/repeatability.sh
+    /// measures: every point's interval takes it, instead of a τ estimated from the judged
+    /// points themselves (trimmed, from 10 points or more; with fewer, none).
+    #[arg(long, value_name = "PCT")]
+    pub between_spread: Option<String>,
+    /// Print one JSON document on stdout instead of the text: every point, the family's
+    /// control, the between-sweep block (τ, its source, Q, df, the DerSimonian–Laird τ, the
+    /// warning), the canary's machine change and the interference counts.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]
