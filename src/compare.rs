@@ -407,11 +407,21 @@ mod tests {
     }
 
     #[test]
-    fn tight_agreement_is_equivalent_within_the_margin() {
-        let old = visited(&[10.0, 10.1, 9.9, 10.0, 10.05, 9.95]);
-        let new = visited(&[10.02, 10.08, 9.93, 10.01, 10.0, 9.97]);
-        let c = alone(&old, &new);
+    fn tight_agreement_is_equivalent_within_the_margin_from_eight_visits_a_side() {
+        let c = alone(&visited(&old_values()), &visited(&new_values()));
         assert_eq!(c.verdict, Verdict::Equivalent, "{c:?}");
+        // The same agreement from six visits a side is not enough to call equivalent
+        // (stats::interval::MIN_EQUIVALENCE_PAIRS).
+        let c = alone(&visited(&old_values()[..6]), &visited(&new_values()[..6]));
+        assert_eq!(c.verdict, Verdict::Undecided, "{c:?}");
+    }
+
+    fn old_values() -> Vec<f64> {
+        vec![10.0, 10.1, 9.9, 10.0, 10.05, 9.95, 10.02, 9.98]
+    }
+
+    fn new_values() -> Vec<f64> {
+        vec![10.02, 10.08, 9.93, 10.01, 10.0, 9.97, 9.99, 10.03]
     }
 
     #[test]

@@ -18,7 +18,7 @@ pub fn command(args: &CompareArgs) -> Result<Status, Error> {
         margin: args.margin.share()?,
         normalize: super::normalize::canary(&args.normalize)?,
         between_spread,
-        json: args.json,
+        json: args.json.json,
     };
     crate::compare::run(&args.old, &args.new, options)
 }

@@ -38,11 +38,11 @@ pub struct CompareArgs {
     /// points themselves (trimmed, from 10 points or more; with fewer, none).
     #[arg(long, value_name = "PCT")]
     pub between_spread: Option<String>,
-    /// Print one JSON document on stdout instead of the text: every point, the family's
-    /// control, the between-sweep block (τ, its source, Q, df, the DerSimonian–Laird τ, the
-    /// warning), the canary's machine change and the interference counts.
-    #[arg(long)]
-    pub json: bool,
+    /// compare's document: every point, the family's control, the between-sweep block (τ, its
+    /// source, Q, df, the DerSimonian–Laird τ, the warning), the canary's machine change and
+    /// the interference counts.
+    #[command(flatten)]
+    pub json: super::shared::JsonArgs,
 }
 
 #[derive(Debug, Args)]

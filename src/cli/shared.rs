@@ -245,7 +245,7 @@ impl WarmupArgs {
     }
 }
 
-/// `--json`: run, file, servers and probe.
+/// `--json`: run, file, servers, probe and compare.
 #[derive(Debug, Clone, Copy, Default, Args, serde::Serialize, serde::Deserialize)]
 pub struct JsonArgs {
     /// Print JSON on stdout instead of the text: one document (servers: one array of its
