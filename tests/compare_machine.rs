@@ -104,10 +104,13 @@ fn a_machine_ten_percent_slower_is_named_and_normalizing_removes_it() {
         text.contains("normalized: every new point's figure multiplied"),
         "{text}"
     );
+    // Normalized, no point moved; five visits a side are fewer than the eight "equivalent"
+    // needs, so they read undecided, not equivalent.
     assert!(
-        text.contains("0 faster, 0 slower, 4 equivalent within ±5 %"),
+        text.contains("0 faster, 0 slower, 0 equivalent within ±5 %, 4 undecided"),
         "{text}"
     );
+    assert!(text.contains("1.000 ["), "{text}");
 }
 
 #[test]

@@ -13,7 +13,7 @@
 use super::{change, controlled, Verdict};
 use crate::record::view::RunView;
 use crate::stats::verdict::{self, Correction, LogEstimate};
-use serde_json::{json, Value};
+use serde_json::json;
 
 pub(super) use crate::stats::draw::standard_normal as normal;
 
@@ -29,19 +29,34 @@ struct Noise {
     tau: f64,
 }
 
+/// The parts of tests/data/noise.json (bench/noise.py's document) this simulation reads.
+#[derive(serde::Deserialize)]
+struct NoiseFile {
+    variants: Vec<NoiseVariant>,
+}
+
+#[derive(serde::Deserialize)]
+struct NoiseVariant {
+    variant: String,
+    visit_log_sd_median: f64,
+    between_sweeps: BetweenSweeps,
+}
+
+#[derive(serde::Deserialize)]
+struct BetweenSweeps {
+    tau_robust_mad: f64,
+}
+
 fn noise() -> Noise {
-    let file: Value = serde_json::from_str(NOISE).expect("tests/data/noise.json parses");
-    let default = file["variants"]
-        .as_array()
-        .and_then(|v| v.iter().find(|v| v["variant"] == "default"))
+    let file: NoiseFile = serde_json::from_str(NOISE).expect("tests/data/noise.json parses");
+    let default = file
+        .variants
+        .into_iter()
+        .find(|v| v.variant == "default")
         .expect("noise.json has a default variant");
     Noise {
-        visit_sd: default["visit_log_sd_median"]
-            .as_f64()
-            .expect("visit spread"),
-        tau: default["between_sweeps"]["tau_robust_mad"]
-            .as_f64()
-            .expect("between-sweep τ"),
+        visit_sd: default.visit_log_sd_median,
+        tau: default.between_sweeps.tau_robust_mad,
     }
 }
 
