@@ -39,9 +39,10 @@ import json, sys
 doc = json.load(open(sys.argv[1]))
 moved = kept = moved_flagged = kept_flagged = 0
 for p in doc["points"]:
-    r, v = p.get("ratio"), p.get("verdict")
-    if r is None:
+    v = p.get("verdict")
+    if not p.get("corrected"):
         continue
+    r = p["corrected"]["ratio"]
     if r < 0.90:
         moved += 1
         moved_flagged += v == "slower"

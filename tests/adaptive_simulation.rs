@@ -44,7 +44,7 @@ const PILOT: usize = 4;
 /// A visit of the default sweep cost 0.137 s of the budget on this VM (100 ms + 25 ms warm-up
 /// + set-up; mean over a default sweep's visits).
 const VISIT_COST_S: f64 = 0.137;
-const DEFAULT_BUDGET_S: f64 = 3.5;
+const DEFAULT_BUDGET_S: f64 = 2.2;
 const QUESTIONS: usize = 2;
 /// Points a group visits each round: copy, and the two challengers set against it.
 const POINTS: usize = 3;
@@ -444,9 +444,9 @@ fn the_noise_model_draws_the_files_spreads_at_its_correlation() {
 
 #[test]
 fn the_default_budget_leaves_adaptive_rounds() {
-    // 3.5 s per point at 0.137 s a visit: 25.5 visits of each point, 5 of them the pilot and
+    // 2.2 s per point at 0.137 s a visit: 16.1 visits of each point, 5 of them the pilot and
     // the counter round.
-    assert_eq!(rounds_left(DEFAULT_BUDGET_S, GROUPS), 493);
+    assert_eq!(rounds_left(DEFAULT_BUDGET_S, GROUPS), 265);
     let help = std::process::Command::new(env!("CARGO_BIN_EXE_bytepath"))
         .args(["sweep", "--help"])
         .output()
