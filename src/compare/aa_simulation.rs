@@ -212,7 +212,7 @@ fn an_a_a_pair_with_the_a_a_spread_given_flags_a_point_in_at_most_five_percent_o
 /// pairs flagged, and it is missed at noise.json's noise (8.2 % at 18 points, 6.5 % at 48 over
 /// 1,500 pairs: the trimmed estimate reads τ² at 0 often, with τ² = 0.0024 beside each point's
 /// se² of 0.0052, and then every interval is too short). What this test holds is that the miss
-/// stays where it was measured (≤ 10 %, against 15–25 % for τ = 0); the reliable path is
+/// stays where it was measured (≤ 10 %); the reliable path is
 /// `--between-spread` with the A/A figure, held at 5 % above.
 #[test]
 fn an_a_a_pair_with_tau_estimated_from_the_points_flags_a_point_in_at_most_ten_percent() {
