@@ -222,7 +222,9 @@ pub fn summary_line(dir: &Path, visits_file: &str, wall_s: f64) -> String {
         .iter()
         .filter_map(|c| c.wall_ms.or(Some(c.canary.as_ref()?.elapsed_ms)))
         .sum::<f64>()
-        / 1e3;
+        / 1e3
+        // An empty float sum is −0.0: no canary reads "0.00 s", not "-0.00 s".
+        + 0.0;
     format!(
         "machine: {} of {} visits disturbed{by_how_much} (a disturbed first visit is made once more at the end of its round); {} canaries took {:.2} s, {:.1} % of the study's {:.1} s",
         shares.len(),
