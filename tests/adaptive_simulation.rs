@@ -20,8 +20,8 @@
 //! 2-CPU machine the file takes about 33 s of CPU (two test threads).
 mod common;
 
-use bytepath::analysis::crossover_rule::{Settings, ADAPTIVE_LOOKS, PILOT_ALPHA};
 use bytepath::analysis::crossover::judge_family;
+use bytepath::analysis::crossover_rule::{Settings, ADAPTIVE_LOOKS, PILOT_ALPHA};
 use bytepath::analysis::paired::log_ratios_of;
 use bytepath::stats::verdict::{Family, LogEstimate, Verdict, ALPHA};
 use bytepath::stats::visits::paired_ratio;

@@ -1,24 +1,25 @@
 //! The servers study's answers from synthetic visits with known outcomes.
 use super::*;
+use crate::servers::wobble::{wobble, ROUNDS};
 use serde_json::json;
 
-const NOISE: [f64; 3] = [0.03, -0.03, 0.0];
-const OTHER: [f64; 3] = [-0.03, 0.0, 0.03];
-const QUIET: [f64; 3] = [0.005, -0.005, 0.0];
-const QUIET_OTHER: [f64; 3] = [-0.005, 0.0, 0.005];
+/// A point that swings ±20 % from round to round: over 8 rounds, too loose to place a ratio
+/// near 1 within ±5 %, tight enough to show a 2× one.
+const NOISY: f64 = 0.2;
+/// A point that moves ±2 % from round to round: over 8 rounds, close enough to place a ratio
+/// near 1 within ±5 %, too loose to tell 3000 from 3010.
+const QUIET: f64 = 0.02;
+/// A steady point still moves a little (±0.2 %), each its own way, as measured ones do.
+const STEADY: f64 = 0.002;
 
-/// Three visits of `model` at `clients`: `rps` requests/s, `p99` ns, `cpu` ns per request.
-fn visits(
-    model: &str,
-    clients: u64,
-    rps: f64,
-    p99: f64,
-    cpu: f64,
-    noise: [f64; 3],
-) -> Vec<ServersView> {
-    (0..3)
+/// `ROUNDS` visits of `model` at `clients`: `rps` requests/s, `p99` ns, `cpu` ns per request,
+/// each moved per round by a factor e^(`swing` · the point's own wobble), so that the paired
+/// ratios' geometric means stay the figures given.
+fn visits(model: &str, clients: u64, rps: f64, p99: f64, cpu: f64, swing: f64) -> Vec<ServersView> {
+    let wobble = wobble(&format!("{model} at {clients}"));
+    (0..ROUNDS)
         .map(|round| {
-            let n = 1.0 + noise[round];
+            let n = (swing * wobble[round]).exp();
             let record = json!({
                 "config": {"model": model, "clients": clients, "where_sides_run": "loopback"},
                 "status": "completed", "errors": [], "visit": {"round": round},
@@ -39,8 +40,8 @@ fn answer<'a>(a: &'a [Answer], q: &str) -> &'a Answer {
 
 #[test]
 fn a_leader_beats_every_other_model_and_an_open_first_place_names_no_leader() {
-    let mut r = visits("epoll", 5, 20_000.0, 1e5, 3000.0, [0.0; 3]);
-    r.extend(visits("select", 5, 10_000.0, 1e5, 3010.0, NOISE));
+    let mut r = visits("epoll", 5, 20_000.0, 1e5, 3000.0, STEADY);
+    r.extend(visits("select", 5, 10_000.0, 1e5, 3010.0, NOISY));
     let a = answers(&r, 0.05);
     let line = &answer(&a, BEST).details[0];
     assert!(
@@ -49,7 +50,7 @@ fn a_leader_beats_every_other_model_and_an_open_first_place_names_no_leader() {
     );
     assert!(
         line.contains("least server CPU per request: no single leader at 5 clients: epoll, select not separated; 0 of 1 pairs decided"),
-        "3 % noise over 3 visits separates neither way: {line}"
+        "±20 % visits over 8 rounds separate neither way: {line}"
     );
     let l = leaders(&r, 0.05);
     assert_eq!(l.len(), 2, "requests/s and CPU per request at 5 clients");
@@ -67,12 +68,12 @@ fn a_leader_beats_every_other_model_and_an_open_first_place_names_no_leader() {
             "epoll",
             "select",
             "1.00×",
-            "95 % CI 0.93 to 1.08",
+            "95 % CI 0.88 to 1.14",
             "undecided"
         ]
     );
     // The same pair with quiet visits is shown tied.
-    let mut r = visits("epoll", 5, 20_000.0, 1e5, 3000.0, [0.0; 3]);
+    let mut r = visits("epoll", 5, 20_000.0, 1e5, 3000.0, STEADY);
     r.extend(visits("select", 5, 10_000.0, 1e5, 3010.0, QUIET));
     let l = leaders(&r, 0.05);
     assert_eq!(l[1].rows()[0][4], "equivalent within ±5 %");
@@ -99,8 +100,8 @@ fn limited(mut visits: Vec<ServersView>, share: f64) -> Vec<ServersView> {
 
 #[test]
 fn a_point_the_load_generator_limited_is_never_a_leader_and_the_answer_says_why() {
-    let mut r = visits("epoll", 1000, 20_000.0, 1e5, 3000.0, [0.0; 3]);
-    r.extend(visits("select", 1000, 10_000.0, 1e5, 3000.0, NOISE));
+    let mut r = visits("epoll", 1000, 20_000.0, 1e5, 3000.0, STEADY);
+    r.extend(visits("select", 1000, 10_000.0, 1e5, 3000.0, NOISY));
     r.extend(limited(
         visits("threaded", 1000, 60_000.0, 1e5, 1000.0, QUIET),
         0.97,
@@ -132,10 +133,10 @@ fn a_point_the_load_generator_limited_is_never_a_leader_and_the_answer_says_why(
 
 #[test]
 fn a_point_the_load_generator_limited_is_never_a_knee() {
-    let mut r = visits("threaded", 5, 10_000.0, 1e5, 3000.0, [0.0; 3]);
+    let mut r = visits("threaded", 5, 10_000.0, 1e5, 3000.0, STEADY);
     r.extend(visits("threaded", 15, 20_000.0, 2e5, 3000.0, QUIET));
     r.extend(limited(
-        visits("threaded", 100, 20_100.0, 9e5, 3000.0, QUIET_OTHER),
+        visits("threaded", 100, 20_000.0, 9e5, 3000.0, QUIET),
         0.95,
     ));
     let a = answers(&r, 0.05);
@@ -151,12 +152,12 @@ fn a_point_the_load_generator_limited_is_never_a_knee() {
 fn the_seeds_comparison_does_not_compare_a_limited_point() {
     let mut r = Vec::new();
     for c in [5, 15] {
-        r.extend(visits("iterative", c, 5000.0, 1e5, 3000.0, [0.0; 3]));
+        r.extend(visits("iterative", c, 5000.0, 1e5, 3000.0, STEADY));
         r.extend(limited(
-            visits("threaded", c, 10_000.0, 1e5, 3000.0, [0.0; 3]),
+            visits("threaded", c, 10_000.0, 1e5, 3000.0, STEADY),
             1.0,
         ));
-        r.extend(visits("select", c, 15_000.0, 1e5, 3000.0, [0.0; 3]));
+        r.extend(visits("select", c, 15_000.0, 1e5, 3000.0, STEADY));
     }
     let a = answers(&r, 0.05);
     let s = &answer(&a, SEEDS).details[0];
@@ -166,16 +167,16 @@ fn the_seeds_comparison_does_not_compare_a_limited_point() {
 
 #[test]
 fn the_knee_is_where_requests_stop_growing_while_p99_rises() {
-    let mut r = visits("threaded", 5, 10_000.0, 1e5, 3000.0, [0.0; 3]);
+    let mut r = visits("threaded", 5, 10_000.0, 1e5, 3000.0, STEADY);
     r.extend(visits("threaded", 15, 20_000.0, 2e5, 3000.0, QUIET));
-    r.extend(visits("threaded", 100, 20_100.0, 9e5, 3000.0, QUIET_OTHER));
+    r.extend(visits("threaded", 100, 20_000.0, 9e5, 3000.0, QUIET));
     let a = answers(&r, 0.05);
     let k = &answer(&a, KNEE).details[0];
     assert!(k.starts_with("threaded: knee at 15 clients"), "{k}");
-    // With ±3 % visits the flat step is not shown flat (undecided): no knee is claimed.
-    let mut noisy = visits("threaded", 5, 10_000.0, 1e5, 3000.0, [0.0; 3]);
-    noisy.extend(visits("threaded", 15, 20_000.0, 2e5, 3000.0, NOISE));
-    noisy.extend(visits("threaded", 100, 20_100.0, 9e5, 3000.0, OTHER));
+    // With ±20 % visits the flat step is not shown flat (undecided): no knee is claimed.
+    let mut noisy = visits("threaded", 5, 10_000.0, 1e5, 3000.0, STEADY);
+    noisy.extend(visits("threaded", 15, 20_000.0, 2e5, 3000.0, NOISY));
+    noisy.extend(visits("threaded", 100, 20_000.0, 9e5, 3000.0, NOISY));
     let a = answers(&noisy, 0.05);
     let k = &answer(&a, KNEE).details[0];
     assert!(
@@ -191,7 +192,7 @@ fn the_knee_is_where_requests_stop_growing_while_p99_rises() {
 
 #[test]
 fn too_few_points_say_what_is_missing() {
-    let a = answers(&visits("epoll", 5, 1000.0, 1e5, 3000.0, [0.0; 3]), 0.05);
+    let a = answers(&visits("epoll", 5, 1000.0, 1e5, 3000.0, STEADY), 0.05);
     assert!(answer(&a, KNEE).finding.contains("two client counts"));
     let s = &answer(&a, SEEDS).finding;
     assert!(
@@ -204,9 +205,9 @@ fn too_few_points_say_what_is_missing() {
 fn the_seeds_comparison_in_their_terms() {
     let mut r = Vec::new();
     for c in [5, 15] {
-        r.extend(visits("iterative", c, 5000.0, 1e5, 3000.0, [0.0; 3]));
-        r.extend(visits("threaded", c, 10_000.0, 1e5, 3000.0, [0.0; 3]));
-        r.extend(visits("select", c, 15_000.0, 1e5, 3000.0, [0.0; 3]));
+        r.extend(visits("iterative", c, 5000.0, 1e5, 3000.0, STEADY));
+        r.extend(visits("threaded", c, 10_000.0, 1e5, 3000.0, STEADY));
+        r.extend(visits("select", c, 15_000.0, 1e5, 3000.0, STEADY));
     }
     let a = answers(&r, 0.05);
     let s = answer(&a, SEEDS);
@@ -215,14 +216,14 @@ fn the_seeds_comparison_in_their_terms() {
 
 #[test]
 fn the_studys_margin_judges_equivalence_and_is_stated() {
-    let mut r = visits("epoll", 5, 20_000.0, 1e5, 3000.0, [0.0; 3]);
-    r.extend(visits("select", 5, 10_000.0, 1e5, 3010.0, NOISE));
+    let mut r = visits("epoll", 5, 20_000.0, 1e5, 3000.0, STEADY);
+    r.extend(visits("select", 5, 10_000.0, 1e5, 3010.0, NOISY));
     let a = answers(&r, 0.2);
     let best = answer(&a, BEST);
     let cpu = &leaders(&r, 0.2)[1].rows()[0];
     assert_eq!(
         cpu[4], "equivalent within ±20 %",
-        "3 % noise is well inside ±20 %: {cpu:?}"
+        "±20 % visits over 8 rounds put the ratio well inside ±20 %: {cpu:?}"
     );
     assert!(best.details[0].contains("margin ±20 %"), "{best:?}");
     assert!(best.rests_on.contains("\"equivalent within ±20 %\""));

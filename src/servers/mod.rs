@@ -23,6 +23,9 @@ pub(crate) mod spec;
 pub(crate) mod study;
 pub(crate) mod uring;
 pub(crate) mod visits;
+/// Each synthetic point's own round-to-round wobble, for the answers' and churn's tests.
+#[cfg(test)]
+mod wobble;
 
 use std::io;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};

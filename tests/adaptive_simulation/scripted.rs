@@ -289,10 +289,7 @@ fn check_answers(dir: &Path, rounds: &Value, figures: &Figures) {
         looks,
         pilot_rounds: PILOT,
     };
-    let rule = Rule {
-        settings,
-        ..rule()
-    };
+    let rule = Rule { settings, ..rule() };
     let answers = json(dir, "answers.json");
     for (q, challenger) in CHALLENGERS.iter().enumerate() {
         let asked = format!("does {challenger} ");
