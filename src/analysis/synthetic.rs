@@ -475,6 +475,37 @@ mod tests {
     }
 
     #[test]
+    fn points_with_their_own_seeds_have_a_ratio_that_varies_over_the_rounds_asked() {
+        let noise = seeded_noise(7, 8);
+        assert_eq!(noise, seeded_noise(7, 8), "a seed gives the same draws");
+        assert_ne!(noise, seeded_noise(8, 8), "another seed, other draws");
+        assert!(noise.iter().all(|n| (-1.0..=1.0).contains(n)), "{noise:?}");
+        let shape = Shape::stream("copy", 4096, 1, 10.0);
+        let visits = |seed| {
+            let r = record_own(&shape, 8, seed);
+            assert_eq!(
+                r["statistics"]["visits"]["rounds"],
+                json!([0, 1, 2, 3, 4, 5, 6, 7])
+            );
+            let values: Vec<f64> =
+                serde_json::from_value(r["statistics"]["values"].clone()).unwrap();
+            let mean = r["statistics"]["summary"]["mean"].as_f64().unwrap();
+            assert!((mean - 10.0).abs() < 1e-9, "centred: {mean}");
+            values
+        };
+        let (a, b) = (visits(1), visits(2));
+        let ratios: Vec<f64> = a.iter().zip(&b).map(|(a, b)| a / b).collect();
+        assert_eq!(ratios.len(), 8);
+        assert!(
+            ratios.iter().any(|r| (r - ratios[0]).abs() > 1e-6),
+            "{ratios:?}"
+        );
+        let pairs: Vec<(f64, f64)> = a.into_iter().zip(b).collect();
+        let r = crate::stats::visits::paired_ratio(&pairs).unwrap();
+        assert!(r.high > r.low, "a standard error above zero: {r:?}");
+    }
+
+    #[test]
     fn jsonl_writes_one_parsable_record_per_line() {
         let text = jsonl(&demo_sweep(false));
         let lines: Vec<&str> = text.lines().collect();
