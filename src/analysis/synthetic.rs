@@ -318,6 +318,75 @@ fn sides(shape: &Shape, names: [&str; 2]) -> Value {
     }
 }
 
+/// A point's own noise over `rounds` rounds, each in [-1, 1], drawn from `seed` (splitmix64):
+/// the shared five-round fixture gives every point of one mechanism the same pattern, so a
+/// pair of such points has a ratio that never varies (no standard error, no verdict) and no
+/// more than five rounds (too few for "equivalent"); tests that need either draw their own.
+pub fn seeded_noise(seed: u64, rounds: usize) -> Vec<f64> {
+    let mut state = seed;
+    (0..rounds)
+        .map(|_| {
+            state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = state;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            z ^= z >> 31;
+            (z >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
+        })
+        .collect()
+}
+
+/// `record`'s visits replaced by `values`, one a round from round 0, with their summary and
+/// each visit's sending-side CPU (`sender_cpu`, as long as `values`).
+pub fn set_visits(record: &mut Value, values: &[f64], sender_cpu: &[f64]) {
+    let summary = summarize_visits(values);
+    let statistics = &mut record["statistics"];
+    statistics["values"] = json!(values);
+    statistics["summary"] = json!(summary);
+    let visits = &mut statistics["visits"];
+    visits["count"] = json!(values.len());
+    visits["rounds"] = json!((0..values.len()).collect::<Vec<_>>());
+    visits["between_visit_cv"] = json!(summary.map(|s| s.stddev / s.mean));
+    visits["sender_cpu_ns_per_byte"] = json!(sender_cpu);
+}
+
+/// `record` visited in `rounds` rounds with noise of the point's own (`shape.pair_noise`,
+/// drawn from `seed`) on its headline and on its sender CPU, and no shared regime: two such
+/// points with different seeds have a ratio that varies round to round. The draws are centred
+/// so that the visits' mean stays the shape's figure.
+fn own_visits(record: &mut Value, shape: &Shape, rounds: usize, seed: u64) {
+    let noise = seeded_noise(seed, 2 * rounds);
+    let (headline, cpu) = noise.split_at(rounds);
+    let moved = |base: f64, n: &[f64]| -> Vec<f64> {
+        let centre = n.iter().sum::<f64>() / n.len() as f64;
+        n.iter()
+            .map(|n| base * (1.0 + shape.pair_noise * (n - centre)))
+            .collect()
+    };
+    let values = moved(shape.mean, headline);
+    set_visits(record, &values, &moved(shape.sender_cpu_ns_per_byte, cpu));
+}
+
+/// One record for `shape` visited in `rounds` rounds with noise of its own drawn from `seed`.
+pub fn record_own(shape: &Shape, rounds: usize, seed: u64) -> Value {
+    let mut r = record(shape);
+    own_visits(&mut r, shape, rounds, seed);
+    r
+}
+
+/// `jsonl` with every point visited in `rounds` rounds with noise of its own, seeded by its
+/// position: a pair's ratio varies round to round, and `rounds` can reach "equivalent"'s 8.
+pub fn jsonl_own(shapes: &[Shape], rounds: usize) -> String {
+    let mut out = String::new();
+    for (i, shape) in shapes.iter().enumerate() {
+        let mut r = record_at(shape, i, shapes.len());
+        own_visits(&mut r, shape, rounds, i as u64 + 1);
+        out.push_str(&r.to_string());
+        out.push('\n');
+    }
+    out
+}
+
 /// Records as results.jsonl text, one per line, with their sweep positions filled in.
 pub fn jsonl(shapes: &[Shape]) -> String {
     let mut out = String::new();
@@ -403,6 +472,37 @@ mod tests {
         let r = crate::stats::visits::paired_ratio(&pairs).unwrap();
         assert!((r.ratio - 1.2).abs() < 0.01, "{r:?}");
         assert!(r.high / r.low < 1.03, "tight: {r:?}");
+    }
+
+    #[test]
+    fn points_with_their_own_seeds_have_a_ratio_that_varies_over_the_rounds_asked() {
+        let noise = seeded_noise(7, 8);
+        assert_eq!(noise, seeded_noise(7, 8), "a seed gives the same draws");
+        assert_ne!(noise, seeded_noise(8, 8), "another seed, other draws");
+        assert!(noise.iter().all(|n| (-1.0..=1.0).contains(n)), "{noise:?}");
+        let shape = Shape::stream("copy", 4096, 1, 10.0);
+        let visits = |seed| {
+            let r = record_own(&shape, 8, seed);
+            assert_eq!(
+                r["statistics"]["visits"]["rounds"],
+                json!([0, 1, 2, 3, 4, 5, 6, 7])
+            );
+            let values: Vec<f64> =
+                serde_json::from_value(r["statistics"]["values"].clone()).unwrap();
+            let mean = r["statistics"]["summary"]["mean"].as_f64().unwrap();
+            assert!((mean - 10.0).abs() < 1e-9, "centred: {mean}");
+            values
+        };
+        let (a, b) = (visits(1), visits(2));
+        let ratios: Vec<f64> = a.iter().zip(&b).map(|(a, b)| a / b).collect();
+        assert_eq!(ratios.len(), 8);
+        assert!(
+            ratios.iter().any(|r| (r - ratios[0]).abs() > 1e-6),
+            "{ratios:?}"
+        );
+        let pairs: Vec<(f64, f64)> = a.into_iter().zip(b).collect();
+        let r = crate::stats::visits::paired_ratio(&pairs).unwrap();
+        assert!(r.high > r.low, "a standard error above zero: {r:?}");
     }
 
     #[test]
