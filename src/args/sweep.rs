@@ -340,7 +340,7 @@ mod tests {
                 "ci_target_rel": 0.02,
                 "min_visits": 4,
                 "visit_s": 0.1,
-                "budget_per_point_s": 3.5,
+                "budget_per_point_s": 2.2,
                 "seed": 7,
                 "slice_s": 0.025,
                 "warmup_s": 0.025,
