@@ -340,14 +340,32 @@ pub fn seeded_noise(seed: u64, rounds: usize) -> Vec<f64> {
 /// each visit's sending-side CPU (`sender_cpu`, as long as `values`).
 pub fn set_visits(record: &mut Value, values: &[f64], sender_cpu: &[f64]) {
     let summary = summarize_visits(values);
-    let statistics = &mut record["statistics"];
-    statistics["values"] = json!(values);
-    statistics["summary"] = json!(summary);
-    let visits = &mut statistics["visits"];
-    visits["count"] = json!(values.len());
-    visits["rounds"] = json!((0..values.len()).collect::<Vec<_>>());
-    visits["between_visit_cv"] = json!(summary.map(|s| s.stddev / s.mean));
-    visits["sender_cpu_ns_per_byte"] = json!(sender_cpu);
+    let visits = json!({
+        "statistics": {
+            "values": values,
+            "summary": summary,
+            "visits": {
+                "count": values.len(),
+                "rounds": (0..values.len()).collect::<Vec<_>>(),
+                "between_visit_cv": summary.map(|s| s.stddev / s.mean),
+                "sender_cpu_ns_per_byte": sender_cpu,
+            },
+        },
+    });
+    merge(record, visits);
+}
+
+/// `patch`'s fields written over `into`'s, object by object (a record is written, not read,
+/// here: the typed reader is `record::view`).
+fn merge(into: &mut Value, patch: Value) {
+    match (into, patch) {
+        (Value::Object(fields), Value::Object(patch)) => {
+            for (key, value) in patch {
+                merge(fields.entry(key).or_insert(Value::Null), value);
+            }
+        }
+        (slot, value) => *slot = value,
+    }
 }
 
 /// `record` visited in `rounds` rounds with noise of the point's own (`shape.pair_noise`,
