@@ -12,7 +12,7 @@
 //! reaches, and checks the estimate against the oracle instead.
 use super::{change, controlled, Verdict};
 use crate::record::view::RunView;
-use crate::stats::verdict::{self, Correction, LogEstimate};
+use crate::stats::verdict::LogEstimate;
 use serde_json::json;
 
 pub(super) use crate::stats::draw::standard_normal as normal;
@@ -121,34 +121,15 @@ fn one_pair(
 /// The verdicts as compare gave them before issue 36: τ² by DerSimonian–Laird over the very
 /// points judged.
 fn dersimonian_laird_verdicts(changes: &[super::PointChange]) -> Vec<Verdict> {
-    let within: Vec<LogEstimate> = changes
+    let pairs: Vec<(f64, f64)> = changes
         .iter()
         .map(|c| LogEstimate::from_interval(c.ratio.as_ref().expect("17 visits a side")))
+        .map(|e| (e.log_ratio, e.se))
         .collect();
-    let pairs: Vec<(f64, f64)> = within.iter().map(|e| (e.log_ratio, e.se)).collect();
-    let tau2 = crate::stats::between::dersimonian_laird(&pairs);
-    let widened: Vec<LogEstimate> = within
-        .iter()
-        .map(|e| LogEstimate {
-            se: (e.se * e.se + tau2).sqrt(),
-            ..*e
-        })
-        .collect();
-    let family = verdict::judge_with(
-        &widened,
-        Correction::Holm,
-        Correction::BenjaminiHochberg,
-        0.05,
-    );
-    family
-        .judged
-        .iter()
-        .map(|j| match j.state {
-            verdict::Verdict::Beats => Verdict::Faster,
-            verdict::Verdict::Slower => Verdict::Slower,
-            _ => Verdict::Undecided,
-        })
-        .collect()
+    // The old τ, passed to compare's own judgement as if it were a reference.
+    let tau = crate::stats::between::dersimonian_laird(&pairs).sqrt();
+    let (judged, _, _) = controlled(changes.to_vec(), 0.05, Some(tau));
+    judged.iter().map(|c| c.verdict).collect()
 }
 
 /// Over `pairs` simulated pairs: (share flagging any point, share in which a moved point reads

@@ -8,21 +8,15 @@ use crate::stats::interval::MIN_EQUIVALENCE_PAIRS;
 pub const ROUNDS: usize = MIN_EQUIVALENCE_PAIRS;
 
 /// The relative wobble of the point `name` names in each round: in [-1, 1], reaching ±1, and
-/// summing to 0 so the point's mean over its rounds is its figure. Drawn by splitmix64 from an
-/// FNV-1a hash of `name`: every point has its own pattern, and every run the same one.
+/// summing to 0 so the point's mean over its rounds is its figure. Drawn by
+/// `synthetic::seeded_noise` (splitmix64) from an FNV-1a hash of `name`: every point has its
+/// own pattern, and every run the same one.
 pub fn wobble(name: &str) -> [f64; ROUNDS] {
-    let mut state = name.bytes().fold(0xCBF2_9CE4_8422_2325_u64, |h, b| {
+    let state = name.bytes().fold(0xCBF2_9CE4_8422_2325_u64, |h, b| {
         (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01B3)
     });
-    let draws = [(); ROUNDS].map(|_| {
-        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^= z >> 31;
-        // The top 53 bits as a fraction in [0, 1), moved to [-1, 1).
-        (z >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
-    });
+    let noise = crate::analysis::synthetic::seeded_noise(state, ROUNDS);
+    let draws: [f64; ROUNDS] = std::array::from_fn(|i| noise[i]);
     let mean = draws.iter().sum::<f64>() / ROUNDS as f64;
     let peak = draws.iter().map(|d| (d - mean).abs()).fold(0.0, f64::max);
     draws.map(|d| (d - mean) / peak)
