@@ -7,7 +7,7 @@ use super::paired;
 use super::point::Point;
 use super::ratio_family::{self, RatioFamily};
 use super::tested::TestedAnswer;
-use super::{size_label, Answer};
+use super::{place, Answer};
 use crate::stats::verdict::{percent, Verdict};
 use crate::stats::visits::RatioInterval;
 
@@ -47,16 +47,6 @@ fn word(state: Verdict, margin: f64) -> String {
     }
 }
 
-/// "send 64 KiB ×1": where a bidir point sits.
-fn at(p: &Point) -> String {
-    format!(
-        "{} {} ×{}",
-        p.mechanism,
-        size_label(p.size),
-        p.threads as usize
-    )
-}
-
 /// The bidir points, each with its one-way twin where one completed.
 fn pairs<'a>(points: &[&'a Point]) -> Vec<(&'a Point, Option<&'a Point>)> {
     points
@@ -88,7 +78,7 @@ pub fn answer(points: &[&Point], margin: f64) -> Option<Answer> {
     let f = family(&pairs, margin);
     let (mut details, mut summary) = (Vec::new(), Vec::new());
     for ((p, one_way), cell) in pairs.iter().zip(&f.cells) {
-        let at = at(p);
+        let at = place(p);
         match (cell, one_way) {
             (Ok(j), Some(q)) => {
                 details.push(format!(
@@ -129,7 +119,7 @@ pub fn answer(points: &[&Point], margin: f64) -> Option<Answer> {
 /// The family behind `answer`, cell by cell, for answers.json.
 pub fn tested(points: &[&Point], margin: f64) -> Option<TestedAnswer> {
     let pairs = pairs(points);
-    let names: Vec<String> = pairs.iter().map(|(p, _)| at(p)).collect();
+    let names: Vec<String> = pairs.iter().map(|(p, _)| place(p)).collect();
     family(&pairs, margin).tested(QUESTION, &names)
 }
 

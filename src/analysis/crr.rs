@@ -10,7 +10,7 @@ use super::paired;
 use super::point::Point;
 use super::ratio_family::{self, RatioFamily};
 use super::tested::TestedAnswer;
-use super::{size_label, Answer};
+use super::{place, Answer};
 use crate::record::crr::CrrReport;
 use crate::stats::verdict::{percent, Judged, Verdict};
 use crate::stats::visits::RatioInterval;
@@ -72,16 +72,6 @@ fn split(c: Option<&CrrReport>) -> String {
     )
 }
 
-/// "send 64 B ×1": where a crr point sits.
-fn at(p: &Point) -> String {
-    format!(
-        "{} {} ×{}",
-        p.mechanism,
-        size_label(p.size),
-        p.threads as usize
-    )
-}
-
 /// The crr points, each with its rr twin where one completed.
 fn pairs<'a>(points: &[&'a Point]) -> Vec<(&'a Point, Option<&'a Point>)> {
     points
@@ -110,7 +100,7 @@ fn line(
     cell: &Result<Judged, String>,
     margin: f64,
 ) -> (String, Option<String>) {
-    let at = at(p);
+    let at = place(p);
     let parts = split(p.crr.as_ref());
     match (cell, rr) {
         (Ok(j), Some(rr)) => {
@@ -144,7 +134,7 @@ pub fn answer(points: &[&Point], margin: f64) -> Option<Answer> {
     for (pair, cell) in pairs.iter().zip(&f.cells) {
         let (text, state) = line(*pair, cell, margin);
         if let Some(state) = state {
-            summary.push(format!("{}: {state}", at(pair.0)));
+            summary.push(format!("{}: {state}", place(pair.0)));
         }
         details.push(text);
     }
@@ -173,7 +163,7 @@ pub fn answer(points: &[&Point], margin: f64) -> Option<Answer> {
 /// The family behind `answer`, cell by cell, for answers.json.
 pub fn tested(points: &[&Point], margin: f64) -> Option<TestedAnswer> {
     let pairs = pairs(points);
-    let names: Vec<String> = pairs.iter().map(|(p, _)| at(p)).collect();
+    let names: Vec<String> = pairs.iter().map(|(p, _)| place(p)).collect();
     family(&pairs, margin).tested(QUESTION, &names)
 }
 

@@ -160,6 +160,16 @@ fn online_cpus(data: &Dataset) -> Option<f64> {
         .find_map(|r| r.environment.as_ref()?.online_cpus.as_ref()?.as_f64())
 }
 
+/// "send 64 KiB ×1": where a point sits, as the bidir and crr answers name it.
+pub(crate) fn place(p: &Point) -> String {
+    format!(
+        "{} {} ×{}",
+        p.mechanism,
+        size_label(p.size),
+        p.threads as usize
+    )
+}
+
 /// A message size as people write it: 64 B, 4 KiB, 1 MiB (exact powers of two without decimals).
 pub fn size_label(size: f64) -> String {
     const UNITS: [&str; 4] = ["B", "KiB", "MiB", "GiB"];
