@@ -182,7 +182,8 @@ pub fn parse_pinning(text: Option<&str>, cpus: &[usize]) -> Result<Pinning, Conf
     }
 }
 
-fn parse_cpu_list(text: &str) -> Option<Vec<usize>> {
+/// `0-2,5` -> `[0, 1, 2, 5]`, in the order written; `None` for a malformed or empty list.
+pub fn parse_cpu_list(text: &str) -> Option<Vec<usize>> {
     let mut out = Vec::new();
     for part in text.split(',') {
         match part.split_once('-') {

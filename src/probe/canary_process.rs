@@ -71,17 +71,15 @@ pub fn cpu_list(cpus: &[usize]) -> String {
     first_two.join(",")
 }
 
-/// Reads a `--canary-child` value back: CPU numbers separated by commas (empty: none).
+/// Reads a `--canary-child` value back: CPU numbers separated by commas (empty: none), by the
+/// one CPU-list parser `--pin` uses.
 pub fn parse_cpu_list(text: &str) -> Result<Vec<usize>, String> {
     if text.trim().is_empty() {
         return Ok(Vec::new());
     }
-    text.split(',')
-        .map(|c| c.trim().parse::<usize>())
-        .collect::<Result<_, _>>()
-        .map_err(|_| {
-            format!("{CHILD_FLAG} {text:?}: expected CPU numbers separated by commas, such as 0,1")
-        })
+    crate::config::parse_cpu_list(text).ok_or_else(|| {
+        format!("{CHILD_FLAG} {text:?}: expected CPU numbers separated by commas, such as 0,1")
+    })
 }
 
 /// The canary line the child prints.
