@@ -110,10 +110,18 @@ fn quiet_named_share(seed: u64, pairs: usize, own: bool, recorded_own: bool) -> 
         true => StudyCanaries::own(c),
         false => StudyCanaries::in_study(c),
     };
+    share_named(pairs, || {
+        let old = recorded(quiet_study(&mut rng, &noise, 16, own));
+        (old, recorded(quiet_study(&mut rng, &noise, 16, own)))
+    })
+}
+
+/// The share of `pairs` pairs of studies, each drawn by `pair`, in which compare names a
+/// machine change.
+fn share_named(pairs: usize, mut pair: impl FnMut() -> (StudyCanaries, StudyCanaries)) -> f64 {
     let named = (0..pairs)
         .filter(|_| {
-            let old = recorded(quiet_study(&mut rng, &noise, 16, own));
-            let new = recorded(quiet_study(&mut rng, &noise, 16, own));
+            let (old, new) = pair();
             machine_change(&old, &new)
                 .unwrap()
                 .beyond_margin()
@@ -211,17 +219,13 @@ fn hogged_study(
 /// change, with the new study's memcpy costing `memcpy_cost`.
 fn named_share(seed: u64, pairs: usize, rounds: usize, copies: usize, memcpy_cost: f64) -> f64 {
     let mut rng = fastrand::Rng::with_seed(seed);
-    let named = (0..pairs)
-        .filter(|_| {
-            let old = StudyCanaries::own(hogged_study(&mut rng, rounds, copies, 1.0));
-            let new = StudyCanaries::own(hogged_study(&mut rng, rounds, copies, memcpy_cost));
-            machine_change(&old, &new)
-                .unwrap()
-                .beyond_margin()
-                .is_some()
-        })
-        .count();
-    named as f64 / pairs as f64
+    share_named(pairs, || {
+        let old = StudyCanaries::own(hogged_study(&mut rng, rounds, copies, 1.0));
+        (
+            old,
+            StudyCanaries::own(hogged_study(&mut rng, rounds, copies, memcpy_cost)),
+        )
+    })
 }
 
 #[test]
