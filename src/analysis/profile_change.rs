@@ -41,9 +41,8 @@ pub fn block_means(shares: &[f64]) -> Option<BlockMeans> {
         }
         false => 0.0,
     };
-    // The lag-1 estimate of a short series reads low (E ρ̂ ≈ ρ − (1 + 3ρ)/n, Kendall 1954):
-    // the correction uses the estimate turned back, so few blocks are not trusted too far.
-    let r = ((n as f64 * rho + 1.0) / (n as f64 - 3.0)).clamp(0.0, 0.95);
+    // The lag-1 estimate of a short series reads low: corrected as the sweep's rounds are.
+    let r = crate::stats::visits::corrected_lag1(rho, n as f64);
     let inflation = (1.0 + r) / (1.0 - r);
     Some(BlockMeans {
         mean,

@@ -145,6 +145,13 @@ impl RoundCorrelation {
     }
 }
 
+/// A lag-1 autocorrelation `measured` over a series of `n`, corrected for a short series'
+/// bias (E ρ̂ ≈ ρ − (1 + 3ρ)/n, Kendall 1954) by the estimate turned back, (nρ̂ + 1)/(n − 3),
+/// and clamped to [0, 0.95] so that few values are not trusted too far.
+pub fn corrected_lag1(measured: f64, n: f64) -> f64 {
+    ((n * measured + 1.0) / (n - 3.0)).clamp(0.0, 0.95)
+}
+
 /// The pooled lag-1 autocorrelation of `series` (each cell's per-round log-ratios in round
 /// order): each series centred on its own mean, the lag products summed over every cell and
 /// divided by the pooled squares. `None` where no cell has `RHO_MIN_ROUNDS` rounds or every
@@ -168,7 +175,7 @@ pub fn pooled_lag1(series: &[Vec<f64>]) -> Option<RoundCorrelation> {
     }
     let measured = products / squares;
     let rounds = squares / bias;
-    let rho = ((rounds * measured + 1.0) / (rounds - 3.0)).clamp(0.0, 0.95);
+    let rho = corrected_lag1(measured, rounds);
     Some(RoundCorrelation {
         measured,
         rounds,
