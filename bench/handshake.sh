@@ -14,7 +14,7 @@ BIN=${BIN:-target/release/bytepath}
 [ -x "$BIN" ] || cargo build --release --quiet
 dir=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$dir"' EXIT
-head -c 32 /dev/urandom | base64 > "$dir/token"
+(umask 077; head -c 32 /dev/urandom | base64 > "$dir/token")
 start() { # $@: server flags; prints the port
   "$BIN" server --port 0 "$@" > "$dir/line.$$" 2>/dev/null &
   for _ in $(seq 100); do [ -s "$dir/line.$$" ] && break; sleep 0.05; done

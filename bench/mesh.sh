@@ -40,7 +40,7 @@ NS="bpmb$$"
 SWITCH="$NS-sw"
 HOSTS=()
 TOKEN="$WORK/token"
-echo "bench-mesh-token" >"$TOKEN"
+"$BYTEPATH" keygen "$TOKEN" # 256 random bits, mode 0600 (a weak or readable token is refused)
 
 # shellcheck disable=SC2317  # invoked by the EXIT trap
 remove_namespaces() {

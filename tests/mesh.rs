@@ -13,13 +13,20 @@ use std::io::BufRead;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-/// Loopback servers that allow each other as peers.
+/// Loopback servers that allow each other as peers (each on a port of its own: every port).
 fn servers(n: usize) -> Vec<Server> {
     (0..n)
         .map(|_| {
             Server::start(
                 "5s",
-                &["--allow-peers", "127.0.0.0/8", "--token-file", token()],
+                &[
+                    "--allow-peers",
+                    "127.0.0.0/8",
+                    "--peer-ports",
+                    "1-65535",
+                    "--token-file",
+                    token(),
+                ],
             )
         })
         .collect()

@@ -81,18 +81,28 @@ fn error_of(m: Message) -> (String, String) {
 fn a_peer_outside_the_list_is_refused_and_the_next_client_is_served() {
     let dir = tempfile::tempdir().unwrap();
     let token = dir.path().join("token");
-    std::fs::write(&token, format!("{FLEET}\n")).unwrap();
+    common::write_token(&token, FLEET);
     let token_arg = token.to_str().unwrap();
     let mut peer = Server::start("5s", &["--token-file", token_arg]);
     let mut source = Server::start(
         "5s",
-        &["--allow-peers", "127.0.0.0/8", "--token-file", token_arg],
+        &[
+            "--allow-peers",
+            "127.0.0.0/8",
+            "--peer-ports",
+            "1-65535",
+            "--token-file",
+            token_arg,
+        ],
     );
     let mut s = hello(&source, FLEET.as_bytes());
     let (code, message) = error_of(peer_run(&mut s, "192.0.2.9:5301"));
     assert_eq!(code, "forbidden");
+    // The same words for every cause (tests/remote_hygiene.rs): not the list, not the address.
     assert!(
-        message.contains("192.0.2.9") && message.contains("--allow-peers 127.0.0.0/8"),
+        message
+            .contains("peer 192.0.2.9:5301: not a host and port this server may run tests toward")
+            && !message.contains("127.0.0.0/8"),
         "{message}"
     );
     // The next client gets its run: a peer run inside the list, answered with the record.
@@ -142,7 +152,7 @@ fn a_server_without_allow_peers_runs_no_peer_test() {
 fn a_request_without_the_right_token_is_refused_before_any_peer_run() {
     let dir = tempfile::tempdir().unwrap();
     let token = dir.path().join("token");
-    std::fs::write(&token, format!("{FLEET}\n")).unwrap();
+    common::write_token(&token, FLEET);
     let mut source = Server::start(
         "5s",
         &[
@@ -208,12 +218,14 @@ fn a_peer_that_answers_no_bytepath_hello_is_refused_without_detail_and_logged_in
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("server.log");
     let token = dir.path().join("token");
-    std::fs::write(&token, format!("{FLEET}\n")).unwrap();
+    common::write_token(&token, FLEET);
     let source = Server::start_logged(
         "5s",
         &[
             "--allow-peers",
             "127.0.0.0/8",
+            "--peer-ports",
+            "1-65535",
             "--token-file",
             token.to_str().unwrap(),
         ],
@@ -232,17 +244,26 @@ fn a_peer_that_answers_no_bytepath_hello_is_refused_without_detail_and_logged_in
             let _ = c.write_all(b"HTTP/1.0 400 Bad Request\r\n\r\n");
         }
     });
-    let mut told = Vec::new();
-    for port in [closed_port, http_port] {
-        let mut s = hello(&source, FLEET.as_bytes());
-        let record = match peer_run(&mut s, &format!("127.0.0.1:{port}")) {
-            Message::PeerRecord { record } => record,
-            other => panic!("got {}", other.kind()),
-        };
-        assert_ne!(record["status"], "completed", "{record}");
-        let errors = record["errors"].to_string();
-        told.push(errors.replace(&port.to_string(), "PORT"));
-    }
+    // At once: each answer comes after the same fixed delay (tests/remote_hygiene.rs).
+    let told: Vec<String> = std::thread::scope(|scope| {
+        let asks: Vec<_> = [closed_port, http_port]
+            .map(|port| {
+                let source = &source;
+                scope.spawn(move || {
+                    let mut s = hello(source, FLEET.as_bytes());
+                    let record = match peer_run(&mut s, &format!("127.0.0.1:{port}")) {
+                        Message::PeerRecord { record } => record,
+                        other => panic!("got {}", other.kind()),
+                    };
+                    assert_ne!(record["status"], "completed", "{record}");
+                    record["errors"]
+                        .to_string()
+                        .replace(&port.to_string(), "PORT")
+                })
+            })
+            .into();
+        asks.into_iter().map(|a| a.join().unwrap()).collect()
+    });
     // Both the same, and naming nothing of what was there.
     assert_eq!(told[0], told[1]);
     assert!(

@@ -94,8 +94,8 @@ fn remote_stream_and_rr_hold_both_sides_verified() {
 fn a_wrong_or_missing_token_is_refused_and_the_right_one_served() {
     let dir = tempfile::tempdir().unwrap();
     let (right, wrong) = (dir.path().join("right"), dir.path().join("wrong"));
-    std::fs::write(&right, "0123456789abcdef0123456789abcdef\n").unwrap();
-    std::fs::write(&wrong, "fedcba9876543210fedcba9876543210\n").unwrap();
+    common::write_token(&right, "0123456789abcdef0123456789abcdef");
+    common::write_token(&wrong, "fedcba9876543210fedcba9876543210");
     let mut server = Server::start("1s", &["--token-file", right.to_str().unwrap()]);
     let out = remote(
         &server,

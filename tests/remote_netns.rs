@@ -87,7 +87,7 @@ fn a_udp_join_from_another_namespaces_address_is_never_echoed_nor_joined() {
     let neighbour = Neighbour::new();
     let dir = tempfile::tempdir().unwrap();
     let token = dir.path().join("token");
-    std::fs::write(&token, format!("{TOKEN}\n")).unwrap();
+    common::write_token(&token, TOKEN);
     let log = dir.path().join("server.log");
     let token = token.to_str().unwrap();
     let server = Server::start_logged("5s", &["--bind", "0.0.0.0", "--token-file", token], &log);

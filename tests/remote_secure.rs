@@ -14,7 +14,7 @@ const TOKEN: &str = "0123456789abcdef0123456789abcdef";
 
 fn token_file(dir: &std::path::Path, token: &str) -> String {
     let path = dir.join("token");
-    std::fs::write(&path, format!("{token}\n")).unwrap();
+    common::write_token(&path, token);
     path.to_str().unwrap().to_string()
 }
 
@@ -285,7 +285,7 @@ fn log_format_json_writes_one_audit_line_per_session() {
     let address = line.split_whitespace().nth(4).unwrap().to_string();
     common::assert_success(&remote(&address, Some(&token)));
     let wrong = dir.path().join("wrong");
-    std::fs::write(&wrong, "fedcba9876543210fedcba9876543210").unwrap();
+    common::write_token(&wrong, "fedcba9876543210fedcba9876543210");
     assert_eq!(remote(&address, wrong.to_str()).status.code(), Some(2));
     std::thread::sleep(Duration::from_millis(300));
     let _ = server.kill();

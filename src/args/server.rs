@@ -3,7 +3,7 @@
 use crate::cli::ServerArgs;
 use crate::config::{parse_bytes, parse_duration, parse_message_size, parse_threads};
 use crate::error::{bad, ConfigError};
-use crate::remote::allow::AllowPeers;
+use crate::remote::allow::{AllowPeers, PeerPorts};
 use crate::remote::server::{Limits, ServerConfig};
 
 /// A `bytepath server` command line, checked.
@@ -28,6 +28,12 @@ pub fn server_config(args: &ServerArgs) -> Result<ServerConfig, ConfigError> {
     };
     let token = args.token.token()?;
     let allow_peers = AllowPeers::parse(args.allow_peers.as_deref()).map_err(bad)?;
+    let peer_ports = PeerPorts::parse(args.peer_ports.as_deref()).map_err(bad)?;
+    if !peer_ports.is_default() && allow_peers.is_empty() {
+        return Err(bad(format!(
+            "--peer-ports {peer_ports} without --allow-peers: allowed: --peer-ports only with --allow-peers (without it no peer run is accepted)"
+        )));
+    }
     let config = ServerConfig {
         bind,
         port,
@@ -44,6 +50,7 @@ pub fn server_config(args: &ServerArgs) -> Result<ServerConfig, ConfigError> {
         },
         timeout: parse_duration("--timeout", &args.timeout, false)?,
         allow_peers,
+        peer_ports,
         health_port: super::health::health_port(&args.health)?,
     };
     // Last: every flag's own error comes before the question of the token.
@@ -80,7 +87,7 @@ fn check_insecure(config: &ServerConfig) -> Result<(), ConfigError> {
             "--insecure with --token-file: allowed: one of them (a token secures the channel)",
         )),
         (false, false) => Err(bad(
-            "no --token-file: allowed: --token-file FILE (make one with `head -c 32 /dev/urandom | base64 > FILE`), or --insecure on a loopback --bind for a test on one host",
+            "no --token-file: allowed: --token-file FILE (make one with `bytepath keygen FILE`), or --insecure on a loopback --bind for a test on one host",
         )),
         (true, false) if !bind.is_loopback() => Err(bad(format!(
             "--insecure --bind {bind}: allowed: --insecure only on a loopback address (127.0.0.1, ::1); give --token-file to listen on {bind}"

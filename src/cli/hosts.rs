@@ -42,6 +42,12 @@ pub struct ServerArgs {
     /// Without it this server runs no test toward another host.
     #[arg(long)]
     pub allow_peers: Option<String>,
+    /// `bytepath mesh`: the control ports a peer run may connect to on those addresses
+    /// (comma-separated ports or ranges, such as 5301,5400-5410). Default: this server's own
+    /// control port only. The run's data ports are the ones the other server names itself,
+    /// once it has proved the token.
+    #[arg(long)]
+    pub peer_ports: Option<String>,
     /// Exit once standard input reaches its end: how `mesh --launch ssh` stops the servers it
     /// started (its end of the ssh connection closes them, even when the mesh is killed).
     #[arg(long)]

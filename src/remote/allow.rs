@@ -1,7 +1,8 @@
 //! `bytepath server --allow-peers CIDR,…`: the addresses a server may send test traffic to
-//! when a mesh driver asks it to run a point against another server. Without the flag no peer
-//! run is accepted at all, so a server is never a traffic reflector for whoever holds the
-//! token. Prefixes follow RFC 4632 (IPv4) and RFC 4291 (IPv6); an IPv4-mapped IPv6 address
+//! when a mesh driver asks it to run a point against another server, and `--peer-ports`: the
+//! control ports it may connect to there. Without `--allow-peers` no peer run is accepted at
+//! all, so a server is never a traffic reflector for whoever holds the token, nor a port
+//! scanner of its neighbours. Prefixes follow RFC 4632 (IPv4) and RFC 4291 (IPv6); an IPv4-mapped IPv6 address
 //! (`::ffff:a.b.c.d`) is judged as the IPv4 address it carries.
 use std::net::IpAddr;
 
@@ -151,6 +152,68 @@ impl std::fmt::Display for AllowPeers {
     }
 }
 
+/// `--peer-ports`: the control ports a peer run may connect to, as inclusive ranges; empty:
+/// this server's own control port only (a fleet runs its servers on one port). The list bounds
+/// the one connection the driver chooses, to the peer's control port: the run's data
+/// connections go to the ports the peer's server names itself, once it has proved the token.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PeerPorts(pub Vec<(u16, u16)>);
+
+impl PeerPorts {
+    /// `--peer-ports` as given (`None`: the flag was left out).
+    pub fn parse(text: Option<&str>) -> Result<PeerPorts, String> {
+        let Some(text) = text else {
+            return Ok(PeerPorts::default());
+        };
+        let allowed =
+            "allowed: comma-separated ports or ranges of 1 to 65535 such as 5301,5400-5410";
+        let port = |p: &str| p.trim().parse::<u16>().ok().filter(|&p| p > 0);
+        let range = |part: &str| match part.split_once('-') {
+            Some((low, high)) => port(low).zip(port(high)).filter(|(l, h)| l <= h),
+            None => port(part).map(|p| (p, p)),
+        };
+        let list: Vec<(u16, u16)> = text
+            .split(',')
+            .map(|part| range(part).ok_or_else(|| format!("--peer-ports: {part:?}; {allowed}")))
+            .collect::<Result<_, _>>()?;
+        Ok(PeerPorts(list))
+    }
+
+    pub fn is_default(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Whether a peer run may connect to `port`, `own` being this server's control port.
+    pub fn allows(&self, port: u16, own: u16) -> bool {
+        if self.0.is_empty() {
+            return port == own;
+        }
+        self.0
+            .iter()
+            .any(|&(low, high)| (low..=high).contains(&port))
+    }
+}
+
+impl std::fmt::Display for PeerPorts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.0.is_empty() {
+            return f.write_str("this server's own port");
+        }
+        let list: Vec<String> = self
+            .0
+            .iter()
+            .map(|&(l, h)| {
+                if l == h {
+                    l.to_string()
+                } else {
+                    format!("{l}-{h}")
+                }
+            })
+            .collect();
+        f.write_str(&list.join(","))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -225,5 +288,30 @@ mod tests {
         let list = AllowPeers::parse(Some("10.1.0.0/16, ::1")).unwrap();
         assert_eq!(list.to_string(), "10.1.0.0/16,::1/128");
         assert!(list.allows(ip("10.1.2.3")) && !list.allows(ip("10.2.0.1")));
+    }
+
+    #[test]
+    fn peer_ports_hold_their_ports_and_ranges_and_default_to_the_servers_own() {
+        let own = PeerPorts::parse(None).unwrap();
+        assert!(own.is_default() && own.allows(5301, 5301) && !own.allows(5302, 5301));
+        let list = PeerPorts::parse(Some("5301, 5400-5410")).unwrap();
+        assert_eq!(list.to_string(), "5301,5400-5410");
+        for port in [5301, 5400, 5405, 5410] {
+            assert!(list.allows(port, 1), "{port}");
+        }
+        for port in [5300, 5302, 5399, 5411, 22] {
+            assert!(!list.allows(port, 22), "{port} (own port 22 is not listed)");
+        }
+    }
+
+    #[test]
+    fn bad_peer_ports_name_the_part_and_what_is_allowed() {
+        for bad in ["", "0", "5301,", "70000", "5410-5400", "a-b", "5301-"] {
+            let e = PeerPorts::parse(Some(bad)).unwrap_err();
+            assert!(
+                e.starts_with("--peer-ports: \"") && e.contains("allowed: comma-separated ports"),
+                "{bad}: {e}"
+            );
+        }
     }
 }

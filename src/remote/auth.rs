@@ -305,7 +305,11 @@ mod tests {
                 "{why}"
             );
         }
-        let allowed = if root_owned { vec![0o440, 0o640] } else { vec![] };
+        let allowed = if root_owned {
+            vec![0o440, 0o640]
+        } else {
+            vec![]
+        };
         for mode in [0o600, 0o400].into_iter().chain(allowed) {
             std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
             assert_eq!(read_token(&path).unwrap().len(), 64);

@@ -60,6 +60,8 @@ pub struct ServerConfig {
     pub timeout: Duration,
     /// Where a mesh driver may have this server send test traffic (`--allow-peers`).
     pub allow_peers: super::allow::AllowPeers,
+    /// The control ports a peer run may connect to there (`--peer-ports`).
+    pub peer_ports: super::allow::PeerPorts,
     /// Where `GET /healthz` is answered (`--health-port`), apart from the control port.
     pub health_port: Option<u16>,
 }
@@ -218,7 +220,8 @@ fn handle(id: u64, stream: TcpStream, state: &State, mut admitted: admission::Ad
             };
             let _ = protocol::write_message(&mut stream, &frame);
             close_after_error(&stream);
-            (Some(refusal.code), Served::from(refusal.message))
+            let logged = refusal.logged.unwrap_or(refusal.message);
+            (Some(refusal.code), Served::from(logged))
         }
     };
     let line = audit::SessionLine {

@@ -9,12 +9,15 @@ use super::protocol::{self, ErrorCode, FrameError, Message};
 pub(in crate::remote) struct Refusal {
     pub(in crate::remote) code: ErrorCode,
     pub(in crate::remote) message: String,
+    /// What the log says instead of `message`, when the client is told less than the log.
+    pub(in crate::remote) logged: Option<String>,
 }
 
 pub(in crate::remote) fn refuse(code: ErrorCode, message: impl Into<String>) -> Refusal {
     Refusal {
         code,
         message: message.into(),
+        logged: None,
     }
 }
 

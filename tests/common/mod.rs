@@ -15,6 +15,21 @@ pub fn bytepath() -> Command {
     command
 }
 
+/// Writes a token file as the binary requires one: readable by its owner only (mode 0600; a
+/// token file group or others may read is refused).
+pub fn write_token(path: &std::path::Path, token: &str) {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)
+        .unwrap();
+    writeln!(file, "{token}").unwrap();
+}
+
 /// `bytepath compare [extra] OLD NEW`: its exit code, and stdout followed by stderr.
 pub fn compare(
     old: &std::path::Path,

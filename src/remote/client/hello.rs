@@ -63,10 +63,11 @@ impl RemotePeer {
     fn hellos(&mut self) -> Result<(Vec<u8>, Vec<u8>, bool), HelloError> {
         use HelloError::{Answered, Unanswered};
         let addr = resolve(&self.target).map_err(Answered)?;
+        let started = std::time::Instant::now();
         let stream = TcpStream::connect_timeout(&addr, STEP_TIMEOUT)
             .map_err(|e| Unanswered(self.fail(format_args!("connecting: {e}"))))?;
         let setup = stream
-            .set_read_timeout(Some(STEP_TIMEOUT))
+            .set_read_timeout(Some(self.hello_wait(started)))
             .and_then(|()| stream.set_write_timeout(Some(STEP_TIMEOUT)))
             .and_then(|()| stream.set_nodelay(true));
         setup.map_err(|e| Unanswered(self.fail(e)))?;
@@ -80,6 +81,8 @@ impl RemotePeer {
         sent.map_err(|e| Unanswered(self.fail(format_args!("sending client_hello: {e}"))))?;
         let server_hello = protocol::read_frame(self.stream())
             .map_err(|e| Unanswered(self.fail(format_args!("waiting for its hello: {e}"))))?;
+        let stepped = self.stream().set_read_timeout(Some(STEP_TIMEOUT));
+        stepped.map_err(|e| Answered(self.fail(e)))?;
         let (version, secure) = match protocol::parse(&server_hello) {
             Ok(Message::ServerHello {
                 version,

@@ -48,6 +48,22 @@ impl MeshHosts for MeshClient {
 }
 
 impl RemotePeer {
+    /// The longest a peer run's hello toward its peer takes, connecting and the peer's answer
+    /// together (elsewhere each is a step of its own): a closed port, a filtered one and a
+    /// silent service all end within it, so a server that answers every refusal of a peer run
+    /// after it tells its driver nothing by the timing of its answer.
+    pub const PEER_HELLO_BUDGET: Duration = STEP_TIMEOUT;
+
+    /// How long a hello may still wait for the server's answer, `started` being when connecting
+    /// began: in a peer run, what is left of `PEER_HELLO_BUDGET`; otherwise a step of its own.
+    pub(super) fn hello_wait(&self, started: Instant) -> Duration {
+        if self.peer_run.is_none() {
+            return STEP_TIMEOUT;
+        }
+        let left = Self::PEER_HELLO_BUDGET.saturating_sub(started.elapsed());
+        left.max(Duration::from_millis(1))
+    }
+
     /// Says hello (and proves the token) and checks that the server runs peer tests; returns
     /// its version and kernel. Whether it allows the mesh's hosts shows at its first run.
     pub fn check_peers(mut self) -> Result<String, Error> {
@@ -59,7 +75,8 @@ impl RemotePeer {
 
     /// Asks this server to run `request` against the server at `peer` and returns the run
     /// record it sends back. `names` are (source, destination) as the mesh names them, for the
-    /// record. A refusal (peer outside `--allow-peers`, limits, version, token) is an input
+    /// record. A refusal (peer outside `--allow-peers` or `--peer-ports`, limits, version,
+    /// token) is an input
     /// error; a server that cannot be reached or goes away is a failure.
     pub fn peer_run(
         mut self,
