@@ -244,12 +244,14 @@ fn a_peer_that_answers_no_bytepath_hello_is_refused_without_detail_and_logged_in
             let _ = c.write_all(b"HTTP/1.0 400 Bad Request\r\n\r\n");
         }
     });
-    // At once: each answer comes after the same fixed delay (tests/remote_hygiene.rs).
+    // Nearly at once: each answer comes after the same fixed delay (tests/remote_hygiene.rs);
+    // the second a second later, once the first no longer holds the server (one at a time).
     let told: Vec<String> = std::thread::scope(|scope| {
-        let asks: Vec<_> = [closed_port, http_port]
-            .map(|port| {
+        let asks: Vec<_> = [(0, closed_port), (1, http_port)]
+            .map(|(after, port)| {
                 let source = &source;
                 scope.spawn(move || {
+                    std::thread::sleep(Duration::from_secs(after));
                     let mut s = hello(source, FLEET.as_bytes());
                     let record = match peer_run(&mut s, &format!("127.0.0.1:{port}")) {
                         Message::PeerRecord { record } => record,

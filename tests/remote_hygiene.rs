@@ -166,6 +166,7 @@ fn peer_runs_are_refused_in_the_same_words_after_the_same_time_whatever_the_caus
         }
     }
     let took: Vec<Duration> = answers.iter().map(|a| a.1).collect();
+    println!("outside the list, closed, silent: answered after {took:?}");
     for t in &took {
         assert!(
             *t >= REFUSED_AFTER && *t < REFUSED_AFTER + TOLERANCE,
