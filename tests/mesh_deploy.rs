@@ -137,6 +137,17 @@ fn the_token_comes_from_the_secret_as_a_read_only_file() {
             .map(|v| v["name"].as_str().unwrap())
             .collect();
         assert_eq!(secret_volumes.len(), 1, "{file}");
+        // Owner read only. YAML 1.2 (serde_norway) reads 0400 as a string; Kubernetes reads
+        // YAML 1.1, octal 256 (the schema test below checks it as an integer). fsGroup makes
+        // the root-owned file readable by the pod's group, the one group-read bytepath takes.
+        let secret = pod["volumes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|v| v["secret"]["secretName"] == SECRET)
+            .unwrap();
+        assert_eq!(secret["secret"]["defaultMode"], "0400", "{file}");
+        assert_eq!(pod["securityContext"]["fsGroup"], 65532, "{file}");
         for container in pod["containers"].as_array().unwrap() {
             let args = expanded_args(container);
             let at = args

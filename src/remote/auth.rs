@@ -244,7 +244,7 @@ mod tests {
             assert!(token_is_strong(token.as_bytes()).is_ok(), "{token}");
         }
         // Raw random bytes (not UTF-8) hold 8 bits each.
-        let raw: Vec<u8> = (0u8..16).map(|i| 0x80 | i * 7).collect();
+        let raw: Vec<u8> = (0u8..16).map(|i| 0x80 | (i * 7)).collect();
         assert!(token_is_strong(&raw).is_ok());
     }
 
