@@ -42,7 +42,7 @@ pub struct RemotePeer {
     /// `--reverse`: the server runs the measured side (stream receiver).
     reverse: bool,
     control: Option<ControlStream>,
-    /// The server's version and kernel, from its hello.
+    /// The server's version and kernel, from its `system` frame (escaped).
     server_system: String,
     /// What the server's hello says it can run.
     server_capabilities: Vec<String>,
@@ -98,7 +98,11 @@ impl RemotePeer {
         }
     }
 
+    /// A failure that names the server. `what` may quote the server (its busy or error text,
+    /// a frame it sent that did not parse): escaped, so no control character or escape
+    /// sequence it chose reaches the terminal.
     fn fail(&self, what: impl std::fmt::Display) -> Error {
+        let what = super::escaped(&what.to_string());
         Error::Failed(format!("the server at {}: {what}", self.target))
     }
 
@@ -127,6 +131,7 @@ impl RemotePeer {
         }
     }
 
+    /// The server's error frame as this side's error; its text escaped.
     fn refused(&self, code: ErrorCode, message: &str) -> Error {
         // The server's refusals of what the user asked for are input errors (exit 2).
         match code {
@@ -135,6 +140,7 @@ impl RemotePeer {
             | ErrorCode::Version
             | ErrorCode::Auth
             | ErrorCode::Forbidden => {
+                let message = super::escaped(message);
                 crate::error::ConfigError(format!("--remote {}: {message}", self.target)).into()
             }
             _ => self.fail(format_args!("error: {message}")),

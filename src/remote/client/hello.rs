@@ -53,8 +53,22 @@ impl RemotePeer {
             Err(HelloError::Answered(e)) => return Err(e),
             Err(HelloError::Unanswered(e)) => return Err(self.unanswered(e)),
         };
-        self.check_capabilities()?;
-        self.secure_channel(secure, &client_hello, &server_hello)
+        self.secure_channel(secure, &client_hello, &server_hello)?;
+        self.read_system()?;
+        self.check_capabilities()
+    }
+
+    /// The server's release and kernel: its first frame once the channel is secure (it says
+    /// nothing of them before). Kept escaped, as every text from the server is before it is
+    /// shown or recorded.
+    fn read_system(&mut self) -> Result<(), Error> {
+        match self.receive("its system")? {
+            Message::System { system } => {
+                self.server_system = crate::remote::escaped(&system);
+                Ok(())
+            }
+            other => Err(self.unexpected("system", &other)),
+        }
     }
 
     /// Connects and exchanges hellos: returns both hellos and whether the server runs with a
@@ -81,14 +95,14 @@ impl RemotePeer {
         let server_hello = protocol::read_frame(self.stream())
             .map_err(|e| Unanswered(self.fail(format_args!("waiting for its hello: {e}"))))?;
         let (version, secure) = match protocol::parse(&server_hello) {
+            // Its `random` is for the handshake's prologue only: the hello is taken whole.
             Ok(Message::ServerHello {
                 version,
-                system,
                 secure,
                 capabilities,
+                random: _,
             }) => {
                 self.server_capabilities = capabilities;
-                self.server_system = system;
                 (version, secure)
             }
             Ok(Message::Error { code, message }) => {
