@@ -6,9 +6,10 @@
 # each replay them and trickle a record one byte a second (what held a slot for days before
 # protocol version 4: the replay completed the handshake, and the encrypted read had no
 # deadline). Meanwhile a legitimate driver from 127.0.0.1 runs `run --remote` (rr, 4K, 1 s).
-# Targets: every replay is refused as a wrong token (or, once 127.0.0.2 has presented 5 wrong
-# tokens or holds its share of connections, turned away busy) and closed within the 5 s deadline; the driver succeeds
-# within 5 s of its start. Prints one markdown table row for bench/hostile.sh.
+# Targets: every replay is refused as a wrong token (or turned away busy, once 127.0.0.2 has
+# presented 5 wrong tokens or holds its share of connections) and closed within the 5 s
+# deadline; the driver succeeds within 5 s of its start. Prints one markdown table row for
+# bench/hostile.sh.
 # Environment: K=8 BIN=target/release/bytepath (else target/debug/bytepath)
 set -euo pipefail
 K=${K:-8}
