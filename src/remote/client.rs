@@ -361,3 +361,46 @@ pub fn request_for(spec: &RunSpec, reverse: bool) -> RunRequest {
         profile: spec.profile,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn peer() -> RemotePeer {
+        let target = Target {
+            host: "192.0.2.1".into(),
+            port: 7000,
+        };
+        RemotePeer::new(target, None, false)
+    }
+
+    /// What a hostile server might put in its text: an escape sequence that recolours the
+    /// terminal, one that retitles it, and a newline that forges a line of output.
+    const HOSTILE: &str = "no\x1b[31m red\x1b]0;owned\x07\nbytepath: all good";
+
+    #[test]
+    fn a_servers_refusal_and_busy_text_are_printed_escaped() {
+        let peer = peer();
+        for error in [
+            peer.refused(ErrorCode::Auth, HOSTILE),
+            peer.refused(ErrorCode::Failed, HOSTILE),
+            peer.fail(format_args!("busy: {HOSTILE}")),
+        ] {
+            let shown = error.to_string();
+            assert!(
+                !shown.chars().any(|c| c.is_control()),
+                "a control character reaches the terminal: {shown:?}"
+            );
+            assert!(
+                shown.contains(r"no\u{1b}[31m red\u{1b}]0;owned\u{7}\nbytepath: all good"),
+                "{shown}"
+            );
+            assert!(shown.contains("192.0.2.1:7000"), "{shown}");
+        }
+        // A refusal of what the user asked for stays an input error (exit 2).
+        assert!(matches!(
+            peer.refused(ErrorCode::Auth, HOSTILE),
+            Error::Config(_)
+        ));
+    }
+}

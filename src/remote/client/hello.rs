@@ -211,3 +211,25 @@ impl RemotePeer {
         .into())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_version_3_hello_with_its_system_is_named_as_the_older_version() {
+        let older = br#"{"type":"server_hello","version":3,"capabilities":["tcp"],"system":"bytepath 0.9, Linux 6.1","secure":true}"#;
+        // Not a hello of this version (it names a system, and no random)...
+        assert!(protocol::parse(older).is_err());
+        // ...but its version is still read, for the mismatch message.
+        assert_eq!(other_version(older), Some(3));
+        let this = protocol::encode(&Message::ServerHello {
+            version: VERSION,
+            capabilities: vec![],
+            random: "00".into(),
+            secure: true,
+        })
+        .unwrap();
+        assert_eq!(other_version(&this), None);
+    }
+}
