@@ -31,6 +31,11 @@ fn one(server: &str, token: &[u8], peer: &str) -> Result<&'static str, String> {
     let prologue = channel::prologue(&hello, &answer);
     s.client_handshake(token, &prologue)
         .map_err(|e| e.to_string())?;
+    // The server's release and kernel come first, once authenticated.
+    match protocol::read_message(&mut s).map_err(|e| e.to_string())? {
+        Message::System { .. } => {}
+        other => return Err(format!("a {} message instead of its system", other.kind())),
+    }
     let run = Message::PeerRun {
         peer: peer.into(),
         src: "hostile".into(),

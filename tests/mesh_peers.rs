@@ -49,6 +49,11 @@ fn try_hello(server: &Server, token: &[u8]) -> Result<ControlStream, (String, St
         }
         other => panic!("got {}", other.kind()),
     }
+    // The server's release and kernel come first, once the client is authenticated.
+    match protocol::read_message(&mut s).unwrap() {
+        Message::System { .. } => {}
+        other => panic!("expected its system, got {}", other.kind()),
+    }
     Ok(s)
 }
 
@@ -182,7 +187,7 @@ fn other_versions_are_refused_both_ways_with_both_versions_named() {
     let (code, message) = error_of(protocol::read_message(&mut s).unwrap());
     assert_eq!(code, "version");
     assert!(
-        message.contains("the client speaks version 2, this server speaks version 3"),
+        message.contains("the client speaks version 2, this server speaks version 4"),
         "{message}"
     );
     // This client at an old server, played by a listener that answers as version 2 would had
@@ -207,7 +212,7 @@ fn other_versions_are_refused_both_ways_with_both_versions_named() {
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("this client speaks version 3, the server speaks version 2"),
+        err.contains("this client speaks version 4, the server speaks version 2"),
         "{err}"
     );
     answer.join().unwrap();

@@ -134,7 +134,7 @@ fn bad_frames_get_an_error_frame_and_a_close_and_the_next_client_is_served() {
     assert_eq!(e["code"], "version");
     let msg = e["message"].as_str().unwrap();
     assert!(
-        msg.contains("version 999") && msg.contains("version 3"),
+        msg.contains("version 999") && msg.contains("version 4"),
         "{msg}"
     );
 

@@ -163,12 +163,16 @@ fn a_server_without_the_file_capability_is_refused_before_any_transfer() {
         s.read_exact(&mut hello).unwrap();
         // The same protocol version, from a release before the `file` capability.
         let body = format!(
-            r#"{{"type":"server_hello","version":{},"capabilities":["tcp","stream","rr","verify"],"system":"bytepath 0.older","secure":false}}"#,
+            r#"{{"type":"server_hello","version":{},"capabilities":["tcp","stream","rr","verify"],"random":"00","secure":false}}"#,
             bytepath::remote::protocol::VERSION
         );
-        let mut frame = (body.len() as u32).to_be_bytes().to_vec();
-        frame.extend_from_slice(body.as_bytes());
-        s.write_all(&frame).unwrap();
+        // Insecure: its system follows the hellos at once.
+        let system = r#"{"type":"system","system":"bytepath 0.older"}"#;
+        for body in [body.as_str(), system] {
+            let mut frame = (body.len() as u32).to_be_bytes().to_vec();
+            frame.extend_from_slice(body.as_bytes());
+            s.write_all(&frame).unwrap();
+        }
         let mut rest = Vec::new();
         let _ = s.read_to_end(&mut rest);
     });

@@ -68,6 +68,8 @@ fn udp_session(server: &Server) -> (ControlStream, Vec<u8>, Vec<u16>) {
     let (mut s, hello, answer) = common::send_hello(&server.address());
     let prologue = channel::prologue(&hello, &answer);
     s.client_handshake(TOKEN.as_bytes(), &prologue).unwrap();
+    let system = protocol::read_message(&mut s).unwrap();
+    assert_eq!(system.kind(), "system");
     let request = RunRequest::plain(("udp", "send", "rr"), 1024, 200);
     protocol::write_message(&mut s, &Message::Run { request }).unwrap();
     match protocol::read_message(&mut s).unwrap() {

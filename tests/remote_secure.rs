@@ -1,4 +1,4 @@
-//! The secure control channel (protocol version 3) on the real binary over loopback: a frame
+//! The secure control channel (protocol version 4) on the real binary over loopback: a frame
 //! altered on the way is detected by the side that reads it; a handshake replayed by someone
 //! who recorded a legitimate one runs nothing; a token under 128 bits is refused on both
 //! sides; a server without a token needs `--insecure`, which a non-loopback bind and
@@ -139,7 +139,9 @@ fn a_replayed_handshake_gets_no_run_and_is_not_logged_as_authenticated() {
         s.write_all(frame).unwrap();
     }
     let _server_hello = unit(&mut s, 4).expect("the server's hello");
-    let _answer = unit(&mut s, 4).expect("the server's handshake answer");
+    // Its refusal: the server's hello was fresh, so the replayed message is a wrong token
+    // (tests/remote_replay.rs reads it); whatever follows is not read.
+    let _answer = unit(&mut s, 4).expect("the server's answer");
     let mut forged = (64u16).to_be_bytes().to_vec();
     forged.extend_from_slice(&[0x5a; 64]);
     s.write_all(&forged).unwrap();
@@ -154,8 +156,8 @@ fn a_replayed_handshake_gets_no_run_and_is_not_logged_as_authenticated() {
     common::assert_success(&remote(&server.address(), Some(&token)));
     std::thread::sleep(Duration::from_millis(300));
     drop(server);
-    // The replayed handshake completed on the server's side, but no frame of it decrypted:
-    // the session is logged refused and unauthenticated (it kept its pre-auth slot).
+    // The replayed handshake did not complete, and no frame of it decrypted: the session is
+    // logged refused and unauthenticated.
     let sessions: Vec<serde_json::Value> = std::fs::read_to_string(&log)
         .unwrap()
         .lines()
@@ -452,8 +454,9 @@ fn a_replayed_handshake_that_then_idles_is_closed_at_the_handshake_deadline() {
         s.write_all(frame).unwrap();
     }
     let _server_hello = unit(&mut s, 4).expect("the server's hello");
-    let _answer = unit(&mut s, 4).expect("the server's handshake answer");
-    // The handshake completed on the server's side; this side now says nothing.
+    let _answer = unit(&mut s, 4).expect("the server's answer");
+    // This side now says nothing (since version 4 the replayed message is refused at once;
+    // either way the connection must end within the handshake's deadline).
     let mut rest = Vec::new();
     let ended = s.read_to_end(&mut rest);
     assert!(ended.is_ok(), "still open after 30 s: {ended:?}");

@@ -135,8 +135,10 @@ fn fake_server(capabilities: Value) -> u16 {
             write_frame(
                 &mut s,
                 json!({"type": "server_hello", "version": bytepath::remote::protocol::VERSION, "capabilities": capabilities,
-                       "system": "fake", "secure": false}),
+                       "random": "00", "secure": false}),
             );
+            // Insecure: its system follows the hellos at once.
+            write_frame(&mut s, json!({"type": "system", "system": "fake"}));
             if read_frame(&mut s)["type"] == "servers_run" {
                 let reason = "io_uring: not available (io_uring_setup: ENOSYS)";
                 write_frame(&mut s, json!({"type": "servers_skipped", "reason": reason}));

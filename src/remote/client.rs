@@ -42,7 +42,7 @@ pub struct RemotePeer {
     /// `--reverse`: the server runs the measured side (stream receiver).
     reverse: bool,
     control: Option<ControlStream>,
-    /// The server's version and kernel, from its hello.
+    /// The server's version and kernel, from its `system` frame (escaped).
     server_system: String,
     /// What the server's hello says it can run.
     server_capabilities: Vec<String>,
@@ -98,7 +98,11 @@ impl RemotePeer {
         }
     }
 
+    /// A failure that names the server. `what` may quote the server (its busy or error text,
+    /// a frame it sent that did not parse): escaped, so no control character or escape
+    /// sequence it chose reaches the terminal.
     fn fail(&self, what: impl std::fmt::Display) -> Error {
+        let what = super::escaped(&what.to_string());
         Error::Failed(format!("the server at {}: {what}", self.target))
     }
 
@@ -127,6 +131,7 @@ impl RemotePeer {
         }
     }
 
+    /// The server's error frame as this side's error; its text escaped.
     fn refused(&self, code: ErrorCode, message: &str) -> Error {
         // The server's refusals of what the user asked for are input errors (exit 2).
         match code {
@@ -135,6 +140,7 @@ impl RemotePeer {
             | ErrorCode::Version
             | ErrorCode::Auth
             | ErrorCode::Forbidden => {
+                let message = super::escaped(message);
                 crate::error::ConfigError(format!("--remote {}: {message}", self.target)).into()
             }
             _ => self.fail(format_args!("error: {message}")),
@@ -353,5 +359,48 @@ pub fn request_for(spec: &RunSpec, reverse: bool) -> RunRequest {
         queue_depth: spec.mechanism.uses_queue_depth.then_some(spec.queue_depth),
         recv: (spec.recv_path != Default::default()).then(|| spec.recv_path.name().into()),
         profile: spec.profile,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn peer() -> RemotePeer {
+        let target = Target {
+            host: "192.0.2.1".into(),
+            port: 7000,
+        };
+        RemotePeer::new(target, None, false)
+    }
+
+    /// What a hostile server might put in its text: an escape sequence that recolours the
+    /// terminal, one that retitles it, and a newline that forges a line of output.
+    const HOSTILE: &str = "no\x1b[31m red\x1b]0;owned\x07\nbytepath: all good";
+
+    #[test]
+    fn a_servers_refusal_and_busy_text_are_printed_escaped() {
+        let peer = peer();
+        for error in [
+            peer.refused(ErrorCode::Auth, HOSTILE),
+            peer.refused(ErrorCode::Failed, HOSTILE),
+            peer.fail(format_args!("busy: {HOSTILE}")),
+        ] {
+            let shown = error.to_string();
+            assert!(
+                !shown.chars().any(|c| c.is_control()),
+                "a control character reaches the terminal: {shown:?}"
+            );
+            assert!(
+                shown.contains(r"no\u{1b}[31m red\u{1b}]0;owned\u{7}\nbytepath: all good"),
+                "{shown}"
+            );
+            assert!(shown.contains("192.0.2.1:7000"), "{shown}");
+        }
+        // A refusal of what the user asked for stays an input error (exit 2).
+        assert!(matches!(
+            peer.refused(ErrorCode::Auth, HOSTILE),
+            Error::Config(_)
+        ));
     }
 }

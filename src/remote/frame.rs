@@ -1,7 +1,9 @@
 //! The control protocol's frames: a u32 big-endian length and that many bytes (the JSON of one
 //! message: `protocol` reads and writes those; this file only frames bytes). A frame above
 //! `MAX_FRAME` is refused before anything is allocated for it, so no peer can make the other
-//! allocate more than `MAX_FRAME`; a frame begun must end within `FRAME_PATIENCE`.
+//! allocate more than `MAX_FRAME`; a frame begun must be whole by the instant its source names
+//! (`FrameSource`: the control connection's limit, else `FRAME_PATIENCE`), however its bytes
+//! trickle in.
 use std::fmt;
 use std::io::{self, Read, Write};
 use std::time::{Duration, Instant};
@@ -59,24 +61,45 @@ fn is_timeout(e: &io::Error) -> bool {
     )
 }
 
-/// Once a frame has begun, how long its remaining bytes may take in all (read timeouts inside
-/// a frame are waited through until then; a peer that stalls longer has truncated it).
-const FRAME_PATIENCE: Duration = Duration::from_secs(10);
+/// Once a frame has begun, how long its remaining bytes may take in all, unless its source
+/// says otherwise.
+pub(crate) const FRAME_PATIENCE: Duration = Duration::from_secs(10);
 
-/// Fills `buf` from `r`; returns how many bytes arrived before EOF or an error. A timeout is
-/// waited through while `patient_until` is in the future.
+/// What frames are read from. Told when a frame's first byte arrived, a source names the
+/// instant the whole frame must be in by; a source that bounds its own reads (the control
+/// connection) holds every read to it, any other is checked between reads.
+pub trait FrameSource: Read {
+    fn frame_began(&mut self) -> Instant {
+        Instant::now() + FRAME_PATIENCE
+    }
+
+    /// The frame was read whole, or given up.
+    fn frame_ended(&mut self) {}
+}
+
+impl FrameSource for std::net::TcpStream {}
+impl FrameSource for &std::net::TcpStream {}
+impl<T: AsRef<[u8]>> FrameSource for io::Cursor<T> {}
+impl FrameSource for &[u8] {}
+
+/// Fills `buf` from `r`; returns how many bytes arrived before EOF or an error. With `until`,
+/// a read timeout is waited through, and the whole of `buf` must be in by then.
 fn fill(
     r: &mut impl Read,
     buf: &mut [u8],
-    patient_until: Option<Instant>,
+    until: Option<Instant>,
 ) -> Result<usize, (usize, io::Error)> {
     let mut got = 0;
     while got < buf.len() {
+        if until.is_some_and(|t| Instant::now() >= t) {
+            let late = "the rest of a frame did not arrive in time (bytes trickled in too slowly)";
+            return Err((got, io::Error::new(io::ErrorKind::TimedOut, late)));
+        }
         match r.read(&mut buf[got..]) {
             Ok(0) => break,
             Ok(n) => got += n,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) if is_timeout(&e) && patient_until.is_some_and(|t| Instant::now() < t) => {}
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock && until.is_some() => {}
             Err(e) => return Err((got, e)),
         }
     }
@@ -85,9 +108,9 @@ fn fill(
 
 /// Reads one frame's body. Never allocates more than `MAX_FRAME` bytes, and nothing before the
 /// declared length has been checked against it. A read timeout set on the stream bounds the
-/// wait for a frame to begin (`Idle`); once begun, it must be complete within
-/// `FRAME_PATIENCE` or it is `Truncated`.
-pub fn read_frame(r: &mut impl Read) -> Result<Vec<u8>, FrameError> {
+/// wait for a frame to begin (`Idle`); once begun, it must be whole by the instant its source
+/// names (`FrameSource::frame_began`) or it is `Truncated`.
+pub fn read_frame(r: &mut impl FrameSource) -> Result<Vec<u8>, FrameError> {
     let mut header = [0u8; 4];
     match fill(r, &mut header[..1], None) {
         Ok(0) => return Err(FrameError::Closed),
@@ -95,8 +118,20 @@ pub fn read_frame(r: &mut impl Read) -> Result<Vec<u8>, FrameError> {
         Err((_, e)) if is_timeout(&e) => return Err(FrameError::Idle),
         Err((_, e)) => return Err(FrameError::Io(e)),
     }
-    let patience = Some(Instant::now() + FRAME_PATIENCE);
-    match fill(r, &mut header[1..], patience) {
+    let until = r.frame_began();
+    let rest = rest_of_frame(r, header, until);
+    r.frame_ended();
+    rest
+}
+
+/// The rest of a frame whose first byte is `header[0]`, whole by `until`.
+fn rest_of_frame(
+    r: &mut impl Read,
+    mut header: [u8; 4],
+    until: Instant,
+) -> Result<Vec<u8>, FrameError> {
+    let until = Some(until);
+    match fill(r, &mut header[1..], until) {
         Ok(3) => {}
         Err((_, e)) if e.kind() == io::ErrorKind::InvalidData => return Err(FrameError::Io(e)),
         Ok(got) | Err((got, _)) => {
@@ -112,7 +147,7 @@ pub fn read_frame(r: &mut impl Read) -> Result<Vec<u8>, FrameError> {
     }
     let expected = declared as usize;
     let mut body = vec![0u8; expected];
-    match fill(r, &mut body, patience) {
+    match fill(r, &mut body, until) {
         Ok(got) if got == expected => Ok(body),
         Err((_, e)) if e.kind() == io::ErrorKind::InvalidData => Err(FrameError::Io(e)),
         Ok(got) | Err((got, _)) => Err(FrameError::Truncated { expected, got }),
@@ -183,6 +218,8 @@ mod tests {
         head: Cursor<Vec<u8>>,
         taken: usize,
     }
+
+    impl FrameSource for Endless {}
 
     impl Read for Endless {
         fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {

@@ -1,7 +1,10 @@
-//! The control protocol between `bytepath run --remote` and `bytepath server`, version 3: the
+//! The control protocol between `bytepath run --remote` and `bytepath server`, version 4: the
 //! messages (`Message`, `RunRequest`, `ErrorCode`). It runs on its own TCP connection, apart
 //! from the data connections the engine measures; every message is one frame (`frame`: a u32
-//! big-endian length and that many bytes of JSON, at most `MAX_FRAME`). Version 3 made the
+//! big-endian length and that many bytes of JSON, at most `MAX_FRAME`). Version 4 put fresh
+//! random bytes in the server's hello (a recorded handshake message fails on any other
+//! connection) and moved the server's release and kernel out of it, into a `system` frame
+//! after authentication. Version 3 made the
 //! channel secure: after the plaintext hellos, a Noise handshake keyed by the token
 //! (`channel`) authenticates both ends, and every later frame travels encrypted and
 //! authenticated; the token itself never crosses the wire. Version 2 added the peer run
@@ -10,14 +13,17 @@
 //! carries (a file transfer's request and its side's usage, a servers point's server report)
 //! live in `record::wire`, below both, and a test pins their form on the wire.
 pub use super::auth::{from_hex, random_bytes, read_token, to_hex};
-pub use super::frame::{read_frame, write_frame, FrameError, MAX_FRAME};
+pub use super::frame::{read_frame, write_frame, FrameError, FrameSource, MAX_FRAME};
 use crate::engine::worker::ThreadSample;
 use crate::record::wire::{FileRequest, Residency, ServerReport, SideUsage};
 
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 
 /// The protocol version this build speaks; peers must agree exactly.
-pub const VERSION: u32 = 3;
+pub const VERSION: u32 = 4;
+
+/// Bytes of fresh random material in every server hello (`ServerHello::random`).
+pub const HELLO_RANDOM_BYTES: usize = 32;
 
 /// Bytes of the session cookie a data connection presents first.
 pub const COOKIE_BYTES: usize = 16;
@@ -129,14 +135,23 @@ pub enum Message {
         version: u32,
         capabilities: Vec<String>,
     },
+    /// Says nothing of the server's release or kernel: those come after authentication
+    /// (`System`).
     ServerHello {
         version: u32,
         capabilities: Vec<String>,
-        /// The server's bytepath version and kernel, for the record.
-        system: String,
+        /// Fresh random bytes (`HELLO_RANDOM_BYTES`, hex) for this connection alone. The hellos
+        /// are the handshake's prologue, so a client's handshake message recorded on another
+        /// connection fails on this one as a wrong token.
+        random: String,
         /// Whether the Noise handshake (keyed by the token) follows; false only for a server
         /// started with `--insecure`.
         secure: bool,
+    },
+    /// The server's first frame once the client is authenticated (after the handshake; with
+    /// `--insecure`, right after the hellos): its bytepath version and kernel, for the record.
+    System {
+        system: String,
     },
     Run {
         request: RunRequest,
@@ -271,6 +286,7 @@ impl Message {
         match self {
             Message::ClientHello { .. } => "client_hello",
             Message::ServerHello { .. } => "server_hello",
+            Message::System { .. } => "system",
             Message::Run { .. } => "run",
             Message::Accepted { .. } => "accepted",
             Message::Joined => "joined",
@@ -323,7 +339,7 @@ pub fn parse(body: &[u8]) -> Result<Message, FrameError> {
 }
 
 /// Reads and parses one message.
-pub fn read_message(r: &mut impl Read) -> Result<Message, FrameError> {
+pub fn read_message(r: &mut impl FrameSource) -> Result<Message, FrameError> {
     parse(&read_frame(r)?)
 }
 

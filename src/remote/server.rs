@@ -271,12 +271,12 @@ fn session(
     let bounded = stream.set_deadline(Some(deadline), state.config.timeout);
     bounded.map_err(|e| refuse(ErrorCode::Failed, e.to_string()))?;
     hello(stream, state)?;
-    // The client has proved the token only once its first frame decrypts: a recorded
-    // handshake replayed completes on this side too. Until then the session keeps its
-    // pre-authentication slot and the handshake's deadline.
+    // Until its first request decrypts the session keeps its pre-authentication slot, and
+    // every read, encrypted ones included, stays within the deadline in all.
     let request = expect(stream, "run")?;
     *asked = Some(audit::asked(&request));
     admitted.authenticated();
+    // From here on only each frame is bounded: begun, it must be whole within --timeout.
     let unbounded = stream.set_deadline(None, state.config.timeout);
     unbounded.map_err(|e| refuse(ErrorCode::Failed, e.to_string()))?;
     match request {
@@ -304,8 +304,10 @@ fn session(
 }
 
 /// The client's hello, this server's, then (with a token) the Noise handshake keyed by it:
-/// every frame after it is encrypted and authenticated. Both hellos are the handshake's
-/// prologue, so neither can be altered on the way unnoticed.
+/// every frame after it is encrypted and authenticated; then this server's system. Both hellos
+/// are the handshake's prologue, so neither can be altered on the way unnoticed, and the
+/// server's holds fresh random bytes, so a handshake message recorded on another connection
+/// fails here as a wrong token.
 fn hello(stream: &mut ControlStream, state: &State) -> Result<(), Refusal> {
     let timeout = state.config.timeout;
     let setup = stream
@@ -335,10 +337,16 @@ fn hello(stream: &mut ControlStream, state: &State) -> Result<(), Refusal> {
         Message::ClientHello { .. } => {}
         other => return Err(out_of_order("client_hello", &other)),
     }
+    let random = protocol::random_bytes::<{ protocol::HELLO_RANDOM_BYTES }>().map_err(|e| {
+        refuse(
+            ErrorCode::Failed,
+            format!("making server_hello's random: {e}"),
+        )
+    })?;
     let server_hello = Message::ServerHello {
         version: VERSION,
         capabilities: capabilities(),
-        system: state.system.clone(),
+        random: protocol::to_hex(&random),
         secure: state.config.token.is_some(),
     };
     let server_hello = protocol::encode(&server_hello)
@@ -355,7 +363,10 @@ fn hello(stream: &mut ControlStream, state: &State) -> Result<(), Refusal> {
             return Err(refuse(ErrorCode::Auth, handshake_refusal(e)));
         }
     }
-    Ok(())
+    // Only now, encrypted for the token's holder: nothing before tells a stranger which
+    // release or kernel answers here.
+    let system = state.system.clone();
+    send(stream, &Message::System { system })
 }
 
 /// What the log and the client are told of a failed handshake.

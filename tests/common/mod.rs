@@ -230,7 +230,7 @@ impl Server {
         std::io::BufReader::new(child.stdout.take().unwrap())
             .read_line(&mut line)
             .unwrap();
-        // "bytepath server listening on 127.0.0.1:PORT (protocol version 3, ...)"
+        // "bytepath server listening on 127.0.0.1:PORT (protocol version 4, ...)"
         let port = line
             .split_whitespace()
             .nth(4)

@@ -124,7 +124,8 @@ impl Session for FileSession {
                     server,
                     syscalls,
                     residency,
-                    error,
+                    // The server's text, shown later: escaped.
+                    error: error.as_deref().map(crate::remote::escaped),
                 })
             }
             other => Err(self.peer.unexpected("file_sent", &other)),

@@ -53,8 +53,22 @@ impl RemotePeer {
             Err(HelloError::Answered(e)) => return Err(e),
             Err(HelloError::Unanswered(e)) => return Err(self.unanswered(e)),
         };
-        self.check_capabilities()?;
-        self.secure_channel(secure, &client_hello, &server_hello)
+        self.secure_channel(secure, &client_hello, &server_hello)?;
+        self.read_system()?;
+        self.check_capabilities()
+    }
+
+    /// The server's release and kernel: its first frame once the channel is secure (it says
+    /// nothing of them before). Kept escaped, as every text from the server is before it is
+    /// shown or recorded.
+    fn read_system(&mut self) -> Result<(), Error> {
+        match self.receive("its system")? {
+            Message::System { system } => {
+                self.server_system = crate::remote::escaped(&system);
+                Ok(())
+            }
+            other => Err(self.unexpected("system", &other)),
+        }
     }
 
     /// Connects and exchanges hellos: returns both hellos and whether the server runs with a
@@ -84,14 +98,14 @@ impl RemotePeer {
         let stepped = self.stream().set_read_timeout(Some(STEP_TIMEOUT));
         stepped.map_err(|e| Answered(self.fail(e)))?;
         let (version, secure) = match protocol::parse(&server_hello) {
+            // Its `random` is for the handshake's prologue only: the hello is taken whole.
             Ok(Message::ServerHello {
                 version,
-                system,
                 secure,
                 capabilities,
+                random: _,
             }) => {
                 self.server_capabilities = capabilities;
-                self.server_system = system;
                 (version, secure)
             }
             Ok(Message::Error { code, message }) => {
@@ -198,5 +212,27 @@ impl RemotePeer {
             self.target, self.server_system
         ))
         .into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_version_3_hello_with_its_system_is_named_as_the_older_version() {
+        let older = br#"{"type":"server_hello","version":3,"capabilities":["tcp"],"system":"bytepath 0.9, Linux 6.1","secure":true}"#;
+        // Not a hello of this version (it names a system, and no random)...
+        assert!(protocol::parse(older).is_err());
+        // ...but its version is still read, for the mismatch message.
+        assert_eq!(other_version(older), Some(3));
+        let this = protocol::encode(&Message::ServerHello {
+            version: VERSION,
+            capabilities: vec![],
+            random: "00".into(),
+            secure: true,
+        })
+        .unwrap();
+        assert_eq!(other_version(&this), None);
     }
 }

@@ -77,8 +77,9 @@ impl RemotePeer {
                 server: Box::new(RemoteServer { peer: self }),
             }),
             Message::ServersSkipped { reason } => Ok(Started::Skipped(format!(
-                "the server at {}: {reason}",
-                self.target
+                "the server at {}: {}",
+                self.target,
+                crate::remote::escaped(&reason)
             ))),
             other => Err(self.unexpected("servers_accepted", &other)),
         }

@@ -7,6 +7,7 @@ use crate::engine::peer::{PeerEnd, PeerSlices, PeerWatch};
 use crate::engine::worker::{Role, ThreadSample};
 use crate::error::Error;
 use crate::remote::channel::ControlStream;
+use crate::remote::escaped;
 use crate::remote::protocol::{self, FrameError, Message};
 use crate::transport::Endpoint;
 use std::sync::mpsc::{self, Receiver};
@@ -65,17 +66,20 @@ struct Report {
 
 /// Reads `Sample` (and `Slices`) frames until `Done`. Before the local run ends, silence is
 /// expected; a closed or broken control connection is the server gone (`Err`: the flows must
-/// be aborted).
+/// be aborted). Every error text the server sends is kept escaped: it is shown later.
 fn read_results(mut stream: ControlStream, control: &Control) -> Result<Report, Report> {
     let mut report = Report::default();
     let mut quiet_since: Option<Instant> = None;
     let failed = |mut report: Report, why: String| {
-        report.error = Some(why);
+        report.error = Some(escaped(&why));
         Err(report)
     };
     loop {
         match protocol::read_message(&mut stream) {
-            Ok(Message::Sample { sample }) => report.samples.push(*sample),
+            Ok(Message::Sample { mut sample }) => {
+                sample.error = sample.error.as_deref().map(escaped);
+                report.samples.push(*sample)
+            }
             Ok(Message::Profile { profile }) => report.profile = Some(profile),
             Ok(Message::Slices {
                 slice_ns,
@@ -90,7 +94,7 @@ fn read_results(mut stream: ControlStream, control: &Control) -> Result<Report, 
             }
             Ok(Message::Done { error, .. }) => {
                 let _ = protocol::write_message(&mut stream, &Message::Bye);
-                report.error = error;
+                report.error = error.as_deref().map(escaped);
                 return Ok(report);
             }
             Ok(Message::Error { message, .. }) => return failed(report, message),
