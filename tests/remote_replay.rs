@@ -18,7 +18,7 @@ const TOKEN: &str = "0123456789abcdef0123456789abcdef";
 
 fn token_file(dir: &std::path::Path) -> String {
     let path = dir.join("token");
-    std::fs::write(&path, format!("{TOKEN}\n")).unwrap();
+    common::write_token(&path, TOKEN);
     path.to_str().unwrap().to_string()
 }
 
