@@ -27,21 +27,18 @@ mod health;
 mod limits;
 mod memory;
 mod peer_run;
+mod pool;
 mod quiet;
 mod run;
 mod servers;
 mod shutdown;
 pub(super) use audit::Served;
-use claim::OpenSlot;
 pub(super) use claim::RunClaim;
 pub(super) use limits::spec_for;
 pub use limits::Limits;
 pub(super) use run::accept_flows;
 pub(super) use shutdown::stopping;
 
-/// Control connections open at once; more are answered `busy` (a flood of idle connections
-/// cannot exhaust threads).
-const MAX_OPEN: usize = 16;
 /// While a run is on, how often the session looks at its workers and the control connection.
 const RUN_POLL: Duration = Duration::from_millis(200);
 
@@ -70,7 +67,8 @@ pub(super) struct State {
     pub(super) config: ServerConfig,
     /// A run holds this while it is on, through a `RunClaim`.
     pub(super) busy: AtomicBool,
-    /// Control connections open, each counted by its session's `OpenSlot`.
+    /// Authenticated sessions open, each counted by its `OpenSlot` (taken by `admission` once
+    /// the token is proved; connections before that are bounded by its pool).
     open: Arc<AtomicUsize>,
     sessions: AtomicU64,
     system: String,
@@ -105,14 +103,16 @@ pub fn serve(config: ServerConfig) -> Result<(), Error> {
         );
     }
     let quiet = quiet::Quiet::new(config.audit_json);
+    let open = Arc::new(AtomicUsize::new(0));
+    let admission = admission::Admission::new(open.clone(), config.timeout);
     let state = Arc::new(State {
         quiet,
         config,
         busy: AtomicBool::new(false),
-        open: Arc::new(AtomicUsize::new(0)),
+        open,
         sessions: AtomicU64::new(0),
         system: system(),
-        admission: Arc::default(),
+        admission: Arc::new(admission),
     });
     health::start(&state)?;
     // Last: whoever waits for this line may connect at once, to either port.
@@ -129,20 +129,15 @@ pub fn serve(config: ServerConfig) -> Result<(), Error> {
     Ok(())
 }
 
-/// A new control connection: a slot and its address's admission, then a session thread of its
-/// own; or `busy`, and a throttled line in the log.
+/// A new control connection: its place among the connections not yet authenticated (which may
+/// evict the oldest of them), then a session thread of its own; or `busy` when its source is
+/// barred, and a throttled line in the log.
 fn admit(mut stream: TcpStream, state: &Arc<State>) {
     let id = state.sessions.fetch_add(1, Ordering::Relaxed) + 1;
-    let Some(slot) = OpenSlot::take(&state.open, MAX_OPEN) else {
-        let message = format!("{MAX_OPEN} control connections are open; try again later");
-        let _ = protocol::write_message(&mut stream, &Message::Busy { message });
-        turned_away(state, id, "too many open control connections");
-        return;
-    };
     let admitted = stream
         .peer_addr()
         .map_err(|e| e.to_string())
-        .and_then(|peer| state.admission.admit(peer.ip()));
+        .and_then(|peer| state.admission.admit(peer.ip(), &stream));
     let admitted = match admitted {
         Ok(admitted) => admitted,
         Err(message) => {
@@ -152,14 +147,11 @@ fn admit(mut stream: TcpStream, state: &Arc<State>) {
         }
     };
     let state = state.clone();
-    // The slot moves into the thread: freed when the session ends, panics included, or
-    // with the closure when the thread cannot be spawned.
+    // The admission moves into the thread: let go of when the session ends, panics included,
+    // or with the closure when the thread cannot be spawned.
     let spawned = std::thread::Builder::new()
         .name(format!("bytepath-session-{id}"))
-        .spawn(move || {
-            let _slot = slot;
-            handle(id, stream, &state, admitted);
-        });
+        .spawn(move || handle(id, stream, &state, admitted));
     if let Err(e) = spawned {
         eprintln!("session {id}: could not start a thread: {e}");
     }
@@ -275,7 +267,11 @@ fn session(
     // every read, encrypted ones included, stays within the deadline in all.
     let request = expect(stream, "run")?;
     *asked = Some(audit::asked(&request));
-    admitted.authenticated();
+    if let Err(message) = admitted.authenticated() {
+        let detail = format!("busy: {message}");
+        let _ = protocol::write_message(stream, &Message::Busy { message });
+        return Ok(detail.into());
+    }
     // From here on only each frame is bounded: begun, it must be whole within --timeout.
     let unbounded = stream.set_deadline(None, state.config.timeout);
     unbounded.map_err(|e| refuse(ErrorCode::Failed, e.to_string()))?;

@@ -26,6 +26,7 @@ pub(crate) mod sampling;
 pub(crate) mod shared;
 pub(crate) mod signals;
 pub(crate) mod socket;
+pub mod source;
 pub(crate) mod stdio;
 pub(crate) mod support;
 pub(crate) mod tcp_info;

@@ -1,9 +1,11 @@
 //! `--health-port`: plain HTTP `GET /healthz` answered with the server's state, for
 //! liveness and readiness probes that must not take a control slot nor log a refused session
 //! every few seconds. Anyone who can reach the port may ask, so the endpoint is built for a
-//! hostile client: one connection at a time on its own thread, a read of at most
-//! `MAX_REQUEST` bytes under one overall deadline, a tiny fixed response, and nothing the
-//! client sent is echoed or logged.
+//! hostile client: each connection is answered on a thread of its own, so a silent one delays
+//! no probe; at most `AT_ONCE` are held, `PER_SOURCE` from one source, and a newcomer evicts
+//! the oldest rather than wait (`pool`); a read of at most `MAX_REQUEST` bytes under one
+//! overall deadline, a tiny fixed response, and nothing the client sent is echoed or logged.
+use super::pool::{Place, Pool, Source};
 use super::{shutdown, State};
 use crate::error::Error;
 use std::io::{Read, Write};
@@ -16,6 +18,11 @@ use std::time::{Duration, Instant};
 const MAX_REQUEST: usize = 1024;
 /// The whole exchange's deadline: a client that trickles holds the endpoint this long at most.
 const DEADLINE: Duration = Duration::from_secs(1);
+/// Connections answered at once. A probe takes well under a millisecond, so more than a few at
+/// once are strangers; this bounds the threads they cost.
+const AT_ONCE: usize = 16;
+/// From one source at once: a kubelet's readiness and liveness probes may overlap.
+const PER_SOURCE: usize = 2;
 
 /// Binds the health port (on --bind) and serves it on a thread of its own, when asked for.
 pub(super) fn start(state: &Arc<State>) -> Result<(), Error> {
@@ -29,15 +36,32 @@ pub(super) fn start(state: &Arc<State>) -> Result<(), Error> {
         ))
     })?;
     let state = state.clone();
+    let held = Arc::new(Pool::new(AT_ONCE, PER_SOURCE));
     std::thread::Builder::new()
         .name("bytepath-health".into())
         .spawn(move || {
             for stream in listener.incoming().flatten() {
-                answer(stream, &state);
+                take(stream, &state, &held);
             }
         })
         .map_err(Error::Setup)?;
     Ok(())
+}
+
+/// A new connection: its place among those held (evicting the oldest when need be), then a
+/// thread that answers it; dropped when it has no address or no thread can start.
+fn take(stream: TcpStream, state: &Arc<State>, held: &Arc<Pool>) {
+    let Ok(peer) = stream.peer_addr() else {
+        return;
+    };
+    let Ok(place) = held.hold(Source::of(peer.ip()), &stream) else {
+        return;
+    };
+    let state = state.clone();
+    // The place moves into the thread: let go of when it ends, or with the closure unrun.
+    let _ = std::thread::Builder::new()
+        .name("bytepath-probe".into())
+        .spawn(move || answer(stream, &state, place));
 }
 
 /// The server's state as the probe sees it: the status line and a one-line JSON body.
@@ -54,7 +78,7 @@ fn state_of(state: &State) -> (&'static str, String) {
     (status, body)
 }
 
-fn answer(mut stream: TcpStream, state: &State) {
+fn answer(mut stream: TcpStream, state: &State, _place: Place) {
     let until = Instant::now() + DEADLINE;
     let Some(request) = read_head(&stream, until) else {
         return;
