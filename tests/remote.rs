@@ -2,6 +2,7 @@
 //! other side and returns its metrics; bad clients of every kind (wrong token, other version,
 //! oversized frame, garbage, silence, killed mid-run) each leave it serving the next one.
 mod common;
+use bytepath::sys::source::connect_from;
 use common::{assert_delivered, bytepath, u, Server};
 use serde_json::Value;
 use std::io::{Read, Write};
@@ -167,7 +168,10 @@ fn bad_frames_get_an_error_frame_and_a_close_and_the_next_client_is_served() {
 #[test]
 fn a_silent_connection_times_out_without_holding_the_server() {
     let mut server = Server::start("1s", &[]);
-    let mut silent = TcpStream::connect(server.address()).unwrap();
+    // From another address: the driver's own newer connection would evict a silent one from
+    // its address before its deadline (one place per source before authentication).
+    let to = server.address().parse().unwrap();
+    let mut silent = connect_from("127.0.0.2".parse().unwrap(), to).unwrap();
     // Served while the silent one is still open.
     assert_serves(&mut server, "rr");
     let started = Instant::now();
