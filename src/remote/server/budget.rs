@@ -1,5 +1,5 @@
 //! `--max-bytes` held by the server itself: what a run's flows moved is read from the kernel
-//! at each poll of the session (tcp: TCP_INFO's bytes acknowledged and received; udp: the
+//! every `POLL` by the session's watchdog thread (tcp: TCP_INFO's bytes acknowledged and received; udp: the
 //! datagrams this side sent, which the engine counts anyway), never on the per-message path,
 //! and a run whose flows move more than the limit allows is stopped, whatever its client
 //! declared. The count starts with the flows themselves: the warm-up and whatever a client
@@ -13,6 +13,11 @@
 //! `--max-bytes`: a reverse run is bounded by time, and this limit asks for a count.
 use crate::transport::Endpoint;
 use std::sync::Arc;
+use std::time::Duration;
+
+/// How often the flows' counts are read: what a run moves past its limit before it is
+/// stopped is at most what its flows carry in one such poll.
+pub(super) const POLL: Duration = Duration::from_millis(20);
 
 /// Why the server stopped a run, told to its client in `Done` and kept in its samples.
 pub(super) const BYTES_REACHED: &str =
@@ -65,7 +70,6 @@ fn moved(endpoints: &[Arc<Endpoint>], message_size: u64) -> u64 {
 mod tests {
     use super::*;
     use std::io::Write;
-    use std::time::Duration;
 
     /// One tcp flow seen from this side, and its peer's end.
     fn flow() -> ([Arc<Endpoint>; 1], std::net::TcpStream) {

@@ -6,9 +6,10 @@
 //! data connections and for `Go`, the warm-up and the measured phase all count toward. The
 //! session stops its side there itself, and a watchdog thread ends the session a moment later
 //! whatever the client does (the session may be blocked reading a frame trickled byte by byte).
-use super::budget::{ByteBudget, BYTES_REACHED};
+use super::budget::{self, ByteBudget, BYTES_REACHED};
 use super::sampling::Sampling;
 use super::side::start_side;
+use super::watchdog::{Watchdog, CUT_GRACE};
 use super::{expect, out_of_order, refuse, send, Refusal, RunClaim, ServerConfig, State, RUN_POLL};
 use crate::config::RunSpec;
 use crate::engine::control::Control;
@@ -27,11 +28,6 @@ use std::os::fd::AsFd;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// How often a session with a byte budget reads what its run moved.
-const BUDGET_POLL: Duration = Duration::from_millis(20);
-
-/// How long a side the server stopped itself may take to wind down before its flows are shut.
-const CUT_GRACE: Duration = Duration::from_millis(500);
 
 /// Past the hard cap, how long the session has to stop its side (`CUT_GRACE`), collect and
 /// report before the watchdog ends it.
@@ -68,16 +64,15 @@ pub(super) fn run_side(
     };
     let role = remote_role(spec.pattern, reverse);
     let mut side = start_side(spec, role, slice_count, flows)?;
-    let watchdog = side.guard(stream, cap + WATCHDOG_GRACE)?;
+    let budget = ByteBudget::new(state.config.limits.max_bytes, spec.message_size, in_flight);
+    let watchdog = side.guard(stream, cap + WATCHDOG_GRACE, budget)?;
     let mut sampling = None;
     let ended = released(stream).and_then(|()| {
         let (from, end) = side.go(spec);
         sampling = spec.profile.then(|| Sampling::new(role, (from, end)));
-        let max_bytes = state.config.limits.max_bytes;
-        let budget = ByteBudget::new(max_bytes, spec.message_size, in_flight);
         let run = (&side.handles[..], &side.endpoints[..]);
         let deadlines = (end + STOP_GRACE, cap);
-        follow(stream, &side.control, run, deadlines, &mut sampling, budget)
+        follow(stream, &side.control, run, deadlines, &mut sampling, &watchdog)
     });
     let ended = ended.map_err(|refusal| match watchdog.fired() {
         true => refuse(ErrorCode::Limit, SESSION_CAPPED),
@@ -237,26 +232,25 @@ pub(super) fn new_cookie() -> Result<[u8; COOKIE_BYTES], Refusal> {
 }
 
 /// Waits for the run to end: a `Stop` stops this side, a vanished client aborts it; the server
-/// stops the run itself when it moved past `--max-bytes`, at the session's hard cap, or when a
-/// termination signal asks the server to end (its client hears why in `Done`); and past the
-/// schedule's end and its grace the flows are shut down. `deadlines`: (that end and grace, the
-/// hard cap). Returns why the server cut the run short, if it did.
+/// stops the run itself when it moved past `--max-bytes` (the `watchdog` saw it), at the
+/// session's hard cap, or when a termination signal asks the server to end (its client hears
+/// why in `Done`); and past the schedule's end and its grace the flows are shut down.
+/// `deadlines`: (that end and grace, the hard cap). Returns why the server cut the run short,
+/// if it did.
 fn follow(
     stream: &mut ControlStream,
     control: &Control,
     (handles, endpoints): (&[std::thread::JoinHandle<ThreadSample>], &[Arc<Endpoint>]),
     (deadline, cap): (Instant, Instant),
     sampling: &mut Option<Sampling>,
-    budget: Option<ByteBudget>,
+    watchdog: &Watchdog,
 ) -> Result<Option<&'static str>, Refusal> {
     let mut cut = None;
     let mut cut_at: Option<Instant> = None;
-    // With a byte budget the session looks more often: what a run moves past its limit
-    // before it is stopped is at most what its flows carry in one such poll.
-    let most = if budget.is_some() {
-        BUDGET_POLL
-    } else {
-        RUN_POLL
+    // Under a byte budget the session looks as often as the watchdog counts.
+    let most = match watchdog.counts_bytes() {
+        true => budget::POLL,
+        false => RUN_POLL,
     };
     while handles.iter().any(|h| !h.is_finished()) {
         let now = Instant::now();
@@ -277,7 +271,7 @@ fn follow(
             Err(e) => return Err(e.into()),
         }
         let own = match cut {
-            None => own_cut(budget.as_ref(), endpoints, cap),
+            None => own_cut(watchdog, cap),
             Some(_) => None,
         };
         if let Some(why) = own {
@@ -301,12 +295,8 @@ fn follow(
 
 /// Why the server stops the run itself now, if it does: the flows moved past `--max-bytes`,
 /// the session reached its hard cap, or the server is asked to end.
-fn own_cut(
-    budget: Option<&ByteBudget>,
-    endpoints: &[Arc<Endpoint>],
-    cap: Instant,
-) -> Option<&'static str> {
-    if budget.is_some_and(|b| b.exceeded(endpoints)) {
+fn own_cut(watchdog: &Watchdog, cap: Instant) -> Option<&'static str> {
+    if watchdog.spent() {
         Some(BYTES_REACHED)
     } else if Instant::now() >= cap {
         Some(TIME_REACHED)

@@ -2,6 +2,7 @@
 //! at the barrier until the client's `Go` fixes the schedule (before it they neither send nor
 //! read), and ended: stopped and its flows shut when the session failed, its samples
 //! collected.
+use super::budget::ByteBudget;
 use super::watchdog::{Guarded, Watchdog};
 use super::{refuse, Refusal};
 use crate::config::RunSpec;
@@ -28,15 +29,21 @@ pub(super) struct Side {
 }
 
 impl Side {
-    /// A watchdog that ends this side and the session's control connection at `at`.
-    pub(super) fn guard(&self, stream: &ControlStream, at: Instant) -> Result<Watchdog, Refusal> {
+    /// A watchdog that holds this side to `budget` and ends it and the session's control
+    /// connection at `at`.
+    pub(super) fn guard(
+        &self,
+        stream: &ControlStream,
+        at: Instant,
+        budget: Option<ByteBudget>,
+    ) -> Result<Watchdog, Refusal> {
         let failed = |e: std::io::Error| refuse(ErrorCode::Failed, format!("the watchdog: {e}"));
         let guarded = Guarded {
             control: self.control.clone(),
             endpoints: self.endpoints.clone(),
             stream: TcpStream::try_clone(stream).map_err(failed)?,
         };
-        Watchdog::arm(at, guarded).map_err(failed)
+        Watchdog::arm(at, guarded, budget).map_err(failed)
     }
 
     /// `Go`: the schedule fixed from now, then the workers let past the barrier. Returns the
