@@ -6,6 +6,7 @@
 //!
 //! The parent drives it through a pipe: one byte to start the measured window, one to end it;
 //! the child answers with one JSON line and exits.
+use super::door::Door;
 use super::model::ServerModel;
 use super::ServerStats;
 use crate::measure::counters::{CounterSelection, ThreadCounters};
@@ -73,6 +74,8 @@ pub struct ServerSetup<'a> {
     pub threads: usize,
     /// CPUs every server thread may use; `None`: any.
     pub cpus: Option<&'a [usize]>,
+    /// Who the server lets in: anyone on one host; only the driver for a remote point.
+    pub door: Door,
 }
 
 /// Forks the server: the child starts the model on `listener` and waits for the window.
@@ -147,6 +150,7 @@ fn child_main(
         size,
         threads,
         cpus,
+        door,
     } = setup;
     process::prepare_child(parent)?;
     // Before any server thread exists: they all inherit the placement.
@@ -157,7 +161,7 @@ fn child_main(
     // Opened before any server thread exists, so `inherit` covers them all.
     let mut counters = ThreadCounters::open_inherited(CounterSelection::All);
     let stats = Arc::new(ServerStats::default());
-    if let Err(e) = model.start(listener, size, threads, &stats) {
+    if let Err(e) = model.start(listener, (size, threads), door, &stats) {
         stats.error(format!("the {} server did not start: {e}", model.name()));
     }
     if read_byte(control)? != Some(START) {
@@ -290,6 +294,7 @@ mod tests {
             size: 8,
             threads: 1,
             cpus: None,
+            door: Door::ANYONE,
         };
         let server = spawn(setup, listener).unwrap();
         // One echo: the child is past its set-up (the closing comes first).

@@ -302,6 +302,8 @@ pub(super) fn servers_point(
         // The client's --pin places its load generator only; this side runs where the
         // scheduler puts it.
         cpus: None,
+        // Set once the point's driver is known (`servers`).
+        door: crate::servers::door::Door::ANYONE,
     }))
 }
 
