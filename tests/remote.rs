@@ -196,7 +196,14 @@ fn requests_over_the_limits_are_refused_naming_the_limit() {
     assert!(err.contains("--warmup 0s"), "{err}");
     let out = bytepath()
         .args(["run", "--json", "--duration", "300ms", "--warmup", "0s"])
-        .args(["--remote", &server.address(), "-m", "send", "--bytes", "512K"])
+        .args([
+            "--remote",
+            &server.address(),
+            "-m",
+            "send",
+            "--bytes",
+            "512K",
+        ])
         .timeout(Duration::from_secs(60))
         .output()
         .unwrap();

@@ -48,7 +48,8 @@ fn joined(s: &mut ControlStream, request: RunRequest) -> TcpStream {
 /// Reads the flow until its end (or 20 s): the bytes, and when the end came.
 fn drain(mut flow: TcpStream) -> std::thread::JoinHandle<(u64, Instant)> {
     std::thread::spawn(move || {
-        flow.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+        flow.set_read_timeout(Some(Duration::from_secs(20)))
+            .unwrap();
         let mut buf = vec![0u8; 1 << 16];
         let mut received = 0u64;
         while let Ok(n @ 1..) = flow.read(&mut buf) {
@@ -144,7 +145,10 @@ fn a_run_whose_client_trickles_its_stop_is_stopped_at_max_bytes_all_the_same() {
     let trickling = trickle(&s);
     let (received, ended) = drained.join().unwrap();
     let took = ended.duration_since(went);
-    assert!(received > 1 << 20, "stopped before the limit: {received} bytes");
+    assert!(
+        received > 1 << 20,
+        "stopped before the limit: {received} bytes"
+    );
     // The limit, its margin (a quarter, or the socket buffers in flight), and one 20 ms
     // poll's worth at a few GB/s.
     assert!(received < 256 << 20, "{received} bytes went through");
@@ -242,5 +246,8 @@ fn a_stranger_gets_no_echo_and_no_thread_from_a_servers_point_and_the_point_comp
     assert!(report.errors.is_empty(), "{:?}", report.errors);
     drop(clients);
     protocol::write_message(&mut s, &Message::Bye).unwrap();
-    assert!(matches!(protocol::read_message(&mut s).unwrap(), Message::Bye));
+    assert!(matches!(
+        protocol::read_message(&mut s).unwrap(),
+        Message::Bye
+    ));
 }

@@ -48,6 +48,33 @@ struct Progress {
     sent: usize,
 }
 
+/// A new connection the door let in: a slot, a buffer, and a Recv armed; an accept's error is
+/// recorded, unless the listener was shut on purpose (`shut`) or the kernel lacks multishot.
+fn accepted(
+    ring: &mut EchoRing,
+    fd: io::Result<Option<OwnedFd>>,
+    shut: bool,
+    progress: &mut Vec<Progress>,
+    stats: &ServerStats,
+) -> io::Result<()> {
+    match fd {
+        Ok(None) => {}
+        Err(_) if shut => {}
+        Ok(Some(fd)) => {
+            let slot = ring.adopt(fd);
+            stats.accepted();
+            if progress.len() <= slot {
+                progress.resize(slot + 1, Progress::default());
+            }
+            progress[slot] = Progress::default();
+            ring.recv(slot, 0)?;
+        }
+        Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {}
+        Err(e) => stats.error(format!("io_uring accept failed: {e}")),
+    }
+    Ok(())
+}
+
 fn serve(
     (listener, door): (&TcpListener, &Doorkeeper),
     size: usize,
@@ -65,21 +92,8 @@ fn serve(
                     if rearm && !door.is_shut() {
                         ring.accept(listener.as_fd())?;
                     }
-                    match fd.map(|fd| let_in(fd, door, listener)) {
-                        Ok(None) => {}
-                        Err(_) if door.is_shut() => {}
-                        Ok(Some(fd)) => {
-                            let slot = ring.adopt(fd);
-                            stats.accepted();
-                            if progress.len() <= slot {
-                                progress.resize(slot + 1, Progress::default());
-                            }
-                            progress[slot] = Progress::default();
-                            ring.recv(slot, 0)?;
-                        }
-                        Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {}
-                        Err(e) => stats.error(format!("io_uring accept failed: {e}")),
-                    }
+                    let fd = fd.map(|fd| let_in(fd, door, listener));
+                    accepted(&mut ring, fd, door.is_shut(), &mut progress, stats)?;
                 }
                 Completion::Received { slot, bytes } => match bytes {
                     Ok(0) | Err(_) => ring.close(slot),

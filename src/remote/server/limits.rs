@@ -336,7 +336,9 @@ mod tests {
         let refused = times(&request(700, 400), &limits(None)).err().unwrap();
         assert_eq!(refused.code, ErrorCode::Limit);
         assert!(
-            refused.message.contains("duration 700 ms with warm-up 400 ms")
+            refused
+                .message
+                .contains("duration 700 ms with warm-up 400 ms")
                 && refused.message.contains("up to 1000 ms for both together")
                 && refused.message.contains("--max-duration"),
             "{}",

@@ -28,7 +28,6 @@ use std::os::fd::AsFd;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-
 /// Past the hard cap, how long the session has to stop its side (`CUT_GRACE`), collect and
 /// report before the watchdog ends it.
 const WATCHDOG_GRACE: Duration = Duration::from_millis(700);
@@ -72,7 +71,14 @@ pub(super) fn run_side(
         sampling = spec.profile.then(|| Sampling::new(role, (from, end)));
         let run = (&side.handles[..], &side.endpoints[..]);
         let deadlines = (end + STOP_GRACE, cap);
-        follow(stream, &side.control, run, deadlines, &mut sampling, &watchdog)
+        follow(
+            stream,
+            &side.control,
+            run,
+            deadlines,
+            &mut sampling,
+            &watchdog,
+        )
     });
     let ended = ended.map_err(|refusal| match watchdog.fired() {
         true => refuse(ErrorCode::Limit, SESSION_CAPPED),
@@ -255,7 +261,9 @@ fn follow(
     while handles.iter().any(|h| !h.is_finished()) {
         let now = Instant::now();
         let next = sampling.as_mut().and_then(|s| s.tick(now));
-        let to_cap = cap.saturating_duration_since(now).max(Duration::from_millis(1));
+        let to_cap = cap
+            .saturating_duration_since(now)
+            .max(Duration::from_millis(1));
         let poll = next.map_or(most, |n| n.min(most)).min(to_cap);
         let _ = stream.set_read_timeout(Some(poll));
         match protocol::read_message(stream) {

@@ -118,7 +118,11 @@ fn keep(
             fire(guarded);
             return;
         }
-        if spent_at.is_none() && budget.as_ref().is_some_and(|b| b.exceeded(&guarded.endpoints)) {
+        if spent_at.is_none()
+            && budget
+                .as_ref()
+                .is_some_and(|b| b.exceeded(&guarded.endpoints))
+        {
             guarded.control.stop();
             seen.spent.store(true, Ordering::Release);
             spent_at = Some(now);
@@ -201,10 +205,14 @@ mod tests {
     fn disarmed_in_time_it_ends_at_once_and_touches_nothing() {
         let control = Arc::new(Control::new().unwrap());
         let (guarded, control_here, _control_peer, _flow_peer) = guarded(&control);
-        let watchdog = Watchdog::arm(Instant::now() + Duration::from_secs(60), guarded, None).unwrap();
+        let watchdog =
+            Watchdog::arm(Instant::now() + Duration::from_secs(60), guarded, None).unwrap();
         let dropped = Instant::now();
         drop(watchdog);
-        assert!(dropped.elapsed() < Duration::from_secs(1), "the drop waited");
+        assert!(
+            dropped.elapsed() < Duration::from_secs(1),
+            "the drop waited"
+        );
         assert!(!control.is_stopped());
         // The control connection is still open both ways.
         control_here
