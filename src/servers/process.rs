@@ -323,4 +323,79 @@ mod tests {
         );
         server.close();
     }
+
+    /// What a client of `address` gets back for one 8-byte request: the echo, or nothing
+    /// (refused, reset or closed).
+    fn one_request(address: std::net::SocketAddr) -> Option<[u8; 8]> {
+        let mut client = std::net::TcpStream::connect(address).ok()?;
+        client
+            .set_read_timeout(Some(Duration::from_secs(3)))
+            .unwrap();
+        client.write_all(b"12345678").ok()?;
+        let mut echo = [0u8; 8];
+        client.read_exact(&mut echo).ok().map(|()| echo)
+    }
+
+    fn spawned(model: ServerModel, door: Door) -> (ServerProcess, std::net::SocketAddr) {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let address = listener.local_addr().unwrap();
+        let setup = ServerSetup {
+            model,
+            size: 8,
+            threads: 1,
+            cpus: None,
+            door,
+        };
+        (spawn(setup, listener).unwrap(), address)
+    }
+
+    fn models() -> Vec<ServerModel> {
+        let uring = crate::sys::echo_ring::supported().is_ok();
+        if !uring {
+            println!("uring skipped: io_uring is not available here");
+        }
+        ServerModel::ALL
+            .into_iter()
+            .filter(|m| *m != ServerModel::Uring || uring)
+            .collect()
+    }
+
+    #[test]
+    fn every_model_closes_a_connection_from_another_address_than_its_door_names() {
+        for model in models() {
+            // The driver is 127.0.0.2; this test connects from 127.0.0.1, a stranger.
+            let door = Door::only("127.0.0.2".parse().unwrap(), None);
+            let (server, address) = spawned(model, door);
+            assert_eq!(one_request(address), None, "{}: echoed", model.name());
+            server.close();
+        }
+    }
+
+    #[test]
+    fn every_model_stops_listening_once_its_door_count_is_in() {
+        for model in models() {
+            let door = Door {
+                peer: None,
+                most: Some(1),
+            };
+            let (mut server, address) = spawned(model, door);
+            let first = std::net::TcpStream::connect(address).unwrap();
+            (&first).write_all(b"12345678").unwrap();
+            let mut echo = [0u8; 8];
+            (&first).read_exact(&mut echo).unwrap();
+            assert_eq!(&echo, b"12345678", "{}", model.name());
+            assert_eq!(one_request(address), None, "{}: a second", model.name());
+            server.start_window().unwrap();
+            let report = server.end_window(Duration::from_secs(5)).unwrap();
+            assert_eq!(report.accepted, 1, "{}", model.name());
+            assert!(
+                report.errors.is_empty(),
+                "{}: {:?}",
+                model.name(),
+                report.errors
+            );
+            drop(first);
+            server.close();
+        }
+    }
 }
