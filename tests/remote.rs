@@ -194,7 +194,23 @@ fn requests_over_the_limits_are_refused_naming_the_limit() {
     let out = remote(&server, &["-m", "send"]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("--max-bytes"), "{err}");
+    // Under --max-bytes the warm-up counts toward the bytes, so a counted run asks none.
     let out = remote(&server, &["-m", "send", "--bytes", "512K"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--warmup 0s"), "{err}");
+    let out = bytepath()
+        .args(["run", "--json", "--duration", "300ms", "--warmup", "0s"])
+        .args([
+            "--remote",
+            &server.address(),
+            "-m",
+            "send",
+            "--bytes",
+            "512K",
+        ])
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
     common::assert_success(&out);
 }
 

@@ -68,7 +68,8 @@ fn an_honest_count_within_the_limit_completes() {
     let server = Server::start("5s", &["--max-bytes", "4M"]);
     let out = common::bytepath()
         .args(["run", "--json", "-m", "send", "-p", "stream", "-s", "64K"])
-        .args(["--bytes", "4M", "-d", "30s", "--remote", &server.address()])
+        .args(["--bytes", "4M", "-d", "30s", "--warmup", "0s"])
+        .args(["--remote", &server.address()])
         .timeout(Duration::from_secs(60))
         .output()
         .unwrap();

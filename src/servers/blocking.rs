@@ -1,5 +1,8 @@
 //! The blocking servers of the seeds: iterative (one client at a time, in accept order) and
 //! threaded (a thread per client). Both read a whole request of --size bytes, then write it back.
+//! Each accepted connection passes the point's door first: one turned away is closed before a
+//! buffer or a thread is made for it, and once the door's count is in the listener is closed.
+use super::door::{Doorkeeper, Entry};
 use super::ServerStats;
 use std::io::{self, Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -20,28 +23,50 @@ fn echo_until_closed(mut stream: TcpStream, size: usize) {
     }
 }
 
+/// The next connection the door lets in, counted, and whether it was the last one (the
+/// listener is to be closed); those turned away are dropped (closed) here.
+fn next_client(
+    listener: &TcpListener,
+    door: &Doorkeeper,
+    stats: &ServerStats,
+) -> io::Result<(TcpStream, bool)> {
+    loop {
+        let (stream, from) = listener.accept()?;
+        match door.entry(from.ip()) {
+            Entry::Away => drop(stream),
+            entry => {
+                stats.accepted();
+                return Ok((stream, entry == Entry::Last));
+            }
+        }
+    }
+}
+
 pub fn start_iterative(
-    listener: TcpListener,
+    (listener, door): (TcpListener, Arc<Doorkeeper>),
     size: usize,
     stats: &Arc<ServerStats>,
 ) -> io::Result<()> {
     let shared = Arc::clone(stats);
     super::spawn_server_thread("server-0", stats, move || loop {
-        let (stream, _) = listener.accept()?;
-        shared.accepted();
+        let (stream, last) = next_client(&listener, &door, &shared)?;
+        if last {
+            drop(listener);
+            echo_until_closed(stream, size);
+            return Ok(());
+        }
         echo_until_closed(stream, size);
     })
 }
 
 pub fn start_threaded(
-    listener: TcpListener,
+    (listener, door): (TcpListener, Arc<Doorkeeper>),
     size: usize,
     stats: &Arc<ServerStats>,
 ) -> io::Result<()> {
     let shared = Arc::clone(stats);
     super::spawn_server_thread("acceptor", stats, move || loop {
-        let (stream, _) = listener.accept()?;
-        shared.accepted();
+        let (stream, last) = next_client(&listener, &door, &shared)?;
         let counted = Arc::clone(&shared);
         counted.thread_started();
         let spawned = std::thread::Builder::new()
@@ -53,6 +78,10 @@ pub fn start_threaded(
         if let Err(e) = spawned {
             shared.thread_ended();
             shared.error(format!("a client thread could not start: {e}"));
+        }
+        if last {
+            // The acceptor ends and its listener closes with it.
+            return Ok(());
         }
     })
 }

@@ -6,6 +6,7 @@ pub(crate) mod answers;
 pub(crate) mod blocking;
 pub(crate) mod churn;
 pub(crate) mod client_threads;
+pub(crate) mod door;
 pub(crate) mod host;
 pub(crate) mod leaders;
 pub(crate) mod line;

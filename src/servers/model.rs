@@ -1,4 +1,5 @@
 //! The server models `bytepath servers` compares, and the one `match` that starts each.
+use super::door::{Door, Doorkeeper};
 use super::readiness::{self, Readiness};
 use super::{blocking, uring, ServerStats};
 use crate::error::ConfigError;
@@ -55,24 +56,24 @@ impl ServerModel {
             })
     }
 
-    /// Starts the server's threads on `listener`; they run until the process exits.
-    /// `threads` is --server-threads (epoll only).
+    /// Starts the server's threads on `listener`, letting in whom `door` says; they run until
+    /// the process exits. `threads` is --server-threads (epoll only).
     pub fn start(
         self,
         listener: TcpListener,
-        size: usize,
-        threads: usize,
+        (size, threads): (usize, usize),
+        door: Door,
         stats: &Arc<ServerStats>,
     ) -> std::io::Result<()> {
+        let door = Arc::new(Doorkeeper::new(door));
+        let at = (listener, door);
         match self {
-            ServerModel::Iterative => blocking::start_iterative(listener, size, stats),
-            ServerModel::Threaded => blocking::start_threaded(listener, size, stats),
-            ServerModel::Select => readiness::start(Readiness::Select, listener, size, 1, stats),
-            ServerModel::Poll => readiness::start(Readiness::Poll, listener, size, 1, stats),
-            ServerModel::Epoll => {
-                readiness::start(Readiness::Epoll, listener, size, threads, stats)
-            }
-            ServerModel::Uring => uring::start(listener, size, stats),
+            ServerModel::Iterative => blocking::start_iterative(at, size, stats),
+            ServerModel::Threaded => blocking::start_threaded(at, size, stats),
+            ServerModel::Select => readiness::start(Readiness::Select, at, size, 1, stats),
+            ServerModel::Poll => readiness::start(Readiness::Poll, at, size, 1, stats),
+            ServerModel::Epoll => readiness::start(Readiness::Epoll, at, size, threads, stats),
+            ServerModel::Uring => uring::start(at, size, stats),
         }
     }
 }

@@ -69,6 +69,8 @@ fn start_server(
         size: spec.size,
         threads: spec.server_threads,
         cpus: spec.placement.server_cpus.as_deref(),
+        // The load generator is this process; a remote server sets its own door.
+        door: super::door::Door::ANYONE,
     };
     if let Some(remote) = remote {
         return match remote.start(setup, clients) {

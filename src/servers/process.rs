@@ -6,6 +6,7 @@
 //!
 //! The parent drives it through a pipe: one byte to start the measured window, one to end it;
 //! the child answers with one JSON line and exits.
+use super::door::Door;
 use super::model::ServerModel;
 use super::ServerStats;
 use crate::measure::counters::{CounterSelection, ThreadCounters};
@@ -73,6 +74,8 @@ pub struct ServerSetup<'a> {
     pub threads: usize,
     /// CPUs every server thread may use; `None`: any.
     pub cpus: Option<&'a [usize]>,
+    /// Who the server lets in: anyone on one host; only the driver for a remote point.
+    pub door: Door,
 }
 
 /// Forks the server: the child starts the model on `listener` and waits for the window.
@@ -147,6 +150,7 @@ fn child_main(
         size,
         threads,
         cpus,
+        door,
     } = setup;
     process::prepare_child(parent)?;
     // Before any server thread exists: they all inherit the placement.
@@ -157,7 +161,7 @@ fn child_main(
     // Opened before any server thread exists, so `inherit` covers them all.
     let mut counters = ThreadCounters::open_inherited(CounterSelection::All);
     let stats = Arc::new(ServerStats::default());
-    if let Err(e) = model.start(listener, size, threads, &stats) {
+    if let Err(e) = model.start(listener, (size, threads), door, &stats) {
         stats.error(format!("the {} server did not start: {e}", model.name()));
     }
     if read_byte(control)? != Some(START) {
@@ -290,6 +294,7 @@ mod tests {
             size: 8,
             threads: 1,
             cpus: None,
+            door: Door::ANYONE,
         };
         let server = spawn(setup, listener).unwrap();
         // One echo: the child is past its set-up (the closing comes first).
@@ -317,5 +322,80 @@ mod tests {
             "inherited beyond the three kept: {child_has:?}"
         );
         server.close();
+    }
+
+    /// What a client of `address` gets back for one 8-byte request: the echo, or nothing
+    /// (refused, reset or closed).
+    fn one_request(address: std::net::SocketAddr) -> Option<[u8; 8]> {
+        let mut client = std::net::TcpStream::connect(address).ok()?;
+        client
+            .set_read_timeout(Some(Duration::from_secs(3)))
+            .unwrap();
+        client.write_all(b"12345678").ok()?;
+        let mut echo = [0u8; 8];
+        client.read_exact(&mut echo).ok().map(|()| echo)
+    }
+
+    fn spawned(model: ServerModel, door: Door) -> (ServerProcess, std::net::SocketAddr) {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let address = listener.local_addr().unwrap();
+        let setup = ServerSetup {
+            model,
+            size: 8,
+            threads: 1,
+            cpus: None,
+            door,
+        };
+        (spawn(setup, listener).unwrap(), address)
+    }
+
+    fn models() -> Vec<ServerModel> {
+        let uring = crate::sys::echo_ring::supported().is_ok();
+        if !uring {
+            println!("uring skipped: io_uring is not available here");
+        }
+        ServerModel::ALL
+            .into_iter()
+            .filter(|m| *m != ServerModel::Uring || uring)
+            .collect()
+    }
+
+    #[test]
+    fn every_model_closes_a_connection_from_another_address_than_its_door_names() {
+        for model in models() {
+            // The driver is 127.0.0.2; this test connects from 127.0.0.1, a stranger.
+            let door = Door::only("127.0.0.2".parse().unwrap(), None);
+            let (server, address) = spawned(model, door);
+            assert_eq!(one_request(address), None, "{}: echoed", model.name());
+            server.close();
+        }
+    }
+
+    #[test]
+    fn every_model_stops_listening_once_its_door_count_is_in() {
+        for model in models() {
+            let door = Door {
+                peer: None,
+                most: Some(1),
+            };
+            let (mut server, address) = spawned(model, door);
+            let first = std::net::TcpStream::connect(address).unwrap();
+            (&first).write_all(b"12345678").unwrap();
+            let mut echo = [0u8; 8];
+            (&first).read_exact(&mut echo).unwrap();
+            assert_eq!(&echo, b"12345678", "{}", model.name());
+            assert_eq!(one_request(address), None, "{}: a second", model.name());
+            server.start_window().unwrap();
+            let report = server.end_window(Duration::from_secs(5)).unwrap();
+            assert_eq!(report.accepted, 1, "{}", model.name());
+            assert!(
+                report.errors.is_empty(),
+                "{}: {:?}",
+                model.name(),
+                report.errors
+            );
+            drop(first);
+            server.close();
+        }
     }
 }

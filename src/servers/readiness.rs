@@ -1,7 +1,10 @@
 //! The event-driven servers: select(2), poll(2) and epoll(7) (level-triggered) share one
 //! per-connection state machine: read until a whole request of --size bytes is in, write it
 //! back, handling partial reads and writes; a connection that stalls only waits for its own
-//! readiness and never holds up the others.
+//! readiness and never holds up the others. Each accepted connection passes the point's door
+//! first (one turned away is closed before its buffer is made); once the door's count is in,
+//! the listener is shut and every thread takes it out of its set.
+use super::door::{Doorkeeper, Entry};
 use super::ServerStats;
 use crate::sys::events::{self, Epoll, EventList, FdSet, PollFd};
 use crate::sys::socket;
@@ -108,21 +111,41 @@ impl Connection {
     }
 }
 
-/// Accepts every pending connection (non-blocking, TCP_NODELAY) and hands each to `admit`.
+/// Whether the listener still takes connections, after `accept_pending`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Listening {
+    Open,
+    /// The door's count is in and the listener is shut: take it out of the set.
+    Shut,
+}
+
+/// Accepts every pending connection the door lets in (non-blocking, TCP_NODELAY) and hands
+/// each to `admit`; closes those it turns away.
 fn accept_pending(
-    listener: &TcpListener,
+    (listener, door): (&TcpListener, &Doorkeeper),
     stats: &ServerStats,
     mut admit: impl FnMut(OwnedFd) -> io::Result<()>,
-) -> io::Result<()> {
+) -> io::Result<Listening> {
     loop {
+        if door.is_shut() {
+            return Ok(Listening::Shut);
+        }
         match listener.accept() {
-            Ok((stream, _)) => {
+            Ok((stream, from)) => {
+                let entry = door.entry(from.ip());
+                if entry == Entry::Away {
+                    continue;
+                }
                 stream.set_nonblocking(true)?;
                 stream.set_nodelay(true)?;
                 stats.accepted();
                 admit(OwnedFd::from(stream))?;
+                if entry == Entry::Last {
+                    // Pending and later connections are refused by the kernel from here.
+                    socket::shutdown(listener.as_fd(), socket::SHUT_RDWR)?;
+                }
             }
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(Listening::Open),
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) if e.kind() == io::ErrorKind::ConnectionAborted => {}
             Err(e) => return Err(e),
@@ -134,7 +157,7 @@ fn accept_pending(
 /// listener through EPOLLEXCLUSIVE, each serving the connections it accepted).
 pub fn start(
     kind: Readiness,
-    listener: TcpListener,
+    (listener, door): (TcpListener, Arc<Doorkeeper>),
     size: usize,
     threads: usize,
     stats: &Arc<ServerStats>,
@@ -143,12 +166,16 @@ pub fn start(
     let listener = Arc::new(listener);
     for i in 0..threads {
         let listener = Arc::clone(&listener);
+        let door = Arc::clone(&door);
         let shared = Arc::clone(stats);
         let exclusive = threads > 1;
-        super::spawn_server_thread(&format!("server-{i}"), stats, move || match kind {
-            Readiness::Select => serve_select(&listener, size, &shared),
-            Readiness::Poll => serve_poll(&listener, size, &shared),
-            Readiness::Epoll => serve_epoll(&listener, size, exclusive, &shared),
+        super::spawn_server_thread(&format!("server-{i}"), stats, move || {
+            let at = (&*listener, &*door);
+            match kind {
+                Readiness::Select => serve_select(at, size, &shared),
+                Readiness::Poll => serve_poll(at, size, &shared),
+                Readiness::Epoll => serve_epoll(at, size, exclusive, &shared),
+            }
         })?;
     }
     Ok(())
@@ -178,7 +205,7 @@ fn interest(want: Want) -> u32 {
 }
 
 fn serve_epoll(
-    listener: &TcpListener,
+    (listener, door): (&TcpListener, &Doorkeeper),
     size: usize,
     exclusive: bool,
     stats: &ServerStats,
@@ -195,11 +222,14 @@ fn serve_epoll(
         for i in 0..n {
             let (token, _) = list.get(i);
             if token == LISTENER {
-                accept_pending(listener, stats, |fd| {
+                let listening = accept_pending((listener, door), stats, |fd| {
                     epoll.add(fd.as_fd(), events::READABLE, fd.as_raw_fd() as u64)?;
                     keep(&mut connections, fd, size);
                     Ok(())
                 })?;
+                if listening == Listening::Shut {
+                    let _ = epoll.delete(listener.as_fd());
+                }
                 continue;
             }
             let slot = token as usize;
@@ -221,7 +251,11 @@ fn serve_epoll(
     }
 }
 
-fn serve_poll(listener: &TcpListener, size: usize, stats: &ServerStats) -> io::Result<()> {
+fn serve_poll(
+    (listener, door): (&TcpListener, &Doorkeeper),
+    size: usize,
+    stats: &ServerStats,
+) -> io::Result<()> {
     // Entry 0 is the listener; entry i + 1 is connections[i].
     let mut set: Vec<PollFd> = vec![events::poll_entry(listener.as_raw_fd(), events::POLLIN)];
     let mut connections: Vec<Connection> = Vec::new();
@@ -241,7 +275,7 @@ fn serve_poll(listener: &TcpListener, size: usize, stats: &ServerStats) -> io::R
             }
         }
         if set[0].revents != 0 {
-            accept_pending(listener, stats, |fd| {
+            let listening = accept_pending((listener, door), stats, |fd| {
                 set.push(events::poll_entry(fd.as_raw_fd(), events::POLLIN));
                 connections.push(Connection {
                     fd,
@@ -250,6 +284,10 @@ fn serve_poll(listener: &TcpListener, size: usize, stats: &ServerStats) -> io::R
                 });
                 Ok(())
             })?;
+            if listening == Listening::Shut {
+                // A negative descriptor is one poll(2) skips.
+                set[0] = events::poll_entry(-1, 0);
+            }
         }
     }
 }
@@ -261,16 +299,24 @@ fn poll_events(want: Want) -> i16 {
     }
 }
 
-fn serve_select(listener: &TcpListener, size: usize, stats: &ServerStats) -> io::Result<()> {
+fn serve_select(
+    (listener, door): (&TcpListener, &Doorkeeper),
+    size: usize,
+    stats: &ServerStats,
+) -> io::Result<()> {
     let listen_fd = listener.as_raw_fd();
+    let mut listening = Listening::Open;
     let mut connections: Vec<Option<Connection>> = Vec::new();
     let mut read = FdSet::new();
     let mut write = FdSet::new();
     loop {
         read.clear();
         write.clear();
-        read.insert(listen_fd).map_err(beyond)?;
-        let mut limit = listen_fd as usize + 1;
+        let mut limit = 0;
+        if listening == Listening::Open {
+            read.insert(listen_fd).map_err(beyond)?;
+            limit = listen_fd as usize + 1;
+        }
         for (fd, conn) in connections.iter().enumerate() {
             let Some(conn) = conn else { continue };
             // Admission below guarantees fd < FD_SETSIZE.
@@ -293,8 +339,8 @@ fn serve_select(listener: &TcpListener, size: usize, stats: &ServerStats) -> io:
                 }
             }
         }
-        if read.contains(listen_fd) {
-            accept_pending(listener, stats, |fd| {
+        if listening == Listening::Open && read.contains(listen_fd) {
+            listening = accept_pending((listener, door), stats, |fd| {
                 let raw = fd.as_raw_fd();
                 if raw as usize >= events::FD_SETSIZE {
                     // Dropping the socket closes it: the client sees the refusal at once.

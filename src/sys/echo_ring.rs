@@ -23,10 +23,11 @@ struct Slot {
 /// A completed operation.
 #[derive(Debug)]
 pub enum Completion {
-    /// A new connection (its slot number) or the accept's error; `rearm` when the accept
-    /// will not produce more (single-shot, or the multishot ended).
+    /// A new connection (its socket, not yet in a slot: `adopt` gives it one and its buffer)
+    /// or the accept's error; `rearm` when the accept will not produce more (single-shot, or
+    /// the multishot ended).
     Accepted {
-        slot: io::Result<usize>,
+        fd: io::Result<OwnedFd>,
         rearm: bool,
     },
     Received {
@@ -135,9 +136,8 @@ impl EchoRing {
         self.free.push(slot);
     }
 
-    fn open(&mut self, fd: RawFd) -> usize {
-        // SAFETY: the kernel just returned fd from accept: open and owned by nobody else.
-        let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    /// Takes an accepted connection into a slot with a buffer of its own; returns the slot.
+    pub fn adopt(&mut self, fd: OwnedFd) -> usize {
         let slot = Slot {
             fd,
             buffer: vec![0u8; self.buffer_size].into_boxed_slice(),
@@ -178,12 +178,16 @@ impl EchoRing {
                 // The kernel predates multishot accept: fall back to one accept at a time.
                 self.multishot = false;
                 return Completion::Accepted {
-                    slot: Err(io::Error::from_raw_os_error(libc::EINVAL)),
+                    fd: Err(io::Error::from_raw_os_error(libc::EINVAL)),
                     rearm: true,
                 };
             }
-            let slot = result(cqe.result()).map(|fd| self.open(fd as RawFd));
-            return Completion::Accepted { slot, rearm: !more };
+            let fd = result(cqe.result()).map(|fd| {
+                // SAFETY: the kernel just returned fd from accept: open and owned by nobody
+                // else.
+                unsafe { OwnedFd::from_raw_fd(fd as RawFd) }
+            });
+            return Completion::Accepted { fd, rearm: !more };
         }
         let slot = (data >> 2) as usize;
         self.slot(slot).in_flight = false;

@@ -1,18 +1,23 @@
 //! `--max-bytes` held by the server itself: what a run's flows moved is read from the kernel
-//! at each poll of the session (tcp: TCP_INFO's bytes acknowledged and received; udp: the
+//! every `POLL` by the session's watchdog thread (tcp: TCP_INFO's bytes acknowledged and received; udp: the
 //! datagrams this side sent, which the engine counts anyway), never on the per-message path,
-//! and a run whose measured phase moves more than the limit allows is stopped, whatever its
-//! client declared. The allowance is the limit plus a margin for what is in flight when a
-//! client's own count completes and its `Stop` is on its way: a quarter of the limit, or what
-//! the flows' socket buffers hold, if more. The warm-up is not counted (a counted run's warm-up
-//! moves bytes by time); it is held to `--max-duration`. A udp flow's intake is counted through
-//! what this side sends for it: an rr server reads one request per answer (what a flooding
-//! client sends beyond that the kernel drops before this process reads it). The one udp side
-//! that receives without answering, a `--reverse` stream, never runs under `--max-bytes`: a
-//! reverse run is bounded by time, and this limit asks for a count.
+//! and a run whose flows move more than the limit allows is stopped, whatever its client
+//! declared. The count starts with the flows themselves: the warm-up and whatever a client
+//! pushed before its `Go` are in it (a warm-up lasts a time, not a count, so a run under
+//! `--max-bytes` is asked without one: `limits`). The allowance is the limit plus a margin for
+//! what is in flight when a client's own count completes and its `Stop` is on its way: a
+//! quarter of the limit, or what the flows' socket buffers hold, if more. A udp flow's intake
+//! is counted through what this side sends for it: an rr server reads one request per answer
+//! (what a flooding client sends beyond that the kernel drops before this process reads it).
+//! The one udp side that receives without answering, a `--reverse` stream, never runs under
+//! `--max-bytes`: a reverse run is bounded by time, and this limit asks for a count.
 use crate::transport::Endpoint;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::Duration;
+
+/// How often the flows' counts are read: what a run moves past its limit before it is
+/// stopped is at most what its flows carry in one such poll.
+pub(super) const POLL: Duration = Duration::from_millis(20);
 
 /// Why the server stopped a run, told to its client in `Done` and kept in its samples.
 pub(super) const BYTES_REACHED: &str =
@@ -20,38 +25,27 @@ pub(super) const BYTES_REACHED: &str =
 
 pub(super) struct ByteBudget {
     allowance: u64,
-    from: Instant,
     message_size: u64,
-    /// The flows' counts when the measured phase began (the first poll from then on).
-    base: Option<u64>,
 }
 
 impl ByteBudget {
     /// The budget for a run when `--max-bytes` is set: `in_flight` is what the flows' socket
-    /// buffers hold, `from` when the measured phase begins.
+    /// buffers hold.
     pub(super) fn new(
         max_bytes: Option<u64>,
         message_size: usize,
         in_flight: u64,
-        from: Instant,
     ) -> Option<ByteBudget> {
         let limit = max_bytes?;
         Some(ByteBudget {
             allowance: limit.saturating_add((limit / 4).max(in_flight)),
-            from,
             message_size: message_size as u64,
-            base: None,
         })
     }
 
-    /// Whether the measured phase has moved more than the allowance by `now`.
-    pub(super) fn exceeded(&mut self, endpoints: &[Arc<Endpoint>], now: Instant) -> bool {
-        if now < self.from {
-            return false;
-        }
-        let moved = moved(endpoints, self.message_size);
-        let base = *self.base.get_or_insert(moved);
-        moved.saturating_sub(base) > self.allowance
+    /// Whether the flows have moved more than the allowance since they were opened.
+    pub(super) fn exceeded(&self, endpoints: &[Arc<Endpoint>]) -> bool {
+        moved(endpoints, self.message_size) > self.allowance
     }
 }
 
@@ -76,53 +70,37 @@ fn moved(endpoints: &[Arc<Endpoint>], message_size: u64) -> u64 {
 mod tests {
     use super::*;
     use std::io::Write;
-    use std::time::Duration;
 
-    #[test]
-    fn a_flow_past_the_limit_and_its_margin_exceeds_it_and_one_within_does_not() {
+    /// One tcp flow seen from this side, and its peer's end.
+    fn flow() -> ([Arc<Endpoint>; 1], std::net::TcpStream) {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let mut peer = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let peer = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
         let (here, _) = listener.accept().unwrap();
-        let endpoints = [Arc::new(Endpoint::socket(here))];
-        // 1000 bytes allowed, a margin of 250: in_flight below that.
-        let mut budget = ByteBudget::new(Some(1000), 100, 10, Instant::now()).unwrap();
-        assert!(
-            !budget.exceeded(&endpoints, Instant::now()),
-            "the base is taken"
-        );
-        peer.write_all(&[0u8; 1200]).unwrap();
-        std::thread::sleep(Duration::from_millis(50));
-        assert!(
-            !budget.exceeded(&endpoints, Instant::now()),
-            "1200 is within 1250"
-        );
-        peer.write_all(&[0u8; 100]).unwrap();
-        std::thread::sleep(Duration::from_millis(50));
-        assert!(
-            budget.exceeded(&endpoints, Instant::now()),
-            "1300 is past 1250"
-        );
-        assert!(ByteBudget::new(None, 100, 10, Instant::now()).is_none());
+        ([Arc::new(Endpoint::socket(here))], peer)
     }
 
     #[test]
-    fn the_warm_up_is_not_counted() {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let mut peer = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
-        let (here, _) = listener.accept().unwrap();
-        let endpoints = [Arc::new(Endpoint::socket(here))];
-        let from = Instant::now() + Duration::from_millis(100);
-        let mut budget = ByteBudget::new(Some(1000), 100, 0, from).unwrap();
+    fn a_flow_past_the_limit_and_its_margin_exceeds_it_and_one_within_does_not() {
+        let (endpoints, mut peer) = flow();
+        // 1000 bytes allowed, a margin of 250: in_flight below that.
+        let budget = ByteBudget::new(Some(1000), 100, 10).unwrap();
+        assert!(!budget.exceeded(&endpoints), "nothing moved yet");
+        peer.write_all(&[0u8; 1200]).unwrap();
+        std::thread::sleep(Duration::from_millis(50));
+        assert!(!budget.exceeded(&endpoints), "1200 is within 1250");
+        peer.write_all(&[0u8; 100]).unwrap();
+        std::thread::sleep(Duration::from_millis(50));
+        assert!(budget.exceeded(&endpoints), "1300 is past 1250");
+        assert!(ByteBudget::new(None, 100, 10).is_none());
+    }
+
+    #[test]
+    fn what_moved_before_the_budget_was_made_is_counted() {
+        let (endpoints, mut peer) = flow();
+        // A warm-up, or a client pushing before its `Go`: the flow moved before any poll.
         peer.write_all(&[0u8; 5000]).unwrap();
         std::thread::sleep(Duration::from_millis(50));
-        assert!(
-            !budget.exceeded(&endpoints, Instant::now()),
-            "still in warm-up"
-        );
-        std::thread::sleep(Duration::from_millis(60));
-        assert!(
-            !budget.exceeded(&endpoints, Instant::now()),
-            "the base includes the warm-up"
-        );
+        let budget = ByteBudget::new(Some(1000), 100, 0).unwrap();
+        assert!(budget.exceeded(&endpoints), "5000 bytes is past 1250");
     }
 }

@@ -176,14 +176,15 @@ fn message_size(
     Ok(size as usize)
 }
 
-/// The measured phase and the warm-up, each within `--max-duration`.
+/// The measured phase and the warm-up, together within `--max-duration`: one hard cap holds
+/// a session from its request on (`run`), so both must fit in it.
 fn times(request: &RunRequest, limits: &Limits) -> Result<(Duration, Duration), Refusal> {
     let duration = Duration::from_millis(request.duration_ms);
     let warmup = Duration::from_millis(request.warmup_ms);
     let max = limits.max_duration;
-    if duration.is_zero() || duration > max || warmup > max {
+    if duration.is_zero() || duration.saturating_add(warmup) > max {
         return Err(limit(format!(
-            "duration {} ms with warm-up {} ms: this server allows up to {} ms each (--max-duration)",
+            "duration {} ms with warm-up {} ms: this server allows up to {} ms for both together, counted from the request (--max-duration)",
             request.duration_ms,
             request.warmup_ms,
             max.as_millis()
@@ -192,11 +193,18 @@ fn times(request: &RunRequest, limits: &Limits) -> Result<(Duration, Duration), 
     Ok((duration, warmup))
 }
 
-/// With `--max-bytes`, only runs bounded by a count within it.
+/// With `--max-bytes`, only runs bounded by a count within it, and without a warm-up: the
+/// server counts every byte its flows move, and a warm-up moves bytes for a time, not a count.
 fn check_bytes(request: &RunRequest, limits: &Limits) -> Result<(), Refusal> {
     let Some(max_bytes) = limits.max_bytes else {
         return Ok(());
     };
+    if request.warmup_ms > 0 {
+        return Err(limit(format!(
+            "warm-up {} ms with --max-bytes: this server counts the warm-up toward its {max_bytes} bytes per run, and a warm-up lasts a time, not a count; allowed: no warm-up (--warmup 0s)",
+            request.warmup_ms
+        )));
+    }
     match request.total_bytes {
         Some(b) if b <= max_bytes => Ok(()),
         Some(b) => Err(limit(format!(
@@ -294,5 +302,68 @@ pub(super) fn servers_point(
         // The client's --pin places its load generator only; this side runs where the
         // scheduler puts it.
         cpus: None,
+        // Set once the point's driver is known (`servers`).
+        door: crate::servers::door::Door::ANYONE,
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn limits(max_bytes: Option<u64>) -> Limits {
+        Limits {
+            max_threads: 4,
+            max_duration: Duration::from_secs(1),
+            max_message_size: 1 << 20,
+            max_bytes,
+            max_file_size: 1 << 20,
+            max_clients: 10,
+        }
+    }
+
+    fn request(duration_ms: u64, warmup_ms: u64) -> RunRequest {
+        RunRequest {
+            warmup_ms,
+            ..RunRequest::plain(("tcp", "send", "stream"), 4096, duration_ms)
+        }
+    }
+
+    #[test]
+    fn the_warm_up_and_the_duration_together_fit_in_max_duration() {
+        let fits = times(&request(600, 400), &limits(None));
+        assert!(fits.is_ok(), "600 + 400 ms is 1 s");
+        let refused = times(&request(700, 400), &limits(None)).err().unwrap();
+        assert_eq!(refused.code, ErrorCode::Limit);
+        assert!(
+            refused
+                .message
+                .contains("duration 700 ms with warm-up 400 ms")
+                && refused.message.contains("up to 1000 ms for both together")
+                && refused.message.contains("--max-duration"),
+            "{}",
+            refused.message
+        );
+    }
+
+    #[test]
+    fn under_max_bytes_a_warm_up_is_refused_naming_what_is_allowed() {
+        let counted = |warmup_ms| RunRequest {
+            total_bytes: Some(1000),
+            ..request(500, warmup_ms)
+        };
+        assert!(check_bytes(&counted(0), &limits(Some(1 << 20))).is_ok());
+        let refused = check_bytes(&counted(100), &limits(Some(1 << 20)))
+            .err()
+            .unwrap();
+        assert_eq!(refused.code, ErrorCode::Limit);
+        assert!(
+            refused.message.contains("warm-up 100 ms with --max-bytes")
+                && refused.message.contains("--warmup 0s"),
+            "{}",
+            refused.message
+        );
+        // Without --max-bytes the warm-up is the client's to choose.
+        assert!(check_bytes(&counted(100), &limits(None)).is_ok());
+    }
 }

@@ -1,16 +1,21 @@
 //! A run's side served from here: its data connections accepted (tcp: tagged connections on
 //! a data port; udp: one joined socket per flow), its workers started and held at the barrier
-//! until the client's `Go`, followed until it ends or is stopped, and its samples (and, when
-//! it measured, its slices) sent back.
-use super::budget::{ByteBudget, BYTES_REACHED};
+//! until the client's `Go` (before it they neither send nor read), followed until it ends or is
+//! stopped, and its samples (and, when it measured, its slices) sent back. One hard cap holds
+//! the whole session from the request's acceptance: `--max-duration`, which the wait for the
+//! data connections and for `Go`, the warm-up and the measured phase all count toward. The
+//! session stops its side there itself, and a watchdog thread ends the session a moment later
+//! whatever the client does (the session may be blocked reading a frame trickled byte by byte).
+use super::budget::{self, ByteBudget, BYTES_REACHED};
+use super::sampling::Sampling;
+use super::side::start_side;
+use super::watchdog::{Watchdog, CUT_GRACE};
 use super::{expect, out_of_order, refuse, send, Refusal, RunClaim, ServerConfig, State, RUN_POLL};
 use crate::config::RunSpec;
 use crate::engine::control::Control;
-use crate::engine::profiling::{ProfileWindow, StoppedWindow};
 use crate::engine::slices::SliceBoard;
-use crate::engine::worker::{Role, ThreadSample};
-use crate::engine::{self, Shared, STOP_GRACE};
-use crate::measure::profile::Profile;
+use crate::engine::worker::ThreadSample;
+use crate::engine::{self, STOP_GRACE};
 use crate::remote::channel::ControlStream;
 use crate::remote::protocol::{self, ErrorCode, FrameError, Message, COOKIE_BYTES, DATA_TAG_BYTES};
 use crate::remote::{apply_options, remote_role};
@@ -20,19 +25,20 @@ use crate::transport::Endpoint;
 use std::io::Read;
 use std::net::{TcpListener, TcpStream, UdpSocket};
 use std::os::fd::AsFd;
-use std::sync::{Arc, Barrier};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// How often a session with a byte budget reads what its run moved.
-const BUDGET_POLL: Duration = Duration::from_millis(20);
-
-/// How long a side the server stopped itself may take to wind down before its flows are shut.
-const CUT_GRACE: Duration = Duration::from_millis(500);
+/// Past the hard cap, how long the session has to stop its side (`CUT_GRACE`), collect and
+/// report before the watchdog ends it.
+const WATCHDOG_GRACE: Duration = Duration::from_millis(700);
 
 /// Why the server cut a run short, told to its client in `Done`.
 const WATCHDOG_FIRED: &str = "the server's side did not finish in time; its flows were shut down";
 const SERVER_ENDING: &str =
     "the server was asked to end (SIGTERM or SIGINT) and stopped this run early";
+pub(super) const TIME_REACHED: &str = "the run reached this server's --max-duration, counted from its request (the wait for go and the warm-up included); the server stopped its side";
+/// What the log says of a session the watchdog ended (its client is gone from the channel).
+const SESSION_CAPPED: &str = "the session passed this server's --max-duration, counted from its request (the wait for go and the warm-up included), and was ended";
 
 /// Accepts the run's data connections, runs this side, and sends its samples back.
 /// With `reverse` this side is the measured one: its slices are kept and sent back too.
@@ -43,10 +49,9 @@ pub(super) fn run_side(
     state: &State,
     claim: &mut RunClaim<'_>,
 ) -> Result<(String, u64), Refusal> {
-    let flows = match spec.framing() {
-        Some(framing) => udp_flows(stream, spec.threads, framing, &state.config)?,
-        None => tcp_flows(stream, spec, reverse, &state.config)?,
-    };
+    // The session's one hard cap: everything from the request's acceptance counts toward it.
+    let cap = Instant::now() + state.config.limits.max_duration;
+    let flows = flows(stream, spec, reverse, &state.config, cap)?;
     // What the flows' buffers hold in flight: this side's send buffers and as much again at
     // the peer (the margin of the byte budget).
     let in_flight: u64 = flows.iter().map(|(_, buffer)| 2 * *buffer as u64).sum();
@@ -57,25 +62,29 @@ pub(super) fn run_side(
         1
     };
     let role = remote_role(spec.pattern, reverse);
-    let side = start_side(spec, role, slice_count, flows)?;
+    let mut side = start_side(spec, role, slice_count, flows)?;
+    let budget = ByteBudget::new(state.config.limits.max_bytes, spec.message_size, in_flight);
+    let watchdog = side.guard(stream, cap + WATCHDOG_GRACE, budget)?;
     let mut sampling = None;
     let ended = released(stream).and_then(|()| {
-        let (from, end) = side
-            .control
-            .schedule(Instant::now(), spec.warmup, spec.duration);
+        let (from, end) = side.go(spec);
         sampling = spec.profile.then(|| Sampling::new(role, (from, end)));
-        let max_bytes = state.config.limits.max_bytes;
-        let budget = ByteBudget::new(max_bytes, spec.message_size, in_flight, from);
         let run = (&side.handles[..], &side.endpoints[..]);
-        let deadline = end + STOP_GRACE;
-        follow(stream, &side.control, run, deadline, &mut sampling, budget)
+        let deadlines = (end + STOP_GRACE, cap);
+        follow(
+            stream,
+            &side.control,
+            run,
+            deadlines,
+            &mut sampling,
+            &watchdog,
+        )
     });
-    if ended.is_err() {
-        side.control.stop();
-        side.endpoints.iter().for_each(|ep| ep.abort());
-    }
-    let deadline = Instant::now() + STOP_GRACE;
-    let (samples, fired) = engine::collect(side.handles, &side.endpoints, deadline);
+    let ended = ended.map_err(|refusal| match watchdog.fired() {
+        true => refuse(ErrorCode::Limit, SESSION_CAPPED),
+        false => refusal,
+    });
+    let (samples, fired) = side.end(ended.is_err());
     // Free before the samples go back: a client (a sweep's next point) that asks again as soon
     // as it has them must not be told busy. Released once: the session's end cannot free a
     // claim the next session took meanwhile.
@@ -87,7 +96,26 @@ pub(super) fn run_side(
     let slices = reverse.then(|| slices_message(&side.board, slice_count, spec));
     let cut = ended.or(fired.then_some(WATCHDOG_FIRED));
     let samples = mark_cut(samples, cut);
+    // The watchdog stays armed until the report is out: a client that stops reading or
+    // trickles its last frame is ended at the cap all the same.
     report(stream, samples, [slices, profile], cut)
+}
+
+/// The run's flows, tcp or udp, waited for within the `--timeout` and what is left of `cap`.
+fn flows(
+    stream: &mut ControlStream,
+    spec: &RunSpec,
+    reverse: bool,
+    config: &ServerConfig,
+    cap: Instant,
+) -> Result<Vec<(Endpoint, usize)>, Refusal> {
+    let wait = config
+        .timeout
+        .min(cap.saturating_duration_since(Instant::now()));
+    match spec.framing() {
+        Some(framing) => udp_flows(stream, spec.threads, framing, config, wait),
+        None => tcp_flows(stream, spec, reverse, config, wait),
+    }
 }
 
 /// The measured side's slices, as they travel back.
@@ -109,53 +137,10 @@ fn released(stream: &mut ControlStream) -> Result<(), Refusal> {
     }
 }
 
-/// This side's workers, started and past the barrier (in warm-up until `Go` fixes the
-/// schedule), with what the session follows them by.
-struct Side {
-    control: Arc<Control>,
-    board: Arc<SliceBoard>,
-    handles: Vec<std::thread::JoinHandle<ThreadSample>>,
-    endpoints: Vec<Arc<Endpoint>>,
-}
-
-/// Starts one worker per flow in `role` and waits until each is pinned with its counters open.
-fn start_side(
-    spec: &RunSpec,
-    role: Role,
-    slice_count: usize,
-    flows: Vec<(Endpoint, usize)>,
-) -> Result<Side, Refusal> {
-    let failed = |what: &str, e: std::io::Error| refuse(ErrorCode::Failed, format!("{what}: {e}"));
-    let control = Arc::new(Control::new().map_err(|e| failed("mapping the schedule", e))?);
-    let start = Arc::new(Barrier::new(spec.threads + 1));
-    let board = Arc::new(SliceBoard::new(slice_count));
-    let shared = Shared {
-        control: control.clone(),
-        start: start.clone(),
-        board: board.clone(),
-    };
-    let workers = flows
-        .into_iter()
-        .enumerate()
-        .map(|(flow, (endpoint, buffer))| {
-            engine::side_worker(spec, flow, role, endpoint, buffer, &shared)
-        })
-        .collect::<std::io::Result<Vec<_>>>()
-        .map_err(|e| failed("setting up the mechanism", e))?;
-    let (handles, endpoints) = engine::spawn(workers).map_err(|e| failed("starting workers", e))?;
-    start.wait();
-    Ok(Side {
-        control,
-        board,
-        handles,
-        endpoints,
-    })
-}
-
 /// What this side measured stays, marked when the server stopped the run itself (it is ending,
-/// or the run passed --max-bytes): the record says why the run ended early.
+/// or the run passed --max-bytes or --max-duration): the record says why the run ended early.
 fn mark_cut(mut samples: Vec<ThreadSample>, cut: Option<&'static str>) -> Vec<ThreadSample> {
-    if let Some(why @ (SERVER_ENDING | BYTES_REACHED)) = cut {
+    if let Some(why @ (SERVER_ENDING | BYTES_REACHED | TIME_REACHED)) = cut {
         samples
             .iter_mut()
             .filter(|s| s.error.is_none())
@@ -164,71 +149,14 @@ fn mark_cut(mut samples: Vec<ThreadSample>, cut: Option<&'static str>) -> Vec<Th
     samples
 }
 
-/// `profile`: this side's sampling, opened when the measured phase begins and stopped when it
-/// ends (the session wakes for both).
-struct Sampling {
-    role: Role,
-    from: Instant,
-    until: Instant,
-    open: Option<ProfileWindow>,
-    stopped: Option<StoppedWindow>,
-}
-
-impl Sampling {
-    fn new(role: Role, (from, until): (Instant, Instant)) -> Sampling {
-        Sampling {
-            role,
-            from,
-            until,
-            open: None,
-            stopped: None,
-        }
-    }
-
-    /// Opens or stops the sampling as the schedule says; returns how long until it next must.
-    fn tick(&mut self, now: Instant) -> Option<Duration> {
-        if self.open.is_none() && self.stopped.is_none() && now >= self.from && now < self.until {
-            let duration = self.until.saturating_duration_since(self.from);
-            self.open = Some(ProfileWindow::open(&[self.role], duration));
-        }
-        if now >= self.until {
-            if let Some(window) = self.open.take() {
-                self.stopped = Some(window.stop());
-            }
-            return None;
-        }
-        let next = if self.open.is_none() {
-            self.from
-        } else {
-            self.until
-        };
-        Some(
-            next.saturating_duration_since(now)
-                .max(Duration::from_millis(1)),
-        )
-    }
-
-    fn finish(mut self) -> Profile {
-        if let Some(window) = self.open.take() {
-            self.stopped = Some(window.stop());
-        }
-        let built = self.stopped.map(StoppedWindow::build).unwrap_or_default();
-        built.into_iter().next().map_or_else(
-            || Profile::Unavailable {
-                reason: "the run ended before its measured phase began".into(),
-            },
-            |(_, p)| p,
-        )
-    }
-}
-
-/// The run's tcp flows: a data listener, `Accepted`, and one tagged connection per flow, each
-/// with the run's socket options; with what each one's send buffer holds.
+/// The run's tcp flows: a data listener, `Accepted`, and one tagged connection per flow
+/// within `wait`, each with the run's socket options; with what each one's send buffer holds.
 fn tcp_flows(
     stream: &mut ControlStream,
     spec: &RunSpec,
     reverse: bool,
     config: &ServerConfig,
+    wait: Duration,
 ) -> Result<Vec<(Endpoint, usize)>, Refusal> {
     let failed = |what: &str, e: std::io::Error| refuse(ErrorCode::Failed, format!("{what}: {e}"));
     let (data, port) = data_port(config)?;
@@ -241,7 +169,7 @@ fn tcp_flows(
             udp_ports: Vec::new(),
         },
     )?;
-    let flows = accept_flows(stream, &data, &cookie, spec.threads, config.timeout)?;
+    let flows = accept_flows(stream, &data, &cookie, spec.threads, wait)?;
     let options = spec.socket_options();
     let role = remote_role(spec.pattern, reverse);
     flows
@@ -255,12 +183,14 @@ fn tcp_flows(
 }
 
 /// The run's udp flows: one socket per flow on `--bind`, their ports in `Accepted`, each joined
-/// by the client's hello (`udp`), then set up as `UdpLoopback` sets up its sockets.
+/// by the client's hello (`udp`) within `wait`, then set up as `UdpLoopback` sets up its
+/// sockets.
 fn udp_flows(
     stream: &mut ControlStream,
     threads: usize,
     framing: Framing,
     config: &ServerConfig,
+    wait: Duration,
 ) -> Result<Vec<(Endpoint, usize)>, Refusal> {
     let failed = |what: &str, e: std::io::Error| refuse(ErrorCode::Failed, format!("{what}: {e}"));
     let sockets = (0..threads)
@@ -281,7 +211,7 @@ fn udp_flows(
             udp_ports: ports,
         },
     )?;
-    let sockets = crate::remote::udp::join_at_server(stream, sockets, &cookie, config.timeout)?;
+    let sockets = crate::remote::udp::join_at_server(stream, sockets, &cookie, wait)?;
     sockets
         .into_iter()
         .map(|s| {
@@ -307,30 +237,34 @@ pub(super) fn new_cookie() -> Result<[u8; COOKIE_BYTES], Refusal> {
         .map_err(|e| refuse(ErrorCode::Failed, format!("making the session cookie: {e}")))
 }
 
-/// Waits for the run to end: a `Stop` stops this side, a vanished client aborts it, and past
-/// `deadline` the watchdog shuts the flows down, and a termination signal to the server stops
-/// the run (its client hears why in `Done`). Returns why the server cut the run short, if it
-/// did.
+/// Waits for the run to end: a `Stop` stops this side, a vanished client aborts it; the server
+/// stops the run itself when it moved past `--max-bytes` (the `watchdog` saw it), at the
+/// session's hard cap, or when a termination signal asks the server to end (its client hears
+/// why in `Done`); and past the schedule's end and its grace the flows are shut down.
+/// `deadlines`: (that end and grace, the hard cap). Returns why the server cut the run short,
+/// if it did.
 fn follow(
     stream: &mut ControlStream,
     control: &Control,
     (handles, endpoints): (&[std::thread::JoinHandle<ThreadSample>], &[Arc<Endpoint>]),
-    deadline: Instant,
+    (deadline, cap): (Instant, Instant),
     sampling: &mut Option<Sampling>,
-    mut budget: Option<ByteBudget>,
+    watchdog: &Watchdog,
 ) -> Result<Option<&'static str>, Refusal> {
     let mut cut = None;
     let mut cut_at: Option<Instant> = None;
-    // With a byte budget the session looks more often: what a run moves past its limit
-    // before it is stopped is at most what its flows carry in one such poll.
-    let most = if budget.is_some() {
-        BUDGET_POLL
-    } else {
-        RUN_POLL
+    // Under a byte budget the session looks as often as the watchdog counts.
+    let most = match watchdog.counts_bytes() {
+        true => budget::POLL,
+        false => RUN_POLL,
     };
     while handles.iter().any(|h| !h.is_finished()) {
-        let next = sampling.as_mut().and_then(|s| s.tick(Instant::now()));
-        let poll = next.map_or(most, |n| n.min(most));
+        let now = Instant::now();
+        let next = sampling.as_mut().and_then(|s| s.tick(now));
+        let to_cap = cap
+            .saturating_duration_since(now)
+            .max(Duration::from_millis(1));
+        let poll = next.map_or(most, |n| n.min(most)).min(to_cap);
         let _ = stream.set_read_timeout(Some(poll));
         match protocol::read_message(stream) {
             Ok(Message::Stop) => control.stop(),
@@ -344,17 +278,13 @@ fn follow(
             }
             Err(e) => return Err(e.into()),
         }
-        let spent = budget
-            .as_mut()
-            .is_some_and(|b| b.exceeded(endpoints, Instant::now()));
-        if spent && cut.is_none() {
+        let own = match cut {
+            None => own_cut(watchdog, cap),
+            Some(_) => None,
+        };
+        if let Some(why) = own {
             control.stop();
-            cut = Some(BYTES_REACHED);
-            cut_at = Some(Instant::now());
-        }
-        if super::stopping() && cut.is_none() {
-            control.stop();
-            cut = Some(SERVER_ENDING);
+            cut = Some(why);
             cut_at = Some(Instant::now());
         }
         // A side that only answers (an rr server) follows its client, not the schedule: one
@@ -369,6 +299,18 @@ fn follow(
         }
     }
     Ok(cut)
+}
+
+/// Why the server stops the run itself now, if it does: the flows moved past `--max-bytes`,
+/// the session reached its hard cap, or the server is asked to end.
+fn own_cut(watchdog: &Watchdog, cap: Instant) -> Option<&'static str> {
+    if watchdog.spent() {
+        Some(BYTES_REACHED)
+    } else if Instant::now() >= cap {
+        Some(TIME_REACHED)
+    } else {
+        super::stopping().then_some(SERVER_ENDING)
+    }
 }
 
 /// Sends this side's samples, one frame each, its slices when it measured and its profile

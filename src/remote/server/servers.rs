@@ -1,11 +1,15 @@
 //! A `bytepath servers` point served from here: the model forked on a listener of its own (the
 //! same fork as a point on one host), measured over the client's window, and kept serving
-//! until the client's clients are gone.
+//! until the client's clients are gone. The model lets in only the driver: a connection from
+//! any other address than the control connection's peer is closed right after accept, before
+//! the model makes a thread or a buffer for it (`servers::door`). No count shuts its listener:
+//! a point's connection mode does not cross the wire, and `--connection per-request` connects
+//! again for every request, so the model cannot tell a driver's next request from one too many.
 use super::limits::{servers_point, ServersPoint};
 use super::{out_of_order, refuse, send, take_turn, Refusal, RunClaim, Served, State, RUN_POLL};
 use crate::remote::channel::ControlStream;
 use crate::remote::protocol::{self, ErrorCode, FrameError, Message};
-use crate::servers::{self, process::ServerSetup};
+use crate::servers::{self, door::Door, process::ServerSetup};
 use std::net::TcpListener;
 use std::os::fd::AsFd;
 use std::time::{Duration, Instant};
@@ -50,6 +54,13 @@ pub(super) fn servers_side(
     claim: &mut RunClaim<'_>,
 ) -> Result<String, Refusal> {
     let failed = |what: &str, e: std::io::Error| refuse(ErrorCode::Failed, format!("{what}: {e}"));
+    let driver = stream
+        .peer_addr()
+        .map_err(|e| failed("the driver's address", e))?;
+    let setup = ServerSetup {
+        door: Door::only(driver.ip(), None),
+        ..setup
+    };
     let listener = TcpListener::bind((state.config.bind, 0))
         .map_err(|e| failed("binding the servers listener", e))?;
     let backlog = clients.min(i32::MAX as usize) as i32;

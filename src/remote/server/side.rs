@@ -1,0 +1,113 @@
+//! A run's side here: one worker per flow, started, pinned with its counters open and held
+//! at the barrier until the client's `Go` fixes the schedule (before it they neither send nor
+//! read), and ended: stopped and its flows shut when the session failed, its samples
+//! collected.
+use super::budget::ByteBudget;
+use super::watchdog::{Guarded, Watchdog};
+use super::{refuse, Refusal};
+use crate::config::RunSpec;
+use crate::engine::control::Control;
+use crate::engine::slices::SliceBoard;
+use crate::engine::worker::{Role, ThreadSample};
+use crate::engine::{self, Shared, STOP_GRACE};
+use crate::remote::channel::ControlStream;
+use crate::remote::protocol::ErrorCode;
+use crate::transport::Endpoint;
+use std::net::TcpStream;
+use std::sync::{Arc, Barrier};
+use std::time::Instant;
+
+/// This side's workers, started and held at the barrier (`start`) until `Go` fixes the
+/// schedule, with what the session follows them by.
+pub(super) struct Side {
+    pub(super) control: Arc<Control>,
+    pub(super) board: Arc<SliceBoard>,
+    pub(super) handles: Vec<std::thread::JoinHandle<ThreadSample>>,
+    pub(super) endpoints: Vec<Arc<Endpoint>>,
+    /// The barrier the workers wait at, until the session passes it.
+    start: Option<Arc<Barrier>>,
+}
+
+impl Side {
+    /// A watchdog that holds this side to `budget` and ends it and the session's control
+    /// connection at `at`.
+    pub(super) fn guard(
+        &self,
+        stream: &ControlStream,
+        at: Instant,
+        budget: Option<ByteBudget>,
+    ) -> Result<Watchdog, Refusal> {
+        let failed = |e: std::io::Error| refuse(ErrorCode::Failed, format!("the watchdog: {e}"));
+        let guarded = Guarded {
+            control: self.control.clone(),
+            endpoints: self.endpoints.clone(),
+            stream: TcpStream::try_clone(stream).map_err(failed)?,
+        };
+        Watchdog::arm(at, guarded, budget).map_err(failed)
+    }
+
+    /// `Go`: the schedule fixed from now, then the workers let past the barrier. Returns the
+    /// measured phase's bounds.
+    pub(super) fn go(&mut self, spec: &RunSpec) -> (Instant, Instant) {
+        let bounds = self
+            .control
+            .schedule(Instant::now(), spec.warmup, spec.duration);
+        self.release();
+        bounds
+    }
+
+    /// Lets the workers past the barrier, once.
+    fn release(&mut self) {
+        if let Some(start) = self.start.take() {
+            start.wait();
+        }
+    }
+
+    /// Ends the side: a failed session stops it and shuts its flows first, so workers still
+    /// held at the barrier pass it only to stop, having sent nothing. Returns the samples
+    /// and whether the flows had to be shut to collect them.
+    pub(super) fn end(&mut self, failed: bool) -> (Vec<ThreadSample>, bool) {
+        if failed {
+            self.control.stop();
+            self.endpoints.iter().for_each(|ep| ep.abort());
+        }
+        self.release();
+        let deadline = Instant::now() + STOP_GRACE;
+        engine::collect(std::mem::take(&mut self.handles), &self.endpoints, deadline)
+    }
+}
+
+/// Starts one worker per flow in `role`; each pins itself, opens its counters and waits at
+/// the barrier for `Go`.
+pub(super) fn start_side(
+    spec: &RunSpec,
+    role: Role,
+    slice_count: usize,
+    flows: Vec<(Endpoint, usize)>,
+) -> Result<Side, Refusal> {
+    let failed = |what: &str, e: std::io::Error| refuse(ErrorCode::Failed, format!("{what}: {e}"));
+    let control = Arc::new(Control::new().map_err(|e| failed("mapping the schedule", e))?);
+    let start = Arc::new(Barrier::new(spec.threads + 1));
+    let board = Arc::new(SliceBoard::new(slice_count));
+    let shared = Shared {
+        control: control.clone(),
+        start: start.clone(),
+        board: board.clone(),
+    };
+    let workers = flows
+        .into_iter()
+        .enumerate()
+        .map(|(flow, (endpoint, buffer))| {
+            engine::side_worker(spec, flow, role, endpoint, buffer, &shared)
+        })
+        .collect::<std::io::Result<Vec<_>>>()
+        .map_err(|e| failed("setting up the mechanism", e))?;
+    let (handles, endpoints) = engine::spawn(workers).map_err(|e| failed("starting workers", e))?;
+    Ok(Side {
+        control,
+        board,
+        handles,
+        endpoints,
+        start: Some(start),
+    })
+}
