@@ -25,7 +25,11 @@ fn authenticated(server: &Server, token_file: &str) -> ControlStream {
     let (mut s, hello, answer) = common::send_hello(&server.address());
     s.client_handshake(&token, &channel::prologue(&hello, &answer))
         .unwrap();
-    s
+    // The server's release and kernel come first, once the client is authenticated.
+    match protocol::read_message(&mut s).unwrap() {
+        Message::System { .. } => s,
+        other => panic!("expected its system, got {}", other.kind()),
+    }
 }
 
 /// Asks for `request` and joins its one tcp flow; returns the flow once `Ready` came.
@@ -209,6 +213,7 @@ fn a_stranger_gets_no_echo_and_no_thread_from_a_servers_point_and_the_point_comp
         size: 64,
         server_threads: 1,
         clients: 2,
+        connections: Some(2),
     };
     protocol::write_message(&mut s, &point).unwrap();
     let Message::ServersAccepted { port } = protocol::read_message(&mut s).unwrap() else {
@@ -237,6 +242,15 @@ fn a_stranger_gets_no_echo_and_no_thread_from_a_servers_point_and_the_point_comp
         })
         .collect();
     assert_eq!(threads(model), before + 2, "a thread per driver client");
+    // The point's count is in: a third connection, even from the driver, is not served.
+    let third = TcpStream::connect(("127.0.0.1", port));
+    if let Ok(mut third) = third {
+        third.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+        let _ = third.write_all(&[7u8; 64]);
+        let mut echo = [0u8; 64];
+        assert!(third.read_exact(&mut echo).is_err(), "a third was echoed");
+    }
+    assert_eq!(threads(model), before + 2, "a third connection added a thread");
     protocol::write_message(&mut s, &Message::ServersWindow).unwrap();
     protocol::write_message(&mut s, &Message::ServersStop).unwrap();
     let Message::ServersReport { report } = protocol::read_message(&mut s).unwrap() else {

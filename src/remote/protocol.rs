@@ -237,6 +237,11 @@ pub enum Message {
         size: u64,
         server_threads: u64,
         clients: u64,
+        /// The connections the driver's point opens in all (its clients and its stalled
+        /// clients) when each client keeps one: the model stops listening once that many are
+        /// in. Absent for a point whose clients reconnect per request.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        connections: Option<u64>,
     },
     /// The model runs and listens on `port`; the client's load generator may connect.
     ServersAccepted {

@@ -297,7 +297,11 @@ fn session(
             size,
             server_threads,
             clients,
-        } => servers::serve(stream, (&model, size, server_threads, clients), state),
+            connections,
+        } => {
+            let point = (model.as_str(), size, server_threads, clients);
+            servers::serve(stream, point, connections, state)
+        }
         other => Err(out_of_order("run", &other)),
     }
 }

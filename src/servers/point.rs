@@ -60,8 +60,7 @@ fn start_server(
     spec: &ServersSpec,
     link: &Link,
     remote: Option<&dyn ServersHost>,
-    model: ServerModel,
-    clients: usize,
+    (model, clients, per_request): (ServerModel, usize, bool),
 ) -> Result<(Box<dyn ServerSide>, SocketAddrV4), NotRun> {
     let failed = |reason: String| (PointStatus::Failed, reason);
     let setup = process::ServerSetup {
@@ -73,6 +72,13 @@ fn start_server(
         door: super::door::Door::ANYONE,
     };
     if let Some(remote) = remote {
+        // The connections this point opens when each client keeps one: the remote model stops
+        // listening once they are in (its door lets in only this driver's address).
+        let most = (!per_request).then_some((clients + spec.stalled_clients) as u64);
+        let setup = process::ServerSetup {
+            door: super::door::Door { peer: None, most },
+            ..setup
+        };
         return match remote.start(setup, clients) {
             Ok(Started::Accepted { port, server }) => {
                 Ok((server, SocketAddrV4::new(remote.addr(), port)))
@@ -107,7 +113,7 @@ fn measure(
     (model, clients, per_request): (ServerModel, usize, bool),
     interrupt: &AtomicBool,
 ) -> Result<Measured3, NotRun> {
-    let (mut server, addr) = start_server(spec, link, remote, model, clients)?;
+    let (mut server, addr) = start_server(spec, link, remote, (model, clients, per_request))?;
     let failed = |reason: String| (PointStatus::Failed, reason);
     let stalled = open_stalled(link, addr, spec.stalled_clients, spec.size);
     let load = Load::start(&LoadSpec {

@@ -70,6 +70,7 @@ impl RemotePeer {
             size: setup.size as u64,
             server_threads: setup.threads as u64,
             clients: clients as u64,
+            connections: setup.door.most,
         })?;
         match self.receive("its answer to the servers request")? {
             Message::ServersAccepted { port } => Ok(Started::Accepted {

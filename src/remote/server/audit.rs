@@ -120,6 +120,7 @@ pub(super) fn asked(message: &Message) -> String {
             size,
             server_threads,
             clients,
+            ..
         } => format!("servers {model} {size} B x{server_threads} threads, {clients} clients"),
         other => other.kind().to_string(),
     }

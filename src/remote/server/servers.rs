@@ -2,9 +2,11 @@
 //! same fork as a point on one host), measured over the client's window, and kept serving
 //! until the client's clients are gone. The model lets in only the driver: a connection from
 //! any other address than the control connection's peer is closed right after accept, before
-//! the model makes a thread or a buffer for it (`servers::door`). No count shuts its listener:
-//! a point's connection mode does not cross the wire, and `--connection per-request` connects
-//! again for every request, so the model cannot tell a driver's next request from one too many.
+//! the model makes a thread or a buffer for it (`servers::door`). When the driver's
+//! clients each keep one connection, its request counts them (`connections`, held to the
+//! point's clients and --max-clients stalled ones) and the model shuts its listener once they
+//! are in; a `--connection per-request` point connects again for every request and has no
+//! count, only the address.
 use super::limits::{servers_point, ServersPoint};
 use super::{out_of_order, refuse, send, take_turn, Refusal, RunClaim, Served, State, RUN_POLL};
 use crate::remote::channel::ControlStream;
@@ -20,10 +22,17 @@ use std::time::{Duration, Instant};
 pub(super) fn serve(
     stream: &mut ControlStream,
     (model, size, server_threads, clients): (&str, u64, u64, u64),
+    connections: Option<u64>,
     state: &State,
 ) -> Result<Served, Refusal> {
     let setup = match servers_point(model, size, server_threads, clients, &state.config)? {
-        ServersPoint::Run(setup) => setup,
+        ServersPoint::Run(setup) => ServerSetup {
+            door: Door {
+                most: door_count(connections, clients, &state.config)?,
+                ..setup.door
+            },
+            ..setup
+        },
         ServersPoint::Skipped(reason) => {
             let skipped = Message::ServersSkipped {
                 reason: reason.clone(),
@@ -43,6 +52,24 @@ pub(super) fn serve(
     })
 }
 
+/// How many connections the model lets in before it stops listening: the driver's count,
+/// held to the point's clients and at most as many again (its stalled clients are bounded by
+/// --max-clients too); none for a point whose clients reconnect per request.
+fn door_count(
+    connections: Option<u64>,
+    clients: u64,
+    config: &super::ServerConfig,
+) -> Result<Option<u64>, Refusal> {
+    let most = clients + config.limits.max_clients as u64;
+    match connections {
+        Some(c) if c < clients || c > most => Err(refuse(
+            ErrorCode::Limit,
+            format!("{c} connections for {clients} clients: this server allows {clients} to {most} (the clients and up to --max-clients stalled ones)"),
+        )),
+        other => Ok(other),
+    }
+}
+
 /// One `bytepath servers` point: forks the model on a listener of its own (the same fork as a
 /// point on one host), lets the client's clients at it, measures it over the client's window,
 /// and keeps it serving until the client says its clients are gone.
@@ -58,7 +85,7 @@ pub(super) fn servers_side(
         .peer_addr()
         .map_err(|e| failed("the driver's address", e))?;
     let setup = ServerSetup {
-        door: Door::only(driver.ip(), None),
+        door: Door::only(driver.ip(), setup.door.most),
         ..setup
     };
     let listener = TcpListener::bind((state.config.bind, 0))
