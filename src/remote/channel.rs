@@ -132,7 +132,8 @@ impl ControlStream {
         prologue: &[u8],
     ) -> Result<(), HandshakeError> {
         let key = proof.token.map(psk);
-        let mut noise = builder(proof.keys, key.as_ref(), server_key, prologue)?.build_initiator()?;
+        let mut noise =
+            builder(proof.keys, key.as_ref(), server_key, prologue)?.build_initiator()?;
         let mut buf = vec![0u8; MAX_RECORD];
         let n = noise.write_message(&[], &mut buf)?;
         super::frame::write_frame(self, &buf[..n]).map_err(HandshakeError::Io)?;
@@ -472,6 +473,107 @@ mod tests {
         let mut back = [0u8; 4];
         client.read_exact(&mut back).unwrap();
         assert_eq!(&back, b"back");
+    }
+
+    /// An IK handshake: the server holds `server` and takes the keys `authorized` names; the
+    /// driver holds `driver` and names `server_key` as the server's.
+    fn identity_pair(
+        (server, authorized, server_token): (KeyPair, Vec<[u8; KEY_BYTES]>, Option<&'static [u8]>),
+        (driver, server_key, driver_token): (KeyPair, [u8; KEY_BYTES], Option<&'static [u8]>),
+    ) -> (
+        Result<ControlStream, HandshakeError>,
+        Result<ControlStream, HandshakeError>,
+    ) {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let server = std::thread::spawn(move || {
+            let (s, _) = listener.accept().unwrap();
+            let mut s = ControlStream::plain(s);
+            let proof = Proof {
+                token: server_token,
+                keys: Some(&server),
+            };
+            let result = s.respond(proof, b"hellos", &|key| authorized.contains(key));
+            if let Err(HandshakeError::Unauthorized(_)) = &result {
+                // What the server does: a plaintext refusal in place of the answer.
+                let refusal = super::super::protocol::Message::Error {
+                    code: super::super::protocol::ErrorCode::Auth,
+                    message: "not authorized".into(),
+                };
+                super::super::protocol::write_message(&mut s, &refusal).unwrap();
+            }
+            result.map(|()| s)
+        });
+        let mut c = ControlStream::plain(TcpStream::connect(addr).unwrap());
+        let proof = Proof {
+            token: driver_token,
+            keys: Some(&driver),
+        };
+        let client = c.initiate(proof, Some(&server_key), b"hellos").map(|()| c);
+        (client, server.join().unwrap())
+    }
+
+    fn keys() -> KeyPair {
+        super::super::identity::generate().unwrap()
+    }
+
+    #[test]
+    fn an_authorized_driver_and_its_trusted_server_prove_each_other_and_talk() {
+        const TOKEN: &[u8] = b"0123456789abcdef0123456789abcdef";
+        for token in [None, Some(TOKEN)] {
+            let (server, driver) = (keys(), keys());
+            let (client, server_end) = identity_pair(
+                (server.clone(), vec![driver.public], token),
+                (driver.clone(), server.public, token),
+            );
+            let (mut client, mut server_end) = (client.unwrap(), server_end.unwrap());
+            assert_eq!(server_end.peer_key(), Some(driver.public), "{token:?}");
+            assert_eq!(client.peer_key(), Some(server.public));
+            client.write_all(b"run").unwrap();
+            let mut got = [0u8; 3];
+            server_end.read_exact(&mut got).unwrap();
+            assert_eq!(&got, b"run");
+        }
+    }
+
+    #[test]
+    fn an_unknown_driver_key_is_refused_before_the_server_answers() {
+        let (server, driver, stranger) = (keys(), keys(), keys());
+        let (client, server_end) = identity_pair(
+            (server.clone(), vec![driver.public], None),
+            (stranger.clone(), server.public, None),
+        );
+        match server_end {
+            Err(HandshakeError::Unauthorized(key)) => assert_eq!(key, stranger.public),
+            other => panic!("{:?}", other.err()),
+        }
+        match client {
+            Err(HandshakeError::Answered(Refusal(_, message))) => {
+                assert_eq!(message, "not authorized")
+            }
+            other => panic!("{:?}", other.err()),
+        }
+    }
+
+    #[test]
+    fn a_server_without_the_announced_key_or_the_token_fails_the_handshake() {
+        const TOKEN: &[u8] = b"0123456789abcdef0123456789abcdef";
+        const OTHER: &[u8] = b"fedcba9876543210fedcba9876543210";
+        // An impostor announces a trusted server's key but holds another private key.
+        let (server, impostor, driver) = (keys(), keys(), keys());
+        let (client, server_end) = identity_pair(
+            (impostor, vec![driver.public], None),
+            (driver.clone(), server.public, None),
+        );
+        assert!(matches!(server_end, Err(HandshakeError::WrongToken)));
+        assert!(client.is_err());
+        // The right keys with another token: the server refuses at the first message.
+        let (client, server_end) = identity_pair(
+            (server.clone(), vec![driver.public], Some(TOKEN)),
+            (driver, server.public, Some(OTHER)),
+        );
+        assert!(matches!(server_end, Err(HandshakeError::WrongToken)));
+        assert!(client.is_err());
     }
 
     #[test]

@@ -272,9 +272,17 @@ mod tests {
         assert_eq!(read_identity("--identity", &path).unwrap(), keys);
         assert_eq!(public_of(&keys.private), keys.public);
         let listed = read_key_list("--trusted-servers", &public).unwrap();
-        assert_eq!(listed, [NamedKey { key: keys.public, name: "node-1".into() }]);
+        assert_eq!(
+            listed,
+            [NamedKey {
+                key: keys.public,
+                name: "node-1".into()
+            }]
+        );
         // Never overwritten: the second call fails and the first pair stays.
-        assert!(write_identity(&path, "other").unwrap_err().contains("already exists"));
+        assert!(write_identity(&path, "other")
+            .unwrap_err()
+            .contains("already exists"));
         assert_eq!(read_identity("--identity", &path).unwrap(), keys);
     }
 
@@ -286,13 +294,20 @@ mod tests {
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o640)).unwrap();
         let why = read_identity("--identity", &path).unwrap_err();
         assert!(why.contains("mode 0640"), "{why}");
-        assert!(why.contains(&format!("chmod 600 {}", path.display())), "{why}");
+        assert!(
+            why.contains(&format!("chmod 600 {}", path.display())),
+            "{why}"
+        );
     }
 
     #[test]
     fn key_lists_take_names_comments_and_bare_keys_and_refuse_junk_and_repeats() {
         let (a, b) = (generate().unwrap().public, generate().unwrap().public);
-        let text = format!("# drivers\n\n{} laptop of ana\n  {}  \n", to_hex(&a), to_hex(&b));
+        let text = format!(
+            "# drivers\n\n{} laptop of ana\n  {}  \n",
+            to_hex(&a),
+            to_hex(&b)
+        );
         let keys = parse_key_list(&text).unwrap();
         assert_eq!(keys[0].name, "laptop of ana");
         assert_eq!(keys[1].name, fingerprint(&b));
@@ -301,7 +316,9 @@ mod tests {
         assert!(junk.starts_with("line 2: "), "{junk}");
         let twice = format!("{} one\n{} two\n", to_hex(&a), to_hex(&a));
         assert!(parse_key_list(&twice).unwrap_err().contains("listed twice"));
-        assert!(parse_key_list("# only comments\n").unwrap_err().contains("no key"));
+        assert!(parse_key_list("# only comments\n")
+            .unwrap_err()
+            .contains("no key"));
     }
 
     #[test]
@@ -315,10 +332,10 @@ mod tests {
     #[test]
     fn the_public_key_is_x25519_of_the_private_one() {
         // RFC 7748 section 6.1: Alice's private key and public key.
-        let private = parse_key("77076d0a7318a57d3c16c17251b26645df4c2f87ebc0992ab177fba51db92c2a")
-            .unwrap();
-        let public = parse_key("8520f0098930a754748b7ddcb43ef75a0dbf3a0d26381af4eba4a98eaa9b4e6a")
-            .unwrap();
+        let private =
+            parse_key("77076d0a7318a57d3c16c17251b26645df4c2f87ebc0992ab177fba51db92c2a").unwrap();
+        let public =
+            parse_key("8520f0098930a754748b7ddcb43ef75a0dbf3a0d26381af4eba4a98eaa9b4e6a").unwrap();
         assert_eq!(public_of(&private), public);
     }
 }

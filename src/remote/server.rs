@@ -346,12 +346,16 @@ fn hello(stream: &mut ControlStream, state: &State) -> Result<(), Refusal> {
         capabilities: capabilities(),
         system: state.system.clone(),
         secure: state.config.token.is_some() || state.config.identity.is_some(),
-        identity: (state.config.identity.as_ref()).map(|i| super::identity::key_hex(&i.keys.public)),
+        identity: (state.config.identity.as_ref())
+            .map(|i| super::identity::key_hex(&i.keys.public)),
     };
     let server_hello = protocol::encode(&server_hello)
         .and_then(|body| protocol::write_frame(stream, &body).map(|()| body))
         .map_err(|e| refuse(ErrorCode::Failed, format!("sending server_hello: {e}")))?;
-    let (token, identity) = (state.config.token.as_deref(), state.config.identity.as_ref());
+    let (token, identity) = (
+        state.config.token.as_deref(),
+        state.config.identity.as_ref(),
+    );
     if token.is_some() || identity.is_some() {
         use super::channel::{HandshakeError, Proof};
         let prologue = super::channel::prologue(&client_hello, &server_hello);
@@ -359,7 +363,10 @@ fn hello(stream: &mut ControlStream, state: &State) -> Result<(), Refusal> {
         let authorized = |key: &[u8; 32]| identity.is_some_and(|i| i.driver(key).is_some());
         if let Err(e) = stream.respond(Proof { token, keys }, &prologue, &authorized) {
             // An unknown driver key counts as a wrong token: the same back-off holds both.
-            if matches!(e, HandshakeError::WrongToken | HandshakeError::Unauthorized(_)) {
+            if matches!(
+                e,
+                HandshakeError::WrongToken | HandshakeError::Unauthorized(_)
+            ) {
                 if let Ok(peer) = stream.peer_addr() {
                     state.admission.failed(peer.ip());
                 }

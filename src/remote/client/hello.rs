@@ -2,9 +2,9 @@
 //! hello is told apart from a bytepath server that refuses, and for a peer run refused without
 //! detail), the version and capability checks, and the Noise handshake keyed by the token.
 use super::{resolve, RemotePeer, STEP_TIMEOUT};
+use crate::config::remote::{DriverIdentity, KEY_BYTES};
 use crate::config::Target;
 use crate::error::Error;
-use crate::config::remote::{DriverIdentity, KEY_BYTES};
 use crate::remote::channel::{ControlStream, HandshakeError, Proof, Refusal};
 use crate::remote::identity;
 use crate::remote::protocol::{self, Message, VERSION};
@@ -183,7 +183,12 @@ impl RemotePeer {
         let announced = announced
             .map(|hex| identity::parse_key(&hex).ok_or(hex))
             .transpose()
-            .map_err(|hex| refuse(format!("the server's hello announces {:?}, which is no public key; refused", crate::remote::escaped(&hex))))?;
+            .map_err(|hex| {
+                refuse(format!(
+                    "the server's hello announces {:?}, which is no public key; refused",
+                    crate::remote::escaped(&hex)
+                ))
+            })?;
         match (identity, announced) {
             (None, None) => Ok(None),
             (Some(_), None) => Err(refuse(
