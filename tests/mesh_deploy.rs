@@ -412,7 +412,10 @@ fn probes_ask_the_health_port_never_the_control_port() {
             assert_eq!(get["port"], "health", "{file}: {probe}");
         }
     }
-    assert_eq!(servers, 3, "the pod network, host network and identity DaemonSets");
+    assert_eq!(
+        servers, 3,
+        "the pod network, host network and identity DaemonSets"
+    );
 }
 
 #[test]
