@@ -309,7 +309,7 @@ fn session(
     }
 }
 
-/// The client's hello, this server's, then (with a token) the Noise handshake keyed by it:
+/// The client's hello, this server's, then (with a token or an identity) the handshake:
 /// every frame after it is encrypted and authenticated. Both hellos are the handshake's
 /// prologue, so neither can be altered on the way unnoticed.
 fn hello(stream: &mut ControlStream, state: &State) -> Result<(), Refusal> {
@@ -352,29 +352,41 @@ fn hello(stream: &mut ControlStream, state: &State) -> Result<(), Refusal> {
     let server_hello = protocol::encode(&server_hello)
         .and_then(|body| protocol::write_frame(stream, &body).map(|()| body))
         .map_err(|e| refuse(ErrorCode::Failed, format!("sending server_hello: {e}")))?;
+    handshake(stream, state, &client_hello, &server_hello)
+}
+
+/// The Noise handshake, when this server runs with a token or an identity (NNpsk0 with the
+/// token alone; IK with `--identity`, the driver's key judged by `--authorized-drivers`).
+fn handshake(
+    stream: &mut ControlStream,
+    state: &State,
+    client_hello: &[u8],
+    server_hello: &[u8],
+) -> Result<(), Refusal> {
+    use super::channel::{HandshakeError, Proof};
     let (token, identity) = (
         state.config.token.as_deref(),
         state.config.identity.as_ref(),
     );
-    if token.is_some() || identity.is_some() {
-        use super::channel::{HandshakeError, Proof};
-        let prologue = super::channel::prologue(&client_hello, &server_hello);
-        let keys = identity.map(|i| &i.keys);
-        let authorized = |key: &[u8; 32]| identity.is_some_and(|i| i.driver(key).is_some());
-        if let Err(e) = stream.respond(Proof { token, keys }, &prologue, &authorized) {
-            // An unknown driver key counts as a wrong token: the same back-off holds both.
-            if matches!(
-                e,
-                HandshakeError::WrongToken | HandshakeError::Unauthorized(_)
-            ) {
-                if let Ok(peer) = stream.peer_addr() {
-                    state.admission.failed(peer.ip());
-                }
-            }
-            return Err(refuse(ErrorCode::Auth, handshake_refusal(e)));
+    if token.is_none() && identity.is_none() {
+        return Ok(());
+    }
+    let prologue = super::channel::prologue(client_hello, server_hello);
+    let keys = identity.map(|i| &i.keys);
+    let authorized = |key: &[u8; 32]| identity.is_some_and(|i| i.driver(key).is_some());
+    let Err(e) = stream.respond(Proof { token, keys }, &prologue, &authorized) else {
+        return Ok(());
+    };
+    // An unknown driver key counts as a wrong token: the same back-off holds both.
+    if matches!(
+        e,
+        HandshakeError::WrongToken | HandshakeError::Unauthorized(_)
+    ) {
+        if let Ok(peer) = stream.peer_addr() {
+            state.admission.failed(peer.ip());
         }
     }
-    Ok(())
+    Err(refuse(ErrorCode::Auth, handshake_refusal(e)))
 }
 
 /// What the log and the client are told of a failed handshake.
