@@ -214,7 +214,11 @@ fn handle(id: u64, stream: TcpStream, state: &State, mut admitted: admission::Ad
     let outcome = session(&mut stream, state, &mut admitted, &mut asked);
     // Authenticated once a request decrypted (`asked`), not when the handshake completed.
     let identity = match (stream.is_secure() && asked.is_some(), state.config.insecure) {
-        (true, _) => Some(audit::identity(stream.peer_key(), &state.config)),
+        (true, _) => Some(audit::identity(
+            stream.peer_key(),
+            state.config.identity.as_ref(),
+            state.config.token.is_some(),
+        )),
         (false, true) => Some("none (--insecure)".to_string()),
         (false, false) => None,
     };
