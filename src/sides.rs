@@ -29,6 +29,7 @@ impl Sides {
         match remote {
             Some(remote) => {
                 RemotePeer::new(remote.target.clone(), remote.token.clone(), remote.reverse)
+                    .with_identity(remote.identity.clone())
                     .check()?;
                 Ok(Sides::Remote(remote.clone()))
             }
@@ -105,7 +106,8 @@ impl Sides {
             Sides::Remote(remote) => {
                 // One control session per run: the server serves one run at a time.
                 let peer =
-                    RemotePeer::new(remote.target.clone(), remote.token.clone(), remote.reverse);
+                    RemotePeer::new(remote.target.clone(), remote.token.clone(), remote.reverse)
+                        .with_identity(remote.identity.clone());
                 engine::peer::run_with_peer(spec, Box::new(peer), interrupt)
             }
         }

@@ -101,7 +101,11 @@ fn every_container_command_line_is_one_bytepath_accepts() {
                     let peers =
                         bytepath::remote::allow::AllowPeers::parse(server.allow_peers.as_deref())
                             .unwrap_or_else(|e| panic!("{file}: {e}"));
-                    assert!(!peers.is_empty(), "{file}: a server without --allow-peers");
+                    // The identity way serves --remote drivers only: mesh keeps the token way.
+                    assert!(
+                        !peers.is_empty() || file == IDENTITY_FILE,
+                        "{file}: a server without --allow-peers"
+                    );
                     let port: u16 = server.port.parse().unwrap();
                     let declared = container["ports"][0]["containerPort"].as_u64();
                     assert_eq!(declared, Some(port as u64), "{file}");
@@ -120,14 +124,14 @@ fn every_container_command_line_is_one_bytepath_accepts() {
     }
     assert_eq!(
         seen,
-        (2, 1),
-        "two DaemonSets (pod network, host network) and one Job"
+        (3, 1),
+        "three DaemonSets (pod network, host network, identities) and one Job"
     );
 }
 
 #[test]
 fn the_token_comes_from_the_secret_as_a_read_only_file() {
-    for (file, doc) in workloads() {
+    for (file, doc) in workloads().into_iter().filter(|(f, _)| f != IDENTITY_FILE) {
         let pod = &doc["spec"]["template"]["spec"];
         let secret_volumes: Vec<&str> = pod["volumes"]
             .as_array()
@@ -216,6 +220,9 @@ fn the_job_measures_the_headless_service_of_the_daemonset_and_a_host_network_var
 /// The host-network variant: the one workload allowed host networking (and with it the host
 /// ports its container ports become), in a namespace of its own at the "privileged" level.
 const HOST_NETWORK_FILE: &str = "daemonset-hostnetwork.yaml";
+/// The identity way: each node's own key, read from the node (a hostPath, like an SSH host
+/// key), so it too is admitted by the "privileged" namespace only.
+const IDENTITY_FILE: &str = "daemonset-identity.yaml";
 
 /// Kubernetes quantities as these manifests write them (Ki, Mi, Gi), in bytes.
 fn quantity(text: &str) -> u64 {
@@ -261,8 +268,10 @@ fn assert_restricted(file: &str, pod: &Value, host_network: bool) {
             "projected",
             "secret",
         ];
+        // The identity way's one exception: the node's key file, read-only.
+        let node_key = file == IDENTITY_FILE && volume["hostPath"]["type"] == "File";
         assert!(
-            kinds.iter().all(|k| allowed.contains(&k.as_str())),
+            kinds.iter().all(|k| allowed.contains(&k.as_str())) || node_key,
             "{file}: volume {volume}"
         );
     }
@@ -337,7 +346,7 @@ fn every_workload_meets_pod_security_restricted_but_the_host_network_variant_onl
         assert_restricted(&file, pod, host_network);
         checked.push(file);
     }
-    assert_eq!(checked.len(), 3, "{checked:?}");
+    assert_eq!(checked.len(), 4, "{checked:?}");
     // The namespaces that admit them: restricted enforced, privileged only for host network.
     let docs = documents();
     let level = |name: &str| {
@@ -414,7 +423,10 @@ fn probes_ask_the_health_port_never_the_control_port() {
             assert_eq!(get["port"], "health", "{file}: {probe}");
         }
     }
-    assert_eq!(servers, 2);
+    assert_eq!(
+        servers, 3,
+        "the pod network, host network and identity DaemonSets"
+    );
 }
 
 #[test]

@@ -1,9 +1,10 @@
 //! `bytepath server`'s flags -> its `ServerConfig`: where it listens, its token and the limits
 //! it holds every client to.
-use crate::cli::ServerArgs;
+use crate::cli::{ServerArgs, ServerIdentityArgs};
 use crate::config::{parse_bytes, parse_duration, parse_message_size, parse_threads};
 use crate::error::{bad, ConfigError};
 use crate::remote::allow::{AllowPeers, PeerPorts};
+use crate::remote::identity::ServerIdentity;
 use crate::remote::server::{Limits, ServerConfig};
 
 /// A `bytepath server` command line, checked.
@@ -27,6 +28,7 @@ pub fn server_config(args: &ServerArgs) -> Result<ServerConfig, ConfigError> {
         None => None,
     };
     let token = args.token.token()?;
+    let identity = server_identity(&args.identity)?;
     let allow_peers = AllowPeers::parse(args.allow_peers.as_deref()).map_err(bad)?;
     let peer_ports = PeerPorts::parse(args.peer_ports.as_deref()).map_err(bad)?;
     if !peer_ports.is_default() && allow_peers.is_empty() {
@@ -38,6 +40,7 @@ pub fn server_config(args: &ServerArgs) -> Result<ServerConfig, ConfigError> {
         bind,
         port,
         token,
+        identity,
         insecure: args.security.insecure,
         audit_json: args.log.log_format == crate::cli::log_format::LogFormat::Json,
         limits: Limits {
@@ -77,17 +80,41 @@ fn max_clients(text: &str) -> Result<usize, ConfigError> {
     }
 }
 
-/// A server without a token only when asked with `--insecure`, on a loopback address,
-/// without `--allow-peers`; and never both.
+/// `--identity` with `--authorized-drivers`: the server's key pair (its file readable by its
+/// owner only) and the driver keys it takes; one without the other is refused (a server that
+/// proves its key but takes any driver would be open to anyone without a token).
+fn server_identity(args: &ServerIdentityArgs) -> Result<Option<ServerIdentity>, ConfigError> {
+    use crate::remote::identity::{read_identity, read_key_list};
+    match (&args.identity, &args.authorized_drivers) {
+        (None, None) => Ok(None),
+        (Some(identity), Some(drivers)) => Ok(Some(ServerIdentity {
+            keys: read_identity("--identity", identity).map_err(bad)?,
+            authorized_drivers: read_key_list("--authorized-drivers", drivers).map_err(bad)?,
+        })),
+        (Some(_), None) => Err(bad(
+            "--identity without --authorized-drivers: allowed: both (the driver keys that may drive this server, each driver's FILE.pub), or neither",
+        )),
+        (None, Some(_)) => Err(bad(
+            "--authorized-drivers without --identity: allowed: both (this server's key, from `bytepath keygen --identity FILE`), or neither",
+        )),
+    }
+}
+
+/// A server without a token or an identity only when asked with `--insecure`, on a loopback
+/// address, without `--allow-peers`; and never both.
 fn check_insecure(config: &ServerConfig) -> Result<(), ConfigError> {
     let bind = config.bind;
-    match (config.insecure, config.token.is_some()) {
+    let secured = config.token.is_some() || config.identity.is_some();
+    match (config.insecure, secured) {
+        (false, true) if config.token.is_none() && !config.allow_peers.is_empty() => Err(bad(
+            "--allow-peers with --identity but no --token-file: allowed: --allow-peers with --token-file (a peer run proves the shared token to the other server)",
+        )),
         (false, true) => Ok(()),
         (true, true) => Err(bad(
-            "--insecure with --token-file: allowed: one of them (a token secures the channel)",
+            "--insecure with --token-file or --identity: allowed: one of them (a token or an identity secures the channel)",
         )),
         (false, false) => Err(bad(
-            "no --token-file: allowed: --token-file FILE (make one with `bytepath keygen FILE`), or --insecure on a loopback --bind for a test on one host",
+            "no --token-file: allowed: --token-file FILE (make one with `bytepath keygen FILE`), --identity FILE with --authorized-drivers FILE (`bytepath keygen --identity FILE`), or --insecure on a loopback --bind for a test on one host",
         )),
         (true, false) if !bind.is_loopback() => Err(bad(format!(
             "--insecure --bind {bind}: allowed: --insecure only on a loopback address (127.0.0.1, ::1); give --token-file to listen on {bind}"

@@ -13,6 +13,8 @@ pub struct ServerArgs {
     pub port: String,
     #[command(flatten)]
     pub token: TokenArgs,
+    #[command(flatten)]
+    pub identity: super::ServerIdentityArgs,
     /// The most flows (threads) a client may ask for.
     #[arg(long, default_value = "64")]
     pub max_threads: String,

@@ -12,6 +12,7 @@ pub(crate) mod crr;
 mod file;
 pub(crate) mod health;
 mod hosts;
+mod identity;
 mod keygen;
 pub(crate) mod log_format;
 mod margin;
@@ -24,6 +25,7 @@ mod shared;
 pub(crate) mod watch;
 pub use file::FileArgs;
 pub use hosts::{MeshArgs, ServerArgs};
+pub use identity::{DriverIdentityArgs, ServerIdentityArgs};
 pub use keygen::KeygenArgs;
 pub use margin::MarginArgs;
 pub use point::{
@@ -68,7 +70,7 @@ pub enum Command {
     /// Serve remote runs: run the other side of `bytepath run --remote` on this host.
     Server(ServerArgs),
     /// Write a new shared token (256 random bits, mode 0600) for `server --token-file` and
-    /// the driver's `--token-file`.
+    /// the driver's `--token-file`; or with --identity a host's key pair.
     Keygen(KeygenArgs),
     /// Measure every pair of many hosts running `bytepath server`, host to host, in rounds of
     /// disjoint pairs so no host is in two tests at once; N×N heatmaps with CIs and the pairs

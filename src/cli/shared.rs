@@ -56,6 +56,9 @@ pub struct RemoteArgs {
     #[command(flatten)]
     #[serde(flatten)]
     pub token: TokenArgs,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub identity: super::DriverIdentityArgs,
     /// With --remote, `run` with stream only: this host sends and the server receives and
     /// measures (like iperf3 without -R).
     #[arg(long)]

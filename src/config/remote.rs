@@ -31,8 +31,44 @@ impl std::fmt::Display for Target {
 pub struct RemoteRun {
     pub target: Target,
     pub token: Option<Vec<u8>>,
+    /// `--identity` with `--trusted-servers`: this driver's key and the server keys it trusts.
+    pub identity: Option<DriverIdentity>,
     /// `--reverse`: this host sends and the server receives and measures (`run`, stream only).
     pub reverse: bool,
+}
+
+/// Bytes of an X25519 key, private or public.
+pub const KEY_BYTES: usize = 32;
+
+/// A host's static X25519 key pair (`--identity FILE`). Its `Debug` leaves the private half
+/// out, so no log or panic message can print it.
+#[derive(Clone, PartialEq, Eq)]
+pub struct KeyPair {
+    pub private: [u8; KEY_BYTES],
+    pub public: [u8; KEY_BYTES],
+}
+
+impl std::fmt::Debug for KeyPair {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KeyPair")
+            .field("public", &self.public)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Another host's public key and the name a list gives it (`--authorized-drivers`,
+/// `--trusted-servers`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NamedKey {
+    pub key: [u8; KEY_BYTES],
+    pub name: String,
+}
+
+/// A driver's identity: its key pair, and the server keys it trusts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DriverIdentity {
+    pub keys: KeyPair,
+    pub trusted_servers: Vec<NamedKey>,
 }
 
 /// Recorded as the server's address, so a study states where it ran; the token never is.

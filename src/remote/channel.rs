@@ -6,11 +6,14 @@
 //! inject, reorder or replay a frame), and both hellos are the handshake's prologue (a hello
 //! altered on the way fails the handshake). A relayed handshake gives the relay nothing: it
 //! holds neither ephemeral key, and a recorded client message replayed fails on any other
-//! connection (the server's hello holds fresh random bytes). Every read is bounded: until the
-//! session is authenticated by the server's deadline in all, after that each frame and each
-//! record begun by a limit of its own, so no peer holds a session by trickling bytes.
-//! `ControlStream` is the control connection either way; with `--insecure` it is the bare TCP
-//! stream.
+//! connection (the server's hello holds fresh random bytes). With identities per host
+//! (`identity`) the handshake is Noise IK instead (IKpsk1 with the token too): each end also
+//! proves its static key, and the server judges the driver's before it answers. Every read is
+//! bounded: until the session is authenticated by the server's deadline in all, after that
+//! each frame and each record begun by a limit of its own, so no peer holds a session by
+//! trickling bytes. `ControlStream` is the control connection either way; with `--insecure` it
+//! is the bare TCP stream.
+use crate::config::remote::{KeyPair, KEY_BYTES};
 use sha2::{Digest, Sha256};
 use std::io::{self, Read, Write};
 use std::net::TcpStream;
@@ -20,8 +23,12 @@ use std::time::{Duration, Instant};
 
 use super::frame::{FrameSource, FRAME_PATIENCE};
 
-/// The Noise protocol the control channel runs.
+/// The Noise protocol the control channel runs with the token alone.
 pub const NOISE_PARAMS: &str = "Noise_NNpsk0_25519_ChaChaPoly_SHA256";
+/// With identities (`identity`, which says why IK): the driver names the server's key.
+pub const IDENTITY_PARAMS: &str = "Noise_IK_25519_ChaChaPoly_SHA256";
+/// With identities and the token: the token joins at the end of the first message.
+pub const IDENTITY_TOKEN_PARAMS: &str = "Noise_IKpsk1_25519_ChaChaPoly_SHA256";
 /// Noise's limit on one message, tag included.
 const MAX_RECORD: usize = 65535;
 /// The AEAD tag every record carries.
@@ -178,14 +185,27 @@ impl ControlStream {
         })
     }
 
-    /// The initiator's side of the handshake: the client.
+    /// The initiator's side of the handshake keyed by the token alone: the client.
     pub fn client_handshake(
         &mut self,
         token: &[u8],
         prologue: &[u8],
     ) -> Result<(), HandshakeError> {
-        let key = psk(token);
-        let mut noise = builder(&key, prologue)?.build_initiator()?;
+        self.initiate(Proof::token(token), None, prologue)
+    }
+
+    /// The initiator's side: the driver. With `proof.keys` the handshake is IK toward
+    /// `server_key` (the key the server's hello announced, already checked against
+    /// `--trusted-servers`): only the holder of its private key can answer.
+    pub fn initiate(
+        &mut self,
+        proof: Proof<'_>,
+        server_key: Option<&[u8; KEY_BYTES]>,
+        prologue: &[u8],
+    ) -> Result<(), HandshakeError> {
+        let key = proof.token.map(psk);
+        let mut noise =
+            builder(proof.keys, key.as_ref(), server_key, prologue)?.build_initiator()?;
         let mut buf = vec![0u8; MAX_RECORD];
         let n = noise.write_message(&[], &mut buf)?;
         super::frame::write_frame(self, &buf[..n]).map_err(HandshakeError::Io)?;
@@ -200,31 +220,95 @@ impl ControlStream {
         Ok(())
     }
 
-    /// The responder's side: the server.
+    /// The responder's side keyed by the token alone: the server.
     pub fn server_handshake(
         &mut self,
         token: &[u8],
         prologue: &[u8],
     ) -> Result<(), HandshakeError> {
-        let key = psk(token);
-        let mut noise = builder(&key, prologue)?.build_responder()?;
+        self.respond(Proof::token(token), prologue, &|_| true)
+    }
+
+    /// The responder's side: the server. With `proof.keys` the handshake is IK, and the
+    /// driver's static key, learnt from the first message, is judged by `authorize` before
+    /// any answer: a driver it refuses gets no handshake message back.
+    pub fn respond(
+        &mut self,
+        proof: Proof<'_>,
+        prologue: &[u8],
+        authorize: &dyn Fn(&[u8; KEY_BYTES]) -> bool,
+    ) -> Result<(), HandshakeError> {
+        let key = proof.token.map(psk);
+        let mut noise = builder(proof.keys, key.as_ref(), None, prologue)?.build_responder()?;
         let mut buf = vec![0u8; MAX_RECORD];
         let first = super::frame::read_frame(self).map_err(HandshakeError::Frame)?;
         noise
             .read_message(&first, &mut buf)
             .map_err(|_| HandshakeError::WrongToken)?;
+        if let Some(driver) = static_key(noise.get_remote_static()) {
+            if !authorize(&driver) {
+                return Err(HandshakeError::Unauthorized(driver));
+            }
+        }
         let n = noise.write_message(&[], &mut buf)?;
         super::frame::write_frame(self, &buf[..n]).map_err(HandshakeError::Io)?;
         self.secure = Some(secured(noise)?);
         Ok(())
     }
+
+    /// The other end's static key, which the handshake proved: the driver's, on a server that
+    /// ran IK; `None` for a handshake keyed by the token alone.
+    pub fn peer_key(&self) -> Option<[u8; KEY_BYTES]> {
+        static_key(self.secure.as_ref()?.transport.get_remote_static())
+    }
 }
 
-fn builder<'a>(key: &'a [u8; 32], prologue: &'a [u8]) -> Result<snow::Builder<'a>, snow::Error> {
-    let params = NOISE_PARAMS
-        .parse()
-        .expect("the Noise pattern name is valid");
-    snow::Builder::new(params).psk(0, key)?.prologue(prologue)
+/// What one end brings to the handshake: the token, its own key pair, or both.
+#[derive(Clone, Copy, Default)]
+pub struct Proof<'a> {
+    pub token: Option<&'a [u8]>,
+    /// This host's `--identity`: with it the handshake is IK (IKpsk1 with the token too).
+    pub keys: Option<&'a KeyPair>,
+}
+
+impl<'a> Proof<'a> {
+    pub fn token(token: &'a [u8]) -> Proof<'a> {
+        Proof {
+            token: Some(token),
+            keys: None,
+        }
+    }
+}
+
+fn static_key(key: Option<&[u8]>) -> Option<[u8; KEY_BYTES]> {
+    key?.try_into().ok()
+}
+
+/// The handshake for what this end brings: NNpsk0 with the token alone; IK with a key pair
+/// (the initiator also names the server's key), the token joining as psk1 when there is one.
+fn builder<'a>(
+    keys: Option<&'a KeyPair>,
+    psk: Option<&'a [u8; 32]>,
+    server_key: Option<&'a [u8; KEY_BYTES]>,
+    prologue: &'a [u8],
+) -> Result<snow::Builder<'a>, snow::Error> {
+    let (name, psk_at) = match (keys, psk) {
+        (None, _) => (NOISE_PARAMS, 0),
+        (Some(_), None) => (IDENTITY_PARAMS, 0),
+        (Some(_), Some(_)) => (IDENTITY_TOKEN_PARAMS, 1),
+    };
+    let params = name.parse().expect("the Noise pattern names are valid");
+    let mut builder = snow::Builder::new(params).prologue(prologue)?;
+    if let Some(keys) = keys {
+        builder = builder.local_private_key(&keys.private)?;
+    }
+    if let Some(server) = server_key {
+        builder = builder.remote_public_key(server)?;
+    }
+    if let Some(key) = psk {
+        builder = builder.psk(psk_at, key)?;
+    }
+    Ok(builder)
 }
 
 fn secured(noise: snow::HandshakeState) -> Result<Arc<Secure>, HandshakeError> {
@@ -258,8 +342,11 @@ fn psk(token: &[u8]) -> [u8; 32] {
 /// Why the handshake failed.
 #[derive(Debug)]
 pub enum HandshakeError {
-    /// The other side does not hold the same token (or the hellos were altered on the way).
+    /// The other side does not hold the same token (or the hellos were altered on the way; or,
+    /// with identities, the server does not hold the key its hello announced).
     WrongToken,
+    /// The server's side: the driver proved a key its `--authorized-drivers` does not hold.
+    Unauthorized([u8; KEY_BYTES]),
     /// The server answered the handshake with a plaintext message: its refusal (code, text).
     Answered(Refusal),
     Frame(super::frame::FrameError),
@@ -297,6 +384,11 @@ impl std::fmt::Display for HandshakeError {
             HandshakeError::WrongToken => write!(
                 f,
                 "the handshake failed: the other side does not hold the same token (or the hellos were altered on the way)"
+            ),
+            HandshakeError::Unauthorized(key) => write!(
+                f,
+                "the driver's key {} is not among this server's --authorized-drivers",
+                super::identity::fingerprint(key)
             ),
             HandshakeError::Answered(r) => write!(f, "{}", r.1),
             HandshakeError::Frame(e) => write!(f, "the handshake: {e}"),
@@ -630,6 +722,107 @@ mod tests {
         let mut back = [0u8; 4];
         client.read_exact(&mut back).unwrap();
         assert_eq!(&back, b"back");
+    }
+
+    /// An IK handshake: the server holds `server` and takes the keys `authorized` names; the
+    /// driver holds `driver` and names `server_key` as the server's.
+    fn identity_pair(
+        (server, authorized, server_token): (KeyPair, Vec<[u8; KEY_BYTES]>, Option<&'static [u8]>),
+        (driver, server_key, driver_token): (KeyPair, [u8; KEY_BYTES], Option<&'static [u8]>),
+    ) -> (
+        Result<ControlStream, HandshakeError>,
+        Result<ControlStream, HandshakeError>,
+    ) {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let server = std::thread::spawn(move || {
+            let (s, _) = listener.accept().unwrap();
+            let mut s = ControlStream::plain(s);
+            let proof = Proof {
+                token: server_token,
+                keys: Some(&server),
+            };
+            let result = s.respond(proof, b"hellos", &|key| authorized.contains(key));
+            if let Err(HandshakeError::Unauthorized(_)) = &result {
+                // What the server does: a plaintext refusal in place of the answer.
+                let refusal = super::super::protocol::Message::Error {
+                    code: super::super::protocol::ErrorCode::Auth,
+                    message: "not authorized".into(),
+                };
+                super::super::protocol::write_message(&mut s, &refusal).unwrap();
+            }
+            result.map(|()| s)
+        });
+        let mut c = ControlStream::plain(TcpStream::connect(addr).unwrap());
+        let proof = Proof {
+            token: driver_token,
+            keys: Some(&driver),
+        };
+        let client = c.initiate(proof, Some(&server_key), b"hellos").map(|()| c);
+        (client, server.join().unwrap())
+    }
+
+    fn keys() -> KeyPair {
+        super::super::identity::generate().unwrap()
+    }
+
+    #[test]
+    fn an_authorized_driver_and_its_trusted_server_prove_each_other_and_talk() {
+        const TOKEN: &[u8] = b"0123456789abcdef0123456789abcdef";
+        for token in [None, Some(TOKEN)] {
+            let (server, driver) = (keys(), keys());
+            let (client, server_end) = identity_pair(
+                (server.clone(), vec![driver.public], token),
+                (driver.clone(), server.public, token),
+            );
+            let (mut client, mut server_end) = (client.unwrap(), server_end.unwrap());
+            assert_eq!(server_end.peer_key(), Some(driver.public), "{token:?}");
+            assert_eq!(client.peer_key(), Some(server.public));
+            client.write_all(b"run").unwrap();
+            let mut got = [0u8; 3];
+            server_end.read_exact(&mut got).unwrap();
+            assert_eq!(&got, b"run");
+        }
+    }
+
+    #[test]
+    fn an_unknown_driver_key_is_refused_before_the_server_answers() {
+        let (server, driver, stranger) = (keys(), keys(), keys());
+        let (client, server_end) = identity_pair(
+            (server.clone(), vec![driver.public], None),
+            (stranger.clone(), server.public, None),
+        );
+        match server_end {
+            Err(HandshakeError::Unauthorized(key)) => assert_eq!(key, stranger.public),
+            other => panic!("{:?}", other.err()),
+        }
+        match client {
+            Err(HandshakeError::Answered(Refusal(_, message))) => {
+                assert_eq!(message, "not authorized")
+            }
+            other => panic!("{:?}", other.err()),
+        }
+    }
+
+    #[test]
+    fn a_server_without_the_announced_key_or_the_token_fails_the_handshake() {
+        const TOKEN: &[u8] = b"0123456789abcdef0123456789abcdef";
+        const OTHER: &[u8] = b"fedcba9876543210fedcba9876543210";
+        // An impostor announces a trusted server's key but holds another private key.
+        let (server, impostor, driver) = (keys(), keys(), keys());
+        let (client, server_end) = identity_pair(
+            (impostor, vec![driver.public], None),
+            (driver.clone(), server.public, None),
+        );
+        assert!(matches!(server_end, Err(HandshakeError::WrongToken)));
+        assert!(client.is_err());
+        // The right keys with another token: the server refuses at the first message.
+        let (client, server_end) = identity_pair(
+            (server.clone(), vec![driver.public], Some(TOKEN)),
+            (driver, server.public, Some(OTHER)),
+        );
+        assert!(matches!(server_end, Err(HandshakeError::WrongToken)));
+        assert!(client.is_err());
     }
 
     #[test]

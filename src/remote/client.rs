@@ -5,6 +5,7 @@
 use super::channel::ControlStream;
 use super::protocol::{self, ErrorCode, FrameError, Message, RunRequest, DATA_TAG_BYTES};
 use super::{apply_options, local_role, remote_role, PROFILE, UDP};
+use crate::config::remote::DriverIdentity;
 use crate::config::{Pattern, RunSpec, Target};
 use crate::engine::control::Control;
 use crate::engine::peer::{LocalEnd, Peer, PeerWatch};
@@ -39,6 +40,8 @@ pub use crate::file::transfer::FILE_DATA_IDLE;
 pub struct RemotePeer {
     target: Target,
     token: Option<Vec<u8>>,
+    /// `--identity` with `--trusted-servers`: the handshake is then Noise IK (`identity`).
+    identity: Option<DriverIdentity>,
     /// `--reverse`: the server runs the measured side (stream receiver).
     reverse: bool,
     control: Option<ControlStream>,
@@ -64,6 +67,7 @@ impl RemotePeer {
         RemotePeer {
             target,
             token,
+            identity: None,
             reverse,
             control: None,
             server_system: String::new(),
@@ -96,6 +100,11 @@ impl RemotePeer {
             servers: true,
             ..RemotePeer::new(target, token, false)
         }
+    }
+
+    /// The same peer proving `identity` (the driver's `--identity`, `--trusted-servers`) too.
+    pub fn with_identity(self, identity: Option<DriverIdentity>) -> RemotePeer {
+        RemotePeer { identity, ..self }
     }
 
     /// A failure that names the server. `what` may quote the server (its busy or error text,

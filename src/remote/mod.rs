@@ -11,6 +11,7 @@ pub mod auth;
 pub mod channel;
 pub mod client;
 pub(crate) mod frame;
+pub(crate) mod identity;
 pub mod protocol;
 pub mod server;
 mod session;

@@ -147,6 +147,11 @@ pub enum Message {
         /// Whether the Noise handshake (keyed by the token) follows; false only for a server
         /// started with `--insecure`.
         secure: bool,
+        /// The server's public key (64 hex digits) when it runs with `--identity`: the driver
+        /// checks it against its `--trusted-servers`, and the handshake (Noise IK) proves it.
+        /// Left out otherwise, so a token server's hello reads as before.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        identity: Option<String>,
     },
     /// The server's first frame once the client is authenticated (after the handshake; with
     /// `--insecure`, right after the hellos): its bytepath version and kernel, for the record.

@@ -51,6 +51,9 @@ pub struct ServerConfig {
     pub bind: IpAddr,
     pub port: u16,
     pub token: Option<Vec<u8>>,
+    /// `--identity` with `--authorized-drivers`: this server's key pair and the driver keys
+    /// it takes (the handshake is then Noise IK; `identity`).
+    pub identity: Option<super::identity::ServerIdentity>,
     /// `--insecure`: no token, a plaintext control channel (loopback only, no peers).
     pub insecure: bool,
     /// `--log-format json`: the line per session is a JSON object (`audit`).
@@ -168,10 +171,16 @@ fn turned_away(state: &State, id: u64, why: &str) {
 
 /// The first line of stdout: where the server listens, its protocol, token and peers.
 fn listening_line(config: &ServerConfig, addr: std::net::SocketAddr) -> String {
-    let auth = if config.token.is_some() {
-        "token required, encrypted"
-    } else {
-        "INSECURE: no token, not encrypted"
+    let identity = config.identity.as_ref().map(|i| {
+        let key = super::identity::fingerprint(&i.keys.public);
+        let drivers = i.authorized_drivers.len();
+        format!("identity {key}, {drivers} authorized driver keys, ")
+    });
+    let auth = match (&identity, config.token.is_some()) {
+        (Some(identity), true) => format!("{identity}token required, encrypted"),
+        (Some(identity), false) => format!("{identity}encrypted"),
+        (None, true) => "token required, encrypted".into(),
+        (None, false) => "INSECURE: no token, not encrypted".into(),
     };
     let peers = if config.allow_peers.is_empty() {
         String::new()
@@ -202,8 +211,12 @@ fn handle(id: u64, stream: TcpStream, state: &State, mut admitted: admission::Ad
     let outcome = session(&mut stream, state, &mut admitted, &mut asked);
     // Authenticated once a request decrypted (`asked`), not when the handshake completed.
     let identity = match (stream.is_secure() && asked.is_some(), state.config.insecure) {
-        (true, _) => Some("token"),
-        (false, true) => Some("none (--insecure)"),
+        (true, _) => Some(audit::identity(
+            stream.peer_key(),
+            state.config.identity.as_ref(),
+            state.config.token.is_some(),
+        )),
+        (false, true) => Some("none (--insecure)".to_string()),
         (false, false) => None,
     };
     let (code, served) = match outcome {
@@ -222,7 +235,7 @@ fn handle(id: u64, stream: TcpStream, state: &State, mut admitted: admission::Ad
     let line = audit::SessionLine {
         id,
         peer: &peer,
-        identity,
+        identity: identity.as_deref(),
         asked: asked.as_deref(),
         ran: served.ran.as_deref(),
         bytes: served.bytes,
@@ -230,7 +243,7 @@ fn handle(id: u64, stream: TcpStream, state: &State, mut admitted: admission::Ad
         detail: &served.detail,
     };
     let rendered = || line.render(state.config.audit_json);
-    match (identity, code) {
+    match (&identity, code) {
         // A flood of anonymous clients must not flood the log: these are throttled.
         (None, Some(code)) => {
             let kind = format!("sessions refused before authentication ({code:?})");
@@ -306,7 +319,7 @@ fn session(
     }
 }
 
-/// The client's hello, this server's, then (with a token) the Noise handshake keyed by it:
+/// The client's hello, this server's, then (with a token or an identity) the handshake:
 /// every frame after it is encrypted and authenticated; then this server's system. Both hellos
 /// are the handshake's prologue, so neither can be altered on the way unnoticed, and the
 /// server's holds fresh random bytes, so a handshake message recorded on another connection
@@ -350,26 +363,52 @@ fn hello(stream: &mut ControlStream, state: &State) -> Result<(), Refusal> {
         version: VERSION,
         capabilities: capabilities(),
         random: protocol::to_hex(&random),
-        secure: state.config.token.is_some(),
+        secure: state.config.token.is_some() || state.config.identity.is_some(),
+        identity: (state.config.identity.as_ref())
+            .map(|i| super::identity::key_hex(&i.keys.public)),
     };
     let server_hello = protocol::encode(&server_hello)
         .and_then(|body| protocol::write_frame(stream, &body).map(|()| body))
         .map_err(|e| refuse(ErrorCode::Failed, format!("sending server_hello: {e}")))?;
-    if let Some(token) = &state.config.token {
-        let prologue = super::channel::prologue(&client_hello, &server_hello);
-        if let Err(e) = stream.server_handshake(token, &prologue) {
-            if matches!(e, super::channel::HandshakeError::WrongToken) {
-                if let Ok(peer) = stream.peer_addr() {
-                    state.admission.failed(peer.ip());
-                }
-            }
-            return Err(refuse(ErrorCode::Auth, handshake_refusal(e)));
-        }
-    }
-    // Only now, encrypted for the token's holder: nothing before tells a stranger which
-    // release or kernel answers here.
+    handshake(stream, state, &client_hello, &server_hello)?;
+    // Only now, encrypted for the token's or the key's holder: nothing before tells a
+    // stranger which release or kernel answers here.
     let system = state.system.clone();
     send(stream, &Message::System { system })
+}
+
+/// The Noise handshake, when this server runs with a token or an identity (NNpsk0 with the
+/// token alone; IK with `--identity`, the driver's key judged by `--authorized-drivers`).
+fn handshake(
+    stream: &mut ControlStream,
+    state: &State,
+    client_hello: &[u8],
+    server_hello: &[u8],
+) -> Result<(), Refusal> {
+    use super::channel::{HandshakeError, Proof};
+    let (token, identity) = (
+        state.config.token.as_deref(),
+        state.config.identity.as_ref(),
+    );
+    if token.is_none() && identity.is_none() {
+        return Ok(());
+    }
+    let prologue = super::channel::prologue(client_hello, server_hello);
+    let keys = identity.map(|i| &i.keys);
+    let authorized = |key: &[u8; 32]| identity.is_some_and(|i| i.driver(key).is_some());
+    let Err(e) = stream.respond(Proof { token, keys }, &prologue, &authorized) else {
+        return Ok(());
+    };
+    // An unknown driver key counts as a wrong token: the same back-off holds both.
+    if matches!(
+        e,
+        HandshakeError::WrongToken | HandshakeError::Unauthorized(_)
+    ) {
+        if let Ok(peer) = stream.peer_addr() {
+            state.admission.failed(peer.ip());
+        }
+    }
+    Err(refuse(ErrorCode::Auth, handshake_refusal(e)))
 }
 
 /// What the log and the client are told of a failed handshake.
@@ -378,6 +417,9 @@ fn handshake_refusal(e: super::channel::HandshakeError) -> String {
         super::channel::HandshakeError::WrongToken => {
             "wrong token: the handshake does not match this server's --token-file".into()
         }
+        e @ super::channel::HandshakeError::Unauthorized(_) => format!(
+            "{e}; add the line of the driver's FILE.pub (`bytepath keygen --identity FILE`) there"
+        ),
         other => other.to_string(),
     }
 }

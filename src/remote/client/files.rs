@@ -1,6 +1,7 @@
 //! file study over two hosts (`file --remote`): the control session that asks `bytepath
 //! server` to write, prepare and send each test file, as the study's `FileServer`.
 use super::{resolve, RemotePeer, FILE_DATA_IDLE, STEP_TIMEOUT};
+use crate::config::remote::DriverIdentity;
 use crate::config::{RemoteRun, Target};
 use crate::error::Error;
 use crate::file::server::{FileSent, FileServer, FileSession as Session};
@@ -16,23 +17,28 @@ use std::time::{Duration, Instant};
 pub struct RemoteFiles {
     target: Target,
     token: Option<Vec<u8>>,
+    identity: Option<DriverIdentity>,
 }
 
 impl RemoteFiles {
     /// Asks the server now whether it is there, takes this client and serves files, so a
     /// wrong address or an older server is one error before any transfer.
     pub fn connect(remote: &RemoteRun) -> Result<RemoteFiles, Error> {
-        RemotePeer::new(remote.target.clone(), remote.token.clone(), false).check_file()?;
+        RemotePeer::new(remote.target.clone(), remote.token.clone(), false)
+            .with_identity(remote.identity.clone())
+            .check_file()?;
         Ok(RemoteFiles {
             target: remote.target.clone(),
             token: remote.token.clone(),
+            identity: remote.identity.clone(),
         })
     }
 }
 
 impl FileServer for RemoteFiles {
     fn open(&self, request: &FileRequest) -> Result<(Box<dyn Session>, TcpStream), Error> {
-        let peer = RemotePeer::new(self.target.clone(), self.token.clone(), false);
+        let peer = RemotePeer::new(self.target.clone(), self.token.clone(), false)
+            .with_identity(self.identity.clone());
         let (session, data) = peer.open_file(request)?;
         Ok((Box::new(session), data))
     }

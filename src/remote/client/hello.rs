@@ -2,9 +2,11 @@
 //! hello is told apart from a bytepath server that refuses, and for a peer run refused without
 //! detail), the version and capability checks, and the Noise handshake keyed by the token.
 use super::{resolve, RemotePeer, STEP_TIMEOUT};
+use crate::config::remote::{DriverIdentity, KEY_BYTES};
 use crate::config::Target;
 use crate::error::Error;
-use crate::remote::channel::{ControlStream, HandshakeError, Refusal};
+use crate::remote::channel::{ControlStream, HandshakeError, Proof, Refusal};
+use crate::remote::identity;
 use crate::remote::protocol::{self, Message, VERSION};
 use crate::remote::{capabilities, REVERSE, SERVERS};
 use std::net::TcpStream;
@@ -103,7 +105,7 @@ impl RemotePeer {
                 version,
                 secure,
                 capabilities,
-                random: _,
+                ..
             }) => {
                 self.server_capabilities = capabilities;
                 (version, secure)
@@ -143,44 +145,109 @@ impl RemotePeer {
     }
 
     /// The Noise handshake keyed by the token, when the server runs with one; a server
-    /// without one (`--insecure`) is taken only by a client without one, with a warning.
+    /// without one (`--insecure`) is taken only by a client without one, with a warning. With
+    /// `--identity` the handshake is IK toward the key the server's hello announced, once
+    /// `--trusted-servers` holds it: a server announcing another key, or none, is refused
+    /// before any request.
     fn secure_channel(
         &mut self,
         secure: bool,
         client_hello: &[u8],
         server_hello: &[u8],
     ) -> Result<(), Error> {
-        let token = self.token.clone();
-        match (secure, token) {
-            (true, Some(token)) => {
-                let prologue = crate::remote::channel::prologue(client_hello, server_hello);
-                match self.stream().client_handshake(&token, &prologue) {
-                    Ok(()) => Ok(()),
-                    Err(HandshakeError::Answered(Refusal(code, message))) => {
-                        Err(self.refused(code, &message))
-                    }
-                    Err(HandshakeError::WrongToken) => Err(crate::error::ConfigError(format!(
-                        "--remote {}: the server could not prove it holds this --token-file (a different token, or the connection was altered on the way)",
-                        self.target
-                    ))
-                    .into()),
-                    Err(e) => Err(self.fail(e)),
-                }
+        let (token, identity) = (self.token.clone(), self.identity.clone());
+        let server_key = self.trusted_server_key(identity.as_ref(), server_hello)?;
+        let prologue = crate::remote::channel::prologue(client_hello, server_hello);
+        match (secure, token.as_deref(), server_key) {
+            (true, token, Some(key)) => {
+                let keys = identity.as_ref().map(|i| &i.keys);
+                self.prove(Proof { token, keys }, Some(&key), &prologue)
             }
-            (true, None) => Err(crate::error::ConfigError(format!(
+            (true, Some(token), None) => self.prove(Proof::token(token), None, &prologue),
+            (true, None, None) => Err(crate::error::ConfigError(format!(
                 "--remote {}: the server requires a token; give the same one with --token-file",
                 self.target
             ))
             .into()),
-            (false, Some(_)) => Err(crate::error::ConfigError(format!(
+            (false, Some(_), _) => Err(crate::error::ConfigError(format!(
                 "--remote {}: the server runs --insecure (no token), so it cannot prove it holds this --token-file; refused",
                 self.target
             ))
             .into()),
-            (false, None) => {
+            (false, None, _) => {
                 warn_insecure(&self.target);
                 Ok(())
             }
+        }
+    }
+
+    /// The server key the handshake is to prove: the one its hello announces, when this
+    /// driver has an identity and its `--trusted-servers` holds that key. A server without an
+    /// identity is refused by a driver with one, and the other way round.
+    fn trusted_server_key(
+        &self,
+        identity: Option<&DriverIdentity>,
+        server_hello: &[u8],
+    ) -> Result<Option<[u8; KEY_BYTES]>, Error> {
+        let refuse = |why: String| -> Error {
+            crate::error::ConfigError(format!("--remote {}: {why}", self.target)).into()
+        };
+        let announced = match protocol::parse(server_hello) {
+            Ok(Message::ServerHello { identity, .. }) => identity,
+            _ => None,
+        };
+        let announced = announced
+            .map(|hex| identity::parse_key(&hex).ok_or(hex))
+            .transpose()
+            .map_err(|hex| {
+                refuse(format!(
+                    "the server's hello announces {:?}, which is no public key; refused",
+                    crate::remote::escaped(&hex)
+                ))
+            })?;
+        match (identity, announced) {
+            (None, None) => Ok(None),
+            (Some(_), None) => Err(refuse(
+                "the server has no --identity, so it cannot prove it is one of --trusted-servers; refused".into(),
+            )),
+            (None, Some(key)) => Err(refuse(format!(
+                "the server (key {}) takes only drivers with an identity; give --identity FILE and --trusted-servers FILE",
+                identity::fingerprint(&key)
+            ))),
+            (Some(mine), Some(key)) => match identity::find(&mine.trusted_servers, &key) {
+                Some(_) => Ok(Some(key)),
+                None => Err(refuse(format!(
+                    "the server's key {} is not among --trusted-servers; refused before any request (add the line of that server's FILE.pub if it is one of yours)",
+                    identity::fingerprint(&key)
+                ))),
+            },
+        }
+    }
+
+    /// Runs the handshake: what the server answers, or what this side concludes.
+    fn prove(
+        &mut self,
+        proof: Proof<'_>,
+        server_key: Option<&[u8; KEY_BYTES]>,
+        prologue: &[u8],
+    ) -> Result<(), Error> {
+        match self.stream().initiate(proof, server_key, prologue) {
+            Ok(()) => Ok(()),
+            Err(HandshakeError::Answered(Refusal(code, message))) => {
+                Err(self.refused(code, &message))
+            }
+            Err(HandshakeError::WrongToken) => {
+                let what = match server_key {
+                    Some(_) => "this --token-file and the key its hello announced",
+                    None => "this --token-file",
+                };
+                Err(crate::error::ConfigError(format!(
+                    "--remote {}: the server could not prove it holds {what} (a different token, or the connection was altered on the way)",
+                    self.target
+                ))
+                .into())
+            }
+            Err(e) => Err(self.fail(e)),
         }
     }
 
@@ -231,6 +298,7 @@ mod tests {
             capabilities: vec![],
             random: "00".into(),
             secure: true,
+            identity: None,
         })
         .unwrap();
         assert_eq!(other_version(&this), None);

@@ -36,8 +36,9 @@ impl RemoteServers {
                 .into())
             }
         };
-        let system =
-            RemotePeer::for_servers(run.target.clone(), run.token.clone()).check_system()?;
+        let system = RemotePeer::for_servers(run.target.clone(), run.token.clone())
+            .with_identity(run.identity.clone())
+            .check_system()?;
         Ok(Box::new(RemoteServers {
             run: run.clone(),
             addr,
@@ -56,7 +57,8 @@ impl ServersHost for RemoteServers {
     }
 
     fn start(&self, setup: ServerSetup<'_>, clients: usize) -> Result<Started, Error> {
-        let peer = RemotePeer::for_servers(self.run.target.clone(), self.run.token.clone());
+        let peer = RemotePeer::for_servers(self.run.target.clone(), self.run.token.clone())
+            .with_identity(self.run.identity.clone());
         peer.servers_run(setup, clients)
     }
 }

@@ -1,7 +1,10 @@
 //! The server's one line per session on stderr: text (escaped, so a client's bytes cannot forge
 //! log lines or terminal sequences) or, with `--log-format json`, one JSON object, the audit
-//! line: when, from where, who (the identity the handshake proved), and what came of it.
+//! line: when, from where, who (the identity the handshake proved: the driver's key by name
+//! and fingerprint, or the token), and what came of it.
+use crate::config::remote::KEY_BYTES;
 use crate::remote::escaped;
+use crate::remote::identity::{describe, fingerprint, ServerIdentity};
 use crate::remote::protocol::{ErrorCode, Message, RunRequest};
 
 /// What a session that was not refused did: what ran here, the bytes it moved, and the
@@ -34,8 +37,9 @@ impl From<&str> for Served {
 pub(super) struct SessionLine<'a> {
     pub(super) id: u64,
     pub(super) peer: &'a str,
-    /// "token" once the handshake proved it, "none (--insecure)", or `None` (not authenticated).
-    pub(super) identity: Option<&'static str>,
+    /// Who the handshake proved (`identity`): the driver's key, "token", "none (--insecure)",
+    /// or `None` (not authenticated).
+    pub(super) identity: Option<&'a str>,
     /// What the client asked for (its request, as it sent it), `None` before a request.
     pub(super) asked: Option<&'a str>,
     /// What ran here, `None` when nothing did.
@@ -73,6 +77,9 @@ impl SessionLine<'_> {
             None => self.detail.to_string(),
         };
         let mut fields = String::new();
+        if let Some(identity) = self.identity {
+            fields.push_str(&format!(" identity={identity:?}"));
+        }
         if let Some(asked) = self.asked {
             // Debug form: quotes and control characters escaped, so no field can be forged.
             fields.push_str(&format!(" asked={asked:?}"));
@@ -89,6 +96,26 @@ impl SessionLine<'_> {
             self.peer,
             escaped(&detail)
         )
+    }
+}
+
+/// Who the handshake proved, for the audit line: under Noise IK the driver's key, by its name
+/// in `--authorized-drivers` and its fingerprint (with "and token" when the token was proved
+/// too); "token" for a handshake keyed by the token alone.
+pub(super) fn identity(
+    driver: Option<[u8; KEY_BYTES]>,
+    server: Option<&ServerIdentity>,
+    token: bool,
+) -> String {
+    let Some(key) = driver else {
+        return "token".into();
+    };
+    let named = server.and_then(|i| i.driver(&key));
+    // The handshake refuses keys outside the list, so an unnamed key is only a fallback.
+    let key = named.map_or_else(|| format!("key {}", fingerprint(&key)), describe);
+    match token {
+        true => format!("{key} and token"),
+        false => key,
     }
 }
 
@@ -158,6 +185,43 @@ mod tests {
         assert!(text.starts_with("session 7 from 192.0.2.1:4000: refused (Limit): "));
         assert!(
             text.ends_with(" asked=\"run tcp stream 4096 B x1\\nforged\""),
+            "{text}"
+        );
+    }
+}
+
+#[cfg(test)]
+mod identity_tests {
+    use super::*;
+    use crate::config::remote::NamedKey;
+
+    #[test]
+    fn the_identity_names_the_drivers_key_by_its_name_and_fingerprint() {
+        let server = ServerIdentity {
+            keys: crate::remote::identity::generate().unwrap(),
+            authorized_drivers: vec![NamedKey {
+                key: [0xab; 32],
+                name: "laptop of ana".into(),
+            }],
+        };
+        let named = identity(Some([0xab; 32]), Some(&server), false);
+        assert_eq!(named, "key laptop of ana (abababababababab)");
+        let both = identity(Some([0xab; 32]), Some(&server), true);
+        assert_eq!(both, "key laptop of ana (abababababababab) and token");
+        assert_eq!(identity(None, None, true), "token");
+        let line = SessionLine {
+            id: 1,
+            peer: "127.0.0.1:9",
+            identity: Some(&named),
+            asked: Some("check (hello only)"),
+            ran: None,
+            bytes: None,
+            code: None,
+            detail: "checked",
+        };
+        let text = line.render(false);
+        assert!(
+            text.contains(" identity=\"key laptop of ana (abababababababab)\" asked="),
             "{text}"
         );
     }
