@@ -245,13 +245,18 @@ fn a_stranger_gets_no_echo_and_no_thread_from_a_servers_point_and_the_point_comp
     // The point's count is in: a third connection, even from the driver, is not served.
     let third = TcpStream::connect(("127.0.0.1", port));
     if let Ok(mut third) = third {
-        third.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+        third
+            .set_read_timeout(Some(Duration::from_secs(2)))
+            .unwrap();
         let _ = third.write_all(&[7u8; 64]);
         let mut echo = [0u8; 64];
         assert!(third.read_exact(&mut echo).is_err(), "a third was echoed");
     }
     // (The acceptor itself may have ended once the count was in.)
-    assert!(threads(model) <= before + 2, "a third connection added a thread");
+    assert!(
+        threads(model) <= before + 2,
+        "a third connection added a thread"
+    );
     protocol::write_message(&mut s, &Message::ServersWindow).unwrap();
     protocol::write_message(&mut s, &Message::ServersStop).unwrap();
     let Message::ServersReport { report } = protocol::read_message(&mut s).unwrap() else {
