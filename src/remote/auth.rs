@@ -43,7 +43,7 @@ pub fn read_token(path: &std::path::Path) -> Result<Vec<u8>, String> {
     } else {
         std::fs::metadata(path)
             .map_err(|e| format!("--token-file {}: cannot be read: {e}", path.display()))
-            .and_then(|meta| private_enough(path, &meta))?;
+            .and_then(|meta| private_enough("--token-file", path, &meta))?;
         std::fs::read(path)
     }
     .map_err(|e| format!("--token-file {}: cannot be read: {e}", path.display()))?;
@@ -63,13 +63,17 @@ pub fn read_token(path: &std::path::Path) -> Result<Vec<u8>, String> {
     Ok(token)
 }
 
-/// A token file may be read by its owner only, as ssh asks of a private key: one that group
-/// or others may read (or write, and so replace the token with one they know) is refused with
-/// the fix. One exception, PostgreSQL's rule for its key file: a file root owns may be read by
+/// A secret file (a token file, an `--identity` key) may be read by its owner only, as ssh
+/// asks of a private key: one that group or others may read (or write, and so replace the
+/// secret with one they know) is refused with the fix; `flag` names the option. One exception, PostgreSQL's rule for its key file: a file root owns may be read by
 /// its group, which is how a secret store hands a key to a service's group; a Kubernetes
 /// Secret volume with `fsGroup` makes every file root's, mode 0440, group fsGroup, whatever its
 /// `defaultMode` says.
-fn private_enough(path: &std::path::Path, meta: &std::fs::Metadata) -> Result<(), String> {
+pub(super) fn private_enough(
+    flag: &str,
+    path: &std::path::Path,
+    meta: &std::fs::Metadata,
+) -> Result<(), String> {
     use std::os::unix::fs::MetadataExt;
     let mode = meta.mode() & 0o777;
     let open = if meta.uid() == 0 { 0o037 } else { 0o077 };
@@ -82,7 +86,7 @@ fn private_enough(path: &std::path::Path, meta: &std::fs::Metadata) -> Result<()
         "its group"
     };
     Err(format!(
-        "--token-file {0}: mode {mode:04o} lets {who} read or change the token; allowed: a file only its owner may read: run `chmod 600 {0}`",
+        "{flag} {0}: mode {mode:04o} lets {who} read or change it; allowed: a file only its owner may read: run `chmod 600 {0}`",
         path.display()
     ))
 }

@@ -172,7 +172,7 @@ fn create_new(path: &Path, mode: u32, text: &str) -> Result<(), String> {
 pub fn read_identity(flag: &str, path: &Path) -> Result<KeyPair, String> {
     let meta = std::fs::metadata(path)
         .map_err(|e| format!("{flag} {}: cannot be read: {e}", path.display()))?;
-    owner_only(flag, path, meta.permissions().mode())?;
+    super::auth::private_enough(flag, path, &meta)?;
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("{flag} {}: cannot be read: {e}", path.display()))?;
     let mut lines = meaningful_lines(&text);
@@ -190,19 +190,6 @@ pub fn read_identity(flag: &str, path: &Path) -> Result<KeyPair, String> {
         public: public_of(&private),
         private,
     })
-}
-
-/// Refuses a secret file whose mode lets group or others read or write it.
-pub fn owner_only(flag: &str, path: &Path, mode: u32) -> Result<(), String> {
-    match mode & 0o077 {
-        0 => Ok(()),
-        _ => Err(format!(
-            "{flag} {}: group or others may read or write it (mode {:04o}); allowed: a file only its owner may read: chmod 600 {}",
-            path.display(),
-            mode & 0o7777,
-            path.display()
-        )),
-    }
 }
 
 /// A list of public keys (`--authorized-drivers`, `--trusted-servers`): lines `<hex> [name]`,
@@ -291,9 +278,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("host");
         write_identity(&path, "n").unwrap();
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o640)).unwrap();
+        // Others, not only the group: a file root owns may be read by its group (`auth`).
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
         let why = read_identity("--identity", &path).unwrap_err();
-        assert!(why.contains("mode 0640"), "{why}");
+        assert!(why.contains("mode 0644"), "{why}");
         assert!(
             why.contains(&format!("chmod 600 {}", path.display())),
             "{why}"
