@@ -3,9 +3,8 @@
 //! the server answered: a record whose error is the fixed sentence (no detail: no oracle of
 //! the port), `busy` (another run held the server), or anything else (the first printed).
 //! Usage: hostile_peer SERVER TOKEN_FILE PEER N THREADS
-use bytepath::remote::channel::{self, ControlStream};
-use bytepath::remote::protocol::{self, Message, RunRequest, VERSION};
-use std::net::TcpStream;
+use bytepath::remote::client::raw::token_session;
+use bytepath::remote::protocol::{self, Message, RunRequest};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
@@ -15,27 +14,7 @@ fn request() -> RunRequest {
 
 /// One peer run: "fixed", "busy", or what else came back.
 fn one(server: &str, token: &[u8], peer: &str) -> Result<&'static str, String> {
-    let mut s = ControlStream::plain(TcpStream::connect(server).map_err(|e| e.to_string())?);
-    s.set_read_timeout(Some(Duration::from_secs(30)))
-        .map_err(|e| e.to_string())?;
-    let hello = protocol::encode(&Message::ClientHello {
-        version: VERSION,
-        capabilities: vec![],
-    })
-    .map_err(|e| e.to_string())?;
-    protocol::write_frame(&mut s, &hello).map_err(|e| e.to_string())?;
-    let answer = protocol::read_frame(&mut s).map_err(|e| e.to_string())?;
-    if let Ok(Message::Busy { message }) = protocol::parse(&answer) {
-        return Err(format!("turned away at its hello: {message}"));
-    }
-    let prologue = channel::prologue(&hello, &answer);
-    s.client_handshake(token, &prologue)
-        .map_err(|e| e.to_string())?;
-    // The server's release and kernel come first, once authenticated.
-    match protocol::read_message(&mut s).map_err(|e| e.to_string())? {
-        Message::System { .. } => {}
-        other => return Err(format!("a {} message instead of its system", other.kind())),
-    }
+    let (mut s, _) = token_session(server, token, Duration::from_secs(30))?;
     let run = Message::PeerRun {
         peer: peer.into(),
         src: "hostile".into(),

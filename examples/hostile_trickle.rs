@@ -5,8 +5,9 @@
 //! and when the server ended the session, both from the request:
 //! `received N bytes, flow ended after N ms, session ended after N ms`.
 //! Usage: hostile_trickle SERVER TOKEN_FILE go|stop DURATION_MS
-use bytepath::remote::channel::{self, ControlStream};
-use bytepath::remote::protocol::{self, Message, RunRequest, VERSION};
+use bytepath::remote::channel::ControlStream;
+use bytepath::remote::client::raw::token_session;
+use bytepath::remote::protocol::{self, Message, RunRequest};
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
@@ -14,22 +15,6 @@ use std::time::{Duration, Instant};
 fn fail(what: &str) -> ! {
     eprintln!("hostile_trickle: {what}");
     std::process::exit(1)
-}
-
-/// Hello and the handshake, as any client.
-fn authenticated(server: &str, token: &[u8]) -> ControlStream {
-    let tcp = TcpStream::connect(server).unwrap_or_else(|e| fail(&e.to_string()));
-    let mut s = ControlStream::plain(tcp);
-    let hello = protocol::encode(&Message::ClientHello {
-        version: VERSION,
-        capabilities: vec![],
-    })
-    .unwrap_or_else(|e| fail(&e.to_string()));
-    protocol::write_frame(&mut s, &hello).unwrap_or_else(|e| fail(&e.to_string()));
-    let answer = protocol::read_frame(&mut s).unwrap_or_else(|e| fail(&e.to_string()));
-    s.client_handshake(token, &channel::prologue(&hello, &answer))
-        .unwrap_or_else(|e| fail(&format!("handshake: {e:?}")));
-    s
 }
 
 /// The run asked, its flow joined; returns the flow once `Ready` came.
@@ -67,7 +52,8 @@ fn main() {
     });
     let duration_ms: u64 = duration_ms.parse().unwrap_or_else(|_| fail("DURATION_MS"));
     let host = server.rsplit_once(':').map_or("127.0.0.1", |(h, _)| h);
-    let mut s = authenticated(server, &token);
+    let (mut s, _) =
+        token_session(server, &token, Duration::from_secs(30)).unwrap_or_else(|e| fail(&e));
     let asked = Instant::now();
     let mut flow = joined(&mut s, host, duration_ms);
     if mode == "stop" {

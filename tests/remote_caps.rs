@@ -5,7 +5,7 @@
 //! `servers` point's model closes a stranger's connection (no echo, no thread) while the
 //! driver's clients are served and the point completes.
 mod common;
-use bytepath::remote::channel::{self, ControlStream};
+use bytepath::remote::channel::ControlStream;
 use bytepath::remote::protocol::{self, Message, RunRequest};
 use common::{bytepath, Server};
 use std::io::{Read, Write};
@@ -22,14 +22,7 @@ fn keygen(dir: &std::path::Path) -> String {
 /// A session that has proved the token, ready for its request.
 fn authenticated(server: &Server, token_file: &str) -> ControlStream {
     let token = bytepath::remote::auth::read_token(token_file.as_ref()).unwrap();
-    let (mut s, hello, answer) = common::send_hello(&server.address());
-    s.client_handshake(&token, &channel::prologue(&hello, &answer))
-        .unwrap();
-    // The server's release and kernel come first, once the client is authenticated.
-    match protocol::read_message(&mut s).unwrap() {
-        Message::System { .. } => s,
-        other => panic!("expected its system, got {}", other.kind()),
-    }
+    common::token_session(&server.address(), &token)
 }
 
 /// Asks for `request` and joins its one tcp flow; returns the flow once `Ready` came.

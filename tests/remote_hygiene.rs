@@ -4,7 +4,7 @@
 //! server's log only; and a refused peer run takes the same time whatever refused it (a port
 //! outside the list, a closed port, a silent service), so the server is no port scanner.
 mod common;
-use bytepath::remote::channel::{self, ControlStream};
+use bytepath::remote::channel::ControlStream;
 use bytepath::remote::protocol::{self, Message, RunRequest};
 use common::{bytepath, Server};
 use std::io::{BufRead, Write};
@@ -73,15 +73,7 @@ fn a_token_file_others_may_read_is_refused_with_the_fix_and_stdin_is_exempt() {
 
 /// An authenticated control session with `server`.
 fn session(server: &Server) -> ControlStream {
-    let (mut s, hello, answer) = common::send_hello(&server.address());
-    let prologue = channel::prologue(&hello, &answer);
-    s.client_handshake(TOKEN.as_bytes(), &prologue)
-        .unwrap_or_else(|e| panic!("handshake: {e}"));
-    // The server's release and kernel come first, once the client is authenticated.
-    match protocol::read_message(&mut s).unwrap() {
-        Message::System { .. } => s,
-        other => panic!("expected its system, got {}", other.kind()),
-    }
+    common::token_session(&server.address(), TOKEN.as_bytes())
 }
 
 /// Asks `server` for a peer run toward `peer`: the answer and how long it took.

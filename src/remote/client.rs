@@ -24,6 +24,7 @@ mod canary;
 mod files;
 mod hello;
 mod peer;
+pub mod raw;
 mod servers;
 mod watch;
 pub use files::RemoteFiles;

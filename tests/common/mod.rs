@@ -340,3 +340,12 @@ pub fn send_hello(address: &str) -> (bytepath::remote::channel::ControlStream, V
     let answer = protocol::read_frame(&mut s).unwrap();
     (s, hello, answer)
 }
+
+/// An authenticated control session with the server at `address` (hellos, the token's
+/// handshake, the server's system read), for tests that then speak the protocol by hand.
+pub fn token_session(address: &str, token: &[u8]) -> bytepath::remote::channel::ControlStream {
+    let timeout = std::time::Duration::from_secs(20);
+    bytepath::remote::client::raw::token_session(address, token, timeout)
+        .unwrap_or_else(|e| panic!("{address}: {e}"))
+        .0
+}
