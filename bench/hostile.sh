@@ -18,10 +18,30 @@
 # threads and RSS before, and after the last kind once its connections are closed (target:
 # within 10 % of the start), split into anonymous and file-backed pages (the binary's code
 # first run by a kind counts), and again once glibc returned its free pages (malloc_trim(0),
-# called by gdb when present: what the allocator only keeps). The spoofed kind needs root, ip and python3 (else it says why it is
-# skipped). Environment: N=1000 BIN=target/release/bytepath
+# called by gdb when present: what the allocator only keeps). Last, the kinds of issue 37, each a
+# script of its own under bench/hostile/ with its own server, printed as one table: idle sockets
+# from two addresses, a replayed first message then a trickle, a token holder trickling
+# instead of `go` under caps, silent health connections, a stranger at a servers point's model
+# (KINDS=none skips them; KINDS=only runs nothing else). The spoofed kind needs root, ip and
+# python3 (else it says why it is skipped). Environment: N=1000 BIN=target/release/bytepath
 set -euo pipefail
 N=${N:-1000}
+KINDS=${KINDS:-all}
+kinds_table() { # issue 37's kinds, one row each, from bench/hostile/*.sh
+  [ "$KINDS" = none ] && return
+  echo
+  echo "| kind | what the hostile side did | legitimate driver | capped run stopped after | health probes answered | stranger: echo bytes / threads added |"
+  echo "|---|---|---|---|---|---|"
+  for kind in idle_sockets replay_trickle trickle_go health_silent servers_stranger; do
+    BIN=$BIN bash "bench/hostile/$kind.sh" || echo "| $kind | failed (exit $?) | | | | |"
+  done
+}
+if [ "$KINDS" = only ]; then
+  [ -x "${BIN:-target/release/bytepath}" ] || cargo build --release --quiet
+  BIN=${BIN:-target/release/bytepath}
+  kinds_table
+  exit 0
+fi
 BIN=${BIN:-target/release/bytepath}
 [ -x "$BIN" ] || cargo build --release --quiet
 PEER_BIN=${PEER_BIN:-$(dirname "$BIN")/examples/hostile_peer}
@@ -185,3 +205,4 @@ log_count() { grep -c "$1" "$dir/server.log" || true; }
 echo "server log: $(wc -l < "$dir/server.log") lines: $(log_count ': turned away: ') turned away," \
   "$(log_count ': refused (') refused before or at authentication, $(log_count ' held back over ') summaries of held-back lines," \
   "$(log_count ': peer run ') peer runs, $(log_count ' ran="tcp') driver runs"
+kinds_table
