@@ -18,7 +18,8 @@ pub struct ServerArgs {
     /// The most flows (threads) a client may ask for.
     #[arg(long, default_value = "64")]
     pub max_threads: String,
-    /// The longest measured time (and warm-up) a client may ask for.
+    /// The longest a run may take from its request: warm-up and measured time together, and the
+    /// waits for its data connections and its `go`.
     #[arg(long, default_value = "60s")]
     pub max_duration: String,
     /// `bytepath servers --remote`: the most client connections one point may ask for.
