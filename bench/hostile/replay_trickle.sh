@@ -7,7 +7,7 @@
 # protocol version 4: the replay completed the handshake, and the encrypted read had no
 # deadline). Meanwhile a legitimate driver from 127.0.0.1 runs `run --remote` (rr, 4K, 1 s).
 # Targets: every replay is refused as a wrong token (or turned away busy, once 127.0.0.2 has
-# presented 5 wrong tokens or holds its share of connections) and closed within the 5 s
+# presented 5 wrong tokens, or evicted by the next one from 127.0.0.2) and closed within the 5 s
 # deadline; the driver succeeds within 5 s of its start. Prints one markdown table row for
 # bench/hostile.sh.
 # Environment: K=8 BIN=target/release/bytepath (else target/debug/bytepath)
@@ -58,7 +58,7 @@ import json, socket, struct, sys, threading, time
 port, d, k = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
 recorded = open(f"{d}/recorded", "rb").read()
 lock = threading.Lock()
-refused, busy, closed_ms = [0], [0], []
+refused, busy, evicted, closed_ms = [0], [0], [0], []
 def frames(buf):
     out = []
     while len(buf) >= 4 and len(buf) >= 4 + struct.unpack(">I", buf[:4])[0]:
@@ -89,16 +89,18 @@ def one():
         return  # still open after 30 s
     with lock:
         closed_ms.append(int((time.monotonic() - t0) * 1000))
-        for body in frames(got):
-            m = json.loads(body) if body[:1] == b"{" else {}
-            if m.get("type") == "error" and m.get("code") == "auth":
-                refused[0] += 1
-            elif m.get("type") == "busy":
-                busy[0] += 1
+        answers = [json.loads(b) if b[:1] == b"{" else {} for b in frames(got)]
+        if any(m.get("type") == "error" and m.get("code") == "auth" for m in answers):
+            refused[0] += 1
+        elif any(m.get("type") == "busy" for m in answers):
+            busy[0] += 1
+        else:
+            evicted[0] += 1
 ts = [threading.Thread(target=one) for _ in range(k)]
 [t.start() for t in ts]; [t.join() for t in ts]
 worst = max(closed_ms) if closed_ms else "-"
-print(f"{refused[0]}/{k} refused as a wrong token, {busy[0]}/{k} turned away busy (the per-address cap or back-off), "
+print(f"{refused[0]}/{k} refused as a wrong token, {busy[0]}/{k} turned away busy (the back-off), "
+      f"{evicted[0]}/{k} closed unanswered (evicted by a newer connection from 127.0.0.2, one place a source), "
       f"{len(closed_ms)}/{k} closed, the last after {worst} ms")
 PY
 )

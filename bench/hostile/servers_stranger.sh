@@ -5,7 +5,9 @@
 # (threaded model, 2 clients, 3 s) from 127.0.0.1. While its point runs, a stranger from
 # 127.0.0.2 connects to the point's model (found as the server's forked child and its
 # listening socket), sends one 64-byte request and waits 3 s for an echo; the model's threads
-# are read from /proc/PID/status before (once the driver's clients are in) and after.
+# are read from /proc/PID/status before (once the driver's clients are in) and after. The model
+# shuts its listener once the driver's connections are in, so the stranger, coming then, is
+# refused by the kernel; one that came earlier is closed right after accept.
 # Targets: the stranger gets no echo and adds no thread; the driver's point completes within
 # its time plus 5 s. Needs python3. Prints one markdown table row.
 # Environment: BIN=target/release/bytepath (else the debug one).
@@ -33,7 +35,7 @@ port=$(awk '{print $5}' "$dir/line" | sed 's/.*://')
   echo "$rc $(( (t1 - t0) / 1000000 ))" > "$dir/driver"
 ) &
 driver_job=$!
-# "ECHOED THREADS_ADDED" or "- -" when no model was found in time.
+# "THREADS_ADDED ECHOED" or "- -" when no model was found in time.
 stranger=$(timeout 30 python3 - "$server" <<'PY'
 import os, socket, sys, time
 server = sys.argv[1]
@@ -59,10 +61,14 @@ def listening_port(pid):
             continue
         if link.startswith("socket:["):
             inodes.add(link[8:-1])
-    for line in open(f"/proc/{pid}/net/tcp").readlines()[1:]:
-        f = line.split()
-        if f[3] == "0A" and f[9] in inodes:
-            return int(f[1].split(":")[1], 16)
+    rows = [line.split() for line in open(f"/proc/{pid}/net/tcp").readlines()[1:]]
+    mine = [f for f in rows if f[9] in inodes]
+    # Listening, or (once the listener is shut at the driver's count) the port its accepted
+    # connections hold.
+    for state in ("0A", "01"):
+        for f in mine:
+            if f[3] == state:
+                return int(f[1].split(":")[1], 16)
     return None
 
 def threads(pid):
@@ -79,7 +85,7 @@ while time.time() < deadline and port is None:
             port = listening_port(model)
         except OSError:
             port = None
-    time.sleep(0.02)
+    time.sleep(0.002)
 if port is None:
     print("- -")
     sys.exit(0)
@@ -92,21 +98,24 @@ while time.time() - still < 0.5:
         before, still = now, time.time()
 s = socket.socket()
 s.bind(("127.0.0.2", 0))
-s.connect(("127.0.0.1", port))
 s.settimeout(3)
 try:
+    s.connect(("127.0.0.1", port))
     s.sendall(b"x" * 64)
     echoed = len(s.recv(65536))
+except ConnectionRefusedError:
+    # The model stopped listening once the driver's connections were in.
+    echoed = "0 (refused: the listener was shut at the driver's count)"
 except (ConnectionResetError, BrokenPipeError):
-    echoed = 0
+    echoed = "0 (closed after accept)"
 except socket.timeout:
     echoed = "no answer in 3 s"
 time.sleep(0.2)
-print(echoed, threads(model) - before)
+print(threads(model) - before, echoed)
 PY
 )
 wait "$driver_job" || true
 read -r rc ms < "$dir/driver"
 driver="$([ "$rc" = 0 ] && echo ok || echo "failed($rc)") in $ms ms"
-read -r echoed added <<< "$stranger"
+read -r added echoed <<< "$stranger"
 echo "| servers_stranger | connected from 127.0.0.2 to a servers point's model (threaded, 2 clients) and sent one 64-byte request | legitimate driver: $driver | — | — | stranger: $echoed echo bytes / $added threads added |"
