@@ -28,12 +28,12 @@ pub struct DriverIdentityArgs {
     /// 0600), proved to a server started with --identity, which must list its FILE.pub in
     /// --authorized-drivers. Needs --trusted-servers.
     #[arg(long = "identity", value_name = "FILE")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub identity: Option<PathBuf>,
     /// With --identity: the server public keys this driver trusts, lines `<64 hex digits>
     /// [name]` (each server's FILE.pub); a server whose hello announces another key is refused
     /// before any request.
     #[arg(long, value_name = "FILE")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub trusted_servers: Option<PathBuf>,
 }

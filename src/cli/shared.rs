@@ -264,7 +264,7 @@ mod tests {
     use std::collections::BTreeMap;
 
     /// The flags more than one command takes, each declared once.
-    const SHARED: [&str; 30] = [
+    const SHARED: [&str; 31] = [
         "seed",
         "visits",
         "out",
@@ -295,10 +295,11 @@ mod tests {
         "settle-limit",
         "quiet-threshold",
         "bidir",
+        "trusted-servers",
     ];
 
     /// Names more than one command takes for different things, each declared by its command.
-    const APART: [(&str, &str); 8] = [
+    const APART: [(&str, &str); 9] = [
         ("sizes", "message sizes with each study's bounds and default; file's are file sizes"),
         ("threads", "run's one flow count against sweep's and mesh's lists"),
         ("mechanisms", "sweep's and mesh's send mechanisms, with their own defaults; file's ways to send a file"),
@@ -307,6 +308,7 @@ mod tests {
         ("size", "run's message (eight fields) against servers' request"),
         ("bytes", "run's count that ends the run against ipc's bytes per bandwidth point"),
         ("margin", "report's default is the margin its study recorded, every other command's 5 %"),
+        ("identity", "a driver's key with --remote, the server's own key, the file keygen writes"),
     ];
 
     /// Each command's long flags, by flag.
