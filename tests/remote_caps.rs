@@ -3,7 +3,8 @@
 //! trickles a frame instead of `Go` ends at its --max-duration cap; a run that goes on
 //! streaming while its client trickles a `Stop` is stopped at --max-bytes all the same; and a
 //! `servers` point's model closes a stranger's connection (no echo, no thread) while the
-//! driver's clients are served and the point completes.
+//! driver's clients are served and the point completes; and a file transfer whose client stops
+//! reading is shut at --max-duration from its go.
 mod common;
 use bytepath::remote::channel::ControlStream;
 use bytepath::remote::protocol::{self, Message, RunRequest};
@@ -268,4 +269,47 @@ fn a_stranger_gets_no_echo_and_no_thread_from_a_servers_point_and_the_point_comp
         protocol::read_message(&mut s).unwrap(),
         Message::Bye
     ));
+}
+
+#[test]
+fn a_file_client_that_stops_reading_is_cut_at_max_duration_from_its_go() {
+    let dir = tempfile::tempdir().unwrap();
+    let token = keygen(dir.path());
+    let caps = ["--token-file", &token, "--max-duration", "1s"];
+    let server = Server::start("5s", &caps);
+    let mut s = authenticated(&server, &token);
+    let request = serde_json::json!({"type": "file_run", "request": {"size": 64 << 20,
+        "mechanism": "sendfile", "chunk": 65536, "cache": "warm", "verify": false,
+        "counters": "none"}});
+    protocol::write_frame(&mut s, request.to_string().as_bytes()).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let Message::FileAccepted {
+        data_port, cookie, ..
+    } = protocol::read_message(&mut s).unwrap()
+    else {
+        panic!("no file_accepted")
+    };
+    let cookie = protocol::from_hex(&cookie).unwrap();
+    let mut flow = TcpStream::connect(("127.0.0.1", data_port)).unwrap();
+    flow.write_all(&bytepath::remote::data_tag(&cookie, 0))
+        .unwrap();
+    protocol::write_message(&mut s, &Message::FileGo { rep: 0 }).unwrap();
+    let go = Instant::now();
+    // The flow is never read: 64 MiB cannot fit the sockets' buffers, so the send blocks
+    // until the server's own cap shuts it and the session.
+    let closed = closed_at(&s).duration_since(go);
+    assert!(
+        closed >= Duration::from_millis(900) && closed < Duration::from_millis(2500),
+        "the session ended {closed:?} after its go"
+    );
+    drop(flow);
+    // The server is free again for an honest run.
+    let out = bytepath()
+        .args([
+            "run", "--json", "-m", "send", "-p", "rr", "-d", "300ms", "--warmup", "0s",
+        ])
+        .args(["--remote", &server.address(), "--token-file", &token])
+        .output()
+        .unwrap();
+    common::assert_success(&out);
 }

@@ -1,13 +1,16 @@
 //! file study: `bytepath server`'s side of `file --remote`. One control session is one
 //! transfer: the server writes the test file in a temporary folder of its own, prepares its
 //! page cache, takes one data connection, sends the file with the asked mechanism when the
-//! client says go, closes the connection (the client's EOF), reports its usage, and removes the
+//! client says go (within --max-duration of it, or a watchdog shuts the transfer and the
+//! session), closes the connection (the client's EOF), reports its usage, and removes the
 //! folder when the session ends, whatever happened.
+use super::watchdog::{Guarded, Watchdog};
 use super::{
     accept_flows, expect, out_of_order, refuse, send, Limits, Refusal, RunClaim, Served,
     ServerConfig, State,
 };
 use crate::config::{self, Pattern};
+use crate::engine::control::Control;
 use crate::error::ConfigError;
 use crate::file::mechanisms::FileMechanism;
 use crate::file::test_files::{self, ServedFile, TestFolder};
@@ -21,8 +24,8 @@ use std::fs::File;
 use std::io;
 use std::net::TcpStream;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Barrier;
-use std::time::Duration;
+use std::sync::{Arc, Barrier};
+use std::time::{Duration, Instant};
 
 /// How often the watcher looks at the client while the test file is written.
 const CLIENT_WATCH: Duration = Duration::from_millis(100);
@@ -124,14 +127,8 @@ fn serve_claimed(
     claim: &mut RunClaim<'_>,
 ) -> Result<(String, Option<u64>), Refusal> {
     let failed = |what: &str, e: io::Error| refuse(ErrorCode::Failed, format!("{what}: {e}"));
-    let temp = std::env::temp_dir();
-    let available =
-        test_files::available_space(&temp).map_err(|e| failed("the temporary folder", e))?;
-    test_files::check_space(&[request.size], &temp, available)
-        .map_err(|e| refuse(ErrorCode::Limit, e.0))?;
     // Removed on drop: on every return from here, refusals and failures included.
-    let folder = TestFolder::create(&temp).map_err(|e| failed("creating the test folder", e))?;
-    eprintln!("file study: test file in {}", folder.dir.display());
+    let folder = test_folder(request.size)?;
     let served = write_watched(stream, &folder, request, state.config.timeout)?;
     if checked.cache == Cache::Warm {
         study::read_through(&served).map_err(|e| failed("reading the test file", e))?;
@@ -143,7 +140,12 @@ fn serve_claimed(
         Message::FileGo { rep } => rep,
         other => return Err(out_of_order("file_go", &other)),
     };
-    let sent = send_file(flow, checked, &served);
+    let sent = send_capped(
+        stream,
+        flow,
+        (checked, &served),
+        state.config.limits.max_duration,
+    )?;
     let (server, syscalls, error) = match sent {
         Ok(side) => (Some(side.usage), Some(side.syscalls), None),
         Err(e) => (None, None, Some(format!("the server's send failed: {e}"))),
@@ -172,6 +174,60 @@ fn serve_claimed(
     let _ = stream.set_read_timeout(Some(Duration::from_secs(1)));
     let _ = protocol::read_message(stream);
     Ok((format!("{summary}; {} removed", dir.display()), bytes))
+}
+
+/// A temporary folder for a test file of `size` bytes, once the space for it is there.
+fn test_folder(size: u64) -> Result<TestFolder, Refusal> {
+    let failed = |what: &str, e: io::Error| refuse(ErrorCode::Failed, format!("{what}: {e}"));
+    let temp = std::env::temp_dir();
+    let available =
+        test_files::available_space(&temp).map_err(|e| failed("the temporary folder", e))?;
+    test_files::check_space(&[size], &temp, available)
+        .map_err(|e| refuse(ErrorCode::Limit, e.0))?;
+    let folder = TestFolder::create(&temp).map_err(|e| failed("creating the test folder", e))?;
+    eprintln!("file study: test file in {}", folder.dir.display());
+    Ok(folder)
+}
+
+/// Sends the file under the transfer's cap; a transfer the cap shut is refused (the session
+/// ends), one that failed otherwise is the send's error, told in `FileSent`.
+fn send_capped(
+    stream: &ControlStream,
+    flow: TcpStream,
+    (checked, served): (&Checked, &ServedFile),
+    cap: Duration,
+) -> Result<io::Result<transfer::ServerSide>, Refusal> {
+    let watchdog = transfer_cap(stream, &flow, cap)?;
+    let sent = send_file(flow, checked, served);
+    if watchdog.fired() {
+        return Err(refuse(
+            ErrorCode::Limit,
+            format!(
+                "the transfer passed --max-duration ({} ms from its go): the server shut it",
+                cap.as_millis()
+            ),
+        ));
+    }
+    Ok(sent)
+}
+
+/// The transfer's hard cap: a client that reads slowly (or not at all) holds the one run at a
+/// time no longer than `cap` from its go; then the flow and the control connection are shut,
+/// whatever the client does.
+fn transfer_cap(
+    stream: &ControlStream,
+    flow: &TcpStream,
+    cap: Duration,
+) -> Result<Watchdog, Refusal> {
+    let failed = |e: io::Error| refuse(ErrorCode::Failed, format!("the transfer's cap: {e}"));
+    let guarded = Guarded {
+        control: Arc::new(Control::new().map_err(failed)?),
+        endpoints: vec![Arc::new(Endpoint::socket(
+            flow.try_clone().map_err(failed)?,
+        ))],
+        stream: TcpStream::try_clone(stream).map_err(failed)?,
+    };
+    Watchdog::arm(Instant::now() + cap, guarded, None).map_err(failed)
 }
 
 /// The transfer's one data connection: a data port named in `FileAccepted` with the cookie
