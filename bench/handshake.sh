@@ -15,12 +15,15 @@ ROUNDS=${ROUNDS:-10}
 BIN=${BIN:-target/release/bytepath}
 [ -x "$BIN" ] || cargo build --release --quiet
 dir=$(mktemp -d)
-trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$dir"' EXIT
+# The servers start inside $(start …), a subshell: they are no jobs of this shell, so their
+# pids are kept in a file for the exit (else they outlive the bench, holding its descriptors).
+trap 'kill $(cat "$dir/pids" 2>/dev/null) $(jobs -p) 2>/dev/null; rm -rf "$dir"' EXIT
 (umask 077; head -c 32 /dev/urandom | base64 > "$dir/token")
 "$BIN" keygen --identity "$dir/server" --name server > /dev/null
 "$BIN" keygen --identity "$dir/driver" --name driver > /dev/null
 start() { # $@: server flags; prints the port
   "$BIN" server --port 0 "$@" > "$dir/line.$$" 2>/dev/null &
+  echo $! >> "$dir/pids"
   for _ in $(seq 100); do [ -s "$dir/line.$$" ] && break; sleep 0.05; done
   awk '{print $5}' "$dir/line.$$" | sed 's/.*://'
   rm -f "$dir/line.$$"

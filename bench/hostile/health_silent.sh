@@ -10,18 +10,10 @@
 # BIN=target/release/bytepath (or target/debug/bytepath when only that is built).
 set -euo pipefail
 S=${S:-5}
-BIN=${BIN:-target/release/bytepath}
-[ -x "$BIN" ] || BIN=target/debug/bytepath
-[ -x "$BIN" ] || { echo "no $BIN: cargo build first" >&2; exit 1; }
 command -v python3 > /dev/null || { echo "python3 is needed to bind 127.0.0.2" >&2; exit 1; }
-dir=$(mktemp -d)
-trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$dir"' EXIT
-"$BIN" keygen "$dir/token" > /dev/null
+source "$(dirname "$0")/kind.sh"
 health=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-"$BIN" server --port 0 --health-port "$health" --token-file "$dir/token" \
-  > "$dir/line" 2> "$dir/server.log" &
-for _ in $(seq 200); do [ -s "$dir/line" ] && break; sleep 0.05; done
-port=$(awk '{print $5}' "$dir/line" | sed 's/.*://')
+start_server --health-port "$health"
 timeout $((S + 30)) python3 - "$health" "$S" > "$dir/probes" <<'PY' &
 import socket, sys, threading, time
 port, seconds = int(sys.argv[1]), float(sys.argv[2])

@@ -11,18 +11,9 @@
 # BIN=target/release/bytepath (or target/debug/bytepath when only that is built).
 set -euo pipefail
 N=${N:-200}
-BIN=${BIN:-target/release/bytepath}
-[ -x "$BIN" ] || BIN=target/debug/bytepath
-[ -x "$BIN" ] || { echo "no $BIN: cargo build first" >&2; exit 1; }
 command -v python3 > /dev/null || { echo "python3 is needed to bind 127.0.0.2" >&2; exit 1; }
-dir=$(mktemp -d)
-trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$dir"' EXIT
-"$BIN" keygen "$dir/token" > /dev/null
-"$BIN" server --bind :: --port 0 --timeout 60s --token-file "$dir/token" \
-  > "$dir/line" 2> "$dir/server.log" &
-server=$!
-for _ in $(seq 200); do [ -s "$dir/line" ] && break; sleep 0.05; done
-port=$(awk '{print $5}' "$dir/line" | sed 's/.*://')
+source "$(dirname "$0")/kind.sh"
+start_server --bind :: --timeout 60s
 threads() { awk '/^Threads/{print $2}' "/proc/$server/status"; }
 before=$(threads)
 # The strangers: N idle sockets each, kept open until told to end (the file "done").

@@ -13,16 +13,8 @@
 # Environment: K=8 BIN=target/release/bytepath (else target/debug/bytepath)
 set -euo pipefail
 K=${K:-8}
-BIN=${BIN:-target/release/bytepath}
-[ -x "$BIN" ] || BIN=target/debug/bytepath
-[ -x "$BIN" ] || cargo build --quiet
-dir=$(mktemp -d)
-trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$dir"' EXIT
-"$BIN" keygen "$dir/token" > /dev/null 2>&1 || head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$dir/token"
-chmod 600 "$dir/token"
-"$BIN" server --port 0 --timeout 60s --token-file "$dir/token" > "$dir/line" 2> "$dir/server.log" &
-for _ in $(seq 100); do [ -s "$dir/line" ] && break; sleep 0.05; done
-port=$(awk '{print $5}' "$dir/line" | sed 's/.*://')
+source "$(dirname "$0")/kind.sh"
+start_server --timeout 60s
 # The recording: a relay that passes a legitimate run's first connection (its check) through.
 timeout 30 python3 - "$port" "$dir" "$BIN" <<'PY'
 import socket, subprocess, sys, struct, threading

@@ -12,18 +12,9 @@
 # its time plus 5 s. Needs python3. Prints one markdown table row.
 # Environment: BIN=target/release/bytepath (else the debug one).
 set -euo pipefail
-BIN=${BIN:-target/release/bytepath}
-[ -x "$BIN" ] || BIN=target/debug/bytepath
-[ -x "$BIN" ] || cargo build --quiet
 command -v python3 > /dev/null || { echo "| servers_stranger | skipped: python3 is needed to connect from 127.0.0.2 | — | — | — | — |"; exit 0; }
-dir=$(mktemp -d)
-server=
-trap '[ -n "$server" ] && kill "$server" 2>/dev/null; rm -rf "$dir"' EXIT
-"$BIN" keygen "$dir/token" > /dev/null
-timeout 120 "$BIN" server --port 0 --token-file "$dir/token" > "$dir/line" 2> "$dir/server.log" &
-server=$!
-for _ in $(seq 200); do [ -s "$dir/line" ] && break; sleep 0.05; done
-port=$(awk '{print $5}' "$dir/line" | sed 's/.*://')
+source "$(dirname "$0")/kind.sh"
+start_server
 (
   rc=0
   t0=$(date +%s%N)
@@ -48,9 +39,8 @@ def parent(pid):
     return stat.rsplit(")", 1)[1].split()[1]
 
 def forked_model():
-    # The server's pid is the timeout's child: the model is the server's own child.
-    servers = [p for p in os.listdir("/proc") if p.isdigit() and parent(p) == server]
-    return next((p for p in os.listdir("/proc") if p.isdigit() and parent(p) in servers), None)
+    # The model is the server's own child.
+    return next((p for p in os.listdir("/proc") if p.isdigit() and parent(p) == server), None)
 
 def listening_port(pid):
     inodes = set()

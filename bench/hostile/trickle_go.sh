@@ -9,23 +9,13 @@
 # (2 s from its request) having been sent no byte; the driver succeeds within 5 s.
 # Prints one markdown table row. Environment: BIN=target/release/bytepath (else the debug one).
 set -euo pipefail
-BIN=${BIN:-target/release/bytepath}
-[ -x "$BIN" ] || BIN=target/debug/bytepath
-[ -x "$BIN" ] || cargo build --quiet
+source "$(dirname "$0")/kind.sh"
 TRICKLE=${TRICKLE:-$(dirname "$BIN")/examples/hostile_trickle}
 if [ ! -x "$TRICKLE" ]; then
   case "$BIN" in */release/*) cargo build --release --quiet --example hostile_trickle ;;
                  *) cargo build --quiet --example hostile_trickle ;; esac
 fi
-dir=$(mktemp -d)
-server=
-trap '[ -n "$server" ] && kill "$server" 2>/dev/null; rm -rf "$dir"' EXIT
-"$BIN" keygen "$dir/token" > /dev/null
-timeout 120 "$BIN" server --port 0 --token-file "$dir/token" --max-bytes 1M --max-duration 1s \
-  > "$dir/line" 2> "$dir/server.log" &
-server=$!
-for _ in $(seq 200); do [ -s "$dir/line" ] && break; sleep 0.05; done
-port=$(awk '{print $5}' "$dir/line" | sed 's/.*://')
+start_server --max-bytes 1M --max-duration 1s
 # "received N bytes, flow ended after N ms, session ended after N ms"
 hostile=$(timeout 60 "$TRICKLE" "127.0.0.1:$port" "$dir/token" go 1000)
 received=$(echo "$hostile" | awk '{print $2}')
