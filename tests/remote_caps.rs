@@ -126,17 +126,35 @@ fn a_token_holder_trickling_instead_of_go_gets_no_byte_and_its_session_ends_at_t
         .output()
         .unwrap();
     common::assert_success(&out);
+    // The server's sender handed over the count and the message that opens the receiver's
+    // window, no more: a fast path cannot carry an honest run past --max-bytes while its stop
+    // travels.
+    let record: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(record["sides"][0]["side"], "sender");
+    assert_eq!(
+        record["sides"][0]["messages"],
+        8 + 1,
+        "{}",
+        record["sides"][0]
+    );
+    assert_eq!(record["sides"][1]["messages"], 8);
 }
 
 #[test]
-fn a_run_whose_client_trickles_its_stop_is_stopped_at_max_bytes_all_the_same() {
+fn a_run_whose_client_floods_and_trickles_its_stop_is_stopped_at_max_bytes_all_the_same() {
     let dir = tempfile::tempdir().unwrap();
     let token = keygen(dir.path());
     let caps = ["--max-bytes", "1M", "--max-duration", "10s"];
     let server = Server::start("5s", &[&["--token-file", &token][..], &caps].concat());
     let mut s = authenticated(&server, &token);
-    // Declares one 64 KiB message over a 10 s run, says go, reads everything, never stops.
-    let flow = joined(&mut s, counted_stream(64 << 10, 10_000));
+    // Declares one 64 KiB round trip over a 10 s run, says go, then asks without end and
+    // never stops: an rr server answers what comes (a stream sender keeps to the count).
+    let request = RunRequest {
+        total_bytes: Some(64 << 10),
+        ..RunRequest::plain(("tcp", "send", "rr"), 64 << 10, 10_000)
+    };
+    let flow = joined(&mut s, request);
+    let asking = flood(flow.try_clone().unwrap());
     let drained = drain(flow);
     protocol::write_message(&mut s, &Message::Go).unwrap();
     let went = Instant::now();
@@ -154,7 +172,18 @@ fn a_run_whose_client_trickles_its_stop_is_stopped_at_max_bytes_all_the_same() {
     assert!(took < Duration::from_secs(3), "the flow lasted {took:?}");
     drop(s);
     drop(server);
+    asking.join().unwrap();
     trickling.join().unwrap();
+}
+
+/// Writes 64 KiB requests on the flow until the server shuts it (or 20 s).
+fn flood(mut flow: TcpStream) -> std::thread::JoinHandle<()> {
+    std::thread::spawn(move || {
+        flow.set_write_timeout(Some(Duration::from_secs(20)))
+            .unwrap();
+        let request = vec![0u8; 64 << 10];
+        while flow.write_all(&request).is_ok() {}
+    })
 }
 
 /// The process whose parent is `pid` (the forked model of a servers point).

@@ -427,6 +427,7 @@ pub fn side_worker(
             .messages_per_flow
             .filter(|_| measured)
             .map(|share| (share, spec.threads)),
+        sends_at_most: None,
         stamp_every: match (spec.pattern, role) {
             (Pattern::Rr | Pattern::Crr, Role::Sender) => 1,
             _ => batch::messages_per_stamp(spec.message_size),

@@ -20,6 +20,9 @@ use std::time::{Duration, Instant};
 
 /// How long a zero-copy sender waits at the end for outstanding completions.
 const COMPLETION_WAIT: Duration = Duration::from_secs(2);
+/// How often a sender done with its messages looks at the schedule while it waits for the stop
+/// (the stop flag wakes it at once; the schedule's end does not).
+const IDLE_LOOK: Duration = Duration::from_millis(20);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -63,6 +66,10 @@ pub struct Worker {
     pub slices: Option<(Arc<SliceBoard>, Duration)>,
     /// On the measured side with `--messages`/`--bytes`: this flow's share, and the flow count.
     pub count: Option<(u64, usize)>,
+    /// A stream sender whose receiver counts elsewhere (a server's side of a counted run
+    /// without warm-up): it hands over at most this many messages, then waits for the stop, so
+    /// the run moves what its client declared and no more while the client's stop travels.
+    pub sends_at_most: Option<u64>,
     /// Messages per timestamp: 1 for the rr client, whose samples are round trips.
     pub stamp_every: u64,
     pub control: Arc<Control>,
@@ -279,6 +286,10 @@ impl Worker {
         let mut phase = self.stamp(window, &mut batch, start);
         let mut sent = 0u64;
         while phase != Phase::Stop {
+            if self.sends_at_most.is_some_and(|most| sent >= most) {
+                phase = self.idle_until_stop(window, &mut batch);
+                continue;
+            }
             mech.send_message(ep, sent)?;
             totals.bytes += size;
             totals.messages += 1;
@@ -289,6 +300,20 @@ impl Worker {
         }
         mech.finish(ep, Instant::now() + COMPLETION_WAIT)?;
         ep.finish_writing()
+    }
+
+    /// A sender past `sends_at_most`: its last batch stamped, its window closed there (what it
+    /// did ends with its last message, not with the wait), then asleep until the run's stop.
+    #[cold]
+    fn idle_until_stop(&self, window: &mut Window, batch: &mut Batch) -> Phase {
+        let now = Instant::now();
+        let mut phase = self.stamp(window, batch, now);
+        window.close_at(now);
+        while phase != Phase::Stop {
+            self.control.wait_for_stop(IDLE_LOOK);
+            phase = self.control.phase_at(Instant::now());
+        }
+        phase
     }
 
     /// The rr client: a request, its whole `answer`, a timestamp; the sample is the interval
@@ -414,10 +439,11 @@ mod tests {
     use std::os::unix::net::UnixStream;
 
     /// One stream flow of `size`-byte `send` messages over a socket pair, its receiver
-    /// counting to `share` if given, else measuring `measure` after `warmup`.
+    /// counting to `share` if given, else measuring `measure` after `warmup`; its sender
+    /// handing over at most `sends_at_most`, if given.
     fn stream_flow(
         size: usize,
-        share: Option<u64>,
+        (share, sends_at_most): (Option<u64>, Option<u64>),
         (warmup, measure): (Duration, Duration),
     ) -> [ThreadSample; 2] {
         let (a, b) = UnixStream::pair().unwrap();
@@ -431,6 +457,7 @@ mod tests {
             counters: CounterSelection::None,
             slices: None,
             count,
+            sends_at_most: sends_at_most.filter(|_| role == Role::Sender),
             stamp_every: super::super::batch::messages_per_stamp(size),
             control: control.clone(),
             start: start.clone(),
@@ -478,6 +505,7 @@ mod tests {
             counters: CounterSelection::None,
             slices: None,
             count,
+            sends_at_most: None,
             stamp_every,
             control: control.clone(),
             start: start.clone(),
@@ -535,6 +563,7 @@ mod tests {
             counters: CounterSelection::None,
             slices: None,
             count: None,
+            sends_at_most: None,
             stamp_every: 64,
             control: control.clone(),
             start: Arc::new(Barrier::new(1)),
@@ -574,7 +603,8 @@ mod tests {
     #[test]
     fn a_count_not_a_multiple_of_the_batch_is_met_exactly_and_every_message_is_a_sample() {
         let share = 3 * super::super::batch::MAX_MESSAGES + 5;
-        let [sender, receiver] = stream_flow(64, Some(share), (Duration::ZERO, Duration::ZERO));
+        let [sender, receiver] =
+            stream_flow(64, (Some(share), None), (Duration::ZERO, Duration::ZERO));
         assert_eq!(receiver.error, None);
         let window = receiver.window.as_ref().unwrap();
         assert_eq!(window.messages, share);
@@ -591,7 +621,7 @@ mod tests {
     #[test]
     fn batched_timestamps_count_each_window_message_once_on_both_sides() {
         let ms = Duration::from_millis;
-        let [sender, receiver] = stream_flow(256, None, (ms(20), ms(100)));
+        let [sender, receiver] = stream_flow(256, (None, None), (ms(20), ms(100)));
         assert_eq!((sender.error.clone(), receiver.error.clone()), (None, None));
         assert_eq!(
             receiver.total_messages, sender.total_messages,
@@ -603,5 +633,28 @@ mod tests {
             assert!(window.messages > 0 && window.messages <= side.total_messages);
             assert_eq!(histogram_count(side), window.messages, "{:?}", side.role);
         }
+    }
+
+    #[test]
+    fn a_sender_with_a_most_hands_over_exactly_that_and_waits_for_the_stop() {
+        let ms = Duration::from_millis;
+        let most = 2 * super::super::batch::MAX_MESSAGES + 7;
+        // Its peer counts one fewer (a server's side of a counted run: the receiver's first
+        // message opens its window uncounted): the run ends at the count.
+        let sends = (Some(most - 1), Some(most));
+        let [sender, receiver] = stream_flow(64, sends, (ms(0), ms(0)));
+        assert_eq!((sender.error.clone(), receiver.error.clone()), (None, None));
+        assert_eq!(sender.total_messages, most);
+        assert_eq!(receiver.total_messages, most, "nothing past the count");
+        assert_eq!(receiver.window.as_ref().unwrap().messages, most - 1);
+        // Nobody counts: the sender waits out the schedule, and its window ends at its last
+        // message, not with the wait.
+        let [sender, receiver] = stream_flow(64, (None, Some(most)), (ms(0), ms(300)));
+        assert_eq!(sender.total_messages, most);
+        assert_eq!(receiver.received_bytes, most * 64);
+        let window = sender.window.as_ref().unwrap();
+        assert_eq!(window.messages, most);
+        assert!(window.elapsed < ms(200), "{:?}", window.elapsed);
+        assert!(receiver.window.as_ref().unwrap().elapsed >= ms(300));
     }
 }

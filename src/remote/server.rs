@@ -430,7 +430,7 @@ fn run(stream: &mut ControlStream, request: &RunRequest, state: &State) -> Resul
     let Some(mut claim) = take_turn(stream, state) else {
         return Ok("busy: another run is in progress".into());
     };
-    let result = run::run_side(stream, &spec, request.reverse, state, &mut claim);
+    let result = run::run_side(stream, &spec, request, state, &mut claim);
     let what = format!(
         "{} {}{} {} B x{} {} for {} ms",
         spec.transport.name(),

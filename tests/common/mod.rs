@@ -143,13 +143,15 @@ pub fn has_command(name: &str) -> bool {
         .unwrap_or(false)
 }
 
-/// Fails the test with the child's stderr unless it exited 0.
+/// Fails the test with the child's stderr and stdout (a `--json` run's errors are in its
+/// record) unless it exited 0.
 pub fn assert_success(out: &std::process::Output) {
     assert!(
         out.status.success(),
-        "exit {:?}: {}",
+        "exit {:?}: {}\nstdout: {}",
         out.status.code(),
-        String::from_utf8_lossy(&out.stderr)
+        String::from_utf8_lossy(&out.stderr),
+        String::from_utf8_lossy(&out.stdout)
     );
 }
 

@@ -97,6 +97,28 @@ pub(in crate::remote) fn spec_for(
     Ok(spec)
 }
 
+/// How many messages this server's tcp stream sender hands over per flow: the client's count
+/// and the messages its receiver's first call takes, which open its window uncounted (one
+/// whole message, or what one `--recv-size` chunk spans), when the client declared a count
+/// and asked no warm-up. Without it the sender would run flat out until the client's stop
+/// arrived, and past `--max-bytes` on a fast path. A warm-up's messages are not in the count,
+/// and the sender cannot tell which of its messages the client's warm-up took; a udp receiver
+/// may never count datagrams that were lost.
+pub(super) fn sends_per_flow(request: &RunRequest, spec: &RunSpec) -> Option<u64> {
+    let counted_here = !request.reverse
+        && spec.pattern == Pattern::Stream
+        && spec.transport == Transport::Tcp
+        && request.warmup_ms == 0;
+    let size = spec.message_size as u64;
+    let opening = spec
+        .recv_size
+        .map_or(1, |chunk| (chunk as u64).div_ceil(size) + 1);
+    request
+        .total_bytes
+        .filter(|_| counted_here)
+        .map(|total| total.div_ceil(size * spec.threads as u64) + opening)
+}
+
 /// tcp or udp, and a mechanism that sends on it.
 fn transport_and_mechanism(request: &RunRequest) -> Result<(Transport, MechanismKind), Refusal> {
     let transport = match request.transport.as_str() {
@@ -365,5 +387,44 @@ mod tests {
         );
         // Without --max-bytes the warm-up is the client's to choose.
         assert!(check_bytes(&counted(100), &limits(None)).is_ok());
+    }
+
+    #[test]
+    fn the_stream_sender_hands_over_the_clients_count_only_when_that_is_all_the_run_moves() {
+        let limits = limits(None);
+        let asked = |transport, pattern, warmup_ms, recv_size| {
+            let request = RunRequest {
+                total_bytes: Some(3 * 2 * 4096),
+                threads: 2,
+                warmup_ms,
+                recv_size,
+                ..RunRequest::plain((transport, "send", pattern), 4096, 500)
+            };
+            let spec = spec_for(&request, &limits).ok().unwrap();
+            sends_per_flow(&request, &spec)
+        };
+        let counted = |transport, pattern, warmup_ms| asked(transport, pattern, warmup_ms, None);
+        // 3 messages per flow and the one whose arrival opens the receiver's window.
+        assert_eq!(counted("tcp", "stream", 0), Some(3 + 1));
+        // A 10000-byte chunk spans 3 messages and a part of a fourth.
+        assert_eq!(asked("tcp", "stream", 0, Some(10_000)), Some(3 + 4));
+        assert_eq!(
+            counted("tcp", "stream", 100),
+            None,
+            "a warm-up is not in the count"
+        );
+        assert_eq!(
+            counted("udp", "stream", 0),
+            None,
+            "lost datagrams are not counted"
+        );
+        assert_eq!(
+            counted("tcp", "rr", 0),
+            None,
+            "an rr server answers what comes"
+        );
+        let timed = request(500, 0);
+        let spec = spec_for(&timed, &limits).ok().unwrap();
+        assert_eq!(sends_per_flow(&timed, &spec), None);
     }
 }

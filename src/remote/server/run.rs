@@ -11,13 +11,15 @@ use super::sampling::Sampling;
 use super::side::start_side;
 use super::watchdog::{Watchdog, CUT_GRACE};
 use super::{expect, out_of_order, refuse, send, Refusal, RunClaim, ServerConfig, State, RUN_POLL};
-use crate::config::RunSpec;
+use crate::config::{Pattern, RunSpec};
 use crate::engine::control::Control;
 use crate::engine::slices::SliceBoard;
 use crate::engine::worker::ThreadSample;
 use crate::engine::{self, STOP_GRACE};
 use crate::remote::channel::ControlStream;
-use crate::remote::protocol::{self, ErrorCode, FrameError, Message, COOKIE_BYTES, DATA_TAG_BYTES};
+use crate::remote::protocol::{
+    self, ErrorCode, FrameError, Message, RunRequest, COOKIE_BYTES, DATA_TAG_BYTES,
+};
 use crate::remote::{apply_options, remote_role};
 use crate::transport::datagram::{send_buffer, Framing, RECEIVE_TIMEOUT};
 use crate::transport::tcp::max_send_buffer;
@@ -41,14 +43,15 @@ pub(super) const TIME_REACHED: &str = "the run reached this server's --max-durat
 const SESSION_CAPPED: &str = "the session passed this server's --max-duration, counted from its request (the wait for go and the warm-up included), and was ended";
 
 /// Accepts the run's data connections, runs this side, and sends its samples back.
-/// With `reverse` this side is the measured one: its slices are kept and sent back too.
+/// With `reverse` asked this side is the measured one: its slices are kept and sent back too.
 pub(super) fn run_side(
     stream: &mut ControlStream,
     spec: &RunSpec,
-    reverse: bool,
+    request: &RunRequest,
     state: &State,
     claim: &mut RunClaim<'_>,
 ) -> Result<(String, u64), Refusal> {
+    let reverse = request.reverse;
     // The session's one hard cap: everything from the request's acceptance counts toward it.
     let cap = Instant::now() + state.config.limits.max_duration;
     let flows = flows(stream, spec, reverse, &state.config, cap)?;
@@ -62,7 +65,8 @@ pub(super) fn run_side(
         1
     };
     let role = remote_role(spec.pattern, reverse);
-    let mut side = start_side(spec, role, slice_count, flows)?;
+    let sends_per_flow = super::limits::sends_per_flow(request, spec);
+    let mut side = start_side(spec, (role, sends_per_flow), slice_count, flows)?;
     let budget = ByteBudget::new(state.config.limits.max_bytes, spec.message_size, in_flight);
     let watchdog = side.guard(stream, cap + WATCHDOG_GRACE, budget)?;
     let mut sampling = None;
@@ -70,7 +74,7 @@ pub(super) fn run_side(
         let (from, end) = side.go(spec);
         sampling = spec.profile.then(|| Sampling::new(role, (from, end)));
         let run = (&side.handles[..], &side.endpoints[..]);
-        let deadlines = (end + STOP_GRACE, cap);
+        let deadlines = (end + STOP_GRACE, cap, cut_grace(spec));
         follow(
             stream,
             &side.control,
@@ -99,6 +103,16 @@ pub(super) fn run_side(
     // The watchdog stays armed until the report is out: a client that stops reading or
     // trickles its last frame is ended at the cap all the same.
     report(stream, samples, [slices, profile], cut)
+}
+
+/// How long a side the server cut may wind down before its flows are shut. A stream sender
+/// stops at the schedule's stop; a side that only answers (an rr server) follows its client,
+/// and one a client keeps flooding would answer on: its flows are shut at once.
+fn cut_grace(spec: &RunSpec) -> Duration {
+    match spec.pattern {
+        Pattern::Stream => CUT_GRACE,
+        _ => Duration::ZERO,
+    }
 }
 
 /// The run's flows, tcp or udp, waited for within the `--timeout` and what is left of `cap`.
@@ -241,13 +255,13 @@ pub(super) fn new_cookie() -> Result<[u8; COOKIE_BYTES], Refusal> {
 /// stops the run itself when it moved past `--max-bytes` (the `watchdog` saw it), at the
 /// session's hard cap, or when a termination signal asks the server to end (its client hears
 /// why in `Done`); and past the schedule's end and its grace the flows are shut down.
-/// `deadlines`: (that end and grace, the hard cap). Returns why the server cut the run short,
-/// if it did.
+/// `deadlines`: (that end and grace, the hard cap, how long a side it cut may wind down before
+/// its flows are shut). Returns why the server cut the run short, if it did.
 fn follow(
     stream: &mut ControlStream,
     control: &Control,
     (handles, endpoints): (&[std::thread::JoinHandle<ThreadSample>], &[Arc<Endpoint>]),
-    (deadline, cap): (Instant, Instant),
+    (deadline, cap, grace): (Instant, Instant, Duration),
     sampling: &mut Option<Sampling>,
     watchdog: &Watchdog,
 ) -> Result<Option<&'static str>, Refusal> {
@@ -287,9 +301,7 @@ fn follow(
             cut = Some(why);
             cut_at = Some(Instant::now());
         }
-        // A side that only answers (an rr server) follows its client, not the schedule: one
-        // a client keeps flooding would answer on until the watchdog; its flows are shut.
-        if cut_at.is_some_and(|at| at.elapsed() > CUT_GRACE) {
+        if cut_at.is_some_and(|at| at.elapsed() >= grace) {
             endpoints.iter().for_each(|ep| ep.abort());
             cut_at = None;
         }

@@ -78,10 +78,10 @@ impl Side {
 }
 
 /// Starts one worker per flow in `role`; each pins itself, opens its counters and waits at
-/// the barrier for `Go`.
+/// the barrier for `Go`. A sender hands over at most `sends_per_flow` messages, when given.
 pub(super) fn start_side(
     spec: &RunSpec,
-    role: Role,
+    (role, sends_per_flow): (Role, Option<u64>),
     slice_count: usize,
     flows: Vec<(Endpoint, usize)>,
 ) -> Result<Side, Refusal> {
@@ -98,7 +98,10 @@ pub(super) fn start_side(
         .into_iter()
         .enumerate()
         .map(|(flow, (endpoint, buffer))| {
-            engine::side_worker(spec, flow, role, endpoint, buffer, &shared)
+            let (mut worker, job) =
+                engine::side_worker(spec, flow, role, endpoint, buffer, &shared)?;
+            worker.sends_at_most = sends_per_flow.filter(|_| role == Role::Sender);
+            Ok((worker, job))
         })
         .collect::<std::io::Result<Vec<_>>>()
         .map_err(|e| failed("setting up the mechanism", e))?;
