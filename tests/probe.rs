@@ -53,10 +53,9 @@ fn json_probe_states_its_schema_environment_and_effort() {
     assert_eq!(p["quick"], true);
     assert!(p["environment"]["kernel_release"].is_string());
     assert!(p["environment"]["online_cpus"].as_u64().unwrap() >= 1);
-    assert!(
-        positive(&p["elapsed_s"], "elapsed_s") < 3.0,
-        "--quick must stay short"
-    );
+    // How long it took is a figure, not a check (a loaded machine stretches it): --quick's
+    // lighter effort is checked by the probe's unit test, dimension by dimension.
+    positive(&p["elapsed_s"], "elapsed_s");
 }
 
 #[test]
