@@ -36,14 +36,3 @@ pub(crate) fn pool(point: &mut SideMetrics, visits: &[&SideMetrics]) {
     point.latency_percentiles_ns = list;
     point.latency_histogram_hdr = hdr;
 }
-
-/// The point's histogram read back, or why there is none.
-pub fn histogram_of(side: &SideMetrics) -> Result<LatencyHistogram, String> {
-    match &side.latency_histogram_hdr {
-        Some(text) => LatencyHistogram::from_hdr_base64(text),
-        None => Err(match &side.latency_ns_unavailable_reason {
-            Some(why) => format!("no latency measured ({why})"),
-            None => "no histogram kept (a record written before bytepath kept them)".into(),
-        }),
-    }
-}
