@@ -62,14 +62,25 @@ fn counts(h: &Histogram<u64>) -> Vec<(u64, u64)> {
 fn each_chosen_percentile_is_the_recorded_histograms_own() {
     for r in records(rr_sweep()) {
         let client = &r["sides"][0];
-        let h = decode(client["latency_histogram_hdr"].as_str().expect("a histogram"));
+        let h = decode(
+            client["latency_histogram_hdr"]
+                .as_str()
+                .expect("a histogram"),
+        );
         assert!(h.len() > 0);
         let list = client["latency_percentiles_ns"].as_array().unwrap();
-        let chosen: Vec<f64> = list.iter().map(|v| v["percentile"].as_f64().unwrap()).collect();
+        let chosen: Vec<f64> = list
+            .iter()
+            .map(|v| v["percentile"].as_f64().unwrap())
+            .collect();
         assert_eq!(chosen, [50.0, 90.0, 99.0, 99.99], "sorted, as chosen");
         for v in list {
             let p = v["percentile"].as_f64().unwrap();
-            assert_eq!(v["ns"].as_u64().unwrap(), h.value_at_quantile(p / 100.0), "p{p}");
+            assert_eq!(
+                v["ns"].as_u64().unwrap(),
+                h.value_at_quantile(p / 100.0),
+                "p{p}"
+            );
         }
         // The fixed fields stay for old readers; the pooled count is every visit's.
         assert_eq!(client["latency_ns"]["count"].as_u64().unwrap(), h.len());
@@ -90,7 +101,11 @@ fn export_histogram_reads_back_with_the_records_counts() {
         .map(str::to_string)
         .collect();
     let points = records(dir);
-    assert_eq!(written.len(), 2 * points.len(), "an .hlog and a .csv per point: {written:?}");
+    assert_eq!(
+        written.len(),
+        2 * points.len(),
+        "an .hlog and a .csv per point: {written:?}"
+    );
     for r in &points {
         let key = r["sweep_point"]["key"].as_str().unwrap().replace('/', "-");
         let base = dir.join("histograms").join(&key);
@@ -121,13 +136,18 @@ fn export_histogram_reads_back_with_the_records_counts() {
             lines.next(),
             Some("side,value_ns_low,value_ns_high,count,cumulative_fraction")
         );
+        let first = r["sides"][0]["side"].as_str().unwrap();
         let client_total: u64 = lines
             .map(|l| l.split(',').collect::<Vec<_>>())
-            .filter(|c| c[0] == "sender")
+            .filter(|c| c[0] == first)
             .map(|c| c[3].parse::<u64>().unwrap())
             .sum();
         let client = decode(r["sides"][0]["latency_histogram_hdr"].as_str().unwrap());
-        assert_eq!(client_total, client.len(), "{key}: the CSV counts every sample");
+        assert_eq!(
+            client_total,
+            client.len(),
+            "{key}: the CSV counts every sample"
+        );
     }
 }
 
@@ -160,8 +180,14 @@ fn a_folder_of_records_without_histograms_names_the_points() {
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
-    assert!(stderr.contains("no histogram for point send/rr/256/1: no histogram kept"), "{stderr}");
-    assert!(stderr.contains("no point kept a latency histogram"), "{stderr}");
+    assert!(
+        stderr.contains("no histogram for point send/rr/256/1: no histogram kept"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("no point kept a latency histogram"),
+        "{stderr}"
+    );
 }
 
 #[test]

@@ -33,11 +33,11 @@ pub use point::{
     ReceiveArgs, UdpSplitArgs,
 };
 pub use readers::{CompareArgs, ExportArgs, ReportArgs};
+pub use shared::PercentilesArgs;
 pub use shared::{
     FolderArgs, JsonArgs, NetworkArgs, PinArgs, ProfileArgs, RemoteArgs, ResumableFolderArgs,
     SeedArgs, SinkArgs, StreamArgs, TokenArgs, VerifyArgs, VisitsArgs, WarmupArgs,
 };
-pub use shared::PercentilesArgs;
 
 #[derive(Debug, Parser)]
 #[command(

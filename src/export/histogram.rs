@@ -97,11 +97,21 @@ fn why_none(point: &PointHistograms) -> String {
     let unmeasured: Vec<String> = point
         .sides
         .iter()
-        .filter_map(|s| Some(format!("{}: {}", s.side, s.latency_ns_unavailable_reason.as_ref()?)))
+        .filter_map(|s| {
+            Some(format!(
+                "{}: {}",
+                s.side,
+                s.latency_ns_unavailable_reason.as_ref()?
+            ))
+        })
         .collect();
     if !unmeasured.is_empty() && unmeasured.len() == point.sides.len() {
         format!("no latency measured ({})", unmeasured.join("; "))
-    } else if point.sides.iter().any(|s| s.latency_histogram_hdr.is_some()) {
+    } else if point
+        .sides
+        .iter()
+        .any(|s| s.latency_histogram_hdr.is_some())
+    {
         "its histogram does not read back as an HdrHistogram V2 encoding".into()
     } else {
         "no histogram kept (a record written before bytepath kept them)".into()
@@ -120,7 +130,11 @@ pub fn file_name(key: &str) -> String {
 
 /// HdrHistogram's interval log: a comment naming the point, StartTime, one tagged interval
 /// per side covering the point's measured time.
-fn hlog(key: &str, point: &PointHistograms, sides: &[(&str, LatencyHistogram)]) -> Result<String, Error> {
+fn hlog(
+    key: &str,
+    point: &PointHistograms,
+    sides: &[(&str, LatencyHistogram)],
+) -> Result<String, Error> {
     let start = SystemTime::UNIX_EPOCH + Duration::from_secs(point.timestamp_unix_s);
     let measured = Duration::try_from_secs_f64(point.measured_s).unwrap_or_default();
     let mut bytes = Vec::new();
@@ -180,7 +194,11 @@ mod tests {
             h.record(v);
         }
         let text = csv(&[("sender", h)]);
-        let rows: Vec<Vec<&str>> = text.lines().skip(1).map(|l| l.split(',').collect()).collect();
+        let rows: Vec<Vec<&str>> = text
+            .lines()
+            .skip(1)
+            .map(|l| l.split(',').collect())
+            .collect();
         let total: u64 = rows.iter().map(|r| r[3].parse::<u64>().unwrap()).sum();
         assert_eq!(total, 4);
         assert_eq!(rows[0], ["sender", "10", "10", "2", "0.5"]);

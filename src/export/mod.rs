@@ -84,10 +84,7 @@ const KEEP_HISTOGRAMS: [&str; 2] = ["sweep", "ipc"];
 
 /// `--histogram`: each point's histogram written as files under `dir/histograms/`; a folder of
 /// a study whose records keep none is refused, naming the ones that do.
-pub fn export_histograms(
-    studies: &[StudyKind],
-    dir: &Path,
-) -> Result<histogram::Written, Error> {
+pub fn export_histograms(studies: &[StudyKind], dir: &Path) -> Result<histogram::Written, Error> {
     let kind = kind_of(studies, dir)?;
     if !KEEP_HISTOGRAMS.contains(&kind.command()) {
         return Err(ConfigError(format!(

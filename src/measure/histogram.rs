@@ -1,6 +1,8 @@
 //! Latency histogram: hdrhistogram, bounded and preallocated so recording never allocates.
 //! Serialized as its recorded (value, count) pairs, so a second process can send its own back.
-use hdrhistogram::serialization::{Deserializer as HdrReader, Serializer as _, V2DeflateSerializer};
+use hdrhistogram::serialization::{
+    Deserializer as HdrReader, Serializer as _, V2DeflateSerializer,
+};
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
@@ -241,7 +243,14 @@ mod tests {
         }
         let buckets: Vec<Bucket> = h.buckets().collect();
         assert_eq!(buckets.iter().map(|b| b.count).sum::<u64>(), 4);
-        assert_eq!(buckets[0], Bucket { low_ns: 5, high_ns: 5, count: 2 });
+        assert_eq!(
+            buckets[0],
+            Bucket {
+                low_ns: 5,
+                high_ns: 5,
+                count: 2
+            }
+        );
         assert!(buckets[1].low_ns <= 1_000_001 && 1_000_001 <= buckets[1].high_ns);
         assert!(buckets.windows(2).all(|w| w[0].high_ns < w[1].low_ns));
     }

@@ -102,7 +102,9 @@ mod tests {
         assert_eq!(p.as_slice(), &[50.0, 90.0, 99.99]);
         assert_eq!(Percentiles::parse("100").unwrap().as_slice(), &[100.0]);
         assert_eq!(Percentiles::default().as_slice(), &DEFAULT);
-        for bad in ["0", "-1", "100.1", "abc", "", "50,,90", "NaN", "inf", "50,50"] {
+        for bad in [
+            "0", "-1", "100.1", "abc", "", "50,,90", "NaN", "inf", "50,50",
+        ] {
             let e = Percentiles::parse(bad).unwrap_err();
             assert!(e.contains("allowed: up to 16"), "{bad}: {e}");
         }
@@ -121,7 +123,9 @@ mod tests {
 
     #[test]
     fn no_samples_no_percentiles() {
-        assert!(Percentiles::default().of(&LatencyHistogram::new()).is_empty());
+        assert!(Percentiles::default()
+            .of(&LatencyHistogram::new())
+            .is_empty());
     }
 
     proptest! {

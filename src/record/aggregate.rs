@@ -272,8 +272,7 @@ fn side(
                     .then(|| "no visit measured a latency".into())
             }),
         latency_ns: latency,
-        latency_percentiles_ns: Vec::new(),
-        latency_histogram_hdr: None,
+        distribution: Default::default(),
         cpu_user_s,
         cpu_sys_s,
         cpu_ns_per_byte: (bytes > 0).then(|| (cpu_user_s + cpu_sys_s) * 1e9 / bytes as f64),

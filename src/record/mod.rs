@@ -188,16 +188,10 @@ pub struct SideMetrics {
     pub latency_ns: Option<LatencySummary>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub latency_ns_unavailable_reason: Option<String>,
-    /// `--percentiles`: the chosen percentiles of this side's latency, each read exactly from
-    /// `latency_histogram_hdr` (its value at quantile p/100); empty where no latency was
-    /// measured and in records older than the list.
-    #[serde(default)]
-    pub latency_percentiles_ns: Vec<crate::measure::percentiles::PercentileValue>,
-    /// This side's whole latency histogram (a point's: its measured visits' samples together),
-    /// as HdrHistogram's V2 deflate encoding in base64, the form its tools read; null where
-    /// no latency was measured (the reason is beside `latency_ns`) and in older records.
-    #[serde(default)]
-    pub latency_histogram_hdr: Option<String>,
+    /// `--percentiles` and the whole histogram they are read from (their keys sit beside
+    /// `latency_ns`: `latency_percentiles_ns`, `latency_histogram_hdr`).
+    #[serde(flatten)]
+    pub distribution: distribution::LatencyDistribution,
     pub cpu_user_s: f64,
     pub cpu_sys_s: f64,
     pub cpu_ns_per_byte: Option<f64>,

@@ -5,11 +5,11 @@
 use super::plot::axis::{Scale, TickFormat};
 use super::plot::{Datum, Panel, Plot, Series};
 use super::plots::{color, Figure};
+use super::units::duration_ns;
 use crate::analysis::{size_label, Dataset};
 use crate::measure::histogram::LatencyHistogram;
 use crate::measure::percentiles::{label, PercentileValue};
 use crate::record::view::RunView;
-use super::units::duration_ns;
 use std::fmt::Write as _;
 
 /// A line this many steps at most: a histogram's buckets thinned evenly, its last kept.
@@ -87,7 +87,11 @@ fn curve(r: &RunView) -> Option<Curve> {
     let h = LatencyHistogram::from_hdr_base64(client.latency_histogram_hdr.as_deref()?).ok()?;
     let mechanism = config.mechanism.clone().unwrap_or_default();
     let size = config.message_size_bytes.as_ref().and_then(|n| n.as_f64());
-    let threads = config.threads.as_ref().and_then(|n| n.as_f64()).unwrap_or(1.0);
+    let threads = config
+        .threads
+        .as_ref()
+        .and_then(|n| n.as_f64())
+        .unwrap_or(1.0);
     let mut name = mechanism.clone();
     if let Some(t) = &config.transport {
         name += &format!(" over {t}");
@@ -96,7 +100,11 @@ fn curve(r: &RunView) -> Option<Curve> {
         name += &format!(" {}", size_label(size));
     }
     Some(Curve {
-        panel: format!("{pattern}, {} flow{}", threads, if threads == 1.0 { "" } else { "s" }),
+        panel: format!(
+            "{pattern}, {} flow{}",
+            threads,
+            if threads == 1.0 { "" } else { "s" }
+        ),
         name,
         mechanism,
         steps: steps(&h),
@@ -184,7 +192,10 @@ mod tests {
         assert!(s.windows(2).all(|w| w[0].0 < w[1].0 && w[0].1 <= w[1].1));
         let &(x, y) = s.last().unwrap();
         assert_eq!(y, 1.0);
-        assert!((x - 90_000.0).abs() / 90_000.0 < 0.001, "the tail sample is drawn: {x}");
+        assert!(
+            (x - 90_000.0).abs() / 90_000.0 < 0.001,
+            "the tail sample is drawn: {x}"
+        );
     }
 
     #[test]

@@ -394,14 +394,23 @@ fn chosen_percentile_rows(out: &mut String, r: &RunRecord) {
     let mut extra: Vec<f64> = r
         .sides
         .iter()
-        .flat_map(|s| s.latency_percentiles_ns.iter().map(|v| v.percentile))
+        .flat_map(|s| {
+            s.distribution
+                .latency_percentiles_ns
+                .iter()
+                .map(|v| v.percentile)
+        })
         .filter(|p| !DEFAULT.contains(p))
         .collect();
     extra.sort_by(f64::total_cmp);
     extra.dedup();
     for p in extra {
         let cell = |s: &SideMetrics| {
-            let v = s.latency_percentiles_ns.iter().find(|v| v.percentile == p);
+            let v = s
+                .distribution
+                .latency_percentiles_ns
+                .iter()
+                .find(|v| v.percentile == p);
             v.map_or_else(|| "n/a".into(), |v| duration_ns(v.ns as f64))
         };
         row(out, &format!("latency {}", label(p)), both(r, cell));
