@@ -67,7 +67,7 @@ fn each_chosen_percentile_is_the_recorded_histograms_own() {
                 .as_str()
                 .expect("a histogram"),
         );
-        assert!(h.len() > 0);
+        assert!(!h.is_empty());
         let list = client["latency_percentiles_ns"].as_array().unwrap();
         let chosen: Vec<f64> = list
             .iter()
