@@ -153,24 +153,13 @@ pub fn markdown_section(data: &Dataset) -> String {
          read from the same histograms:\n\n",
         f.heading, f.caption
     );
-    let mut chosen: Vec<f64> = lists
-        .iter()
-        .flat_map(|(_, l)| l.iter().map(|v| v.percentile))
-        .collect();
-    chosen.sort_by(f64::total_cmp);
-    chosen.dedup();
-    let header: Vec<String> = chosen.iter().map(|&p| label(p)).collect();
-    let _ = writeln!(out, "| point | {} |", header.join(" | "));
-    let _ = writeln!(out, "|---|{}", "---|".repeat(chosen.len()));
+    // A list, not a table: report.md's one table is its points'.
     for (key, list) in lists {
-        let cells: Vec<String> = chosen
+        let cells: Vec<String> = list
             .iter()
-            .map(|p| {
-                let v = list.iter().find(|v| v.percentile == *p);
-                v.map_or_else(|| "n/a".into(), |v| duration_ns(v.ns as f64))
-            })
+            .map(|v| format!("{} {}", label(v.percentile), duration_ns(v.ns as f64)))
             .collect();
-        let _ = writeln!(out, "| {key} | {} |", cells.join(" | "));
+        let _ = writeln!(out, "- **{key}**: {}", cells.join(", "));
     }
     out.push('\n');
     out
