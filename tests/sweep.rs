@@ -296,6 +296,7 @@ fn a_sweep_record_matches_its_snapshot() {
         ".statistics.stop_reason" => "[stop reason]",
         ".statistics.ci_target_met" => "[met]",
         ".sides[].counter_scope" => "[scope]",
+        ".sides[].latency_histogram_hdr" => "[histogram]",
         ".machine_wide_cpu" => "[machine]",
     });
 }

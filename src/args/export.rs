@@ -6,6 +6,9 @@ use crate::export::{self, Format};
 use std::io::Write;
 
 pub fn command(args: &ExportArgs) -> Result<Status, Error> {
+    if args.histogram {
+        return histograms(args);
+    }
     let format: Format = args.format.parse()?;
     let text = export::export(&crate::studies::STUDIES, &args.dir, format)?;
     let mut stdout = std::io::stdout().lock();
@@ -18,4 +21,23 @@ pub fn command(args: &ExportArgs) -> Result<Status, Error> {
         }
         _ => Ok(Status::Success),
     }
+}
+
+/// `--histogram`: the files written, one path a line on stdout; each point without a histogram
+/// named on stderr. A folder where no point kept one fails.
+fn histograms(args: &ExportArgs) -> Result<Status, Error> {
+    let written = export::export_histograms(&crate::studies::STUDIES, &args.dir)?;
+    for lacking in &written.lacking {
+        eprintln!("bytepath: no histogram for point {lacking}");
+    }
+    if written.files.is_empty() {
+        return Err(Error::Failed(format!(
+            "{}: no point kept a latency histogram to export",
+            args.dir.display()
+        )));
+    }
+    for path in &written.files {
+        println!("{}", path.display());
+    }
+    Ok(Status::Success)
 }

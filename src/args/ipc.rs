@@ -23,6 +23,7 @@ const ALL_TRANSPORTS: &str = "pipe,unix,unix-dgram,tcp,udp,shm";
 pub fn command(args: &IpcArgs, interrupt: &AtomicBool) -> Result<Status, Error> {
     let cpus = super::allowed_cpus()?;
     let spec = ipc_spec(args, &cpus)?;
+    args.percentiles.choose()?;
     let sides = Sides::open(&spec.network, spec.remote.as_ref())?;
     let stream = super::stream(&args.stream, false)?;
     let output = StudyOutput {

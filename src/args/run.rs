@@ -201,6 +201,7 @@ fn parse_count(args: &RunArgs) -> Result<Option<Count>, ConfigError> {
 pub fn command(args: &RunArgs, interrupt: &AtomicBool) -> Result<Status, Error> {
     let cpus = super::allowed_cpus()?;
     let spec = run_spec(args, &cpus)?;
+    args.percentiles.choose()?;
     let remote = remote(args, &spec)?;
     if let Some(available) = mem_available() {
         spec.check_memory(available)?;

@@ -26,6 +26,7 @@ use std::time::Duration;
 pub fn command(args: &SweepArgs, interrupt: &AtomicBool) -> Result<Status, Error> {
     let cpus = super::allowed_cpus()?;
     let mut spec = sweep_spec(args, &cpus)?;
+    args.percentiles.choose()?;
     if args.folder.resume && !spec.seed_given {
         // The order is replayed from the seed the sweep started with.
         if let Some(seed) = args

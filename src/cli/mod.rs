@@ -33,6 +33,7 @@ pub use point::{
     ReceiveArgs, UdpSplitArgs,
 };
 pub use readers::{CompareArgs, ExportArgs, ReportArgs};
+pub use shared::PercentilesArgs;
 pub use shared::{
     FolderArgs, JsonArgs, NetworkArgs, PinArgs, ProfileArgs, RemoteArgs, ResumableFolderArgs,
     SeedArgs, SinkArgs, StreamArgs, TokenArgs, VerifyArgs, VisitsArgs, WarmupArgs,
@@ -210,6 +211,9 @@ pub struct SweepArgs {
     #[command(flatten)]
     #[serde(flatten)]
     pub margin: MarginArgs,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub percentiles: shared::PercentilesArgs,
 }
 
 #[derive(Debug, Args, serde::Serialize, serde::Deserialize)]
@@ -278,6 +282,9 @@ pub struct IpcArgs {
     #[command(flatten)]
     #[serde(flatten)]
     pub margin: MarginArgs,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub percentiles: shared::PercentilesArgs,
 }
 
 #[derive(Debug, Args, serde::Serialize, serde::Deserialize)]
@@ -371,6 +378,9 @@ pub struct RunArgs {
     #[command(flatten)]
     #[serde(flatten)]
     pub bidir: bidir::BidirArgs,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub percentiles: shared::PercentilesArgs,
 }
 
 #[derive(Debug, Args, serde::Serialize, serde::Deserialize)]

@@ -53,4 +53,10 @@ pub struct ExportArgs {
     /// record per line).
     #[arg(long, default_value = "openmetrics")]
     pub format: String,
+    /// Instead of --format: write each point's latency histogram (sweep and ipc folders) as
+    /// files under DIR/histograms/, named by the point: KEY.hlog, HdrHistogram's interval log
+    /// (one histogram per side, tagged sender or receiver), and KEY.csv, its buckets
+    /// (side, value_ns_low, value_ns_high, count, cumulative_fraction). Prints each file written.
+    #[arg(long)]
+    pub histogram: bool,
 }

@@ -257,6 +257,35 @@ pub struct JsonArgs {
     pub json: bool,
 }
 
+/// `--percentiles`: run, sweep and ipc, the commands whose records carry a latency.
+#[derive(Debug, Clone, Default, Args, serde::Serialize, serde::Deserialize)]
+pub struct PercentilesArgs {
+    /// The latency percentiles to report, comma-separated, each above 0 and at most 100, at
+    /// most 16 (such as 50,90,99,99.9,99.99) [default: 50,90,99,99.9]. Each is read from the
+    /// side's whole histogram; the record keeps them and the histogram beside its fixed
+    /// p50 … p99.9.
+    #[arg(long)]
+    #[serde(default)]
+    pub percentiles: Option<String>,
+}
+
+impl PercentilesArgs {
+    /// The list given, checked, or today's set.
+    pub fn list(&self) -> Result<crate::measure::percentiles::Percentiles, ConfigError> {
+        match self.percentiles.as_deref() {
+            None => Ok(Default::default()),
+            Some(text) => crate::measure::percentiles::Percentiles::parse(text)
+                .map_err(|why| bad(format!("--percentiles {text:?}: {why}"))),
+        }
+    }
+
+    /// Checks the list and makes it the one this process reports (before anything is measured).
+    pub fn choose(&self) -> Result<(), ConfigError> {
+        crate::measure::percentiles::choose(self.list()?);
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -264,7 +293,7 @@ mod tests {
     use std::collections::BTreeMap;
 
     /// The flags more than one command takes, each declared once.
-    const SHARED: [&str; 31] = [
+    const SHARED: [&str; 32] = [
         "seed",
         "visits",
         "out",
@@ -295,6 +324,7 @@ mod tests {
         "settle-limit",
         "quiet-threshold",
         "bidir",
+        "percentiles",
         "trusted-servers",
     ];
 

@@ -6,6 +6,8 @@
 //! The figures are the ones the records hold, never recomputed, except where a study's
 //! records are its visits (file repetitions, servers and mesh visits): those are averaged per
 //! point as the study's report does.
+pub(crate) mod histogram;
+
 use crate::error::{ConfigError, Error};
 use crate::report::{csv, openmetrics, study};
 use crate::study::StudyKind;
@@ -75,4 +77,23 @@ pub fn export(studies: &[StudyKind], dir: &Path, format: Format) -> Result<Strin
         }
         Format::OpenMetrics => openmetrics::render(&(kind.samples)(dir, &file)?),
     })
+}
+
+/// The studies whose records carry each side's latency histogram (run records).
+const KEEP_HISTOGRAMS: [&str; 2] = ["sweep", "ipc"];
+
+/// `--histogram`: each point's histogram written as files under `dir/histograms/`; a folder of
+/// a study whose records keep none is refused, naming the ones that do.
+pub fn export_histograms(studies: &[StudyKind], dir: &Path) -> Result<histogram::Written, Error> {
+    let kind = kind_of(studies, dir)?;
+    if !KEEP_HISTOGRAMS.contains(&kind.command()) {
+        return Err(ConfigError(format!(
+            "--histogram with {}: a {} folder keeps no latency histogram; allowed: a folder written by {}",
+            dir.display(),
+            kind.command(),
+            in_words(&KEEP_HISTOGRAMS)
+        ))
+        .into());
+    }
+    histogram::write(dir)
 }

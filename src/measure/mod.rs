@@ -6,5 +6,6 @@ pub mod counters;
 pub(crate) mod histogram;
 pub mod interference;
 pub(crate) mod machine;
+pub(crate) mod percentiles;
 pub mod profile;
 pub(crate) mod unmeasured;

@@ -57,7 +57,7 @@ pub fn point_record(
     record.statistics = visit_statistics(spec.pattern, &visit_values(&measured), plan);
     // Two sides, or on a sink (`--sink`) the sender alone.
     record.sides = (0..first.sides.len())
-        .map(|i| side(&measured, counters.map(|c| &c.sides[i]), i, &first.sides[i]))
+        .map(|i| pooled_side(&measured, counters.map(|c| &c.sides[i]), i, &first.sides[i]))
         .collect();
     sum_reports(&mut record, spec, &measured);
     record.crr = super::crr::combine(&measured, &record.sides);
@@ -211,6 +211,19 @@ fn visit_values(measured: &[&RunRecord]) -> Vec<VisitValue> {
         .collect()
 }
 
+/// One side over the measured visits, with its visits' latency histograms pooled.
+fn pooled_side(
+    measured: &[&RunRecord],
+    counted: Option<&SideMetrics>,
+    i: usize,
+    first: &SideMetrics,
+) -> SideMetrics {
+    let mut point = side(measured, counted, i, first);
+    let visits: Vec<&SideMetrics> = measured.iter().map(|r| &r.sides[i]).collect();
+    super::distribution::pool(&mut point, &visits);
+    point
+}
+
 /// One side over the measured visits; its counters from the counter visit.
 fn side(
     measured: &[&RunRecord],
@@ -259,6 +272,7 @@ fn side(
                     .then(|| "no visit measured a latency".into())
             }),
         latency_ns: latency,
+        distribution: Default::default(),
         cpu_user_s,
         cpu_sys_s,
         cpu_ns_per_byte: (bytes > 0).then(|| (cpu_user_s + cpu_sys_s) * 1e9 / bytes as f64),

@@ -242,6 +242,7 @@ fn side_metrics(
         latency_definition: latency_definition.into(),
         latency_ns,
         latency_ns_unavailable_reason: latency_reason,
+        distribution: super::distribution::of_side(&histogram, latency_ns.is_some()),
         cpu_user_s: usage.user.as_secs_f64(),
         cpu_sys_s: usage.system.as_secs_f64(),
         cpu_ns_per_byte: (bytes > 0).then(|| cpu_s * 1e9 / bytes as f64),

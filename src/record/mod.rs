@@ -26,6 +26,7 @@ pub(crate) mod compat;
 pub(crate) mod copies;
 pub(crate) mod counter_run;
 pub(crate) mod crr;
+pub(crate) mod distribution;
 pub(crate) mod probe_view;
 pub(crate) mod profile;
 pub(crate) mod receive;
@@ -187,6 +188,10 @@ pub struct SideMetrics {
     pub latency_ns: Option<LatencySummary>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub latency_ns_unavailable_reason: Option<String>,
+    /// `--percentiles` and the whole histogram they are read from (their keys sit beside
+    /// `latency_ns`: `latency_percentiles_ns`, `latency_histogram_hdr`).
+    #[serde(flatten)]
+    pub distribution: distribution::LatencyDistribution,
     pub cpu_user_s: f64,
     pub cpu_sys_s: f64,
     pub cpu_ns_per_byte: Option<f64>,

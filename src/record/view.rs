@@ -248,6 +248,11 @@ pub struct SideView {
     pub counter_scope: Option<String>,
     #[serde(deserialize_with = "lenient")]
     pub profile: Option<Profile>,
+    /// The side's whole latency histogram (HdrHistogram V2 deflate, base64); absent in
+    /// records older than it.
+    pub latency_histogram_hdr: Option<String>,
+    /// `--percentiles`: the chosen percentiles read from that histogram.
+    pub latency_percentiles_ns: Option<Vec<crate::measure::percentiles::PercentileValue>>,
 }
 
 impl SideView {
@@ -264,6 +269,8 @@ impl SideView {
         counters: None,
         counter_scope: None,
         profile: None,
+        latency_histogram_hdr: None,
+        latency_percentiles_ns: None,
     };
 }
 

@@ -115,6 +115,9 @@ pub fn page(data: &Dataset, source: &str, questions: &Questions) -> String {
     for f in figures(data) {
         figure(&mut out, &f);
     }
+    if let Some(f) = super::cdf::latency_cdf(data) {
+        figure(&mut out, &f);
+    }
     out.push_str(&super::breakdown::html_section(data));
     out.push_str(&super::copies::html_section(data));
     out.push_str("<h2 id=\"environment\">Environment</h2>");

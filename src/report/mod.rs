@@ -6,6 +6,7 @@
 pub(crate) mod bidir;
 pub(crate) mod breakdown;
 pub(crate) mod canary;
+pub(crate) mod cdf;
 mod ci_rule;
 pub(crate) mod copies;
 pub(crate) mod crr;

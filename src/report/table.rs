@@ -359,6 +359,7 @@ fn latency_rows(out: &mut String, r: &RunRecord) {
             }),
         );
     }
+    chosen_percentile_rows(out, r);
     if r.config.network.is_sink() {
         let _ = writeln!(
             out,
@@ -384,6 +385,35 @@ fn latency_rows(out: &mut String, r: &RunRecord) {
                 let _ = writeln!(out, "  ({} latency = {})", s.side, s.latency_definition);
             }
         }
+    }
+}
+
+/// `--percentiles` beyond today's set: a row each, read from the side's whole histogram.
+fn chosen_percentile_rows(out: &mut String, r: &RunRecord) {
+    use crate::measure::percentiles::{label, DEFAULT};
+    let mut extra: Vec<f64> = r
+        .sides
+        .iter()
+        .flat_map(|s| {
+            s.distribution
+                .latency_percentiles_ns
+                .iter()
+                .map(|v| v.percentile)
+        })
+        .filter(|p| !DEFAULT.contains(p))
+        .collect();
+    extra.sort_by(f64::total_cmp);
+    extra.dedup();
+    for p in extra {
+        let cell = |s: &SideMetrics| {
+            let v = s
+                .distribution
+                .latency_percentiles_ns
+                .iter()
+                .find(|v| v.percentile == p);
+            v.map_or_else(|| "n/a".into(), |v| duration_ns(v.ns as f64))
+        };
+        row(out, &format!("latency {}", label(p)), both(r, cell));
     }
 }
 
