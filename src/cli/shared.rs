@@ -264,7 +264,7 @@ mod tests {
     use std::collections::BTreeMap;
 
     /// The flags more than one command takes, each declared once.
-    const SHARED: [&str; 31] = [
+    const SHARED: [&str; 32] = [
         "seed",
         "visits",
         "out",
@@ -296,6 +296,7 @@ mod tests {
         "quiet-threshold",
         "bidir",
         "trusted-servers",
+        "under-load",
     ];
 
     /// Names more than one command takes for different things, each declared by its command.
