@@ -89,6 +89,11 @@ pub struct Point {
     /// The sink block (`--sink`): the peer veth's counters against the bytes sent, and the
     /// softirq on the sending CPUs.
     pub sink_report: Option<crate::record::sink::SinkReport>,
+    /// `--under-load N`: the load flows beside the rr flow; `None` without a load.
+    pub under_load: Option<usize>,
+    /// Each visit's rr client latency p50 and p99 (ns) with its round, where kept.
+    pub latency_visits: Vec<(usize, f64)>,
+    pub latency_p99_visits: Vec<(usize, f64)>,
 }
 
 impl Point {
@@ -118,6 +123,9 @@ impl Point {
         }
         if self.sink {
             name += " on a sink";
+        }
+        if let Some(n) = self.under_load {
+            name += &format!(" (under load ×{n})");
         }
         name
     }
@@ -250,6 +258,9 @@ pub fn from_record(record: &RunView, line: usize) -> Result<Point, String> {
         ci_target_met: statistics.and_then(|s| s.ci_target_met),
         stop_reason: statistics.and_then(|s| s.stop_reason.clone()),
         crr: record.crr.clone(),
+        under_load: record.under_load.as_ref().map(|l| l.flows),
+        latency_visits: statistics.map_or_else(Vec::new, |s| latency_visits(s, true)),
+        latency_p99_visits: statistics.map_or_else(Vec::new, |s| latency_visits(s, false)),
         mechanism,
         pattern,
         size,
@@ -299,6 +310,15 @@ fn visits(statistics: &StatisticsView) -> Vec<(usize, f64)> {
 fn sender_cpu_visits(statistics: &StatisticsView) -> Vec<(usize, f64)> {
     match &statistics.visits {
         Some(v) => by_round(&v.rounds, &v.sender_cpu_ns_per_byte),
+        None => Vec::new(),
+    }
+}
+
+/// (round, rr client latency p50 or p99) of each visit that kept it.
+fn latency_visits(statistics: &StatisticsView, p50: bool) -> Vec<(usize, f64)> {
+    match &statistics.visits {
+        Some(v) if p50 => by_round(&v.rounds, &v.client_latency_p50_ns),
+        Some(v) => by_round(&v.rounds, &v.client_latency_p99_ns),
         None => Vec::new(),
     }
 }

@@ -10,7 +10,7 @@ use super::{
     notes, DatagramReport, PageRefsReport, RunRecord, SideMetrics, VerifyReport, VisitKind,
     ZerocopyReport,
 };
-use crate::config::RunSpec;
+use crate::config::{Pattern, RunSpec};
 use crate::environment::Environment;
 use crate::measure::histogram::LatencySummary;
 use crate::mechanism::receive::KEPT_MISMATCHES;
@@ -61,6 +61,8 @@ pub fn point_record(
         .collect();
     sum_reports(&mut record, spec, &measured);
     record.crr = super::crr::combine(&measured, &record.sides);
+    let loads: Vec<_> = measured.iter().filter_map(|r| r.under_load.as_ref()).collect();
+    record.under_load = super::under_load::combine(&loads);
     set_machine_wide(&mut record, &measured);
     record.notes = notes(
         spec,
@@ -207,8 +209,16 @@ fn visit_values(measured: &[&RunRecord]) -> Vec<VisitValue> {
                 .iter()
                 .find(|s| s.side == "sender")
                 .and_then(|s| s.cpu_ns_per_byte),
+            client_latency_ns: client_latency(r),
         })
         .collect()
+}
+
+/// An rr visit's client latency (p50, p99) in ns; `None` for other patterns.
+fn client_latency(r: &RunRecord) -> Option<(f64, f64)> {
+    let client = r.sides.first().filter(|_| r.config.pattern == Pattern::Rr)?;
+    let l = client.latency_ns.as_ref()?;
+    Some((l.p50 as f64, l.p99 as f64))
 }
 
 /// One side over the measured visits; its counters from the counter visit.

@@ -22,6 +22,7 @@ pub fn build(spec: &RunSpec, outcome: &RunOutcome, env: Environment) -> RunRecor
     if errors.is_empty() && !outcome.interrupted && !skipped {
         errors.extend(nothing_measured(spec, &sides));
     }
+    errors.extend(super::under_load::errors(outcome));
     let mut transfer = transfer_totals(outcome, errors.is_empty());
     // trunc: the kernel counted the bytes and discarded them; none reached the process.
     transfer.all_delivered &= spec.recv_path.delivers_data();
@@ -70,6 +71,7 @@ pub fn build(spec: &RunSpec, outcome: &RunOutcome, env: Environment) -> RunRecor
         copies: None,
         crr,
         bidir,
+        under_load: super::under_load::report(spec, outcome),
     };
     super::sink::restate(&mut record, spec);
     record
