@@ -8,7 +8,16 @@ use serde_json::Value;
 
 #[test]
 fn a_run_under_load_records_the_load_and_its_flows_really_moved_bytes() {
-    let (r, code) = run_json(&["-m", "send", "--pattern", "rr", "--size", "64", "--under-load", "2"]);
+    let (r, code) = run_json(&[
+        "-m",
+        "send",
+        "--pattern",
+        "rr",
+        "--size",
+        "64",
+        "--under-load",
+        "2",
+    ]);
     assert_eq!(code, 0, "{r}");
     assert_eq!(r["status"], "completed", "{}", r["errors"]);
     let load = &r["under_load"];
@@ -18,7 +27,10 @@ fn a_run_under_load_records_the_load_and_its_flows_really_moved_bytes() {
     assert_eq!(load["message_size_bytes"], 65536);
     assert_eq!(load["flow_placement"].as_array().unwrap().len(), 2);
     assert!(load["placement"].as_str().unwrap().contains("unpinned"));
-    assert!(u(&load["received_bytes"]) > 1 << 20, "the load moved little: {load}");
+    assert!(
+        u(&load["received_bytes"]) > 1 << 20,
+        "the load moved little: {load}"
+    );
     assert!(u(&load["sent_bytes"]) >= u(&load["received_bytes"]));
     assert!(load["gbps"].as_f64().unwrap() > 0.0, "{load}");
     assert!(load["load_s"].as_f64().unwrap() >= 0.3, "{load}");
@@ -45,14 +57,23 @@ fn a_pinned_load_says_it_shares_the_rr_flows_cpus() {
     ]);
     assert_eq!(code, 0, "{r}");
     let load = &r["under_load"];
-    assert!(load["placement"].as_str().unwrap().contains("--pin cross"), "{load}");
-    assert_eq!(load["flow_placement"][0], r["config"]["placement"][0], "{load}");
+    assert!(
+        load["placement"].as_str().unwrap().contains("--pin cross"),
+        "{load}"
+    );
+    assert_eq!(
+        load["flow_placement"][0], r["config"]["placement"][0],
+        "{load}"
+    );
 }
 
 #[test]
 fn under_load_without_rr_and_out_of_bounds_is_one_line_and_exit_2() {
     for (args, words) in [
-        (&["run", "-m", "send", "--under-load", "2"][..], "--under-load with --pattern stream"),
+        (
+            &["run", "-m", "send", "--under-load", "2"][..],
+            "--under-load with --pattern stream",
+        ),
         (
             &["run", "-m", "send", "-p", "rr", "--under-load", "0"][..],
             "--under-load \"0\"",
@@ -62,7 +83,17 @@ fn under_load_without_rr_and_out_of_bounds_is_one_line_and_exit_2() {
             "from 1 to 64",
         ),
         (
-            &["run", "-m", "send", "-p", "rr", "--transport", "unix", "--under-load", "1"][..],
+            &[
+                "run",
+                "-m",
+                "send",
+                "-p",
+                "rr",
+                "--transport",
+                "unix",
+                "--under-load",
+                "1",
+            ][..],
             "only with tcp",
         ),
         (
@@ -118,7 +149,11 @@ fn a_sweep_pairs_each_rr_point_with_its_loaded_twin_per_round_and_answers_per_me
         let loaded = key(p).ends_with("/under-load");
         assert_eq!(p["under_load"].is_object(), loaded, "{}", p["under_load"]);
         if loaded {
-            assert!(u(&p["under_load"]["received_bytes"]) > 0, "{}", p["under_load"]);
+            assert!(
+                u(&p["under_load"]["received_bytes"]) > 0,
+                "{}",
+                p["under_load"]
+            );
         }
         let visits = &p["statistics"]["visits"];
         assert_eq!(visits["client_latency_p50_ns"].as_array().unwrap().len(), 2);

@@ -29,7 +29,7 @@ fn basis(margin: f64) -> String {
 /// The unloaded twin of `p` (a point measured under load).
 fn twin<'a>(p: &Point, points: &[&'a Point]) -> Option<&'a Point> {
     points.iter().copied().find(|q| {
-        q.under_load.is_none()
+        q.under_load.flows.is_none()
             && q.mechanism == p.mechanism
             && q.pattern == p.pattern
             && q.transport == p.transport
@@ -70,8 +70,8 @@ impl Cell<'_> {
             return Err("no completed twin without load to pair with".into());
         };
         let of = |p: &Point| match self.p99 {
-            true => p.latency_p99_visits.clone(),
-            false => p.latency_visits.clone(),
+            true => p.under_load.p99_visits.clone(),
+            false => p.under_load.p50_visits.clone(),
         };
         paired::ratio_of(&of(self.loaded), &of(twin), &self.name())
     }
@@ -82,7 +82,7 @@ fn cells<'a>(points: &[&'a Point]) -> Vec<Cell<'a>> {
     points
         .iter()
         .copied()
-        .filter(|p| p.under_load.is_some())
+        .filter(|p| p.under_load.flows.is_some())
         .flat_map(|p| {
             let twin = twin(p, points);
             [false, true].map(|p99| Cell {
@@ -105,7 +105,7 @@ fn detail(cell: &Cell, judged: &Result<crate::stats::verdict::Judged, String>, m
     match judged {
         Ok(j) => format!(
             "{at}: latency with the load ({} flows) over without {}: {}",
-            cell.loaded.under_load.unwrap_or(0),
+            cell.loaded.under_load.flows.unwrap_or(0),
             ratio_family::text(j, m),
             word(j.state, m)
         ),
@@ -170,9 +170,11 @@ mod tests {
         let visits: Vec<(usize, f64)> = p50.iter().copied().enumerate().collect();
         Point {
             mechanism: mechanism.into(),
-            under_load: loaded.then_some(2),
-            latency_p99_visits: visits.iter().map(|(r, v)| (*r, v * 3.0)).collect(),
-            latency_visits: visits,
+            under_load: crate::analysis::point::UnderLoad {
+                flows: loaded.then_some(2),
+                p99_visits: visits.iter().map(|(r, v)| (*r, v * 3.0)).collect(),
+                p50_visits: visits,
+            },
             ..rr_point()
         }
     }
@@ -195,7 +197,11 @@ mod tests {
         assert!(verdict.contains("send 64 B ×1 p99: raises"), "{verdict}");
         // Two rounds decide nothing: the copy cells stay undecided, with their interval.
         assert!(verdict.contains("copy 64 B ×1 p50: undecided"), "{verdict}");
-        assert!(a.details.iter().any(|d| d.contains("2.")), "{:?}", a.details);
+        assert!(
+            a.details.iter().any(|d| d.contains("2.")),
+            "{:?}",
+            a.details
+        );
         let t = tested(&refs, 0.05).unwrap();
         assert_eq!(t.cells.len(), 4);
     }

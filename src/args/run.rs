@@ -86,12 +86,18 @@ pub fn run_spec(args: &RunArgs, cpus: &[usize]) -> Result<RunSpec, ConfigError> 
         bidir: args.bidir.bidir,
         under_load: args.under_load.flows()?,
     };
-    crate::config::network::check_sink(&spec)?;
-    crate::config::crr::check(&spec, MechanismKind::ALL)?;
-    super::gso::check_datagram_sends(&spec)?;
-    crate::config::bidir::check(&spec, MechanismKind::ALL)?;
-    crate::config::under_load::check(&spec)?;
+    check_combinations(&spec)?;
     Ok(spec)
+}
+
+/// What the flags refuse together (a sink's, crr's, datagram sends', --bidir's and
+/// --under-load's), each in one line.
+fn check_combinations(spec: &RunSpec) -> Result<(), ConfigError> {
+    crate::config::network::check_sink(spec)?;
+    crate::config::crr::check(spec, MechanismKind::ALL)?;
+    super::gso::check_datagram_sends(spec)?;
+    crate::config::bidir::check(spec, MechanismKind::ALL)?;
+    crate::config::under_load::check(spec)
 }
 
 /// `--duration`, or when a count (`--messages`, `--bytes`) stops the run, its cap.

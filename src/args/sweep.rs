@@ -159,10 +159,15 @@ fn sweep_spec_among(
         watch: super::watch::watch(&args.watch)?,
         margin: args.margin.share()?,
     };
-    check_sink_points(&spec, known)?;
-    check_bidir(&spec, known)?;
-    check_under_load(&spec)?;
+    check_points(&spec, known)?;
     Ok(spec)
+}
+
+/// Every point as a run would check it: a sink's, --bidir's twins, --under-load's twins.
+fn check_points(spec: &SweepSpec, known: &[MechanismKind]) -> Result<(), ConfigError> {
+    check_sink_points(spec, known)?;
+    check_bidir(spec, known)?;
+    check_under_load(spec)
 }
 
 /// Where the points run: `--netns`, `--sink` (whose MTU `--gso` sets) or `--remote`, which

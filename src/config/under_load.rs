@@ -134,17 +134,26 @@ mod tests {
             ..rr()
         };
         let e = check(&stream).unwrap_err().to_string();
-        assert!(e.contains("--pattern stream") && e.contains("only with rr"), "{e}");
+        assert!(
+            e.contains("--pattern stream") && e.contains("only with rr"),
+            "{e}"
+        );
         let unix = RunSpec {
             transport: Transport::Unix,
             ..rr()
         };
-        assert!(check(&unix).unwrap_err().to_string().contains("only with tcp"));
+        assert!(check(&unix)
+            .unwrap_err()
+            .to_string()
+            .contains("only with tcp"));
         let forked = RunSpec {
             processes: true,
             ..rr()
         };
-        assert!(check(&forked).unwrap_err().to_string().contains("--processes"));
+        assert!(check(&forked)
+            .unwrap_err()
+            .to_string()
+            .contains("--processes"));
         let without = RunSpec {
             pattern: Pattern::Stream,
             under_load: None,

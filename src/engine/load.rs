@@ -137,7 +137,14 @@ fn totals(
     };
     let mut errors: Vec<String> = samples
         .iter()
-        .filter_map(|s| Some(format!("load flow {} {:?}: {}", s.flow, s.role, s.error.as_ref()?)))
+        .filter_map(|s| {
+            Some(format!(
+                "load flow {} {:?}: {}",
+                s.flow,
+                s.role,
+                s.error.as_ref()?
+            ))
+        })
         .collect();
     if watchdog_fired {
         errors.push(format!(

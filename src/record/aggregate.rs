@@ -61,8 +61,6 @@ pub fn point_record(
         .collect();
     sum_reports(&mut record, spec, &measured);
     record.crr = super::crr::combine(&measured, &record.sides);
-    let loads: Vec<_> = measured.iter().filter_map(|r| r.under_load.as_ref()).collect();
-    record.under_load = super::under_load::combine(&loads);
     set_machine_wide(&mut record, &measured);
     record.notes = notes(
         spec,
@@ -216,7 +214,10 @@ fn visit_values(measured: &[&RunRecord]) -> Vec<VisitValue> {
 
 /// An rr visit's client latency (p50, p99) in ns; `None` for other patterns.
 fn client_latency(r: &RunRecord) -> Option<(f64, f64)> {
-    let client = r.sides.first().filter(|_| r.config.pattern == Pattern::Rr)?;
+    let client = r
+        .sides
+        .first()
+        .filter(|_| r.config.pattern == Pattern::Rr)?;
     let l = client.latency_ns.as_ref()?;
     Some((l.p50 as f64, l.p99 as f64))
 }
@@ -341,6 +342,7 @@ fn sum_reports(record: &mut RunRecord, spec: &RunSpec, measured: &[&RunRecord]) 
         .filter_map(|r| Some((r.sink.as_ref()?, r.sides[0].payload_bytes)))
         .collect();
     record.sink = super::sink::combine(&sinks);
+    record.under_load = super::under_load::combine(measured);
     record.verify = sum_verify(spec, measured);
     let mut transfer = super::TransferTotals {
         all_delivered: !measured.is_empty(),

@@ -22,7 +22,6 @@ pub fn build(spec: &RunSpec, outcome: &RunOutcome, env: Environment) -> RunRecor
     if errors.is_empty() && !outcome.interrupted && !skipped {
         errors.extend(nothing_measured(spec, &sides));
     }
-    errors.extend(super::under_load::errors(outcome));
     let mut transfer = transfer_totals(outcome, errors.is_empty());
     // trunc: the kernel counted the bytes and discarded them; none reached the process.
     transfer.all_delivered &= spec.recv_path.delivers_data();
@@ -366,6 +365,7 @@ fn run_errors(spec: &RunSpec, outcome: &RunOutcome) -> Vec<String> {
             "a side did not finish within 10 s of the stop; its sockets were shut down".into(),
         );
     }
+    errors.extend(super::under_load::errors(outcome));
     if let Some(z) = outcome
         .samples
         .iter()

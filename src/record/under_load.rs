@@ -70,7 +70,11 @@ pub fn errors(outcome: &RunOutcome) -> Vec<String> {
 
 /// A visited point's block from its headline visits' blocks: bytes and seconds summed, Gbit/s
 /// the mean of the visits' (as the point's rates are); `None` when no visit had a load.
-pub fn combine(blocks: &[&UnderLoadReport]) -> Option<UnderLoadReport> {
+pub fn combine(visits: &[&super::RunRecord]) -> Option<UnderLoadReport> {
+    let blocks: Vec<&UnderLoadReport> = visits
+        .iter()
+        .filter_map(|r| r.under_load.as_ref())
+        .collect();
     let first = (*blocks.first()?).clone();
     let n = blocks.len() as f64;
     Some(UnderLoadReport {
@@ -102,12 +106,28 @@ mod tests {
         }
     }
 
+    /// `combine` over visits that carry `blocks`.
+    fn of(blocks: &[UnderLoadReport]) -> Option<UnderLoadReport> {
+        let visits: Vec<super::super::RunRecord> = blocks
+            .iter()
+            .map(|b| {
+                let spec = RunSpec::plain(64, std::time::Duration::from_millis(300));
+                let outcome = RunOutcome::not_run(&spec, String::new());
+                let env = crate::environment::Environment::detect(&[0]);
+                let mut r = crate::record::build(&spec, &outcome, env);
+                r.under_load = Some(b.clone());
+                r
+            })
+            .collect();
+        combine(&visits.iter().collect::<Vec<_>>())
+    }
+
     #[test]
     fn a_points_load_sums_its_visits_and_averages_their_rates() {
         let (a, b) = (block(1_000_000_000, 1.0), block(3_000_000_000, 1.0));
-        let c = combine(&[&a, &b]).unwrap();
+        let c = of(&[a, b]).unwrap();
         assert_eq!((c.received_bytes, c.load_s), (4_000_000_000, 2.0));
         assert!((c.gbps - 16.0).abs() < 1e-9);
-        assert_eq!(combine(&[]), None);
+        assert_eq!(of(&[]), None);
     }
 }

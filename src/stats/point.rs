@@ -210,7 +210,10 @@ pub fn visit_statistics(
 /// One latency percentile per visit, or nothing where no visit had a latency.
 fn per_visit_latency(visits: &[VisitValue], pick: fn((f64, f64)) -> f64) -> Vec<Option<f64>> {
     match visits.iter().any(|v| v.client_latency_ns.is_some()) {
-        true => visits.iter().map(|v| v.client_latency_ns.map(pick)).collect(),
+        true => visits
+            .iter()
+            .map(|v| v.client_latency_ns.map(pick))
+            .collect(),
         false => Vec::new(),
     }
 }

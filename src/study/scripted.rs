@@ -184,7 +184,9 @@ fn measured(spec: &RunSpec, headline: f64, cpu_ns_per_byte: f64) -> RunOutcome {
         profiles: Vec::new(),
         sink: None,
         softirq_by_cpu: None,
-        load: spec.under_load.map(|flows| scripted_load(spec, flows, elapsed)),
+        load: spec
+            .under_load
+            .map(|flows| scripted_load(spec, flows, elapsed)),
     }
 }
 
