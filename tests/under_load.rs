@@ -42,6 +42,33 @@ fn a_run_under_load_records_the_load_and_its_flows_really_moved_bytes() {
 }
 
 #[test]
+fn a_runs_table_states_the_load_it_ran_under() {
+    let out = bytepath()
+        .args([
+            "run",
+            "-m",
+            "send",
+            "-p",
+            "rr",
+            "-s",
+            "64",
+            "--under-load",
+            "1",
+        ])
+        .args(["--duration", "300ms", "--warmup", "50ms"])
+        .timeout(std::time::Duration::from_secs(60))
+        .output()
+        .unwrap();
+    common::assert_success(&out);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("under load: 1 send stream flow(s) of 64.00 KiB messages"))
+        .unwrap_or_else(|| panic!("no load line: {text}"));
+    assert!(line.contains("Gbit/s received whole"), "{line}");
+}
+
+#[test]
 fn a_pinned_load_says_it_shares_the_rr_flows_cpus() {
     let (r, code) = run_json(&[
         "-m",
