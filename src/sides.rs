@@ -122,7 +122,7 @@ fn run_over(
     watch: SliceWatch,
 ) -> Result<RunOutcome, Error> {
     let connector = link.connector(spec.transport)?;
-    engine::run_watched(spec, &*connector, interrupt, watch)
+    engine::load::run_beside(spec, &*connector, interrupt, watch)
 }
 
 /// One point on a sink, with what both veth ends counted from before its flows opened to after

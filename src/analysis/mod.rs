@@ -22,6 +22,7 @@ pub(crate) mod sink;
 pub(crate) mod surprise;
 pub mod synthetic;
 pub(crate) mod tested;
+pub(crate) mod under_load;
 
 use crate::mechanism::MechanismKind;
 use crate::record::probe_view::ProbeView;
@@ -116,6 +117,7 @@ pub fn answers(data: &Dataset) -> Vec<Answer> {
     // Only where the results hold `--bidir` points, and `--profile` blocks.
     answers.extend(bidir::answer(&data.completed(), data.margin()));
     answers.extend(crr::answer(&data.completed(), data.margin()));
+    answers.extend(under_load::answer(&data.completed(), data.margin()));
     answers.extend(profile::answer(data));
     answers
 }
@@ -133,6 +135,7 @@ pub fn tested_answers(data: &Dataset) -> Vec<tested::TestedAnswer> {
     tested.extend(serialization::tested(&stream, data.margin()));
     tested.extend(bidir::tested(&data.completed(), data.margin()));
     tested.extend(crr::tested(&data.completed(), data.margin()));
+    tested.extend(under_load::tested(&data.completed(), data.margin()));
     tested
 }
 

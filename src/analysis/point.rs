@@ -89,6 +89,18 @@ pub struct Point {
     /// The sink block (`--sink`): the peer veth's counters against the bytes sent, and the
     /// softirq on the sending CPUs.
     pub sink_report: Option<crate::record::sink::SinkReport>,
+    /// `--under-load N`: the load beside the rr flow, and each visit's rr latency.
+    pub under_load: UnderLoad,
+}
+
+/// What the under-load answer reads of a point.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct UnderLoad {
+    /// The load flows beside the rr flow; `None` for a point measured without a load.
+    pub flows: Option<usize>,
+    /// Each visit's rr client latency p50 and p99 (ns) with its round, where kept.
+    pub p50_visits: Vec<(usize, f64)>,
+    pub p99_visits: Vec<(usize, f64)>,
 }
 
 impl Point {
@@ -118,6 +130,9 @@ impl Point {
         }
         if self.sink {
             name += " on a sink";
+        }
+        if let Some(n) = self.under_load.flows {
+            name += &format!(" (under load ×{n})");
         }
         name
     }
@@ -213,12 +228,11 @@ pub fn from_record(record: &RunView, line: usize) -> Result<Point, String> {
         None if !completed => Ok(0.0),
         None => Err(format!("sides: {name} is missing or not a number")),
     };
-    let key = key_of(record, &mechanism, &pattern, size, threads);
     let (headline, headline_metric, headline_missing) = headline(record);
     let statistics = record.statistics();
     Ok(Point {
         line,
-        key,
+        key: key_of(record, &mechanism, &pattern, size, threads),
         spin: config.spin.unwrap_or(false),
         bidir: record.bidir.is_some(),
         recv: config.recv.clone().filter(|r| r != "recv"),
@@ -250,6 +264,7 @@ pub fn from_record(record: &RunView, line: usize) -> Result<Point, String> {
         ci_target_met: statistics.and_then(|s| s.ci_target_met),
         stop_reason: statistics.and_then(|s| s.stop_reason.clone()),
         crr: record.crr.clone(),
+        under_load: under_load(record, statistics),
         mechanism,
         pattern,
         size,
@@ -300,6 +315,19 @@ fn sender_cpu_visits(statistics: &StatisticsView) -> Vec<(usize, f64)> {
     match &statistics.visits {
         Some(v) => by_round(&v.rounds, &v.sender_cpu_ns_per_byte),
         None => Vec::new(),
+    }
+}
+
+/// The record's load (`--under-load`) and each visit's rr client latency p50 and p99.
+fn under_load(record: &RunView, statistics: Option<&StatisticsView>) -> UnderLoad {
+    let visits = statistics.and_then(|s| s.visits.as_ref());
+    let of = |values: fn(&crate::stats::point::VisitStatistics) -> &Vec<Option<f64>>| {
+        visits.map_or_else(Vec::new, |v| by_round(&v.rounds, values(v)))
+    };
+    UnderLoad {
+        flows: record.under_load.as_ref().map(|l| l.flows),
+        p50_visits: of(|v| &v.client_latency_p50_ns),
+        p99_visits: of(|v| &v.client_latency_p99_ns),
     }
 }
 

@@ -205,6 +205,7 @@ fn points(args: &MeshArgs) -> Result<Vec<MeshPoint>, ConfigError> {
                         threads,
                         bidir: false,
                         loopback_twin: false,
+                        under_load: false,
                     });
                 }
             }

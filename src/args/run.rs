@@ -84,12 +84,20 @@ pub fn run_spec(args: &RunArgs, cpus: &[usize]) -> Result<RunSpec, ConfigError> 
         profile: false,
         crr: crate::cli::crr::crr_options(&args.crr),
         bidir: args.bidir.bidir,
+        under_load: args.under_load.flows()?,
     };
-    crate::config::network::check_sink(&spec)?;
-    crate::config::crr::check(&spec, MechanismKind::ALL)?;
-    super::gso::check_datagram_sends(&spec)?;
-    crate::config::bidir::check(&spec, MechanismKind::ALL)?;
+    check_combinations(&spec)?;
     Ok(spec)
+}
+
+/// What the flags refuse together (a sink's, crr's, datagram sends', --bidir's and
+/// --under-load's), each in one line.
+fn check_combinations(spec: &RunSpec) -> Result<(), ConfigError> {
+    crate::config::network::check_sink(spec)?;
+    crate::config::crr::check(spec, MechanismKind::ALL)?;
+    super::gso::check_datagram_sends(spec)?;
+    crate::config::bidir::check(spec, MechanismKind::ALL)?;
+    crate::config::under_load::check(spec)
 }
 
 /// `--duration`, or when a count (`--messages`, `--bytes`) stops the run, its cap.
@@ -146,6 +154,9 @@ pub fn remote(args: &RunArgs, spec: &RunSpec) -> Result<Option<RemoteRun>, Confi
     }
     if spec.bidir {
         return Err(bad(crate::config::bidir::REMOTE_REFUSAL));
+    }
+    if spec.under_load.is_some() {
+        return Err(bad(crate::config::under_load::REMOTE_REFUSAL));
     }
     if spec.transport == Transport::Udp && spec.mechanism.zerocopy_socket {
         return Err(bad(format!(

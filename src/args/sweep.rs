@@ -153,15 +153,22 @@ fn sweep_spec_among(
         profile: args.profile.profile,
         count_copies: args.count_copies.count_copies,
         bidir: args.bidir.bidir,
+        under_load: args.under_load.flows()?,
         beside_loopback,
         gso,
         udp_split,
         watch: super::watch::watch(&args.watch)?,
         margin: args.margin.share()?,
     };
-    check_sink_points(&spec, known)?;
-    check_bidir(&spec, known)?;
+    check_points(&spec, known)?;
     Ok(spec)
+}
+
+/// Every point as a run would check it: a sink's, --bidir's twins, --under-load's twins.
+fn check_points(spec: &SweepSpec, known: &[MechanismKind]) -> Result<(), ConfigError> {
+    check_sink_points(spec, known)?;
+    check_bidir(spec, known)?;
+    check_under_load(spec)
 }
 
 /// Where the points run: `--netns`, `--sink` (whose MTU `--gso` sets) or `--remote`, which
@@ -251,6 +258,27 @@ fn check_bidir(spec: &SweepSpec, known: &[MechanismKind]) -> Result<(), ConfigEr
     }
     for point in spec.points().iter().filter(|p| p.bidir) {
         crate::config::bidir::check(&spec.run_spec(point, false), known)?;
+    }
+    Ok(())
+}
+
+/// `sweep --under-load`: rr points alone carry a load (one line naming the first other
+/// pattern), then every loaded point as `run --under-load` would check it.
+fn check_under_load(spec: &SweepSpec) -> Result<(), ConfigError> {
+    if spec.under_load.is_none() {
+        return Ok(());
+    }
+    if spec.remote.is_some() {
+        return Err(bad(crate::config::under_load::REMOTE_REFUSAL));
+    }
+    if let Some(p) = spec.patterns.iter().find(|p| **p != Pattern::Rr) {
+        return Err(bad(format!(
+            "--under-load with --patterns {}: allowed only with rr (the latency measured beside the load is the rr flow's round trip)",
+            p.name()
+        )));
+    }
+    for point in spec.points().iter().filter(|p| p.under_load) {
+        crate::config::under_load::check(&spec.run_spec(point, false))?;
     }
     Ok(())
 }
@@ -464,6 +492,7 @@ mod tests {
                 threads: 1,
                 bidir: false,
                 loopback_twin: false,
+                under_load: false,
             };
             assert_eq!(s.run_spec(&point, false).counters, CounterSelection::None);
             assert_eq!(s.run_spec(&point, true).counters, CounterSelection::All);

@@ -22,6 +22,7 @@ mod point;
 mod readers;
 pub(crate) mod security;
 mod shared;
+pub(crate) mod under_load;
 pub(crate) mod watch;
 pub use file::FileArgs;
 pub use hosts::{MeshArgs, ServerArgs};
@@ -210,6 +211,9 @@ pub struct SweepArgs {
     pub bidir: bidir::BidirArgs,
     #[command(flatten)]
     #[serde(flatten)]
+    pub under_load: under_load::UnderLoadArgs,
+    #[command(flatten)]
+    #[serde(flatten)]
     pub margin: MarginArgs,
     #[command(flatten)]
     #[serde(flatten)]
@@ -381,6 +385,9 @@ pub struct RunArgs {
     #[command(flatten)]
     #[serde(flatten)]
     pub percentiles: shared::PercentilesArgs,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub under_load: under_load::UnderLoadArgs,
 }
 
 #[derive(Debug, Args, serde::Serialize, serde::Deserialize)]

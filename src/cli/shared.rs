@@ -293,7 +293,7 @@ mod tests {
     use std::collections::BTreeMap;
 
     /// The flags more than one command takes, each declared once.
-    const SHARED: [&str; 32] = [
+    const SHARED: [&str; 33] = [
         "seed",
         "visits",
         "out",
@@ -326,6 +326,7 @@ mod tests {
         "bidir",
         "percentiles",
         "trusted-servers",
+        "under-load",
     ];
 
     /// Names more than one command takes for different things, each declared by its command.

@@ -19,6 +19,7 @@ pub(crate) mod network;
 pub(crate) mod parse;
 pub(crate) mod point;
 pub(crate) mod remote;
+pub(crate) mod under_load;
 pub(crate) mod watch;
 pub use names::mechanism_among;
 pub use network::Network;
@@ -197,6 +198,9 @@ pub struct RunSpec {
     pub crr: crr::CrrOptions,
     /// `--bidir`: every stream flow carries data both ways at once.
     pub bidir: bool,
+    /// `--under-load N` (rr): N bulk stream flows of the same mechanism run beside the
+    /// measured flows (`under_load`); `None` without a load.
+    pub under_load: Option<usize>,
 }
 
 /// `--recv zc-recv`: pages of payload per full TCP segment, so every segment can be mapped
@@ -271,6 +275,7 @@ impl RunSpec {
             profile: false,
             crr: Default::default(),
             bidir: false,
+            under_load: None,
         }
     }
 

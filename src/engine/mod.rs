@@ -9,6 +9,7 @@ pub(crate) mod control;
 pub(crate) mod crr;
 mod crr_worker;
 mod jobs;
+pub(crate) mod load;
 pub mod peer;
 pub mod phases;
 pub(crate) mod processes;
@@ -70,6 +71,8 @@ pub struct RunOutcome {
     /// On a sink: each CPU's softirq time over the measured phase; `None` elsewhere or when
     /// /proc/stat could not be read in time.
     pub softirq_by_cpu: Option<Vec<(usize, f64)>>,
+    /// `--under-load`: what the load flows beside the measured ones did; `None` without.
+    pub load: Option<load::LoadTotals>,
 }
 
 impl RunOutcome {
@@ -102,6 +105,7 @@ impl RunOutcome {
             skipped: None,
             profiles: Vec::new(),
             sink: None,
+            load: None,
         }
     }
 
@@ -135,6 +139,7 @@ impl RunOutcome {
             profiles: Vec::new(),
             sink: None,
             softirq_by_cpu: None,
+            load: None,
         }
     }
 }
@@ -243,7 +248,7 @@ fn measure(
         watchdog_fired |= watch.finish(deadline, &endpoints, &mut samples);
     }
     // Named after the join, so the workers' last messages do not compete with it.
-    let profiles = profiles_here(spec, split, phases.sampling.take());
+    let profiles = profiling::here(spec, split, phases.sampling.take());
     let (bytes, messages) = slices_after_join(&board, &phases, spec, slice_watch);
     let mut outcome = RunOutcome::measured(
         phases,
@@ -326,21 +331,6 @@ fn all_workers(
         workers.extend(flow_workers(spec, flow, pair, shared)?);
     }
     Ok(workers)
-}
-
-/// The profiles of a run here: this process's sides named, a forked side said to be missing.
-fn profiles_here(
-    spec: &RunSpec,
-    split: Option<Role>,
-    sampling: Option<profiling::StoppedWindow>,
-) -> Vec<(Role, Profile)> {
-    let mut profiles = sampling.map_or_else(Vec::new, |s| s.build());
-    if let (Some(child), true) = (split, spec.profile) {
-        let why =
-            "this side ran in the forked process (--processes); only the parent's side is sampled";
-        profiles.extend(profiling::not_here(&[child], why));
-    }
-    profiles
 }
 
 /// What every worker of a run shares.

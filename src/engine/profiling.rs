@@ -4,6 +4,7 @@
 //! threads are found by the names `spawn` gives them (`bytepath-<flow>-<role>`, cut by the
 //! kernel at 15 bytes). A side that cannot be sampled gets its reason, and the run goes on.
 use super::worker::Role;
+use crate::config::RunSpec;
 use crate::measure::profile::{self, Profile, RunningProfile, SamplerSettings, Symbolizer};
 use std::time::Duration;
 
@@ -125,6 +126,21 @@ pub fn not_here(roles: &[Role], reason: &str) -> Vec<(Role, Profile)> {
             (role, Profile::Unavailable { reason })
         })
         .collect()
+}
+
+/// The profiles of a run here (`engine::measure`'s): this process's sides named, a forked side said to be missing.
+pub(crate) fn here(
+    spec: &RunSpec,
+    split: Option<Role>,
+    sampling: Option<StoppedWindow>,
+) -> Vec<(Role, Profile)> {
+    let mut profiles = sampling.map_or_else(Vec::new, |s| s.build());
+    if let (Some(child), true) = (split, spec.profile) {
+        let why =
+            "this side ran in the forked process (--processes); only the parent's side is sampled";
+        profiles.extend(not_here(&[child], why));
+    }
+    profiles
 }
 
 #[cfg(test)]

@@ -179,6 +179,7 @@ mod tests {
             threads: 1,
             bidir: false,
             loopback_twin: false,
+            under_load: false,
         };
         let rounds = rounds(3, PairSet::All);
         let plan = plan(&rounds, &[point, point], 2);

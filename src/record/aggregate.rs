@@ -10,7 +10,7 @@ use super::{
     notes, DatagramReport, PageRefsReport, RunRecord, SideMetrics, VerifyReport, VisitKind,
     ZerocopyReport,
 };
-use crate::config::RunSpec;
+use crate::config::{Pattern, RunSpec};
 use crate::environment::Environment;
 use crate::measure::histogram::LatencySummary;
 use crate::mechanism::receive::KEPT_MISMATCHES;
@@ -207,6 +207,7 @@ fn visit_values(measured: &[&RunRecord]) -> Vec<VisitValue> {
                 .iter()
                 .find(|s| s.side == "sender")
                 .and_then(|s| s.cpu_ns_per_byte),
+            client_latency_ns: client_latency(r),
         })
         .collect()
 }
@@ -222,6 +223,16 @@ fn pooled_side(
     let visits: Vec<&SideMetrics> = measured.iter().map(|r| &r.sides[i]).collect();
     super::distribution::pool(&mut point, &visits);
     point
+}
+
+/// An rr visit's client latency (p50, p99) in ns; `None` for other patterns.
+fn client_latency(r: &RunRecord) -> Option<(f64, f64)> {
+    let client = r
+        .sides
+        .first()
+        .filter(|_| r.config.pattern == Pattern::Rr)?;
+    let l = client.latency_ns.as_ref()?;
+    Some((l.p50 as f64, l.p99 as f64))
 }
 
 /// One side over the measured visits; its counters from the counter visit.
@@ -345,6 +356,7 @@ fn sum_reports(record: &mut RunRecord, spec: &RunSpec, measured: &[&RunRecord]) 
         .filter_map(|r| Some((r.sink.as_ref()?, r.sides[0].payload_bytes)))
         .collect();
     record.sink = super::sink::combine(&sinks);
+    record.under_load = super::under_load::combine(measured);
     record.verify = sum_verify(spec, measured);
     let mut transfer = super::TransferTotals {
         all_delivered: !measured.is_empty(),

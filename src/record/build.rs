@@ -70,6 +70,7 @@ pub fn build(spec: &RunSpec, outcome: &RunOutcome, env: Environment) -> RunRecor
         copies: None,
         crr,
         bidir,
+        under_load: super::under_load::report(spec, outcome),
     };
     super::sink::restate(&mut record, spec);
     record
@@ -365,6 +366,7 @@ fn run_errors(spec: &RunSpec, outcome: &RunOutcome) -> Vec<String> {
             "a side did not finish within 10 s of the stop; its sockets were shut down".into(),
         );
     }
+    errors.extend(super::under_load::errors(outcome));
     if let Some(z) = outcome
         .samples
         .iter()

@@ -32,6 +32,7 @@ pub(crate) mod profile;
 pub(crate) mod receive;
 mod results;
 pub(crate) mod sink;
+pub(crate) mod under_load;
 pub(crate) mod view;
 pub(crate) mod wire;
 pub use blocks::{DatagramDirection, DatagramReport, PageRefsReport, ZerocopyReport};
@@ -325,6 +326,9 @@ pub struct RunRecord {
     /// `--bidir`: each direction's bytes and Gbit/s, and the reverse direction's sides.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bidir: Option<bidir::BidirReport>,
+    /// `--under-load N`: the load beside the measured rr flow and what it achieved.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub under_load: Option<under_load::UnderLoadReport>,
 }
 
 impl RunRecord {

@@ -61,6 +61,9 @@ pub struct RunView {
     /// `--sink`: where the sender's bytes went and what the sink cost.
     #[serde(deserialize_with = "lenient")]
     pub sink: Option<crate::record::sink::SinkReport>,
+    /// `--under-load`: the load beside the rr flow and what it achieved.
+    #[serde(deserialize_with = "lenient")]
+    pub under_load: Option<crate::record::under_load::UnderLoadReport>,
 }
 
 impl RunView {

@@ -30,6 +30,7 @@ pub(crate) mod stream;
 pub(crate) mod study;
 pub(crate) mod summary;
 pub(crate) mod table;
+pub(crate) mod under_load;
 pub(crate) mod visit_folder;
 pub(crate) mod write;
 

@@ -437,6 +437,9 @@ fn footer(out: &mut String, r: &RunRecord) {
     if let Some(b) = &r.bidir {
         super::bidir::lines(out, b);
     }
+    if let Some(l) = &r.under_load {
+        super::under_load::lines(out, l);
+    }
     if let Some(rx) = &r.receive {
         let _ = writeln!(out, "receive: {}", rx.summary);
     }

@@ -78,6 +78,12 @@ pub struct VisitStatistics {
     /// answer) rests on. Absent in records from before it was kept, and where no visit had it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sender_cpu_ns_per_byte: Vec<Option<f64>>,
+    /// Each visit's rr client latency p50 and p99 (ns), in the order of `rounds`: what the
+    /// paired under-load answer rests on. Absent before it was kept, and for stream points.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub client_latency_p50_ns: Vec<Option<f64>>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub client_latency_p99_ns: Vec<Option<f64>>,
 }
 
 /// The metric and measured side a pattern's statistics follow.
@@ -128,6 +134,8 @@ pub struct VisitValue {
     pub slice_cv: Option<f64>,
     /// The sending side's CPU time per payload byte in this visit (stream points).
     pub sender_cpu_ns_per_byte: Option<f64>,
+    /// The rr client's latency p50 and p99 in this visit (ns; rr points).
+    pub client_latency_ns: Option<(f64, f64)>,
 }
 
 /// What a study knows of a visited point beyond its visits.
@@ -190,10 +198,23 @@ pub fn visit_statistics(
             } else {
                 Vec::new()
             },
+            client_latency_p50_ns: per_visit_latency(visits, |(p50, _)| p50),
+            client_latency_p99_ns: per_visit_latency(visits, |(_, p99)| p99),
         }),
         summary,
         summary_unavailable_reason: reason,
         values,
+    }
+}
+
+/// One latency percentile per visit, or nothing where no visit had a latency.
+fn per_visit_latency(visits: &[VisitValue], pick: fn((f64, f64)) -> f64) -> Vec<Option<f64>> {
+    match visits.iter().any(|v| v.client_latency_ns.is_some()) {
+        true => visits
+            .iter()
+            .map(|v| v.client_latency_ns.map(pick))
+            .collect(),
+        false => Vec::new(),
     }
 }
 
@@ -243,6 +264,7 @@ mod tests {
             slices: 3,
             slice_cv: Some(0.01),
             sender_cpu_ns_per_byte: None,
+            client_latency_ns: None,
         });
         let s = visit_statistics(Pattern::Stream, &visits, &plan());
         assert_eq!(
@@ -269,6 +291,7 @@ mod tests {
             slices: 3,
             slice_cv: None,
             sender_cpu_ns_per_byte: None,
+            client_latency_ns: None,
         }];
         let s = visit_statistics(Pattern::Rr, &one, &plan());
         assert!(s.summary.is_none());
@@ -284,6 +307,7 @@ mod tests {
             slices: 2,
             slice_cv: Some(0.2),
             sender_cpu_ns_per_byte: None,
+            client_latency_ns: None,
         }; 2];
         let s = visit_statistics(Pattern::Stream, &visits, &plan());
         let text = serde_json::to_string(&s).unwrap();

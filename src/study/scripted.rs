@@ -184,6 +184,29 @@ fn measured(spec: &RunSpec, headline: f64, cpu_ns_per_byte: f64) -> RunOutcome {
         profiles: Vec::new(),
         sink: None,
         softirq_by_cpu: None,
+        load: spec
+            .under_load
+            .map(|flows| scripted_load(spec, flows, elapsed)),
+    }
+}
+
+/// A scripted `--under-load`: each load flow moved 1 GB over the run, every byte received.
+fn scripted_load(
+    spec: &RunSpec,
+    flows: usize,
+    elapsed: Duration,
+) -> crate::engine::load::LoadTotals {
+    let bytes = flows as u64 * 1_000_000_000;
+    crate::engine::load::LoadTotals {
+        flows,
+        message_size: crate::config::under_load::LOAD_MESSAGE_SIZE,
+        placement: (0..flows)
+            .map(|i| crate::config::under_load::placement(spec, i))
+            .collect(),
+        sent_bytes: bytes,
+        received_bytes: bytes,
+        elapsed,
+        errors: Vec::new(),
     }
 }
 

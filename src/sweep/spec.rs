@@ -82,6 +82,11 @@ pub struct SweepSpec {
     /// visits as its one-way point (so the two pair per round).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub bidir: bool,
+    /// `--under-load N`: every rr point also has a twin visited with N load flows beside it,
+    /// in the same group of visits as its unloaded point (so the two pair per round). Absent
+    /// from markers written before it existed, so they resume.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub under_load: Option<usize>,
     /// `--beside-loopback` (with `--sink`): every point also has a twin over loopback UDP, in
     /// the same group of visits as its sink point, so the two places' answers stand side by
     /// side on the same rounds.
@@ -136,12 +141,14 @@ impl SweepSpec {
     pub fn total(&self) -> usize {
         let directions = if self.bidir { 2 } else { 1 };
         let places = if self.beside_loopback { 2 } else { 1 };
+        let loads = if self.under_load.is_some() { 2 } else { 1 };
         self.mechanisms.len()
             * self.patterns.len()
             * self.sizes.len()
             * self.threads.len()
             * directions
             * places
+            * loads
     }
 
     /// Every point exactly once, interleaved: the points are taken in (pattern, threads, size)
@@ -149,7 +156,8 @@ impl SweepSpec {
     /// runs early and late in a group equally often and slow machine drift spreads over all
     /// mechanisms instead of masquerading as a difference between them. With `--bidir` each
     /// one-way point is followed by its bidir twin, in the same group; with
-    /// `--beside-loopback` each sink point by its loopback twin.
+    /// `--beside-loopback` each sink point by its loopback twin; with `--under-load` each rr point
+    /// by its loaded twin.
     pub fn points(&self) -> Vec<Point> {
         let m = self.mechanisms.len();
         let mut out = Vec::with_capacity(self.total());
@@ -165,6 +173,7 @@ impl SweepSpec {
                             threads,
                             bidir: false,
                             loopback_twin: false,
+                            under_load: false,
                         };
                         out.push(one_way);
                         if self.bidir {
@@ -176,6 +185,12 @@ impl SweepSpec {
                         if self.beside_loopback {
                             out.push(Point {
                                 loopback_twin: true,
+                                ..one_way
+                            });
+                        }
+                        if self.under_load.is_some() {
+                            out.push(Point {
+                                under_load: true,
                                 ..one_way
                             });
                         }
@@ -227,6 +242,7 @@ impl SweepSpec {
             profile: false,
             crr: Default::default(),
             bidir: point.bidir,
+            under_load: self.under_load.filter(|_| point.under_load),
         }
     }
 

@@ -63,7 +63,6 @@ pub(in crate::remote) fn spec_for(
     check_bytes(request, limits)?;
     let spec = RunSpec {
         transport,
-        pipe_size: None,
         mechanism,
         pattern,
         message_size: size,
@@ -79,15 +78,12 @@ pub(in crate::remote) fn spec_for(
         verify: request.verify,
         counters: config::parse_counters(&request.counters, pattern).map_err(invalid)?,
         udp_split: request.udp_split,
-        gso: None,
-        processes: false,
         // Across hosts the network is whatever joins them; loopback is the record's default.
         network: config::Network::default(),
         queue_depth,
         recv_path,
         profile: request.profile,
-        crr: Default::default(),
-        bidir: false,
+        ..RunSpec::plain(size, duration)
     };
     // Within the container's cgroup limit where it has one, not only the host's memory.
     if let Some(available) = super::memory::available() {
