@@ -27,6 +27,9 @@ pub fn document(data: &Dataset, source: &str, questions: &Questions) -> String {
         &(questions.answers)(data),
         &(questions.tables)(data),
     ));
+    out.push_str(&super::figure_files::markdown_section(
+        &super::plots::figures(data),
+    ));
     out.push_str(&super::copies::markdown_section(data));
     out.push_str("## Environment\n\n");
     rows_list(&mut out, &summary::environment(data));
