@@ -89,10 +89,16 @@ fn the_seeds_four_figures_are_files_and_each_png_decodes() {
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
-    let stems: BTreeSet<&str> = names.iter().filter_map(|n| n.strip_suffix(".svg")).collect();
+    let stems: BTreeSet<&str> = names
+        .iter()
+        .filter_map(|n| n.strip_suffix(".svg"))
+        .collect();
     for stem in &stems {
         for ext in ["png", "csv"] {
-            assert!(names.contains(&format!("{stem}.{ext}")), "{stem}.{ext}: {names:?}");
+            assert!(
+                names.contains(&format!("{stem}.{ext}")),
+                "{stem}.{ext}: {names:?}"
+            );
         }
     }
     assert_eq!(names.len(), 3 * stems.len(), "{names:?}");
@@ -104,7 +110,14 @@ fn the_throughput_csv_holds_the_records_numbers() {
     let (header, rows) = csv_rows(&dir.join("figures/throughput_vs_size.csv"));
     assert_eq!(
         header,
-        ["panel", "series", "message size (bytes)", "Gbit/s", "Gbit/s CI low", "Gbit/s CI high"]
+        [
+            "panel",
+            "series",
+            "message size (bytes)",
+            "Gbit/s",
+            "Gbit/s CI low",
+            "Gbit/s CI high"
+        ]
     );
     let records = records(dir);
     assert_eq!(records.len(), 8);
@@ -112,10 +125,14 @@ fn the_throughput_csv_holds_the_records_numbers() {
     for r in &records {
         let (mechanism, size, threads) = (
             r["config"]["mechanism"].as_str().unwrap(),
-            r["config"]["message_size"].as_u64().unwrap(),
+            r["config"]["message_size_bytes"].as_u64().unwrap(),
             r["config"]["threads"].as_u64().unwrap(),
         );
-        let panel = if threads == 1 { "1 thread".to_string() } else { format!("{threads} threads") };
+        let panel = if threads == 1 {
+            "1 thread".to_string()
+        } else {
+            format!("{threads} threads")
+        };
         let row = rows
             .iter()
             .find(|row| row[0] == panel && row[1] == mechanism && row[2] == size.to_string())
@@ -124,7 +141,11 @@ fn the_throughput_csv_holds_the_records_numbers() {
         let figures: Vec<f64> = row[3..6].iter().map(|v| v.parse().unwrap()).collect();
         let recorded: Vec<f64> = ["mean", "ci95_low", "ci95_high"]
             .iter()
-            .map(|k| summary[k].as_f64().unwrap_or_else(|| panic!("{k} in {summary}")))
+            .map(|k| {
+                summary[k]
+                    .as_f64()
+                    .unwrap_or_else(|| panic!("{k} in {summary}"))
+            })
             .collect();
         assert_eq!(figures, recorded, "{mechanism} {size} {panel}");
     }
@@ -141,7 +162,11 @@ fn cycles_per_byte_holds_its_rows_or_says_why_not() {
     let reasons: Vec<String> = records(dir)
         .iter()
         .flat_map(|r| r["sides"].as_array().cloned().unwrap_or_default())
-        .filter_map(|s| s["counters"]["cycles_unavailable_reason"].as_str().map(String::from))
+        .filter_map(|s| {
+            s["counters"]["cycles_unavailable_reason"]
+                .as_str()
+                .map(String::from)
+        })
         .collect();
     if reasons.is_empty() {
         println!("cycles were counted here: checking the rows");
@@ -151,7 +176,11 @@ fn cycles_per_byte_holds_its_rows_or_says_why_not() {
         assert!(rows.is_empty(), "{rows:?}");
         assert!(svg.contains("cycles per byte were not measured"), "{svg}");
         let reason = reasons[0].replace('&', "&amp;").replace('<', "&lt;");
-        let first_words: String = reason.split_whitespace().take(3).collect::<Vec<_>>().join(" ");
+        let first_words: String = reason
+            .split_whitespace()
+            .take(3)
+            .collect::<Vec<_>>()
+            .join(" ");
         assert!(svg.contains(&first_words), "{first_words} not in {svg}");
     }
 }
@@ -171,10 +200,16 @@ fn both_reports_link_every_figure_file() {
         .unwrap()
         .map(|e| format!("figures/{}", e.unwrap().file_name().to_string_lossy()))
         .collect();
-    assert_eq!(hrefs.iter().map(|h| h.to_string()).collect::<BTreeSet<_>>(), files);
+    assert_eq!(
+        hrefs.iter().map(|h| h.to_string()).collect::<BTreeSet<_>>(),
+        files
+    );
     let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
     for file in &files {
-        assert!(md.contains(&format!("]({file})")), "report.md does not link {file}");
+        assert!(
+            md.contains(&format!("]({file})")),
+            "report.md does not link {file}"
+        );
     }
     assert!(md.contains(
         "[SVG](figures/latency_vs_threads.svg) · [PNG](figures/latency_vs_threads.png) · \

@@ -181,7 +181,10 @@ pub fn write(report_dir: &Path, figures: &[Figure]) -> Result<PathBuf, Error> {
     for (stem, f) in named(figures) {
         let svg = render(&f.plot);
         let png = raster::png(&svg, PNG_WIDTH).map_err(|why| {
-            Error::Failed(format!("{}: {why}", dir.join(format!("{stem}.png")).display()))
+            Error::Failed(format!(
+                "{}: {why}",
+                dir.join(format!("{stem}.png")).display()
+            ))
         })?;
         write_whole(&dir.join(format!("{stem}.svg")), svg.as_bytes())?;
         write_whole(&dir.join(format!("{stem}.png")), &png)?;
@@ -242,7 +245,10 @@ mod tests {
         assert_eq!(stem(&f), "latency_cdf_p50_p99_9_s");
         let twice = [f.clone(), f];
         let names: Vec<String> = named(&twice).into_iter().map(|(s, _)| s).collect();
-        assert_eq!(names, ["latency_cdf_p50_p99_9_s", "latency_cdf_p50_p99_9_s_2"]);
+        assert_eq!(
+            names,
+            ["latency_cdf_p50_p99_9_s", "latency_cdf_p50_p99_9_s_2"]
+        );
     }
 
     #[test]
@@ -274,10 +280,18 @@ mod tests {
         for d in drawn {
             let row = rows
                 .iter()
-                .find(|r| r[2].parse::<f64>().unwrap() == d.x && r[3].parse::<f64>().unwrap() == d.y)
+                .find(|r| {
+                    r[2].parse::<f64>().unwrap() == d.x && r[3].parse::<f64>().unwrap() == d.y
+                })
                 .unwrap_or_else(|| panic!("no row for {d:?}"));
             let (lo, hi) = d.ci.unwrap();
-            assert_eq!((row[4].parse::<f64>().unwrap(), row[5].parse::<f64>().unwrap()), (lo, hi));
+            assert_eq!(
+                (
+                    row[4].parse::<f64>().unwrap(),
+                    row[5].parse::<f64>().unwrap()
+                ),
+                (lo, hi)
+            );
         }
     }
 

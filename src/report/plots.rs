@@ -479,7 +479,8 @@ fn cycles_not_measured(stream: &[&Point], cpu: &Figure) -> Option<Figure> {
     let why = first_reason(stream, |p| &p.cycles_per_byte)?;
     (cpu.plot.y_label != "cycles / byte").then(|| Figure {
         heading: "Cycles per byte vs message size".into(),
-        caption: "CPU cycles per payload byte, sender and receiver together (perf counters).".into(),
+        caption: "CPU cycles per payload byte, sender and receiver together (perf counters)."
+            .into(),
         plot: by_size_plot(
             "cycles",
             "cycles / byte",
@@ -532,7 +533,10 @@ mod tests {
         // Cycles per byte, right after the CPU figure, empty and saying why.
         assert_eq!(figures[3].plot.id, "cycles");
         let note = figures[3].plot.panels[0].note.as_deref().unwrap();
-        assert!(note.contains("cycles per byte were not measured: no PMU"), "{note}");
+        assert!(
+            note.contains("cycles per byte were not measured: no PMU"),
+            "{note}"
+        );
         assert_eq!(markers(&figures[3]), 0);
     }
 
