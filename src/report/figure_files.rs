@@ -5,12 +5,13 @@
 //! the seeds' names (throughput vs size, latency vs threads, cache misses vs size, cycles per
 //! byte).
 //!
-//! Every `Figure` goes through [`named`], the one place that gives it its file name, and the
-//! page, report.md and [`write`] all take their names from it: a figure added to
-//! `plots::figures` gets its three files and its "SVG · PNG · CSV" links with no more code,
-//! named after its heading unless [`KNOWN`] names it.
+//! The page, report.md and [`write`] all take their figures from [`report_figures`] and their
+//! names from [`named`], the one place that gives a figure its file name: a figure added to
+//! that list gets its three files and its "SVG · PNG · CSV" links with no more code, named
+//! after its heading unless [`KNOWN`] names it.
 use super::plot::{escape, raster, render, Datum, Plot};
 use super::plots::Figure;
+use crate::analysis::Dataset;
 use crate::error::Error;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -21,6 +22,14 @@ pub const FIGURES_DIR: &str = "figures";
 pub const PNG_WIDTH: u32 = 1200;
 /// The three files of a figure, in the order the links list them.
 pub const KINDS: [(&str, &str); 3] = [("svg", "SVG"), ("png", "PNG"), ("csv", "CSV")];
+
+/// Every figure of the run-record report (sweep, ipc, `bytepath report`) in page order: the one
+/// list the page, report.md and [`write`] take. A figure another module draws joins by being
+/// appended here (`figures.extend(module::figure(data))` on `plots::figures(data)`), and so
+/// gets its files and links.
+pub fn report_figures(data: &Dataset) -> Vec<Figure> {
+    super::plots::figures(data)
+}
 
 /// The file names of the figures whose name is not their heading's words: by plot id and,
 /// where one id draws different things, by what it draws (an x or y label).

@@ -1,7 +1,7 @@
 //! report.html: one self-contained page (inline CSS and SVG, no scripts, fonts or network),
 //! written as well-formed XHTML so it parses as XML as well as HTML.
 use super::plot::{escape, render};
-use super::plots::{figures, Figure};
+use super::plots::Figure;
 use super::summary::{self, Rows};
 use crate::analysis::questions::Questions;
 use crate::analysis::Dataset;
@@ -115,7 +115,7 @@ pub fn page(data: &Dataset, source: &str, questions: &Questions) -> String {
         &(questions.tables)(data),
     ));
     out.push_str("<h2 id=\"plots\">Plots</h2>");
-    let figures = figures(data);
+    let figures = super::figure_files::report_figures(data);
     for (stem, f) in super::figure_files::named(&figures) {
         figure(&mut out, f, &stem);
     }

@@ -28,7 +28,7 @@ pub fn document(data: &Dataset, source: &str, questions: &Questions) -> String {
         &(questions.tables)(data),
     ));
     out.push_str(&super::figure_files::markdown_section(
-        &super::plots::figures(data),
+        &super::figure_files::report_figures(data),
     ));
     out.push_str(&super::copies::markdown_section(data));
     out.push_str("## Environment\n\n");
