@@ -205,7 +205,10 @@ fn the_report_of_an_rr_sweep_draws_the_cdf() {
         .count();
     assert!(lines >= 2, "a line per mechanism: {lines}");
     let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
-    assert!(md.contains("## Latency CDF (whole distribution)"), "{md}");
+    assert!(md.contains("**Latency CDF (whole distribution)**"), "{md}");
+    assert!(md.contains("(figures/latency_cdf.png)"), "{md}");
+    assert!(dir.join("figures/latency_cdf.svg").is_file());
+    assert!(md.contains("## Recorded latency percentiles"), "{md}");
     let listed = md
         .lines()
         .find(|l| l.starts_with("- **send/rr/256/1**: p50 "))

@@ -92,8 +92,8 @@ fn report_writes_html_and_markdown_with_a_plot_per_figure() {
 }
 
 /// The report is one file a reader can open offline or mail: no element loads anything (no
-/// `src`, no stylesheet or script from elsewhere, no link off the page), and no style fetches a
-/// resource (`url(`, `@import`).
+/// `src`, no stylesheet or script from elsewhere, no link off the page but to its figures'
+/// own files beside it), and no style fetches a resource (`url(`, `@import`).
 #[test]
 fn the_report_is_self_contained() {
     let dir = folder("offline", Some(&jsonl(&demo_sweep(true))));
@@ -111,6 +111,11 @@ fn the_report_is_self_contained() {
         for attr in node.attributes() {
             let off_page = match attr.name() {
                 "src" | "srcset" | "data" => true,
+                // The figures' own files beside it (figure_files) are links, not loads.
+                "href" if attr.value().starts_with("figures/") => {
+                    assert!(dir.join(attr.value()).is_file(), "{}", attr.value());
+                    false
+                }
                 "href" => !attr.value().starts_with('#'),
                 _ => false,
             };

@@ -1,7 +1,8 @@
 //! The report in a real browser: headless Chromium renders report.html to a PNG, which must
 //! not be blank, and the page must log nothing to the console (it has no scripts, so any
 //! console line is a problem such as a blocked resource); the same for each study's report
-//! (ipc, file, servers, from small real runs). Skips, saying why, without Chromium.
+//! (ipc, file, servers, from small real runs), and each figure file the report wrote
+//! (figures/*.svg and *.png) opened on its own. Skips, saying why, without Chromium.
 mod common;
 
 use assert_cmd::Command;
@@ -122,6 +123,7 @@ fn chromium_renders_the_report_without_console_errors() {
         mean > 128.0,
         "the page should be dark text on a light background: mean {mean}"
     );
+    figure_files_open(&browser, &dir);
     for (study, args) in STUDIES {
         let folder = dir.join(study);
         common::bytepath()
@@ -147,6 +149,76 @@ fn chromium_renders_the_report_without_console_errors() {
             "{study}'s page looks blank: variance {variance}"
         );
     }
+}
+
+/// Each figure file the report wrote (figures/*.svg, *.png), opened on its own: no console
+/// line, and ink on the page (a figure, even one whose panel only says why it is empty, draws
+/// its frame and text; a file the browser cannot show leaves none).
+fn figure_files_open(browser: &Path, dir: &Path) {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir.join("figures"))
+        .expect("the report wrote figures/")
+        .map(|e| e.unwrap().path())
+        .filter(|p| matches!(p.extension().and_then(|e| e.to_str()), Some("svg" | "png")))
+        .collect();
+    files.sort();
+    for seed in [
+        "throughput_vs_size",
+        "latency_vs_threads",
+        "cache_misses_vs_size",
+        "cycles_per_byte",
+    ] {
+        for ext in ["svg", "png"] {
+            let file = dir.join("figures").join(format!("{seed}.{ext}"));
+            assert!(files.contains(&file), "{} is missing", file.display());
+        }
+    }
+    let shots = dir.join("figure-shots");
+    std::fs::create_dir_all(&shots).unwrap();
+    for file in &files {
+        let name = file.file_name().unwrap().to_string_lossy().into_owned();
+        let png = shots.join(format!("{name}.png"));
+        let stderr = screenshot(browser, file, &png);
+        assert!(
+            console_lines(&stderr).is_empty(),
+            "{name}: {:?}",
+            console_lines(&stderr)
+        );
+        let ink = ink_pixels(&png);
+        println!("{name}: {ink} pixels of ink in {}", png.display());
+        assert!(
+            ink > 500,
+            "{name} shows (almost) nothing: {ink} pixels of ink"
+        );
+    }
+    // The check can fail: a figure that draws nothing shows no ink.
+    let broken = shots.join("broken.svg");
+    let blank = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"1080\" height=\"300\"/>";
+    std::fs::write(&broken, blank).unwrap();
+    screenshot(browser, &broken, &shots.join("broken.svg.png"));
+    assert!(ink_pixels(&shots.join("broken.svg.png")) < 500);
+}
+
+/// Ink in a screenshot: pixels of a middle grey or a colour, neither near white (a figure's
+/// ground, the page) nor near black (the ground Chromium shows an image on), which a figure's
+/// text, frame, lines and markers draw and an empty canvas does not.
+fn ink_pixels(png_path: &Path) -> usize {
+    let file = std::io::BufReader::new(std::fs::File::open(png_path).expect("png written"));
+    let mut decoder = png::Decoder::new(file);
+    decoder.set_transformations(png::Transformations::normalize_to_color8());
+    let mut reader = decoder.read_info().expect("a png");
+    let mut buf = vec![0; reader.output_buffer_size().expect("size")];
+    let info = reader.next_frame(&mut buf).expect("a frame");
+    let samples = info.color_type.samples();
+    buf[..info.buffer_size()]
+        .chunks_exact(samples)
+        .filter(|px| {
+            let lum = match samples {
+                1 | 2 => f64::from(px[0]),
+                _ => 0.299 * f64::from(px[0]) + 0.587 * f64::from(px[1]) + 0.114 * f64::from(px[2]),
+            };
+            (40.0..=220.0).contains(&lum)
+        })
+        .count()
 }
 
 /// Each study's report, from a small real run.

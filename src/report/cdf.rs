@@ -132,8 +132,8 @@ fn steps(h: &LatencyHistogram) -> Vec<(f64, f64)> {
         .collect()
 }
 
-/// report.md's part of the figure (drawn in report.html): its heading and caption, and each
-/// rr and crr point's recorded percentiles (`--percentiles`), read from the same histograms.
+/// report.md's list beside the figure (drawn with the others under Figures): each rr and crr
+/// point's recorded percentiles (`--percentiles`), read from the histograms the figure draws.
 pub fn markdown_section(data: &Dataset) -> String {
     let Some(f) = latency_cdf(data) else {
         return String::new();
@@ -149,9 +149,9 @@ pub fn markdown_section(data: &Dataset) -> String {
         })
         .collect();
     let mut out = format!(
-        "## {}\n\n{} The figure is in report.html; each point's recorded percentiles, \
-         read from the same histograms:\n\n",
-        f.heading, f.caption
+        "## Recorded latency percentiles\n\nEach point's percentiles, read from the \
+         histograms the figure \"{}\" draws:\n\n",
+        f.heading
     );
     // A list, not a table: report.md's one table is its points'.
     for (key, list) in lists {

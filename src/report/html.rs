@@ -1,7 +1,7 @@
 //! report.html: one self-contained page (inline CSS and SVG, no scripts, fonts or network),
 //! written as well-formed XHTML so it parses as XML as well as HTML.
 use super::plot::{escape, render};
-use super::plots::{figures, Figure};
+use super::plots::Figure;
 use super::summary::{self, Rows};
 use crate::analysis::questions::Questions;
 use crate::analysis::Dataset;
@@ -24,16 +24,19 @@ th, td { border: 1px solid #ddd; padding: 0.25em 0.5em; text-align: left; vertic
 th { background: #f3f3f3; white-space: nowrap; }
 tr.not-completed td { color: #a00; }
 .meta { color: #555; }
+.figure-files { font-size: 0.85em; margin: 0.2em 0; }
 ";
 
-fn figure(out: &mut String, f: &Figure) {
+/// A figure, its caption and the links to its files (`figure_files`, named `stem`).
+fn figure(out: &mut String, f: &Figure, stem: &str) {
     let _ = write!(
         out,
-        "<figure id=\"plot-{}\"><h3>{}</h3>{}<figcaption>{}</figcaption></figure>",
+        "<figure id=\"plot-{}\"><h3>{}</h3>{}<figcaption>{}</figcaption>{}</figure>",
         f.plot.id,
         escape(&f.heading),
         render(&f.plot),
-        escape(&f.caption)
+        escape(&f.caption),
+        super::figure_files::links_html(stem)
     );
 }
 
@@ -112,11 +115,9 @@ pub fn page(data: &Dataset, source: &str, questions: &Questions) -> String {
         &(questions.tables)(data),
     ));
     out.push_str("<h2 id=\"plots\">Plots</h2>");
-    for f in figures(data) {
-        figure(&mut out, &f);
-    }
-    if let Some(f) = super::cdf::latency_cdf(data) {
-        figure(&mut out, &f);
+    let figures = super::figure_files::report_figures(data);
+    for (stem, f) in super::figure_files::named(&figures) {
+        figure(&mut out, f, &stem);
     }
     out.push_str(&super::breakdown::html_section(data));
     out.push_str(&super::copies::html_section(data));

@@ -27,6 +27,9 @@ pub fn document(data: &Dataset, source: &str, questions: &Questions) -> String {
         &(questions.answers)(data),
         &(questions.tables)(data),
     ));
+    out.push_str(&super::figure_files::markdown_section(
+        &super::figure_files::report_figures(data),
+    ));
     out.push_str(&super::copies::markdown_section(data));
     out.push_str(&super::cdf::markdown_section(data));
     out.push_str("## Environment\n\n");

@@ -14,6 +14,7 @@ pub mod csv;
 pub(crate) mod csv_cell;
 mod csv_profile;
 pub(crate) mod delivery;
+pub(crate) mod figure_files;
 pub mod folder;
 pub(crate) mod html;
 pub(crate) mod json;

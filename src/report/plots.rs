@@ -465,7 +465,30 @@ pub fn figures(data: &Dataset) -> Vec<Figure> {
         context_switches(&stream),
     ];
     figures.extend(roofline_curve(data));
+    // Cycles per byte, the seeds' fourth plot, right after the CPU figure where it is not it.
+    if let Some(cpu) = figures.iter().position(|f| f.plot.id == "cpu") {
+        let cycles = cycles_not_measured(&stream, &figures[cpu]);
+        figures.splice(cpu + 1..cpu + 1, cycles);
+    }
     figures
+}
+
+/// Where the CPU figure shows CPU-ns because cycles were not counted, a figure of cycles per
+/// byte whose panel says why, so the plot a reader looks for is there, empty for a reason.
+fn cycles_not_measured(stream: &[&Point], cpu: &Figure) -> Option<Figure> {
+    let why = first_reason(stream, |p| &p.cycles_per_byte)?;
+    (cpu.plot.y_label != "cycles / byte").then(|| Figure {
+        heading: "Cycles per byte vs message size".into(),
+        caption: "CPU cycles per payload byte, sender and receiver together (perf counters)."
+            .into(),
+        plot: by_size_plot(
+            "cycles",
+            "cycles / byte",
+            empty(&format!(
+                "cycles per byte were not measured: {why} (counters.cycles_unavailable_reason)"
+            )),
+        ),
+    })
 }
 
 #[cfg(test)]
@@ -505,8 +528,16 @@ mod tests {
         let figures = figures(&data);
         assert_eq!(figures[2].plot.y_label, "CPU-ns / byte");
         assert!(figures[2].caption.contains("no PMU"));
-        let note = figures[3].plot.panels[0].note.as_deref().unwrap();
+        let note = figures[4].plot.panels[0].note.as_deref().unwrap();
         assert!(note.contains("not measured: no PMU"), "{note}");
+        // Cycles per byte, right after the CPU figure, empty and saying why.
+        assert_eq!(figures[3].plot.id, "cycles");
+        let note = figures[3].plot.panels[0].note.as_deref().unwrap();
+        assert!(
+            note.contains("cycles per byte were not measured: no PMU"),
+            "{note}"
+        );
+        assert_eq!(markers(&figures[3]), 0);
     }
 
     #[test]
@@ -543,7 +574,10 @@ mod tests {
     #[test]
     fn the_probes_curve_is_plotted_against_threads_where_it_has_one() {
         let mut data = parse(&jsonl(&[Shape::stream("copy", 4096, 1, 10.0)]), "r").unwrap();
-        assert_eq!(figures(&data).len(), 5, "no probe, no curve");
+        assert!(
+            figures(&data).iter().all(|f| f.plot.id != "roofline"),
+            "no probe, no curve"
+        );
         data.probe = Some(
             serde_json::from_value(serde_json::json!({"memcpy_roofline": {"by_threads": {
                 "points": [{"threads": 1, "aggregate": {"best_gb_per_s": 8.0}},

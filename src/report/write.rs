@@ -112,6 +112,9 @@ pub fn reports_within(
     let page = html::page(&data, &source, questions);
     let document = markdown::document(&data, &source, questions);
     let (document, page) = super::canary::with_machine(dir, &document, &page);
+    // The figures' files first, so the reports never link a file that is not there yet.
+    let beside = html_path.parent().unwrap_or(Path::new("."));
+    super::figure_files::write(beside, &super::figure_files::report_figures(&data))?;
     write_atomically(&html_path, &page)?;
     write_atomically(&md_path, &document)?;
     write_atomically(

@@ -3,6 +3,7 @@
 //! bars. Output is well-formed XML (SVG 1.1), so it can be inlined in the HTML and parsed.
 pub(crate) mod axis;
 pub(crate) mod heatmap;
+pub(crate) mod raster;
 
 use axis::{Axis, Scale, TickFormat};
 use std::fmt::Write;
