@@ -56,6 +56,9 @@ pub fn run_spec(args: &RunArgs, cpus: &[usize]) -> Result<RunSpec, ConfigError> 
         )));
     }
     let pipe_size = pipe_size(args.pipe_size.pipe_size.as_deref(), transport)?;
+    let remote = args.remote.remote.is_some();
+    let socket_buffers =
+        super::socket_buffers::socket_buffers(&args.socket_buffers, transport, remote)?;
     let spec = RunSpec {
         transport,
         pipe_size,
@@ -84,6 +87,7 @@ pub fn run_spec(args: &RunArgs, cpus: &[usize]) -> Result<RunSpec, ConfigError> 
         profile: false,
         crr: crate::cli::crr::crr_options(&args.crr),
         bidir: args.bidir.bidir,
+        socket_buffers,
     };
     crate::config::network::check_sink(&spec)?;
     crate::config::crr::check(&spec, MechanismKind::ALL)?;

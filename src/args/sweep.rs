@@ -157,6 +157,11 @@ fn sweep_spec_among(
         udp_split,
         watch: super::watch::watch(&args.watch)?,
         margin: args.margin.share()?,
+        socket_buffers: super::socket_buffers::socket_buffers(
+            &args.socket_buffers,
+            transport,
+            args.remote.remote.is_some(),
+        )?,
     };
     check_sink_points(&spec, known)?;
     check_bidir(&spec, known)?;

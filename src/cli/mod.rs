@@ -35,7 +35,8 @@ pub use point::{
 pub use readers::{CompareArgs, ExportArgs, ReportArgs};
 pub use shared::{
     FolderArgs, JsonArgs, NetworkArgs, PinArgs, ProfileArgs, RemoteArgs, ResumableFolderArgs,
-    SeedArgs, SinkArgs, StreamArgs, TokenArgs, VerifyArgs, VisitsArgs, WarmupArgs,
+    SeedArgs, SinkArgs, SocketBufferArgs, StreamArgs, TokenArgs, VerifyArgs, VisitsArgs,
+    WarmupArgs,
 };
 
 #[derive(Debug, Parser)]
@@ -210,6 +211,9 @@ pub struct SweepArgs {
     #[command(flatten)]
     #[serde(flatten)]
     pub margin: MarginArgs,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub socket_buffers: SocketBufferArgs,
 }
 
 #[derive(Debug, Args, serde::Serialize, serde::Deserialize)]
@@ -371,6 +375,9 @@ pub struct RunArgs {
     #[command(flatten)]
     #[serde(flatten)]
     pub bidir: bidir::BidirArgs,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub socket_buffers: SocketBufferArgs,
 }
 
 #[derive(Debug, Args, serde::Serialize, serde::Deserialize)]

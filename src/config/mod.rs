@@ -197,6 +197,9 @@ pub struct RunSpec {
     pub crr: crr::CrrOptions,
     /// `--bidir`: every stream flow carries data both ways at once.
     pub bidir: bool,
+    /// `--rcvbuf` / `--sndbuf`: the socket buffers a tcp flow asks for (other transports
+    /// refuse them at parse).
+    pub socket_buffers: crate::transport::buffers::SocketBuffers,
 }
 
 /// `--recv zc-recv`: pages of payload per full TCP segment, so every segment can be mapped
@@ -271,6 +274,7 @@ impl RunSpec {
             profile: false,
             crr: Default::default(),
             bidir: false,
+            socket_buffers: Default::default(),
         }
     }
 
@@ -294,6 +298,7 @@ impl RunSpec {
             framing: self.framing(),
             tcp_maxseg: (self.recv_path == RecvPath::ZcRecv && self.transport == Transport::Tcp)
                 .then(|| crate::transport::tcp::page_multiple_maxseg(ZC_SEGMENT_PAGES)),
+            buffers: self.socket_buffers,
         }
     }
 

@@ -154,6 +154,7 @@ impl IpcSpec {
             profile: false,
             crr: Default::default(),
             bidir: false,
+            socket_buffers: Default::default(),
         }
     }
 }

@@ -157,7 +157,10 @@ mod tests {
         // One byte short of the end of busy_time: still absent, not half-read.
         let short = TcpFlowInfo::from_raw(&raw, v4_9 + 7);
         assert_eq!(short.busy_time_us, None);
-        assert_eq!(TcpFlowInfo::from_raw(&raw, v4_9 + 8).busy_time_us, Some(900));
+        assert_eq!(
+            TcpFlowInfo::from_raw(&raw, v4_9 + 8).busy_time_us,
+            Some(900)
+        );
         assert_eq!(TcpFlowInfo::from_raw(&raw, 0), TcpFlowInfo::default());
     }
 
@@ -182,7 +185,10 @@ mod tests {
         assert!(info.bytes_acked.unwrap() > 0, "{info:?}");
         match info.busy_time_us {
             Some(busy) => assert!(busy > 0, "{info:?}"),
-            None => crate::skip_test(None, "this kernel's tcp_info has no busy time (before 4.10)"),
+            None => crate::skip_test(
+                None,
+                "this kernel's tcp_info has no busy time (before 4.10)",
+            ),
         }
     }
 }

@@ -88,6 +88,7 @@ pub(in crate::remote) fn spec_for(
         profile: request.profile,
         crr: Default::default(),
         bidir: false,
+        socket_buffers: Default::default(),
     };
     // Within the container's cgroup limit where it has one, not only the host's memory.
     if let Some(available) = super::memory::available() {
