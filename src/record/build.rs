@@ -172,6 +172,7 @@ fn run_config(spec: &RunSpec, outcome: &RunOutcome) -> RunConfig {
         processes: spec.processes,
         where_sides_run: where_sides_run.to_string(),
         network: spec.network.clone(),
+        socket_buffers: spec.socket_buffers,
     }
 }
 

@@ -170,6 +170,10 @@ pub struct RunConfig {
     pub where_sides_run: String,
     /// loopback, or netns with the veth MTU and netem parameters.
     pub network: crate::config::Network,
+    /// `--rcvbuf` / `--sndbuf` as asked (null: the kernel's autotuning); what the kernel
+    /// granted is each side's `rcvbuf_bytes` / `sndbuf_bytes` in `tcp_info`.
+    #[serde(default)]
+    pub socket_buffers: crate::transport::buffers::SocketBuffers,
 }
 
 /// Every metric of one side, summed or merged over its threads.
