@@ -17,6 +17,7 @@ use crate::mechanism::descriptor::{in_words, names};
 use crate::mechanism::MechanismKind;
 use crate::run::RunStudy;
 use crate::sides::Sides;
+use crate::transport::buffers::SocketBuffers;
 use crate::transport::Transport;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
@@ -55,13 +56,9 @@ pub fn run_spec(args: &RunArgs, cpus: &[usize]) -> Result<RunSpec, ConfigError> 
             transport.name()
         )));
     }
-    let pipe_size = pipe_size(args.pipe_size.pipe_size.as_deref(), transport)?;
-    let remote = args.remote.remote.is_some();
-    let socket_buffers =
-        super::socket_buffers::socket_buffers(&args.socket_buffers, transport, remote)?;
     let spec = RunSpec {
         transport,
-        pipe_size,
+        pipe_size: pipe_size(args.pipe_size.pipe_size.as_deref(), transport)?,
         mechanism,
         pattern,
         message_size,
@@ -87,13 +84,19 @@ pub fn run_spec(args: &RunArgs, cpus: &[usize]) -> Result<RunSpec, ConfigError> 
         profile: false,
         crr: crate::cli::crr::crr_options(&args.crr),
         bidir: args.bidir.bidir,
-        socket_buffers,
+        socket_buffers: buffers(args, transport)?,
     };
     crate::config::network::check_sink(&spec)?;
     crate::config::crr::check(&spec, MechanismKind::ALL)?;
     super::gso::check_datagram_sends(&spec)?;
     crate::config::bidir::check(&spec, MechanismKind::ALL)?;
     Ok(spec)
+}
+
+/// `--rcvbuf` / `--sndbuf`, refused off tcp and with `--remote`.
+fn buffers(args: &RunArgs, transport: Transport) -> Result<SocketBuffers, ConfigError> {
+    let remote = args.remote.remote.is_some();
+    super::socket_buffers::socket_buffers(&args.socket_buffers, transport, remote)
 }
 
 /// `--duration`, or when a count (`--messages`, `--bytes`) stops the run, its cap.

@@ -157,15 +157,20 @@ fn sweep_spec_among(
         udp_split,
         watch: super::watch::watch(&args.watch)?,
         margin: args.margin.share()?,
-        socket_buffers: super::socket_buffers::socket_buffers(
-            &args.socket_buffers,
-            transport,
-            args.remote.remote.is_some(),
-        )?,
+        socket_buffers: sweep_buffers(args, transport)?,
     };
     check_sink_points(&spec, known)?;
     check_bidir(&spec, known)?;
     Ok(spec)
+}
+
+/// `--rcvbuf` / `--sndbuf` for every point, refused off tcp (a sink's udp) and with `--remote`.
+fn sweep_buffers(
+    args: &SweepArgs,
+    transport: crate::transport::Transport,
+) -> Result<crate::transport::buffers::SocketBuffers, ConfigError> {
+    let remote = args.remote.remote.is_some();
+    super::socket_buffers::socket_buffers(&args.socket_buffers, transport, remote)
 }
 
 /// Where the points run: `--netns`, `--sink` (whose MTU `--gso` sets) or `--remote`, which

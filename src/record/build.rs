@@ -35,10 +35,6 @@ pub fn build(spec: &RunSpec, outcome: &RunOutcome, env: Environment) -> RunRecor
     });
     let receive = receive::report(spec, outcome);
     let status = run_status(&errors, skipped, outcome.interrupted);
-    let tcp_info = match crate::engine::tcp_sampler::why_not_sampled(spec) {
-        Some(why) => Err(why),
-        None => super::tcp::report(&outcome.tcp, side_names(spec.pattern)),
-    };
     let mut record = RunRecord {
         schema_version: SCHEMA_VERSION,
         sweep_point: None,
@@ -74,8 +70,7 @@ pub fn build(spec: &RunSpec, outcome: &RunOutcome, env: Environment) -> RunRecor
         copies: None,
         crr,
         bidir,
-        tcp_info_unavailable_reason: tcp_info.as_ref().err().filter(|_| !skipped).cloned(),
-        tcp_info: tcp_info.ok(),
+        tcp: super::tcp::block(spec, outcome, skipped),
     };
     super::sink::restate(&mut record, spec);
     record

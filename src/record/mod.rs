@@ -325,13 +325,9 @@ pub struct RunRecord {
     /// `--bidir`: each direction's bytes and Gbit/s, and the reverse direction's sides.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bidir: Option<bidir::BidirReport>,
-    /// tcp flows: each local side's TCP_INFO per slice and what the measured phase added up
-    /// to; absent from records written before it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tcp_info: Option<tcp::TcpInfoReport>,
-    /// Why a record has no `tcp_info` block (not tcp, crr, a placement not sampled).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tcp_info_unavailable_reason: Option<String>,
+    /// tcp flows: `tcp_info`, each local side's TCP_INFO per slice, or why there is none.
+    #[serde(flatten)]
+    pub tcp: tcp::TcpBlock,
 }
 
 impl RunRecord {

@@ -8,6 +8,32 @@ use crate::engine::worker::Role;
 use crate::sys::tcp_info::TcpFlowInfo;
 use serde::{Deserialize, Serialize};
 
+/// The record's two keys: the block, or why a record has none (not tcp, crr, a placement
+/// not sampled); both absent from records written before them.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TcpBlock {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tcp_info: Option<TcpInfoReport>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tcp_info_unavailable_reason: Option<String>,
+}
+
+/// The block of a run (`skipped`: a point this kernel could not run gives no reason).
+pub fn block(
+    spec: &crate::config::RunSpec,
+    outcome: &crate::engine::RunOutcome,
+    skipped: bool,
+) -> TcpBlock {
+    let report = match crate::engine::tcp_sampler::why_not_sampled(spec) {
+        Some(why) => Err(why),
+        None => report(&outcome.tcp, super::side_names(spec.pattern)),
+    };
+    TcpBlock {
+        tcp_info_unavailable_reason: report.as_ref().err().filter(|_| !skipped).cloned(),
+        tcp_info: report.ok(),
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TcpInfoReport {
     /// When the readings were taken, in words.

@@ -18,11 +18,11 @@ pub fn show(record: &RunRecord, stream: &JsonStream, json: bool) {
 
 /// "What limited each flow?" under the table, for a tcp run (other transports: nothing).
 fn limited(record: &RunRecord) -> String {
-    let reason = record.tcp_info_unavailable_reason.as_deref();
-    if record.tcp_info.is_none() && record.config.transport != "tcp" {
+    let reason = record.tcp.tcp_info_unavailable_reason.as_deref();
+    if record.tcp.tcp_info.is_none() && record.config.transport != "tcp" {
         return String::new();
     }
-    let answer = crate::analysis::limited::run_answer(record.tcp_info.as_ref(), reason);
+    let answer = crate::analysis::limited::run_answer(record.tcp.tcp_info.as_ref(), reason);
     let mut text = format!("\n{}\n", answer.question);
     let lines = if answer.details.is_empty() {
         vec![answer.finding]
