@@ -7,6 +7,7 @@ pub mod crossover;
 pub(crate) mod crossover_outcome;
 pub mod crossover_rule;
 pub(crate) mod crr;
+pub(crate) mod limited;
 pub(crate) mod load;
 pub mod paired;
 pub(crate) mod pairs_table;
@@ -119,6 +120,7 @@ pub fn answers(data: &Dataset) -> Vec<Answer> {
     answers.extend(crr::answer(&data.completed(), data.margin()));
     answers.extend(under_load::answer(&data.completed(), data.margin()));
     answers.extend(profile::answer(data));
+    answers.extend(limited::answer(data));
     answers
 }
 

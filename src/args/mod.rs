@@ -20,6 +20,7 @@ pub mod run;
 pub mod server;
 pub mod servers;
 pub mod shell;
+pub(crate) mod socket_buffers;
 pub mod sweep;
 pub(crate) mod watch;
 

@@ -17,6 +17,7 @@ use crate::mechanism::descriptor::{in_words, names};
 use crate::mechanism::MechanismKind;
 use crate::run::RunStudy;
 use crate::sides::Sides;
+use crate::transport::buffers::SocketBuffers;
 use crate::transport::Transport;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
@@ -55,10 +56,9 @@ pub fn run_spec(args: &RunArgs, cpus: &[usize]) -> Result<RunSpec, ConfigError> 
             transport.name()
         )));
     }
-    let pipe_size = pipe_size(args.pipe_size.pipe_size.as_deref(), transport)?;
     let spec = RunSpec {
         transport,
-        pipe_size,
+        pipe_size: pipe_size(args.pipe_size.pipe_size.as_deref(), transport)?,
         mechanism,
         pattern,
         message_size,
@@ -85,6 +85,7 @@ pub fn run_spec(args: &RunArgs, cpus: &[usize]) -> Result<RunSpec, ConfigError> 
         crr: crate::cli::crr::crr_options(&args.crr),
         bidir: args.bidir.bidir,
         under_load: args.under_load.flows()?,
+        socket_buffers: buffers(args, transport)?,
     };
     check_combinations(&spec)?;
     Ok(spec)
@@ -98,6 +99,12 @@ fn check_combinations(spec: &RunSpec) -> Result<(), ConfigError> {
     super::gso::check_datagram_sends(spec)?;
     crate::config::bidir::check(spec, MechanismKind::ALL)?;
     crate::config::under_load::check(spec)
+}
+
+/// `--rcvbuf` / `--sndbuf`, refused off tcp and with `--remote`.
+fn buffers(args: &RunArgs, transport: Transport) -> Result<SocketBuffers, ConfigError> {
+    let remote = args.remote.remote.is_some();
+    super::socket_buffers::socket_buffers(&args.socket_buffers, transport, remote)
 }
 
 /// `--duration`, or when a count (`--messages`, `--bytes`) stops the run, its cap.

@@ -159,6 +159,7 @@ fn sweep_spec_among(
         udp_split,
         watch: super::watch::watch(&args.watch)?,
         margin: args.margin.share()?,
+        socket_buffers: sweep_buffers(args, transport)?,
     };
     check_points(&spec, known)?;
     Ok(spec)
@@ -169,6 +170,15 @@ fn check_points(spec: &SweepSpec, known: &[MechanismKind]) -> Result<(), ConfigE
     check_sink_points(spec, known)?;
     check_bidir(spec, known)?;
     check_under_load(spec)
+}
+
+/// `--rcvbuf` / `--sndbuf` for every point, refused off tcp (a sink's udp) and with `--remote`.
+fn sweep_buffers(
+    args: &SweepArgs,
+    transport: crate::transport::Transport,
+) -> Result<crate::transport::buffers::SocketBuffers, ConfigError> {
+    let remote = args.remote.remote.is_some();
+    super::socket_buffers::socket_buffers(&args.socket_buffers, transport, remote)
 }
 
 /// Where the points run: `--netns`, `--sink` (whose MTU `--gso` sets) or `--remote`, which

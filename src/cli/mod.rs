@@ -37,7 +37,8 @@ pub use readers::{CompareArgs, ExportArgs, ReportArgs};
 pub use shared::PercentilesArgs;
 pub use shared::{
     FolderArgs, JsonArgs, NetworkArgs, PinArgs, ProfileArgs, RemoteArgs, ResumableFolderArgs,
-    SeedArgs, SinkArgs, StreamArgs, TokenArgs, VerifyArgs, VisitsArgs, WarmupArgs,
+    SeedArgs, SinkArgs, SocketBufferArgs, StreamArgs, TokenArgs, VerifyArgs, VisitsArgs,
+    WarmupArgs,
 };
 
 #[derive(Debug, Parser)]
@@ -218,6 +219,9 @@ pub struct SweepArgs {
     #[command(flatten)]
     #[serde(flatten)]
     pub percentiles: shared::PercentilesArgs,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub socket_buffers: SocketBufferArgs,
 }
 
 #[derive(Debug, Args, serde::Serialize, serde::Deserialize)]
@@ -388,6 +392,9 @@ pub struct RunArgs {
     #[command(flatten)]
     #[serde(flatten)]
     pub under_load: under_load::UnderLoadArgs,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub socket_buffers: SocketBufferArgs,
 }
 
 #[derive(Debug, Args, serde::Serialize, serde::Deserialize)]

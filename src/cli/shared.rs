@@ -286,6 +286,44 @@ impl PercentilesArgs {
     }
 }
 
+/// `--rcvbuf` / `--sndbuf`: a tcp flow's socket buffers; run and sweep.
+#[derive(Debug, Clone, Default, Args, serde::Serialize, serde::Deserialize)]
+pub struct SocketBufferArgs {
+    /// SO_RCVBUF for every tcp socket of the run, in bytes (such as 16K), set before the
+    /// handshake so the announced window follows; the kernel doubles it and caps it at
+    /// net.core.rmem_max, and the record keeps what was asked and what it read back.
+    #[arg(long)]
+    pub rcvbuf: Option<String>,
+    /// SO_SNDBUF for every tcp socket of the run, in bytes (such as 64K), set before the
+    /// handshake; the kernel doubles it and caps it at net.core.wmem_max.
+    #[arg(long)]
+    pub sndbuf: Option<String>,
+}
+
+impl SocketBufferArgs {
+    /// The smallest and largest buffer a flag takes (the kernel raises a smaller one to its
+    /// floor, so the flag would not mean what it says).
+    pub const BOUNDS: (u64, u64) = (1 << 10, 1 << 30);
+
+    /// The buffers asked for, each refused outside 1 KiB to 1 GiB.
+    pub fn buffers(&self) -> Result<crate::transport::buffers::SocketBuffers, ConfigError> {
+        let one = |flag: &str, text: &Option<String>| -> Result<Option<usize>, ConfigError> {
+            let Some(text) = text else { return Ok(None) };
+            let (lo, hi) = Self::BOUNDS;
+            match crate::config::parse_bytes(text) {
+                Some(n) if (lo..=hi).contains(&n) => Ok(Some(n as usize)),
+                _ => Err(bad(format!(
+                    "{flag} {text:?}: allowed: a size from 1 KiB to 1 GiB, such as 16K or 4M"
+                ))),
+            }
+        };
+        Ok(crate::transport::buffers::SocketBuffers {
+            rcvbuf: one("--rcvbuf", &self.rcvbuf)?,
+            sndbuf: one("--sndbuf", &self.sndbuf)?,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -293,7 +331,7 @@ mod tests {
     use std::collections::BTreeMap;
 
     /// The flags more than one command takes, each declared once.
-    const SHARED: [&str; 33] = [
+    const SHARED: [&str; 35] = [
         "seed",
         "visits",
         "out",
@@ -327,6 +365,8 @@ mod tests {
         "percentiles",
         "trusted-servers",
         "under-load",
+        "rcvbuf",
+        "sndbuf",
     ];
 
     /// Names more than one command takes for different things, each declared by its command.

@@ -201,6 +201,9 @@ pub struct RunSpec {
     /// `--under-load N` (rr): N bulk stream flows of the same mechanism run beside the
     /// measured flows (`under_load`); `None` without a load.
     pub under_load: Option<usize>,
+    /// `--rcvbuf` / `--sndbuf`: the socket buffers a tcp flow asks for (other transports
+    /// refuse them at parse).
+    pub socket_buffers: crate::transport::buffers::SocketBuffers,
 }
 
 /// `--recv zc-recv`: pages of payload per full TCP segment, so every segment can be mapped
@@ -276,6 +279,7 @@ impl RunSpec {
             crr: Default::default(),
             bidir: false,
             under_load: None,
+            socket_buffers: Default::default(),
         }
     }
 
@@ -299,6 +303,7 @@ impl RunSpec {
             framing: self.framing(),
             tcp_maxseg: (self.recv_path == RecvPath::ZcRecv && self.transport == Transport::Tcp)
                 .then(|| crate::transport::tcp::page_multiple_maxseg(ZC_SEGMENT_PAGES)),
+            buffers: self.socket_buffers,
         }
     }
 

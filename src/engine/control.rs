@@ -82,6 +82,12 @@ impl Control {
         self.base + Duration::from_nanos(self.word(MEASURE_FROM).load(Ordering::Relaxed))
     }
 
+    /// Start of the measured phase, once `schedule` has fixed it.
+    pub fn scheduled_from(&self) -> Option<Instant> {
+        let ns = self.word(MEASURE_FROM).load(Ordering::Relaxed);
+        (ns != u64::MAX).then(|| self.base + Duration::from_nanos(ns))
+    }
+
     #[inline]
     pub fn phase_at(&self, now: Instant) -> Phase {
         if self.word(STOP_NOW).load(Ordering::Relaxed) != 0 {

@@ -17,6 +17,8 @@ pub(crate) mod profiling;
 pub(crate) mod runner;
 pub(crate) mod sink;
 pub(crate) mod slices;
+pub(crate) mod tcp_sampler;
+mod threads;
 pub(crate) mod window;
 pub(crate) mod worker;
 
@@ -32,11 +34,12 @@ use slices::SliceBoard;
 use std::io;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Barrier};
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 use worker::{Job, Role, ThreadSample, Worker};
 
 pub use runner::PointRunner;
+pub(crate) use threads::collect;
+pub use threads::{spawn, Started};
 
 /// How long workers get to finish after the stop before the watchdog closes their sockets.
 pub(crate) const STOP_GRACE: Duration = Duration::from_secs(10);
@@ -73,6 +76,8 @@ pub struct RunOutcome {
     pub softirq_by_cpu: Option<Vec<(usize, f64)>>,
     /// `--under-load`: what the load flows beside the measured ones did; `None` without.
     pub load: Option<load::LoadTotals>,
+    /// Each local tcp side's TCP_INFO per slice, or why there is none.
+    pub tcp: tcp_sampler::TcpSampling,
 }
 
 impl RunOutcome {
@@ -106,6 +111,7 @@ impl RunOutcome {
             profiles: Vec::new(),
             sink: None,
             load: None,
+            tcp: Default::default(),
         }
     }
 
@@ -140,6 +146,7 @@ impl RunOutcome {
             sink: None,
             softirq_by_cpu: None,
             load: None,
+            tcp: Default::default(),
         }
     }
 }
@@ -231,7 +238,9 @@ fn measure(
         None => (workers, None),
     };
     let local = local_roles(&workers);
+    let tcp_ends = tcp_sampler::ends(spec, &workers);
     let (handles, endpoints) = spawn(workers).map_err(Error::Setup)?;
+    let tcp_sampler = tcp_sampler::start(spec, &control, tcp_ends);
     let watch = child.map(|c| c.watch(&endpoints, &control)).transpose()?;
     let mut phases = phases::run_phases(
         spec,
@@ -259,6 +268,7 @@ fn measure(
         (spec.stopping.slice, bytes, messages),
     );
     outcome.profiles = profiles;
+    outcome.tcp = tcp_sampler.finish();
     Ok(outcome)
 }
 
@@ -446,44 +456,4 @@ pub fn measured_role(pattern: Pattern) -> Role {
         Pattern::Stream => Role::Receiver,
         Pattern::Rr | Pattern::Crr => Role::Sender,
     }
-}
-
-/// Running workers, and their endpoints for the watchdog.
-pub type Started = (Vec<JoinHandle<ThreadSample>>, Vec<Arc<Endpoint>>);
-
-/// Starts one named thread per worker.
-pub fn spawn(workers: Vec<(Worker, Job)>) -> io::Result<Started> {
-    let mut endpoints = Vec::with_capacity(workers.len());
-    let mut handles = Vec::with_capacity(workers.len());
-    for (worker, job) in workers {
-        endpoints.push(worker.endpoint.clone());
-        let name = format!("bytepath-{}-{:?}", worker.flow, worker.role).to_lowercase();
-        let handle = std::thread::Builder::new()
-            .name(name)
-            .stack_size(WORKER_STACK)
-            .spawn(move || worker.run(job))?;
-        handles.push(handle);
-    }
-    Ok((handles, endpoints))
-}
-
-/// Joins every worker; after `deadline`, shuts their sockets down so blocked calls return.
-pub(crate) fn collect(
-    handles: Vec<JoinHandle<ThreadSample>>,
-    endpoints: &[Arc<Endpoint>],
-    deadline: Instant,
-) -> (Vec<ThreadSample>, bool) {
-    let mut fired = false;
-    while handles.iter().any(|h| !h.is_finished()) {
-        if Instant::now() > deadline {
-            for ep in endpoints {
-                ep.abort();
-            }
-            fired = true;
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    let samples = handles.into_iter().filter_map(|h| h.join().ok()).collect();
-    (samples, fired)
 }

@@ -155,6 +155,7 @@ impl IpcSpec {
             crr: Default::default(),
             bidir: false,
             under_load: None,
+            socket_buffers: Default::default(),
         }
     }
 }

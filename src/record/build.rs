@@ -71,6 +71,7 @@ pub fn build(spec: &RunSpec, outcome: &RunOutcome, env: Environment) -> RunRecor
         crr,
         bidir,
         under_load: super::under_load::report(spec, outcome),
+        tcp: super::tcp::block(spec, outcome, skipped),
     };
     super::sink::restate(&mut record, spec);
     record
@@ -167,6 +168,7 @@ fn run_config(spec: &RunSpec, outcome: &RunOutcome) -> RunConfig {
         processes: spec.processes,
         where_sides_run: where_sides_run.to_string(),
         network: spec.network.clone(),
+        socket_buffers: spec.socket_buffers,
     }
 }
 

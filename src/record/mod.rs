@@ -32,6 +32,7 @@ pub(crate) mod profile;
 pub(crate) mod receive;
 mod results;
 pub(crate) mod sink;
+pub(crate) mod tcp;
 pub(crate) mod under_load;
 pub(crate) mod view;
 pub(crate) mod wire;
@@ -171,6 +172,10 @@ pub struct RunConfig {
     pub where_sides_run: String,
     /// loopback, or netns with the veth MTU and netem parameters.
     pub network: crate::config::Network,
+    /// `--rcvbuf` / `--sndbuf` as asked (null: the kernel's autotuning); what the kernel
+    /// granted is each side's `rcvbuf_bytes` / `sndbuf_bytes` in `tcp_info`.
+    #[serde(default)]
+    pub socket_buffers: crate::transport::buffers::SocketBuffers,
 }
 
 /// Every metric of one side, summed or merged over its threads.
@@ -329,6 +334,9 @@ pub struct RunRecord {
     /// `--under-load N`: the load beside the measured rr flow and what it achieved.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub under_load: Option<under_load::UnderLoadReport>,
+    /// tcp flows: `tcp_info`, each local side's TCP_INFO per slice, or why there is none.
+    #[serde(flatten)]
+    pub tcp: tcp::TcpBlock,
 }
 
 impl RunRecord {

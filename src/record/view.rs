@@ -54,6 +54,9 @@ pub struct RunView {
     pub datagrams: Option<DatagramsView>,
     #[serde(deserialize_with = "lenient")]
     pub crr: Option<CrrReport>,
+    /// The TCP_INFO block of a tcp point (absent from records written before it).
+    #[serde(default, deserialize_with = "lenient")]
+    pub tcp_info: Option<crate::record::tcp::TcpInfoReport>,
     pub bidir: Option<BidirView>,
     /// `--count-copies`: what the tracepoints counted in the point's copies visit.
     #[serde(deserialize_with = "lenient")]

@@ -183,6 +183,7 @@ fn measured(spec: &RunSpec, headline: f64, cpu_ns_per_byte: f64) -> RunOutcome {
         skipped: None,
         profiles: Vec::new(),
         sink: None,
+        tcp: crate::engine::tcp_sampler::TcpSampling::NotSampled("scripted: nothing ran".into()),
         softirq_by_cpu: None,
         load: spec
             .under_load

@@ -107,6 +107,14 @@ pub struct SweepSpec {
     /// Recorded only when not the default, so folders written before it existed still resume.
     #[serde(skip_serializing_if = "default_margin")]
     pub margin: f64,
+    /// `--rcvbuf` / `--sndbuf`: every point's tcp socket buffers. Recorded only when set, so
+    /// folders written before it existed still resume.
+    #[serde(default, skip_serializing_if = "no_buffers")]
+    pub socket_buffers: crate::transport::buffers::SocketBuffers,
+}
+
+fn no_buffers(buffers: &crate::transport::buffers::SocketBuffers) -> bool {
+    !buffers.is_set()
 }
 
 fn default_margin(margin: &f64) -> bool {
@@ -243,6 +251,7 @@ impl SweepSpec {
             crr: Default::default(),
             bidir: point.bidir,
             under_load: self.under_load.filter(|_| point.under_load),
+            socket_buffers: self.socket_buffers,
         }
     }
 

@@ -6,6 +6,7 @@
 //! joined by a veth pair with `--netns`, or with `--sink` the sending side alone, its datagrams
 //! dropped past a veth pair); every command gets its connectors from it: a `FlowConnector`
 //! for flows with two ends, a `SinkConnector` for the sink's sending ends.
+pub(crate) mod buffers;
 pub(crate) mod datagram;
 pub(crate) mod framing;
 pub(crate) mod local;
@@ -240,6 +241,8 @@ pub struct SocketOptions {
     /// TCP_MAXSEG on both ends, set before the handshake (`--recv zc-recv`: segments whose
     /// payload is whole pages, which TCP_ZEROCOPY_RECEIVE can map).
     pub tcp_maxseg: Option<u32>,
+    /// `--rcvbuf` / `--sndbuf` on both ends of a tcp flow, set before the handshake.
+    pub buffers: buffers::SocketBuffers,
 }
 
 /// One side's end of a flow.

@@ -41,6 +41,8 @@ pub fn tcp_flows(
         // Read from the listener when a SYN arrives: every flow accepted below announces it.
         set_maxseg(listener.as_fd(), mss)?;
     }
+    // On the listener too before any SYN: each accepted end inherits it with its window.
+    options.buffers.apply(listener.as_fd())?;
     (0..flows)
         .map(|_| {
             // Connect then accept, one at a time, so flow i's two ends pair up.
@@ -60,10 +62,15 @@ pub fn tcp_flows(
 
 /// A TCP connection to `addr` with the options that must precede the handshake.
 pub fn connect(addr: SocketAddr, options: SocketOptions) -> io::Result<TcpStream> {
-    match options.tcp_maxseg {
-        None => TcpStream::connect(addr),
-        Some(mss) => socket::connect_tcp(addr, |fd| set_maxseg(fd, mss)),
+    if options.tcp_maxseg.is_none() && !options.buffers.is_set() {
+        return TcpStream::connect(addr);
     }
+    socket::connect_tcp(addr, |fd| {
+        if let Some(mss) = options.tcp_maxseg {
+            set_maxseg(fd, mss)?;
+        }
+        options.buffers.apply(fd)
+    })
 }
 
 fn set_maxseg(fd: std::os::fd::BorrowedFd<'_>, mss: u32) -> io::Result<()> {

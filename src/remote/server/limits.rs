@@ -36,6 +36,17 @@ fn limit(message: String) -> Refusal {
 
 /// The server's side of a run, from the request: every value checked against the server's
 /// limits and the engine's own bounds.
+/// The request's flow count, within the server's `--max-threads`.
+fn check_threads(threads: u64, limits: &Limits) -> Result<u64, Refusal> {
+    if threads == 0 || threads > limits.max_threads as u64 {
+        return Err(limit(format!(
+            "{threads} threads: this server allows 1 to {} (--max-threads)",
+            limits.max_threads
+        )));
+    }
+    Ok(threads)
+}
+
 pub(in crate::remote) fn spec_for(
     request: &RunRequest,
     limits: &Limits,
@@ -52,13 +63,7 @@ pub(in crate::remote) fn spec_for(
     config::check_recv_path(recv_path, transport, request.verify).map_err(invalid)?;
     let pattern = pattern_of(request)?;
     let size = message_size(request, transport, limits)?;
-    let threads = request.threads;
-    if threads == 0 || threads > limits.max_threads as u64 {
-        return Err(limit(format!(
-            "{threads} threads: this server allows 1 to {} (--max-threads)",
-            limits.max_threads
-        )));
-    }
+    let threads = check_threads(request.threads, limits)?;
     let (duration, warmup) = times(request, limits)?;
     check_bytes(request, limits)?;
     let spec = RunSpec {

@@ -1,0 +1,253 @@
+//! The record's `tcp_info` block: each local tcp side's TCP_INFO per slice (arrays per field,
+//! one entry per reading: the start of the measured phase, every slice boundary, the stop) and
+//! what the measured phase added up to (the difference of the counters between the first and
+//! the last reading), with the shares the "What limited each flow?" answer reads. A field the
+//! kernel's tcp_info does not reach is `null`, its name listed in `missing_fields`.
+use crate::engine::tcp_sampler::{TcpSampling, TcpSeries};
+use crate::engine::worker::Role;
+use crate::sys::tcp_info::TcpFlowInfo;
+use serde::{Deserialize, Serialize};
+
+/// The record's two keys: the block, or why a record has none (not tcp, crr, a placement
+/// not sampled); both absent from records written before them.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TcpBlock {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tcp_info: Option<TcpInfoReport>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tcp_info_unavailable_reason: Option<String>,
+}
+
+/// The block of a run (`skipped`: a point this kernel could not run gives no reason).
+pub fn block(
+    spec: &crate::config::RunSpec,
+    outcome: &crate::engine::RunOutcome,
+    skipped: bool,
+) -> TcpBlock {
+    let report = match crate::engine::tcp_sampler::why_not_sampled(spec) {
+        Some(why) => Err(why),
+        None => report(&outcome.tcp, super::side_names(spec.pattern)),
+    };
+    TcpBlock {
+        tcp_info_unavailable_reason: report.as_ref().err().filter(|_| !skipped).cloned(),
+        tcp_info: report.ok(),
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TcpInfoReport {
+    /// When the readings were taken, in words.
+    pub sampled: String,
+    pub flows: Vec<TcpSide>,
+}
+
+/// One side of one flow.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TcpSide {
+    pub flow: u32,
+    pub side: String,
+    /// SO_RCVBUF / SO_SNDBUF as getsockopt(2) read them back (the kernel doubles what is set).
+    pub rcvbuf_bytes: Option<usize>,
+    pub sndbuf_bytes: Option<usize>,
+    pub series: TcpSeriesFields,
+    pub measured: TcpMeasured,
+    /// Kernel fields this kernel's tcp_info does not reach (Linux 4.10+ for the busy and
+    /// limited times).
+    pub missing_fields: Vec<String>,
+    #[serde(default)]
+    pub error: Option<String>,
+}
+
+/// Per reading: milliseconds after the start of the measured phase, and each field.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TcpSeriesFields {
+    pub at_ms: Vec<f64>,
+    pub total_retrans: Option<Vec<u64>>,
+    pub lost: Option<Vec<u64>>,
+    pub reordering: Option<Vec<u64>>,
+    pub snd_cwnd: Option<Vec<u64>>,
+    pub snd_ssthresh: Option<Vec<u64>>,
+    pub rtt_us: Option<Vec<u64>>,
+    pub rttvar_us: Option<Vec<u64>>,
+    pub delivery_rate_bytes_per_s: Option<Vec<u64>>,
+    pub pacing_rate_bytes_per_s: Option<Vec<u64>>,
+    pub busy_time_us: Option<Vec<u64>>,
+    pub rwnd_limited_us: Option<Vec<u64>>,
+    pub sndbuf_limited_us: Option<Vec<u64>>,
+    pub bytes_acked: Option<Vec<u64>>,
+    pub bytes_received: Option<Vec<u64>>,
+}
+
+/// Over the measured phase: last reading minus first, and the shares.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TcpMeasured {
+    pub elapsed_ms: f64,
+    pub retransmits: Option<u64>,
+    pub busy_us: Option<u64>,
+    pub rwnd_limited_us: Option<u64>,
+    pub sndbuf_limited_us: Option<u64>,
+    /// Busy time over the elapsed time between the first and the last reading.
+    pub busy_share: Option<f64>,
+    /// Receive-window-limited and send-buffer-limited time, each over the busy time.
+    pub rwnd_limited_share: Option<f64>,
+    pub sndbuf_limited_share: Option<f64>,
+    /// Mean of the readings' smoothed round-trip times.
+    pub rtt_us_mean: Option<f64>,
+}
+
+/// The block, or why there is none.
+pub fn report(sampling: &TcpSampling, names: [&str; 2]) -> Result<TcpInfoReport, String> {
+    match sampling {
+        TcpSampling::NotSampled(why) => Err(why.clone()),
+        TcpSampling::Sampled(series) => Ok(TcpInfoReport {
+            sampled: "one getsockopt(TCP_INFO) per socket at the start of the measured phase, at every slice boundary and at the stop, from a thread that is not a worker".into(),
+            flows: series.iter().map(|s| side(s, names)).collect(),
+        }),
+    }
+}
+
+fn side(series: &TcpSeries, names: [&str; 2]) -> TcpSide {
+    let fields = fields(series);
+    TcpSide {
+        flow: series.flow,
+        side: names[(series.role == Role::Receiver) as usize].into(),
+        rcvbuf_bytes: series.buffers.map(|b| b.0),
+        sndbuf_bytes: series.buffers.map(|b| b.1),
+        measured: measured(&fields),
+        missing_fields: missing(series.samples.first()),
+        series: fields,
+        error: series.error.clone(),
+    }
+}
+
+/// One field over every reading, `None` when the kernel's struct lacks it.
+fn column<T: Into<u64> + Copy>(
+    s: &[TcpFlowInfo],
+    get: impl Fn(&TcpFlowInfo) -> Option<T>,
+) -> Option<Vec<u64>> {
+    s.iter()
+        .map(|i| get(i).map(Into::into))
+        .collect::<Option<Vec<u64>>>()
+        .filter(|v| !v.is_empty())
+}
+
+fn fields(series: &TcpSeries) -> TcpSeriesFields {
+    let s = &series.samples;
+    TcpSeriesFields {
+        at_ms: series.at.iter().map(|d| d.as_secs_f64() * 1e3).collect(),
+        total_retrans: column(s, |i| i.total_retrans),
+        lost: column(s, |i| i.lost),
+        reordering: column(s, |i| i.reordering),
+        snd_cwnd: column(s, |i| i.snd_cwnd),
+        snd_ssthresh: column(s, |i| i.snd_ssthresh),
+        rtt_us: column(s, |i| i.rtt_us),
+        rttvar_us: column(s, |i| i.rttvar_us),
+        delivery_rate_bytes_per_s: column(s, |i| i.delivery_rate),
+        pacing_rate_bytes_per_s: column(s, |i| i.pacing_rate),
+        busy_time_us: column(s, |i| i.busy_time_us),
+        rwnd_limited_us: column(s, |i| i.rwnd_limited_us),
+        sndbuf_limited_us: column(s, |i| i.sndbuf_limited_us),
+        bytes_acked: column(s, |i| i.bytes_acked),
+        bytes_received: column(s, |i| i.bytes_received),
+    }
+}
+
+/// Last minus first of a counter (never below 0).
+fn grew(v: &Option<Vec<u64>>) -> Option<u64> {
+    let v = v.as_ref()?;
+    Some(v.last()?.saturating_sub(*v.first()?))
+}
+
+/// What the measured phase added, and the shares: limited times over busy time, busy time
+/// over elapsed time; `None` where the kernel gave no field or nothing was busy.
+pub(crate) fn measured(f: &TcpSeriesFields) -> TcpMeasured {
+    let elapsed_ms = match (f.at_ms.first(), f.at_ms.last()) {
+        (Some(a), Some(b)) => b - a,
+        _ => 0.0,
+    };
+    let busy = grew(&f.busy_time_us);
+    let share = |part: Option<u64>, whole: Option<u64>| match (part, whole) {
+        (Some(p), Some(w)) if w > 0 => Some((p as f64 / w as f64).min(1.0)),
+        _ => None,
+    };
+    let (rwnd, sndbuf) = (grew(&f.rwnd_limited_us), grew(&f.sndbuf_limited_us));
+    let elapsed_us = (elapsed_ms > 0.0).then_some((elapsed_ms * 1e3) as u64);
+    TcpMeasured {
+        elapsed_ms,
+        retransmits: grew(&f.total_retrans),
+        busy_us: busy,
+        rwnd_limited_us: rwnd,
+        sndbuf_limited_us: sndbuf,
+        busy_share: share(busy, elapsed_us),
+        rwnd_limited_share: share(rwnd, busy),
+        sndbuf_limited_share: share(sndbuf, busy),
+        rtt_us_mean: f
+            .rtt_us
+            .as_ref()
+            .filter(|v| !v.is_empty())
+            .map(|v| v.iter().sum::<u64>() as f64 / v.len() as f64),
+    }
+}
+
+/// The kernel names of the fields a reading lacks.
+fn missing(first: Option<&TcpFlowInfo>) -> Vec<String> {
+    let Some(i) = first else { return Vec::new() };
+    [
+        ("tcpi_total_retrans", i.total_retrans.is_none()),
+        ("tcpi_delivery_rate", i.delivery_rate.is_none()),
+        ("tcpi_busy_time", i.busy_time_us.is_none()),
+        ("tcpi_rwnd_limited", i.rwnd_limited_us.is_none()),
+        ("tcpi_sndbuf_limited", i.sndbuf_limited_us.is_none()),
+        ("tcpi_bytes_acked", i.bytes_acked.is_none()),
+        ("tcpi_bytes_received", i.bytes_received.is_none()),
+    ]
+    .into_iter()
+    .filter(|(_, gone)| *gone)
+    .map(|(name, _)| name.to_string())
+    .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shares_are_limited_time_over_busy_time_and_busy_over_elapsed() {
+        let f = TcpSeriesFields {
+            at_ms: vec![0.0, 100.0, 200.0],
+            total_retrans: Some(vec![5, 6, 9]),
+            busy_time_us: Some(vec![1_000, 80_000, 161_000]),
+            rwnd_limited_us: Some(vec![0, 60_000, 120_000]),
+            sndbuf_limited_us: Some(vec![500, 500, 16_500]),
+            rtt_us: Some(vec![10, 20, 30]),
+            ..Default::default()
+        };
+        let m = measured(&f);
+        assert_eq!(m.retransmits, Some(4));
+        assert_eq!(m.busy_us, Some(160_000));
+        assert_eq!(m.busy_share, Some(0.8));
+        assert_eq!(m.rwnd_limited_share, Some(0.75));
+        assert_eq!(m.sndbuf_limited_share, Some(0.1));
+        assert_eq!(m.rtt_us_mean, Some(20.0));
+    }
+
+    #[test]
+    fn an_absent_field_or_no_busy_time_gives_no_share() {
+        let f = TcpSeriesFields {
+            at_ms: vec![0.0, 100.0],
+            busy_time_us: Some(vec![7, 7]),
+            rwnd_limited_us: Some(vec![0, 0]),
+            ..Default::default()
+        };
+        let m = measured(&f);
+        assert_eq!(m.busy_share, Some(0.0));
+        assert_eq!(m.rwnd_limited_share, None, "nothing was busy");
+        assert_eq!(m.sndbuf_limited_share, None, "the kernel gave no field");
+        assert_eq!(m.retransmits, None);
+        let old = TcpFlowInfo {
+            total_retrans: Some(0),
+            ..Default::default()
+        };
+        assert!(missing(Some(&old)).contains(&"tcpi_busy_time".to_string()));
+    }
+}
