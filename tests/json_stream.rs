@@ -18,13 +18,28 @@ fn bin() -> String {
 /// process ids and every measured figure. What is left is its shape and configuration.
 fn shape(v: &Value) -> Value {
     match v {
-        Value::Object(map) => {
-            Value::Object(map.iter().map(|(k, v)| (k.clone(), shape(v))).collect())
-        }
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| match k.as_str() {
+                    // Measured data in text: the encoded histogram.
+                    "latency_histogram_hdr" => (k.clone(), Value::from("hdr")),
+                    // TCP_INFO readings: one per slice boundary, and at the start and stop,
+                    // which may fall on one.
+                    "series" => (k.clone(), series_shape(v)),
+                    _ => (k.clone(), shape(v)),
+                })
+                .collect(),
+        ),
         Value::Array(items) => Value::Array(items.iter().map(shape).collect()),
         Value::Number(_) => Value::from(0),
         other => other.clone(),
     }
+}
+
+/// A series' fields, without their readings.
+fn series_shape(v: &Value) -> Value {
+    let fields = v.as_object().expect("a series is an object of arrays");
+    Value::Object(fields.keys().map(|k| (k.clone(), Value::Null)).collect())
 }
 
 #[test]

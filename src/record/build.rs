@@ -34,7 +34,6 @@ pub fn build(spec: &RunSpec, outcome: &RunOutcome, env: Environment) -> RunRecor
         super::bidir::report(outcome, &sides, reverse, errors.is_empty())
     });
     let receive = receive::report(spec, outcome);
-    let status = run_status(&errors, skipped, outcome.interrupted);
     let mut record = RunRecord {
         schema_version: SCHEMA_VERSION,
         sweep_point: None,
@@ -44,7 +43,7 @@ pub fn build(spec: &RunSpec, outcome: &RunOutcome, env: Environment) -> RunRecor
         src: None,
         dst: None,
         timestamp_unix_s: now_unix_s(),
-        status: status.into(),
+        status: run_status(&errors, skipped, outcome.interrupted).into(),
         interrupted: outcome.interrupted,
         errors,
         config: run_config(spec, outcome),
