@@ -5,7 +5,7 @@
 //! the seeds' names (throughput vs size, latency vs threads, cache misses vs size, cycles per
 //! byte).
 //!
-//! The page, report.md and [`write`] all take their figures from [`report_figures`] and their
+//! The page, report.md and [`write()`] all take their figures from [`report_figures`] and their
 //! names from [`named`], the one place that gives a figure its file name: a figure added to
 //! that list gets its three files and its "SVG · PNG · CSV" links with no more code, named
 //! after its heading unless [`KNOWN`] names it.
@@ -24,7 +24,7 @@ pub const PNG_WIDTH: u32 = 1200;
 pub const KINDS: [(&str, &str); 3] = [("svg", "SVG"), ("png", "PNG"), ("csv", "CSV")];
 
 /// Every figure of the run-record report (sweep, ipc, `bytepath report`) in page order: the one
-/// list the page, report.md and [`write`] take. A figure another module draws joins by being
+/// list the page, report.md and [`write()`] take. A figure another module draws joins by being
 /// appended here (`figures.extend(module::figure(data))` on `plots::figures(data)`), and so
 /// gets its files and links.
 pub fn report_figures(data: &Dataset) -> Vec<Figure> {
