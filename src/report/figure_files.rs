@@ -198,26 +198,11 @@ pub fn write(report_dir: &Path, figures: &[Figure]) -> Result<PathBuf, Error> {
                 dir.join(format!("{stem}.png")).display()
             ))
         })?;
-        write_whole(&dir.join(format!("{stem}.svg")), svg.as_bytes())?;
-        write_whole(&dir.join(format!("{stem}.png")), &png)?;
-        write_whole(&dir.join(format!("{stem}.csv")), csv(&f.plot).as_bytes())?;
+        super::folder::write_atomically(&dir.join(format!("{stem}.svg")), svg.as_bytes())?;
+        super::folder::write_atomically(&dir.join(format!("{stem}.png")), &png)?;
+        super::folder::write_atomically(&dir.join(format!("{stem}.csv")), csv(&f.plot).as_bytes())?;
     }
     Ok(dir)
-}
-
-fn write_whole(path: &Path, bytes: &[u8]) -> Result<(), Error> {
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".tmp");
-    let tmp = PathBuf::from(tmp);
-    let file_error = |source| Error::File {
-        path: path.to_path_buf(),
-        source,
-    };
-    std::fs::write(&tmp, bytes).map_err(file_error)?;
-    std::fs::rename(&tmp, path).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        file_error(e)
-    })
 }
 
 #[cfg(test)]

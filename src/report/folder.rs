@@ -284,7 +284,7 @@ fn rewrite(
     let jsonl: String = records.iter().map(|r| format!("{}\n", r.line)).collect();
     write_atomically(&dir.join(RESULTS_JSONL), &jsonl)?;
     let values: Vec<Value> = records.iter().map(|r| r.value.clone()).collect();
-    write_atomically(&dir.join(RESULTS_CSV), &csv::to_csv_with(&columns, &values))?;
+    write_atomically(&dir.join(RESULTS_CSV), csv::to_csv_with(&columns, &values))?;
     let append = |name: &str| {
         let path = dir.join(name);
         OpenOptions::new()
@@ -301,10 +301,11 @@ fn rewrite(
     })
 }
 
-pub fn write_atomically(path: &Path, text: &str) -> Result<(), Error> {
+/// Writes `bytes` whole or not at all: to a sibling temporary file, synced, then renamed.
+pub fn write_atomically(path: &Path, bytes: impl AsRef<[u8]>) -> Result<(), Error> {
     let tmp = path.with_extension("tmp");
     let mut file = File::create(&tmp).map_err(file_error(&tmp))?;
-    file.write_all(text.as_bytes())
+    file.write_all(bytes.as_ref())
         .and_then(|()| file.sync_data())
         .map_err(file_error(&tmp))?;
     fs::rename(&tmp, path).map_err(file_error(path))

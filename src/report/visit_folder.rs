@@ -145,7 +145,7 @@ impl VisitFolder {
         let values: Vec<Value> = saved.into_iter().map(|s| s.value).collect();
         write_atomically(
             &self.dir.join(RESULTS_CSV),
-            &csv::to_csv_with(&csv::columns(), &values),
+            csv::to_csv_with(&csv::columns(), &values),
         )
     }
 }

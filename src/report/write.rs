@@ -72,21 +72,6 @@ fn read_probe(dir: &Path) -> Result<Option<ProbeView>, Error> {
     }
 }
 
-fn write_atomically(path: &Path, text: &str) -> Result<(), Error> {
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".tmp");
-    let tmp = PathBuf::from(tmp);
-    let file_error = |source| Error::File {
-        path: path.to_path_buf(),
-        source,
-    };
-    std::fs::write(&tmp, text).map_err(file_error)?;
-    std::fs::rename(&tmp, path).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        file_error(e)
-    })
-}
-
 /// Renders both reports (report.md beside the HTML) and answers.json; returns the HTML path.
 /// `margin` (`report --margin`) judges in place of the recorded margin; a margin
 /// other than the study's is stated in the method text and recorded in the folder
@@ -115,11 +100,11 @@ pub fn reports_within(
     // The figures' files first, so the reports never link a file that is not there yet.
     let beside = html_path.parent().unwrap_or(Path::new("."));
     super::figure_files::write(beside, &super::figure_files::report_figures(&data))?;
-    write_atomically(&html_path, &page)?;
-    write_atomically(&md_path, &document)?;
-    write_atomically(
+    super::folder::write_atomically(&html_path, &page)?;
+    super::folder::write_atomically(&md_path, &document)?;
+    super::folder::write_atomically(
         &html_path.with_file_name(ANSWERS_FILE),
-        &answers_json(&(questions.answers)(&data), &(questions.tested)(&data)),
+        answers_json(&(questions.answers)(&data), &(questions.tested)(&data)),
     )?;
     Ok(html_path)
 }
