@@ -10,6 +10,7 @@
 //! own: it compares nothing, so it has no `answers`.
 pub(crate) mod copies;
 pub(crate) mod counters;
+pub(crate) mod paired;
 pub(crate) mod report;
 pub(crate) mod spec;
 pub(crate) mod study;

@@ -82,30 +82,62 @@ fn profiled_run(
 }
 
 /// Runs the placed `spec` (with a stream: its start line first, then a line per slice as the
-/// controller sees it complete) and builds its record.
+/// controller sees it complete) and builds its record; with `--under-load`, in paired visits
+/// without and with the load (`paired`).
 fn measure(
     spec: &RunSpec,
     runner: &dyn PointRunner,
     study: &RunStudy,
     interrupt: &AtomicBool,
 ) -> Result<RunRecord, Error> {
+    start_stream(spec, study);
+    if spec.under_load.is_some() {
+        return super::paired::measure(spec, runner, study, interrupt);
+    }
+    visit(spec, runner, study, interrupt, None)
+}
+
+/// With a stream: its start line, the configuration as the record will state it, before
+/// anything is measured.
+fn start_stream(spec: &RunSpec, study: &RunStudy) {
+    let stream = study.stream;
+    if !stream.is_on() {
+        return;
+    }
+    let env = Environment::detect(study.cpus);
+    let planned = record::build(spec, &RunOutcome::not_run(spec, String::new()), env.clone());
+    let mut config = serde_json::to_value(&planned.config).expect("JSON");
+    // Where the sides ran is said by the engine once they run: in the point's record.
+    if let Some(c) = config.as_object_mut() {
+        c.remove("where_sides_run");
+    }
+    let environment = serde_json::to_value(&env).expect("JSON");
+    stream.start(
+        "run",
+        u64::from(record::SCHEMA_VERSION),
+        &config,
+        environment,
+    );
+}
+
+/// Runs the placed `spec` once (with a stream: a line per slice as the controller sees it
+/// complete, carrying `label` when the run is one visit of several) and builds its record.
+pub(super) fn visit(
+    spec: &RunSpec,
+    runner: &dyn PointRunner,
+    study: &RunStudy,
+    interrupt: &AtomicBool,
+    label: Option<serde_json::Value>,
+) -> Result<RunRecord, Error> {
     let (stream, env) = (study.stream, Environment::detect(study.cpus));
     let outcome = if stream.is_on() {
-        // The configuration as the record will state it, before anything is measured.
-        let planned = record::build(spec, &RunOutcome::not_run(spec, String::new()), env.clone());
-        let mut config = serde_json::to_value(&planned.config).expect("JSON");
-        // Where the sides ran is said by the engine once they run: in the point's record.
-        if let Some(c) = config.as_object_mut() {
-            c.remove("where_sides_run");
-        }
-        let environment = serde_json::to_value(&env).expect("JSON");
-        stream.start(
-            "run",
-            u64::from(record::SCHEMA_VERSION),
-            &config,
-            environment,
-        );
-        let tell = |seen: SliceSeen| stream.slice(slice_line(spec.pattern, seen));
+        let tell = |seen: SliceSeen| {
+            let mut line = slice_line(spec.pattern, seen);
+            if let Some(label) = &label {
+                line["visit"] = label.clone();
+            }
+            stream.slice(line)
+        };
         runner.run_watched(spec, interrupt, &tell)?
     } else {
         runner.run(spec, interrupt)?
