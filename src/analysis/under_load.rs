@@ -164,7 +164,11 @@ pub fn rows(points: &[&Point], margin: f64) -> Vec<LoadRow> {
     let cells = cells(points);
     let f = family(&cells, margin);
     let say = |j: &Result<Judged, String>| match j {
-        Ok(j) => format!("{}: {}", ratio_family::text(j, margin), word(j.state, margin)),
+        Ok(j) => format!(
+            "{}: {}",
+            ratio_family::text(j, margin),
+            word(j.state, margin)
+        ),
         Err(why) => format!("undecided: {why}"),
     };
     // `cells` gives each loaded point its p50 cell, then its p99 cell.
@@ -212,7 +216,11 @@ pub fn run_ratios(pairs: &[RoundPair], margin: f64) -> Vec<LatencyRatio> {
 }
 
 /// The completed visits' percentile (p50, or p99) with their rounds.
-fn series(pairs: &[RoundPair], p99: bool, visit: fn(&RoundPair) -> &PairedVisit) -> Vec<(usize, f64)> {
+fn series(
+    pairs: &[RoundPair],
+    p99: bool,
+    visit: fn(&RoundPair) -> &PairedVisit,
+) -> Vec<(usize, f64)> {
     pairs
         .iter()
         .filter_map(|p| {
@@ -373,7 +381,11 @@ mod tests {
             .map(|(r, q)| round(r, *q, q * (1.0 + 0.001 * (r % 2) as f64)))
             .collect();
         let ratios = run_ratios(&pairs, 0.05);
-        assert_eq!(ratios[0].verdict, "equivalent within ±5 %", "{:?}", ratios[0]);
+        assert_eq!(
+            ratios[0].verdict, "equivalent within ±5 %",
+            "{:?}",
+            ratios[0]
+        );
         assert!(ratios[0].text.starts_with("equivalent within ±5 %"));
     }
 
@@ -385,13 +397,20 @@ mod tests {
         // A visit that failed is no pair: two rounds remain, too few for an interval.
         pairs[1].loaded.status = "failed".into();
         let ratios = run_ratios(&pairs, 0.05);
-        assert_eq!((ratios[0].verdict.as_str(), ratios[0].pairs), ("undecided", 2));
+        assert_eq!(
+            (ratios[0].verdict.as_str(), ratios[0].pairs),
+            ("undecided", 2)
+        );
         assert_eq!((ratios[0].ci_low, ratios[0].ci_high), (None, None));
         assert!((ratios[0].ratio.unwrap() - 2.0).abs() < 0.01);
         let alone = run_ratios(&pairs[..1], 0.05);
         assert_eq!(alone[1].ratio, None);
         assert!(
-            alone[1].unavailable_reason.as_deref().unwrap().contains("rr latency p99"),
+            alone[1]
+                .unavailable_reason
+                .as_deref()
+                .unwrap()
+                .contains("rr latency p99"),
             "{:?}",
             alone[1]
         );
@@ -406,8 +425,14 @@ mod tests {
         let rows = rows(&refs, 0.05);
         assert_eq!(rows.len(), 1);
         let row = &rows[0];
-        assert_eq!((row.at.as_str(), row.flows, row.gbps), ("send 64 B ×1", 2, Some(3.5)));
-        assert!(row.p50.ends_with(": raises") && row.p99.ends_with(": raises"), "{row:?}");
+        assert_eq!(
+            (row.at.as_str(), row.flows, row.gbps),
+            ("send 64 B ×1", 2, Some(3.5))
+        );
+        assert!(
+            row.p50.ends_with(": raises") && row.p99.ends_with(": raises"),
+            "{row:?}"
+        );
         assert!(row.unloaded.is_some() && row.loaded.is_some());
     }
 }

@@ -37,7 +37,10 @@ fn paired_lines(out: &mut String, p: &PairedRun) {
         p.visit_s * 1e3,
         p.warmup_s * 1e3
     );
-    for (name, l) in [("without the load", &p.unloaded), ("with the load", &p.loaded)] {
+    for (name, l) in [
+        ("without the load", &p.unloaded),
+        ("with the load", &p.loaded),
+    ] {
         let _ = writeln!(out, "  rr latency {name}: {}", over_visits(l));
     }
     for r in &p.ratios {
@@ -188,12 +191,19 @@ mod tests {
         paired_lines(&mut out, &paired());
         assert!(out.contains("8 rounds"), "{out}");
         assert!(
-            out.contains("rr latency without the load: p50 10.00 µs, p99 30.00 µs (median over 8 visits)"),
+            out.contains(
+                "rr latency without the load: p50 10.00 µs, p99 30.00 µs (median over 8 visits)"
+            ),
             "{out}"
         );
-        assert!(out.contains("rr latency with the load: p50 20.00 µs"), "{out}");
         assert!(
-            out.contains("ratio with/without the load, p99: 2.00× (97.5 % CI 1.90 to 2.10) [raises]"),
+            out.contains("rr latency with the load: p50 20.00 µs"),
+            "{out}"
+        );
+        assert!(
+            out.contains(
+                "ratio with/without the load, p99: 2.00× (97.5 % CI 1.90 to 2.10) [raises]"
+            ),
             "{out}"
         );
     }

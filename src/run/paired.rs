@@ -12,9 +12,7 @@ use crate::engine::PointRunner;
 use crate::environment::Environment;
 use crate::error::Error;
 use crate::record::aggregate::point_record;
-use crate::record::under_load::{
-    LatencyOverVisits, PairedRun, PairedVisit, RoundPair, VisitLoad,
-};
+use crate::record::under_load::{LatencyOverVisits, PairedRun, PairedVisit, RoundPair, VisitLoad};
 use crate::record::{RunRecord, VisitInfo};
 use crate::stats::point::VisitPlan;
 use crate::stats::schedule::VisitKind;
@@ -178,10 +176,19 @@ fn paired(spec: &RunSpec, visits: &[Visit]) -> PairedRun {
     let pairs: Vec<RoundPair> = (0..ROUNDS)
         .filter(|r| visits.iter().any(|v| v.round == *r))
         .map(|round| {
-            let of = |loaded| visits.iter().find(|v| v.round == round && v.loaded == loaded);
+            let of = |loaded| {
+                visits
+                    .iter()
+                    .find(|v| v.round == round && v.loaded == loaded)
+            };
             RoundPair {
                 round,
-                first: if order(round)[0] { "loaded" } else { "unloaded" }.into(),
+                first: if order(round)[0] {
+                    "loaded"
+                } else {
+                    "unloaded"
+                }
+                .into(),
                 unloaded: paired_visit(of(false)),
                 loaded: paired_visit(of(true)),
             }
@@ -237,7 +244,11 @@ fn over_visits(pairs: &[RoundPair], visit: fn(&RoundPair) -> &PairedVisit) -> La
         .filter(|v| v.status == "completed")
         .collect();
     let median = |pick: fn(&PairedVisit) -> Option<u64>| {
-        let values: Vec<f64> = done.iter().filter_map(|v| pick(v)).map(|ns| ns as f64).collect();
+        let values: Vec<f64> = done
+            .iter()
+            .filter_map(|v| pick(v))
+            .map(|ns| ns as f64)
+            .collect();
         crate::probe::summary::median(&values)
     };
     LatencyOverVisits {
@@ -274,7 +285,10 @@ mod tests {
             },
             ..rr()
         };
-        assert_eq!(visit_spec(&counted, true).stopping.messages_per_flow, Some(100));
+        assert_eq!(
+            visit_spec(&counted, true).stopping.messages_per_flow,
+            Some(100)
+        );
     }
 
     #[test]
@@ -282,7 +296,9 @@ mod tests {
         assert_eq!(order(0), [false, true]);
         assert_eq!(order(1), [true, false]);
         assert_eq!(order(6), order(0));
-        let loaded: usize = (0..ROUNDS).map(|r| order(r).iter().filter(|l| **l).count()).sum();
+        let loaded: usize = (0..ROUNDS)
+            .map(|r| order(r).iter().filter(|l| **l).count())
+            .sum();
         assert_eq!(loaded, ROUNDS);
     }
 
@@ -305,11 +321,20 @@ mod tests {
         };
         let pairs = [
             pair(0, done.clone()),
-            pair(1, PairedVisit { p50_ns: Some(20), ..done }),
+            pair(
+                1,
+                PairedVisit {
+                    p50_ns: Some(20),
+                    ..done
+                },
+            ),
             pair(2, paired_visit(None)),
         ];
         let quiet = over_visits(&pairs, |p| &p.unloaded);
-        assert_eq!((quiet.visits, quiet.p50_ns, quiet.p99_ns), (2, Some(15.0), Some(30.0)));
+        assert_eq!(
+            (quiet.visits, quiet.p50_ns, quiet.p99_ns),
+            (2, Some(15.0), Some(30.0))
+        );
         assert_eq!(over_visits(&pairs, |p| &p.loaded).p50_ns, None);
     }
 }
