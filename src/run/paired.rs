@@ -50,6 +50,11 @@ pub fn measure(
 ) -> Result<RunRecord, Error> {
     let visits = visits(spec, runner, study, interrupt)?;
     let mut record = headline(spec, Environment::detect(study.cpus), &visits);
+    // The visits' notes said it; a record built from them says it once.
+    let stream_note = super::visit::STREAM_NOTE;
+    if study.stream.is_on() && !record.notes.iter().any(|n| n == stream_note) {
+        record.notes.push(stream_note.into());
+    }
     match record.under_load.as_mut() {
         Some(block) => block.paired = Some(paired(spec, &visits)),
         None => record.notes.push(
@@ -102,7 +107,7 @@ fn visits(
         let label = serde_json::json!({ "round": round, "load": loaded });
         let started = Instant::now();
         let one = visit_spec(spec, loaded);
-        let mut record = super::study::visit(&one, runner, study, interrupt, Some(label))?;
+        let mut record = super::visit::visit(&one, runner, study, interrupt, Some(label))?;
         record.visit = Some(VisitInfo {
             key: "run".into(),
             round,
