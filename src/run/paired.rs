@@ -48,8 +48,9 @@ pub fn measure(
     study: &RunStudy,
     interrupt: &AtomicBool,
 ) -> Result<RunRecord, Error> {
-    let visits = visits(spec, runner, study, interrupt)?;
+    let (visits, again) = visits(spec, runner, study, interrupt)?;
     let mut record = headline(spec, Environment::detect(study.cpus), &visits);
+    record.notes.extend(again);
     // The visits' notes said it; a record built from them says it once.
     let stream_note = super::visit::STREAM_NOTE;
     if study.stream.is_on() && !record.notes.iter().any(|n| n == stream_note) {
@@ -91,40 +92,74 @@ fn order(round: usize) -> [bool; 2] {
 }
 
 /// Every visit, round by round, until the last or until one is interrupted or skipped (the
-/// first always runs, so the run has a record).
+/// first always runs, so the run has a record), and what was made again.
 fn visits(
     spec: &RunSpec,
     runner: &dyn PointRunner,
     study: &RunStudy,
     interrupt: &AtomicBool,
-) -> Result<Vec<Visit>, Error> {
-    let mut made: Vec<Visit> = Vec::with_capacity(2 * ROUNDS);
+) -> Result<(Vec<Visit>, Vec<String>), Error> {
+    let (mut made, mut again): (Vec<Visit>, Vec<String>) = (Vec::new(), Vec::new());
     for (round, loaded) in (0..ROUNDS).flat_map(|r| order(r).map(|l| (r, l))) {
         let ended = |v: &Visit| v.record.interrupted || v.record.skipped_reason.is_some();
         if !made.is_empty() && (interrupt.load(Ordering::Relaxed) || made.iter().any(ended)) {
             break;
         }
-        let label = serde_json::json!({ "round": round, "load": loaded });
-        let started = Instant::now();
-        let one = visit_spec(spec, loaded);
-        let mut record = super::visit::visit(&one, runner, study, interrupt, Some(label))?;
-        record.visit = Some(VisitInfo {
-            key: "run".into(),
-            round,
-            kind: VisitKind::Headline,
-            position: made.len(),
-            wall_s: started.elapsed().as_secs_f64(),
-            // The order is fixed (alternating), not drawn: no seed is behind it.
-            seed: 0,
-            interference: None,
-        });
+        let make = || {
+            visit(
+                spec,
+                runner,
+                (study, interrupt),
+                (round, loaded),
+                made.len(),
+            )
+        };
+        let mut record = make()?;
+        // As a sweep does: a visit that failed is made once more at once.
+        if record.status == "failed" && !interrupt.load(Ordering::Relaxed) {
+            again.push(format!(
+                "round {round} visit {}: failed ({}) and was made once more at once",
+                if loaded {
+                    "with the load"
+                } else {
+                    "without the load"
+                },
+                record.errors.join("; ")
+            ));
+            record = make()?;
+        }
         made.push(Visit {
             round,
             loaded,
             record,
         });
     }
-    Ok(made)
+    Ok((made, again))
+}
+
+/// One visit of round `round`, with the load or without it, labelled as the `position`-th.
+fn visit(
+    spec: &RunSpec,
+    runner: &dyn PointRunner,
+    (study, interrupt): (&RunStudy, &AtomicBool),
+    (round, loaded): (usize, bool),
+    position: usize,
+) -> Result<RunRecord, Error> {
+    let label = serde_json::json!({ "round": round, "load": loaded });
+    let started = Instant::now();
+    let one = visit_spec(spec, loaded);
+    let mut record = super::visit::visit(&one, runner, study, interrupt, Some(label))?;
+    record.visit = Some(VisitInfo {
+        key: "run".into(),
+        round,
+        kind: VisitKind::Headline,
+        position,
+        wall_s: started.elapsed().as_secs_f64(),
+        // The order is fixed (alternating), not drawn: no seed is behind it.
+        seed: 0,
+        interference: None,
+    });
+    Ok(record)
 }
 
 /// The run's record from its visits with the load (as a sweep's point from its visits), its
@@ -153,14 +188,36 @@ fn headline(spec: &RunSpec, env: Environment, visits: &[Visit]) -> RunRecord {
     record.config.messages_per_flow = spec.stopping.messages_per_flow;
     record.notes.retain(|n| !n.starts_with("measured in "));
     record.notes.push(visits_note(&plan, loaded.len()));
-    for v in visits.iter().filter(|v| !v.loaded) {
-        let at = format!("round {} visit without the load", v.round);
-        (record.errors).extend(v.record.errors.iter().map(|e| format!("{at}: {e}")));
+    quiet_errors(&mut record, visits);
+    record
+}
+
+/// The visits without the load on the run's record, by the rule a sweep's point keeps for its
+/// visits: with two or more completed, one that failed twice costs its round's pair (a note
+/// says which); with fewer, its errors fail the run.
+fn quiet_errors(record: &mut RunRecord, visits: &[Visit]) {
+    let quiet: Vec<&Visit> = visits.iter().filter(|v| !v.loaded).collect();
+    let completed = quiet.iter().filter(|v| v.record.status == "completed");
+    let errors: Vec<String> = (quiet.iter())
+        .flat_map(|v| {
+            let at = format!("round {} visit without the load", v.round);
+            v.record.errors.iter().map(move |e| format!("{at}: {e}"))
+        })
+        .collect();
+    if errors.is_empty() {
+        return;
     }
-    if !record.errors.is_empty() && record.status == "completed" {
+    if completed.count() >= 2 {
+        record.notes.push(format!(
+            "a visit without the load failed twice and its round is left out of the pairs ({}); the ratios come from the rounds whose two visits completed",
+            errors.join("; ")
+        ));
+        return;
+    }
+    record.errors.extend(errors);
+    if record.status == "completed" {
         record.status = "failed".into();
     }
-    record
 }
 
 /// What the headline figures of a paired run are over.

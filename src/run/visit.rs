@@ -46,8 +46,8 @@ pub(super) fn visit(
     let outcome = if stream.is_on() {
         let tell = |seen: SliceSeen| {
             let mut line = slice_line(spec.pattern, seen);
-            if let Some(label) = &label {
-                line["visit"] = label.clone();
+            if let (Some(label), Some(fields)) = (&label, line.as_object_mut()) {
+                fields.insert("visit".into(), label.clone());
             }
             stream.slice(line)
         };
