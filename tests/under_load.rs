@@ -1,23 +1,23 @@
 //! `--under-load N`: bulk stream flows of the same mechanism beside the measured rr flow. A run
-//! records the load and what it moved; a sweep visits every rr point with and without the load
+//! records the load and what it moved, and pairs visits without and with it round by round; a
+//! sweep visits every rr point with and without the load
 //! in the same rounds and answers, per mechanism, what the load does to the rr latency; the
 //! flag is refused, in one line with exit 2, where it cannot apply.
 mod common;
 use common::{bytepath, run_json, u};
 use serde_json::Value;
 
+/// `run --json` of a send 64 B rr flow beside `flows` load flows, with `more` flags.
+fn loaded_rr(flows: &str, more: &[&str]) -> (Value, i32) {
+    let mut args = vec!["-m", "send", "--pattern", "rr", "--size", "64"];
+    args.extend(["--under-load", flows]);
+    args.extend_from_slice(more);
+    run_json(&args)
+}
+
 #[test]
 fn a_run_under_load_records_the_load_and_its_flows_really_moved_bytes() {
-    let (r, code) = run_json(&[
-        "-m",
-        "send",
-        "--pattern",
-        "rr",
-        "--size",
-        "64",
-        "--under-load",
-        "2",
-    ]);
+    let (r, code) = loaded_rr("2", &[]);
     assert_eq!(code, 0, "{r}");
     assert_eq!(r["status"], "completed", "{}", r["errors"]);
     let load = &r["under_load"];
@@ -66,22 +66,98 @@ fn a_runs_table_states_the_load_it_ran_under() {
         .find(|l| l.starts_with("under load: 1 send stream flow(s) of 64.00 KiB messages"))
         .unwrap_or_else(|| panic!("no load line: {text}"));
     assert!(line.contains("Gbit/s received whole"), "{line}");
+    for words in [
+        "rr latency without the load: p50 ",
+        "rr latency with the load: p50 ",
+    ] {
+        assert!(text.contains(words), "{words}: {text}");
+    }
+    for p in ["p50", "p99"] {
+        let ratio = format!("  ratio with/without the load, {p}: ");
+        let line = (text.lines().find(|l| l.starts_with(&ratio)))
+            .unwrap_or_else(|| panic!("no {p} ratio line: {text}"));
+        let verdict = [
+            "[raises]",
+            "[lowers]",
+            "[undecided]",
+            "[equivalent within ±",
+        ];
+        assert!(verdict.iter().any(|v| line.contains(v)), "{line}");
+    }
+}
+
+#[test]
+fn a_run_under_load_pairs_a_visit_without_and_one_with_the_load_in_every_round() {
+    let (r, code) = loaded_rr("1", &[]);
+    assert_eq!(code, 0, "{r}");
+    assert_eq!(r["status"], "completed", "{}", r["errors"]);
+    let paired = &r["under_load"]["paired"];
+    let rounds = u(&paired["rounds"]) as usize;
+    let pairs = paired["pairs"].as_array().unwrap();
+    assert!(rounds >= 2, "{paired}");
+    assert_eq!(
+        pairs.len(),
+        rounds,
+        "as many loaded as unloaded visits: {paired}"
+    );
+    for (i, pair) in pairs.iter().enumerate() {
+        assert_eq!(u(&pair["round"]), i as u64, "{pair}");
+        let first = if i % 2 == 0 { "unloaded" } else { "loaded" };
+        assert_eq!(
+            pair["first"], first,
+            "the order alternates by round: {pair}"
+        );
+        let (quiet, loaded) = (&pair["unloaded"], &pair["loaded"]);
+        for v in [quiet, loaded] {
+            assert_eq!(v["status"], "completed", "{pair}");
+            assert!(u(&v["p50_ns"]) > 0, "{pair}");
+            assert!(u(&v["p99_ns"]) >= u(&v["p50_ns"]), "{pair}");
+            let chosen = v["latency_percentiles_ns"].as_array().unwrap();
+            assert!(!chosen.is_empty(), "{pair}");
+        }
+        assert!(
+            quiet["load"].is_null(),
+            "no load beside the quiet visit: {pair}"
+        );
+        assert!(u(&loaded["load"]["received_bytes"]) > 0, "{pair}");
+    }
+    // The run's load block is its loaded visits' loads together.
+    let moved: u64 = (pairs.iter())
+        .map(|p| u(&p["loaded"]["load"]["received_bytes"]))
+        .sum();
+    assert_eq!(moved, u(&r["under_load"]["received_bytes"]));
+    let ratios = paired["ratios"].as_array().unwrap();
+    let names: Vec<&str> = ratios
+        .iter()
+        .filter_map(|x| x["percentile"].as_str())
+        .collect();
+    assert_eq!(names, ["p50", "p99"]);
+    for x in ratios {
+        assert_eq!(u(&x["pairs"]) as usize, rounds, "{x}");
+        let verdict = x["verdict"].as_str().unwrap();
+        assert!(
+            ["raises", "lowers", "undecided"].contains(&verdict)
+                || verdict.starts_with("equivalent within ±"),
+            "{x}"
+        );
+        let (low, high) = (
+            x["ci_low"].as_f64().unwrap(),
+            x["ci_high"].as_f64().unwrap(),
+        );
+        let ratio = x["ratio"].as_f64().unwrap();
+        assert!(low <= ratio && ratio <= high, "{x}");
+    }
+    // The record states the run's duration, not one visit's.
+    assert_eq!(r["config"]["duration_s"], 0.3);
+    assert_eq!(
+        r["statistics"]["visits"]["count"].as_u64(),
+        Some(rounds as u64)
+    );
 }
 
 #[test]
 fn a_pinned_load_says_it_shares_the_rr_flows_cpus() {
-    let (r, code) = run_json(&[
-        "-m",
-        "send",
-        "--pattern",
-        "rr",
-        "--size",
-        "64",
-        "--under-load",
-        "1",
-        "--pin",
-        "cross",
-    ]);
+    let (r, code) = loaded_rr("1", &["--pin", "cross"]);
     assert_eq!(code, 0, "{r}");
     let load = &r["under_load"];
     assert!(
@@ -219,4 +295,24 @@ fn a_sweep_pairs_each_rr_point_with_its_loaded_twin_per_round_and_answers_per_me
     }
     let report = std::fs::read_to_string(out_dir.join("report.md")).unwrap();
     assert!(report.contains("cost the latency of others"), "{report}");
+    // Beyond the answers list: each loaded point beside its twin, with what the load moved.
+    let section = report
+        .split("## Latency under load")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no under-load section: {report}"));
+    for m in ["send", "copy"] {
+        let line = (section.lines())
+            .find(|l| l.starts_with(&format!("- **{m} 64 B ×1**: without the load p50 ")))
+            .unwrap_or_else(|| panic!("no {m} line: {section}"));
+        assert!(line.contains("with 1 load flow(s) p50 "), "{line}");
+        assert!(
+            line.contains("; ratio p99 ") && line.contains(" Gbit/s"),
+            "{line}"
+        );
+    }
+    let html = std::fs::read_to_string(out_dir.join("report.html")).unwrap();
+    assert!(
+        html.contains("<table class=\"under-load\">"),
+        "no under-load table"
+    );
 }

@@ -8,7 +8,7 @@ use super::point::Point;
 use super::ratio_family::{self, RatioFamily};
 use super::tested::TestedAnswer;
 use super::{place, Answer};
-use crate::stats::verdict::{percent, Verdict};
+use crate::stats::verdict::Verdict;
 use crate::stats::visits::RatioInterval;
 
 pub const QUESTION: &str =
@@ -26,25 +26,16 @@ fn basis(margin: f64) -> String {
 
 /// The one-way point `p` (a bidir point) is paired with.
 fn twin<'a>(p: &Point, points: &[&'a Point]) -> Option<&'a Point> {
-    points.iter().copied().find(|q| {
-        !q.bidir
-            && q.mechanism == p.mechanism
-            && q.pattern == p.pattern
-            && q.transport == p.transport
-            && q.recv == p.recv
-            && q.size == p.size
-            && q.threads == p.threads
-    })
+    super::twin::twin(p, points, |q| !q.bidir)
 }
 
 /// The state of one ratio in the answer's words, without its figures.
 fn word(state: Verdict, margin: f64) -> String {
-    match state {
-        Verdict::Slower => "costs the forward direction".into(),
-        Verdict::Beats => "leaves the forward direction faster".into(),
-        Verdict::Equivalent => format!("equivalent within ±{}", percent(margin)),
-        Verdict::Undecided => "undecided".into(),
-    }
+    let words = (
+        "leaves the forward direction faster",
+        "costs the forward direction",
+    );
+    super::twin::word(state, margin, words)
 }
 
 /// The bidir points, each with its one-way twin where one completed.

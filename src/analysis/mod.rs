@@ -23,6 +23,7 @@ pub(crate) mod sink;
 pub(crate) mod surprise;
 pub mod synthetic;
 pub(crate) mod tested;
+pub(crate) mod twin;
 pub(crate) mod under_load;
 
 use crate::mechanism::MechanismKind;

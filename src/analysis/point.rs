@@ -101,6 +101,8 @@ pub struct UnderLoad {
     /// Each visit's rr client latency p50 and p99 (ns) with its round, where kept.
     pub p50_visits: Vec<(usize, f64)>,
     pub p99_visits: Vec<(usize, f64)>,
+    /// The load's achieved Gbit/s (the record's `under_load.gbps`); `None` without a load.
+    pub gbps: Option<f64>,
 }
 
 impl Point {
@@ -328,6 +330,7 @@ fn under_load(record: &RunView, statistics: Option<&StatisticsView>) -> UnderLoa
         flows: record.under_load.as_ref().map(|l| l.flows),
         p50_visits: of(|v| &v.client_latency_p50_ns),
         p99_visits: of(|v| &v.client_latency_p99_ns),
+        gbps: record.under_load.as_ref().map(|l| l.gbps),
     }
 }
 

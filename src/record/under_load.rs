@@ -28,6 +28,11 @@ pub struct UnderLoadReport {
     /// The load's achieved throughput (`gbps_definition`).
     pub gbps: f64,
     pub gbps_definition: String,
+    /// `run --under-load`: the rr latency without and with the load in the same run, visit by
+    /// visit, and their paired ratios; absent from a sweep's points (the sweep pairs its
+    /// points instead) and from records older than it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paired: Option<PairedRun>,
 }
 
 /// The block of a run with `--under-load`; `None` without.
@@ -49,6 +54,7 @@ pub fn report(spec: &RunSpec, outcome: &RunOutcome) -> Option<UnderLoadReport> {
             false => 0.0,
         },
         gbps_definition: OVER.into(),
+        paired: None,
     })
 }
 
@@ -86,6 +92,108 @@ pub fn combine(visits: &[&super::RunRecord]) -> Option<UnderLoadReport> {
     })
 }
 
+/// `run --under-load`: rounds of one visit without the load and one with it, back to back,
+/// and the rr client's latency with the load over without, paired by round.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PairedRun {
+    /// Rounds, each a visit without the load and a visit with it (`run` has no --rounds).
+    pub rounds: usize,
+    /// How the run was laid out in visits: their order and how the duration was split.
+    pub design: String,
+    /// Each visit's measured phase and the warm-up before it (s).
+    pub visit_s: f64,
+    pub warmup_s: f64,
+    /// Every round's two visits, in round order.
+    pub pairs: Vec<RoundPair>,
+    /// The median over visits of each visit's p50 and p99, without and with the load.
+    pub unloaded: LatencyOverVisits,
+    pub loaded: LatencyOverVisits,
+    /// The loaded visits' p50 and p99 over the unloaded visits', paired by round.
+    pub ratios: Vec<LatencyRatio>,
+    /// The equivalence margin of the verdicts (a share).
+    pub margin: f64,
+    /// What the ratios and verdicts rest on.
+    pub basis: String,
+}
+
+/// One round: its visit without the load and its visit with it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RoundPair {
+    pub round: usize,
+    /// The visit that ran first in this round: "unloaded" or "loaded".
+    pub first: String,
+    pub unloaded: PairedVisit,
+    pub loaded: PairedVisit,
+}
+
+/// One visit of a paired run: the rr client's latency in it and, with the load, what the
+/// load moved meanwhile.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PairedVisit {
+    /// "completed", "failed", "interrupted", or "not run" (the run stopped before it).
+    pub status: String,
+    /// The rr client's p50 and p99 in this visit; null where it measured none (reason beside).
+    pub p50_ns: Option<u64>,
+    pub p99_ns: Option<u64>,
+    /// The chosen percentiles (`--percentiles`) of this visit's rr client latency.
+    #[serde(default)]
+    pub latency_percentiles_ns: Vec<crate::measure::percentiles::PercentileValue>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_unavailable_reason: Option<String>,
+    /// What the load moved during this visit; null for the visit without the load.
+    pub load: Option<VisitLoad>,
+}
+
+/// What the load flows moved during one visit.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct VisitLoad {
+    pub sent_bytes: u64,
+    pub received_bytes: u64,
+    pub load_s: f64,
+    pub gbps: f64,
+}
+
+impl VisitLoad {
+    /// The visit's load from its record's block.
+    pub fn of(block: &UnderLoadReport) -> VisitLoad {
+        VisitLoad {
+            sent_bytes: block.sent_bytes,
+            received_bytes: block.received_bytes,
+            load_s: block.load_s,
+            gbps: block.gbps,
+        }
+    }
+}
+
+/// The median over a paired run's completed visits of one kind, of each visit's percentile.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct LatencyOverVisits {
+    pub visits: usize,
+    pub p50_ns: Option<f64>,
+    pub p99_ns: Option<f64>,
+}
+
+/// One paired ratio of a run: the loaded over the unloaded visits' percentile.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LatencyRatio {
+    /// "p50" or "p99".
+    pub percentile: String,
+    /// The ratio and its interval at `confidence` (the level its test used); null where there
+    /// is none (`unavailable_reason`).
+    pub ratio: Option<f64>,
+    pub ci_low: Option<f64>,
+    pub ci_high: Option<f64>,
+    pub confidence: Option<f64>,
+    /// Rounds paired (both visits with a figure).
+    pub pairs: usize,
+    /// "raises", "lowers", "equivalent within ±M" or "undecided".
+    pub verdict: String,
+    /// The ratio, its interval and its state in words.
+    pub text: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unavailable_reason: Option<String>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -103,6 +211,7 @@ mod tests {
             load_s: secs,
             gbps: bytes as f64 * 8.0 / secs / 1e9,
             gbps_definition: OVER.into(),
+            paired: None,
         }
     }
 

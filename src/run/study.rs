@@ -1,9 +1,8 @@
 //! Measuring `bytepath run`'s point: the headline run with nothing open, then the counter run,
 //! the copies run and the profiled rerun where asked.
-use crate::config::{Pattern, RunSpec};
-use crate::engine::slices::SliceSeen;
+use crate::config::RunSpec;
 use crate::engine::worker::Role;
-use crate::engine::{PointRunner, RunOutcome};
+use crate::engine::PointRunner;
 use crate::environment::Environment;
 use crate::error::Error;
 use crate::measure::counters::CounterSelection;
@@ -82,59 +81,17 @@ fn profiled_run(
 }
 
 /// Runs the placed `spec` (with a stream: its start line first, then a line per slice as the
-/// controller sees it complete) and builds its record.
+/// controller sees it complete) and builds its record; with `--under-load`, in paired visits
+/// without and with the load (`paired`).
 fn measure(
     spec: &RunSpec,
     runner: &dyn PointRunner,
     study: &RunStudy,
     interrupt: &AtomicBool,
 ) -> Result<RunRecord, Error> {
-    let (stream, env) = (study.stream, Environment::detect(study.cpus));
-    let outcome = if stream.is_on() {
-        // The configuration as the record will state it, before anything is measured.
-        let planned = record::build(spec, &RunOutcome::not_run(spec, String::new()), env.clone());
-        let mut config = serde_json::to_value(&planned.config).expect("JSON");
-        // Where the sides ran is said by the engine once they run: in the point's record.
-        if let Some(c) = config.as_object_mut() {
-            c.remove("where_sides_run");
-        }
-        let environment = serde_json::to_value(&env).expect("JSON");
-        stream.start(
-            "run",
-            u64::from(record::SCHEMA_VERSION),
-            &config,
-            environment,
-        );
-        let tell = |seen: SliceSeen| stream.slice(slice_line(spec.pattern, seen));
-        runner.run_watched(spec, interrupt, &tell)?
-    } else {
-        runner.run(spec, interrupt)?
-    };
-    let mut record = record::build(spec, &outcome, env);
-    if stream.is_on() {
-        record.notes.push(STREAM_NOTE.into());
+    super::visit::start_stream(spec, study);
+    if spec.under_load.is_some() {
+        return super::paired::measure(spec, runner, study, interrupt);
     }
-    Ok(record)
-}
-
-/// What `--json-stream` changes in the measurement, said in the record it streams.
-const STREAM_NOTE: &str = "--json-stream: the controller woke at the end of every slice to      tell it (the message threads did no more work); on a VM a waking CPU can shorten round      trips, so rr figures with and without the stream are not taken under quite the same      conditions";
-
-/// A slice line's figures: the measured side's totals in the slice and its rate.
-fn slice_line(pattern: Pattern, seen: SliceSeen) -> serde_json::Value {
-    let s = seen.length.as_secs_f64();
-    let side = match pattern {
-        Pattern::Stream => "receiver",
-        Pattern::Rr | Pattern::Crr => "client",
-    };
-    serde_json::json!({
-        "index": seen.index,
-        "side": side,
-        "start_s": (seen.length * seen.index as u32).as_secs_f64(),
-        "slice_s": s,
-        "bytes": seen.bytes,
-        "messages": seen.messages,
-        "throughput_gbps": seen.bytes as f64 * 8.0 / s / 1e9,
-        "messages_per_s": seen.messages as f64 / s,
-    })
+    super::visit::visit(spec, runner, study, interrupt, None)
 }
