@@ -68,7 +68,9 @@ pub fn run_spec(args: &RunArgs, cpus: &[usize]) -> Result<RunSpec, ConfigError> 
             messages_per_flow: count.map(|c| c.per_flow(threads, message_size)),
             ..Stopping::fixed(duration)
         },
-        warmup: args.warmup.or(crate::cli::WarmupArgs::RUN)?,
+        warmup: args
+            .warmup
+            .or(run_warmup(args.under_load.under_load.is_some()))?,
         pinning: args.pin.or_unpinned(cpus)?,
         cpus: cpus.to_vec(),
         recv_size,
@@ -108,6 +110,17 @@ fn buffers(args: &RunArgs, transport: Transport) -> Result<SocketBuffers, Config
 }
 
 /// `--duration`, or when a count (`--messages`, `--bytes`) stops the run, its cap.
+/// run's warm-up when `--warmup` is not given: 1 s before its one measured phase, or 200 ms
+/// before each of the 16 visits of an `--under-load` run (a second each would spend 16 s
+/// warming).
+fn run_warmup(paired: bool) -> Duration {
+    if paired {
+        crate::cli::WarmupArgs::STUDY
+    } else {
+        crate::cli::WarmupArgs::RUN
+    }
+}
+
 fn run_duration(args: &RunArgs, counted: bool) -> Result<Duration, ConfigError> {
     match (&args.duration, counted) {
         (Some(text), _) => parse_duration("--duration", text, false),

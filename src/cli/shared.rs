@@ -227,7 +227,7 @@ impl PinArgs {
 #[derive(Debug, Clone, Default, Args, serde::Serialize, serde::Deserialize)]
 pub struct WarmupArgs {
     /// Warm-up before each measured run, visit or point, excluded from every figure (0s: none).
-    /// Default: run 1s; sweep 25ms (its visits are many and short); ipc, servers and mesh
+    /// Default: run 1s (200ms before each of its 16 visits with --under-load); sweep 25ms (its visits are many and short); ipc, servers and mesh
     /// 200ms.
     #[arg(long)]
     pub warmup: Option<String>,

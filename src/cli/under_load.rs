@@ -10,7 +10,7 @@ pub struct UnderLoadArgs {
     /// messages, run beside the measured rr flow (with --pin on its CPUs), so the latency says
     /// what the copy path costs others. A run measures 8 rounds of a visit without and a visit
     /// with the load, back to back (order alternating), --duration split evenly over the 16
-    /// visits, each after its own --warmup, and states the ratio with/without and its verdict;
+    /// visits, each after its own --warmup (default 200ms), and states the ratio with/without and its verdict;
     /// a sweep visits each rr point with and without the load back to back in every round and
     /// answers per mechanism.
     #[arg(long, value_name = "N")]

@@ -44,10 +44,16 @@ fn paired_lines(out: &mut String, p: &PairedRun) {
         let _ = writeln!(out, "  rr latency {name}: {}", over_visits(l));
     }
     for r in &p.ratios {
+        // An undecided ratio's text already begins with its verdict.
+        let verdict = if r.text.starts_with(r.verdict.as_str()) {
+            String::new()
+        } else {
+            format!(" [{}]", r.verdict)
+        };
         let _ = writeln!(
             out,
-            "  ratio with/without the load, {}: {} [{}]",
-            r.percentile, r.text, r.verdict
+            "  ratio with/without the load, {}: {}{verdict}",
+            r.percentile, r.text
         );
     }
 }
