@@ -86,6 +86,7 @@ pub fn run_spec(args: &RunArgs, cpus: &[usize]) -> Result<RunSpec, ConfigError> 
         bidir: args.bidir.bidir,
         under_load: args.under_load.flows()?,
         socket_buffers: buffers(args, transport)?,
+        tcp_info: args.tcp_info.sampled()?,
     };
     check_combinations(&spec)?;
     Ok(spec)

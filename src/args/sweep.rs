@@ -160,6 +160,7 @@ fn sweep_spec_among(
         watch: super::watch::watch(&args.watch)?,
         margin: args.margin.share()?,
         socket_buffers: sweep_buffers(args, transport)?,
+        tcp_info: args.tcp_info.sampled()?,
     };
     check_points(&spec, known)?;
     Ok(spec)

@@ -38,8 +38,15 @@ impl Default for TcpSampling {
     }
 }
 
+/// Why a run asked not to sample has no TCP_INFO.
+pub const SWITCHED_OFF: &str =
+    "not sampled: --tcp-info off asked the run not to read TCP_INFO";
+
 /// Why a run's flows have no TCP_INFO, or `None` when they have.
 pub fn why_not_sampled(spec: &RunSpec) -> Option<String> {
+    if !spec.tcp_info {
+        return Some(SWITCHED_OFF.into());
+    }
     if spec.transport != Transport::Tcp {
         let t = spec.transport.name();
         return Some(format!(

@@ -18,6 +18,19 @@ pub struct TcpBlock {
     pub tcp_info_unavailable_reason: Option<String>,
 }
 
+/// `--tcp-info` as the record's config states it.
+pub fn switch_of(spec: &crate::config::RunSpec) -> &'static str {
+    match spec.tcp_info {
+        true => "on",
+        false => "off",
+    }
+}
+
+/// What a record written before `--tcp-info` states: sampling was on.
+pub fn switched_on() -> String {
+    "on".into()
+}
+
 /// The block of a run (`skipped`: a point this kernel could not run gives no reason).
 pub fn block(
     spec: &crate::config::RunSpec,
