@@ -173,13 +173,13 @@ fn check_points(spec: &SweepSpec, known: &[MechanismKind]) -> Result<(), ConfigE
     check_under_load(spec)
 }
 
-/// `--rcvbuf` / `--sndbuf` for every point, refused off tcp (a sink's udp) and with `--remote`.
+/// `--rcvbuf` / `--sndbuf` for every point, refused off tcp (a sink's udp); with `--remote`
+/// the server sets them too.
 fn sweep_buffers(
     args: &SweepArgs,
     transport: crate::transport::Transport,
 ) -> Result<crate::transport::buffers::SocketBuffers, ConfigError> {
-    let remote = args.remote.remote.is_some();
-    super::socket_buffers::socket_buffers(&args.socket_buffers, transport, remote)
+    super::socket_buffers::socket_buffers(&args.socket_buffers, transport)
 }
 
 /// Where the points run: `--netns`, `--sink` (whose MTU `--gso` sets) or `--remote`, which

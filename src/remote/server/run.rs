@@ -98,11 +98,12 @@ pub(super) fn run_side(
         profile: Box::new(s.finish()),
     });
     let slices = reverse.then(|| slices_message(&side.board, slice_count, spec));
+    let tcp_info = request.tcp_info.then(|| side.tcp_info());
     let cut = ended.or(fired.then_some(WATCHDOG_FIRED));
     let samples = mark_cut(samples, cut);
     // The watchdog stays armed until the report is out: a client that stops reading or
     // trickles its last frame is ended at the cap all the same.
-    report(stream, samples, [slices, profile], cut)
+    report(stream, samples, [slices, profile, tcp_info], cut)
 }
 
 /// How long a side the server cut may wind down before its flows are shut. A stream sender
@@ -174,6 +175,11 @@ fn tcp_flows(
 ) -> Result<Vec<(Endpoint, usize)>, Refusal> {
     let failed = |what: &str, e: std::io::Error| refuse(ErrorCode::Failed, format!("{what}: {e}"));
     let (data, port) = data_port(config)?;
+    // Before the client can know the port, so before any flow's SYN: each accepted end
+    // inherits the buffers and sizes its window from them.
+    spec.socket_buffers
+        .apply(data.as_fd())
+        .map_err(|e| failed("setting the data port's socket buffers", e))?;
     let cookie = new_cookie()?;
     send(
         stream,
@@ -325,12 +331,12 @@ fn own_cut(watchdog: &Watchdog, cap: Instant) -> Option<&'static str> {
     }
 }
 
-/// Sends this side's samples, one frame each, its slices when it measured and its profile
-/// when one was asked for, then `Done`.
+/// Sends this side's samples, one frame each, its slices when it measured, its profile and
+/// its TCP_INFO when they were asked for, then `Done`.
 fn report(
     stream: &mut ControlStream,
     samples: Vec<ThreadSample>,
-    extra: [Option<Message>; 2],
+    extra: [Option<Message>; 3],
     cut: Option<&str>,
 ) -> Result<(String, u64), Refusal> {
     let count = samples.len();
