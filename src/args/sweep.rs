@@ -110,9 +110,7 @@ fn sweep_spec_among(
     known: &[MechanismKind],
 ) -> Result<SweepSpec, ConfigError> {
     let patterns = parse_list("--patterns", &args.patterns, |t| t.parse::<Pattern>())?;
-    for &pattern in &patterns {
-        args.counters.selection(pattern)?;
-    }
+    check_counters(args, &patterns)?;
     let (visit, slice) = parse_times(args)?;
     let (network, remote) = network_and_remote(args)?;
     let transport = crate::sweep::spec::transport_of(&network);
@@ -164,6 +162,14 @@ fn sweep_spec_among(
     };
     check_points(&spec, known)?;
     Ok(spec)
+}
+
+/// `--counters` as each pattern of the sweep takes it.
+fn check_counters(args: &SweepArgs, patterns: &[Pattern]) -> Result<(), ConfigError> {
+    for &pattern in patterns {
+        args.counters.selection(pattern)?;
+    }
+    Ok(())
 }
 
 /// Every point as a run would check it: a sink's, --bidir's twins, --under-load's twins.

@@ -58,12 +58,7 @@ pub(super) fn run_side(
     // What the flows' buffers hold in flight: this side's send buffers and as much again at
     // the peer (the margin of the byte budget).
     let in_flight: u64 = flows.iter().map(|(_, buffer)| 2 * *buffer as u64).sum();
-    // Only the measured side publishes slices; the other needs a board it never writes.
-    let slice_count = if reverse {
-        engine::phases::div_duration(spec.duration, spec.stopping.slice).max(1)
-    } else {
-        1
-    };
+    let slice_count = slice_count(spec, reverse);
     let role = remote_role(spec.pattern, reverse);
     let sends_per_flow = super::limits::sends_per_flow(request, spec);
     let mut side = start_side(spec, (role, sends_per_flow), slice_count, flows)?;
@@ -104,6 +99,16 @@ pub(super) fn run_side(
     // The watchdog stays armed until the report is out: a client that stops reading or
     // trickles its last frame is ended at the cap all the same.
     report(stream, samples, [slices, profile, tcp_info], cut)
+}
+
+/// The slices this side's board holds: only the measured side publishes slices; the other
+/// needs a board it never writes.
+fn slice_count(spec: &RunSpec, reverse: bool) -> usize {
+    if reverse {
+        engine::phases::div_duration(spec.duration, spec.stopping.slice).max(1)
+    } else {
+        1
+    }
 }
 
 /// How long a side the server cut may wind down before its flows are shut. A stream sender
