@@ -48,9 +48,10 @@ impl Default for TcpSampling {
     }
 }
 
-/// Why a run asked not to sample has no TCP_INFO.
+/// Why a run asked not to sample has no TCP_INFO (a server's side, too, when its driver did
+/// not ask for it).
 pub const SWITCHED_OFF: &str =
-    "not sampled: --tcp-info off asked the run not to read TCP_INFO";
+    "not sampled: TCP_INFO was switched off for this run (--tcp-info off, or a --remote driver that did not ask for it)";
 
 /// Why a run's flows have no TCP_INFO, or `None` when they have.
 pub fn why_not_sampled(spec: &RunSpec) -> Option<String> {
