@@ -49,9 +49,7 @@ mod tests {
         let ok = socket_buffers(&given("16K"), Transport::Tcp).unwrap();
         assert_eq!(ok.rcvbuf, Some(16 << 10));
         for text in ["0", "garbage", "512", "2G", "-4K"] {
-            let e = socket_buffers(&given(text), Transport::Tcp)
-                .unwrap_err()
-                .0;
+            let e = socket_buffers(&given(text), Transport::Tcp).unwrap_err().0;
             assert_eq!(
                 e,
                 format!(
@@ -67,8 +65,6 @@ mod tests {
             "{e}"
         );
         let none = SocketBufferArgs::default();
-        assert!(!socket_buffers(&none, Transport::Udp)
-            .unwrap()
-            .is_set());
+        assert!(!socket_buffers(&none, Transport::Udp).unwrap().is_set());
     }
 }

@@ -37,8 +37,8 @@ pub use readers::{CompareArgs, ExportArgs, ReportArgs};
 pub use shared::PercentilesArgs;
 pub use shared::{
     FolderArgs, JsonArgs, NetworkArgs, PinArgs, ProfileArgs, RemoteArgs, ResumableFolderArgs,
-    SeedArgs, SinkArgs, SocketBufferArgs, StreamArgs, TcpInfoArgs, TokenArgs, VerifyArgs, VisitsArgs,
-    WarmupArgs,
+    SeedArgs, SinkArgs, SocketBufferArgs, StreamArgs, TcpInfoArgs, TokenArgs, VerifyArgs,
+    VisitsArgs, WarmupArgs,
 };
 
 #[derive(Debug, Parser)]

@@ -27,7 +27,10 @@ pub fn for_the_wire(sampling: TcpSampling) -> (Vec<TcpSeries>, Option<String>) {
         return (Vec::new(), Some(why));
     }
     let share = MAX_PEER_READINGS / series.len().max(1);
-    (series.into_iter().map(|s| thinned(s, share)).collect(), None)
+    (
+        series.into_iter().map(|s| thinned(s, share)).collect(),
+        None,
+    )
 }
 
 /// At most `most` (2 or more) of a series' readings, evenly spread, the first and last among
@@ -46,18 +49,27 @@ fn thinned(mut series: TcpSeries, most: usize) -> TcpSeries {
 /// The series a server sent, if they fit the run: one per flow side it ran (`expected`), at
 /// most once each, as many times as readings, times that never go back, and no more than
 /// [`MAX_PEER_READINGS`] readings in all. Anything else is refused whole, with the reason.
-pub fn accepted(series: Vec<TcpSeries>, expected: &[(u32, Role)]) -> Result<Vec<TcpSeries>, String> {
+pub fn accepted(
+    series: Vec<TcpSeries>,
+    expected: &[(u32, Role)],
+) -> Result<Vec<TcpSeries>, String> {
     let refused = |why: String| Err(format!("its TCP_INFO series were refused: {why}"));
     let mut seen = Vec::with_capacity(series.len());
     let mut readings = 0usize;
     for s in &series {
         let side = (s.flow, s.role);
         if !expected.contains(&side) || seen.contains(&side) {
-            return refused(format!("a series for flow {} ({:?}), which is not one of the server's sides or came twice", s.flow, s.role));
+            return refused(format!(
+                "a series for flow {} ({:?}), which is not one of the server's sides or came twice",
+                s.flow, s.role
+            ));
         }
         seen.push(side);
         if s.at.len() != s.samples.len() || s.at.windows(2).any(|w| w[1] < w[0]) {
-            return refused(format!("flow {}'s reading times do not match its readings", s.flow));
+            return refused(format!(
+                "flow {}'s reading times do not match its readings",
+                s.flow
+            ));
         }
         readings += s.samples.len();
     }
@@ -114,7 +126,11 @@ mod tests {
         assert_eq!(long.samples[0].total_retrans, Some(0));
         assert_eq!(long.samples.last().unwrap().total_retrans, Some(4999));
         assert!(long.at.windows(2).all(|w| w[0] < w[1]));
-        assert_eq!(sent[1], series(1, Role::Sender, 3), "a short one travels whole");
+        assert_eq!(
+            sent[1],
+            series(1, Role::Sender, 3),
+            "a short one travels whole"
+        );
         let (none, why) = for_the_wire(TcpSampling::NotSampled("udp".into()));
         assert!(none.is_empty());
         assert_eq!(why.as_deref(), Some("udp"));

@@ -545,7 +545,10 @@ mod tests {
     fn buffers_and_tcp_info_are_asked_only_when_set_and_the_series_round_trip() {
         let mut request = RunRequest::plain(("tcp", "send", "stream"), 4096, 1000);
         let plain = serde_json::to_string(&request).unwrap();
-        assert!(!plain.contains("buffers") && !plain.contains("tcp_info"), "{plain}");
+        assert!(
+            !plain.contains("buffers") && !plain.contains("tcp_info"),
+            "{plain}"
+        );
         request.tcp_info = true;
         request.buffers.sndbuf = Some(1 << 16);
         let asked: RunRequest =

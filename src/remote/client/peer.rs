@@ -89,7 +89,10 @@ impl RemotePeer {
         self.require(PEERS, "run tests toward other hosts (bytepath mesh)")?;
         // An older server refuses a field it does not know: TCP_INFO only where it can.
         let tcp_info = request.tcp_info && self.can(TCP_INFO);
-        let request = RunRequest { tcp_info, ..request };
+        let request = RunRequest {
+            tcp_info,
+            ..request
+        };
         // The source needs the run's own time, its stop grace, and a set-up step per side.
         let budget = Duration::from_millis(request.warmup_ms + request.duration_ms)
             + crate::engine::STOP_GRACE

@@ -70,10 +70,11 @@ pub(super) fn start(
 #[derive(Default)]
 struct Report {
     samples: Vec<ThreadSample>,
-    slices: Option<PeerSlices>,
+    slices: Option<Box<PeerSlices>>,
     profile: Option<Box<crate::measure::profile::Profile>>,
-    /// Its sides' TCP_INFO as sent (unchecked), or why it has none.
-    tcp: Option<Result<Vec<TcpSeries>, String>>,
+    /// Its sides' TCP_INFO as sent (unchecked), or why it has none. (This and the slices are
+    /// boxed: the report is also the error a failed watch returns, kept small.)
+    tcp: Option<Box<Result<Vec<TcpSeries>, String>>>,
     error: Option<String>,
 }
 
@@ -98,21 +99,21 @@ fn read_results(mut stream: ControlStream, control: &Control) -> Result<Report, 
                 series,
                 unavailable_reason,
             }) => {
-                report.tcp = Some(match unavailable_reason {
+                report.tcp = Some(Box::new(match unavailable_reason {
                     Some(why) => Err(escaped(&why)),
                     None => Ok(series),
-                })
+                }))
             }
             Ok(Message::Slices {
                 slice_ns,
                 bytes,
                 messages,
             }) => {
-                report.slices = Some(PeerSlices {
+                report.slices = Some(Box::new(PeerSlices {
                     length: Duration::from_nanos(slice_ns),
                     bytes,
                     messages,
-                })
+                }))
             }
             Ok(Message::Done { error, .. }) => {
                 let _ = protocol::write_message(&mut stream, &Message::Bye);
@@ -147,13 +148,13 @@ struct RemoteWatch {
 /// The server's TCP_INFO as the record takes it: checked against the sides it runs, its
 /// texts escaped; or why there is none.
 fn their_tcp(
-    sent: Option<Result<Vec<TcpSeries>, String>>,
+    sent: Option<Box<Result<Vec<TcpSeries>, String>>>,
     server: &Server,
 ) -> Option<Result<Vec<TcpSeries>, String>> {
     if let Some(why) = &server.no_tcp_info {
         return Some(Err(why.clone()));
     }
-    let checked = sent?.and_then(|series| tcp_peer::accepted(series, &server.expected));
+    let checked = (*sent?).and_then(|series| tcp_peer::accepted(series, &server.expected));
     Some(checked.map(|mut series| {
         for s in &mut series {
             s.error = s.error.as_deref().map(escaped);
@@ -204,7 +205,7 @@ impl PeerWatch for RemoteWatch {
         };
         PeerEnd {
             fired,
-            slices: report.slices,
+            slices: report.slices.map(|s| *s),
             profile,
             tcp,
         }

@@ -388,11 +388,20 @@ mod tests {
         let spec = spec_for(&asked, &limits(None)).ok().unwrap();
         assert_eq!(spec.socket_buffers, asked.buffers);
         assert!(spec.tcp_info);
-        assert!(!spec_for(&request(500, 0), &limits(None)).ok().unwrap().tcp_info);
+        assert!(
+            !spec_for(&request(500, 0), &limits(None))
+                .ok()
+                .unwrap()
+                .tcp_info
+        );
         asked.buffers.rcvbuf = Some(100);
         let refused = spec_for(&asked, &limits(None)).err().unwrap();
         assert_eq!(refused.code, ErrorCode::Refused);
-        assert!(refused.message.starts_with("rcvbuf 100: "), "{}", refused.message);
+        assert!(
+            refused.message.starts_with("rcvbuf 100: "),
+            "{}",
+            refused.message
+        );
         asked.buffers.rcvbuf = Some(16 << 10);
         asked.transport = "udp".into();
         let refused = spec_for(&asked, &limits(None)).err().unwrap();
