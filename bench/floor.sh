@@ -221,10 +221,12 @@ echo
 echo "bytepath's floor: $ROUNDS interleaved rounds (tool order rotated each round), one flow,"
 echo "  sender/client on CPU $SENDER_CPU, receiver/server on CPU $RECEIVER_CPU; ${WARMUP}s warm-up every run;"
 echo "  stream: receiver payload Gbit/s over ${DURATION}s, send mechanism, --counters $COUNTERS ${EXTRA_ARGS:-};"
-echo "  rr tcp: round trip over ${DURATION}s; ipc pipe/unix: $TRIALS round trips (bytepath ipc)."
-grep -q '^copies' "$ROUNDS_TSV" && echo "  copies: as stream, with --count-copies (its headline run opens nothing)."
-echo "  ratio = bytepath / bare within each round: median [min..max] over the rounds."
-echo
+if grep -qv '^sampling' "$ROUNDS_TSV"; then # the cases against the bare loop
+  echo "  rr tcp: round trip over ${DURATION}s; ipc pipe/unix: $TRIALS round trips (bytepath ipc)."
+  grep -q '^copies' "$ROUNDS_TSV" && echo "  copies: as stream, with --count-copies (its headline run opens nothing)."
+  echo "  ratio = bytepath / bare within each round: median [min..max] over the rounds."
+  echo
+fi
 grep -qv '^sampling' "$ROUNDS_TSV" && python3 - "$ROUNDS_TSV" "${TOOLS[@]}" <<'EOF' | print_table 0 1 "$((${#TOOLS[@]} * 3 + 1))"
 import statistics as st, sys
 rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1]) if l.strip() and not l.startswith("sampling\t")]
