@@ -111,3 +111,47 @@ fn a_flow_that_is_not_tcp_says_why_it_has_no_block() {
     let why = r["tcp_info_unavailable_reason"].as_str().unwrap();
     assert!(why.contains("unix flows are not tcp"), "{why}");
 }
+
+#[test]
+fn tcp_info_off_leaves_the_flows_unsampled_and_says_so_and_the_switch_is_recorded() {
+    let (r, code) = run_json(&["-m", "send", "-s", "4K", "--tcp-info", "off"]);
+    assert_eq!(code, 0, "{r}");
+    assert!(r.get("tcp_info").is_none(), "{r}");
+    let why = r["tcp_info_unavailable_reason"].as_str().unwrap();
+    assert!(why.contains("--tcp-info off"), "{why}");
+    assert_eq!(r["config"]["tcp_info"], "off");
+    let (on, code) = run_json(&["-m", "send", "-s", "4K"]);
+    assert_eq!(code, 0, "{on}");
+    assert_eq!(on["config"]["tcp_info"], "on");
+    assert!(on["tcp_info"]["flows"].is_array(), "{on}");
+    // The report's answer says the flows were not sampled, and why.
+    let out = bytepath()
+        .args(["run", "-m", "send", "-s", "4K", "--duration", "300ms"])
+        .args(["--warmup", "100ms", "--tcp-info", "off"])
+        .timeout(std::time::Duration::from_secs(60))
+        .output()
+        .unwrap();
+    common::assert_success(&out);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let answer = text.split("What limited each flow?").nth(1).expect(&text);
+    let answer = answer.lines().take(3).collect::<Vec<_>>().join("\n");
+    assert!(answer.contains("--tcp-info off"), "{answer}");
+}
+
+#[test]
+fn a_tcp_info_switch_other_than_on_or_off_is_refused_in_one_line() {
+    for command in [&["run", "-m", "send"][..], &["sweep"]] {
+        let out = bytepath()
+            .args(command)
+            .args(["--tcp-info", "sometimes"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{command:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.contains("--tcp-info \"sometimes\": allowed: on or off"),
+            "{err}"
+        );
+    }
+}

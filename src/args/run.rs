@@ -88,6 +88,7 @@ pub fn run_spec(args: &RunArgs, cpus: &[usize]) -> Result<RunSpec, ConfigError> 
         bidir: args.bidir.bidir,
         under_load: args.under_load.flows()?,
         socket_buffers: buffers(args, transport)?,
+        tcp_info: args.tcp_info.sampled()?,
     };
     check_combinations(&spec)?;
     Ok(spec)
@@ -103,10 +104,9 @@ fn check_combinations(spec: &RunSpec) -> Result<(), ConfigError> {
     crate::config::under_load::check(spec)
 }
 
-/// `--rcvbuf` / `--sndbuf`, refused off tcp and with `--remote`.
+/// `--rcvbuf` / `--sndbuf`, refused off tcp (with `--remote` the server sets them too).
 fn buffers(args: &RunArgs, transport: Transport) -> Result<SocketBuffers, ConfigError> {
-    let remote = args.remote.remote.is_some();
-    super::socket_buffers::socket_buffers(&args.socket_buffers, transport, remote)
+    super::socket_buffers::socket_buffers(&args.socket_buffers, transport)
 }
 
 /// `--duration`, or when a count (`--messages`, `--bytes`) stops the run, its cap.

@@ -1,16 +1,15 @@
 //! `--rcvbuf` / `--sndbuf` on run and sweep: parsed by their shared group, and refused where
-//! no tcp socket of this host would carry them.
+//! no tcp socket would carry them. With `--remote` the server sets them on its side too.
 use crate::cli::SocketBufferArgs;
 use crate::error::{bad, ConfigError};
 use crate::transport::buffers::SocketBuffers;
 use crate::transport::Transport;
 
-/// The buffers asked for, refused off tcp and with `--remote` (the server's side opens its
-/// own sockets and the protocol does not carry them: half the flow would keep autotuning).
+/// The buffers asked for, refused off tcp. With `--remote` the run request carries them and the
+/// server sets them on its data sockets (a server that cannot is refused when it answers).
 pub fn socket_buffers(
     args: &SocketBufferArgs,
     transport: Transport,
-    remote: bool,
 ) -> Result<SocketBuffers, ConfigError> {
     let buffers = args.buffers()?;
     let Some(flag) = flag_given(&buffers) else {
@@ -20,11 +19,6 @@ pub fn socket_buffers(
         return Err(bad(format!(
             "{flag} with --transport {}: allowed with tcp only (the socket buffers of a tcp flow)",
             transport.name()
-        )));
-    }
-    if remote {
-        return Err(bad(format!(
-            "{flag} with --remote: the server's side would not set it; allowed on this host only (loopback or --netns)"
         )));
     }
     Ok(buffers)
@@ -52,12 +46,10 @@ mod tests {
 
     #[test]
     fn a_buffer_outside_its_bounds_or_off_tcp_is_refused_by_name() {
-        let ok = socket_buffers(&given("16K"), Transport::Tcp, false).unwrap();
+        let ok = socket_buffers(&given("16K"), Transport::Tcp).unwrap();
         assert_eq!(ok.rcvbuf, Some(16 << 10));
         for text in ["0", "garbage", "512", "2G", "-4K"] {
-            let e = socket_buffers(&given(text), Transport::Tcp, false)
-                .unwrap_err()
-                .0;
+            let e = socket_buffers(&given(text), Transport::Tcp).unwrap_err().0;
             assert_eq!(
                 e,
                 format!(
@@ -65,20 +57,14 @@ mod tests {
                 )
             );
         }
-        let e = socket_buffers(&given("16K"), Transport::Unix, false)
+        let e = socket_buffers(&given("16K"), Transport::Unix)
             .unwrap_err()
             .0;
         assert!(
             e.starts_with("--rcvbuf with --transport unix: allowed with tcp only"),
             "{e}"
         );
-        let e = socket_buffers(&given("16K"), Transport::Tcp, true)
-            .unwrap_err()
-            .0;
-        assert!(e.starts_with("--rcvbuf with --remote"), "{e}");
         let none = SocketBufferArgs::default();
-        assert!(!socket_buffers(&none, Transport::Udp, true)
-            .unwrap()
-            .is_set());
+        assert!(!socket_buffers(&none, Transport::Udp).unwrap().is_set());
     }
 }

@@ -110,9 +110,7 @@ fn sweep_spec_among(
     known: &[MechanismKind],
 ) -> Result<SweepSpec, ConfigError> {
     let patterns = parse_list("--patterns", &args.patterns, |t| t.parse::<Pattern>())?;
-    for &pattern in &patterns {
-        args.counters.selection(pattern)?;
-    }
+    check_counters(args, &patterns)?;
     let (visit, slice) = parse_times(args)?;
     let (network, remote) = network_and_remote(args)?;
     let transport = crate::sweep::spec::transport_of(&network);
@@ -160,9 +158,18 @@ fn sweep_spec_among(
         watch: super::watch::watch(&args.watch)?,
         margin: args.margin.share()?,
         socket_buffers: sweep_buffers(args, transport)?,
+        tcp_info: args.tcp_info.sampled()?,
     };
     check_points(&spec, known)?;
     Ok(spec)
+}
+
+/// `--counters` as each pattern of the sweep takes it.
+fn check_counters(args: &SweepArgs, patterns: &[Pattern]) -> Result<(), ConfigError> {
+    for &pattern in patterns {
+        args.counters.selection(pattern)?;
+    }
+    Ok(())
 }
 
 /// Every point as a run would check it: a sink's, --bidir's twins, --under-load's twins.
@@ -172,13 +179,13 @@ fn check_points(spec: &SweepSpec, known: &[MechanismKind]) -> Result<(), ConfigE
     check_under_load(spec)
 }
 
-/// `--rcvbuf` / `--sndbuf` for every point, refused off tcp (a sink's udp) and with `--remote`.
+/// `--rcvbuf` / `--sndbuf` for every point, refused off tcp (a sink's udp); with `--remote`
+/// the server sets them too.
 fn sweep_buffers(
     args: &SweepArgs,
     transport: crate::transport::Transport,
 ) -> Result<crate::transport::buffers::SocketBuffers, ConfigError> {
-    let remote = args.remote.remote.is_some();
-    super::socket_buffers::socket_buffers(&args.socket_buffers, transport, remote)
+    super::socket_buffers::socket_buffers(&args.socket_buffers, transport)
 }
 
 /// Where the points run: `--netns`, `--sink` (whose MTU `--gso` sets) or `--remote`, which

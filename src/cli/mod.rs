@@ -37,8 +37,8 @@ pub use readers::{CompareArgs, ExportArgs, ReportArgs};
 pub use shared::PercentilesArgs;
 pub use shared::{
     FolderArgs, JsonArgs, NetworkArgs, PinArgs, ProfileArgs, RemoteArgs, ResumableFolderArgs,
-    SeedArgs, SinkArgs, SocketBufferArgs, StreamArgs, TokenArgs, VerifyArgs, VisitsArgs,
-    WarmupArgs,
+    SeedArgs, SinkArgs, SocketBufferArgs, StreamArgs, TcpInfoArgs, TokenArgs, VerifyArgs,
+    VisitsArgs, WarmupArgs,
 };
 
 #[derive(Debug, Parser)]
@@ -222,6 +222,9 @@ pub struct SweepArgs {
     #[command(flatten)]
     #[serde(flatten)]
     pub socket_buffers: SocketBufferArgs,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub tcp_info: TcpInfoArgs,
 }
 
 #[derive(Debug, Args, serde::Serialize, serde::Deserialize)]
@@ -395,6 +398,9 @@ pub struct RunArgs {
     #[command(flatten)]
     #[serde(flatten)]
     pub socket_buffers: SocketBufferArgs,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub tcp_info: TcpInfoArgs,
 }
 
 #[derive(Debug, Args, serde::Serialize, serde::Deserialize)]

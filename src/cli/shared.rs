@@ -324,6 +324,27 @@ impl SocketBufferArgs {
     }
 }
 
+/// `--tcp-info on|off`: whether a run samples each tcp flow's TCP_INFO per slice; run and sweep.
+#[derive(Debug, Clone, Default, Args, serde::Serialize, serde::Deserialize)]
+pub struct TcpInfoArgs {
+    /// Sample every tcp socket's TCP_INFO at each slice boundary, from a thread that is not a
+    /// worker (on, the default), or not at all (off: the record's tcp_info block says it was
+    /// not sampled). bench/floor.sh's sampling case measures what it costs.
+    #[arg(long = "tcp-info", value_name = "on|off")]
+    pub tcp_info: Option<String>,
+}
+
+impl TcpInfoArgs {
+    /// Whether to sample: on unless `--tcp-info off`.
+    pub fn sampled(&self) -> Result<bool, ConfigError> {
+        match self.tcp_info.as_deref() {
+            None | Some("on") => Ok(true),
+            Some("off") => Ok(false),
+            Some(other) => Err(bad(format!("--tcp-info {other:?}: allowed: on or off"))),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -331,7 +352,7 @@ mod tests {
     use std::collections::BTreeMap;
 
     /// The flags more than one command takes, each declared once.
-    const SHARED: [&str; 35] = [
+    const SHARED: [&str; 36] = [
         "seed",
         "visits",
         "out",
@@ -367,6 +388,7 @@ mod tests {
         "under-load",
         "rcvbuf",
         "sndbuf",
+        "tcp-info",
     ];
 
     /// Names more than one command takes for different things, each declared by its command.

@@ -204,6 +204,8 @@ pub struct RunSpec {
     /// `--rcvbuf` / `--sndbuf`: the socket buffers a tcp flow asks for (other transports
     /// refuse them at parse).
     pub socket_buffers: crate::transport::buffers::SocketBuffers,
+    /// `--tcp-info`: sample each tcp flow's TCP_INFO per slice (on unless `--tcp-info off`).
+    pub tcp_info: bool,
 }
 
 /// `--recv zc-recv`: pages of payload per full TCP segment, so every segment can be mapped
@@ -280,6 +282,7 @@ impl RunSpec {
             bidir: false,
             under_load: None,
             socket_buffers: Default::default(),
+            tcp_info: true,
         }
     }
 

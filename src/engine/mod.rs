@@ -17,6 +17,7 @@ pub(crate) mod profiling;
 pub(crate) mod runner;
 pub(crate) mod sink;
 pub(crate) mod slices;
+pub(crate) mod tcp_peer;
 pub(crate) mod tcp_sampler;
 mod threads;
 pub(crate) mod window;

@@ -38,6 +38,8 @@ pub struct PeerEnd {
     pub slices: Option<PeerSlices>,
     /// `--profile`: the peer's side's CPU breakdown, or why there is none.
     pub profile: Option<Profile>,
+    /// TCP_INFO of the peer's sides, checked, or why there is none (`None`: not asked).
+    pub tcp: Option<Result<Vec<super::tcp_sampler::TcpSeries>, String>>,
 }
 
 /// The other side of every flow, run by a peer.
@@ -145,7 +147,9 @@ pub fn run_with_peer(
         .collect::<std::io::Result<Vec<_>>>()
         .map_err(Error::Setup)?;
     let placement = peer.describe();
+    let tcp_ends = super::tcp_sampler::ends(spec, &workers);
     let (handles, endpoints) = spawn(workers).map_err(Error::Setup)?;
+    let tcp_sampler = super::tcp_sampler::start(spec, &control, tcp_ends);
     let started = peer.start();
     let mut watch = match started.and_then(|()| peer.watch(&endpoints, &control)) {
         Ok(watch) => watch,
@@ -174,5 +178,6 @@ pub fn run_with_peer(
         (length, bytes, messages),
     );
     outcome.profiles = profiles;
+    outcome.tcp = super::tcp_peer::joined(tcp_sampler.finish(), end.tcp);
     Ok(outcome)
 }

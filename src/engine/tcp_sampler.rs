@@ -11,12 +11,16 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-/// One local side of one tcp flow, as the sampler saw it.
-#[derive(Debug, Clone, PartialEq)]
+/// One local side of one tcp flow, as the sampler saw it. A `bytepath server` sends its
+/// side's series back in this form (`tcp_peer` bounds and checks them).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct TcpSeries {
     pub flow: u32,
     pub role: Role,
-    /// When each sample was read, after the start of the measured phase.
+    /// When each sample was read, after the start of the measured phase (nanoseconds on the
+    /// wire).
+    #[serde(with = "nanos")]
     pub at: Vec<Duration>,
     pub samples: Vec<TcpFlowInfo>,
     /// SO_RCVBUF and SO_SNDBUF as getsockopt(2) read them back at the start.
@@ -30,6 +34,12 @@ pub struct TcpSeries {
 pub enum TcpSampling {
     Sampled(Vec<TcpSeries>),
     NotSampled(String),
+    /// `--remote`: this host's sides, and the server's as it sent them back (or why it sent
+    /// none).
+    WithPeer {
+        here: Vec<TcpSeries>,
+        peer: Result<Vec<TcpSeries>, String>,
+    },
 }
 
 impl Default for TcpSampling {
@@ -38,8 +48,16 @@ impl Default for TcpSampling {
     }
 }
 
+/// Why a run asked not to sample has no TCP_INFO (a server's side, too, when its driver did
+/// not ask for it).
+pub const SWITCHED_OFF: &str =
+    "not sampled: TCP_INFO was switched off for this run (--tcp-info off, or a --remote driver that did not ask for it)";
+
 /// Why a run's flows have no TCP_INFO, or `None` when they have.
 pub fn why_not_sampled(spec: &RunSpec) -> Option<String> {
+    if !spec.tcp_info {
+        return Some(SWITCHED_OFF.into());
+    }
     if spec.transport != Transport::Tcp {
         let t = spec.transport.name();
         return Some(format!(
@@ -171,5 +189,21 @@ fn wait_for_schedule(control: &Control) -> Option<Instant> {
             return None;
         }
         std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+/// Reading times as whole nanoseconds, the form they travel in.
+mod nanos {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+    use std::time::Duration;
+
+    pub fn serialize<S: Serializer>(at: &[Duration], s: S) -> Result<S::Ok, S::Error> {
+        let ns: Vec<u64> = at.iter().map(|d| d.as_nanos() as u64).collect();
+        ns.serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Duration>, D::Error> {
+        let ns = Vec::<u64>::deserialize(d)?;
+        Ok(ns.into_iter().map(Duration::from_nanos).collect())
     }
 }

@@ -156,6 +156,8 @@ impl IpcSpec {
             bidir: false,
             under_load: None,
             socket_buffers: Default::default(),
+            // ipc takes no --tcp-info: its tcp points are sampled as before the flag.
+            tcp_info: true,
         }
     }
 }

@@ -168,6 +168,7 @@ fn run_config(spec: &RunSpec, outcome: &RunOutcome) -> RunConfig {
         where_sides_run: where_sides_run.to_string(),
         network: spec.network.clone(),
         socket_buffers: spec.socket_buffers,
+        tcp_info: super::tcp::switch_of(spec).into(),
     }
 }
 

@@ -176,6 +176,10 @@ pub struct RunConfig {
     /// granted is each side's `rcvbuf_bytes` / `sndbuf_bytes` in `tcp_info`.
     #[serde(default)]
     pub socket_buffers: crate::transport::buffers::SocketBuffers,
+    /// `--tcp-info`: "on" (each tcp flow's TCP_INFO sampled per slice) or "off"; records
+    /// written before the flag were sampled where they could be.
+    #[serde(default = "tcp::switched_on")]
+    pub tcp_info: String,
 }
 
 /// Every metric of one side, summed or merged over its threads.

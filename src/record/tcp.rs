@@ -18,6 +18,19 @@ pub struct TcpBlock {
     pub tcp_info_unavailable_reason: Option<String>,
 }
 
+/// `--tcp-info` as the record's config states it.
+pub fn switch_of(spec: &crate::config::RunSpec) -> &'static str {
+    match spec.tcp_info {
+        true => "on",
+        false => "off",
+    }
+}
+
+/// What a record written before `--tcp-info` states: sampling was on.
+pub fn switched_on() -> String {
+    "on".into()
+}
+
 /// The block of a run (`skipped`: a point this kernel could not run gives no reason).
 pub fn block(
     spec: &crate::config::RunSpec,
@@ -39,6 +52,10 @@ pub struct TcpInfoReport {
     /// When the readings were taken, in words.
     pub sampled: String,
     pub flows: Vec<TcpSide>,
+    /// `--remote`: why the server's sides are not among `flows` (an older server, a series it
+    /// sent that did not fit the run); absent when they are, and off `--remote`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_unavailable_reason: Option<String>,
 }
 
 /// One side of one flow.
@@ -46,6 +63,10 @@ pub struct TcpInfoReport {
 pub struct TcpSide {
     pub flow: u32,
     pub side: String,
+    /// `--remote`: the host that read this side, "driver" (this one) or "server"; absent when
+    /// both sides ran here.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
     /// SO_RCVBUF / SO_SNDBUF as getsockopt(2) read them back (the kernel doubles what is set).
     pub rcvbuf_bytes: Option<usize>,
     pub sndbuf_bytes: Option<usize>,
@@ -95,22 +116,38 @@ pub struct TcpMeasured {
     pub rtt_us_mean: Option<f64>,
 }
 
+const SAMPLED: &str = "one getsockopt(TCP_INFO) per socket at the start of the measured phase, at every slice boundary and at the stop, from a thread that is not a worker";
+
 /// The block, or why there is none.
 pub fn report(sampling: &TcpSampling, names: [&str; 2]) -> Result<TcpInfoReport, String> {
     match sampling {
         TcpSampling::NotSampled(why) => Err(why.clone()),
         TcpSampling::Sampled(series) => Ok(TcpInfoReport {
-            sampled: "one getsockopt(TCP_INFO) per socket at the start of the measured phase, at every slice boundary and at the stop, from a thread that is not a worker".into(),
-            flows: series.iter().map(|s| side(s, names)).collect(),
+            sampled: SAMPLED.into(),
+            flows: series.iter().map(|s| side(s, names, None)).collect(),
+            server_unavailable_reason: None,
         }),
+        TcpSampling::WithPeer { here, peer } => {
+            let on = |host: &'static str| move |s: &TcpSeries| side(s, names, Some(host));
+            let mut flows: Vec<TcpSide> = here.iter().map(on("driver")).collect();
+            flows.extend(peer.iter().flatten().map(on("server")));
+            // As a local run lists them: by flow, its sending side first.
+            flows.sort_by_key(|s| (s.flow, s.side != names[0]));
+            Ok(TcpInfoReport {
+                sampled: format!("{SAMPLED}; the server's sides by the server, at its own slice boundaries (its schedule starts at the driver's go), sent back with its results"),
+                flows,
+                server_unavailable_reason: peer.as_ref().err().map(|why| format!("the server's sides were not sampled: {why}")),
+            })
+        }
     }
 }
 
-fn side(series: &TcpSeries, names: [&str; 2]) -> TcpSide {
+fn side(series: &TcpSeries, names: [&str; 2], host: Option<&str>) -> TcpSide {
     let fields = fields(series);
     TcpSide {
         flow: series.flow,
         side: names[(series.role == Role::Receiver) as usize].into(),
+        host: host.map(str::to_string),
         rcvbuf_bytes: series.buffers.map(|b| b.0),
         sndbuf_bytes: series.buffers.map(|b| b.1),
         measured: measured(&fields),

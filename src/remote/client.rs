@@ -4,13 +4,14 @@
 //! side with `Go`, and reads the server's samples back at the end.
 use super::channel::ControlStream;
 use super::protocol::{self, ErrorCode, FrameError, Message, RunRequest, DATA_TAG_BYTES};
-use super::{apply_options, local_role, remote_role, PROFILE, UDP};
+use super::{apply_options, local_role, remote_role, BUFFERS, PROFILE, TCP_INFO, UDP};
 use crate::config::remote::DriverIdentity;
 use crate::config::{Pattern, RunSpec, Target};
 use crate::engine::control::Control;
 use crate::engine::peer::{LocalEnd, Peer, PeerWatch};
 use crate::engine::worker::Role;
 use crate::error::Error;
+use crate::transport::buffers::SocketBuffers;
 use crate::transport::datagram::{send_buffer, RECEIVE_TIMEOUT};
 use crate::transport::tcp::max_send_buffer;
 use crate::transport::{Endpoint, SocketOptions, Transport};
@@ -58,6 +59,9 @@ pub struct RemotePeer {
     /// `--profile` asked of a server that cannot sample (an older release): why its side has
     /// no profile.
     no_profile: Option<String>,
+    /// TCP_INFO asked of a server that cannot sample (an older release): why its sides have
+    /// no series.
+    no_tcp_info: Option<String>,
     /// Run by a server for a mesh driver: an address that is no bytepath server is refused
     /// without detail (`unanswered`), the detail kept here for the server's log.
     peer_run: Option<Arc<Mutex<Option<String>>>>,
@@ -77,6 +81,7 @@ impl RemotePeer {
             expected: Vec::new(),
             servers: false,
             no_profile: None,
+            no_tcp_info: None,
             peer_run: None,
         }
     }
@@ -178,17 +183,30 @@ impl RemotePeer {
         Ok(self.server_system)
     }
 
-    /// Asks for the run; returns the data port, the cookie, and (udp) every flow's port.
-    fn request(&mut self, spec: &RunSpec) -> Result<(u16, Vec<u8>, Vec<u16>), Error> {
-        if spec.transport == Transport::Udp && !self.server_capabilities.iter().any(|c| c == UDP) {
-            return Err(crate::error::ConfigError(format!(
-                "--remote {} --transport udp: the server ({}) carries tcp only; use the same bytepath release on both hosts",
+    /// Whether the server's hello announced `capability`.
+    fn can(&self, capability: &str) -> bool {
+        self.server_capabilities.iter().any(|c| c == capability)
+    }
+
+    /// The run request for `spec`, as this server can take it: what it cannot run refused
+    /// (udp, socket buffers), what it cannot add left out with the reason kept for the record
+    /// (its profile, its TCP_INFO).
+    fn request_for_this_server(&mut self, spec: &RunSpec) -> Result<RunRequest, Error> {
+        let refuse = |what: &str, capability: &str| -> Error {
+            crate::error::ConfigError(format!(
+                "--remote {} {what}: the server ({}) cannot (an older release without the \"{capability}\" capability); use the same bytepath release on both hosts",
                 self.target, self.server_system
             ))
-            .into());
+            .into()
+        };
+        if spec.transport == Transport::Udp && !self.can(UDP) {
+            return Err(refuse("--transport udp", UDP));
         }
         let mut request = request_for(spec, self.reverse);
-        if spec.profile && !self.server_capabilities.iter().any(|c| c == PROFILE) {
+        if request.buffers.is_set() && !self.can(BUFFERS) {
+            return Err(refuse("with --rcvbuf or --sndbuf", BUFFERS));
+        }
+        if spec.profile && !self.can(PROFILE) {
             // The run goes on; only the server's side is left without a profile.
             request.profile = false;
             self.no_profile = Some(format!(
@@ -196,6 +214,19 @@ impl RemotePeer {
                 self.server_system
             ));
         }
+        if request.tcp_info && !self.can(TCP_INFO) {
+            request.tcp_info = false;
+            self.no_tcp_info = Some(format!(
+                "the server ({}) cannot sample its TCP_INFO (an older release without the \"{TCP_INFO}\" capability)",
+                self.server_system
+            ));
+        }
+        Ok(request)
+    }
+
+    /// Asks for the run; returns the data port, the cookie, and (udp) every flow's port.
+    fn request(&mut self, spec: &RunSpec) -> Result<(u16, Vec<u8>, Vec<u16>), Error> {
+        let request = self.request_for_this_server(spec)?;
         self.send(&Message::Run { request })?;
         match self.receive("its answer to the run request")? {
             Message::Accepted {
@@ -260,7 +291,7 @@ impl RemotePeer {
         let role = local_role(spec.pattern, self.reverse);
         (0..spec.threads)
             .map(|flow| {
-                let mut stream = TcpStream::connect_timeout(&addr, STEP_TIMEOUT)?;
+                let mut stream = connect_data(addr, spec.socket_buffers)?;
                 let mut tag = [0u8; DATA_TAG_BYTES];
                 tag[..cookie.len()].copy_from_slice(cookie);
                 tag[cookie.len()..].copy_from_slice(&(flow as u32).to_be_bytes());
@@ -328,9 +359,35 @@ impl Peer for RemotePeer {
         control: &Arc<Control>,
     ) -> Result<Box<dyn PeerWatch>, Error> {
         let stream = self.control.take().expect("the control connection is open");
-        let server = (self.target.clone(), self.expected, self.no_profile);
+        let server = watch::Server {
+            target: self.target.clone(),
+            expected: self.expected,
+            no_profile: self.no_profile,
+            no_tcp_info: self.no_tcp_info,
+        };
         watch::start(stream, server, endpoints, control)
     }
+}
+
+/// A data connection to `addr` within `STEP_TIMEOUT`; with `--rcvbuf` / `--sndbuf`, set before
+/// connect(2), so the handshake announces the window they give.
+fn connect_data(addr: SocketAddr, buffers: SocketBuffers) -> io::Result<TcpStream> {
+    if !buffers.is_set() {
+        return TcpStream::connect_timeout(&addr, STEP_TIMEOUT);
+    }
+    let stream = crate::sys::socket::connect_tcp(addr, |fd| {
+        buffers.apply(fd)?;
+        // A blocking connect(2) waits as long as SO_SNDTIMEO allows (socket(7)), so it is
+        // bounded as the plain path's is; set through a duplicate of the descriptor.
+        TcpStream::from(fd.try_clone_to_owned()?).set_write_timeout(Some(STEP_TIMEOUT))
+    })
+    .map_err(|e| match e.raw_os_error() {
+        // What connect(2) says when SO_SNDTIMEO ran out.
+        Some(libc::EINPROGRESS) => io::Error::new(io::ErrorKind::TimedOut, "connect timed out"),
+        _ => e,
+    })?;
+    stream.set_write_timeout(None)?;
+    Ok(stream)
 }
 
 pub fn resolve(target: &Target) -> Result<SocketAddr, Error> {
@@ -369,6 +426,8 @@ pub fn request_for(spec: &RunSpec, reverse: bool) -> RunRequest {
         queue_depth: spec.mechanism.uses_queue_depth.then_some(spec.queue_depth),
         recv: (spec.recv_path != Default::default()).then(|| spec.recv_path.name().into()),
         profile: spec.profile,
+        buffers: spec.socket_buffers,
+        tcp_info: crate::engine::tcp_sampler::why_not_sampled(spec).is_none(),
     }
 }
 

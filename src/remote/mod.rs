@@ -46,10 +46,17 @@ pub const PROFILE: &str = "profile";
 /// The capability a server announces when it measures the canary on request (issue 25).
 pub const CANARY: &str = "canary";
 
+/// The capability a server announces when it sets `--rcvbuf` / `--sndbuf` on its data sockets.
+pub const BUFFERS: &str = "buffers";
+
+/// The capability a server announces when it samples its side's TCP_INFO per slice.
+pub const TCP_INFO: &str = "tcp_info";
+
 /// What this build can run on the server's side, as the hellos announce it.
 pub fn capabilities() -> Vec<String> {
     [
         "tcp", UDP, "stream", "rr", "verify", REVERSE, FILE, SERVERS, PEERS, PROFILE, CANARY,
+        BUFFERS, TCP_INFO,
     ]
     .map(String::from)
     .to_vec()

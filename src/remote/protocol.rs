@@ -91,6 +91,20 @@ pub struct RunRequest {
     /// the "profile" capability is never asked.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub profile: bool,
+    /// `--rcvbuf` / `--sndbuf`: the buffers the server sets on its data listener before any
+    /// flow connects, so its accepted ends hold them from the handshake on. Left out when
+    /// neither is asked; a server without the "buffers" capability is never asked.
+    #[serde(default, skip_serializing_if = "no_buffers")]
+    pub buffers: crate::transport::buffers::SocketBuffers,
+    /// The server samples its side's TCP_INFO per slice and sends the series back
+    /// (`tcp_info`, before `done`). Left out when false; a server without the "tcp_info"
+    /// capability is never asked.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub tcp_info: bool,
+}
+
+fn no_buffers(buffers: &crate::transport::buffers::SocketBuffers) -> bool {
+    !buffers.is_set()
 }
 
 fn tcp() -> String {
@@ -123,6 +137,8 @@ impl RunRequest {
             queue_depth: None,
             recv: None,
             profile: false,
+            buffers: Default::default(),
+            tcp_info: false,
         }
     }
 }
@@ -195,6 +211,12 @@ pub enum Message {
     /// With `profile`, before `Done`: the server's side's CPU breakdown, or why there is none.
     Profile {
         profile: Box<crate::measure::profile::Profile>,
+    },
+    /// With `tcp_info`, before `Done`: each of the server's sides' TCP_INFO readings (at most
+    /// `MAX_PEER_READINGS` in all, `engine::tcp_peer`), or why there are none.
+    TcpInfo {
+        series: Vec<crate::engine::tcp_sampler::TcpSeries>,
+        unavailable_reason: Option<String>,
     },
     /// Every sample was sent; `error` says why the server's side failed, if it did.
     Done {
@@ -304,6 +326,7 @@ impl Message {
             Message::Go => "go",
             Message::Slices { .. } => "slices",
             Message::Profile { .. } => "profile",
+            Message::TcpInfo { .. } => "tcp_info",
             Message::Stop => "stop",
             Message::Sample { .. } => "sample",
             Message::Done { .. } => "done",
@@ -514,6 +537,44 @@ mod tests {
                 (slice_ns, bytes, messages),
                 (100_000_000, vec![1, 2, 3], vec![4, 5, 6])
             ),
+            other => panic!("got {}", other.kind()),
+        }
+    }
+
+    #[test]
+    fn buffers_and_tcp_info_are_asked_only_when_set_and_the_series_round_trip() {
+        let mut request = RunRequest::plain(("tcp", "send", "stream"), 4096, 1000);
+        let plain = serde_json::to_string(&request).unwrap();
+        assert!(
+            !plain.contains("buffers") && !plain.contains("tcp_info"),
+            "{plain}"
+        );
+        request.tcp_info = true;
+        request.buffers.sndbuf = Some(1 << 16);
+        let asked: RunRequest =
+            serde_json::from_str(&serde_json::to_string(&request).unwrap()).unwrap();
+        assert_eq!(asked, request);
+        let series = crate::engine::tcp_sampler::TcpSeries {
+            flow: 0,
+            role: crate::engine::worker::Role::Sender,
+            at: vec![std::time::Duration::from_millis(100)],
+            samples: vec![crate::sys::tcp_info::TcpFlowInfo {
+                snd_cwnd: Some(10),
+                ..Default::default()
+            }],
+            buffers: Some((1, 2)),
+            error: None,
+        };
+        let mut wire = Vec::new();
+        let sent = Message::TcpInfo {
+            series: vec![series.clone()],
+            unavailable_reason: None,
+        };
+        write_message(&mut wire, &sent).unwrap();
+        let text = String::from_utf8_lossy(&wire[4..]).to_string();
+        assert!(text.contains("\"at\":[100000000]"), "{text}");
+        match read_message(&mut Cursor::new(wire)).unwrap() {
+            Message::TcpInfo { series: got, .. } => assert_eq!(got, vec![series]),
             other => panic!("got {}", other.kind()),
         }
     }

@@ -111,6 +111,14 @@ pub struct SweepSpec {
     /// folders written before it existed still resume.
     #[serde(default, skip_serializing_if = "no_buffers")]
     pub socket_buffers: crate::transport::buffers::SocketBuffers,
+    /// `--tcp-info`: whether every tcp point samples TCP_INFO. Recorded only when off, so
+    /// folders written before it existed still resume.
+    #[serde(skip_serializing_if = "is_sampled")]
+    pub tcp_info: bool,
+}
+
+fn is_sampled(on: &bool) -> bool {
+    *on
 }
 
 fn no_buffers(buffers: &crate::transport::buffers::SocketBuffers) -> bool {
@@ -252,6 +260,7 @@ impl SweepSpec {
             bidir: point.bidir,
             under_load: self.under_load.filter(|_| point.under_load),
             socket_buffers: self.socket_buffers,
+            tcp_info: self.tcp_info,
         }
     }
 

@@ -10,8 +10,9 @@ use std::mem::{offset_of, size_of};
 use std::os::fd::{AsRawFd, BorrowedFd};
 
 /// One reading of a connection's tcp_info. Each field is `None` when the length the kernel
-/// returned does not reach it (an older kernel's shorter struct), never 0.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// returned does not reach it (an older kernel's shorter struct), never 0. A `bytepath server`
+/// sends its side's readings back in this form.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct TcpFlowInfo {
     /// Segments retransmitted over the connection's life (tcpi_total_retrans).
     pub total_retrans: Option<u32>,

@@ -17,6 +17,10 @@ pub struct SocketBuffers {
 }
 
 impl SocketBuffers {
+    /// The smallest and largest buffer a flow may ask for, in bytes (the kernel raises a
+    /// smaller one to its floor, so the request would not mean what it says).
+    pub const BOUNDS: (usize, usize) = (1 << 10, 1 << 30);
+
     pub fn is_set(&self) -> bool {
         self.rcvbuf.is_some() || self.sndbuf.is_some()
     }

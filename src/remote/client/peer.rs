@@ -7,7 +7,7 @@ use crate::config::Target;
 use crate::error::Error;
 use crate::mesh::hosts::{MeshHosts, PairRun};
 use crate::remote::protocol::{self, FrameError, Message, RunRequest};
-use crate::remote::PEERS;
+use crate::remote::{PEERS, TCP_INFO};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -87,6 +87,12 @@ impl RemotePeer {
     ) -> Result<serde_json::Value, Error> {
         self.handshake()?;
         self.require(PEERS, "run tests toward other hosts (bytepath mesh)")?;
+        // An older server refuses a field it does not know: TCP_INFO only where it can.
+        let tcp_info = request.tcp_info && self.can(TCP_INFO);
+        let request = RunRequest {
+            tcp_info,
+            ..request
+        };
         // The source needs the run's own time, its stop grace, and a set-up step per side.
         let budget = Duration::from_millis(request.warmup_ms + request.duration_ms)
             + crate::engine::STOP_GRACE

@@ -4,6 +4,8 @@ use super::{STEP_TIMEOUT, WATCH_POLL};
 use crate::config::Target;
 use crate::engine::control::Control;
 use crate::engine::peer::{PeerEnd, PeerSlices, PeerWatch};
+use crate::engine::tcp_peer;
+use crate::engine::tcp_sampler::TcpSeries;
 use crate::engine::worker::{Role, ThreadSample};
 use crate::error::Error;
 use crate::remote::channel::ControlStream;
@@ -15,11 +17,22 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
+/// The server a run's results come from, and what the run knows of them beforehand.
+pub(super) struct Server {
+    pub(super) target: Target,
+    /// The workers it runs: (flow, role).
+    pub(super) expected: Vec<(u32, Role)>,
+    /// Why its side has no profile, when it cannot sample.
+    pub(super) no_profile: Option<String>,
+    /// Why its sides have no TCP_INFO, when it cannot sample them.
+    pub(super) no_tcp_info: Option<String>,
+}
+
 /// Starts the thread that reads the server's results back; the watch stops the server's side
-/// and collects them. `server`: its target, the workers it runs, and why it has no profile.
+/// and collects them.
 pub(super) fn start(
     stream: ControlStream,
-    (target, expected, no_profile): (Target, Vec<(u32, Role)>, Option<String>),
+    server: Server,
     endpoints: &[Arc<Endpoint>],
     control: &Arc<Control>,
 ) -> Result<Box<dyn PeerWatch>, Error> {
@@ -46,11 +59,9 @@ pub(super) fn start(
         })
         .map_err(Error::Setup)?;
     Ok(Box::new(RemoteWatch {
-        target,
+        server,
         writer,
         results: rx,
-        expected,
-        no_profile,
     }))
 }
 
@@ -59,8 +70,11 @@ pub(super) fn start(
 #[derive(Default)]
 struct Report {
     samples: Vec<ThreadSample>,
-    slices: Option<PeerSlices>,
+    slices: Option<Box<PeerSlices>>,
     profile: Option<Box<crate::measure::profile::Profile>>,
+    /// Its sides' TCP_INFO as sent (unchecked), or why it has none. (This and the slices are
+    /// boxed: the report is also the error a failed watch returns, kept small.)
+    tcp: Option<Box<Result<Vec<TcpSeries>, String>>>,
     error: Option<String>,
 }
 
@@ -81,16 +95,25 @@ fn read_results(mut stream: ControlStream, control: &Control) -> Result<Report, 
                 report.samples.push(*sample)
             }
             Ok(Message::Profile { profile }) => report.profile = Some(profile),
+            Ok(Message::TcpInfo {
+                series,
+                unavailable_reason,
+            }) => {
+                report.tcp = Some(Box::new(match unavailable_reason {
+                    Some(why) => Err(escaped(&why)),
+                    None => Ok(series),
+                }))
+            }
             Ok(Message::Slices {
                 slice_ns,
                 bytes,
                 messages,
             }) => {
-                report.slices = Some(PeerSlices {
+                report.slices = Some(Box::new(PeerSlices {
                     length: Duration::from_nanos(slice_ns),
                     bytes,
                     messages,
-                })
+                }))
             }
             Ok(Message::Done { error, .. }) => {
                 let _ = protocol::write_message(&mut stream, &Message::Bye);
@@ -117,11 +140,27 @@ fn read_results(mut stream: ControlStream, control: &Control) -> Result<Report, 
 }
 
 struct RemoteWatch {
-    target: Target,
+    server: Server,
     writer: ControlStream,
     results: Receiver<Result<Report, Report>>,
-    expected: Vec<(u32, Role)>,
-    no_profile: Option<String>,
+}
+
+/// The server's TCP_INFO as the record takes it: checked against the sides it runs, its
+/// texts escaped; or why there is none.
+fn their_tcp(
+    sent: Option<Box<Result<Vec<TcpSeries>, String>>>,
+    server: &Server,
+) -> Option<Result<Vec<TcpSeries>, String>> {
+    if let Some(why) = &server.no_tcp_info {
+        return Some(Err(why.clone()));
+    }
+    let checked = (*sent?).and_then(|series| tcp_peer::accepted(series, &server.expected));
+    Some(checked.map(|mut series| {
+        for s in &mut series {
+            s.error = s.error.as_deref().map(escaped);
+        }
+        series
+    }))
 }
 
 impl PeerWatch for RemoteWatch {
@@ -155,17 +194,20 @@ impl PeerWatch for RemoteWatch {
         let why = report
             .error
             .unwrap_or_else(|| "its worker thread panicked".into());
-        let error = format!("no result from the server at {}: {why}", self.target);
-        crate::engine::worker::fill_missing(samples, &self.expected, 0, &error);
-        let profile = match (report.profile, self.no_profile) {
+        let server = &self.server;
+        let error = format!("no result from the server at {}: {why}", server.target);
+        crate::engine::worker::fill_missing(samples, &server.expected, 0, &error);
+        let tcp = their_tcp(report.tcp, server);
+        let profile = match (report.profile, self.server.no_profile) {
             (Some(p), _) => Some(*p),
             (None, Some(reason)) => Some(crate::measure::profile::Profile::Unavailable { reason }),
             (None, None) => None,
         };
         PeerEnd {
             fired,
-            slices: report.slices,
+            slices: report.slices.map(|s| *s),
             profile,
+            tcp,
         }
     }
 }

@@ -8,6 +8,7 @@ use crate::mechanism::receive::path::RecvPath;
 use crate::mechanism::MechanismKind;
 use crate::remote::protocol::{ErrorCode, RunRequest};
 use crate::servers::{model::ServerModel, process::ServerSetup};
+use crate::transport::buffers::SocketBuffers;
 use crate::transport::Transport;
 use std::time::Duration;
 
@@ -88,6 +89,8 @@ pub(in crate::remote) fn spec_for(
         queue_depth,
         recv_path,
         profile: request.profile,
+        socket_buffers: buffers(request, transport)?,
+        tcp_info: request.tcp_info,
         ..RunSpec::plain(size, duration)
     };
     // Within the container's cgroup limit where it has one, not only the host's memory.
@@ -118,6 +121,28 @@ pub(super) fn sends_per_flow(request: &RunRequest, spec: &RunSpec) -> Option<u64
         .total_bytes
         .filter(|_| counted_here)
         .map(|total| total.div_ceil(size * spec.threads as u64) + opening)
+}
+
+/// `--rcvbuf` / `--sndbuf` as the client asked them: tcp only, each within the bounds the
+/// client's own flags take.
+fn buffers(request: &RunRequest, transport: Transport) -> Result<SocketBuffers, Refusal> {
+    let asked = request.buffers;
+    if asked.is_set() && transport != Transport::Tcp {
+        return Err(refuse(
+            ErrorCode::Refused,
+            format!("socket buffers with {}: tcp only", request.transport),
+        ));
+    }
+    let (lo, hi) = SocketBuffers::BOUNDS;
+    for (name, bytes) in [("rcvbuf", asked.rcvbuf), ("sndbuf", asked.sndbuf)] {
+        if let Some(bytes) = bytes.filter(|b| !(lo..=hi).contains(b)) {
+            return Err(refuse(
+                ErrorCode::Refused,
+                format!("{name} {bytes}: this server sets socket buffers of {lo} to {hi} bytes"),
+            ));
+        }
+    }
+    Ok(asked)
 }
 
 /// tcp or udp, and a mechanism that sends on it.
@@ -350,6 +375,37 @@ mod tests {
             warmup_ms,
             ..RunRequest::plain(("tcp", "send", "stream"), 4096, duration_ms)
         }
+    }
+
+    #[test]
+    fn asked_buffers_and_tcp_info_reach_the_spec_within_bounds_and_on_tcp_only() {
+        let mut asked = request(500, 0);
+        asked.tcp_info = true;
+        asked.buffers = SocketBuffers {
+            rcvbuf: Some(16 << 10),
+            sndbuf: None,
+        };
+        let spec = spec_for(&asked, &limits(None)).ok().unwrap();
+        assert_eq!(spec.socket_buffers, asked.buffers);
+        assert!(spec.tcp_info);
+        assert!(
+            !spec_for(&request(500, 0), &limits(None))
+                .ok()
+                .unwrap()
+                .tcp_info
+        );
+        asked.buffers.rcvbuf = Some(100);
+        let refused = spec_for(&asked, &limits(None)).err().unwrap();
+        assert_eq!(refused.code, ErrorCode::Refused);
+        assert!(
+            refused.message.starts_with("rcvbuf 100: "),
+            "{}",
+            refused.message
+        );
+        asked.buffers.rcvbuf = Some(16 << 10);
+        asked.transport = "udp".into();
+        let refused = spec_for(&asked, &limits(None)).err().unwrap();
+        assert!(refused.message.contains("tcp only"), "{}", refused.message);
     }
 
     #[test]

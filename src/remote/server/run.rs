@@ -58,12 +58,7 @@ pub(super) fn run_side(
     // What the flows' buffers hold in flight: this side's send buffers and as much again at
     // the peer (the margin of the byte budget).
     let in_flight: u64 = flows.iter().map(|(_, buffer)| 2 * *buffer as u64).sum();
-    // Only the measured side publishes slices; the other needs a board it never writes.
-    let slice_count = if reverse {
-        engine::phases::div_duration(spec.duration, spec.stopping.slice).max(1)
-    } else {
-        1
-    };
+    let slice_count = slice_count(spec, reverse);
     let role = remote_role(spec.pattern, reverse);
     let sends_per_flow = super::limits::sends_per_flow(request, spec);
     let mut side = start_side(spec, (role, sends_per_flow), slice_count, flows)?;
@@ -98,11 +93,22 @@ pub(super) fn run_side(
         profile: Box::new(s.finish()),
     });
     let slices = reverse.then(|| slices_message(&side.board, slice_count, spec));
+    let tcp_info = request.tcp_info.then(|| side.tcp_info());
     let cut = ended.or(fired.then_some(WATCHDOG_FIRED));
     let samples = mark_cut(samples, cut);
     // The watchdog stays armed until the report is out: a client that stops reading or
     // trickles its last frame is ended at the cap all the same.
-    report(stream, samples, [slices, profile], cut)
+    report(stream, samples, [slices, profile, tcp_info], cut)
+}
+
+/// The slices this side's board holds: only the measured side publishes slices; the other
+/// needs a board it never writes.
+fn slice_count(spec: &RunSpec, reverse: bool) -> usize {
+    if reverse {
+        engine::phases::div_duration(spec.duration, spec.stopping.slice).max(1)
+    } else {
+        1
+    }
 }
 
 /// How long a side the server cut may wind down before its flows are shut. A stream sender
@@ -174,6 +180,11 @@ fn tcp_flows(
 ) -> Result<Vec<(Endpoint, usize)>, Refusal> {
     let failed = |what: &str, e: std::io::Error| refuse(ErrorCode::Failed, format!("{what}: {e}"));
     let (data, port) = data_port(config)?;
+    // Before the client can know the port, so before any flow's SYN: each accepted end
+    // inherits the buffers and sizes its window from them.
+    spec.socket_buffers
+        .apply(data.as_fd())
+        .map_err(|e| failed("setting the data port's socket buffers", e))?;
     let cookie = new_cookie()?;
     send(
         stream,
@@ -325,12 +336,12 @@ fn own_cut(watchdog: &Watchdog, cap: Instant) -> Option<&'static str> {
     }
 }
 
-/// Sends this side's samples, one frame each, its slices when it measured and its profile
-/// when one was asked for, then `Done`.
+/// Sends this side's samples, one frame each, its slices when it measured, its profile and
+/// its TCP_INFO when they were asked for, then `Done`.
 fn report(
     stream: &mut ControlStream,
     samples: Vec<ThreadSample>,
-    extra: [Option<Message>; 2],
+    extra: [Option<Message>; 3],
     cut: Option<&str>,
 ) -> Result<(String, u64), Refusal> {
     let count = samples.len();

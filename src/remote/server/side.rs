@@ -1,17 +1,19 @@
 //! A run's side here: one worker per flow, started, pinned with its counters open and held
 //! at the barrier until the client's `Go` fixes the schedule (before it they neither send nor
 //! read), and ended: stopped and its flows shut when the session failed, its samples
-//! collected.
+//! collected; and, when the client asked, its flows' TCP_INFO sampled per slice as a local
+//! run samples them, sent back thinned to what the wire carries.
 use super::budget::ByteBudget;
 use super::watchdog::{Guarded, Watchdog};
 use super::{refuse, Refusal};
 use crate::config::RunSpec;
 use crate::engine::control::Control;
 use crate::engine::slices::SliceBoard;
+use crate::engine::tcp_sampler::{self, Sampler};
 use crate::engine::worker::{Role, ThreadSample};
 use crate::engine::{self, Shared, STOP_GRACE};
 use crate::remote::channel::ControlStream;
-use crate::remote::protocol::ErrorCode;
+use crate::remote::protocol::{ErrorCode, Message};
 use crate::transport::Endpoint;
 use std::net::TcpStream;
 use std::sync::{Arc, Barrier};
@@ -26,6 +28,8 @@ pub(super) struct Side {
     pub(super) endpoints: Vec<Arc<Endpoint>>,
     /// The barrier the workers wait at, until the session passes it.
     start: Option<Arc<Barrier>>,
+    /// The flows' TCP_INFO per slice (or why there is none), until `tcp_info` takes it.
+    sampler: Option<Sampler>,
 }
 
 impl Side {
@@ -75,6 +79,16 @@ impl Side {
         let deadline = Instant::now() + STOP_GRACE;
         engine::collect(std::mem::take(&mut self.handles), &self.endpoints, deadline)
     }
+
+    /// The `tcp_info` message, once the side has ended (the sampler stops with the run).
+    pub(super) fn tcp_info(&mut self) -> Message {
+        let sampling = self.sampler.take().map(Sampler::finish).unwrap_or_default();
+        let (series, unavailable_reason) = engine::tcp_peer::for_the_wire(sampling);
+        Message::TcpInfo {
+            series,
+            unavailable_reason,
+        }
+    }
 }
 
 /// Starts one worker per flow in `role`; each pins itself, opens its counters and waits at
@@ -105,12 +119,15 @@ pub(super) fn start_side(
         })
         .collect::<std::io::Result<Vec<_>>>()
         .map_err(|e| failed("setting up the mechanism", e))?;
+    let ends = tcp_sampler::ends(spec, &workers);
     let (handles, endpoints) = engine::spawn(workers).map_err(|e| failed("starting workers", e))?;
+    let sampler = Some(tcp_sampler::start(spec, &control, ends));
     Ok(Side {
         control,
         board,
         handles,
         endpoints,
         start: Some(start),
+        sampler,
     })
 }
