@@ -50,12 +50,7 @@ pub fn run_spec(args: &RunArgs, cpus: &[usize]) -> Result<RunSpec, ConfigError> 
     network.check_transport(transport)?;
     let split = args.udp_split.udp_split;
     let gso = super::gso::run_gso(&args.gso, transport, &network, message_size, split)?;
-    if transport.is_datagram() && recv_size.is_some() {
-        return Err(bad(format!(
-            "--recv-size with --transport {}: a datagram is received whole, one per call; allowed only with tcp, unix, pipe and shm",
-            transport.name()
-        )));
-    }
+    check_recv_size(transport, recv_size)?;
     let spec = RunSpec {
         transport,
         pipe_size: pipe_size(args.pipe_size.pipe_size.as_deref(), transport)?,
@@ -92,6 +87,17 @@ pub fn run_spec(args: &RunArgs, cpus: &[usize]) -> Result<RunSpec, ConfigError> 
     };
     check_combinations(&spec)?;
     Ok(spec)
+}
+
+/// `--recv-size` only where a receive can take part of a message.
+fn check_recv_size(transport: Transport, recv_size: Option<usize>) -> Result<(), ConfigError> {
+    if transport.is_datagram() && recv_size.is_some() {
+        return Err(bad(format!(
+            "--recv-size with --transport {}: a datagram is received whole, one per call; allowed only with tcp, unix, pipe and shm",
+            transport.name()
+        )));
+    }
+    Ok(())
 }
 
 /// What the flags refuse together (a sink's, crr's, datagram sends', --bidir's and
