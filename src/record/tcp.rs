@@ -39,6 +39,26 @@ pub struct TcpInfoReport {
     /// When the readings were taken, in words.
     pub sampled: String,
     pub flows: Vec<TcpSide>,
+    /// The run's figures in one place, over its flows (`headline`): what the CSV row and the
+    /// OpenMetrics samples show. Absent from records written before it (all `null`).
+    #[serde(default)]
+    pub headline: TcpHeadline,
+}
+
+/// A run's TCP_INFO in a few figures over all its flows. The sending sockets are those the
+/// kernel counted busy time on (data in flight); where none was, every socket.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TcpHeadline {
+    /// Segments retransmitted in the measured phase, summed over every sampled socket.
+    pub retransmits: Option<u64>,
+    /// Mean over the sending sockets of their mean smoothed round-trip time.
+    pub rtt_us: Option<f64>,
+    /// The sending sockets' busy time over their measured phase, summed over sockets.
+    pub busy_share: Option<f64>,
+    /// The sending sockets' receive-window-limited and send-buffer-limited times, each over
+    /// their busy time, summed over sockets.
+    pub rwnd_limited_share: Option<f64>,
+    pub sndbuf_limited_share: Option<f64>,
 }
 
 /// One side of one flow.
@@ -99,10 +119,47 @@ pub struct TcpMeasured {
 pub fn report(sampling: &TcpSampling, names: [&str; 2]) -> Result<TcpInfoReport, String> {
     match sampling {
         TcpSampling::NotSampled(why) => Err(why.clone()),
-        TcpSampling::Sampled(series) => Ok(TcpInfoReport {
-            sampled: "one getsockopt(TCP_INFO) per socket at the start of the measured phase, at every slice boundary and at the stop, from a thread that is not a worker".into(),
-            flows: series.iter().map(|s| side(s, names)).collect(),
-        }),
+        TcpSampling::Sampled(series) => {
+            let flows: Vec<TcpSide> = series.iter().map(|s| side(s, names)).collect();
+            Ok(TcpInfoReport {
+                sampled: "one getsockopt(TCP_INFO) per socket at the start of the measured phase, at every slice boundary and at the stop, from a thread that is not a worker".into(),
+                headline: headline(&flows),
+                flows,
+            })
+        }
+    }
+}
+
+/// The figures over `flows` (a block's sides, local or remote): call again when sides are
+/// added to a block.
+pub fn headline(flows: &[TcpSide]) -> TcpHeadline {
+    if flows.is_empty() {
+        return TcpHeadline::default();
+    }
+    let busy = |s: &&TcpSide| s.measured.busy_us.unwrap_or(0) > 0;
+    let sending: Vec<&TcpSide> = match flows.iter().any(|s| busy(&s)) {
+        true => flows.iter().filter(busy).collect(),
+        false => flows.iter().collect(),
+    };
+    // A sum over sockets, `None` when any socket lacks the field.
+    let sum = |get: fn(&TcpMeasured) -> Option<u64>, over: &[&TcpSide]| -> Option<u64> {
+        over.iter().map(|s| get(&s.measured)).sum()
+    };
+    let share = |part: Option<u64>, whole: Option<f64>| match (part, whole) {
+        (Some(p), Some(w)) if w > 0.0 => Some((p as f64 / w).min(1.0)),
+        _ => None,
+    };
+    let busy_us = sum(|m| m.busy_us, &sending).map(|b| b as f64);
+    let elapsed_us: f64 = sending.iter().map(|s| s.measured.elapsed_ms * 1e3).sum();
+    let rtts: Option<Vec<f64>> = sending.iter().map(|s| s.measured.rtt_us_mean).collect();
+    TcpHeadline {
+        retransmits: sum(|m| m.retransmits, &flows.iter().collect::<Vec<_>>()),
+        rtt_us: rtts
+            .filter(|v| !v.is_empty())
+            .map(|v| v.iter().sum::<f64>() / v.len() as f64),
+        busy_share: share(busy_us.map(|b| b as u64), Some(elapsed_us)),
+        rwnd_limited_share: share(sum(|m| m.rwnd_limited_us, &sending), busy_us),
+        sndbuf_limited_share: share(sum(|m| m.sndbuf_limited_us, &sending), busy_us),
     }
 }
 
@@ -249,5 +306,46 @@ mod tests {
             ..Default::default()
         };
         assert!(missing(Some(&old)).contains(&"tcpi_busy_time".to_string()));
+    }
+
+    fn sock(side: &str, busy: Option<u64>, rwnd: u64, retrans: u64, rtt: f64) -> TcpSide {
+        TcpSide {
+            flow: 0,
+            side: side.into(),
+            rcvbuf_bytes: None,
+            sndbuf_bytes: None,
+            series: TcpSeriesFields::default(),
+            measured: TcpMeasured {
+                elapsed_ms: 100.0,
+                retransmits: Some(retrans),
+                busy_us: busy,
+                rwnd_limited_us: busy.map(|_| rwnd),
+                sndbuf_limited_us: busy.map(|_| 0),
+                rtt_us_mean: Some(rtt),
+                ..Default::default()
+            },
+            missing_fields: Vec::new(),
+            error: None,
+        }
+    }
+
+    #[test]
+    fn the_headline_is_over_the_sending_sockets_and_sums_every_sockets_retransmits() {
+        let flows = [
+            sock("sender", Some(80_000), 40_000, 3, 30.0),
+            sock("sender", Some(20_000), 0, 1, 10.0),
+            sock("receiver", Some(0), 0, 2, 500.0),
+        ];
+        let h = headline(&flows);
+        assert_eq!(h.retransmits, Some(6));
+        assert_eq!(h.rtt_us, Some(20.0), "the idle receiver's rtt is left out");
+        assert_eq!(h.busy_share, Some(0.5), "100 ms busy of 200 ms");
+        assert_eq!(h.rwnd_limited_share, Some(0.4));
+        assert_eq!(h.sndbuf_limited_share, Some(0.0));
+        let old = [sock("sender", None, 0, 0, 10.0)];
+        let h = headline(&old);
+        assert_eq!((h.busy_share, h.rwnd_limited_share), (None, None));
+        assert_eq!(h.rtt_us, Some(10.0));
+        assert_eq!(headline(&[]), TcpHeadline::default());
     }
 }
