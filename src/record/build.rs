@@ -37,6 +37,7 @@ pub fn build(spec: &RunSpec, outcome: &RunOutcome, env: Environment) -> RunRecor
     let mut record = RunRecord {
         schema_version: SCHEMA_VERSION,
         sweep_point: None,
+        under_load_visit: None,
         visit: None,
         bytepath_version: env!("CARGO_PKG_VERSION").into(),
         command: "run".into(),
