@@ -1,9 +1,12 @@
 //! Run records as OpenMetrics samples: a sample per point, side and figure, with the crr
-//! (`crr`) and `--bidir` (`bidir`) blocks where a record has them. A sweep's and an ipc
+//! (`crr`), `--bidir` (`bidir`), TCP_INFO (`tcp`, per flow and side) and `--under-load`
+//! (`under_load`) blocks where a record has them. A sweep's and an ipc
 //! study's folders hold one record per point (`samples`); a mesh's records are visits, which
 //! it averages per pair and point before handing them to `run_samples` with its labels.
 mod bidir;
 mod crr;
+mod tcp;
+mod under_load;
 
 use super::families::{CPU_PER_BYTE, LATENCY_P50, LATENCY_P99, THROUGHPUT};
 use super::point::{labels, latest_per_point, text, typed, PointRecord};
@@ -53,6 +56,10 @@ fn run_labels(record: &RunView) -> Vec<(&'static str, String)> {
     if record.bidir.is_some() {
         out.push(("bidir", "true".to_string()));
     }
+    // A point visited beside --under-load's flows, beside its twin without them.
+    if let Some(load) = &record.under_load {
+        out.push(("under_load_flows", load.flows.to_string()));
+    }
     out
 }
 
@@ -91,5 +98,7 @@ pub fn run_samples(records: &[RunView], extra: &[(&'static str, String)]) -> Vec
     }
     out.extend(crr::samples(records, extra));
     out.extend(bidir::samples(records, extra));
+    out.extend(tcp::samples(records, extra));
+    out.extend(under_load::samples(records, extra));
     out
 }
