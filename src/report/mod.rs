@@ -33,6 +33,7 @@ mod stream_tcp;
 pub(crate) mod study;
 pub(crate) mod summary;
 pub(crate) mod table;
+mod tcp_info;
 pub(crate) mod under_load;
 pub(crate) mod visit_folder;
 pub(crate) mod write;
