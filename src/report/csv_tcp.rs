@@ -48,12 +48,19 @@ mod tests {
         assert_eq!(get(&loaded, "tcp_retransmits"), "4");
         assert_eq!(get(&loaded, "tcp_rtt_us"), "31.5");
         assert_eq!(get(&loaded, "tcp_rwnd_limited_share"), "0.25");
-        assert_eq!(get(&loaded, "tcp_sndbuf_limited_share"), "", "null is empty, not 0");
+        assert_eq!(
+            get(&loaded, "tcp_sndbuf_limited_share"),
+            "",
+            "null is empty, not 0"
+        );
         assert_eq!(get(&loaded, "under_load_visit"), "loaded");
         assert_eq!(get(&loaded, "under_load_flows"), "2");
         let udp = json!({"tcp_info_unavailable_reason": "udp flows are not tcp"});
         assert_eq!(get(&udp, "tcp_retransmits"), "");
-        assert_eq!(get(&udp, "tcp_info_unavailable_reason"), "udp flows are not tcp");
+        assert_eq!(
+            get(&udp, "tcp_info_unavailable_reason"),
+            "udp flows are not tcp"
+        );
         assert_eq!(get(&udp, "under_load_visit"), "");
     }
 }

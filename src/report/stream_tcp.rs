@@ -88,25 +88,36 @@ mod tests {
     #[test]
     fn each_reading_carries_every_sides_values_at_it() {
         let record = json!({"tcp_info": {
-            "sampled": "s",
-            "flows": [
-                {"flow": 0, "side": "sender", "rcvbuf_bytes": null, "sndbuf_bytes": null,
-                 "series": {"at_ms": [0.0, 100.0], "total_retrans": [1, 3], "snd_cwnd": [10, 20],
-                            "rtt_us": [50, 60], "busy_time_us": null},
-                 "measured": {"elapsed_ms": 100.0}, "missing_fields": ["tcpi_busy_time"]},
-                {"flow": 0, "side": "receiver", "rcvbuf_bytes": null, "sndbuf_bytes": null,
-                 "series": {"at_ms": [0.0], "total_retrans": [0]},
-                 "measured": {"elapsed_ms": 0.0}, "missing_fields": []}
-            ]}});
+        "sampled": "s",
+        "flows": [
+            {"flow": 0, "side": "sender", "rcvbuf_bytes": null, "sndbuf_bytes": null,
+             "series": {"at_ms": [0.0, 100.0], "total_retrans": [1, 3], "snd_cwnd": [10, 20],
+                        "rtt_us": [50, 60], "busy_time_us": null},
+             "measured": {"elapsed_ms": 100.0}, "missing_fields": ["tcpi_busy_time"]},
+            {"flow": 0, "side": "receiver", "rcvbuf_bytes": null, "sndbuf_bytes": null,
+             "series": {"at_ms": [0.0], "total_retrans": [0]},
+             "measured": {"elapsed_ms": 0.0}, "missing_fields": []}
+        ]}});
         let out = fields(&record);
         let r = &out[KEY]["readings"];
         assert_eq!(r.as_array().unwrap().len(), 2);
         assert_eq!(r[1]["at_ms"], 100.0);
         assert_eq!(r[0]["flows"].as_array().unwrap().len(), 2);
-        assert_eq!(r[1]["flows"].as_array().unwrap().len(), 1, "one side stopped early");
+        assert_eq!(
+            r[1]["flows"].as_array().unwrap().len(),
+            1,
+            "one side stopped early"
+        );
         let sender = &r[1]["flows"][0];
-        assert_eq!((sender["retrans"].as_u64(), sender["cwnd"].as_u64()), (Some(3), Some(20)));
-        assert_eq!(sender["busy_us"], Value::Null, "the kernel gave no busy time");
+        assert_eq!(
+            (sender["retrans"].as_u64(), sender["cwnd"].as_u64()),
+            (Some(3), Some(20))
+        );
+        assert_eq!(
+            sender["busy_us"],
+            Value::Null,
+            "the kernel gave no busy time"
+        );
     }
 
     #[test]

@@ -77,7 +77,11 @@ pub fn rows(data: &Dataset) -> Vec<Vec<String>> {
                 figure(percent(m.rwnd_limited_share), s, &limited),
                 figure(percent(m.sndbuf_limited_share), s, &limited),
                 figure(percent(m.busy_share), s, &limited[..1]),
-                figure(m.retransmits.map(|n| n.to_string()), s, &["tcpi_total_retrans"]),
+                figure(
+                    m.retransmits.map(|n| n.to_string()),
+                    s,
+                    &["tcpi_total_retrans"],
+                ),
                 figure(m.rtt_us_mean.map(|v| format!("{v:.1}")), s, &[]),
             ]);
         }
@@ -169,13 +173,32 @@ mod tests {
         let rows = rows(&d);
         assert_eq!(
             rows[0],
-            ["send/stream/65536/1", "0", "sender", "62.5", "0.0", "90.0", "7", "41.2"]
+            [
+                "send/stream/65536/1",
+                "0",
+                "sender",
+                "62.5",
+                "0.0",
+                "90.0",
+                "7",
+                "41.2"
+            ]
         );
-        assert_eq!(rows[1][3], "— (this kernel's tcp_info has no tcpi_busy_time)");
+        assert_eq!(
+            rows[1][3],
+            "— (this kernel's tcp_info has no tcpi_busy_time)"
+        );
         assert_eq!(rows[1][7], "—");
         let md = markdown_section(&d);
-        assert!(md.contains("## What limited each flow? (per flow and side)"), "{md}");
-        assert_eq!(md.lines().filter(|l| l.starts_with("| ")).count(), 3, "{md}");
+        assert!(
+            md.contains("## What limited each flow? (per flow and side)"),
+            "{md}"
+        );
+        assert_eq!(
+            md.lines().filter(|l| l.starts_with("| ")).count(),
+            3,
+            "{md}"
+        );
         assert!(html_section(&d).contains("<td>62.5</td>"));
     }
 

@@ -56,9 +56,17 @@ fn run_labels(record: &RunView) -> Vec<(&'static str, String)> {
     if record.bidir.is_some() {
         out.push(("bidir", "true".to_string()));
     }
-    // A point visited beside --under-load's flows, beside its twin without them.
-    if let Some(load) = &record.under_load {
-        out.push(("under_load_flows", load.flows.to_string()));
+    out
+}
+
+/// `run_labels`, and where any of `records` ran beside `--under-load`'s flows, how many (0 for
+/// a twin without them): every sample of a family then has the same label names, and a loaded
+/// point's series stay apart from its twin's.
+fn point_labels(records: &[RunView], record: &RunView) -> Vec<(&'static str, String)> {
+    let mut out = run_labels(record);
+    if records.iter().any(|r| r.under_load.is_some()) {
+        let flows = record.under_load.as_ref().map_or(0, |l| l.flows);
+        out.push(("under_load_flows", flows.to_string()));
     }
     out
 }
@@ -86,7 +94,7 @@ pub fn run_samples(records: &[RunView], extra: &[(&'static str, String)]) -> Vec
                     continue;
                 };
                 let mut pairs: Vec<(&str, String)> = extra.to_vec();
-                pairs.extend(run_labels(r));
+                pairs.extend(point_labels(records, r));
                 pairs.push(("side", text(&side.side)));
                 out.push(Sample {
                     family,

@@ -2,7 +2,7 @@
 //! retransmits of the measured phase, the mean round-trip time, congestion window and delivery
 //! rate over the readings, and the busy and limited shares. A figure the kernel did not give
 //! has no sample (the record names the missing field).
-use super::run_labels;
+use super::point_labels;
 use crate::record::tcp::TcpSide;
 use crate::record::view::RunView;
 use crate::report::openmetrics::point::{labels, text};
@@ -75,7 +75,7 @@ pub fn samples(records: &[RunView], extra: &[(&'static str, String)]) -> Vec<Sam
                     continue;
                 };
                 let mut pairs: Vec<(&str, String)> = extra.to_vec();
-                pairs.extend(run_labels(r));
+                pairs.extend(point_labels(records, r));
                 pairs.push(("flow", text(&Some(side.flow))));
                 pairs.push(("side", side.side.clone()));
                 out.push(Sample {

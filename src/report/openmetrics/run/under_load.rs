@@ -2,7 +2,7 @@
 //! point, and the rr client's latency p50 and p99 under the load over its twin's without it
 //! (the two point records' figures, each the median over the point's visits). The paired
 //! per-round interval and its verdict are the report's answer, not a gauge.
-use super::run_labels;
+use super::point_labels;
 use crate::record::view::RunView;
 use crate::report::openmetrics::point::labels;
 use crate::report::openmetrics::{Family, Sample};
@@ -26,7 +26,10 @@ const P99_RATIO: Family = Family {
 /// The point without load that `loaded` pairs with: same point and receive path, no load.
 fn twin<'a>(loaded: &RunView, records: &'a [RunView]) -> Option<&'a RunView> {
     let (c, placement) = (loaded.config(), |r: &RunView| {
-        r.config().network.as_ref().and_then(|n| n.placement.clone())
+        r.config()
+            .network
+            .as_ref()
+            .and_then(|n| n.placement.clone())
     });
     records.iter().find(|r| {
         r.under_load.is_none()
@@ -52,7 +55,7 @@ pub fn samples(records: &[RunView], extra: &[(&'static str, String)]) -> Vec<Sam
     let mut out = Vec::new();
     let point = |r: &RunView| {
         let mut pairs: Vec<(&str, String)> = extra.to_vec();
-        pairs.extend(run_labels(r));
+        pairs.extend(point_labels(records, r));
         labels(&pairs)
     };
     for r in records {
