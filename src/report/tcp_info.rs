@@ -135,6 +135,7 @@ pub fn html_section(data: &Dataset) -> String {
 mod tests {
     use super::*;
     use crate::analysis::load::parse;
+    use crate::analysis::synthetic::{jsonl, Shape};
     use serde_json::json;
 
     fn side(side: &str, measured: serde_json::Value, missing: &[&str]) -> serde_json::Value {
@@ -143,14 +144,11 @@ mod tests {
                "missing_fields": missing})
     }
 
+    /// A synthetic stream point whose record carries `flows` as its tcp_info block.
     fn data(flows: Vec<serde_json::Value>) -> Dataset {
-        let record = json!({
-            "status": "completed",
-            "sweep_point": {"key": "send/stream/65536/1", "index": 0, "total": 1},
-            "config": {"transport": "tcp", "mechanism": "send", "pattern": "stream",
-                       "message_size_bytes": 65536, "threads": 1},
-            "tcp_info": {"sampled": "s", "flows": flows},
-        });
+        let text = jsonl(&[Shape::stream("send", 65536, 1, 10.0)]);
+        let mut record: serde_json::Value = serde_json::from_str(text.trim()).unwrap();
+        record["tcp_info"] = json!({"sampled": "s", "flows": flows});
         parse(&format!("{record}\n"), "r").unwrap()
     }
 
@@ -204,7 +202,7 @@ mod tests {
 
     #[test]
     fn without_a_tcp_info_block_there_is_no_section() {
-        let d = parse("{\"status\": \"completed\"}\n", "r").unwrap();
+        let d = parse(&jsonl(&[Shape::stream("send", 65536, 1, 10.0)]), "r").unwrap();
         assert_eq!(markdown_section(&d), "");
         assert_eq!(html_section(&d), "");
     }
