@@ -223,10 +223,6 @@ pub(crate) fn measured(f: &TcpSeriesFields) -> TcpMeasured {
         _ => 0.0,
     };
     let busy = grew(&f.busy_time_us);
-    let share = |part: Option<u64>, whole: Option<u64>| match (part, whole) {
-        (Some(p), Some(w)) if w > 0 => Some((p as f64 / w as f64).min(1.0)),
-        _ => None,
-    };
     let (rwnd, sndbuf) = (grew(&f.rwnd_limited_us), grew(&f.sndbuf_limited_us));
     let elapsed_us = (elapsed_ms > 0.0).then_some((elapsed_ms * 1e3) as u64);
     TcpMeasured {
@@ -243,6 +239,72 @@ pub(crate) fn measured(f: &TcpSeriesFields) -> TcpMeasured {
             .as_ref()
             .filter(|v| !v.is_empty())
             .map(|v| v.iter().sum::<u64>() as f64 / v.len() as f64),
+    }
+}
+
+/// A visited point's block from its headline visits' (`block`: the first visit's): each flow
+/// side's measured phase summed over the visits (limited times, busy time, retransmits and
+/// elapsed time added, the shares taken over the sums, the rtt the mean of the visits'), its
+/// readings the first visit's, the headline over the sums.
+pub fn combine(block: &TcpBlock, visits: &[&super::RunRecord]) -> TcpBlock {
+    let Some(mut report) = block.tcp_info.clone().filter(|_| !visits.is_empty()) else {
+        return block.clone();
+    };
+    for side in &mut report.flows {
+        let same: Vec<&TcpMeasured> = visits
+            .iter()
+            .filter_map(|r| r.tcp.tcp_info.as_ref())
+            .flat_map(|t| &t.flows)
+            .filter(|s| s.flow == side.flow && s.side == side.side)
+            .map(|s| &s.measured)
+            .collect();
+        side.measured = summed(&same);
+    }
+    report.headline = headline(&report.flows);
+    report.sampled = format!(
+        "{}; for this point, each side's measured figures are summed over its headline \
+         visits (statistics.visits.count) and its readings (series) are the first visit's",
+        report.sampled
+    );
+    TcpBlock {
+        tcp_info: Some(report),
+        ..block.clone()
+    }
+}
+
+/// One side's measured phases added up.
+fn summed(parts: &[&TcpMeasured]) -> TcpMeasured {
+    let add = |get: fn(&TcpMeasured) -> Option<u64>| parts.iter().map(|m| get(m)).sum();
+    let (busy, rwnd, sndbuf) = (
+        add(|m| m.busy_us),
+        add(|m| m.rwnd_limited_us),
+        add(|m| m.sndbuf_limited_us),
+    );
+    let elapsed_ms: f64 = parts.iter().map(|m| m.elapsed_ms).sum();
+    let rtts: Option<Vec<f64>> = parts.iter().map(|m| m.rtt_us_mean).collect();
+    TcpMeasured {
+        elapsed_ms,
+        retransmits: add(|m| m.retransmits),
+        busy_us: busy,
+        rwnd_limited_us: rwnd,
+        sndbuf_limited_us: sndbuf,
+        busy_share: share(
+            busy,
+            (elapsed_ms > 0.0).then_some((elapsed_ms * 1e3) as u64),
+        ),
+        rwnd_limited_share: share(rwnd, busy),
+        sndbuf_limited_share: share(sndbuf, busy),
+        rtt_us_mean: rtts
+            .filter(|v| !v.is_empty())
+            .map(|v| v.iter().sum::<f64>() / v.len() as f64),
+    }
+}
+
+/// `part` over `whole`, at most 1; `None` without either or with nothing in `whole`.
+fn share(part: Option<u64>, whole: Option<u64>) -> Option<f64> {
+    match (part, whole) {
+        (Some(p), Some(w)) if w > 0 => Some((p as f64 / w as f64).min(1.0)),
+        _ => None,
     }
 }
 
@@ -327,6 +389,51 @@ mod tests {
             missing_fields: Vec::new(),
             error: None,
         }
+    }
+
+    #[test]
+    fn a_visited_points_sides_are_summed_over_its_visits() {
+        let visit = |busy: u64, rwnd: u64, retrans: u64, rtt: f64| {
+            let spec = crate::config::RunSpec::plain(64, std::time::Duration::from_millis(100));
+            let outcome = crate::engine::RunOutcome::not_run(&spec, String::new());
+            let env = crate::environment::Environment::detect(&[0]);
+            let mut r = crate::record::build(&spec, &outcome, env);
+            let mut s = sock("sender", Some(busy), rwnd, retrans, rtt);
+            s.measured.busy_share = Some(0.123);
+            r.tcp = TcpBlock {
+                tcp_info: Some(TcpInfoReport {
+                    sampled: "read".into(),
+                    headline: headline(std::slice::from_ref(&s)),
+                    flows: vec![s],
+                }),
+                tcp_info_unavailable_reason: None,
+            };
+            r
+        };
+        let (a, b) = (visit(60_000, 30_000, 1, 10.0), visit(40_000, 0, 2, 30.0));
+        let c = combine(&a.tcp, &[&a, &b]);
+        let report = c.tcp_info.unwrap();
+        let m = &report.flows[0].measured;
+        assert_eq!(
+            (m.elapsed_ms, m.retransmits, m.busy_us),
+            (200.0, Some(3), Some(100_000))
+        );
+        assert_eq!(m.busy_share, Some(0.5), "100 ms busy of 200 ms");
+        assert_eq!(m.rwnd_limited_share, Some(0.3));
+        assert_eq!(m.rtt_us_mean, Some(20.0));
+        assert_eq!(report.headline.retransmits, Some(3));
+        assert!(report.sampled.contains("summed over its headline visits"));
+        let one = combine(&a.tcp, &[&a]).tcp_info.unwrap();
+        let (m, own) = (
+            &one.flows[0].measured,
+            &a.tcp.tcp_info.as_ref().unwrap().flows[0],
+        );
+        assert_eq!((m.busy_us, m.rwnd_limited_share), (Some(60_000), Some(0.5)));
+        assert_eq!(
+            m.retransmits, own.measured.retransmits,
+            "one visit is its own point"
+        );
+        assert_eq!(combine(&a.tcp, &[]), a.tcp);
     }
 
     #[test]

@@ -12,7 +12,7 @@ use std::fmt::Write;
 const TITLE: &str = "What limited each flow? (per flow and side)";
 
 const INTRO: &str = "Each sampled tcp socket of each point, from the point's tcp_info block \
-     (for a point measured in visits, its first headline visit's readings): the share of its \
+     (for a point measured in visits, summed over its headline visits): the share of its \
      busy time (data in flight, tcpi_busy_time) the kernel counted as limited by the \
      receiver's window (tcpi_rwnd_limited) and by the send buffer (tcpi_sndbuf_limited), the \
      share of the measured phase it was busy, the segments it retransmitted \
