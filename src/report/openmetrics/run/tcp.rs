@@ -16,17 +16,17 @@ const RETRANSMITS: Family = Family {
 const RTT: Family = Family {
     name: "tcp_rtt",
     unit: "seconds",
-    help: "Mean over this socket's TCP_INFO readings of its smoothed round-trip time (tcpi_rtt)",
+    help: "Mean over this socket's TCP_INFO readings of its smoothed round-trip time (tcpi_rtt); for a point measured in visits, the mean over its headline visits",
 };
 const CWND: Family = Family {
     name: "tcp_cwnd",
     unit: "segments",
-    help: "Mean over this socket's TCP_INFO readings of its congestion window (tcpi_snd_cwnd)",
+    help: "Mean over this socket's TCP_INFO readings of its congestion window (tcpi_snd_cwnd); for a point measured in visits, its first headline visit's readings",
 };
 const DELIVERY: Family = Family {
     name: "tcp_delivery_rate",
     unit: "bytes_per_second",
-    help: "Mean over this socket's TCP_INFO readings of its delivery rate (tcpi_delivery_rate)",
+    help: "Mean over this socket's TCP_INFO readings of its delivery rate (tcpi_delivery_rate); for a point measured in visits, its first headline visit's readings",
 };
 const BUSY: Family = Family {
     name: "tcp_busy",
