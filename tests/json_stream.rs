@@ -118,6 +118,28 @@ fn run_streams_start_slices_point_and_end_lines_as_it_goes() {
     let (json, code) = common::run_json(&["-m", "send", "--counters", "none"]);
     assert_eq!(code, 0);
     assert_eq!(shape(record), shape(&json));
+    // The TCP_INFO readings of each slice boundary come with the point, after the run,
+    // and are the record's own readings.
+    let point = lines.iter().find(|l| l["type"] == "point").unwrap();
+    let readings = point["tcp_info_per_slice_after_run"]["readings"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no readings: {point}"));
+    let flows = record["tcp_info"]["flows"].as_array().unwrap();
+    let at_ms = flows[0]["series"]["at_ms"].as_array().unwrap();
+    assert_eq!(readings.len(), at_ms.len());
+    assert!(readings.len() > slices.len(), "start, each boundary, stop");
+    let last = readings.last().unwrap();
+    assert_eq!(last["at_ms"], *at_ms.last().unwrap());
+    assert_eq!(last["flows"].as_array().unwrap().len(), flows.len());
+    for (i, side) in flows.iter().enumerate() {
+        let at = &last["flows"][i];
+        assert_eq!((&at["flow"], &at["side"]), (&side["flow"], &side["side"]));
+        for (short, field) in [("cwnd", "snd_cwnd"), ("retrans", "total_retrans")] {
+            let series = side["series"][field].as_array().unwrap();
+            assert_eq!(at[short], *series.last().unwrap(), "{short}");
+        }
+    }
+    assert!(last["flows"][0]["cwnd"].as_u64().unwrap() > 0);
     // And the slice lines are the record's slices.
     let values = record["statistics"]["values"].as_array().unwrap();
     assert_eq!(values.len(), slices.len());

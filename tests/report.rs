@@ -238,7 +238,11 @@ fn a_folder_of_real_run_records_renders() {
     assert_eq!(plots[0], ("throughput".to_string(), 5));
     assert_eq!(plots[1], ("latency".to_string(), 2), "rr p50 and p99");
     let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
-    assert_eq!(md.lines().filter(|l| l.starts_with("| ")).count(), 7);
+    // The points table: a header and a row per point (tcp runs add a table of their own).
+    let points = md.split("\n## Points\n").nth(1).expect("a points table");
+    let rows = points.lines().take_while(|l| !l.starts_with("## "));
+    assert_eq!(rows.filter(|l| l.starts_with("| ")).count(), 7);
+    assert!(md.contains("## What limited each flow? (per flow and side)"));
     if lines.contains("\"statistics\"") {
         assert!(md.contains("At 1 thread: "), "{md}");
     } else {

@@ -357,6 +357,7 @@ fn sum_reports(record: &mut RunRecord, spec: &RunSpec, measured: &[&RunRecord]) 
         .collect();
     record.sink = super::sink::combine(&sinks);
     record.under_load = super::under_load::combine(measured);
+    record.tcp = super::tcp::combine(&record.tcp, measured);
     record.verify = sum_verify(spec, measured);
     let mut transfer = super::TransferTotals {
         all_delivered: !measured.is_empty(),

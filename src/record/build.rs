@@ -14,6 +14,7 @@ use crate::measure::counters::{CounterEvent, CounterSample, CounterValue, Scope}
 use crate::measure::histogram::LatencyHistogram;
 use crate::mechanism::receive::KEPT_MISMATCHES;
 use crate::sys::usage::ThreadUsage;
+use crate::transport::Transport;
 
 pub fn build(spec: &RunSpec, outcome: &RunOutcome, env: Environment) -> RunRecord {
     let sides = direction(spec, outcome, false);
@@ -27,8 +28,7 @@ pub fn build(spec: &RunSpec, outcome: &RunOutcome, env: Environment) -> RunRecor
     transfer.all_delivered &= spec.recv_path.delivers_data();
     let zerocopy = zerocopy_report(spec.mechanism, outcome);
     let sink = super::sink::report(spec, outcome, sides[0].payload_bytes);
-    let tcp = spec.transport == crate::transport::Transport::Tcp;
-    let crr = super::crr::report(outcome, &sides, tcp);
+    let crr = super::crr::report(outcome, &sides, spec.transport == Transport::Tcp);
     let bidir = spec.bidir.then(|| {
         let reverse = direction(spec, outcome, true);
         super::bidir::report(outcome, &sides, reverse, errors.is_empty())
@@ -37,6 +37,7 @@ pub fn build(spec: &RunSpec, outcome: &RunOutcome, env: Environment) -> RunRecor
     let mut record = RunRecord {
         schema_version: SCHEMA_VERSION,
         sweep_point: None,
+        under_load_visit: None,
         visit: None,
         bytepath_version: env!("CARGO_PKG_VERSION").into(),
         command: "run".into(),

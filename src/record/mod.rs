@@ -263,6 +263,14 @@ impl VisitInfo {
     }
 }
 
+/// Which of an `--under-load` pair a sweep's rr record is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum UnderLoadVisit {
+    Loaded,
+    Unloaded,
+}
+
 /// Where a run sits in a sweep (absent for `bytepath run`).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SweepPoint {
@@ -338,6 +346,10 @@ pub struct RunRecord {
     /// `--under-load N`: the load beside the measured rr flow and what it achieved.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub under_load: Option<under_load::UnderLoadReport>,
+    /// `sweep --under-load N`: which of an rr point's pair this record is, the point visited
+    /// beside the load flows or its twin without them; absent elsewhere.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub under_load_visit: Option<UnderLoadVisit>,
     /// tcp flows: `tcp_info`, each local side's TCP_INFO per slice, or why there is none.
     #[serde(flatten)]
     pub tcp: tcp::TcpBlock,

@@ -369,6 +369,8 @@ pub fn columns() -> Vec<Column> {
     // `--count-copies` columns, then `--sink` columns, last of all.
     out.extend(fixed(super::copies::CSV));
     out.extend(fixed(super::sink::CSV));
+    // TCP_INFO's headline and `--under-load`'s pair after those.
+    out.extend(fixed(super::csv_tcp::CSV));
     out
 }
 

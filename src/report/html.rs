@@ -121,6 +121,7 @@ pub fn page(data: &Dataset, source: &str, questions: &Questions) -> String {
     }
     out.push_str(&super::breakdown::html_section(data));
     out.push_str(&super::copies::html_section(data));
+    out.push_str(&super::tcp_info::html_section(data));
     out.push_str(&super::under_load::html_section(data));
     out.push_str("<h2 id=\"environment\">Environment</h2>");
     rows_table(&mut out, "environment", &summary::environment(data));

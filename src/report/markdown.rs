@@ -32,6 +32,7 @@ pub fn document(data: &Dataset, source: &str, questions: &Questions) -> String {
     ));
     out.push_str(&super::copies::markdown_section(data));
     out.push_str(&super::cdf::markdown_section(data));
+    out.push_str(&super::tcp_info::markdown_section(data));
     out.push_str(&super::under_load::markdown_section(data));
     out.push_str("## Environment\n\n");
     rows_list(&mut out, &summary::environment(data));

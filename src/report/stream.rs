@@ -5,7 +5,9 @@
 //! summary and the exit status. Every line carries the records' `schema_version` and is
 //! flushed when written, so a reader at the other end of a pipe sees it at once. Lines are
 //! written at slice, visit and point boundaries by the controller or the study, never from
-//! the threads that move the messages.
+//! the threads that move the messages. A point or visit line of a tcp run also carries the
+//! TCP_INFO readings of each slice boundary (`stream_tcp`), sent then because the sampler
+//! hands them over only when the run stops.
 use crate::environment::Environment;
 use crate::error::Error;
 use serde::{Deserialize, Serialize};
@@ -122,7 +124,7 @@ impl JsonStream {
     pub fn visit(&self, record: &Value) {
         self.with(|inner| {
             inner.visits += 1;
-            inner.line("visit", json!({ "record": record }));
+            inner.line("visit", with_tcp_info(record));
         });
     }
 
@@ -134,7 +136,7 @@ impl JsonStream {
                 .and_then(|r| r.status)
                 .unwrap_or_else(|| "completed".into());
             *inner.points.entry(status).or_default() += 1;
-            inner.line("point", json!({ "record": record }));
+            inner.line("point", with_tcp_info(record));
         });
     }
 
@@ -196,6 +198,14 @@ impl Inner {
             self.broken = true;
         }
     }
+}
+
+/// A point or visit line's fields: the record, and its TCP_INFO readings per slice boundary
+/// (sent now, after the run: the sampler hands them over when the run stops).
+fn with_tcp_info(record: &Value) -> Value {
+    let mut fields = super::stream_tcp::fields(record);
+    fields.insert("record".into(), record.clone());
+    Value::Object(fields)
 }
 
 /// A study's start line's configuration: its marker, and where its results go.

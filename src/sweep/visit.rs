@@ -8,7 +8,7 @@ use crate::engine::RunOutcome;
 use crate::environment::mem_available;
 use crate::error::Error;
 use crate::measure::copies::CopyCounter;
-use crate::record::{self, RunRecord, SweepPoint, VisitInfo, VisitKind};
+use crate::record::{self, RunRecord, SweepPoint, UnderLoadVisit, VisitInfo, VisitKind};
 use crate::report::visit_folder::VisitFolder;
 use crate::stats::schedule::PlannedVisit;
 use crate::study::rounds::Made;
@@ -74,6 +74,7 @@ impl Sweep<'_> {
         }
         record.command = "sweep".into();
         record.sweep_point = Some(self.sweep_point(planned.point));
+        record.under_load_visit = self.under_load_visit(point);
         record.visit = Some(VisitInfo {
             key: point.key(),
             round: planned.round,
@@ -100,6 +101,15 @@ impl Sweep<'_> {
              its copies visits"
         );
         Some(why)
+    }
+
+    /// Which of its `--under-load` pair an rr point is; `None` without the flag.
+    fn under_load_visit(&self, point: &crate::config::point::Point) -> Option<UnderLoadVisit> {
+        self.spec.under_load?;
+        Some(match point.under_load {
+            true => UnderLoadVisit::Loaded,
+            false => UnderLoadVisit::Unloaded,
+        })
     }
 
     pub(super) fn sweep_point(&self, index: usize) -> SweepPoint {

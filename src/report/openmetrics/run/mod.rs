@@ -1,9 +1,12 @@
 //! Run records as OpenMetrics samples: a sample per point, side and figure, with the crr
-//! (`crr`) and `--bidir` (`bidir`) blocks where a record has them. A sweep's and an ipc
+//! (`crr`), `--bidir` (`bidir`), TCP_INFO (`tcp`, per flow and side) and `--under-load`
+//! (`under_load`) blocks where a record has them. A sweep's and an ipc
 //! study's folders hold one record per point (`samples`); a mesh's records are visits, which
 //! it averages per pair and point before handing them to `run_samples` with its labels.
 mod bidir;
 mod crr;
+mod tcp;
+mod under_load;
 
 use super::families::{CPU_PER_BYTE, LATENCY_P50, LATENCY_P99, THROUGHPUT};
 use super::point::{labels, latest_per_point, text, typed, PointRecord};
@@ -56,6 +59,18 @@ fn run_labels(record: &RunView) -> Vec<(&'static str, String)> {
     out
 }
 
+/// `run_labels`, and where any of `records` ran beside `--under-load`'s flows, how many (0 for
+/// a twin without them): every sample of a family then has the same label names, and a loaded
+/// point's series stay apart from its twin's.
+fn point_labels(records: &[RunView], record: &RunView) -> Vec<(&'static str, String)> {
+    let mut out = run_labels(record);
+    if records.iter().any(|r| r.under_load.is_some()) {
+        let flows = record.under_load.as_ref().map_or(0, |l| l.flows);
+        out.push(("under_load_flows", flows.to_string()));
+    }
+    out
+}
+
 /// A side's figure, and the scale that makes it the family's unit.
 type SideFigure = (Family, fn(&SideView) -> Option<f64>, f64);
 
@@ -79,7 +94,7 @@ pub fn run_samples(records: &[RunView], extra: &[(&'static str, String)]) -> Vec
                     continue;
                 };
                 let mut pairs: Vec<(&str, String)> = extra.to_vec();
-                pairs.extend(run_labels(r));
+                pairs.extend(point_labels(records, r));
                 pairs.push(("side", text(&side.side)));
                 out.push(Sample {
                     family,
@@ -91,5 +106,7 @@ pub fn run_samples(records: &[RunView], extra: &[(&'static str, String)]) -> Vec
     }
     out.extend(crr::samples(records, extra));
     out.extend(bidir::samples(records, extra));
+    out.extend(tcp::samples(records, extra));
+    out.extend(under_load::samples(records, extra));
     out
 }
