@@ -29,6 +29,7 @@ pub(crate) mod plots;
 mod sink;
 pub(crate) mod stream;
 pub(crate) mod study;
+pub(crate) mod study_figures;
 pub(crate) mod summary;
 pub(crate) mod table;
 pub(crate) mod under_load;
