@@ -148,7 +148,7 @@ fn table(study: &FileStudy) -> Table {
     let rows = rows(study);
     Table {
         marked: vec![false; rows.len()],
-        header: header(study),
+        header: header(study).into_iter().map(String::from).collect(),
         rows,
     }
 }

@@ -230,12 +230,14 @@ fn flags(m: &PointMatrix, hosts: &[String]) -> Table {
     };
     Table {
         marked: vec![true; rows.len()],
-        header: vec![
+        header: [
             "pair",
             figure,
             "vs the other pairs (Holm family)",
             "slow because of",
-        ],
+        ]
+        .map(String::from)
+        .to_vec(),
         rows,
     }
 }
@@ -291,13 +293,15 @@ fn host_table(m: &PointMatrix, hosts: &[String]) -> Table {
         .collect();
     Table {
         marked: m.hosts.iter().map(|h| h.slow).collect(),
-        header: vec![
+        header: [
             "host",
             "its pairs / the pairs without it (cell means)",
             "its pairs on the slow side of their median",
             "its pairs flagged slow",
             "verdict",
-        ],
+        ]
+        .map(String::from)
+        .to_vec(),
         rows,
     }
 }
@@ -323,7 +327,7 @@ fn failures(records: &[RunView]) -> Table {
         .collect();
     Table {
         marked: vec![true; rows.len()],
-        header: vec!["pair", "visit", "point", "status", "why"],
+        header: ["pair", "visit", "point", "status", "why"].map(String::from).to_vec(),
         rows,
     }
 }

@@ -96,7 +96,7 @@ pub fn answers_markdown_with(answers: &[Answer], tables: &[PairsTable]) -> Strin
 pub fn pairs_table(t: &PairsTable) -> Table {
     let rows = t.cells();
     Table {
-        header: t.header(),
+        header: t.header().into_iter().map(String::from).collect(),
         marked: vec![false; rows.len()],
         rows,
     }
@@ -104,7 +104,7 @@ pub fn pairs_table(t: &PairsTable) -> Table {
 
 /// A table: a header and rows of the same width.
 pub struct Table {
-    pub header: Vec<&'static str>,
+    pub header: Vec<String>,
     pub rows: Vec<Vec<String>>,
     /// Per row, whether it is marked as not measured (HTML only).
     pub marked: Vec<bool>,
@@ -131,7 +131,7 @@ impl Table {
             }
             s.trim_end().to_string() + "\n"
         };
-        let mut out = line(self.header.clone());
+        let mut out = line(self.header.iter().map(String::as_str).collect());
         for r in &self.rows {
             out += &line(r.iter().map(String::as_str).collect());
         }
@@ -287,7 +287,7 @@ mod tests {
 
     fn table() -> Table {
         Table {
-            header: vec!["model", "req/s"],
+            header: vec!["model".into(), "req/s".into()],
             rows: vec![
                 vec!["epoll".into(), "123456".into()],
                 vec!["a|b".into(), "<1>".into()],
