@@ -4,11 +4,12 @@
 //! report of a short rr sweep.
 mod common;
 
+use common::folders::records;
+
 use base64::Engine as _;
 use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
 use hdrhistogram::serialization::Deserializer;
 use hdrhistogram::Histogram;
-use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -17,29 +18,15 @@ fn rr_sweep() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
         let dir = std::env::temp_dir().join(format!("bytepath-hist-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        let out = common::bytepath()
-            .args(["sweep", "--mechanisms", "send,gather", "--sizes", "256"])
-            .args(["--threads", "1", "--patterns", "rr"])
-            .args(["--percentiles", "99.99,50,99,90"])
-            .args(["--slice", "20ms", "--visit", "200ms", "--budget", "300ms"])
-            .args(["--warmup", "50ms", "--seed", "5", "--out"])
-            .arg(&dir)
-            .timeout(std::time::Duration::from_secs(120))
-            .output()
-            .expect("bytepath ran");
-        common::assert_success(&out);
+        common::folders::short_sweep(
+            &dir,
+            &[
+                "--mechanisms", "send,gather", "--sizes", "256", "--threads", "1", "--patterns",
+                "rr", "--percentiles", "99.99,50,99,90", "--seed", "5",
+            ],
+        );
         dir
     })
-}
-
-fn records(dir: &Path) -> Vec<Value> {
-    std::fs::read_to_string(dir.join("results.jsonl"))
-        .unwrap()
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
 }
 
 fn decode(base64_text: &str) -> Histogram<u64> {

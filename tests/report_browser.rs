@@ -55,20 +55,7 @@ fn console_lines(stderr: &str) -> Vec<&str> {
 
 /// Mean and variance of the luminance of every pixel.
 fn luminance_stats(png_path: &Path) -> (f64, f64) {
-    let file = std::io::BufReader::new(std::fs::File::open(png_path).expect("png written"));
-    let mut decoder = png::Decoder::new(file);
-    decoder.set_transformations(png::Transformations::normalize_to_color8());
-    let mut reader = decoder.read_info().expect("a png");
-    let mut buf = vec![0; reader.output_buffer_size().expect("size")];
-    let info = reader.next_frame(&mut buf).expect("a frame");
-    let samples = info.color_type.samples();
-    let lum: Vec<f64> = buf[..info.buffer_size()]
-        .chunks_exact(samples)
-        .map(|px| match samples {
-            1 | 2 => f64::from(px[0]),
-            _ => 0.299 * f64::from(px[0]) + 0.587 * f64::from(px[1]) + 0.114 * f64::from(px[2]),
-        })
-        .collect();
+    let lum = luminance(png_path);
     let mean = lum.iter().sum::<f64>() / lum.len() as f64;
     let var = lum.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / lum.len() as f64;
     (mean, var)
@@ -81,14 +68,7 @@ fn chromium_renders_the_report_without_console_errors() {
         return;
     };
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("report-browser");
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("results.jsonl"), jsonl(&demo_sweep(false))).unwrap();
-    common::bytepath()
-        .arg("report")
-        .arg(&dir)
-        .assert()
-        .success();
+    common::folders::report_of(&dir, &jsonl(&demo_sweep(false)));
 
     // The console check must be able to fail: a page with a script error is caught.
     let broken = dir.join("broken.html");
@@ -202,23 +182,22 @@ fn figure_files_open(browser: &Path, dir: &Path) {
 /// ground, the page) nor near black (the ground Chromium shows an image on), which a figure's
 /// text, frame, lines and markers draw and an empty canvas does not.
 fn ink_pixels(png_path: &Path) -> usize {
-    let file = std::io::BufReader::new(std::fs::File::open(png_path).expect("png written"));
-    let mut decoder = png::Decoder::new(file);
-    decoder.set_transformations(png::Transformations::normalize_to_color8());
-    let mut reader = decoder.read_info().expect("a png");
-    let mut buf = vec![0; reader.output_buffer_size().expect("size")];
-    let info = reader.next_frame(&mut buf).expect("a frame");
-    let samples = info.color_type.samples();
-    buf[..info.buffer_size()]
-        .chunks_exact(samples)
-        .filter(|px| {
-            let lum = match samples {
-                1 | 2 => f64::from(px[0]),
-                _ => 0.299 * f64::from(px[0]) + 0.587 * f64::from(px[1]) + 0.114 * f64::from(px[2]),
-            };
-            (40.0..=220.0).contains(&lum)
-        })
+    luminance(png_path)
+        .into_iter()
+        .filter(|lum| (40.0..=220.0).contains(lum))
         .count()
+}
+
+/// The luminance of every pixel of a screenshot.
+fn luminance(png_path: &Path) -> Vec<f64> {
+    let (.., samples, pixels) = common::folders::png_pixels(png_path);
+    pixels
+        .chunks_exact(samples)
+        .map(|px| match samples {
+            1 | 2 => f64::from(px[0]),
+            _ => 0.299 * f64::from(px[0]) + 0.587 * f64::from(px[1]) + 0.114 * f64::from(px[2]),
+        })
+        .collect()
 }
 
 /// Each study's report, from a small real run.
