@@ -227,3 +227,47 @@ fn a_bad_percentile_list_is_one_line_and_exit_2() {
         assert!(stderr.contains("allowed: up to 16"), "{stderr}");
     }
 }
+
+/// report.html's points table shows the chosen set beyond its own p50 and p99: a column each
+/// for p90 and p99.99 (the sweep chose 50, 90, 99 and 99.99), every rr point's cell its
+/// client's recorded value.
+#[test]
+fn the_points_table_shows_the_chosen_set() {
+    let dir = rr_sweep();
+    let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
+    let page = common::parse_xhtml(&html);
+    let table = page
+        .descendants()
+        .find(|n| n.has_tag_name("table") && n.attribute("class") == Some("points"))
+        .expect("the points table");
+    let rows: Vec<Vec<String>> = table
+        .children()
+        .filter(|n| n.has_tag_name("tr"))
+        .map(|tr| {
+            tr.children()
+                .filter(|c| c.is_element())
+                .map(|c| c.text().unwrap_or("").to_string())
+                .collect()
+        })
+        .collect();
+    let header = &rows[0];
+    for r in records(dir) {
+        let key = r["config"]["mechanism"].as_str().unwrap().to_string();
+        let row = rows
+            .iter()
+            .find(|row| row[0].contains(r["config"]["mechanism"].as_str().unwrap()))
+            .unwrap_or_else(|| panic!("no row for {key}: {rows:?}"));
+        assert!(!header.iter().any(|h| h == "latency p99.9"), "not chosen");
+        for (p, name) in [(90.0, "latency p90"), (99.99, "latency p99.99")] {
+            let at = header.iter().position(|h| h == name).unwrap_or_else(|| panic!("{name}: {header:?}"));
+            let ns = r["sides"][0]["latency_percentiles_ns"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|v| v["percentile"].as_f64() == Some(p))
+                .and_then(|v| v["ns"].as_u64())
+                .unwrap();
+            assert_eq!(row[at], bytepath::report::units::duration_ns(ns as f64), "{name}");
+        }
+    }
+}

@@ -7,6 +7,7 @@ pub(crate) mod bidir;
 pub(crate) mod breakdown;
 pub(crate) mod canary;
 pub(crate) mod cdf;
+pub(crate) mod chosen_percentiles;
 mod ci_rule;
 pub(crate) mod copies;
 pub(crate) mod crr;
