@@ -24,7 +24,10 @@ fn sweep() -> &'static Path {
     DIR.get_or_init(|| {
         let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("figure-files-sweep");
         let args = ["--mechanisms", "send,gather", "--sizes", "256,4K"];
-        common::folders::short_sweep(&dir, &[&args[..], &["--threads", "1,2", "--seed", "11"]].concat());
+        common::folders::short_sweep(
+            &dir,
+            &[&args[..], &["--threads", "1,2", "--seed", "11"]].concat(),
+        );
         dir
     })
 }

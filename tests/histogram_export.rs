@@ -21,8 +21,18 @@ fn rr_sweep() -> &'static Path {
         common::folders::short_sweep(
             &dir,
             &[
-                "--mechanisms", "send,gather", "--sizes", "256", "--threads", "1", "--patterns",
-                "rr", "--percentiles", "99.99,50,99,90", "--seed", "5",
+                "--mechanisms",
+                "send,gather",
+                "--sizes",
+                "256",
+                "--threads",
+                "1",
+                "--patterns",
+                "rr",
+                "--percentiles",
+                "99.99,50,99,90",
+                "--seed",
+                "5",
             ],
         );
         dir
@@ -259,7 +269,10 @@ fn the_points_table_shows_the_chosen_set() {
             .unwrap_or_else(|| panic!("no row for {key}: {rows:?}"));
         assert!(!header.iter().any(|h| h == "latency p99.9"), "not chosen");
         for (p, name) in [(90.0, "latency p90"), (99.99, "latency p99.99")] {
-            let at = header.iter().position(|h| h == name).unwrap_or_else(|| panic!("{name}: {header:?}"));
+            let at = header
+                .iter()
+                .position(|h| h == name)
+                .unwrap_or_else(|| panic!("{name}: {header:?}"));
             let ns = r["sides"][0]["latency_percentiles_ns"]
                 .as_array()
                 .unwrap()
@@ -267,7 +280,11 @@ fn the_points_table_shows_the_chosen_set() {
                 .find(|v| v["percentile"].as_f64() == Some(p))
                 .and_then(|v| v["ns"].as_u64())
                 .unwrap();
-            assert_eq!(row[at], bytepath::report::units::duration_ns(ns as f64), "{name}");
+            assert_eq!(
+                row[at],
+                bytepath::report::units::duration_ns(ns as f64),
+                "{name}"
+            );
         }
     }
 }

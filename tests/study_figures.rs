@@ -38,8 +38,19 @@ fn servers() -> &'static Path {
         study(
             "study-figures-servers",
             &[
-                "servers", "--models", "select,epoll", "--clients", "2,4", "--duration", "200ms",
-                "--warmup", "0s", "--visits", "2", "--percentiles", "50,99.99",
+                "servers",
+                "--models",
+                "select,epoll",
+                "--clients",
+                "2,4",
+                "--duration",
+                "200ms",
+                "--warmup",
+                "0s",
+                "--visits",
+                "2",
+                "--percentiles",
+                "50,99.99",
             ],
         )
     })
@@ -51,7 +62,13 @@ fn file() -> &'static Path {
         study(
             "study-figures-file",
             &[
-                "file", "--sizes", "4K,64K", "--reps", "2", "--mechanisms", "readsend,sendfile",
+                "file",
+                "--sizes",
+                "4K,64K",
+                "--reps",
+                "2",
+                "--mechanisms",
+                "readsend,sendfile",
             ],
         )
     })
@@ -133,12 +150,15 @@ fn a_servers_run_writes_its_four_figures_with_the_records_numbers() {
             .iter()
             .filter(|v| v["status"] == "completed")
             .filter(|v| v["config"]["model"] == row[1].as_str())
-            .filter(|v| v["config"]["clients"].to_string() == row[2])
+            .filter(|v| v["config"]["clients"].as_u64() == row[2].parse().ok())
             .map(|v| v["metrics"]["requests_per_s"].as_f64().unwrap())
             .collect();
         assert_eq!(of_point.len(), 2, "two visits of {row:?}");
         let drawn: f64 = row[3].parse().unwrap();
-        assert!(close(drawn, mean(&of_point)), "{row:?} against {of_point:?}");
+        assert!(
+            close(drawn, mean(&of_point)),
+            "{row:?} against {of_point:?}"
+        );
     }
 }
 
@@ -150,7 +170,10 @@ fn a_file_run_writes_its_figures_with_the_records_numbers() {
         &["transfer_time_vs_file_size", "cpu_ns_per_byte_vs_file_size"],
     );
     let (header, rows) = csv_rows(&dir.join("figures/transfer_time_vs_file_size.csv"));
-    assert_eq!(header[..4], ["panel", "series", "file size (bytes)", "time (ms)"]);
+    assert_eq!(
+        header[..4],
+        ["panel", "series", "file size (bytes)", "time (ms)"]
+    );
     assert_eq!(rows.len(), 4, "a row per (size, mechanism): {rows:?}");
     let transfers = records(dir);
     for row in rows {
@@ -158,7 +181,7 @@ fn a_file_run_writes_its_figures_with_the_records_numbers() {
             .iter()
             .filter(|t| t["counter_transfer"] != true && t["error"].is_null())
             .filter(|t| t["mechanism"] == row[1].as_str())
-            .filter(|t| t["size_bytes"].to_string() == row[2])
+            .filter(|t| t["size_bytes"].as_u64() == row[2].parse().ok())
             .map(|t| t["elapsed_ms"].as_f64().unwrap())
             .collect();
         assert_eq!(times.len(), 2, "two repetitions of {row:?}");
@@ -173,7 +196,15 @@ fn a_stale_figure_is_removed_and_nothing_else() {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("study-figures-stale");
     let _ = std::fs::remove_dir_all(&dir);
     let out = common::bytepath()
-        .args(["file", "--sizes", "4K", "--reps", "1", "--mechanisms", "sendfile"])
+        .args([
+            "file",
+            "--sizes",
+            "4K",
+            "--reps",
+            "1",
+            "--mechanisms",
+            "sendfile",
+        ])
         .arg("--out")
         .arg(&dir)
         .timeout(Duration::from_secs(120))
@@ -231,9 +262,18 @@ fn servers_percentiles_are_in_the_record_and_the_table() {
     }
     let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
     // The points table: from its header ("| model | clients | …") to its last row.
-    let mut lines = md.lines().skip_while(|l| !l.starts_with("| model | clients |"));
-    let header = cells(lines.next().unwrap_or_else(|| panic!("no points table: {md}")));
-    let at = header.iter().position(|h| *h == "p99.99 µs").expect("p99.99");
+    let mut lines = md
+        .lines()
+        .skip_while(|l| !l.starts_with("| model | clients |"));
+    let header = cells(
+        lines
+            .next()
+            .unwrap_or_else(|| panic!("no points table: {md}")),
+    );
+    let at = header
+        .iter()
+        .position(|h| *h == "p99.99 µs")
+        .expect("p99.99");
     let (model, clients) = ("epoll", 4);
     let row = lines
         .take_while(|l| l.starts_with('|'))

@@ -25,7 +25,13 @@ fn tiny_sweep() -> &'static Path {
         let out = common::folders::short_sweep(
             &dir,
             &[
-                "--mechanisms", "send,gather", "--sizes", "256,4K", "--threads", "1", "--seed",
+                "--mechanisms",
+                "send,gather",
+                "--sizes",
+                "256,4K",
+                "--threads",
+                "1",
+                "--seed",
                 "11",
             ],
         );

@@ -262,7 +262,8 @@ fn series(study: &FileStudy, value: impl Fn(&FileSummary) -> Option<Figure>) -> 
 /// The two figures against file size: time per transfer and CPU per byte, log axes.
 fn figures(study: &FileStudy) -> Vec<crate::report::plots::Figure> {
     let x = ("file size", Scale::Log2, TickFormat::Bytes);
-    let lines = "one line per mechanism (dashed: cold cache), error bars the 95 % CI over repetitions";
+    let lines =
+        "one line per mechanism (dashed: cold cache), error bars the 95 % CI over repetitions";
     let time = LogFigure {
         id: "file-time",
         heading: "Time per transfer",

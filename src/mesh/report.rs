@@ -327,7 +327,9 @@ fn failures(records: &[RunView]) -> Table {
         .collect();
     Table {
         marked: vec![true; rows.len()],
-        header: ["pair", "visit", "point", "status", "why"].map(String::from).to_vec(),
+        header: ["pair", "visit", "point", "status", "why"]
+            .map(String::from)
+            .to_vec(),
         rows,
     }
 }

@@ -4,8 +4,8 @@
 //! visits others disturbed, by how much, and how many were made again, from the interference
 //! blocks of its visits. A folder without canaries (older, or a study that records none) gets
 //! one line saying so, never an empty plot.
-use super::plot::axis::{Scale, TickFormat};
 use super::figure_files;
+use super::plot::axis::{Scale, TickFormat};
 use super::plot::{self, escape, Datum, Panel, Plot, Series};
 use super::plots::Figure;
 use crate::probe::canary::{Canary, Component};
@@ -340,11 +340,13 @@ mod tests {
                 && lines[1].contains("1 of them were made again"),
             "{lines:?}"
         );
-        let (md, html, figure) =
-            with_machine(&dir, "# r\n", "<html><body><p>x</p></body></html>");
+        let (md, html, figure) = with_machine(&dir, "# r\n", "<html><body><p>x</p></body></html>");
         assert!(md.contains("## The machine during the study"));
         assert!(md.contains("[CSV](figures/canary_by_round.csv)"), "{md}");
-        assert!(html.contains("href=\"figures/canary_by_round.png\""), "{html}");
+        assert!(
+            html.contains("href=\"figures/canary_by_round.png\""),
+            "{html}"
+        );
         let figure = figure.expect("the canary figure, for its files");
         assert_eq!(figure_files::stem(&figure), "canary_by_round");
         let csv = figure_files::csv(&figure.plot);

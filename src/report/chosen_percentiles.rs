@@ -14,9 +14,8 @@ const SHOWN: [f64; 2] = [50.0, 99.0];
 /// The record a point was read from: the last of its key and status (as the dataset keeps it).
 fn record_of<'a>(data: &'a Dataset, p: &Point) -> Option<&'a RunView> {
     data.records.iter().rev().find(|r| {
-        from_record(r, p.line).is_ok_and(|q| {
-            q.key == p.key && q.series() == p.series() && q.status == p.status
-        })
+        from_record(r, p.line)
+            .is_ok_and(|q| q.key == p.key && q.series() == p.series() && q.status == p.status)
     })
 }
 
@@ -43,7 +42,10 @@ pub fn columns(data: &Dataset) -> (Vec<String>, Vec<Vec<String>>) {
         return (Vec::new(), vec![Vec::new(); data.points.len()]);
     }
     chosen.retain(|p| !SHOWN.contains(p));
-    let header = chosen.iter().map(|&p| format!("latency {}", label(p))).collect();
+    let header = chosen
+        .iter()
+        .map(|&p| format!("latency {}", label(p)))
+        .collect();
     let cells = per_point
         .iter()
         .map(|values| {
@@ -53,7 +55,9 @@ pub fn columns(data: &Dataset) -> (Vec<String>, Vec<Vec<String>>) {
                     values
                         .iter()
                         .find(|(q, _)| q == p)
-                        .map_or("n/a".into(), |(_, ns)| super::units::duration_ns(*ns as f64))
+                        .map_or("n/a".into(), |(_, ns)| {
+                            super::units::duration_ns(*ns as f64)
+                        })
                 })
                 .collect()
         })
@@ -87,7 +91,8 @@ mod tests {
 
     fn data(chosen: &[(f64, u64)]) -> Dataset {
         let text = jsonl(&[Shape::stream("copy", 4096, 1, 10.0)]);
-        let mut record: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+        let mut record: serde_json::Value =
+            serde_json::from_str(text.lines().next().unwrap()).unwrap();
         let list: Vec<serde_json::Value> = chosen
             .iter()
             .map(|(p, ns)| serde_json::json!({ "percentile": p, "ns": ns }))

@@ -448,7 +448,10 @@ mod tests {
             assert!(!figures_dir.join(name).exists(), "{name} is stale");
         }
         for name in kept.iter().chain(&["sub.svg"]) {
-            assert!(figures_dir.join(name).exists(), "{name} is not a figure file");
+            assert!(
+                figures_dir.join(name).exists(),
+                "{name} is not a figure file"
+            );
         }
         assert!(figures_dir.join("throughput_vs_size.svg").is_file());
         // A report with fewer figures takes the others' files away.

@@ -66,7 +66,10 @@ pub(super) fn header(p: f64) -> String {
 
 /// The latency at percentile `p`, in ns, where `d` has it.
 pub(super) fn value(d: &LatencyDistribution, p: f64) -> Option<f64> {
-    let v = d.latency_percentiles_ns.iter().find(|v| v.percentile == p)?;
+    let v = d
+        .latency_percentiles_ns
+        .iter()
+        .find(|v| v.percentile == p)?;
     Some(v.ns as f64)
 }
 
@@ -100,7 +103,7 @@ mod tests {
             .map(|v| (v.percentile, v.ns))
             .collect();
         let mut all = LatencyHistogram::new();
-        for s in std::iter::repeat(1000).take(100).chain([900_000]) {
+        for s in std::iter::repeat_n(1000, 100).chain([900_000]) {
             all.record(s);
         }
         let want = [

@@ -11,8 +11,8 @@
 //! as written keeps its JSON form (`serde_json::Number`).
 use super::record::LOAD_LIMITED_SHARE;
 use crate::measure::profile::Profile;
-use crate::record::view::{lenient, EnvironmentView, NetworkView, PlaceView};
 use crate::record::distribution::LatencyDistribution;
+use crate::record::view::{lenient, EnvironmentView, NetworkView, PlaceView};
 use serde::Deserialize;
 use serde_json::Number;
 
