@@ -79,6 +79,8 @@ pub fn render(
             "<p>Hosts, each against the pairs it is not in (cell means):</p>\n{}",
             verdicts.html()
         );
+        let (chosen_md, chosen_html) = super::percentiles::section(&m.key, records);
+        (md, html) = (md + &chosen_md, html + &chosen_html);
         for line in slow_hosts(m, hosts) {
             md += &format!("\n{line}\n");
             html += &format!("<p class=\"slow-host\">{}</p>\n", study_escape(&line));
