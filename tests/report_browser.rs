@@ -1,8 +1,9 @@
 //! The report in a real browser: headless Chromium renders report.html to a PNG, which must
 //! not be blank, and the page must log nothing to the console (it has no scripts, so any
 //! console line is a problem such as a blocked resource); the same for each study's report
-//! (ipc, file, servers, from small real runs), and each figure file the report wrote
-//! (figures/*.svg and *.png) opened on its own. Skips, saying why, without Chromium.
+//! (ipc, file, servers, from small real runs), and each figure file the reports wrote (the
+//! sweep's, file's and servers' figures/*.svg and *.png) opened on its own. Skips, saying
+//! why, without Chromium.
 mod common;
 
 use assert_cmd::Command;
@@ -128,6 +129,10 @@ fn chromium_renders_the_report_without_console_errors() {
             variance > 100.0,
             "{study}'s page looks blank: variance {variance}"
         );
+        if *study != "ipc" {
+            // file and servers draw their own figures, each also a file (ipc's are the sweep's).
+            each_figure_file_opens(&browser, &folder);
+        }
     }
 }
 
@@ -152,6 +157,26 @@ fn figure_files_open(browser: &Path, dir: &Path) {
             assert!(files.contains(&file), "{} is missing", file.display());
         }
     }
+    each_figure_file_opens(browser, dir);
+    // The check can fail: a figure that draws nothing shows no ink.
+    let shots = dir.join("figure-shots");
+    let broken = shots.join("broken.svg");
+    let blank = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"1080\" height=\"300\"/>";
+    std::fs::write(&broken, blank).unwrap();
+    screenshot(browser, &broken, &shots.join("broken.svg.png"));
+    assert!(ink_pixels(&shots.join("broken.svg.png")) < 500);
+}
+
+/// Each figure file in `dir/figures` (its SVGs and PNGs), opened on its own: no console line,
+/// and ink on the page.
+fn each_figure_file_opens(browser: &Path, dir: &Path) {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir.join("figures"))
+        .expect("the report wrote figures/")
+        .map(|e| e.unwrap().path())
+        .filter(|p| matches!(p.extension().and_then(|e| e.to_str()), Some("svg" | "png")))
+        .collect();
+    files.sort();
+    assert!(!files.is_empty(), "{}: no figure files", dir.display());
     let shots = dir.join("figure-shots");
     std::fs::create_dir_all(&shots).unwrap();
     for file in &files {
@@ -170,12 +195,6 @@ fn figure_files_open(browser: &Path, dir: &Path) {
             "{name} shows (almost) nothing: {ink} pixels of ink"
         );
     }
-    // The check can fail: a figure that draws nothing shows no ink.
-    let broken = shots.join("broken.svg");
-    let blank = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"1080\" height=\"300\"/>";
-    std::fs::write(&broken, blank).unwrap();
-    screenshot(browser, &broken, &shots.join("broken.svg.png"));
-    assert!(ink_pixels(&shots.join("broken.svg.png")) < 500);
 }
 
 /// Ink in a screenshot: pixels of a middle grey or a colour, neither near white (a figure's

@@ -8,7 +8,10 @@
 //! The page, report.md and [`write()`] all take their figures from [`report_figures`] and their
 //! names from [`named`], the one place that gives a figure its file name: a figure added to
 //! that list gets its three files and its "SVG · PNG · CSV" links with no more code, named
-//! after its heading unless [`KNOWN`] names it.
+//! after its heading unless [`KNOWN`] names it. The other studies' figures (file, servers:
+//! `report::study_figures`; mesh's heatmaps; the canary plot of every report) are written by
+//! the same [`write_files`], and a report's figures/ keeps only the figure files that report
+//! wrote.
 use super::plot::heatmap::{self, Heatmap};
 use super::plot::{escape, raster, render, Datum, Plot};
 use super::plots::Figure;
