@@ -5,7 +5,7 @@
 //! them again.
 mod common;
 
-use serde_json::Value;
+use common::folders::{csv_rows, png_size, records};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -23,50 +23,13 @@ fn sweep() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
         let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("figure-files-sweep");
-        let _ = std::fs::remove_dir_all(&dir);
-        let out = common::bytepath()
-            .args(["sweep", "--mechanisms", "send,gather", "--sizes", "256,4K"])
-            .args(["--threads", "1,2"])
-            .args([
-                "--slice", "20ms", "--visit", "200ms", "--budget", "300ms", "--warmup", "50ms",
-                "--seed", "11",
-            ])
-            .arg("--out")
-            .arg(&dir)
-            .timeout(std::time::Duration::from_secs(120))
-            .output()
-            .expect("bytepath ran");
-        common::assert_success(&out);
+        let args = ["--mechanisms", "send,gather", "--sizes", "256,4K"];
+        common::folders::short_sweep(
+            &dir,
+            &[&args[..], &["--threads", "1,2", "--seed", "11"]].concat(),
+        );
         dir
     })
-}
-
-fn records(dir: &Path) -> Vec<Value> {
-    std::fs::read_to_string(dir.join("results.jsonl"))
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
-
-/// A PNG's width and height, from a real decode of the whole image.
-fn png_size(path: &Path) -> (u32, u32) {
-    let file = std::io::BufReader::new(std::fs::File::open(path).expect("png written"));
-    let mut reader = png::Decoder::new(file).read_info().expect("a PNG");
-    let mut buf = vec![0; reader.output_buffer_size().expect("size")];
-    let info = reader.next_frame(&mut buf).expect("a frame that decodes");
-    (info.width, info.height)
-}
-
-/// The CSV's rows as maps from its header.
-fn csv_rows(path: &Path) -> (Vec<String>, Vec<Vec<String>>) {
-    let mut reader = csv::Reader::from_path(path).expect("a CSV");
-    let header = reader.headers().unwrap().iter().map(String::from).collect();
-    let rows = reader
-        .records()
-        .map(|r| r.unwrap().iter().map(String::from).collect())
-        .collect();
-    (header, rows)
 }
 
 #[test]
@@ -220,10 +183,8 @@ fn both_reports_link_every_figure_file() {
 #[test]
 fn report_writes_the_figure_files_again() {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("figure-files-again");
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::copy(sweep().join("results.jsonl"), dir.join("results.jsonl")).unwrap();
-    common::assert_success(&common::bytepath().arg("report").arg(&dir).output().unwrap());
+    let results = std::fs::read_to_string(sweep().join("results.jsonl")).unwrap();
+    common::folders::report_of(&dir, &results);
     for seed in SEEDS {
         let again = std::fs::read(dir.join(format!("figures/{seed}.csv"))).unwrap();
         let first = std::fs::read(sweep().join(format!("figures/{seed}.csv"))).unwrap();

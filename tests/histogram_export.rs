@@ -4,11 +4,12 @@
 //! report of a short rr sweep.
 mod common;
 
+use common::folders::records;
+
 use base64::Engine as _;
 use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
 use hdrhistogram::serialization::Deserializer;
 use hdrhistogram::Histogram;
-use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -17,29 +18,25 @@ fn rr_sweep() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
         let dir = std::env::temp_dir().join(format!("bytepath-hist-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        let out = common::bytepath()
-            .args(["sweep", "--mechanisms", "send,gather", "--sizes", "256"])
-            .args(["--threads", "1", "--patterns", "rr"])
-            .args(["--percentiles", "99.99,50,99,90"])
-            .args(["--slice", "20ms", "--visit", "200ms", "--budget", "300ms"])
-            .args(["--warmup", "50ms", "--seed", "5", "--out"])
-            .arg(&dir)
-            .timeout(std::time::Duration::from_secs(120))
-            .output()
-            .expect("bytepath ran");
-        common::assert_success(&out);
+        common::folders::short_sweep(
+            &dir,
+            &[
+                "--mechanisms",
+                "send,gather",
+                "--sizes",
+                "256",
+                "--threads",
+                "1",
+                "--patterns",
+                "rr",
+                "--percentiles",
+                "99.99,50,99,90",
+                "--seed",
+                "5",
+            ],
+        );
         dir
     })
-}
-
-fn records(dir: &Path) -> Vec<Value> {
-    std::fs::read_to_string(dir.join("results.jsonl"))
-        .unwrap()
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
 }
 
 fn decode(base64_text: &str) -> Histogram<u64> {
@@ -238,5 +235,56 @@ fn a_bad_percentile_list_is_one_line_and_exit_2() {
             "{stderr}"
         );
         assert!(stderr.contains("allowed: up to 16"), "{stderr}");
+    }
+}
+
+/// report.html's points table shows the chosen set beyond its own p50 and p99: a column each
+/// for p90 and p99.99 (the sweep chose 50, 90, 99 and 99.99), every rr point's cell its
+/// client's recorded value.
+#[test]
+fn the_points_table_shows_the_chosen_set() {
+    let dir = rr_sweep();
+    let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
+    let page = common::parse_xhtml(&html);
+    let table = page
+        .descendants()
+        .find(|n| n.has_tag_name("table") && n.attribute("class") == Some("points"))
+        .expect("the points table");
+    let rows: Vec<Vec<String>> = table
+        .children()
+        .filter(|n| n.has_tag_name("tr"))
+        .map(|tr| {
+            tr.children()
+                .filter(|c| c.is_element())
+                .map(|c| c.text().unwrap_or("").to_string())
+                .collect()
+        })
+        .collect();
+    let header = &rows[0];
+    for r in records(dir) {
+        let key = r["config"]["mechanism"].as_str().unwrap().to_string();
+        let row = rows
+            .iter()
+            .find(|row| row[0].contains(r["config"]["mechanism"].as_str().unwrap()))
+            .unwrap_or_else(|| panic!("no row for {key}: {rows:?}"));
+        assert!(!header.iter().any(|h| h == "latency p99.9"), "not chosen");
+        for (p, name) in [(90.0, "latency p90"), (99.99, "latency p99.99")] {
+            let at = header
+                .iter()
+                .position(|h| h == name)
+                .unwrap_or_else(|| panic!("{name}: {header:?}"));
+            let ns = r["sides"][0]["latency_percentiles_ns"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|v| v["percentile"].as_f64() == Some(p))
+                .and_then(|v| v["ns"].as_u64())
+                .unwrap();
+            assert_eq!(
+                row[at],
+                bytepath::report::units::duration_ns(ns as f64),
+                "{name}"
+            );
+        }
     }
 }

@@ -1,8 +1,9 @@
 //! The report in a real browser: headless Chromium renders report.html to a PNG, which must
 //! not be blank, and the page must log nothing to the console (it has no scripts, so any
 //! console line is a problem such as a blocked resource); the same for each study's report
-//! (ipc, file, servers, from small real runs), and each figure file the report wrote
-//! (figures/*.svg and *.png) opened on its own. Skips, saying why, without Chromium.
+//! (ipc, file, servers, from small real runs), and each figure file the reports wrote (the
+//! sweep's, file's and servers' figures/*.svg and *.png) opened on its own. Skips, saying
+//! why, without Chromium.
 mod common;
 
 use assert_cmd::Command;
@@ -55,20 +56,7 @@ fn console_lines(stderr: &str) -> Vec<&str> {
 
 /// Mean and variance of the luminance of every pixel.
 fn luminance_stats(png_path: &Path) -> (f64, f64) {
-    let file = std::io::BufReader::new(std::fs::File::open(png_path).expect("png written"));
-    let mut decoder = png::Decoder::new(file);
-    decoder.set_transformations(png::Transformations::normalize_to_color8());
-    let mut reader = decoder.read_info().expect("a png");
-    let mut buf = vec![0; reader.output_buffer_size().expect("size")];
-    let info = reader.next_frame(&mut buf).expect("a frame");
-    let samples = info.color_type.samples();
-    let lum: Vec<f64> = buf[..info.buffer_size()]
-        .chunks_exact(samples)
-        .map(|px| match samples {
-            1 | 2 => f64::from(px[0]),
-            _ => 0.299 * f64::from(px[0]) + 0.587 * f64::from(px[1]) + 0.114 * f64::from(px[2]),
-        })
-        .collect();
+    let lum = luminance(png_path);
     let mean = lum.iter().sum::<f64>() / lum.len() as f64;
     let var = lum.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / lum.len() as f64;
     (mean, var)
@@ -81,14 +69,7 @@ fn chromium_renders_the_report_without_console_errors() {
         return;
     };
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("report-browser");
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("results.jsonl"), jsonl(&demo_sweep(false))).unwrap();
-    common::bytepath()
-        .arg("report")
-        .arg(&dir)
-        .assert()
-        .success();
+    common::folders::report_of(&dir, &jsonl(&demo_sweep(false)));
 
     // The console check must be able to fail: a page with a script error is caught.
     let broken = dir.join("broken.html");
@@ -148,6 +129,10 @@ fn chromium_renders_the_report_without_console_errors() {
             variance > 100.0,
             "{study}'s page looks blank: variance {variance}"
         );
+        if *study != "ipc" {
+            // file and servers draw their own figures, each also a file (ipc's are the sweep's).
+            each_figure_file_opens(&browser, &folder);
+        }
     }
 }
 
@@ -172,6 +157,26 @@ fn figure_files_open(browser: &Path, dir: &Path) {
             assert!(files.contains(&file), "{} is missing", file.display());
         }
     }
+    each_figure_file_opens(browser, dir);
+    // The check can fail: a figure that draws nothing shows no ink.
+    let shots = dir.join("figure-shots");
+    let broken = shots.join("broken.svg");
+    let blank = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"1080\" height=\"300\"/>";
+    std::fs::write(&broken, blank).unwrap();
+    screenshot(browser, &broken, &shots.join("broken.svg.png"));
+    assert!(ink_pixels(&shots.join("broken.svg.png")) < 500);
+}
+
+/// Each figure file in `dir/figures` (its SVGs and PNGs), opened on its own: no console line,
+/// and ink on the page.
+fn each_figure_file_opens(browser: &Path, dir: &Path) {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir.join("figures"))
+        .expect("the report wrote figures/")
+        .map(|e| e.unwrap().path())
+        .filter(|p| matches!(p.extension().and_then(|e| e.to_str()), Some("svg" | "png")))
+        .collect();
+    files.sort();
+    assert!(!files.is_empty(), "{}: no figure files", dir.display());
     let shots = dir.join("figure-shots");
     std::fs::create_dir_all(&shots).unwrap();
     for file in &files {
@@ -190,35 +195,28 @@ fn figure_files_open(browser: &Path, dir: &Path) {
             "{name} shows (almost) nothing: {ink} pixels of ink"
         );
     }
-    // The check can fail: a figure that draws nothing shows no ink.
-    let broken = shots.join("broken.svg");
-    let blank = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"1080\" height=\"300\"/>";
-    std::fs::write(&broken, blank).unwrap();
-    screenshot(browser, &broken, &shots.join("broken.svg.png"));
-    assert!(ink_pixels(&shots.join("broken.svg.png")) < 500);
 }
 
 /// Ink in a screenshot: pixels of a middle grey or a colour, neither near white (a figure's
 /// ground, the page) nor near black (the ground Chromium shows an image on), which a figure's
 /// text, frame, lines and markers draw and an empty canvas does not.
 fn ink_pixels(png_path: &Path) -> usize {
-    let file = std::io::BufReader::new(std::fs::File::open(png_path).expect("png written"));
-    let mut decoder = png::Decoder::new(file);
-    decoder.set_transformations(png::Transformations::normalize_to_color8());
-    let mut reader = decoder.read_info().expect("a png");
-    let mut buf = vec![0; reader.output_buffer_size().expect("size")];
-    let info = reader.next_frame(&mut buf).expect("a frame");
-    let samples = info.color_type.samples();
-    buf[..info.buffer_size()]
-        .chunks_exact(samples)
-        .filter(|px| {
-            let lum = match samples {
-                1 | 2 => f64::from(px[0]),
-                _ => 0.299 * f64::from(px[0]) + 0.587 * f64::from(px[1]) + 0.114 * f64::from(px[2]),
-            };
-            (40.0..=220.0).contains(&lum)
-        })
+    luminance(png_path)
+        .into_iter()
+        .filter(|lum| (40.0..=220.0).contains(lum))
         .count()
+}
+
+/// The luminance of every pixel of a screenshot.
+fn luminance(png_path: &Path) -> Vec<f64> {
+    let (.., samples, pixels) = common::folders::png_pixels(png_path);
+    pixels
+        .chunks_exact(samples)
+        .map(|px| match samples {
+            1 | 2 => f64::from(px[0]),
+            _ => 0.299 * f64::from(px[0]) + 0.587 * f64::from(px[1]) + 0.114 * f64::from(px[2]),
+        })
+        .collect()
 }
 
 /// Each study's report, from a small real run.

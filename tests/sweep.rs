@@ -22,33 +22,20 @@ fn tiny_sweep() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
         let dir = std::env::temp_dir().join(format!("bytepath-sweep-tiny-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        let out = common::bytepath()
-            .args([
-                "sweep",
+        let out = common::folders::short_sweep(
+            &dir,
+            &[
                 "--mechanisms",
                 "send,gather",
                 "--sizes",
                 "256,4K",
                 "--threads",
                 "1",
-            ])
-            .args([
-                "--slice", "20ms", "--visit", "200ms", "--budget", "300ms", "--warmup", "50ms",
-                "--seed", "11",
-            ])
-            .arg("--out")
-            .arg(&dir)
-            .timeout(std::time::Duration::from_secs(120))
-            .output()
-            .expect("bytepath ran");
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "stdout {stdout} stderr {}",
-            String::from_utf8_lossy(&out.stderr)
+                "--seed",
+                "11",
+            ],
         );
+        let stdout = String::from_utf8_lossy(&out.stdout);
         assert_eq!(
             stdout.lines().filter(|l| l.starts_with('[')).count(),
             4,
@@ -59,11 +46,7 @@ fn tiny_sweep() -> &'static Path {
 }
 
 fn jsonl(dir: &Path) -> Vec<Value> {
-    std::fs::read_to_string(dir.join("results.jsonl"))
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("each line is one JSON record"))
-        .collect()
+    common::folders::records(dir)
 }
 
 #[test]

@@ -20,6 +20,7 @@ use std::sync::atomic::AtomicBool;
 /// `bytepath mesh`: parses the flags and measures the mesh through the hosts' servers.
 pub fn command(args: &MeshArgs, interrupt: &AtomicBool) -> Result<Status, Error> {
     let spec = mesh_spec(args)?;
+    args.percentiles.choose()?;
     let stream = super::stream(&args.stream, false)?;
     let output = StudyOutput {
         out: args.folder.folder.out.clone(),

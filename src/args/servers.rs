@@ -16,6 +16,7 @@ use std::sync::atomic::AtomicBool;
 pub fn command(args: &ServersArgs, interrupt: &AtomicBool) -> Result<Status, Error> {
     let cpus = super::allowed_cpus()?;
     let spec = servers_spec(args, &cpus)?;
+    args.percentiles.choose()?;
     let stream = super::stream(&args.stream, args.json.json)?;
     let output = StudyOutput {
         out: args.folder.out.clone(),

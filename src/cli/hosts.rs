@@ -134,4 +134,7 @@ pub struct MeshArgs {
     #[command(flatten)]
     #[serde(flatten)]
     pub stream: StreamArgs,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub percentiles: super::PercentilesArgs,
 }

@@ -489,4 +489,7 @@ pub struct ServersArgs {
     #[command(flatten)]
     #[serde(flatten)]
     pub margin: MarginArgs,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub percentiles: shared::PercentilesArgs,
 }

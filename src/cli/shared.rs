@@ -257,7 +257,7 @@ pub struct JsonArgs {
     pub json: bool,
 }
 
-/// `--percentiles`: run, sweep and ipc, the commands whose records carry a latency.
+/// `--percentiles`: run, sweep, ipc, servers and mesh, the commands whose records carry a latency.
 #[derive(Debug, Clone, Default, Args, serde::Serialize, serde::Deserialize)]
 pub struct PercentilesArgs {
     /// The latency percentiles to report, comma-separated, each above 0 and at most 100, at

@@ -1,7 +1,8 @@
 //! What a file study becomes for a person: the seeds' table (file size, mean time per
 //! mechanism with its 95 % CI, and each mechanism's time as a fraction of readsend's) as text
 //! on stdout, `report.md`, and a self-contained `report.html` with two SVG plots (time and CPU
-//! per byte against file size, log axes, one line per mechanism) drawn by `report::plot`.
+//! per byte against file size, log axes, one line per mechanism) drawn by `report::plot`, each
+//! also written as figures/NAME.svg, .png and .csv and linked from both pages.
 use super::mechanisms::FileMechanism;
 use super::record::{Figure, FileConfig, FileStudy, FileSummary, TransferRecord};
 use crate::analysis::profile::{Profiled, SideProfile};
@@ -11,6 +12,7 @@ use crate::report::breakdown;
 use crate::report::plot::axis::{Scale, TickFormat};
 use crate::report::plot::{escape, Datum, Series};
 use crate::report::study::{self, page, Table};
+use crate::report::study_figures::{self, LogFigure};
 use std::path::Path;
 
 pub use crate::report::study::HTML;
@@ -146,7 +148,7 @@ fn table(study: &FileStudy) -> Table {
     let rows = rows(study);
     Table {
         marked: vec![false; rows.len()],
-        header: header(study),
+        header: header(study).into_iter().map(String::from).collect(),
         rows,
     }
 }
@@ -167,7 +169,8 @@ fn markdown_noted(study: &FileStudy, note: Option<&str>) -> String {
     out += &method(study, note);
     out += "\n\n";
     out += &table(study).markdown();
-    out += "\nPlots: see report.html (time and CPU per byte against file size).\n";
+    out += "\n";
+    out += &study_figures::markdown(&figures(study));
     out
 }
 
@@ -256,14 +259,29 @@ fn series(study: &FileStudy, value: impl Fn(&FileSummary) -> Option<Figure>) -> 
         .collect()
 }
 
-fn plot_of(id: &'static str, y_label: &str, data: Vec<Series>) -> String {
-    crate::report::study::log_plot(
-        id,
-        ("file size", Scale::Log2, TickFormat::Bytes),
-        y_label,
-        data,
-        "nothing measured",
-    )
+/// The two figures against file size: time per transfer and CPU per byte, log axes.
+fn figures(study: &FileStudy) -> Vec<crate::report::plots::Figure> {
+    let x = ("file size", Scale::Log2, TickFormat::Bytes);
+    let lines =
+        "one line per mechanism (dashed: cold cache), error bars the 95 % CI over repetitions";
+    let time = LogFigure {
+        id: "file-time",
+        heading: "Time per transfer",
+        caption: &format!("Mean time per transfer against file size; {lines}."),
+        x,
+        y_label: "time (ms)",
+    };
+    let cpu = LogFigure {
+        id: "file-cpu",
+        heading: "CPU per byte (both sides)",
+        caption: &format!("User and system CPU time of both threads per file byte; {lines}."),
+        x,
+        y_label: "CPU ns per byte",
+    };
+    vec![
+        time.of(series(study, |r| r.time_ms), "nothing measured"),
+        cpu.of(series(study, |r| r.cpu_ns_per_byte), "nothing measured"),
+    ]
 }
 
 pub fn html(study: &FileStudy) -> String {
@@ -277,15 +295,7 @@ fn html_noted(study: &FileStudy, note: Option<&str>) -> String {
         escape(&method(study, note))
     );
     body += &table(study).html();
-    body += "<h2>Time per transfer</h2>\n";
-    body += &plot_of("file-time", "time (ms)", series(study, |r| r.time_ms));
-    body += "\n<h2>CPU per byte (both sides)</h2>\n";
-    body += &plot_of(
-        "file-cpu",
-        "CPU ns per byte",
-        series(study, |r| r.cpu_ns_per_byte),
-    );
-    body += "\n";
+    body += &study_figures::html(&figures(study));
     body += &breakdown::section_for(&profiled_points(study));
     page("bytepath file: serving a file over a socket", &body)
 }
@@ -334,13 +344,19 @@ pub fn rerender(dir: &Path, margin: Option<f64>) -> Result<std::path::PathBuf, E
         dir,
         &markdown_noted(&study, note),
         &html_noted(&study, note),
+        study_figures::files(&figures(&study)),
     )?;
     Ok(dir.join(HTML))
 }
 
 /// Writes report.md and report.html into the results folder.
 pub fn write(dir: &Path, study: &FileStudy) -> Result<(), Error> {
-    study::write(dir, &markdown(study), &html(study))
+    study::write(
+        dir,
+        &markdown(study),
+        &html(study),
+        study_figures::files(&figures(study)),
+    )
 }
 
 #[cfg(test)]

@@ -12,6 +12,7 @@ pub(crate) mod hosts;
 pub(crate) mod launch;
 pub(crate) mod openmetrics;
 mod pairs;
+pub(crate) mod percentiles;
 pub(crate) mod progress;
 pub(crate) mod report;
 

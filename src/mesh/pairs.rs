@@ -294,7 +294,7 @@ fn annotate(
     }
     // Into a JSON object, where the fields below replace the host's under their keys.
     let annotated = Annotated {
-        record,
+        record: super::percentiles::read_chosen(record),
         src: &names[run.pair.src],
         dst: &names[run.pair.dst],
         sweep_point: SweepPoint {

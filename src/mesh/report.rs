@@ -1,12 +1,14 @@
 //! What a mesh becomes for a person: `report.md` and a self-contained `report.html` in its
 //! results folder, rendered from `results.jsonl` and the marker alone (so `bytepath report DIR`
 //! renders it again). Per point, an N×N heatmap (source rows, destination columns) of the
-//! figure with each cell's 95 % CI from its visits, the pairs flagged significantly slow with
+//! figure with each cell's 95 % CI from its visits (also written as figures/NAME.svg, .png
+//! and .csv, linked from both pages), the pairs flagged significantly slow with
 //! the figures that show it, and every failed run with its reason.
 use super::answers::{self, Figure, PointMatrix, FLAG_METHOD, HOST_METHOD};
 use super::spec::MarkerSpec;
 use crate::error::Error;
 use crate::record::view::{shown, RunView};
+use crate::report::figure_files::{self, FigureFile};
 use crate::report::plot::heatmap::{self, HeatCell, Heatmap};
 use crate::report::study::{self, page, Table};
 use crate::stats::interval;
@@ -19,7 +21,11 @@ pub fn rerender(dir: &Path) -> Result<PathBuf, Error> {
     let records: Vec<RunView> = crate::record::read_typed(dir)?;
     let matrices = answers::matrices(&spec.hosts, &records, spec.margin);
     let (markdown, html) = render(&spec, &matrices, &records);
-    study::write(dir, &markdown, &html)?;
+    let figures = matrices
+        .iter()
+        .map(|m| FigureFile::heatmap(&stem(m), &heatmap_of(m, &spec.hosts), m.figure.name()))
+        .collect();
+    study::write(dir, &markdown, &html, figures)?;
     Ok(dir.join(study::HTML))
 }
 
@@ -47,8 +53,10 @@ pub fn render(
     for m in matrices {
         let heading = format!("{}: {}", m.key, m.figure.name());
         md += &format!("## {heading}\n\n{}\n", grid(m, hosts));
+        md += &figure_files::markdown_figure(&stem(m), &heading, HEATMAP_CAPTION);
         html += &format!("<h2>{}</h2>\n", study_escape(&heading));
         html += &heatmap::render(&heatmap_of(m, hosts));
+        html += &figure_files::links_html(&stem(m));
         html += "\n";
         let flagged = flags(m, hosts);
         let said = if m.flags.is_empty() {
@@ -71,6 +79,8 @@ pub fn render(
             "<p>Hosts, each against the pairs it is not in (cell means):</p>\n{}",
             verdicts.html()
         );
+        let (chosen_md, chosen_html) = super::percentiles::section(&m.key, records);
+        (md, html) = (md + &chosen_md, html + &chosen_html);
         for line in slow_hosts(m, hosts) {
             md += &format!("\n{line}\n");
             html += &format!("<p class=\"slow-host\">{}</p>\n", study_escape(&line));
@@ -83,6 +93,16 @@ pub fn render(
         html += &format!("<h2>Failed runs</h2>\n{}", failures.html());
     }
     (md, page(&title, &html))
+}
+
+/// What a point's heatmap shows, under it in report.md (the page shows it in place).
+const HEATMAP_CAPTION: &str = "Each cell the pair's mean over its visits (rows are sources, \
+     columns destinations), darker is better; a thick red border marks a pair flagged slow, a \
+     dashed one a pair through a slow host.";
+
+/// The name of a point's heatmap files: its point and figure, as `figure_files` names files.
+fn stem(m: &PointMatrix) -> String {
+    figure_files::file_name(&format!("mesh {} {}", m.key, m.figure.name()))
 }
 
 fn study_escape(text: &str) -> String {
@@ -212,12 +232,14 @@ fn flags(m: &PointMatrix, hosts: &[String]) -> Table {
     };
     Table {
         marked: vec![true; rows.len()],
-        header: vec![
+        header: [
             "pair",
             figure,
             "vs the other pairs (Holm family)",
             "slow because of",
-        ],
+        ]
+        .map(String::from)
+        .to_vec(),
         rows,
     }
 }
@@ -273,13 +295,15 @@ fn host_table(m: &PointMatrix, hosts: &[String]) -> Table {
         .collect();
     Table {
         marked: m.hosts.iter().map(|h| h.slow).collect(),
-        header: vec![
+        header: [
             "host",
             "its pairs / the pairs without it (cell means)",
             "its pairs on the slow side of their median",
             "its pairs flagged slow",
             "verdict",
-        ],
+        ]
+        .map(String::from)
+        .to_vec(),
         rows,
     }
 }
@@ -305,7 +329,9 @@ fn failures(records: &[RunView]) -> Table {
         .collect();
     Table {
         marked: vec![true; rows.len()],
-        header: vec!["pair", "visit", "point", "status", "why"],
+        header: ["pair", "visit", "point", "status", "why"]
+            .map(String::from)
+            .to_vec(),
         rows,
     }
 }

@@ -1,10 +1,13 @@
 //! The machine's own part of a study's report: the canary's figures against wall time (one
-//! small plot, each marker a round's start) from the folder's canary.jsonl, and how many
+//! small plot, each marker a round's start, also written as figures/canary_by_round.svg, .png
+//! and .csv with the report's other figures) from the folder's canary.jsonl, and how many
 //! visits others disturbed, by how much, and how many were made again, from the interference
 //! blocks of its visits. A folder without canaries (older, or a study that records none) gets
 //! one line saying so, never an empty plot.
+use super::figure_files;
 use super::plot::axis::{Scale, TickFormat};
 use super::plot::{self, escape, Datum, Panel, Plot, Series};
+use super::plots::Figure;
 use crate::probe::canary::{Canary, Component};
 use crate::probe::watch::{canary_lines, visit_blocks, CanaryLine, VisitBlocks};
 use std::path::Path;
@@ -165,14 +168,14 @@ impl Watched {
 
     /// The canary plot: each component's cost relative to its median over the study, against
     /// seconds since the first canary; `None` without canaries.
-    pub fn plot(&self) -> Option<String> {
+    pub fn plot(&self) -> Option<Plot> {
         let start = self.canaries.first()?.unix_s;
         let series = Component::ALL
             .into_iter()
             .zip(COLORS)
             .filter_map(|(c, color)| self.series(c, color, start))
             .collect();
-        Some(plot::render(&Plot {
+        Some(Plot {
             id: "canary",
             x_label: "seconds since the first canary (a marker per round)".into(),
             y_label: "cost / its median".into(),
@@ -185,7 +188,20 @@ impl Watched {
                 note: None,
             }],
             columns: 1,
-        }))
+        })
+    }
+
+    /// The canary plot as a figure of the report, which also becomes its files
+    /// (figures/canary_by_round.*); `None` without canaries.
+    pub fn figure(&self) -> Option<Figure> {
+        Some(Figure {
+            heading: "Canary by round".into(),
+            caption: "Each canary component's cost over its median in this study (per host where \
+                      there are several), one marker per round: a machine that stayed the same \
+                      keeps every marker near 1."
+                .into(),
+            plot: self.plot()?,
+        })
     }
 
     /// One component's markers, each host's figure against its own median (hosts differ,
@@ -235,8 +251,8 @@ impl Watched {
         for line in self.lines() {
             out += &format!("{line}\n\n");
         }
-        if !self.canaries.is_empty() {
-            out += "Canary plot: see report.html.\n";
+        if let Some(f) = self.figure() {
+            out += &figure_files::markdown_figure(&figure_files::stem(&f), &f.heading, &f.caption);
         }
         out
     }
@@ -246,20 +262,29 @@ impl Watched {
         for line in self.lines() {
             out += &format!("<p>{}</p>\n", escape(&line));
         }
-        out + &self.plot().unwrap_or_default()
+        if let Some(f) = self.figure() {
+            out += &plot::render(&f.plot);
+            out += &figure_files::links_html(&figure_files::stem(&f));
+        }
+        out
     }
 }
 
-/// The report pages with the machine's section added: at the end of the Markdown and before
-/// the HTML's `</body>`.
-pub fn with_machine(dir: &Path, markdown: &str, html: &str) -> (String, String) {
+/// The report pages with the machine's section added (at the end of the Markdown and before
+/// the HTML's `</body>`), and the canary figure the section links, which the caller writes
+/// with the report's other figures (one `figure_files` write, so none is taken for stale).
+pub fn with_machine(dir: &Path, markdown: &str, html: &str) -> (String, String, Option<Figure>) {
     let watched = read(dir);
     let section = watched.html();
     let html = match html.rfind("</body>") {
         Some(at) => format!("{}{section}{}", &html[..at], &html[at..]),
         None => format!("{html}{section}"),
     };
-    (format!("{markdown}{}", watched.markdown()), html)
+    (
+        format!("{markdown}{}", watched.markdown()),
+        html,
+        watched.figure(),
+    )
 }
 
 #[cfg(test)]
@@ -315,8 +340,17 @@ mod tests {
                 && lines[1].contains("1 of them were made again"),
             "{lines:?}"
         );
-        let (md, html) = with_machine(&dir, "# r\n", "<html><body><p>x</p></body></html>");
+        let (md, html, figure) = with_machine(&dir, "# r\n", "<html><body><p>x</p></body></html>");
         assert!(md.contains("## The machine during the study"));
+        assert!(md.contains("[CSV](figures/canary_by_round.csv)"), "{md}");
+        assert!(
+            html.contains("href=\"figures/canary_by_round.png\""),
+            "{html}"
+        );
+        let figure = figure.expect("the canary figure, for its files");
+        assert_eq!(figure_files::stem(&figure), "canary_by_round");
+        let csv = figure_files::csv(&figure.plot);
+        assert!(csv.contains("canary by round,getpid,10,1.1"), "{csv}");
         let svg = html.find("data-plot=\"canary\"").expect("the canary plot");
         assert!(svg < html.find("</body>").unwrap());
         assert!(
@@ -343,7 +377,7 @@ mod tests {
             lines[1],
             "No canary was recorded from b:7000: the server cannot measure the canary."
         );
-        let svg = w.plot().unwrap();
+        let svg = plot::render(&w.plot().unwrap());
         assert!(
             svg.contains("round 1 on a:7000 at 2.0 s: getpid 1.333× its median"),
             "{svg}"
@@ -355,7 +389,7 @@ mod tests {
         let dir = folder("older");
         std::fs::write(dir.join("visits.jsonl"), "{\"visit\":{\"round\":0}}\n").unwrap();
         let w = read(&dir);
-        assert!(w.plot().is_none());
+        assert!(w.plot().is_none() && w.figure().is_none());
         assert_eq!(
             w.lines(),
             [

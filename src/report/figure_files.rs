@@ -8,12 +8,15 @@
 //! The page, report.md and [`write()`] all take their figures from [`report_figures`] and their
 //! names from [`named`], the one place that gives a figure its file name: a figure added to
 //! that list gets its three files and its "SVG · PNG · CSV" links with no more code, named
-//! after its heading unless [`KNOWN`] names it.
+//! after its heading unless [`KNOWN`] names it. The other studies' figures (file, servers:
+//! `report::study_figures`; mesh's heatmaps; the canary plot of every report) are written by
+//! the same [`write_files`], and a report's figures/ keeps only the figure files that report
+//! wrote.
+use super::plot::heatmap::{self, Heatmap};
 use super::plot::{escape, raster, render, Datum, Plot};
 use super::plots::Figure;
 use crate::analysis::Dataset;
 use crate::error::Error;
-use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 /// The folder of the figure files, beside report.html; the links are relative to it.
@@ -35,7 +38,7 @@ pub fn report_figures(data: &Dataset) -> Vec<Figure> {
 
 /// The file names of the figures whose name is not their heading's words: by plot id and,
 /// where one id draws different things, by what it draws (an x or y label).
-pub const KNOWN: [(&str, &str, &str); 10] = [
+pub const KNOWN: [(&str, &str, &str); 17] = [
     ("throughput", "", "throughput_vs_size"),
     ("latency", "threads", "latency_vs_threads"),
     ("latency", "", "latency_vs_size"),
@@ -46,6 +49,13 @@ pub const KNOWN: [(&str, &str, &str); 10] = [
     ("context-switches", "", "context_switches_vs_size"),
     ("roofline", "", "memcpy_roofline_vs_threads"),
     ("latency-cdf", "", "latency_cdf"),
+    ("file-time", "", "transfer_time_vs_file_size"),
+    ("file-cpu", "", "cpu_ns_per_byte_vs_file_size"),
+    ("servers-rps", "", "requests_per_s_vs_clients"),
+    ("servers-p99", "", "p99_latency_vs_clients"),
+    ("servers-cpu", "", "server_cpu_per_request_vs_clients"),
+    ("servers-cs", "", "context_switches_per_request_vs_clients"),
+    ("canary", "", "canary_by_round"),
 ];
 
 /// The name of a figure's files (without extension), from [`KNOWN`] or else its heading:
@@ -58,18 +68,24 @@ pub fn stem(f: &Figure) -> String {
     if let Some((.., name)) = known {
         return (*name).to_string();
     }
+    match file_name(&f.heading).as_str() {
+        "" => f.plot.id.replace(|c: char| !c.is_ascii_alphanumeric(), "_"),
+        name => name.to_string(),
+    }
+}
+
+/// `text` as a file name: lower case ASCII letters and digits, each run of other characters
+/// one `_`, none at either end (empty when `text` has no letter or digit).
+pub fn file_name(text: &str) -> String {
     let mut name = String::new();
-    for c in f.heading.to_lowercase().chars() {
+    for c in text.to_lowercase().chars() {
         if c.is_ascii_alphanumeric() {
             name.push(c);
         } else if !name.is_empty() && !name.ends_with('_') {
             name.push('_');
         }
     }
-    match name.trim_end_matches('_') {
-        "" => f.plot.id.replace(|c: char| !c.is_ascii_alphanumeric(), "_"),
-        trimmed => trimmed.to_string(),
-    }
+    name.trim_end_matches('_').to_string()
 }
 
 /// Each figure with the name of its files, in order; a name a figure before it took gets
@@ -122,21 +138,22 @@ fn media_type(ext: &str) -> &'static str {
 pub fn markdown_section(figures: &[Figure]) -> String {
     let mut out = String::from("## Figures\n\n");
     for (stem, f) in named(figures) {
-        let links: Vec<String> = KINDS
-            .iter()
-            .map(|(ext, label)| format!("[{label}]({})", link(&stem, ext)))
-            .collect();
-        let _ = write!(
-            out,
-            "**{}**\n\n![{}]({})\n\n{}\n\n{}\n\n",
-            f.heading,
-            f.heading,
-            link(&stem, "png"),
-            f.caption,
-            links.join(" · ")
-        );
+        out += &markdown_figure(&stem, &f.heading, &f.caption);
     }
     out
+}
+
+/// One figure in report.md: its heading, its PNG shown, its caption and "SVG · PNG · CSV".
+pub fn markdown_figure(stem: &str, heading: &str, caption: &str) -> String {
+    let links: Vec<String> = KINDS
+        .iter()
+        .map(|(ext, label)| format!("[{label}]({})", link(stem, ext)))
+        .collect();
+    format!(
+        "**{heading}**\n\n![{heading}]({})\n\n{caption}\n\n{}\n\n",
+        link(stem, "png"),
+        links.join(" · ")
+    )
 }
 
 /// The CSV of a plot: a row per datum drawn, in panel and series order and by x within a
@@ -182,27 +199,116 @@ pub fn csv(plot: &Plot) -> String {
     String::from_utf8(out.into_inner().expect("in memory")).expect("UTF-8 in, UTF-8 out")
 }
 
-/// Writes every figure's three files into `report_dir/figures/`; returns the folder. Each file
-/// is written whole and renamed into place, so a failure leaves no half-written figure.
+/// One figure as its files hold it: the name of its files (without extension), the SVG the
+/// page inlines and the CSV of exactly the numbers drawn. A plot ([`FigureFile::of`]) and a
+/// heatmap ([`FigureFile::heatmap`]) both become one, so [`write_files`] is the one writer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FigureFile {
+    pub stem: String,
+    pub svg: String,
+    pub csv: String,
+}
+
+impl FigureFile {
+    /// A plot's files, named `stem`.
+    pub fn of(stem: &str, f: &Figure) -> FigureFile {
+        FigureFile {
+            stem: stem.to_string(),
+            svg: render(&f.plot),
+            csv: csv(&f.plot),
+        }
+    }
+
+    /// A heatmap's files, named `stem`: a CSV row per cell that has a value (the colour
+    /// drawn), with its row and column labels, the value under `value_label` and the cell's
+    /// text as shown.
+    pub fn heatmap(stem: &str, h: &Heatmap, value_label: &str) -> FigureFile {
+        let mut out = csv::Writer::from_writer(Vec::new());
+        let header = [&h.row_label, &h.column_label, value_label, "as shown"];
+        out.write_record(header).expect("in memory");
+        for (row, cells) in h.rows.iter().zip(&h.cells) {
+            for (column, cell) in h.columns.iter().zip(cells) {
+                if let Some(v) = cell.value {
+                    let record = [row, column, &v.to_string(), &cell.text];
+                    out.write_record(record).expect("in memory");
+                }
+            }
+        }
+        FigureFile {
+            stem: stem.to_string(),
+            svg: heatmap::render(h),
+            csv: String::from_utf8(out.into_inner().expect("in memory")).expect("UTF-8"),
+        }
+    }
+}
+
+/// Every figure's files, named by [`named`].
+pub fn files(figures: &[Figure]) -> Vec<FigureFile> {
+    named(figures)
+        .into_iter()
+        .map(|(stem, f)| FigureFile::of(&stem, f))
+        .collect()
+}
+
+/// Writes every figure's three files into `report_dir/figures/`; returns the folder.
 pub fn write(report_dir: &Path, figures: &[Figure]) -> Result<PathBuf, Error> {
+    write_files(report_dir, &files(figures))
+}
+
+/// Writes each figure's three files into `report_dir/figures/`, then removes the figure files
+/// this report did not write (`remove_stale`); returns the folder. Each file is written whole
+/// and renamed into place, so a failure leaves no half-written figure.
+pub fn write_files(report_dir: &Path, figures: &[FigureFile]) -> Result<PathBuf, Error> {
     let dir = report_dir.join(FIGURES_DIR);
+    if figures.is_empty() && !dir.is_dir() {
+        return Ok(dir);
+    }
     std::fs::create_dir_all(&dir).map_err(|source| Error::File {
         path: dir.clone(),
         source,
     })?;
-    for (stem, f) in named(figures) {
-        let svg = render(&f.plot);
-        let png = raster::png(&svg, PNG_WIDTH).map_err(|why| {
+    for f in figures {
+        let png = raster::png(&f.svg, PNG_WIDTH).map_err(|why| {
             Error::Failed(format!(
                 "{}: {why}",
-                dir.join(format!("{stem}.png")).display()
+                dir.join(format!("{}.png", f.stem)).display()
             ))
         })?;
-        super::folder::write_atomically(&dir.join(format!("{stem}.svg")), svg.as_bytes())?;
-        super::folder::write_atomically(&dir.join(format!("{stem}.png")), &png)?;
-        super::folder::write_atomically(&dir.join(format!("{stem}.csv")), csv(&f.plot).as_bytes())?;
+        let path = |ext: &str| dir.join(format!("{}.{ext}", f.stem));
+        super::folder::write_atomically(&path("svg"), f.svg.as_bytes())?;
+        super::folder::write_atomically(&path("png"), &png)?;
+        super::folder::write_atomically(&path("csv"), f.csv.as_bytes())?;
     }
+    remove_stale(&dir, figures)?;
     Ok(dir)
+}
+
+/// Removes from `dir` (a report's figures/) every file with a figure's extension (.svg, .png,
+/// .csv) that is not one of `written`: a figure an earlier report of this folder drew that
+/// this one does not (a plot that no longer applies, a heatmap of a point no longer in the
+/// folder) must not stay beside the report as if it still did. Only those extensions, only
+/// plain files, only in figures/ itself: anything else a person put there stays.
+fn remove_stale(dir: &Path, written: &[FigureFile]) -> Result<(), Error> {
+    let error = |source| Error::File {
+        path: dir.to_path_buf(),
+        source,
+    };
+    for entry in std::fs::read_dir(dir).map_err(error)? {
+        let entry = entry.map_err(error)?;
+        let path = entry.path();
+        let (Some(stem), Some(ext)) = (
+            path.file_stem().and_then(|s| s.to_str()),
+            path.extension().and_then(|e| e.to_str()),
+        ) else {
+            continue;
+        };
+        let figure_kind = KINDS.iter().any(|(kind, _)| *kind == ext);
+        let ours = written.iter().any(|f| f.stem == stem);
+        if figure_kind && !ours && entry.file_type().map_err(error)?.is_file() {
+            std::fs::remove_file(&path).map_err(|source| Error::File { path, source })?;
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -325,5 +431,65 @@ mod tests {
         let md = markdown_section(&all);
         assert!(md.contains("[SVG](figures/throughput_vs_size.svg) · [PNG](figures/throughput_vs_size.png) · [CSV](figures/throughput_vs_size.csv)"), "{md}");
         std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn a_stale_figure_file_goes_and_anything_else_stays() {
+        let dir = std::env::temp_dir().join(format!("bytepath-stale-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let figures_dir = dir.join(FIGURES_DIR);
+        std::fs::create_dir_all(figures_dir.join("sub.svg")).unwrap();
+        let left = ["old.svg", "old.png", "old.csv"];
+        let kept = ["notes.txt", "old.svg.bak", "README"];
+        for name in left.iter().chain(&kept) {
+            std::fs::write(figures_dir.join(name), "a previous run's").unwrap();
+        }
+        let data = parse(&jsonl(&demo_sweep(false)), "r").unwrap();
+        let all = figures(&data);
+        write(&dir, &all).unwrap();
+        for name in left {
+            assert!(!figures_dir.join(name).exists(), "{name} is stale");
+        }
+        for name in kept.iter().chain(&["sub.svg"]) {
+            assert!(
+                figures_dir.join(name).exists(),
+                "{name} is not a figure file"
+            );
+        }
+        assert!(figures_dir.join("throughput_vs_size.svg").is_file());
+        // A report with fewer figures takes the others' files away.
+        write(&dir, &all[..1]).unwrap();
+        assert!(figures_dir.join("throughput_vs_size.csv").is_file());
+        assert!(!figures_dir.join("latency_vs_threads.csv").exists());
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn a_heatmap_csv_holds_each_coloured_cell() {
+        use crate::report::plot::heatmap::HeatCell;
+        let cell = |value: Option<f64>, text: &str| HeatCell {
+            value,
+            text: text.into(),
+            ..HeatCell::default()
+        };
+        let h = Heatmap {
+            id: "mesh-x".into(),
+            row_label: "source".into(),
+            column_label: "destination".into(),
+            rows: vec!["a".into(), "b".into()],
+            columns: vec!["a".into(), "b".into()],
+            cells: vec![
+                vec![cell(None, "—"), cell(Some(9.5), "9.50 ± 0.20 (3)")],
+                vec![cell(Some(2.25), "2.25 (1 visit, no CI)"), cell(None, "—")],
+            ],
+            higher_is_better: true,
+        };
+        let f = FigureFile::heatmap("mesh_x", &h, "Gbit/s");
+        assert_eq!(
+            f.csv,
+            "source,destination,Gbit/s,as shown\na,b,9.5,9.50 ± 0.20 (3)\n\
+             b,a,2.25,\"2.25 (1 visit, no CI)\"\n"
+        );
+        assert_eq!(f.svg, heatmap::render(&h));
     }
 }

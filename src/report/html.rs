@@ -54,10 +54,10 @@ fn rows_table(out: &mut String, class: &str, rows: &Rows) {
 }
 
 fn points_table(out: &mut String, data: &Dataset) {
-    let (header, rows) = summary::table(data);
+    let (header, rows) = super::chosen_percentiles::with_columns(data, summary::table(data));
     out.push_str("<table class=\"points\"><tr>");
     for h in header {
-        let _ = write!(out, "<th>{}</th>", escape(h));
+        let _ = write!(out, "<th>{}</th>", escape(&h));
     }
     out.push_str("</tr>");
     for row in rows {

@@ -41,7 +41,8 @@ pub fn document(data: &Dataset, source: &str, questions: &Questions) -> String {
     out.push_str("\n## How this was measured\n\n");
     rows_list(&mut out, &summary::method(data, questions));
     out.push_str("\n## Points\n\n");
-    let (header, rows) = summary::table(data);
+    let (header, rows) = super::chosen_percentiles::with_columns(data, summary::table(data));
+    let header: Vec<&str> = header.iter().map(String::as_str).collect();
     table(&mut out, &header, rows);
     if let Some((header, rows)) = super::sink::points_table(data) {
         let _ = writeln!(out, "\n## The sink\n\n{}\n", super::sink::POINTS_INTRO);

@@ -96,7 +96,7 @@ pub fn answers_markdown_with(answers: &[Answer], tables: &[PairsTable]) -> Strin
 pub fn pairs_table(t: &PairsTable) -> Table {
     let rows = t.cells();
     Table {
-        header: t.header(),
+        header: t.header().into_iter().map(String::from).collect(),
         marked: vec![false; rows.len()],
         rows,
     }
@@ -104,7 +104,7 @@ pub fn pairs_table(t: &PairsTable) -> Table {
 
 /// A table: a header and rows of the same width.
 pub struct Table {
-    pub header: Vec<&'static str>,
+    pub header: Vec<String>,
     pub rows: Vec<Vec<String>>,
     /// Per row, whether it is marked as not measured (HTML only).
     pub marked: Vec<bool>,
@@ -131,7 +131,7 @@ impl Table {
             }
             s.trim_end().to_string() + "\n"
         };
-        let mut out = line(self.header.clone());
+        let mut out = line(self.header.iter().map(String::as_str).collect());
         for r in &self.rows {
             out += &line(r.iter().map(String::as_str).collect());
         }
@@ -185,10 +185,21 @@ pub fn page(title: &str, body: &str) -> String {
     )
 }
 
-/// Writes report.md and report.html into the results folder.
-/// Both end with the machine's section (canaries, disturbed visits).
-pub fn write(dir: &Path, markdown: &str, html: &str) -> Result<(), Error> {
-    let (markdown, html) = super::canary::with_machine(dir, markdown, html);
+/// Writes report.md and report.html into the results folder, and the files of its `figures`
+/// (and of the canary figure) into its figures/, first, so the pages never link a file that
+/// is not there yet; a figure file an earlier report left that this one did not write goes.
+/// Both pages end with the machine's section (canaries, disturbed visits).
+pub fn write(
+    dir: &Path,
+    markdown: &str,
+    html: &str,
+    mut figures: Vec<super::figure_files::FigureFile>,
+) -> Result<(), Error> {
+    let (markdown, html, machine) = super::canary::with_machine(dir, markdown, html);
+    figures.extend(
+        machine.map(|f| super::figure_files::FigureFile::of(&super::figure_files::stem(&f), &f)),
+    );
+    super::figure_files::write_files(dir, &figures)?;
     for (name, text) in [(MARKDOWN, &markdown), (HTML, &html)] {
         let path = dir.join(name);
         std::fs::write(&path, text).map_err(|source| Error::File { path, source })?;
@@ -259,36 +270,6 @@ pub fn records<T: DeserializeOwned>(dir: &Path) -> Result<Vec<T>, Error> {
     Ok(out)
 }
 
-/// One single-panel plot with a log y axis, one line per series: the shape every single-study
-/// report draws (time or CPU against file size, req/s against clients).
-pub fn log_plot(
-    id: &'static str,
-    x: (
-        &str,
-        super::plot::axis::Scale,
-        super::plot::axis::TickFormat,
-    ),
-    y_label: &str,
-    data: Vec<super::plot::Series>,
-    when_empty: &str,
-) -> String {
-    let empty = data.iter().all(|s| s.data.is_empty());
-    super::plot::render(&super::plot::Plot {
-        id,
-        x_label: x.0.into(),
-        y_label: y_label.into(),
-        x_scale: x.1,
-        x_format: x.2,
-        y_scale: super::plot::axis::Scale::Log10,
-        panels: vec![super::plot::Panel {
-            title: String::new(),
-            note: empty.then(|| when_empty.to_string()),
-            series: data,
-        }],
-        columns: 1,
-    })
-}
-
 /// A report page parsed as XML (every page is XHTML with a doctype): the tests' check that
 /// it is well formed, and their way into its elements.
 #[cfg(test)]
@@ -306,7 +287,7 @@ mod tests {
 
     fn table() -> Table {
         Table {
-            header: vec!["model", "req/s"],
+            header: vec!["model".into(), "req/s".into()],
             rows: vec![
                 vec!["epoll".into(), "123456".into()],
                 vec!["a|b".into(), "<1>".into()],

@@ -96,10 +96,12 @@ pub fn reports_within(
     let md_path = html_path.with_file_name("report.md");
     let page = html::page(&data, &source, questions);
     let document = markdown::document(&data, &source, questions);
-    let (document, page) = super::canary::with_machine(dir, &document, &page);
+    let (document, page, machine) = super::canary::with_machine(dir, &document, &page);
     // The figures' files first, so the reports never link a file that is not there yet.
     let beside = html_path.parent().unwrap_or(Path::new("."));
-    super::figure_files::write(beside, &super::figure_files::report_figures(&data))?;
+    let mut figures = super::figure_files::report_figures(&data);
+    figures.extend(machine);
+    super::figure_files::write(beside, &figures)?;
     super::folder::write_atomically(&html_path, &page)?;
     super::folder::write_atomically(&md_path, &document)?;
     super::folder::write_atomically(

@@ -13,6 +13,7 @@ pub(crate) mod line;
 pub(crate) mod load;
 pub(crate) mod model;
 pub(crate) mod openmetrics;
+pub(crate) mod percentiles;
 pub(crate) mod point;
 pub(crate) mod process;
 pub(crate) mod profile_points;

@@ -419,15 +419,16 @@ mod tests {
     }
 
     fn measured(requests: u64, latency: bool) -> Measured {
+        let mut h = LatencyHistogram::new();
+        if latency {
+            h.record(1500);
+            h.record(2500);
+        }
         Measured {
             requests,
             measured_s: 0.5,
-            latency: latency.then(|| {
-                let mut h = LatencyHistogram::new();
-                h.record(1500);
-                h.record(2500);
-                h.summary().unwrap()
-            }),
+            latency: h.summary(),
+            distribution: crate::record::distribution::of_side(&h, latency),
             mismatched: 0,
             connection_errors: 1,
             connected: 4,

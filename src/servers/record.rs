@@ -7,6 +7,7 @@ use crate::config::Network;
 use crate::environment::Environment;
 use crate::measure::counters::{CounterEvent, CounterValue};
 use crate::measure::histogram::{LatencyHistogram, LatencySummary};
+use crate::record::distribution::{self, LatencyDistribution};
 use crate::record::wire::ServerReport;
 use crate::record::{Metric, MetricSet, SweepPoint};
 use crate::report::csv::{self, Cell, Column};
@@ -138,6 +139,11 @@ pub struct PointMetrics {
     pub requests_per_s: Option<f64>,
     pub measured_s: f64,
     pub latency_ns: Option<LatencySummary>,
+    /// `--percentiles`: the chosen percentiles of the latency, read exactly from the visit's
+    /// whole histogram, which is kept beside them (so a point's are of all its visits'
+    /// samples); empty and null where no latency was measured.
+    #[serde(flatten)]
+    pub distribution: LatencyDistribution,
     pub mismatched_requests: u64,
     pub connection_errors: u64,
     pub connected: usize,
@@ -261,6 +267,7 @@ impl PointMetrics {
             requests_per_s: rps,
             measured_s: m.measured_s,
             latency_ns: m.latency,
+            distribution: m.distribution.clone(),
             mismatched_requests: m.mismatched,
             connection_errors: m.connection_errors,
             connected: m.connected,
@@ -285,6 +292,8 @@ pub struct Measured {
     pub requests: u64,
     pub measured_s: f64,
     pub latency: Option<LatencySummary>,
+    /// The chosen percentiles of the same samples and their histogram.
+    pub distribution: LatencyDistribution,
     pub mismatched: u64,
     pub connection_errors: u64,
     pub connected: usize,
@@ -304,6 +313,7 @@ pub fn gather(results: Vec<load::ThreadResult>, measured_s: f64) -> Measured {
         requests: 0,
         measured_s,
         latency: None,
+        distribution: LatencyDistribution::default(),
         mismatched: 0,
         connection_errors: 0,
         connected: 0,
@@ -331,6 +341,7 @@ pub fn gather(results: Vec<load::ThreadResult>, measured_s: f64) -> Measured {
     }
     m.spans.sort_by_key(|s| s.connection);
     m.latency = h.summary();
+    m.distribution = distribution::of_side(&h, m.latency.is_some());
     m
 }
 

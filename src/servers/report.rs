@@ -1,7 +1,8 @@
 //! What a servers study becomes for a person: `report.md` and a self-contained `report.html`
 //! with how it was measured, one table row per (model, clients) point, the points not measured
 //! with their reason, and four plots against clients (log axes, one line per model): requests
-//! per second, p99 latency, server CPU per request and context switches per request. Rendered
+//! per second, p99 latency, server CPU per request and context switches per request, each also
+//! written as figures/NAME.svg, .png and .csv and linked from both pages. Rendered
 //! from the records exactly as `record` writes them, so `bytepath report DIR` renders the same
 //! report from the folder alone.
 use super::report_table::{clients_cell, hardware_note, label, status, study_table};
@@ -13,6 +14,7 @@ use crate::report::folder::MarkerHead;
 use crate::report::plot::axis::{Scale, TickFormat};
 use crate::report::plot::{escape, Datum, Series};
 use crate::report::study::{self, page, HTML};
+use crate::report::study_figures::{self, LogFigure};
 use std::path::{Path, PathBuf};
 
 const TITLE: &str = "bytepath servers: TCP server models under many clients";
@@ -213,24 +215,14 @@ fn series(records: &[ServersView], value: impl Fn(&ServersView) -> Option<f64>) 
         .collect()
 }
 
-fn plot_of(id: &'static str, y_label: &str, data: Vec<Series>) -> String {
-    crate::report::study::log_plot(
-        id,
-        ("clients", Scale::Log10, TickFormat::Number),
-        y_label,
-        data,
-        "no completed point",
-    )
-}
-
 /// The four plots: (id, heading, y label, value).
-type Figure = (
+type Drawn = (
     &'static str,
     &'static str,
     &'static str,
     fn(&ServersView) -> Option<f64>,
 );
-const FIGURES: [Figure; 4] = [
+const FIGURES: [Drawn; 4] = [
     ("servers-rps", "Requests per second", "requests/s", |r| {
         r.metrics.as_ref()?.requests_per_s
     }),
@@ -250,6 +242,29 @@ const FIGURES: [Figure; 4] = [
         |r| r.server()?.context_switches_per_request,
     ),
 ];
+
+/// The four figures against clients, log axes, one line per model (dashed: per-request
+/// connections), each point the mean over its completed visits.
+fn figures(records: &[ServersView]) -> Vec<crate::report::plots::Figure> {
+    FIGURES
+        .iter()
+        .map(|&(id, heading, y_label, value)| {
+            let caption = format!(
+                "{heading} against clients, one line per model (dashed: a connection per request), \
+                 each point the mean over its completed visits; a point without a positive value \
+                 is in the table only."
+            );
+            let figure = LogFigure {
+                id,
+                heading,
+                caption: &caption,
+                x: ("clients", Scale::Log10, TickFormat::Number),
+                y_label,
+            };
+            figure.of(series(records, value), "no completed point")
+        })
+        .collect()
+}
 
 pub fn markdown(records: &[ServersView], status: &str, margin: f64) -> String {
     let points = &super::visits::points(records);
@@ -273,7 +288,8 @@ pub fn markdown(records: &[ServersView], status: &str, margin: f64) -> String {
             out += &format!("- {}\n", n.replace('\n', " "));
         }
     }
-    out += "\nPlots: see report.html (requests/s, p99 latency, server CPU and context switches per request against clients).\n";
+    out += "\n";
+    out += &study_figures::markdown(&figures(records));
     out
 }
 
@@ -300,11 +316,7 @@ pub fn html(records: &[ServersView], status: &str, margin: f64) -> String {
         }
         body += "</ul>\n";
     }
-    for (id, heading, y_label, value) in FIGURES {
-        body += &format!("<h2>{}</h2>\n", escape(heading));
-        body += &plot_of(id, y_label, series(records, value));
-        body += "\n";
-    }
+    body += &study_figures::html(&figures(records));
     body += &crate::report::breakdown::section_for(&super::profile_points::points(records));
     page(TITLE, &body)
 }
@@ -346,6 +358,7 @@ pub fn write(
         dir,
         &markdown(records, status, margin),
         &html(records, status, margin),
+        study_figures::files(&figures(&super::visits::points(records))),
     )?;
     Ok(dir.join(HTML))
 }

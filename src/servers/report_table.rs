@@ -125,7 +125,7 @@ pub(super) fn clients_cell(r: &ServersView) -> String {
     }
 }
 
-fn row(r: &ServersView, hardware: &[Hardware]) -> Vec<String> {
+fn row(r: &ServersView, hardware: &[Hardware], chosen: &[f64]) -> Vec<String> {
     let m = r.metrics.clone().unwrap_or_default();
     let s = m.server.clone().unwrap_or_default();
     let lat = m.latency_ns.unwrap_or_default();
@@ -151,6 +151,9 @@ fn row(r: &ServersView, hardware: &[Hardware]) -> Vec<String> {
             format!("{:.0} %{mark}", v * 100.0)
         }),
     ];
+    for &p in chosen {
+        out.push(us(super::percentiles::value(&m.distribution, p)));
+    }
     let requests = m.requests.filter(|&n| n > 0.0);
     for &(_, figure, _, per_request) in hardware {
         let v = figure(&s);
@@ -164,14 +167,23 @@ fn row(r: &ServersView, hardware: &[Hardware]) -> Vec<String> {
     out
 }
 
-pub(super) fn table(records: &[ServersView]) -> (Vec<&'static str>, Vec<Vec<String>>) {
+/// The header and rows: the fixed columns, the chosen percentiles beyond them
+/// (`--percentiles`), then the hardware counters some point measured.
+pub(super) fn table(records: &[ServersView]) -> (Vec<String>, Vec<Vec<String>>) {
     let hardware = hardware_measured(records);
-    let header: Vec<&'static str> = FIXED
+    let chosen = super::percentiles::extra(
+        records
+            .iter()
+            .filter_map(|r| r.metrics.as_ref())
+            .map(|m| &m.distribution),
+    );
+    let header: Vec<String> = FIXED
         .iter()
-        .copied()
-        .chain(hardware.iter().map(|(h, ..)| *h))
+        .map(|h| h.to_string())
+        .chain(chosen.iter().map(|&p| super::percentiles::header(p)))
+        .chain(hardware.iter().map(|(h, ..)| h.to_string()))
         .collect();
-    let rows = records.iter().map(|r| row(r, &hardware)).collect();
+    let rows = records.iter().map(|r| row(r, &hardware, &chosen)).collect();
     (header, rows)
 }
 

@@ -11,6 +11,7 @@
 //! as written keeps its JSON form (`serde_json::Number`).
 use super::record::LOAD_LIMITED_SHARE;
 use crate::measure::profile::Profile;
+use crate::record::distribution::LatencyDistribution;
 use crate::record::view::{lenient, EnvironmentView, NetworkView, PlaceView};
 use serde::Deserialize;
 use serde_json::Number;
@@ -70,6 +71,9 @@ pub struct ServersMetrics {
     pub requests: Option<f64>,
     pub requests_per_s: Option<f64>,
     pub latency_ns: Option<ServersLatency>,
+    /// `--percentiles`: a visit's chosen set and histogram; a point's read from its visits'.
+    #[serde(flatten)]
+    pub distribution: LatencyDistribution,
     pub mismatched_requests: Option<f64>,
     pub connection_errors: Option<f64>,
     /// Clients no echo reached in a visit's window (their waits are in the latency).
@@ -289,6 +293,13 @@ fn fold(visits: &[&ServersView]) -> ServersView {
     });
     if let (false, Some(metrics)) = (done.is_empty(), out.metrics.as_mut()) {
         fold_metrics(metrics, &done);
+        let measured: Vec<&LatencyDistribution> = done
+            .iter()
+            .filter_map(|r| r.metrics.as_ref())
+            .filter(|m| m.latency_ns.is_some())
+            .map(|m| &m.distribution)
+            .collect();
+        metrics.distribution = super::percentiles::pool(&measured);
     }
     out
 }

@@ -1,5 +1,6 @@
 //! Helpers shared by the integration tests: run the real binary, parse its JSON.
 #![allow(dead_code)]
+pub mod folders;
 pub mod noise;
 
 use assert_cmd::Command;
