@@ -4,29 +4,45 @@
 //! each pair's chosen percentiles over all its visits' samples (their histograms merged)
 //! where the study chose a set other than today's.
 use crate::measure::histogram::LatencyHistogram;
-use crate::measure::percentiles::{chosen, label, DEFAULT};
+use crate::measure::percentiles::{chosen, label, PercentileValue, DEFAULT};
 use crate::record::view::RunView;
 use crate::report::study::Table;
-use serde_json::Value;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
 
 /// The record with each side's `latency_percentiles_ns` read from its `latency_histogram_hdr`
 /// at this command's `--percentiles`; a side without a histogram (a host's bytepath older
-/// than it) keeps what its host wrote.
-pub(super) fn read_chosen(mut record: Value) -> Value {
-    let Some(sides) = record.get_mut("sides").and_then(Value::as_array_mut) else {
+/// than it) keeps what its host wrote, and a record of another shape is kept as it came.
+pub(super) fn read_chosen(record: Value) -> Value {
+    let Ok(mut typed) = serde_json::from_value::<RecordSides>(record.clone()) else {
         return record;
     };
-    for side in sides {
-        let histogram = side
-            .get("latency_histogram_hdr")
-            .and_then(Value::as_str)
-            .map(LatencyHistogram::from_hdr_base64);
-        if let Some(Ok(h)) = histogram {
-            let values = serde_json::to_value(chosen().of(&h)).expect("percentiles serialize");
-            side["latency_percentiles_ns"] = values;
+    for side in &mut typed.sides {
+        let histogram = side.latency_histogram_hdr.as_deref();
+        if let Some(Ok(h)) = histogram.map(LatencyHistogram::from_hdr_base64) {
+            side.latency_percentiles_ns = Some(chosen().of(&h));
         }
     }
-    record
+    serde_json::to_value(typed).unwrap_or(record)
+}
+
+/// A record as the mesh patches it: its sides' two distribution fields typed, every other
+/// field carried through as it came.
+#[derive(Serialize, Deserialize)]
+struct RecordSides {
+    sides: Vec<SideDistribution>,
+    #[serde(flatten)]
+    rest: Map<String, Value>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct SideDistribution {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    latency_histogram_hdr: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    latency_percentiles_ns: Option<Vec<PercentileValue>>,
+    #[serde(flatten)]
+    rest: Map<String, Value>,
 }
 
 /// The rr point `key`'s pairs (rows `src → dst`), each with its chosen percentiles read from
