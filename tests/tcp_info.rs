@@ -80,8 +80,12 @@ fn a_small_receive_buffer_is_named_as_the_limit_and_recorded_as_asked_and_grante
     let receiver = &r["tcp_info"]["flows"][1];
     // The kernel doubles what is asked.
     assert_eq!(u(&receiver["rcvbuf_bytes"]), 32 << 10, "{receiver}");
-    let share = r["tcp_info"]["flows"][0]["measured"]["rwnd_limited_share"].as_f64();
-    assert!(share.unwrap() > 0.5, "{r}");
+    // How much of the busy time the window held back moves with the machine's load (0.47 to
+    // 0.9 seen here); that it held some back, and more than the send buffer did, does not.
+    let measured = &r["tcp_info"]["flows"][0]["measured"];
+    let rwnd = measured["rwnd_limited_share"].as_f64().unwrap();
+    let sndbuf = measured["sndbuf_limited_share"].as_f64().unwrap();
+    assert!(rwnd > 0.1 && rwnd > sndbuf, "{r}");
 }
 
 #[test]
