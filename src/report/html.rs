@@ -82,21 +82,10 @@ fn sink_table(out: &mut String, data: &Dataset) {
     };
     let _ = write!(
         out,
-        "<h2 id=\"sink\">The sink</h2><p>{}</p><table class=\"sink\"><tr>",
-        escape(super::sink::POINTS_INTRO)
+        "<h2 id=\"sink\">The sink</h2><p>{}</p>{}",
+        escape(super::sink::POINTS_INTRO),
+        super::html_table::cells("sink", &header, rows)
     );
-    for h in header {
-        let _ = write!(out, "<th>{}</th>", escape(h));
-    }
-    out.push_str("</tr>");
-    for row in rows {
-        out.push_str("<tr>");
-        for cell in row {
-            let _ = write!(out, "<td>{}</td>", escape(&cell));
-        }
-        out.push_str("</tr>");
-    }
-    out.push_str("</table>");
 }
 
 /// The whole page; `source` names the results file in the text; `questions` are the study's.

@@ -19,6 +19,7 @@ pub(crate) mod delivery;
 pub(crate) mod figure_files;
 pub mod folder;
 pub(crate) mod html;
+pub(crate) mod html_table;
 pub(crate) mod json;
 pub(crate) mod limits;
 pub(crate) mod margin_change;

@@ -111,24 +111,12 @@ pub fn html_section(data: &Dataset) -> String {
     if rows.is_empty() {
         return String::new();
     }
-    let mut out = format!(
-        "<h2 id=\"tcp-info\">{}</h2><p class=\"meta\">{}</p><table class=\"tcp-info\"><tr>",
+    format!(
+        "<h2 id=\"tcp-info\">{}</h2><p class=\"meta\">{}</p>{}",
         escape(TITLE),
-        escape(INTRO)
-    );
-    for h in HEADER {
-        let _ = write!(out, "<th>{}</th>", escape(h));
-    }
-    out.push_str("</tr>");
-    for row in rows {
-        out.push_str("<tr>");
-        for cell in row {
-            let _ = write!(out, "<td>{}</td>", escape(&cell));
-        }
-        out.push_str("</tr>");
-    }
-    out.push_str("</table>");
-    out
+        escape(INTRO),
+        super::html_table::cells("tcp-info", &HEADER, rows)
+    )
 }
 
 #[cfg(test)]

@@ -130,29 +130,29 @@ pub fn html_section(data: &Dataset) -> String {
     if rows.is_empty() {
         return String::new();
     }
-    let mut out = format!(
-        "<h2 id=\"under-load\">Latency under load (--under-load)</h2><p class=\"meta\">{}</p>\
-         <table class=\"under-load\"><tr><th>point</th><th>without the load</th>\
-         <th>with the load</th><th>ratio p50</th><th>ratio p99</th><th>load moved</th></tr>",
-        escape(INTRO)
-    );
-    for row in &rows {
-        let cells = [
+    let header = [
+        "point",
+        "without the load",
+        "with the load",
+        "ratio p50",
+        "ratio p99",
+        "load moved",
+    ];
+    let cells = rows.iter().map(|row| {
+        [
             row.at.clone(),
             latency(row.unloaded.as_ref()),
             format!("{} ({} flow(s))", latency(row.loaded.as_ref()), row.flows),
             row.p50.clone(),
             row.p99.clone(),
             gbps(row),
-        ];
-        out.push_str("<tr>");
-        for c in cells {
-            let _ = write!(out, "<td>{}</td>", escape(&c));
-        }
-        out.push_str("</tr>");
-    }
-    out.push_str("</table>");
-    out
+        ]
+    });
+    format!(
+        "<h2 id=\"under-load\">Latency under load (--under-load)</h2><p class=\"meta\">{}</p>{}",
+        escape(INTRO),
+        super::html_table::cells("under-load", &header, cells)
+    )
 }
 
 #[cfg(test)]
