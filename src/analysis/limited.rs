@@ -101,7 +101,7 @@ pub fn run_lines(report: &TcpInfoReport) -> Vec<String> {
 
 /// The answer for one run: its lines, or why there are none.
 pub fn run_answer(report: Option<&TcpInfoReport>, unavailable: Option<&str>) -> Answer {
-    let rests_on = "the kernel's tcp_info of each local tcp socket (tcpi_busy_time, tcpi_rwnd_limited, tcpi_sndbuf_limited, tcpi_total_retrans) read at the start and at the end of the measured phase".to_string();
+    let rests_on = "the kernel's tcp_info (tcpi_busy_time, tcpi_rwnd_limited, tcpi_sndbuf_limited, tcpi_total_retrans) of each sampled tcp socket, read at the start and at the end of the measured phase (with --remote, the server's sockets by the server)".to_string();
     match report {
         Some(r) => {
             let details = run_lines(r);
