@@ -4,11 +4,9 @@
 //! report of a short rr sweep.
 mod common;
 
-use common::folders::records;
+use common::folders::{decode, records};
 
-use base64::Engine as _;
 use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
-use hdrhistogram::serialization::Deserializer;
 use hdrhistogram::Histogram;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -37,15 +35,6 @@ fn rr_sweep() -> &'static Path {
         );
         dir
     })
-}
-
-fn decode(base64_text: &str) -> Histogram<u64> {
-    let bytes = base64::engine::general_purpose::STANDARD
-        .decode(base64_text)
-        .expect("base64");
-    Deserializer::new()
-        .deserialize(&mut bytes.as_slice())
-        .expect("an HdrHistogram V2 encoding")
 }
 
 /// (bucket value, count) of every recorded bucket.

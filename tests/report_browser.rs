@@ -140,12 +140,7 @@ fn chromium_renders_the_report_without_console_errors() {
 /// line, and ink on the page (a figure, even one whose panel only says why it is empty, draws
 /// its frame and text; a file the browser cannot show leaves none).
 fn figure_files_open(browser: &Path, dir: &Path) {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir.join("figures"))
-        .expect("the report wrote figures/")
-        .map(|e| e.unwrap().path())
-        .filter(|p| matches!(p.extension().and_then(|e| e.to_str()), Some("svg" | "png")))
-        .collect();
-    files.sort();
+    let files = figure_images(dir);
     for seed in [
         "throughput_vs_size",
         "latency_vs_threads",
@@ -167,15 +162,21 @@ fn figure_files_open(browser: &Path, dir: &Path) {
     assert!(ink_pixels(&shots.join("broken.svg.png")) < 500);
 }
 
-/// Each figure file in `dir/figures` (its SVGs and PNGs), opened on its own: no console line,
-/// and ink on the page.
-fn each_figure_file_opens(browser: &Path, dir: &Path) {
+/// The SVG and PNG files in `dir/figures`, sorted.
+fn figure_images(dir: &Path) -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir.join("figures"))
         .expect("the report wrote figures/")
         .map(|e| e.unwrap().path())
         .filter(|p| matches!(p.extension().and_then(|e| e.to_str()), Some("svg" | "png")))
         .collect();
     files.sort();
+    files
+}
+
+/// Each figure file in `dir/figures` (its SVGs and PNGs), opened on its own: no console line,
+/// and ink on the page.
+fn each_figure_file_opens(browser: &Path, dir: &Path) {
+    let files = figure_images(dir);
     assert!(!files.is_empty(), "{}: no figure files", dir.display());
     let shots = dir.join("figure-shots");
     std::fs::create_dir_all(&shots).unwrap();
@@ -237,32 +238,6 @@ const STUDIES: &[(&str, &[&str])] = &[
             "2",
         ],
     ),
-    (
-        "file",
-        &[
-            "file",
-            "--sizes",
-            "4K,64K",
-            "--reps",
-            "2",
-            "--mechanisms",
-            "readsend,sendfile",
-        ],
-    ),
-    (
-        "servers",
-        &[
-            "servers",
-            "--models",
-            "select,epoll",
-            "--clients",
-            "2,4",
-            "--duration",
-            "200ms",
-            "--warmup",
-            "0s",
-            "--visits",
-            "2",
-        ],
-    ),
+    ("file", &common::folders::SHORT_FILE),
+    ("servers", &common::folders::SHORT_SERVERS),
 ];

@@ -6,9 +6,7 @@
 //! table, and a bad list is refused with one line.
 mod common;
 
-use base64::Engine as _;
-use common::folders::{csv_rows, png_size, records};
-use hdrhistogram::serialization::Deserializer;
+use common::folders::{csv_rows, decode, png_size, records};
 use hdrhistogram::Histogram;
 use serde_json::Value;
 use std::collections::BTreeSet;
@@ -35,43 +33,17 @@ fn study(name: &str, args: &[&str]) -> PathBuf {
 fn servers() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
+        let tail = ["--percentiles", "50,99.99"];
         study(
             "study-figures-servers",
-            &[
-                "servers",
-                "--models",
-                "select,epoll",
-                "--clients",
-                "2,4",
-                "--duration",
-                "200ms",
-                "--warmup",
-                "0s",
-                "--visits",
-                "2",
-                "--percentiles",
-                "50,99.99",
-            ],
+            &[&common::folders::SHORT_SERVERS[..], &tail].concat(),
         )
     })
 }
 
 fn file() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
-    DIR.get_or_init(|| {
-        study(
-            "study-figures-file",
-            &[
-                "file",
-                "--sizes",
-                "4K,64K",
-                "--reps",
-                "2",
-                "--mechanisms",
-                "readsend,sendfile",
-            ],
-        )
-    })
+    DIR.get_or_init(|| study("study-figures-file", &common::folders::SHORT_FILE))
 }
 
 /// The files in the folder's figures/, as `figures/NAME`.
@@ -227,15 +199,6 @@ fn a_stale_figure_is_removed_and_nothing_else() {
 /// A Markdown table row's cells.
 fn cells(line: &str) -> Vec<&str> {
     line.trim_matches('|').split(" | ").map(str::trim).collect()
-}
-
-fn decode(base64_text: &str) -> Histogram<u64> {
-    let bytes = base64::engine::general_purpose::STANDARD
-        .decode(base64_text)
-        .expect("base64");
-    Deserializer::new()
-        .deserialize(&mut bytes.as_slice())
-        .expect("an HdrHistogram V2 encoding")
 }
 
 /// `--percentiles 50,99.99`: each visit keeps p50 and p99.99 read from its own histogram, and

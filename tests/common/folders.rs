@@ -11,6 +11,32 @@ pub const SHORT: [&str; 8] = [
     "--slice", "20ms", "--visit", "200ms", "--budget", "300ms", "--warmup", "50ms",
 ];
 
+/// A short file study: two sizes, two repetitions, two mechanisms.
+pub const SHORT_FILE: [&str; 7] = [
+    "file",
+    "--sizes",
+    "4K,64K",
+    "--reps",
+    "2",
+    "--mechanisms",
+    "readsend,sendfile",
+];
+
+/// A short servers study: two models at two client counts, two visits of 200 ms.
+pub const SHORT_SERVERS: [&str; 11] = [
+    "servers",
+    "--models",
+    "select,epoll",
+    "--clients",
+    "2,4",
+    "--duration",
+    "200ms",
+    "--warmup",
+    "0s",
+    "--visits",
+    "2",
+];
+
 /// `bytepath sweep ARGS` with the short timings into a fresh `dir` (`--out`); fails the test
 /// unless it succeeded, and returns what it printed.
 pub fn short_sweep(dir: &Path, args: &[&str]) -> Output {
@@ -74,4 +100,16 @@ pub fn csv_rows(path: &Path) -> (Vec<String>, Vec<Vec<String>>) {
         .map(|r| r.unwrap().iter().map(String::from).collect())
         .collect();
     (header, rows)
+}
+
+/// A record's `latency_histogram_hdr`: HdrHistogram's V2 encoding in base64, decoded by the
+/// hdrhistogram crate (not by bytepath's own reader, so a test checks the format itself).
+pub fn decode(base64_text: &str) -> hdrhistogram::Histogram<u64> {
+    use base64::Engine as _;
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(base64_text)
+        .expect("base64");
+    hdrhistogram::serialization::Deserializer::new()
+        .deserialize(&mut bytes.as_slice())
+        .expect("an HdrHistogram V2 encoding")
 }
